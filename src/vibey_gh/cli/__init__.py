@@ -1,0 +1,1 @@
+"""The thin click CLI: parse, call one library function, render."""

@@ -1,0 +1,12 @@
+"""`allowed` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+
+@click.command()
+def allowed() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

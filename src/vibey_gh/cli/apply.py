@@ -1,0 +1,12 @@
+"""`apply` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+
+@click.command()
+def apply() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

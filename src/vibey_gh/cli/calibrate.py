@@ -1,0 +1,12 @@
+"""`calibrate` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+
+@click.command()
+def calibrate() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

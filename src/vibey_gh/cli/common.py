@@ -1,0 +1,67 @@
+"""What every command shares: error translation at the edge, JSON output, the console."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import click
+from rich.console import Console
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CliError(click.ClickException):
+    """A library error on its way out: one line, the library's exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def debug_enabled() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx else None
+    return bool(root and root.obj and root.obj.get("debug"))
+
+
+def library_errors(func: F) -> F:
+    """Turn VibeyError (and OS errors the library let through) into one-line CLI errors."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except VibeyError as exc:
+            if debug_enabled():
+                raise
+            raise CliError(str(exc), exc.exit_code) from None
+        except OSError as exc:
+            if debug_enabled():
+                raise
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CliError(f"{exc.strerror or exc}{where}", 1) from None
+
+    return cast(F, wrapper)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -1,0 +1,11 @@
+"""`lane run` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+def run() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

@@ -1,0 +1,11 @@
+"""`runner serve` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+def serve() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

@@ -1,0 +1,12 @@
+"""`show` (being built)."""
+
+from __future__ import annotations
+
+import click
+
+
+
+@click.command()
+def show() -> None:
+    """(being built)"""
+    raise click.ClickException("not built yet")

@@ -1,0 +1,230 @@
+"""`[local_models]` configuration: loading, defaults and validation.
+
+Found at ./vibey-gh.toml, else $VIBEY_GH_CONFIG, else the user config dir. A missing file means
+the defaults (declaration 1). Every problem is one line naming the key and the file. Callers
+re-read the config at every decision, so loading is cheap and has no side effects.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+
+from .errors import ConfigError
+
+CONFIG_ENV = "VIBEY_GH_CONFIG"
+CONFIG_NAME = "vibey-gh.toml"
+RUNNER_KINDS = ("embedded", "llama-server", "ollama")
+DEFAULT_PRODUCTION_URL = {
+    "ollama": "http://127.0.0.1:11434",
+    "llama-server": "http://127.0.0.1:8080",
+    "embedded": "http://127.0.0.1:8080",
+}
+
+Declaration = int | Literal["measured"]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The limits a step must stay inside (design §5). Re-read at every decision."""
+
+    wired_ceiling: float = 0.80
+    swap_factor: float = 2.0
+    swap_floor_mb_per_min: float = 64.0
+    fidelity_tolerance: float = 0.05
+    min_gain: float = 0.10
+    patience: int = 2
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Bounds:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class LocalModels:
+    """The validated `[local_models]` table. `source` is the file it came from, or None."""
+
+    concurrent_runs: Declaration = 1
+    runner: str = "embedded"
+    model: str = "default"
+    window: int = 4096
+    production_url: str | None = None
+    calibration_port: int = 11435
+    runner_binary: str | None = None
+    max_tokens: int = 768
+    stale_after_days: float = 30.0
+    bounds: Bounds = field(default_factory=Bounds)
+    source: Path | None = None
+
+    @property
+    def production(self) -> str:
+        return self.production_url or DEFAULT_PRODUCTION_URL[self.runner]
+
+    def with_overrides(self, **changes: Any) -> LocalModels:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
+    env = os.environ if environ is None else environ
+    local = (cwd or Path.cwd()) / CONFIG_NAME
+    if local.is_file():
+        return local
+    explicit = env.get(CONFIG_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
+        return path
+    user = Path(platformdirs.user_config_dir("vibey-gh", appauthor=False)) / CONFIG_NAME
+    return user if user.is_file() else None
+
+
+def load_config(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> LocalModels:
+    """Find and parse the config; defaults when there is none."""
+    path = find_config(cwd, environ)
+    if path is None:
+        return LocalModels()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_config(raw, path)
+
+
+def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
+    where = str(path) if path else "config"
+    unknown_top = set(raw) - {"local_models"}
+    if unknown_top:
+        raise ConfigError(f"{where}: unknown table or key {sorted(unknown_top)[0]!r}")
+    table = raw.get("local_models", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [local_models] must be a table")
+    reader = _Reader(table, where, "local_models")
+    bounds_raw = table.get("bounds", {})
+    if not isinstance(bounds_raw, dict):
+        raise ConfigError(f"{where}: local_models.bounds must be a table")
+    bounds = _parse_bounds(_Reader(bounds_raw, where, "local_models.bounds"))
+    runner = reader.choice("runner", RUNNER_KINDS, "embedded")
+    config = LocalModels(
+        concurrent_runs=reader.declaration("concurrent_runs"),
+        runner=runner,
+        model=reader.string("model", "default"),
+        window=reader.integer("window", 4096, low=256, high=1 << 24),
+        production_url=reader.url("production_url"),
+        calibration_port=reader.integer("calibration_port", 11435, low=1, high=65535),
+        runner_binary=reader.optional_string("runner_binary"),
+        max_tokens=reader.integer("max_tokens", 768, low=1, high=1 << 20),
+        stale_after_days=reader.number("stale_after_days", 30.0, low=0.0, high=3650.0),
+        bounds=bounds,
+        source=path,
+    )
+    reader.reject_unknown(extra={"bounds"})
+    return config
+
+
+def _parse_bounds(reader: _Reader) -> Bounds:
+    defaults = Bounds()
+    bounds = Bounds(
+        wired_ceiling=reader.number("wired_ceiling", defaults.wired_ceiling, low=0.01, high=1.0),
+        swap_factor=reader.number("swap_factor", defaults.swap_factor, low=0.0, high=1000.0),
+        swap_floor_mb_per_min=reader.number(
+            "swap_floor_mb_per_min", defaults.swap_floor_mb_per_min, low=0.0, high=1e9
+        ),
+        fidelity_tolerance=reader.number(
+            "fidelity_tolerance", defaults.fidelity_tolerance, low=0.0, high=1.0
+        ),
+        min_gain=reader.number("min_gain", defaults.min_gain, low=0.0, high=100.0),
+        patience=reader.integer("patience", defaults.patience, low=1, high=100),
+    )
+    reader.reject_unknown()
+    return bounds
+
+
+class _Reader:
+    """Typed access to one TOML table that remembers which keys were read."""
+
+    def __init__(self, table: Mapping[str, Any], where: str, prefix: str) -> None:
+        self.table, self.where, self.prefix, self.seen = table, where, prefix, set[str]()
+
+    def _fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.where}: {self.prefix}.{key} {problem}")
+
+    def _get(self, key: str) -> Any:
+        self.seen.add(key)
+        return self.table.get(key)
+
+    def integer(self, key: str, default: int, *, low: int, high: int) -> int:
+        value = self._get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(key, f"must be an integer, not {value!r}")
+        if not low <= value <= high:
+            raise self._fail(key, f"must be between {low} and {high}, not {value}")
+        return value
+
+    def number(self, key: str, default: float, *, low: float, high: float) -> float:
+        value = self._get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._fail(key, f"must be a number, not {value!r}")
+        if not low <= float(value) <= high:
+            raise self._fail(key, f"must be between {low} and {high}, not {value}")
+        return float(value)
+
+    def string(self, key: str, default: str) -> str:
+        value = self._get(key)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self._fail(key, f"must be a non-empty string, not {value!r}")
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        return self.string(key, "") or None if self.table.get(key) is not None else self._none(key)
+
+    def _none(self, key: str) -> None:
+        self.seen.add(key)
+        return None
+
+    def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
+        value = self.string(key, default)
+        if value not in options:
+            raise self._fail(key, f"must be one of {', '.join(options)}, not {value!r}")
+        return value
+
+    def url(self, key: str) -> str | None:
+        value = self.optional_string(key)
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise self._fail(key, f"must be an http:// or https:// URL, not {value!r}")
+        return value.rstrip("/") if value else None
+
+    def declaration(self, key: str) -> Declaration:
+        value = self._get(key)
+        if value is None:
+            return 1
+        if value == "measured":
+            return "measured"
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self._fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
+        return value
+
+    def reject_unknown(self, extra: set[str] | None = None) -> None:
+        unknown = set(self.table) - self.seen - (extra or set())
+        if unknown:
+            raise self._fail(sorted(unknown)[0], "is not a known key")

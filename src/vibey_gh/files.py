@@ -1,0 +1,113 @@
+"""Atomic, private file writes and schema-checked reads.
+
+Every file the tool writes goes through `atomic_write_*`: a temporary file in the same folder,
+fsync, rename over the target, fsync of the folder. A crash leaves either the old file or the
+new one, never half of one. Folders are 0700 and files 0600: evidence names the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import EvidenceError
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+TEMP_PREFIX = ".tmp-"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) as 0700 if missing; tighten it if it is ours and too open."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    with contextlib.suppress(PermissionError):
+        if path.stat().st_mode & 0o077:
+            path.chmod(PRIVATE_DIR)
+    return path
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Write `data` to `path` atomically with permissions `mode`."""
+    ensure_private_dir(path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces: the form hashed for fingerprints and corpus digests."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode)
+
+
+def read_json(path: Path, *, kind: str, schema_version: int | None = None) -> dict[str, Any]:
+    """Read a JSON object written by this tool; raise EvidenceError saying what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvidenceError(f"{kind} file not found: {path}") from None
+    except OSError as exc:
+        raise EvidenceError(f"cannot read {kind} file {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvidenceError(
+            f"{kind} file {path} is not valid JSON (line {exc.lineno}: {exc.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise EvidenceError(f"{kind} file {path} does not hold a JSON object")
+    if schema_version is not None:
+        found = data.get("schema_version")
+        if found != schema_version:
+            raise EvidenceError(
+                f"{kind} file {path} has schema_version {found!r}; this tool reads {schema_version}"
+            )
+    return data
+
+
+def append_line_durably(path: Path, line: str) -> None:
+    """Append one line and fsync it, so a crash loses at most the line in flight."""
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+    try:
+        os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def leftover_temp_files(folder: Path) -> Iterator[Path]:
+    """Temporary files a crash left behind in `folder` (never the finished files)."""
+    if folder.is_dir():
+        yield from folder.glob(f"{TEMP_PREFIX}*")

@@ -1,0 +1,1 @@
+"""Runner adapters: embedded (xllamacpp), llama-server and Ollama, chosen in registry.py."""
