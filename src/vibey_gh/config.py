@@ -89,9 +89,7 @@ def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     return user if user.is_file() else None
 
 
-def load_config(
-    cwd: Path | None = None, environ: Mapping[str, str] | None = None
-) -> LocalModels:
+def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> LocalModels:
     """Find and parse the config; defaults when there is none."""
     path = find_config(cwd, environ)
     if path is None:

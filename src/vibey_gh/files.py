@@ -68,7 +68,9 @@ def canonical_json(data: Any) -> str:
 
 
 def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode)
+    atomic_write_text(
+        path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode
+    )
 
 
 def read_json(path: Path, *, kind: str, schema_version: int | None = None) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 
-
 @click.command()
 def apply() -> None:
     """(being built)"""

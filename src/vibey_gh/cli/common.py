@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 import click
 from rich.console import Console
 
+from ..errors import VibeyError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -228,7 +228,10 @@ class RunnerLaunch:
 
 @runtime_checkable
 class RunningRunner(Protocol):
-    """A started runner. Lifecycle: Runner.start() -> wait_ready() -> preload() -> chat()* -> stop()."""
+    """A started runner.
+
+    Lifecycle: Runner.start() -> wait_ready() -> preload() -> chat()* -> stop().
+    """
 
     base_url: str
     log_path: Path
