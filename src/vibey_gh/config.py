@@ -194,11 +194,10 @@ class _Reader:
         return value
 
     def optional_string(self, key: str) -> str | None:
-        return self.string(key, "") or None if self.table.get(key) is not None else self._none(key)
-
-    def _none(self, key: str) -> None:
-        self.seen.add(key)
-        return None
+        if self.table.get(key) is None:
+            self.seen.add(key)
+            return None
+        return self.string(key, "")
 
     def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
         value = self.string(key, default)
