@@ -1,11 +1,132 @@
-"""`calibrate` (being built)."""
+"""`vibey-gh slots calibrate`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from ..errors import BadInput
+from ..slots.calibrate import CalibrationRequest, run_calibration
+from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .progress import make_progress
+
+DEMO_WINDOW = 4096
+DEMO_MAX_TOKENS = 128
+DEMO_MAX_SLOTS = 4
+
+
+def parse_slots(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise BadInput(
+            f"--slots takes a comma-separated list of whole numbers, not {text!r}"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise BadInput(f"--slots needs slot counts of 1 or more, not {text!r}")
+    return values
 
 
 @click.command()
-def calibrate() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.option("--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus.")
+@click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
+@click.option("--window", type=click.IntRange(256), help="Tokens per slot (default: config).")
+@click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
+@click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
+@click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
+@click.option("--max-slots", type=click.IntRange(1), default=None, help="Largest N to try.")
+@click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
+@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama"]))
+@click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
+@click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
+@json_option
+@library_errors
+def calibrate(
+    demo: bool,
+    corpus_path: Path | None,
+    window: int | None,
+    slots_text: str | None,
+    max_tokens: int | None,
+    max_runs: int | None,
+    max_slots: int | None,
+    if_requested: bool,
+    out_dir: Path | None,
+    runner: str | None,
+    model: str | None,
+    threads: int | None,
+    as_json: bool,
+) -> None:
+    """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
+
+    The calibration runner is started beside production on `calibration_port` (11435); the
+    production runner is never restarted. Each step replays the corpus with N closed-loop
+    workers while memory, swap, the runner's log and production are watched every second.
+    Every completed step is checkpointed: rerun the same command to resume.
+
+    \b
+    Examples:
+      vibey-gh slots calibrate --demo
+      vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
+      vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
+      vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
+    """
+    from ..config import load_config
+    from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
+
+    config = load_config()
+    if demo:
+        if corpus_path is not None:
+            raise BadInput("--demo builds its own corpus; drop --corpus")
+        config = config.with_overrides(runner="embedded", model=model or "default")
+        window = window or DEMO_WINDOW
+        max_tokens = max_tokens or DEMO_MAX_TOKENS
+        max_slots = max_slots or DEMO_MAX_SLOTS
+        corpus = demo_corpus(window)
+    else:
+        config = config.with_overrides(runner=runner, model=model)
+        window = window or config.window
+        if corpus_path is None:
+            raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
+        corpus = load_corpus_for(corpus_path)
+    config = config.with_overrides(window=window)
+    request = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=window,
+        max_tokens=max_tokens or config.max_tokens,
+        slots=parse_slots(slots_text),
+        max_runs=max_runs,
+        max_slots=max_slots or 16,
+        if_requested=if_requested,
+        out_dir=out_dir,
+        threads=threads,
+    )
+    env = build_environment(config)
+    progress = make_progress(live=stdout_is_terminal() and not as_json)
+    try:
+        outcome = run_calibration(request, env, progress)
+    finally:
+        progress.close()
+    if as_json:
+        emit_json(outcome.to_json())
+        return
+    if outcome.skipped:
+        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
+        return
+    if not outcome.recorded:
+        click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
+    state = "complete" if outcome.complete else "paused (rerun to continue)"
+    click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
+    for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
+        click.echo(f"evidence: {path}")
+        if path.suffix == ".json":
+            click.echo(f"report:   {path.with_suffix('.md')}")
+    if demo:
+        from ..slots.allowed import decide_allowed
+
+        answer = decide_allowed(config)
+        click.echo(f"allowed: {answer.allowed} — {answer.reason}")

@@ -1,0 +1,296 @@
+"""`slots calibrate`: run the sweep on a calibration runner beside production, checkpointed.
+
+The loop: identify today's fingerprint, refuse while production holds a model, resume the
+steps a checkpoint holds, then let the sweep generator pick each next slot count; measure it
+(again, up to twice, when production was busy meanwhile), checkpoint it, and finally write the
+evidence. A sweep with no clean step, or whose calibration runner is not production's version,
+is written to --out for the record and not recorded as this device's evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..clock import Clock
+from ..config import LocalModels, load_config
+from ..errors import BadInput, Refused
+from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
+from ..state import StateLayout
+from .corpus import Corpus
+from .evidence import (
+    clear_request,
+    evidence_path,
+    load_progress,
+    method_hash,
+    progress_path,
+    request_path,
+    save_progress,
+)
+from .fingerprint import Fingerprint
+from .judge import baseline_of
+from .records import StepRecord
+from .report_files import write_evidence_files
+from .step import LogSource, StepContext, StepProgress, measure_step
+from .sweep import sweep_steps
+
+MAX_REMEASURES = 2
+IDLE_WAIT_S = 600.0
+
+
+class CalibrationProgress(StepProgress, Protocol):
+    def message(self, text: str) -> None: ...
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """Everything a calibration needs, resolved by the caller (CLI or storm)."""
+
+    config: LocalModels
+    corpus: Corpus
+    window: int
+    max_tokens: int
+    slots: tuple[int, ...] | None = None
+    max_runs: int | None = None
+    max_slots: int = 16
+    if_requested: bool = False
+    out_dir: Path | None = None
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The parts of the world a calibration touches, injected."""
+
+    layout: StateLayout
+    clock: Clock
+    device: DeviceFacts
+    production_identity: Callable[[], RunnerInfo]
+    production: ProductionWatch
+    memory: Any  # HostMemorySampler
+    runner: Any  # Runner
+    log_source: LogSource
+    fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
+
+
+@dataclass
+class CalibrationOutcome:
+    fingerprint: str
+    ideal: int | None
+    reason: str
+    recorded: bool
+    complete: bool
+    evidence: Path | None
+    out_files: list[Path] = field(default_factory=list)
+    new_steps: int = 0
+    resumed_steps: int = 0
+    stop_reason: str | None = None
+    skipped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "ideal": self.ideal,
+            "reason": self.reason,
+            "recorded": self.recorded,
+            "complete": self.complete,
+            "evidence": str(self.evidence) if self.evidence else None,
+            "out_files": [str(p) for p in self.out_files],
+            "new_steps": self.new_steps,
+            "resumed_steps": self.resumed_steps,
+            "stop_reason": self.stop_reason,
+            "skipped": self.skipped,
+        }
+
+
+def check_corpus_fits(corpus: Corpus, window: int) -> None:
+    if corpus.max_depth_estimate > window:
+        raise BadInput(
+            f"the corpus's deepest turn is ~{corpus.max_depth_estimate} tokens, more than the "
+            f"window {window}; use a larger --window or a corpus drawn for this window"
+        )
+
+
+def method_of(req: CalibrationRequest) -> dict[str, Any]:
+    return {
+        "runner": req.config.runner,
+        "model": req.config.model,
+        "window": req.window,
+        "max_tokens": req.max_tokens,
+        "temperature": 0.0,
+        "seed": 42,
+        "slots": list(req.slots) if req.slots else "1,1,2,3,…",
+        "max_slots": req.max_slots,
+        "segment_order": "closed-loop workers, one segment at a time",
+    }
+
+
+def run_calibration(
+    req: CalibrationRequest,
+    env: Environment,
+    progress: CalibrationProgress,
+    bounds_source: Callable[[], LocalModels] = load_config,
+) -> CalibrationOutcome:
+    check_corpus_fits(req.corpus, req.window)
+    identity = env.production_identity()
+    fingerprint = env.fingerprint_of(env.device, identity, req.window)
+    if req.if_requested and not request_path(env.layout, fingerprint.id).exists():
+        return CalibrationOutcome(
+            fingerprint.id,
+            None,
+            "no calibration request for this fingerprint",
+            False,
+            False,
+            None,
+            skipped=True,
+        )
+    state = env.production.poll()
+    if state.busy:
+        held = ", ".join(state.models) or "a model"
+        raise Refused(
+            f"the production runner holds {held}; calibration starts only while it is idle"
+        )
+    method = method_of(req)
+    key = {
+        "fingerprint": fingerprint.id,
+        "corpus_sha256": req.corpus.corpus_sha256,
+        "method": method_hash(method),
+    }
+    checkpoint = progress_path(env.layout, fingerprint.id, req.corpus.corpus_sha256, key["method"])
+    steps = load_progress(checkpoint, key)
+    resumed = len(steps)
+    if resumed:
+        progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
+
+    def bounds_now() -> Any:
+        return bounds_source().bounds
+
+    generator = sweep_steps(bounds_now, req.slots, req.max_slots)
+    stop_reason: str | None = None
+    try:
+        slots = next(generator)
+        for done in steps:
+            if done.slots != slots:
+                raise BadInput(f"progress file {checkpoint} does not match this sweep; remove it")
+            slots = generator.send(done)
+    except StopIteration as stop:
+        stop_reason = str(stop.value)
+
+    run_dir = env.layout.runs / (
+        time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(env.clock.now())) + f"-{fingerprint.id}"
+    )
+    ctx = StepContext(
+        runner=env.runner,
+        runner_kind=req.config.runner,
+        model=req.config.model,
+        runner_binary=req.config.runner_binary,
+        port=req.config.calibration_port,
+        corpus=req.corpus,
+        settings=ChatSettings(window=req.window, max_tokens=req.max_tokens),
+        memory=env.memory,
+        production=env.production,
+        memory_budget_bytes=env.device.memory_budget_bytes,
+        gpu_budget_bytes=tuple(a.memory_bytes for a in env.device.accelerators),
+        log_source=env.log_source,
+        clock=env.clock,
+        bounds_now=bounds_now,
+        threads=req.threads,
+    )
+    new_steps = 0
+    unclean = False
+    while stop_reason is None:
+        if req.max_runs is not None and new_steps >= req.max_runs:
+            break
+        step = _measure_clean(ctx, len(steps), slots, steps, run_dir, env, progress)
+        new_steps += 1
+        if not step.production.clean:
+            unclean = True
+            stop_reason = (
+                f"step {step.index} (N={slots}) never got a clean measurement: the production "
+                "runner held a model during every attempt"
+            )
+            break
+        steps.append(step)
+        save_progress(checkpoint, key, steps)
+        verdict = _latest_label(steps, bounds_now)
+        progress.step_finished(step, verdict)
+        try:
+            slots = generator.send(step)
+        except StopIteration as stop:
+            stop_reason = str(stop.value)
+
+    complete = stop_reason is not None and not unclean
+    outcome = write_evidence_files(
+        req=req,
+        env=env,
+        fingerprint=fingerprint,
+        identity=identity,
+        steps=steps,
+        method=method,
+        stop_reason=stop_reason,
+        complete=complete,
+        run_dir=run_dir,
+    )
+    outcome.new_steps, outcome.resumed_steps = new_steps, resumed
+    if complete:
+        checkpoint.unlink(missing_ok=True)
+        if outcome.recorded:
+            clear_request(env.layout, fingerprint.id)
+    return outcome
+
+
+def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:
+    from .judge import judge_sweep
+
+    return judge_sweep(steps, bounds_now()).verdicts[-1].label
+
+
+def _measure_clean(
+    ctx: StepContext,
+    index: int,
+    slots: int,
+    steps: list[StepRecord],
+    run_dir: Path,
+    env: Environment,
+    progress: CalibrationProgress,
+) -> StepRecord:
+    baseline = baseline_of(steps)
+    discarded = 0
+    while True:
+        attempt = discarded + 1
+        step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
+        step = measure_step(ctx, index, slots, attempt, baseline, step_dir, progress)
+        if step.production.clean or discarded >= MAX_REMEASURES:
+            return _with_discards(step, discarded)
+        discarded += 1
+        progress.message(
+            f"step {index} (N={slots}) discarded: the production runner held a model "
+            f"({', '.join(step.production.models_seen) or 'busy'}); measuring again once idle"
+        )
+        _wait_for_idle(env.production, env.clock, progress)
+
+
+def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
+    from dataclasses import replace
+
+    return replace(step, discarded_attempts=discarded)
+
+
+def _wait_for_idle(
+    production: ProductionWatch, clock: Clock, progress: CalibrationProgress
+) -> None:
+    deadline = clock.monotonic() + IDLE_WAIT_S
+    while clock.monotonic() < deadline:
+        if not production.poll().busy:
+            return
+        clock.sleep(1.0)
+    progress.message("production stayed busy; measuring again anyway")
+
+
+def evidence_location(layout: StateLayout, fingerprint: str) -> Path:
+    return evidence_path(layout, fingerprint)

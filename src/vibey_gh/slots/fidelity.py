@@ -1,0 +1,76 @@
+"""Fidelity: do a step's answers agree with the one-slot answers?
+
+Structure of an answer = the ordered list of (tool name, sorted argument names), or the marker
+"text" for a plain answer. Exact = identical text and identical tool calls with arguments.
+Agreement = the share of turns served in both runs whose structure (or exact answer) is equal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..interfaces.slots_interface import TurnResult
+from .records import StepRecord
+
+TEXT_MARKER = "text"
+
+
+def structure(result: TurnResult) -> tuple[Any, ...]:
+    if not result.tool_calls:
+        return (TEXT_MARKER,)
+    return tuple((call.name, tuple(sorted(call.arguments))) for call in result.tool_calls)
+
+
+def exact(result: TurnResult) -> tuple[str, str]:
+    calls = [{"name": c.name, "arguments": c.arguments} for c in result.tool_calls]
+    return (result.text, json.dumps(calls, sort_keys=True))
+
+
+def served_by_turn(step: StepRecord) -> dict[str, TurnResult]:
+    return {t.turn_id: t.result for t in step.turns if t.result.served}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    compared: int
+    structural_matches: int
+    exact_matches: int
+    changed_turns: tuple[str, ...]  # turns whose exact answer differs
+
+    @property
+    def structural(self) -> float | None:
+        return self.structural_matches / self.compared if self.compared else None
+
+    @property
+    def exact(self) -> float | None:
+        return self.exact_matches / self.compared if self.compared else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "structural": self.structural,
+            "exact": self.exact,
+            "structural_matches": self.structural_matches,
+            "exact_matches": self.exact_matches,
+            "changed_turns": list(self.changed_turns),
+        }
+
+
+def agreement(reference: Mapping[str, TurnResult], other: Mapping[str, TurnResult]) -> Agreement:
+    common = sorted(set(reference) & set(other))
+    structural_matches = sum(structure(reference[t]) == structure(other[t]) for t in common)
+    changed = tuple(t for t in common if exact(reference[t]) != exact(other[t]))
+    return Agreement(len(common), structural_matches, len(common) - len(changed), changed)
+
+
+def first_divergence(reference: str, other: str) -> int | None:
+    """Character offset where two answers first differ; None when equal."""
+    if reference == other:
+        return None
+    for offset, (a, b) in enumerate(zip(reference, other, strict=False)):
+        if a != b:
+            return offset
+    return min(len(reference), len(other))

@@ -1,0 +1,199 @@
+"""What a sweep records: raw per-turn results, samples and log events, step by step.
+
+Everything here is data as measured (monotonic timestamps, responses, counters); the numbers a
+verdict rests on are computed from it by `metrics.py` and `judge.py`, so an evidence file can be
+re-judged later against other bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..interfaces.slots_interface import TurnResult
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One replayed turn: which turn, which worker sent it, and what came back."""
+
+    turn_id: str
+    segment_id: str
+    worker: int
+    result: TurnResult
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn_id": self.turn_id,
+            "segment_id": self.segment_id,
+            "worker": self.worker,
+            "result": self.result.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TurnRecord:
+        return cls(
+            turn_id=str(data["turn_id"]),
+            segment_id=str(data["segment_id"]),
+            worker=int(data["worker"]),
+            result=TurnResult.from_json(data["result"]),
+        )
+
+
+# One timeline point: (t, wired_bytes, used_bytes, free_share, swap_in_bytes, swap_out_bytes,
+# runner_rss_bytes, gpu_used_bytes_max_share). Kept as lists to stay compact in evidence files.
+TIMELINE_FIELDS = (
+    "t",
+    "wired_bytes",
+    "used_bytes",
+    "free_share",
+    "swap_in_bytes",
+    "swap_out_bytes",
+    "runner_rss_bytes",
+    "gpu_used_share",
+)
+
+
+@dataclass(frozen=True)
+class LogEventRecord:
+    kind: str
+    text: str
+    values: dict[str, Any] = field(default_factory=dict)
+    during_replay: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "values": self.values,
+            "during_replay": self.during_replay,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LogEventRecord:
+        return cls(
+            kind=str(data["kind"]),
+            text=str(data.get("text", "")),
+            values=dict(data.get("values") or {}),
+            during_replay=bool(data.get("during_replay", True)),
+        )
+
+
+@dataclass(frozen=True)
+class ProductionRecord:
+    """What the production runner did during a step (polled once a second)."""
+
+    polls: int = 0
+    busy_polls: int = 0
+    unreachable_polls: int = 0
+    models_seen: tuple[str, ...] = ()
+    model_appeared: bool = False
+    version: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return self.busy_polls == 0 and not self.model_appeared
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "polls": self.polls,
+            "busy_polls": self.busy_polls,
+            "unreachable_polls": self.unreachable_polls,
+            "models_seen": list(self.models_seen),
+            "model_appeared": self.model_appeared,
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProductionRecord:
+        return cls(
+            polls=int(data.get("polls", 0)),
+            busy_polls=int(data.get("busy_polls", 0)),
+            unreachable_polls=int(data.get("unreachable_polls", 0)),
+            models_seen=tuple(data.get("models_seen") or ()),
+            model_appeared=bool(data.get("model_appeared", False)),
+            version=data.get("version"),
+        )
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One measurement at `slots` parallel slots, as raw as it was taken.
+
+    Fields:
+      index: position in the sweep (0 = the first one-slot run).
+      slots / window: the runner's configuration (window is per slot).
+      attempt: 1 for the first try; discarded unclean tries increase it.
+      load_seconds: how long preloading the model took (not part of the step's clock).
+      turns: every request sent, in completion order.
+      timeline: 1 Hz samples (see TIMELINE_FIELDS), replay window only.
+      memory_budget_bytes: physical memory, or the cgroup limit where lower.
+      gpu_budget_bytes: total memory per GPU index.
+      log_events: what the runner's log said during the step.
+      production: what the production runner did meanwhile.
+      ended_early: why the step stopped before replaying the whole corpus, else None.
+      runner_version: the calibration runner's own version.
+      corpus_turns: how many turns a complete step replays.
+    """
+
+    index: int
+    slots: int
+    window: int
+    attempt: int
+    started_at: float
+    ended_at: float
+    load_seconds: float | None
+    turns: tuple[TurnRecord, ...]
+    timeline: tuple[tuple[float | None, ...], ...]
+    memory_budget_bytes: int | None
+    log_events: tuple[LogEventRecord, ...] = ()
+    production: ProductionRecord = field(default_factory=ProductionRecord)
+    ended_early: str | None = None
+    runner_version: str | None = None
+    corpus_turns: int = 0
+    gpu_budget_bytes: tuple[int | None, ...] = ()
+    discarded_attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "slots": self.slots,
+            "window": self.window,
+            "attempt": self.attempt,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "load_seconds": self.load_seconds,
+            "turns": [t.to_json() for t in self.turns],
+            "timeline_fields": list(TIMELINE_FIELDS),
+            "timeline": [list(point) for point in self.timeline],
+            "memory_budget_bytes": self.memory_budget_bytes,
+            "gpu_budget_bytes": list(self.gpu_budget_bytes),
+            "log_events": [e.to_json() for e in self.log_events],
+            "production": self.production.to_json(),
+            "ended_early": self.ended_early,
+            "runner_version": self.runner_version,
+            "corpus_turns": self.corpus_turns,
+            "discarded_attempts": self.discarded_attempts,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepRecord:
+        return cls(
+            index=int(data["index"]),
+            slots=int(data["slots"]),
+            window=int(data["window"]),
+            attempt=int(data.get("attempt", 1)),
+            started_at=float(data["started_at"]),
+            ended_at=float(data["ended_at"]),
+            load_seconds=data.get("load_seconds"),
+            turns=tuple(TurnRecord.from_json(t) for t in data.get("turns") or ()),
+            timeline=tuple(tuple(point) for point in data.get("timeline") or ()),
+            memory_budget_bytes=data.get("memory_budget_bytes"),
+            gpu_budget_bytes=tuple(data.get("gpu_budget_bytes") or ()),
+            log_events=tuple(LogEventRecord.from_json(e) for e in data.get("log_events") or ()),
+            production=ProductionRecord.from_json(data.get("production") or {}),
+            ended_early=data.get("ended_early"),
+            runner_version=data.get("runner_version"),
+            corpus_turns=int(data.get("corpus_turns", 0)),
+            discarded_attempts=int(data.get("discarded_attempts", 0)),
+        )

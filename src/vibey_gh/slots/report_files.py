@@ -1,0 +1,134 @@
+"""Turn a finished (or paused) sweep into evidence files: JSON, and Markdown beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..files import atomic_write_json, atomic_write_text, ensure_private_dir
+from ..interfaces.slots_interface import RunnerInfo
+from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path
+from .fingerprint import Fingerprint
+from .judge import judge_sweep
+from .records import StepRecord
+from .summary import render_summary
+
+if TYPE_CHECKING:
+    from .calibrate import CalibrationOutcome, CalibrationRequest, Environment
+
+
+def build_evidence(
+    req: CalibrationRequest,
+    env: Environment,
+    fingerprint: Fingerprint,
+    identity: RunnerInfo,
+    steps: Sequence[StepRecord],
+    method: dict[str, Any],
+    stop_reason: str | None,
+    complete: bool,
+    run_dir: Path,
+) -> tuple[dict[str, Any], list[str]]:
+    bounds = req.config.bounds
+    judgement = judge_sweep(steps, bounds)
+    notes: list[str] = []
+    versions = {s.runner_version for s in steps if s.runner_version}
+    mismatch = [v for v in versions if identity.version and v != identity.version]
+    if mismatch:
+        notes.append(
+            f"the calibration runner's version {mismatch[0]} differs from production's "
+            f"{identity.version}: not recorded as this device's evidence"
+        )
+    if not steps:
+        notes.append("no clean step was measured: not recorded as this device's evidence")
+    if not complete:
+        notes.append(
+            "the sweep is not finished ("
+            + (stop_reason or "paused by --max-runs")
+            + "); the decision covers the steps measured so far"
+        )
+    data: dict[str, Any] = {
+        "schema_version": EVIDENCE_SCHEMA,
+        "kind": "vibey-gh-evidence",
+        "fingerprint": {"id": fingerprint.id, "fields": fingerprint.fields},
+        "created_at": env.clock.now(),
+        "device": {
+            "sources": env.device.sources,
+            "missing": env.device.missing,
+            "memory_limit_bytes": env.device.memory_limit_bytes,
+        },
+        "corpus": {
+            "sha256": req.corpus.corpus_sha256,
+            "pool_sha256": req.corpus.pool_sha256,
+            "window": req.corpus.window,
+            "segments": len(req.corpus.segments),
+            "turns": req.corpus.turn_count,
+            "strata": [s.to_json() for s in req.corpus.strata],
+        },
+        "method": {**method, "hash": method_hash_of(method)},
+        "bounds": bounds.to_json(),
+        "steps": [s.to_json() for s in steps],
+        "verdicts": [v.to_json() for v in judgement.verdicts],
+        "decision": {
+            "ideal": judgement.ideal,
+            "reason": judgement.reason,
+            "stop_reason": stop_reason,
+        },
+        "complete": complete,
+        "production_version": identity.version,
+        "runner": {"kind": identity.kind, "model": identity.model, "digest": identity.model_digest},
+        "runs_dir": str(run_dir),
+        "notes": notes,
+    }
+    recorded = bool(steps) and not mismatch
+    data["recorded"] = recorded
+    return data, notes
+
+
+def method_hash_of(method: dict[str, Any]) -> str:
+    from .evidence import method_hash
+
+    return method_hash(method)
+
+
+def write_evidence_files(
+    req: CalibrationRequest,
+    env: Environment,
+    fingerprint: Fingerprint,
+    identity: RunnerInfo,
+    steps: Sequence[StepRecord],
+    method: dict[str, Any],
+    stop_reason: str | None,
+    complete: bool,
+    run_dir: Path,
+) -> CalibrationOutcome:
+    from .calibrate import CalibrationOutcome
+
+    data, notes = build_evidence(
+        req, env, fingerprint, identity, steps, method, stop_reason, complete, run_dir
+    )
+    evidence = evidence_from_json(data, None)
+    markdown = render_summary(evidence, req.config.bounds)
+    written: list[Path] = []
+    recorded_path: Path | None = None
+    if data["recorded"]:
+        recorded_path = evidence_path(env.layout, fingerprint.id)
+        atomic_write_json(recorded_path, data)
+        atomic_write_text(recorded_path.with_suffix(".md"), markdown)
+    if req.out_dir is not None:
+        ensure_private_dir(req.out_dir)
+        out_json = req.out_dir / f"slots-{fingerprint.id}.json"
+        atomic_write_json(out_json, data)
+        atomic_write_text(out_json.with_suffix(".md"), markdown)
+        written += [out_json, out_json.with_suffix(".md")]
+    decision = data["decision"]
+    return CalibrationOutcome(
+        fingerprint=fingerprint.id,
+        ideal=decision["ideal"] if steps else None,
+        reason=decision["reason"] if steps else notes[0],
+        recorded=bool(data["recorded"]),
+        complete=complete,
+        evidence=recorded_path,
+        out_files=written,
+        stop_reason=stop_reason,
+    )

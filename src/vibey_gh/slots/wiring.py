@@ -1,0 +1,55 @@
+"""Assemble a calibration's Environment from the config: the one place that wires real parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..clock import SYSTEM_CLOCK
+from ..config import LocalModels
+from ..state import StateLayout
+from .calibrate import Environment
+from .corpus import Corpus, build_demo_corpus, load_corpus
+from .fingerprint import compute_fingerprint
+from .records import LogEventRecord
+
+
+def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
+    """New events of the runner's log since the last call, as evidence records."""
+    from ..runners.logscan import LogTail
+
+    tail = LogTail(log_path, runner_kind)
+
+    def new_events() -> list[LogEventRecord]:
+        return [
+            LogEventRecord(kind=e.kind, text=e.text, values=dict(e.values))
+            for e in tail.new_events()
+        ]
+
+    return new_events
+
+
+def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
+    from ..platforms.probes import PlatformProbes
+    from ..runners.registry import identify_production, production_watch, runner_for
+
+    probes = PlatformProbes.detect()
+    return Environment(
+        layout=layout or StateLayout.from_env(),
+        clock=SYSTEM_CLOCK,
+        device=probes.device.describe(),
+        production_identity=lambda: identify_production(config),
+        production=production_watch(config),
+        memory=probes.memory,
+        runner=runner_for(config.runner),
+        log_source=log_source,
+        fingerprint_of=compute_fingerprint,
+    )
+
+
+def demo_corpus(window: int) -> Corpus:
+    return build_demo_corpus(window=window)
+
+
+def load_corpus_for(path: Path) -> Corpus:
+    return load_corpus(path)

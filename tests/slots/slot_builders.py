@@ -1,0 +1,100 @@
+"""Builders for StepRecords with chosen answers, memory and log events (pure-judge tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
+from vibey_gh.slots.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
+
+GB = 1_000_000_000
+
+
+def answer(
+    text: str = "",
+    tools: Sequence[tuple[str, dict[str, object]]] = (),
+    *,
+    status: int | None = 200,
+    reason: str | None = "stop",
+    started: float = 0.0,
+    ended: float = 1.0,
+    output_tokens: int = 10,
+    error: str | None = None,
+) -> TurnResult:
+    return TurnResult(
+        status=status,
+        finish_reason=reason,
+        prompt_tokens=100,
+        output_tokens=output_tokens,
+        text=text,
+        tool_calls=tuple(ToolCall(name, dict(args)) for name, args in tools),
+        started=started,
+        ended=ended,
+        error=error,
+    )
+
+
+def make_step(
+    index: int,
+    slots: int,
+    answers: Sequence[TurnResult],
+    *,
+    duration: float = 100.0,
+    wired_gb: float = 4.0,
+    budget_gb: float = 24.0,
+    swap_mb: float = 0.0,
+    log_kinds: Sequence[str] = (),
+    production: ProductionRecord | None = None,
+) -> StepRecord:
+    """Turns t0..tk spread evenly over `duration` seconds; memory flat at `wired_gb`."""
+    count = max(len(answers), 1)
+    turns = []
+    for i, result in enumerate(answers):
+        start = duration * i / count
+        stretched = TurnResult(
+            result.status,
+            result.finish_reason,
+            result.prompt_tokens,
+            result.output_tokens,
+            result.text,
+            result.tool_calls,
+            start,
+            start + duration / count,
+            result.error,
+        )
+        turns.append(TurnRecord(f"t{i}", f"s{i // 3}", i % slots, stretched))
+    timeline = (
+        (0.0, int(wired_gb * GB), int(wired_gb * GB), 0.5, 0, 0, None, None),
+        (
+            duration,
+            int(wired_gb * GB),
+            int(wired_gb * GB),
+            0.5,
+            0,
+            int(swap_mb * 1e6 * duration / 60),
+            None,
+            None,
+        ),
+    )
+    return StepRecord(
+        index=index,
+        slots=slots,
+        window=4096,
+        attempt=1,
+        started_at=1000.0 + index,
+        ended_at=1000.0 + index + duration,
+        load_seconds=1.0,
+        turns=tuple(turns),
+        timeline=timeline,
+        memory_budget_bytes=int(budget_gb * GB),
+        log_events=tuple(LogEventRecord(kind, f"line {kind}") for kind in log_kinds),
+        production=production or ProductionRecord(polls=10),
+        corpus_turns=len(answers),
+    )
+
+
+def same_answers(n: int = 10) -> list[TurnResult]:
+    return [
+        answer("plain") if i % 2 else answer(tools=[("read_file", {"path": f"f{i}.py"})])
+        for i in range(n)
+    ]
