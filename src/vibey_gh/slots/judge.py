@@ -249,20 +249,17 @@ def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
         return SweepJudgement(verdicts, 1, "no one-slot run to compare with", baseline)
     multi = [v for v in verdicts if v.slots > 1]
     if not multi:
-        reason = "only one slot was measured"
-    else:
-        first_bad = next((v for v in multi if not v.inside_bounds), None)
-        if first_bad is not None:
-            reason = f"{first_bad.slots} slots {first_bad.label}: {first_bad.broken[0]}"
-        else:
-            reason = f"no step gained {_pct(multi)} over one slot"
-    return SweepJudgement(verdicts, 1, "one: " + reason, baseline)
+        return SweepJudgement(verdicts, 1, "one: only one slot was measured", baseline)
+    parts = [_step_summary(v, bounds) for v in multi]
+    reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
+    return SweepJudgement(verdicts, 1, reason, baseline)
 
 
-def _pct(multi: Sequence[Verdict]) -> str:
-    gains = [v.gain for v in multi if v.gain is not None]
-    best = max(gains, default=0.0)
-    return f"enough (best {best:+.0%})"
+def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
+    if not verdict.inside_bounds:
+        return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
+    gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
+    return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"
 
 
 def early_verdict(

@@ -1,0 +1,255 @@
+"""`slots allowed` decisions: a table of cases and properties over generated sweeps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from slot_builders import answer, make_step, same_answers, write_evidence_file
+
+from vibey_gh.config import Bounds, LocalModels
+from vibey_gh.errors import RunnerError
+from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
+from vibey_gh.slots.allowed import AllowedDeps, decide_allowed
+from vibey_gh.slots.evidence import evidence_path, request_path
+from vibey_gh.slots.fingerprint import compute_fingerprint
+from vibey_gh.state import StateLayout
+
+NOW = 2_000_000_000.0
+DAY = 86_400.0
+DEVICE = DeviceFacts("Mac17,2", "Apple M5", 24 << 30, (), "macOS", "26.6.2")
+RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
+WINDOW = 65536
+
+
+class FixedClock:
+    def monotonic(self) -> float:
+        return 0.0
+
+    def now(self) -> float:
+        return NOW
+
+    def sleep(self, seconds: float) -> None:
+        return None
+
+
+def deps_for(root: Path, runner: RunnerInfo = RUNNER) -> AllowedDeps:
+    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, lambda _config: runner)
+
+
+def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:
+    return LocalModels(
+        concurrent_runs=declaration, runner="ollama", window=WINDOW, bounds=bounds or Bounds()
+    )  # type: ignore[arg-type]
+
+
+def good_sweep() -> list:
+    """N=2 doubles throughput inside every bound; N=3 breaks fidelity."""
+    changed = same_answers()
+    for i in (0, 2, 4):
+        changed[i] = answer("plain now")
+    return [
+        make_step(0, 1, same_answers(), duration=100),
+        make_step(1, 1, same_answers(), duration=100),
+        make_step(2, 2, same_answers(), duration=50, wired_gb=18.0),
+        make_step(3, 3, changed, duration=40),
+    ]
+
+
+def record(root: Path, steps: list, age_days: float = 1.0, runner: RunnerInfo = RUNNER) -> Path:
+    fp = compute_fingerprint(DEVICE, runner, WINDOW)
+    path = evidence_path(StateLayout(root), fp.id)
+    write_evidence_file(path, fp, steps, NOW - age_days * DAY)
+    return path
+
+
+CASES = [
+    # (declaration, evidence, bounds, expected allowed, reason fragment, requested)
+    (1, "none", None, 1, "declared 1", False),
+    (
+        "measured",
+        "none",
+        None,
+        1,
+        "unmeasured: no evidence for this fingerprint (no evidence on this device yet)",
+        True,
+    ),
+    ("measured", "other-runner", None, 1, "nearest evidence differs: runner 0.34.2 → 0.34.4", True),
+    ("measured", "stale", None, 1, "stale: evidence is 41 days old", True),
+    ("measured", "fresh", None, 2, "measured: 2 slots stayed inside every bound", False),
+    (2, "fresh", None, 2, "declared 2, and the evidence supports it", False),
+    (3, "fresh", None, 1, "declared 3, refused: 3 slots broke a bound: fidelity", False),
+    (4, "fresh", None, 1, "declared 4, refused: 4 slots were not measured", False),
+    (
+        "measured",
+        "fresh",
+        replace(Bounds(), wired_ceiling=0.7),
+        1,
+        "N=2 breaks memory (peak wired",
+        False,
+    ),
+    ("measured", "fresh", replace(Bounds(), min_gain=1.5), 1, "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity", False),
+    (
+        2,
+        "fresh",
+        replace(Bounds(), wired_ceiling=0.7),
+        1,
+        "2 slots broke a bound: peak wired",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("declaration", "evidence", "bounds", "expected", "fragment", "requested"), CASES
+)
+def test_decision_table(
+    tmp_path: Path, declaration, evidence, bounds, expected, fragment, requested
+) -> None:
+    if evidence == "fresh":
+        record(tmp_path, good_sweep())
+    elif evidence == "stale":
+        record(tmp_path, good_sweep(), age_days=41)
+    elif evidence == "other-runner":
+        record(tmp_path, good_sweep(), runner=replace(RUNNER, version="0.34.2"))
+    answer_ = decide_allowed(config(declaration, bounds), deps=deps_for(tmp_path))
+    assert answer_.allowed == expected
+    assert fragment in answer_.reason
+    assert answer_.requested is requested
+    fp = compute_fingerprint(DEVICE, RUNNER, WINDOW).id
+    assert request_path(StateLayout(tmp_path), fp).exists() is requested
+    if declaration != 1:
+        assert answer_.fingerprint == fp
+
+
+def test_request_names_the_fingerprint_and_settings(tmp_path: Path) -> None:
+    decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    fp = compute_fingerprint(DEVICE, RUNNER, WINDOW)
+    data = json.loads(request_path(StateLayout(tmp_path), fp.id).read_text())
+    assert data["fingerprint"]["id"] == fp.id
+    assert data["settings"] == {"runner": "ollama", "model": "default", "window": WINDOW}
+
+
+def test_corrupt_evidence_answers_one_with_the_error(tmp_path: Path) -> None:
+    path = record(tmp_path, good_sweep())
+    path.write_text("{not json")
+    result = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert result.allowed == 1
+    assert "not valid JSON" in result.reason
+    assert path.read_text() == "{not json"  # a reader never rewrites what it cannot read
+
+
+def test_production_not_answering_answers_one(tmp_path: Path) -> None:
+    def unreachable(_config: LocalModels) -> RunnerInfo:
+        raise RunnerError("no answer from http://127.0.0.1:11434")
+
+    deps = replace(deps_for(tmp_path), identify=unreachable)
+    result = decide_allowed(config("measured"), deps=deps)
+    assert (result.allowed, result.requested) == (1, False)
+    assert "no answer from" in result.reason
+
+
+def test_window_override_changes_the_fingerprint(tmp_path: Path) -> None:
+    record(tmp_path, good_sweep())
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)).allowed == 2
+    other = decide_allowed(config("measured"), window=32768, deps=deps_for(tmp_path))
+    assert other.allowed == 1
+    assert "window 65536 → 32768" in other.reason
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+step_strategy = st.fixed_dictionaries(
+    {
+        "slots": st.integers(2, 6),
+        "duration": st.floats(10, 200),
+        "wired_gb": st.floats(1, 23),
+        "swap_mb": st.floats(0, 500),
+        "changed": st.integers(0, 5),
+        "failed": st.booleans(),
+        "log": st.sampled_from([(), ("context_shift",), ("reload",)]),
+    }
+)
+bounds_strategy = st.builds(
+    Bounds,
+    wired_ceiling=st.floats(0.3, 1.0),
+    swap_factor=st.floats(0.5, 4),
+    swap_floor_mb_per_min=st.floats(0, 200),
+    fidelity_tolerance=st.floats(0, 0.3),
+    min_gain=st.floats(0, 1),
+    patience=st.integers(1, 3),
+)
+
+
+def build_steps(specs: list[dict]) -> list:
+    steps = [
+        make_step(0, 1, same_answers(), duration=100),
+        make_step(1, 1, same_answers(), duration=100),
+    ]
+    for i, spec in enumerate(specs):
+        answers = same_answers()
+        for j in range(spec["changed"]):
+            answers[2 * j] = answer("changed")
+        if spec["failed"]:
+            answers[1] = answer(status=500, reason=None, error="http 500")
+        steps.append(
+            make_step(
+                i + 2,
+                spec["slots"],
+                answers,
+                duration=spec["duration"],
+                wired_gb=spec["wired_gb"],
+                swap_mb=spec["swap_mb"],
+                log_kinds=spec["log"],
+            )
+        )
+    return steps
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    specs=st.lists(step_strategy, max_size=4),
+    bounds=bounds_strategy,
+    declaration=st.sampled_from(["measured", 2, 3, 4]),
+)
+def test_allowed_never_answers_a_step_that_breaks_a_bound(
+    tmp_path_factory, specs, bounds, declaration
+) -> None:
+    from vibey_gh.slots.judge import judge_sweep
+
+    root = tmp_path_factory.mktemp("prop")
+    steps = build_steps(specs)
+    record(root, steps)
+    result = decide_allowed(config(declaration, bounds), deps=deps_for(root))
+    if result.allowed > 1:
+        verdicts = [v for v in judge_sweep(steps, bounds).verdicts if v.slots == result.allowed]
+        assert any(v.qualifies and v.inside_bounds and not v.broken for v in verdicts)
+        assert verdicts[-1].metrics.turns_per_hour >= (1 + bounds.min_gain) * 36.0 - 1e-9
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    declaration=st.sampled_from(["measured", 2, 5]),
+    situation=st.sampled_from(["none", "stale", "other"]),
+    age=st.floats(30.01, 400),
+)
+def test_without_usable_evidence_the_answer_is_one_and_a_request_is_written(
+    tmp_path_factory, declaration, situation, age
+) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    if situation == "stale":
+        record(root, good_sweep(), age_days=age)
+    elif situation == "other":
+        record(root, good_sweep(), runner=replace(RUNNER, model_digest="sha256:other"))
+    result = decide_allowed(config(declaration), deps=deps_for(root))
+    assert result.allowed == 1
+    assert result.requested
+    assert request_path(StateLayout(root), compute_fingerprint(DEVICE, RUNNER, WINDOW).id).exists()
