@@ -32,6 +32,7 @@ from .evidence import (
 )
 from .fingerprint import Fingerprint
 from .judge import baseline_of
+from .orphans import PID_FILE, stop_orphaned_runner
 from .records import StepRecord
 from .report_files import write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
@@ -149,6 +150,9 @@ def run_calibration(
             None,
             skipped=True,
         )
+    orphan = stop_orphaned_runner(env.layout.root / PID_FILE)
+    if orphan is not None:
+        progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
     state = env.production.poll()
     if state.busy:
         held = ", ".join(state.models) or "a model"
@@ -200,6 +204,7 @@ def run_calibration(
         clock=env.clock,
         bounds_now=bounds_now,
         threads=req.threads,
+        runner_pid_file=env.layout.root / PID_FILE,
     )
     new_steps = 0
     unclean = False

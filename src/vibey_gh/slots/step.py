@@ -22,6 +22,7 @@ from ..interfaces.slots_interface import (
 )
 from .corpus import Corpus
 from .judge import Baseline, early_verdict
+from .orphans import forget_runner, remember_runner
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
@@ -56,6 +57,7 @@ class StepContext:
     clock: Clock
     bounds_now: Callable[[], Bounds]
     threads: int | None = None
+    runner_pid_file: Path | None = None
 
 
 def measure_step(
@@ -80,6 +82,8 @@ def measure_step(
         threads=ctx.threads,
     )
     running: RunningRunner = ctx.runner.start(launch)
+    if ctx.runner_pid_file is not None:
+        remember_runner(ctx.runner_pid_file, running.pid)
     try:
         running.wait_ready()
         load_seconds = running.preload()
@@ -100,6 +104,8 @@ def measure_step(
         )
     finally:
         running.stop()
+        if ctx.runner_pid_file is not None:
+            forget_runner(ctx.runner_pid_file)
 
 
 def _replay_with_sampler(

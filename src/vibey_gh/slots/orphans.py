@@ -1,0 +1,64 @@
+"""A calibration runner left behind by a crashed calibration (kill -9, power loss) is ours to
+stop: its pid file names it, and it still holds the calibration port a rerun needs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import psutil
+
+from ..files import atomic_write_json
+
+PID_FILE = "calibration-runner.json"
+
+
+def remember_runner(path: Path, pid: int | None) -> None:
+    if pid is None:
+        return
+    try:
+        process = psutil.Process(pid)
+        record = {"pid": pid, "create_time": process.create_time(), "cmdline": process.cmdline()}
+    except psutil.Error:
+        return
+    atomic_write_json(path, record)
+
+
+def forget_runner(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
+    """Stop the runner a previous calibration recorded, if that very process still runs.
+
+    The pid alone is not enough (pids are reused): its start time and command line must match.
+    Returns the pid stopped, or None.
+    """
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        pid = int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        forget_runner(path)
+        return None
+    try:
+        process = psutil.Process(pid)
+        same = (
+            abs(process.create_time() - float(record.get("create_time", 0))) < 1.0
+            and process.cmdline() == record.get("cmdline")
+        )
+    except psutil.Error:
+        same = False
+    if not same:
+        forget_runner(path)
+        return None
+    tree = [process, *process.children(recursive=True)]
+    for member in tree:
+        with contextlib.suppress(psutil.Error):
+            member.terminate()
+    _, alive = psutil.wait_procs(tree, timeout=timeout_s)
+    for member in alive:
+        with contextlib.suppress(psutil.Error):
+            member.kill()
+    forget_runner(path)
+    return pid

@@ -1,0 +1,213 @@
+"""Real sweeps on the embedded llama.cpp runner with a tiny corpus (integration)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+
+from vibey_gh.config import LocalModels
+from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
+from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
+from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.judge import judge_sweep
+from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.wiring import build_environment
+from vibey_gh.state import StateLayout
+
+pytestmark = pytest.mark.integration
+MAX_TOKENS = 24
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+        self.step_started_hook = None
+
+    def message(self, text: str) -> None:
+        self.events.append(("message", text))
+
+    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
+        self.events.append(("step", (index, slots, attempt)))
+        if self.step_started_hook is not None:
+            self.step_started_hook(index, slots, attempt)
+
+    def runner_ready(self, load_seconds: float | None) -> None:
+        self.events.append(("ready", load_seconds))
+
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        self.events.append(("turn", done))
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        self.events.append(("finished", (step.index, verdict_label)))
+
+
+def embedded_config(production_port: int) -> LocalModels:
+    return LocalModels(
+        concurrent_runs="measured",
+        runner="embedded",
+        window=TINY_WINDOW,
+        calibration_port=free_port(),
+        production_url=f"http://127.0.0.1:{production_port}",
+    )
+
+
+def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    corpus, _ = tiny_corpus(tmp_path)
+    config = embedded_config(free_port())
+    layout = StateLayout(isolated_state)
+    request = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=TINY_WINDOW,
+        max_tokens=MAX_TOKENS,
+        slots=(1, 1, 2),
+        out_dir=tmp_path / "out",
+    )
+    outcome = run_calibration(request, build_environment(config, layout), Recorder())
+    assert outcome.recorded and outcome.complete
+    assert outcome.evidence is not None and outcome.evidence.with_suffix(".md").exists()
+    evidence = load_evidence(outcome.evidence)
+    assert [s.slots for s in evidence.steps] == [1, 1, 2]
+    assert all(len(s.turns) == corpus.turn_count for s in evidence.steps[:2])
+    recorded = evidence.data["verdicts"]
+    assert recorded[1]["agreement"]["structural"] == 1.0
+    assert recorded[1]["agreement"]["exact"] == 1.0
+    rejudged = judge_sweep(evidence.steps, config.bounds)
+    assert [v.label for v in rejudged.verdicts] == [v["label"] for v in recorded]
+    assert rejudged.ideal == evidence.data["decision"]["ideal"]
+    assert evidence.steps[0].timeline, "the sampler recorded memory"
+    assert (
+        any(e.kind == "slots" for e in evidence.steps[2].log_events)
+        or evidence.steps[2].log_events == ()
+    )
+    assert (tmp_path / "out" / f"slots-{outcome.fingerprint}.json").exists()
+    assert not list(layout.progress.glob("*.json")), "a finished sweep leaves no checkpoint"
+
+
+def _calibrate_cmd(corpus_path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "vibey_gh.cli.main",
+        "slots",
+        "calibrate",
+        "--corpus",
+        str(corpus_path),
+        "--window",
+        str(TINY_WINDOW),
+        "--slots",
+        "1,1,2",
+        "--max-tokens",
+        str(MAX_TOKENS),
+    ]
+
+
+def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    _, corpus_path = tiny_corpus(tmp_path)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    (work / "vibey-gh.toml").write_text(
+        '[local_models]\nruntime = "x"\n'.replace('runtime = "x"\n', "")
+        + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
+        + f'production_url = "http://127.0.0.1:{free_port()}"\n'
+    )
+    env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
+    layout = StateLayout(isolated_state)
+    first = subprocess.Popen(
+        _calibrate_cmd(corpus_path), cwd=work, env=env, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 300
+    checkpoint_steps: list[dict] = []
+    while time.monotonic() < deadline:
+        checkpoints = list(layout.progress.glob("*.json"))
+        if checkpoints:
+            checkpoint_steps = json.loads(checkpoints[0].read_text())["steps"]
+            third = list(layout.runs.glob("*/step-02-n2-a1/turns.jsonl"))
+            if len(checkpoint_steps) == 2 and third:
+                break
+        assert first.poll() is None, first.stderr.read() if first.stderr else ""
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    assert len(checkpoint_steps) == 2
+    rerun = subprocess.run(
+        _calibrate_cmd(corpus_path), cwd=work, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert "resuming: 2 completed step(s)" in rerun.stderr
+    evidence_files = list(layout.evidence.glob("*.json"))
+    assert len(evidence_files) == 1
+    steps = load_evidence(evidence_files[0]).steps
+    assert [s.slots for s in steps] == [1, 1, 2]
+    assert [s.started_at for s in steps[:2]] == [s["started_at"] for s in checkpoint_steps]
+    run_dirs = sorted(layout.runs.iterdir())
+    assert len(run_dirs) == 2
+    assert sorted(p.name for p in run_dirs[1].iterdir() if p.is_dir()) == ["step-02-n2-a1"]
+
+
+def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    from vibey_gh.interfaces.slots_interface import ChatSettings
+    from vibey_gh.runners.registry import runner_for
+
+    corpus, _ = tiny_corpus(tmp_path)
+    production_port = free_port()
+    config = embedded_config(production_port)
+    layout = StateLayout(isolated_state)
+    recorder = Recorder()
+    production: list = []
+
+    def start_production(index: int, slots: int, attempt: int) -> None:
+        if index == 2 and attempt == 1 and not production:
+
+            def launch() -> None:
+                time.sleep(0.5)
+                runner = runner_for("embedded").start(
+                    RunnerLaunch(
+                        slots=1,
+                        window=512,
+                        port=production_port,
+                        model="default",
+                        log_path=tmp_path / "prod.log",
+                    )
+                )
+                production.append(runner)
+                runner.wait_ready()
+                runner.chat(
+                    [{"role": "user", "content": "hi"}],
+                    None,
+                    ChatSettings(window=512, max_tokens=8),
+                )
+
+            threading.Thread(target=launch, daemon=True).start()
+
+    recorder.step_started_hook = start_production
+    request = CalibrationRequest(
+        config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
+    )
+    try:
+        outcome = run_calibration(request, build_environment(config, layout), recorder)
+    finally:
+        for runner in production:
+            runner.stop()
+    assert outcome.recorded
+    steps = load_evidence(outcome.evidence).steps  # type: ignore[arg-type]
+    assert steps[2].discarded_attempts == 1
+    assert steps[2].attempt == 2
+    assert steps[2].production.clean
+    assert ("step", (2, 2, 2)) in recorder.events
+    assert any("discarded" in str(text) for kind, text in recorder.events if kind == "message")

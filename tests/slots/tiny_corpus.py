@@ -1,0 +1,63 @@
+"""A small, fast corpus for integration sweeps on the embedded runner (window 1024)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.pool import build_pool
+
+TINY_WINDOW = 1024
+SOURCE = (
+    "def add(a, b):\n    return a + b\n\n"
+    "class Counter:\n    def __init__(self):\n        self.n = 0\n"
+    "    def tick(self):\n        self.n += 1\n        return self.n\n"
+)
+
+
+def _run(index: int) -> dict[str, object]:
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You read code and answer briefly."},
+        {"role": "user", "content": f"Task {index}: explain what the files do."},
+    ]
+    for step in range(5):
+        call_id = f"call_{index}_{step}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": "read_file",
+                            "arguments": json.dumps({"path": f"mod{step}.py"}),
+                        },
+                    }
+                ],
+            }
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": SOURCE * (1 + index % 2)}
+        )
+    messages.append({"role": "assistant", "content": "Done."})
+    return {"messages": messages}
+
+
+def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
+    transcripts = folder / "transcripts.jsonl"
+    transcripts.write_text("".join(json.dumps(_run(i)) + "\n" for i in range(6)))
+    pool = build_pool(from_transcripts=[transcripts])
+    corpus = build_corpus(pool, window=TINY_WINDOW, segments_per_stratum=1, segment_turns=2)
+    path = folder / "corpus.json"
+    write_corpus(corpus, path)
+    return corpus, path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
