@@ -58,3 +58,7 @@ cli.add_command(doctor.doctor)
 
 def main() -> None:
     cli(prog_name="vibey-gh")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""`python -m vibey_gh` runs the CLI."""
+
+from .cli.main import main
+
+main()
