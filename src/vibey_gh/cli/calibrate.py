@@ -7,9 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import BadInput
-from ..slots.calibrate import CalibrationRequest, run_calibration
 from .common import emit_json, json_option, library_errors, stdout_is_terminal
-from .progress import make_progress
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -75,7 +73,9 @@ def calibrate(
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
     """
     from ..config import load_config
+    from ..slots.calibrate import CalibrationRequest, run_calibration
     from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
+    from .progress import make_progress
 
     config = load_config()
     if demo:
