@@ -92,7 +92,14 @@ CASES = [
         "N=2 breaks memory (peak wired",
         False,
     ),
-    ("measured", "fresh", replace(Bounds(), min_gain=1.5), 1, "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity", False),
+    (
+        "measured",
+        "fresh",
+        replace(Bounds(), min_gain=1.5),
+        1,
+        "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity",
+        False,
+    ),
     (
         2,
         "fresh",

@@ -1,11 +1,90 @@
-"""`apply` (being built)."""
+"""`vibey-gh slots apply`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+
+from ..config import LocalModels, load_config
+from .common import emit_json, json_option, library_errors
+
+
+def _probes(ctx: click.Context) -> Any:
+    # tests hand in probes built on a temporary root and a recording command runner
+    injected = (ctx.find_root().obj or {}).get("platform_probes")
+    if injected is not None:
+        return injected
+    from ..platforms.probes import PlatformProbes
+
+    return PlatformProbes.detect()
+
+
+def _decide(ctx: click.Context) -> Any:
+    injected = (ctx.find_root().obj or {}).get("decide_allowed")
+    if injected is not None:
+        return injected
+    from ..slots.allowed import decide_allowed
+
+    def decide(config: LocalModels) -> Any:
+        return decide_allowed(config)
+
+    return decide
 
 
 @click.command()
-def apply() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.option(
+    "--slots",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Slots to give the runner (default: what `slots allowed` answers now).",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(256, 1 << 24),
+    default=None,
+    help="Tokens per slot (default: [local_models] window).",
+)
+@click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
+@json_option
+@click.pass_context
+@library_errors
+def apply(
+    ctx: click.Context, slots: int | None, window: int | None, yes: bool, as_json: bool
+) -> None:
+    """Set the production runner's slots and window to the answer (dry run unless --yes).
+
+    The number of slots is --slots, else what `slots allowed` answers now; the window is
+    --window, else the configured one. Ollama on macOS: launchctl setenv OLLAMA_NUM_PARALLEL and
+    OLLAMA_CONTEXT_LENGTH, then quit and reopen the app. Ollama under systemd: a drop-in with
+    Environment= lines, daemon-reload, restart. The embedded runner and llama-server are not
+    restarted by this tool: it prints the command to restart them with.
+
+    Every action is printed exactly (commands, and files with their content) before anything
+    happens; nothing happens without --yes. Restarting a runner fails the requests it is serving.
+
+    \b
+    Examples:
+      vibey-gh slots apply                          what would be done for the allowed N
+      vibey-gh slots apply --slots 2 --window 32768
+      sudo vibey-gh slots apply --slots 2 --yes     Linux: write the drop-in, restart Ollama
+      vibey-gh slots apply --json
+    """
+    from ..slots.apply import describe_plan, perform_apply, plan_apply
+
+    config = load_config()
+    plan, parallelism = plan_apply(
+        config, _probes(ctx), slots=slots, window=window, decide=_decide(ctx)
+    )
+    if not as_json:
+        for line in describe_plan(plan):
+            click.echo(line)
+    performed = perform_apply(plan, parallelism) if yes else None
+    if as_json:
+        emit_json(plan.to_json(performed))
+    elif not plan.automatic:
+        click.echo("nothing here is done automatically: restart the runner as shown above.")
+    elif performed is None:
+        click.echo("dry run: nothing was done; run again with --yes to do it.")
+    else:
+        click.echo(f"done: {len(performed)} step(s).")

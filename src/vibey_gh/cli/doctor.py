@@ -1,11 +1,240 @@
-"""`doctor` (being built)."""
+"""`vibey-gh doctor`: what was detected, where each fact came from, and the fingerprint."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import click
+
+from ..config import LocalModels, load_config
+from ..errors import VibeyError
+from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
+from ..platforms.readings import SwapSpace, format_gib
+from ..slots.fingerprint import Fingerprint, compute_fingerprint
+from .common import emit_json, json_option, library_errors
+
+DEVICE_ROWS = (
+    ("hardware model", "hardware_model"),
+    ("processor", "processor"),
+    ("memory", "memory_bytes"),
+    ("memory limit", "memory_limit_bytes"),
+    ("accelerators", "accelerators"),
+    ("os name", "os_name"),
+    ("os version", "os_version"),
+)
+LABEL_WIDTH = 16
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """Everything doctor found. `runner` is None when identification failed (`runner_error`);
+    the fingerprint then cannot be computed and `fingerprint_missing` says why."""
+
+    platform: str
+    config: LocalModels
+    device: DeviceFacts
+    memory: MemorySample
+    swap: SwapSpace
+    runner: RunnerInfo | None
+    runner_error: str | None
+    fingerprint: Fingerprint | None
+    fingerprint_missing: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        device = {}
+        for _, name in DEVICE_ROWS:
+            value = getattr(self.device, name)
+            if name == "accelerators":
+                value = [
+                    {
+                        "name": a.name,
+                        "memory_bytes": a.memory_bytes,
+                        "kind": a.kind,
+                        "index": a.index,
+                    }
+                    for a in value
+                ]
+            device[name] = {
+                "value": value,
+                "source": self.device.sources.get(name),
+                "missing": self.device.missing.get(name),
+            }
+        memory = self.memory
+        return {
+            "platform": self.platform,
+            "config": str(self.config.source) if self.config.source else None,
+            "device": device,
+            "memory_now": {
+                "wired_bytes": memory.wired_bytes,
+                "used_bytes": memory.used_bytes,
+                "total_bytes": memory.total_bytes,
+                "free_share": memory.free_share,
+                "swap_in_bytes": memory.swap_in_bytes,
+                "swap_out_bytes": memory.swap_out_bytes,
+                "gpus": [
+                    {
+                        "index": g.index,
+                        "name": g.name,
+                        "used_bytes": g.used_bytes,
+                        "total_bytes": g.total_bytes,
+                    }
+                    for g in memory.gpus
+                ],
+                "missing": memory.missing,
+            },
+            "swap": {
+                "total_bytes": self.swap.total_bytes,
+                "used_bytes": self.swap.used_bytes,
+                "source": self.swap.source,
+                "missing": self.swap.reason,
+            },
+            "runner": None
+            if self.runner is None
+            else {
+                "kind": self.runner.kind,
+                "version": self.runner.version,
+                "model": self.runner.model,
+                "model_digest": self.runner.model_digest,
+                "missing": self.runner.missing,
+            },
+            "runner_error": self.runner_error,
+            "production_url": self.config.production,
+            "window": self.config.window,
+            "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
+            "fingerprint_missing": self.fingerprint_missing,
+        }
+
+
+def gather(
+    config: LocalModels, probes: Any, identify: Callable[[LocalModels], RunnerInfo]
+) -> DoctorReport:
+    """Probe the device, read memory once, identify the production runner, fingerprint."""
+    device = probes.device.describe()
+    memory = probes.memory.sample()
+    swap = probes.memory.swap_space()
+    runner: RunnerInfo | None = None
+    runner_error: str | None = None
+    try:
+        runner = identify(config)
+    except (VibeyError, OSError) as exc:
+        runner_error = str(exc) or type(exc).__name__
+    fingerprint = compute_fingerprint(device, runner, config.window) if runner else None
+    missing = None
+    if runner is None:
+        missing = f"the production runner could not be identified: {runner_error}"
+    return DoctorReport(
+        probes.platform, config, device, memory, swap, runner, runner_error, fingerprint, missing
+    )
+
+
+def _value(name: str, value: Any) -> str:
+    if name == "accelerators":
+        if not value:
+            return "none"
+        return ", ".join(
+            a.name if a.memory_bytes is None else f"{a.name} ({format_gib(a.memory_bytes)})"
+            for a in value
+        )
+    if name == "memory_limit_bytes" and value is None:
+        return "none"
+    if value is None:
+        return "unknown"
+    if name in ("memory_bytes", "memory_limit_bytes"):
+        return format_gib(value)
+    return str(value)
+
+
+def _row(label: str, value: str, note: str | None = None) -> str:
+    text = f"  {label:<{LABEL_WIDTH}} {value}"
+    return f"{text:<{LABEL_WIDTH + 24}}  [{note}]" if note else text
+
+
+def _memory_rows(memory: MemorySample, swap: SwapSpace) -> list[str]:
+    missing = memory.missing
+    in_use = f"{format_gib(memory.wired_bytes)} of {format_gib(memory.total_bytes)}"
+    lines = [_row("in use", in_use, missing.get("wired_bytes") or missing.get("total_bytes"))]
+    free = "unknown" if memory.free_share is None else f"{memory.free_share:.0%}"
+    lines.append(_row("free", free, missing.get("free_share")))
+    if swap.total_bytes == 0:
+        swap_text = "none configured"
+    else:
+        swap_text = f"{format_gib(swap.used_bytes)} of {format_gib(swap.total_bytes)}"
+    lines.append(_row("swap", swap_text, swap.source or swap.reason))
+    for gpu in memory.gpus:
+        used = f"{format_gib(gpu.used_bytes)} of {format_gib(gpu.total_bytes)}"
+        lines.append(_row(f"gpu {gpu.index}", used, gpu.name))
+    return lines
+
+
+def render(report: DoctorReport) -> list[str]:
+    """The report as aligned lines; a note in brackets gives each value's source or why it
+    is missing."""
+    device = report.device
+    lines = [f"platform: {report.platform}", "device:"]
+    for label, name in DEVICE_ROWS:
+        note = device.missing.get(name) or device.sources.get(name)
+        lines.append(_row(label, _value(name, getattr(device, name)), note))
+    lines.append("memory now:")
+    lines.extend(_memory_rows(report.memory, report.swap))
+    lines.append(f"production runner ({report.config.runner} at {report.config.production}):")
+    if report.runner is None:
+        lines.append(_row("identity", "unknown", report.runner_error))
+    else:
+        runner = report.runner
+        lines.append(_row("version", runner.version or "unknown", runner.missing.get("version")))
+        lines.append(_row("model", runner.model))
+        digest = runner.model_digest or "unknown"
+        lines.append(_row("model digest", digest, runner.missing.get("model_digest")))
+    lines.append(_row("window", str(report.config.window)))
+    if report.fingerprint is None:
+        lines.append(f"fingerprint: none — {report.fingerprint_missing}")
+    else:
+        lines.append(f"fingerprint: {report.fingerprint.id}")
+    return lines
+
+
+def _injected(ctx: click.Context, key: str) -> Any:
+    # tests hand in probes on a temporary root, or a stand-in runner identification
+    return (ctx.find_root().obj or {}).get(key)
 
 
 @click.command()
-def doctor() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.option("--model", help="Identify this model instead of the configured one.")
+@click.option("--window", type=click.IntRange(256, 1 << 24), help="Fingerprint for this window.")
+@json_option
+@click.pass_context
+@library_errors
+def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: bool) -> None:
+    """What was detected on this machine: every device fact and where it came from (or why it
+    is missing), memory now, the production runner's identity, and the fingerprint that
+    evidence is keyed to. Always exits 0 once the config is readable: doctor reports, it does
+    not judge; a runner that does not answer is reported as the reason there is no fingerprint.
+
+    \b
+    Examples:
+      vibey-gh doctor
+      vibey-gh doctor --json
+      vibey-gh doctor --model qwen3:8b --window 32768
+    """
+    config = load_config().with_overrides(model=model, window=window)
+    probes = _injected(ctx, "platform_probes")
+    if probes is None:
+        from ..platforms.probes import PlatformProbes
+
+        probes = PlatformProbes.detect()
+    identify = _injected(ctx, "identify_production")
+    if identify is None:
+        from ..runners.registry import identify_production
+
+        identify = identify_production
+    report = gather(config, probes, identify)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for line in render(report):
+            click.echo(line)
+
+
+__all__ = ["DoctorReport", "doctor", "gather", "render"]

@@ -1,0 +1,220 @@
+"""PlatformProbes: the one place that names an operating system.
+
+`PlatformProbes.detect()` picks the device probe, the memory sampler and the way to set the
+production runner's parallelism for this OS. An OS without an implementation still gets probes:
+their readings are None with the reason "unsupported platform: X".
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import BadInput
+from ..interfaces.slots_interface import (
+    CommandRunner,
+    DeviceFacts,
+    DeviceProbe,
+    MemorySample,
+    RunnerParallelism,
+)
+from .commands import SubprocessCommandRunner
+from .darwin import DarwinDeviceProbe, DarwinMemorySampler
+from .linux import LinuxDeviceProbe, LinuxMemorySampler
+from .nvidia import NvmlGpus
+from .parallelism import (
+    CONTEXT_LENGTH,
+    NUM_PARALLEL,
+    MacOSAppParallelism,
+    ManualParallelism,
+    SystemdParallelism,
+)
+from .readings import SwapSpace
+
+DEVICE_FIELDS = (
+    "hardware_model",
+    "processor",
+    "memory_bytes",
+    "memory_limit_bytes",
+    "accelerators",
+    "os_name",
+    "os_version",
+)
+SAMPLE_FIELDS = (
+    "wired_bytes",
+    "used_bytes",
+    "total_bytes",
+    "free_share",
+    "swap_in_bytes",
+    "swap_out_bytes",
+    "gpus",
+)
+DEFAULT_PORTS = {"ollama": 11434, "llama-server": 8080, "embedded": 8080}
+
+
+class MemorySampler(Protocol):
+    """A HostMemorySampler that can also say how much swap is configured."""
+
+    def sample(self) -> MemorySample: ...
+
+    def swap_space(self) -> SwapSpace: ...
+
+
+def platform_family(platform: str) -> str:
+    """ "linux", "darwin", or the platform string itself for anything else."""
+    if platform.startswith("linux"):
+        return "linux"
+    return platform
+
+
+class UnsupportedDeviceProbe:
+    def __init__(self, platform: str) -> None:
+        self.reason = f"unsupported platform: {platform}"
+
+    def describe(self) -> DeviceFacts:
+        names = DEVICE_FIELDS
+        return DeviceFacts(
+            hardware_model=None,
+            processor=None,
+            memory_bytes=None,
+            accelerators=(),
+            os_name=None,
+            os_version=None,
+            missing={name: self.reason for name in names},
+        )
+
+
+class UnsupportedMemorySampler:
+    def __init__(self, platform: str, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.reason = f"unsupported platform: {platform}"
+        self.clock = clock
+
+    def sample(self) -> MemorySample:
+        names = SAMPLE_FIELDS
+        return MemorySample(
+            t=self.clock.monotonic(),
+            wired_bytes=None,
+            used_bytes=None,
+            total_bytes=None,
+            free_share=None,
+            swap_in_bytes=None,
+            swap_out_bytes=None,
+            missing={name: self.reason for name in names},
+        )
+
+    def swap_space(self) -> SwapSpace:
+        return SwapSpace(None, None, reason=self.reason)
+
+
+@dataclass(frozen=True)
+class PlatformProbes:
+    """The probes for one platform, plus what they were built from."""
+
+    platform: str
+    device: DeviceProbe
+    memory: MemorySampler
+    run: CommandRunner
+    root: Path
+
+    @classmethod
+    def detect(
+        cls,
+        platform: str = sys.platform,
+        root: Path = Path("/"),
+        run: CommandRunner | None = None,
+        nvml: NvmlGpus | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> PlatformProbes:
+        runner = run if run is not None else SubprocessCommandRunner()
+        family = platform_family(platform)
+        device: DeviceProbe
+        memory: MemorySampler
+        if family == "linux":
+            gpus = nvml if nvml is not None else NvmlGpus()
+            device = LinuxDeviceProbe(root, gpus, runner)
+            memory = LinuxMemorySampler(root, gpus, clock)
+        elif family == "darwin":
+            device = DarwinDeviceProbe(runner)
+            memory = DarwinMemorySampler(runner, clock)
+        else:
+            device = UnsupportedDeviceProbe(platform)
+            memory = UnsupportedMemorySampler(platform, clock)
+        return cls(family, device, memory, runner, root)
+
+    def parallelism(
+        self,
+        runner_kind: str,
+        *,
+        production_url: str | None = None,
+        model: str = "default",
+        binary: str | None = None,
+    ) -> RunnerParallelism:
+        """How to give the production runner N slots of W tokens on this platform."""
+        port = _port(production_url, runner_kind)
+        if runner_kind == "ollama":
+            if self.platform == "darwin":
+                return MacOSAppParallelism(self.run)
+            if self.platform == "linux":
+                return SystemdParallelism(self.run, self.root)
+            return ManualParallelism(
+                lambda n, w: (
+                    f"set {NUM_PARALLEL}={n} and {CONTEXT_LENGTH}={w} in the "
+                    f"environment of `ollama serve` and restart it ({self.platform} is not managed "
+                    "by this tool)"
+                )
+            )
+        if runner_kind == "embedded":
+            return ManualParallelism(
+                lambda n, w: f"restart the embedded runner with {n} slot(s) of {w} tokens",
+                lambda n, w: (
+                    "vibey-gh",
+                    "runner",
+                    "serve",
+                    "--runner",
+                    "embedded",
+                    "--slots",
+                    str(n),
+                    "--window",
+                    str(w),
+                    "--port",
+                    str(port),
+                    *(("--model", model) if model != "default" else ()),
+                ),
+            )
+        if runner_kind == "llama-server":
+            return ManualParallelism(
+                lambda n, w: (
+                    f"restart llama-server with {n} slot(s) of {w} tokens "
+                    f"(-c is the total, {n} x {w})"
+                ),
+                lambda n, w: (
+                    binary or "llama-server",
+                    "-m",
+                    model,
+                    "-np",
+                    str(n),
+                    "-c",
+                    str(n * w),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                ),
+            )
+        raise BadInput(
+            f"unknown runner {runner_kind!r}: expected one of ollama, llama-server, embedded"
+        )
+
+
+def _port(url: str | None, runner_kind: str) -> int:
+    default = DEFAULT_PORTS.get(runner_kind, 8080)
+    if not url:
+        return default
+    try:
+        return urlsplit(url).port or default
+    except ValueError:
+        return default

@@ -1,0 +1,158 @@
+"""`vibey-gh slots apply` end to end, on a temporary root with recorded commands."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from vibey_gh.cli.main import cli
+from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.probes import PlatformProbes
+
+SYSTEMD_COMMANDS = [("systemctl", "daemon-reload"), ("systemctl", "restart", "ollama")]
+MAC_COMMANDS = [
+    ("launchctl", "setenv", "OLLAMA_NUM_PARALLEL", "2"),
+    ("launchctl", "setenv", "OLLAMA_CONTEXT_LENGTH", "8192"),
+    ("osascript", "-e", 'quit app "Ollama"'),
+    ("open", "-a", "Ollama"),
+]
+
+
+def use_config(text: str) -> None:
+    # the test's working directory is a fresh folder (tests/conftest.py)
+    Path("vibey-gh.toml").write_text(text, encoding="utf-8")
+
+
+OLLAMA_CONFIG = '[local_models]\nrunner = "ollama"\nwindow = 8192\n'
+
+
+def invoke(args: list[str], **obj: Any) -> Any:
+    return CliRunner().invoke(cli, ["slots", "apply", *args], obj=obj)
+
+
+def drop_in(root: Path) -> Path:
+    return root / "etc/systemd/system/ollama.service.d/vibey-gh-slots.conf"
+
+
+def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    run = CannedCommandRunner()
+    probes = PlatformProbes.detect("linux", tmp_path, run)
+    result = invoke(["--slots", "2"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "ollama on linux: 2 slot(s) of 8192 tokens (--slots 2)"
+    assert '       Environment="OLLAMA_NUM_PARALLEL=2"' in lines
+    assert '       Environment="OLLAMA_CONTEXT_LENGTH=8192"' in lines
+    assert "     $ systemctl restart ollama" in lines
+    assert lines[-1] == "dry run: nothing was done; run again with --yes to do it."
+    assert run.calls == []
+    assert not drop_in(tmp_path).exists()
+
+
+def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
+    probes = PlatformProbes.detect("linux", tmp_path, run)
+    result = invoke(["--slots", "2", "--window", "16384", "--yes"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "done: 3 step(s)."
+    text = drop_in(tmp_path).read_text()
+    assert 'Environment="OLLAMA_NUM_PARALLEL=2"' in text
+    assert 'Environment="OLLAMA_CONTEXT_LENGTH=16384"' in text
+    assert run.calls == SYSTEMD_COMMANDS
+
+
+def test_yes_on_macos_runs_launchctl_and_restarts_the_app(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    run = CannedCommandRunner({argv: (0, "") for argv in MAC_COMMANDS})
+    probes = PlatformProbes.detect("darwin", tmp_path, run)
+    result = invoke(["--slots", "2", "--yes"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    assert run.calls == MAC_COMMANDS
+
+
+def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    run = CannedCommandRunner({SYSTEMD_COMMANDS[0]: (0, ""), SYSTEMD_COMMANDS[1]: (5, "")})
+    probes = PlatformProbes.detect("linux", tmp_path, run)
+    result = invoke(["--slots", "2", "--yes"], platform_probes=probes)
+    assert result.exit_code == 1
+    assert "error: `systemctl restart ollama` exited 5" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_json_dry_run(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    result = invoke(["--slots", "3", "--json"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert (data["slots"], data["window"], data["dry_run"], data["automatic"]) == (
+        3,
+        8192,
+        True,
+        True,
+    )
+    assert data["actions"][0]["path"] == str(drop_in(tmp_path))
+    assert data["actions"][2]["argv"] == ["systemctl", "restart", "ollama"]
+
+
+@dataclass
+class StubAnswer:
+    allowed: int
+
+    def line(self) -> str:
+        return f"{self.allowed} — measured: stub"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"allowed": self.allowed, "reason": "measured: stub"}
+
+
+def test_without_slots_the_allowed_answer_is_applied(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    result = invoke(["--json"], platform_probes=probes, decide_allowed=lambda config: StubAnswer(4))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["slots"] == 4
+    assert data["allowed"] == {"allowed": 4, "reason": "measured: stub"}
+    assert "OLLAMA_NUM_PARALLEL=4" in data["actions"][0]["content"]
+
+
+def test_default_declaration_applies_one_with_the_real_allowed(tmp_path: Path) -> None:
+    # no config: declaration 1 and the embedded runner; `slots allowed` answers without probing
+    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    result = invoke(["--yes"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    assert "1 slot(s) of 4096 tokens (slots allowed: 1 — declared 1" in result.output
+    assert "vibey-gh runner serve --runner embedded --slots 1 --window 4096" in result.output
+    assert result.output.splitlines()[-1].startswith("nothing here is done automatically")
+
+
+@pytest.mark.parametrize("args", [["--slots", "0"], ["--slots", "x"], ["--window", "100"]])
+def test_bad_options_exit_2(args: list[str]) -> None:
+    assert invoke(args).exit_code == 2
+
+
+def test_bad_config_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    use_config('[local_models]\nrunner = "vllm"\n')
+    run = CannedCommandRunner()
+    result = invoke(
+        ["--slots", "2", "--yes"], platform_probes=PlatformProbes.detect("linux", tmp_path, run)
+    )
+    assert result.exit_code == 2
+    assert "local_models.runner" in result.output
+    assert run.calls == [] and not (tmp_path / "etc").exists()
+
+
+def test_help_has_examples() -> None:
+    result = CliRunner().invoke(cli, ["slots", "apply", "--help"])
+    assert result.exit_code == 0
+    assert "Examples:" in result.output
+    assert "vibey-gh slots apply --slots 2 --window 32768" in result.output

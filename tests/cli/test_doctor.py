@@ -1,0 +1,174 @@
+"""`vibey-gh doctor`: every fact with its source or reason, the runner, the fingerprint."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from vibey_gh.cli.main import cli
+from vibey_gh.config import LocalModels
+from vibey_gh.errors import RunnerError
+from vibey_gh.interfaces.slots_interface import RunnerInfo
+from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.nvidia import NvmlGpus
+from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.slots.fingerprint import compute_fingerprint
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "platforms"
+SERVER_FILES = {
+    "proc/meminfo": "linux_proc_meminfo_swap.txt",
+    "proc/vmstat": "linux_vmstat_swapping.txt",
+    "proc/cpuinfo": "linux_cpuinfo_x86.txt",
+    "etc/os-release": "linux_os_release_ubuntu2604.txt",
+    "sys/fs/cgroup/memory.max": "linux_cgroup2_memory.max_8Gi.txt",
+    "sys/fs/cgroup/memory.current": "linux_cgroup2_memory.current.txt",
+}
+RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
+
+
+def no_pynvml() -> Any:
+    raise ImportError("no pynvml here")
+
+
+def server_without_dmi(root: Path) -> PlatformProbes:
+    for name, fixture in SERVER_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text((FIXTURES / fixture).read_text())
+    return PlatformProbes.detect("linux", root, CannedCommandRunner(), NvmlGpus(importer=no_pynvml))
+
+
+def doctor(args: list[str], **obj: Any) -> Any:
+    return CliRunner().invoke(cli, ["doctor", *args], obj=obj)
+
+
+def test_every_field_has_a_source_or_a_reason(tmp_path: Path) -> None:
+    probes = server_without_dmi(tmp_path)
+    result = doctor(["--json"], platform_probes=probes, identify_production=lambda c: RUNNER)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    device = data["device"]
+    assert set(device) == {
+        "hardware_model",
+        "processor",
+        "memory_bytes",
+        "memory_limit_bytes",
+        "accelerators",
+        "os_name",
+        "os_version",
+    }
+    for name, entry in device.items():
+        has_value = entry["value"] not in (None, [])
+        assert (entry["source"] is not None) == has_value, name
+        assert (entry["missing"] is not None) == (not has_value), name
+    assert device["hardware_model"]["missing"].startswith("no DMI on this machine")
+    assert device["memory_limit_bytes"] == {
+        "value": 8 << 30,
+        "source": "/sys/fs/cgroup/memory.max (cgroup v2)",
+        "missing": None,
+    }
+    assert "nvidia-smi not found" in device["accelerators"]["missing"]
+    assert data["swap"]["total_bytes"] == 8388604 * 1024
+    assert data["memory_now"]["wired_bytes"] == 3 << 30
+
+
+def test_fingerprint_is_the_library_one(tmp_path: Path) -> None:
+    probes = server_without_dmi(tmp_path)
+    result = doctor(
+        ["--json", "--window", "32768"],
+        platform_probes=probes,
+        identify_production=lambda c: RUNNER,
+    )
+    data = json.loads(result.output)
+    expected = compute_fingerprint(probes.device.describe(), RUNNER, 32768)
+    assert data["fingerprint"] == {"id": expected.id, "fields": expected.fields}
+    assert data["fingerprint"]["fields"]["window"] == 32768
+    assert data["runner"]["version"] == "0.34.4"
+    assert data["fingerprint_missing"] is None
+
+
+def test_model_override_reaches_identification(tmp_path: Path) -> None:
+    asked: list[LocalModels] = []
+
+    def identify(config: LocalModels) -> RunnerInfo:
+        asked.append(config)
+        return RUNNER
+
+    doctor(
+        ["--model", "qwen3:8b"],
+        platform_probes=server_without_dmi(tmp_path),
+        identify_production=identify,
+    )
+    assert asked[0].model == "qwen3:8b"
+
+
+def test_text_report_names_sources_and_reasons(tmp_path: Path) -> None:
+    probes = server_without_dmi(tmp_path)
+    result = doctor([], platform_probes=probes, identify_production=lambda c: RUNNER)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert re.search(
+        r"processor +AMD EPYC 9454 48-Core Processor +\[/proc/cpuinfo model name\]", text
+    )
+    assert re.search(r"hardware model +unknown +\[no DMI on this machine", text)
+    assert re.search(r"memory limit +8\.0 GiB +\[/sys/fs/cgroup/memory\.max \(cgroup v2\)\]", text)
+    assert re.search(r"swap +2\.0 GiB of 8\.0 GiB", text)
+    expected = compute_fingerprint(probes.device.describe(), RUNNER, 4096).id
+    assert f"fingerprint: {expected}" in text
+
+
+def test_runner_that_does_not_answer_still_reports_the_device(tmp_path: Path) -> None:
+    def unreachable(config: LocalModels) -> RunnerInfo:
+        raise RunnerError("no answer from http://127.0.0.1:11434/api/version: connection refused")
+
+    probes = server_without_dmi(tmp_path)
+    result = doctor([], platform_probes=probes, identify_production=unreachable)
+    assert result.exit_code == 0
+    assert "AMD EPYC 9454" in result.output
+    assert (
+        "fingerprint: none — the production runner could not be identified: "
+        "no answer from http://127.0.0.1:11434/api/version: connection refused"
+    ) in result.output
+    data = json.loads(
+        doctor(["--json"], platform_probes=probes, identify_production=unreachable).output
+    )
+    assert data["fingerprint"] is None and data["runner"] is None
+    assert "connection refused" in data["runner_error"]
+
+
+def test_unsupported_platform_reports_why(tmp_path: Path) -> None:
+    probes = PlatformProbes.detect("win32", tmp_path, CannedCommandRunner())
+    result = doctor(["--json"], platform_probes=probes, identify_production=lambda c: RUNNER)
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["platform"] == "win32"
+    assert data["device"]["processor"]["missing"] == "unsupported platform: win32"
+    assert data["memory_now"]["missing"]["wired_bytes"] == "unsupported platform: win32"
+
+
+def test_this_machine_with_the_real_embedded_runner() -> None:
+    # the default config: the embedded runner and the shipped model, identified for real
+    result = doctor(["--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["runner"]["kind"] == "embedded"
+    assert re.fullmatch(r"[0-9a-f]{64}", data["runner"]["model_digest"])
+    assert re.fullmatch(r"[0-9a-f]{16}", data["fingerprint"]["id"])
+    assert data["fingerprint"]["fields"]["model_digest"] == data["runner"]["model_digest"]
+    assert data["device"]["memory_bytes"]["value"] > 0
+
+
+def test_bad_config_exits_2() -> None:
+    Path("vibey-gh.toml").write_text("[local_models]\nwindow = 12\n")
+    result = doctor([])
+    assert result.exit_code == 2
+    assert "local_models.window" in result.output
+
+
+def test_help_has_examples() -> None:
+    result = doctor(["--help"])
+    assert result.exit_code == 0
+    assert "Examples:" in result.output and "vibey-gh doctor --json" in result.output

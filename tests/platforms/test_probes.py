@@ -1,0 +1,114 @@
+"""PlatformProbes: one place picks the probes, the sampler and the parallelism per OS."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vibey_gh
+from vibey_gh.errors import BadInput
+from vibey_gh.platforms import darwin
+from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.darwin import DarwinDeviceProbe, DarwinMemorySampler
+from vibey_gh.platforms.linux import LinuxDeviceProbe, LinuxMemorySampler
+from vibey_gh.platforms.nvidia import NvmlGpus
+from vibey_gh.platforms.parallelism import (
+    MacOSAppParallelism,
+    ManualParallelism,
+    SystemdParallelism,
+)
+from vibey_gh.platforms.probes import PlatformProbes
+
+
+def no_nvml(fake_nvml: Any) -> NvmlGpus:
+    return NvmlGpus(fake_nvml(init_error="Driver Not Loaded"))
+
+
+def test_linux_reads_the_injected_root(machine: Any, fake_nvml: Any) -> None:
+    root = machine(
+        {
+            "/proc/meminfo": "fixture:linux_proc_meminfo_firecracker_noswap.txt",
+            "/proc/vmstat": "fixture:linux_vmstat_swapping.txt",
+            "/etc/os-release": "fixture:linux_os_release_debian12.txt",
+        }
+    )
+    probes = PlatformProbes.detect("linux", root, CannedCommandRunner(), no_nvml(fake_nvml))
+    assert probes.platform == "linux"
+    assert isinstance(probes.device, LinuxDeviceProbe)
+    assert isinstance(probes.memory, LinuxMemorySampler)
+    assert probes.device.describe().os_version == "12"
+    assert probes.memory.sample().swap_in_bytes == 580 * probes.memory.page_size
+
+
+def test_darwin_runs_the_injected_commands(fixture: Any) -> None:
+    run = CannedCommandRunner({darwin.SW_VERS: (0, "26.7\n")})
+    probes = PlatformProbes.detect("darwin", run=run)
+    assert isinstance(probes.device, DarwinDeviceProbe)
+    assert isinstance(probes.memory, DarwinMemorySampler)
+    facts = probes.device.describe()
+    assert (facts.os_name, facts.os_version) == ("macOS", "26.7")
+    assert darwin.SW_VERS in run.calls
+
+
+@pytest.mark.parametrize("platform", ["win32", "freebsd14", "cygwin"])
+def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
+    probes = PlatformProbes.detect(platform, run=CannedCommandRunner())
+    facts = probes.device.describe()
+    reason = f"unsupported platform: {platform}"
+    assert facts.memory_bytes is None and facts.processor is None and facts.accelerators == ()
+    assert set(facts.missing.values()) == {reason}
+    assert "memory_bytes" in facts.missing and "os_version" in facts.missing
+    sample = probes.memory.sample()
+    assert sample.wired_bytes is None and sample.swap_out_bytes is None
+    assert sample.missing["wired_bytes"] == reason
+    assert probes.memory.swap_space().reason == reason
+
+
+def test_ollama_parallelism_per_platform(tmp_path: Path) -> None:
+    run = CannedCommandRunner()
+    mac = PlatformProbes.detect("darwin", run=run).parallelism("ollama")
+    linux = PlatformProbes.detect("linux", tmp_path, run).parallelism("ollama")
+    other = PlatformProbes.detect("win32", run=run).parallelism("ollama")
+    assert isinstance(mac, MacOSAppParallelism)
+    assert isinstance(linux, SystemdParallelism) and linux.root == tmp_path
+    assert isinstance(other, ManualParallelism)
+    (note,) = other.plan(2, 8192)
+    assert "OLLAMA_NUM_PARALLEL=2" in note.description and not note.argv
+
+
+def test_embedded_and_llama_server_only_print_the_restart_command() -> None:
+    probes = PlatformProbes.detect("linux", run=CannedCommandRunner())
+    (embedded,) = probes.parallelism("embedded", production_url="http://127.0.0.1:8099").plan(
+        2, 4096
+    )
+    assert embedded.argv == () and embedded.path is None
+    assert embedded.description.endswith(
+        "vibey-gh runner serve --runner embedded --slots 2 --window 4096 --port 8099"
+    )
+    (server,) = probes.parallelism(
+        "llama-server", model="/models/m.gguf", binary="/opt/llama-server"
+    ).plan(3, 4096)
+    assert server.argv == ()
+    assert server.description.endswith(
+        "/opt/llama-server -m /models/m.gguf -np 3 -c 12288 --host 127.0.0.1 --port 8080"
+    )
+
+
+def test_unknown_runner_kind_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="unknown runner 'vllm'"):
+        PlatformProbes.detect("linux", run=CannedCommandRunner()).parallelism("vllm")
+
+
+def test_nothing_else_names_an_operating_system() -> None:
+    package = Path(vibey_gh.__file__).parent
+    allowed = {package / "platforms" / "probes.py"}
+    pattern = re.compile(r"sys\.platform|platform\.system\(|os\.uname\(")
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path not in allowed and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
