@@ -1,0 +1,202 @@
+"""Lane specs: what one lane is asked to do, in a small TOML file.
+
+Format (every key required except `commit`; any other key is an error)::
+
+    id = "state-layout"                 # letters, digits, '.', '_' or '-'; unique in a pool
+    title = "Where the tool keeps its files"
+    task = "Explain which folders the tool creates under its state root, and why."
+    repository = "../.."                # folder to read; relative to this file, or absolute
+    files = ["state.py", "files.py", "cli/*.py"]   # paths or globs, in reading order
+    commit = "HEAD"                     # optional: any git revision (default HEAD)
+
+`files` are relative to `repository`, never absolute and never through `..`. A glob uses `*`
+and `?` (not crossing `/`), `**` (any depth) and `[...]`; its matches are read in sorted order
+after the files before it, and a file named twice is read once. A path or glob that matches
+nothing is an error: a spec that silently reads less would measure less.
+"""
+
+from __future__ import annotations
+
+import os.path
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..errors import BadInput
+
+SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit")
+REQUIRED_KEYS = ("id", "title", "task", "repository", "files")
+SPEC_SUFFIX = ".toml"
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """One validated spec. `repository` is resolved to an absolute folder path (it may not exist
+    yet: whoever reads it says so); `source` is the spec file, or None for a spec built in code."""
+
+    id: str
+    title: str
+    task: str
+    repository: Path
+    files: tuple[str, ...]
+    commit: str | None = None
+    source: Path | None = None
+
+    @property
+    def where(self) -> str:
+        """How error messages name this spec."""
+        return f"spec {self.id} ({self.source})" if self.source else f"spec {self.id}"
+
+
+def parse_spec(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> LaneSpec:
+    """Validate a parsed TOML table; relative `repository` paths are taken from `base`."""
+    where = str(source) if source else "spec"
+    unknown = sorted(set(raw) - set(SPEC_KEYS))
+    if unknown:
+        raise BadInput(
+            f"{where}: unknown key {unknown[0]!r} (a lane spec has {', '.join(SPEC_KEYS)})"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in raw]
+    if missing:
+        raise BadInput(f"{where}: missing key {missing[0]!r}")
+    spec_id = _text(raw, "id", where)
+    if not _ID_PATTERN.match(spec_id):
+        raise BadInput(f"{where}: id {spec_id!r} may hold only letters, digits, '.', '_' and '-'")
+    files = raw["files"]
+    if not isinstance(files, list) or not files:
+        raise BadInput(f"{where}: 'files' must be a non-empty list of paths or globs")
+    patterns = tuple(_pattern(item, where) for item in files)
+    commit = _text(raw, "commit", where) if "commit" in raw else None
+    if commit is not None and (commit.startswith("-") or any(c.isspace() for c in commit)):
+        raise BadInput(f"{where}: commit {commit!r} is not a git revision")
+    repository = Path(_text(raw, "repository", where)).expanduser()
+    if not repository.is_absolute():
+        repository = base / repository
+    return LaneSpec(
+        id=spec_id,
+        title=_text(raw, "title", where),
+        task=_text(raw, "task", where),
+        repository=Path(_normalize(repository)),
+        files=patterns,
+        commit=commit,
+        source=source,
+    )
+
+
+def load_spec(path: Path) -> LaneSpec:
+    """Read and validate one spec file."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"spec file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path}: not valid TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read ({exc})") from None
+    return parse_spec(raw, base=path.parent, source=path)
+
+
+def find_spec_files(paths: Iterable[Path]) -> list[Path]:
+    """Spec files named directly, or every `*.toml` under a folder (recursively), sorted."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob(f"*{SPEC_SUFFIX}") if p.is_file()))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise BadInput(f"no such spec file or folder: {path}")
+    unique: dict[Path, None] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), None)
+    return list(unique)
+
+
+def load_specs(paths: Iterable[Path]) -> list[LaneSpec]:
+    """Every spec under `paths`, sorted by id; two specs with one id are an error."""
+    specs: dict[str, LaneSpec] = {}
+    for file in find_spec_files(paths):
+        spec = load_spec(file)
+        if spec.id in specs:
+            raise BadInput(f"spec id {spec.id!r} is used twice: {specs[spec.id].source} and {file}")
+        specs[spec.id] = spec
+    if not specs:
+        raise BadInput("no lane specs found (looked for *.toml files)")
+    return [specs[key] for key in sorted(specs)]
+
+
+def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
+    """The spec's files in reading order, globs expanded against `available` (relative POSIX
+    paths of every file in the repository at the commit read)."""
+    present = set(available)
+    ordered: dict[str, None] = {}
+    for pattern in spec.files:
+        if _GLOB_CHARS.isdisjoint(pattern):
+            if pattern not in present:
+                raise BadInput(f"{spec.where}: file not found in {spec.repository}: {pattern}")
+            ordered.setdefault(pattern, None)
+            continue
+        regex = glob_regex(pattern)
+        matches = sorted(path for path in available if regex.match(path))
+        if not matches:
+            raise BadInput(f"{spec.where}: no file in {spec.repository} matches {pattern!r}")
+        for path in matches:
+            ordered.setdefault(path, None)
+    return list(ordered)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """The regular expression for one glob (the syntax is in the module docstring)."""
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            parts.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            parts.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            negate = body.startswith("!")
+            body = body[1:] if negate else body
+            parts.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(parts) + r"\Z")
+
+
+def _text(raw: dict[str, Any], key: str, where: str) -> str:
+    value = raw[key]
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def _pattern(item: object, where: str) -> str:
+    if not isinstance(item, str) or not item.strip():
+        raise BadInput(f"{where}: every entry of 'files' must be a non-empty string")
+    path = PurePosixPath(item)
+    if path.is_absolute() or ".." in path.parts or "\\" in item:
+        raise BadInput(f"{where}: file {item!r} must be a relative path inside the repository")
+    return str(path)
+
+
+def _normalize(path: Path) -> str:
+    # resolve() would follow symlinks and need the folder to exist; a spec names a folder
+    # by its path, and a missing one is reported by whoever opens it.
+    return os.path.normpath(os.path.abspath(path))

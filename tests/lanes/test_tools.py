@@ -1,0 +1,173 @@
+"""The lanes' tools: definitions, results and the one truncation rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vibey_gh.lanes.tools import (
+    TOOL_RESULT_CHAR_CAP,
+    WorkingTree,
+    list_dir,
+    normalize_path,
+    read_file,
+    run_tool,
+    tool_call_message,
+    tool_definitions,
+    tool_result_message,
+    truncate_tool_result,
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> WorkingTree:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("b\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("hello\n", encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    (tmp_path / "blob.bin").write_bytes(b"\x89PNG\x00\x01")
+    (tmp_path / "long.txt").write_text("x" * (TOOL_RESULT_CHAR_CAP + 250), encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref", encoding="utf-8")
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"\x00")
+    (tmp_path / "link.py").symlink_to(tmp_path / "pkg" / "a.py")
+    return WorkingTree(tmp_path)
+
+
+def test_short_text_is_not_touched() -> None:
+    text = "y" * TOOL_RESULT_CHAR_CAP
+    assert truncate_tool_result(text) == text
+
+
+def test_long_text_keeps_the_cap_and_says_how_much_was_cut() -> None:
+    text = "a" * 10 + "b" * 5
+    result = truncate_tool_result(text, cap=10)
+    assert result == "a" * 10 + "\n[truncated: 5 of 15 characters not shown]"
+
+
+def test_marker_counts_use_thousands_separators() -> None:
+    result = truncate_tool_result("z" * (TOOL_RESULT_CHAR_CAP + 1234))
+    assert result.startswith("z" * TOOL_RESULT_CHAR_CAP + "\n[truncated: 1,234 of ")
+    assert result.endswith(f"{TOOL_RESULT_CHAR_CAP + 1234:,} characters not shown]")
+
+
+def test_tool_definitions_are_openai_functions_and_a_fresh_copy() -> None:
+    tools = tool_definitions()
+    names = [tool["function"]["name"] for tool in tools]
+    assert names == ["read_file", "list_dir"]
+    assert all(tool["type"] == "function" for tool in tools)
+    read = tools[0]["function"]["parameters"]
+    assert set(read["properties"]) == {"path", "offset", "limit"}
+    assert read["required"] == ["path"]
+    tools[0]["function"]["name"] = "changed"
+    assert tool_definitions()[0]["function"]["name"] == "read_file"
+
+
+def test_read_file_whole_and_by_lines(tree: WorkingTree) -> None:
+    assert read_file(tree, "pkg/a.py") == "one\ntwo\nthree\nfour\n"
+    assert read_file(tree, "./pkg/a.py", offset=2, limit=2) == "two\nthree\n"
+    assert read_file(tree, "pkg/a.py", offset=4) == "four\n"
+    assert read_file(tree, "pkg/a.py", limit=1) == "one\n"
+
+
+def test_read_file_errors_are_results(tree: WorkingTree) -> None:
+    assert read_file(tree, "pkg/a.py", offset=9) == (
+        "error: pkg/a.py has 4 lines; offset 9 is past the end"
+    )
+    assert read_file(tree, "nope.py") == "error: no such file: nope.py"
+    assert read_file(tree, "pkg") == "error: pkg is a folder; use list_dir"
+    assert read_file(tree, "blob.bin") == "error: blob.bin is a binary file (6 bytes)"
+    assert read_file(tree, "../etc/passwd") == "error: '../etc/passwd' is outside the repository"
+    assert read_file(tree, "/etc/passwd") == "error: '/etc/passwd' is outside the repository"
+    assert read_file(tree, "link.py") == "error: no such file: link.py"
+    assert read_file(tree, "empty.txt") == "(empty)"
+
+
+def test_read_file_truncates_like_truncate_tool_result(tree: WorkingTree) -> None:
+    text = (tree.root / "long.txt").read_text(encoding="utf-8")
+    result = read_file(tree, "long.txt")
+    assert result == truncate_tool_result(text)
+    assert result.endswith("[truncated: 250 of 12,250 characters not shown]")
+
+
+def test_working_tree_skips_git_caches_and_symlinks(tree: WorkingTree) -> None:
+    assert list(tree.list_files()) == [
+        "README.md",
+        "blob.bin",
+        "empty.txt",
+        "long.txt",
+        "pkg/a.py",
+        "pkg/sub/b.py",
+    ]
+
+
+def test_list_dir(tree: WorkingTree) -> None:
+    assert list_dir(tree, ".") == "README.md\nblob.bin\nempty.txt\nlong.txt\npkg/"
+    assert list_dir(tree, "pkg/") == "a.py\nsub/"
+    assert list_dir(tree, "nope") == "error: no such folder: nope"
+    assert list_dir(tree, "README.md") == "error: README.md is a file; use read_file"
+
+
+def test_run_tool_accepts_json_strings_and_objects(tree: WorkingTree) -> None:
+    assert run_tool("read_file", '{"path": "README.md"}', tree) == "hello\n"
+    assert run_tool("read_file", {"path": "pkg/a.py", "offset": 4}, tree) == "four\n"
+    assert run_tool("list_dir", {"path": "pkg/sub"}, tree) == "b.py"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("read_file", "{not json", "error: the tool arguments are not valid JSON"),
+        ("read_file", "[1]", "error: the tool arguments must be a JSON object"),
+        ("read_file", {}, "error: read_file needs a 'path' string"),
+        ("read_file", {"path": "a", "offset": "2"}, "error: read_file 'offset' must be"),
+        ("read_file", {"path": "a", "limit": True}, "error: read_file 'limit' must be"),
+        ("list_dir", {"path": 3}, "error: list_dir needs a 'path' string"),
+        ("write_file", {"path": "a"}, "error: no tool named 'write_file'"),
+    ],
+)
+def test_run_tool_reports_bad_calls(
+    tree: WorkingTree, name: str, arguments: object, expected: str
+) -> None:
+    assert run_tool(name, arguments, tree).startswith(expected)  # type: ignore[arg-type]
+
+
+def test_normalize_path() -> None:
+    assert normalize_path("") == "."
+    assert normalize_path("./a/../b/c.py") == "b/c.py"
+    assert normalize_path("a/../../b") is None
+    assert normalize_path("/abs") is None
+
+
+def test_messages_are_openai_shaped() -> None:
+    call = tool_call_message("call_1", "read_file", {"path": "é.py"})
+    assert call["role"] == "assistant"
+    assert call["content"] == ""
+    function = call["tool_calls"][0]["function"]
+    assert call["tool_calls"][0]["type"] == "function"
+    assert function["name"] == "read_file"
+    assert function["arguments"] == '{"path": "é.py"}'
+    assert json.loads(function["arguments"]) == {"path": "é.py"}
+    reply = tool_result_message("call_1", "read_file", "text")
+    assert reply == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "read_file",
+        "content": "text",
+    }
+
+
+def test_a_linked_folder_cannot_lead_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret", encoding="utf-8")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "door").symlink_to(outside, target_is_directory=True)
+    tree = WorkingTree(root)
+    assert read_file(tree, "door/secret.txt") == "error: no such file: door/secret.txt"
+    assert list(tree.list_files()) == []
