@@ -122,8 +122,8 @@ def calibrate(
     state = "complete" if outcome.complete else "paused (rerun to continue)"
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
-        click.echo(f"evidence: {path}")
         if path.suffix == ".json":
+            click.echo(f"evidence: {path}")
             click.echo(f"report:   {path.with_suffix('.md')}")
     if demo:
         from ..slots.allowed import decide_allowed
