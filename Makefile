@@ -22,6 +22,7 @@ demo: $(STAMP)
 	$(BIN)/vibey-gh slots calibrate --demo
 
 test: $(STAMP)
+	PYTHON=$(BIN)/python bash tools/install-helm.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
