@@ -73,11 +73,24 @@ def calibrate(
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
     """
     from ..config import load_config
-    from ..slots.calibrate import CalibrationRequest, run_calibration
+    from ..slots.calibrate import CalibrationRequest, pending_request, run_calibration
     from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
     from .progress import make_progress
 
+    slots = parse_slots(slots_text)
     config = load_config()
+    if if_requested and not demo:
+        # a storm or a cluster Job asks often: answer before building or reading any corpus
+        asked = config.with_overrides(runner=runner, model=model)
+        asked = asked.with_overrides(window=window or asked.window)
+        fingerprint, requested = pending_request(build_environment(asked), asked.window)
+        if not requested:
+            message = "no calibration request for this fingerprint"
+            if as_json:
+                emit_json({"fingerprint": fingerprint, "skipped": True, "reason": message})
+            else:
+                click.echo(f"nothing to do: {message} ({fingerprint})")
+            return
     if demo:
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
@@ -98,7 +111,7 @@ def calibrate(
         corpus=corpus,
         window=window,
         max_tokens=max_tokens or config.max_tokens,
-        slots=parse_slots(slots_text),
+        slots=slots,
         max_runs=max_runs,
         max_slots=max_slots or 16,
         if_requested=if_requested,

@@ -109,6 +109,12 @@ class CalibrationOutcome:
         }
 
 
+def pending_request(env: Environment, window: int) -> tuple[str, bool]:
+    """Today's fingerprint at `window`, and whether a calibration request waits for it."""
+    fingerprint = env.fingerprint_of(env.device, env.production_identity(), window)
+    return fingerprint.id, request_path(env.layout, fingerprint.id).exists()
+
+
 def check_corpus_fits(corpus: Corpus, window: int) -> None:
     if corpus.max_depth_estimate > window:
         raise BadInput(

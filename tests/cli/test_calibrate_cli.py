@@ -1,0 +1,95 @@
+"""`slots calibrate` at the CLI edge: bad input is one line and exit 2, nothing overwritten."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slots"))
+from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+
+from vibey_gh.cli.main import cli
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write_config(folder: Path, **keys: object) -> None:
+    lines = ["[local_models]"] + [f"{k} = {json.dumps(v)}" for k, v in keys.items()]
+    (folder / "vibey-gh.toml").write_text("\n".join(lines) + "\n")
+
+
+def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
+    isolated_state: Path,
+) -> None:
+    code, out, _ = invoke("slots", "calibrate", "--if-requested", "--json")
+    assert code == 0
+    answer = json.loads(out)
+    assert answer["skipped"] is True and len(answer["fingerprint"]) == 16
+    assert (
+        not list((isolated_state / "runs").glob("*"))
+        if (isolated_state / "runs").exists()
+        else True
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--slots", "1,x"], "--slots takes a comma-separated list"),
+        (["--slots", "0,1"], "slot counts of 1 or more"),
+        ([], "--corpus FILE is required"),
+        (["--corpus", "missing.json"], "corpus file not found"),
+        (["--demo", "--corpus", "c.json"], "--demo builds its own corpus"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    code, _, err = invoke("slots", "calibrate", *args)
+    assert code == 2
+    assert message in err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_corpus_edited_by_hand_is_refused_and_left_alone(tmp_path: Path) -> None:
+    _, path = tiny_corpus(tmp_path)
+    data = json.loads(path.read_text())
+    data["segments"][0]["turns"][0]["messages"][0]["content"] = "edited"
+    edited = json.dumps(data)
+    path.write_text(edited)
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW))
+    assert code == 2
+    assert "hash" in err
+    assert path.read_text() == edited
+
+
+def test_a_window_smaller_than_the_deepest_turn_is_refused(tmp_path: Path) -> None:
+    corpus, path = tiny_corpus(tmp_path)
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", "512")
+    assert code == 2
+    assert f"~{corpus.max_depth_estimate} tokens" in err
+
+
+def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        write_config(
+            Path.cwd(), calibration_port=port, production_url=f"http://127.0.0.1:{free_port()}"
+        )
+        code, _, err = invoke(
+            "slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW)
+        )
+    assert code == 2
+    assert f"port {port}" in err and "in use" in err
+    assert not list((isolated_state / "evidence").glob("*.json"))
