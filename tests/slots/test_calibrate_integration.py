@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, object]] = []
         self.step_started_hook = None
+        self.turn_done_hook = None
 
     def message(self, text: str) -> None:
         self.events.append(("message", text))
@@ -45,6 +45,8 @@ class Recorder:
 
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
         self.events.append(("turn", done))
+        if self.turn_done_hook is not None:
+            self.turn_done_hook(done)
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         self.events.append(("finished", (step.index, verdict_label)))
@@ -170,32 +172,34 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     layout = StateLayout(isolated_state)
     recorder = Recorder()
     production: list = []
+    current: list[tuple[int, int]] = []
 
-    def start_production(index: int, slots: int, attempt: int) -> None:
-        if index == 2 and attempt == 1 and not production:
+    def note_step(index: int, slots: int, attempt: int) -> None:
+        current[:] = [(index, attempt)]
 
-            def launch() -> None:
-                time.sleep(0.5)
-                runner = runner_for("embedded").start(
-                    RunnerLaunch(
-                        slots=1,
-                        window=512,
-                        port=production_port,
-                        model="default",
-                        log_path=tmp_path / "prod.log",
-                    )
-                )
-                production.append(runner)
-                runner.wait_ready()
-                runner.chat(
-                    [{"role": "user", "content": "hi"}],
-                    None,
-                    ChatSettings(window=512, max_tokens=8),
-                )
+    def start_production_mid_step(done: int) -> None:
+        # runs inside step 2's replay, after its first answer: the step cannot end before
+        # production has loaded its model and the 1 Hz sampler has had time to see it
+        if current != [(2, 1)] or done != 1 or production:
+            return
+        runner = runner_for("embedded").start(
+            RunnerLaunch(
+                slots=1,
+                window=512,
+                port=production_port,
+                model="default",
+                log_path=tmp_path / "prod.log",
+            )
+        )
+        production.append(runner)
+        runner.wait_ready()
+        runner.chat(
+            [{"role": "user", "content": "hi"}], None, ChatSettings(window=512, max_tokens=8)
+        )
+        time.sleep(2.5)
 
-            threading.Thread(target=launch, daemon=True).start()
-
-    recorder.step_started_hook = start_production
+    recorder.step_started_hook = note_step
+    recorder.turn_done_hook = start_production_mid_step
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
     )

@@ -137,7 +137,8 @@ def calibrate(
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
         if path.suffix == ".json":
             click.echo(f"evidence: {path}")
-            click.echo(f"report:   {path.with_suffix('.md')}")
+            click.echo(f"summary:  {path.with_suffix('.md')}")
+            click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
     if demo:
         from ..slots.allowed import decide_allowed
 

@@ -1,11 +1,184 @@
-"""`show` (being built)."""
+"""`vibey-gh slots show`."""
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING
+
 import click
+
+from .common import emit_json, json_option, library_errors, stdout_is_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..slots.show import ShowAnswer, ShownEvidence
 
 
 @click.command()
-def show() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.option("--fingerprint", help="Show this fingerprint's evidence instead of today's.")
+@click.option(
+    "--report",
+    "write_report",
+    is_flag=True,
+    help="(Re)write the full report and its plots beside the evidence first.",
+)
+@json_option
+@click.pass_context
+@library_errors
+def show(ctx: click.Context, fingerprint: str | None, write_report: bool, as_json: bool) -> None:
+    """The evidence for this device: step table, verdicts, ideal N and report files.
+
+    Today's fingerprint is computed as `slots allowed` computes it (device, runner version,
+    model digest, window); its evidence is re-judged against today's bounds. Evidence for
+    other fingerprints in the state dir is listed with what differs from today. When today's
+    fingerprint cannot be computed (the production runner does not answer), that is said and
+    the evidence present is still listed.
+
+    Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
+    is then one run at a time); 1 when --fingerprint names evidence that does not exist or
+    cannot be read; 2 for a malformed fingerprint.
+
+    \b
+    Examples:
+      vibey-gh slots show
+      vibey-gh slots show --report              write the Markdown report and PNG plots
+      vibey-gh slots show --fingerprint f99b07f610204948
+      vibey-gh slots show --json
+    """
+    from ..slots.show import gather_show
+
+    # tests hand in the device and runner identity through the root context
+    deps = (ctx.find_root().obj or {}).get("show_deps")
+    answer = gather_show(fingerprint, write=write_report, deps=deps)
+    if as_json:
+        emit_json(answer.to_json())
+        return
+    render_answer(answer, _console(), rich_table=stdout_is_terminal())
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=not stdout_is_terminal())
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "unknown time"
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
+def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> None:
+    """Print the answer: a rich table on a terminal, the Markdown table otherwise."""
+    out = console.print
+    if answer.today is None:
+        out(f"{answer.today_problem}")
+    if answer.shown is not None:
+        _render_shown(answer, answer.shown, console, rich_table)
+    elif answer.asked is not None:
+        out(
+            f"no evidence for today's fingerprint {answer.asked}: one run at a time until "
+            "`vibey-gh slots calibrate` measures this device"
+        )
+    if answer.others:
+        out("")
+        out("other evidence in the state dir:")
+        for other in answer.others:
+            if other.problem:
+                detail = f"unreadable: {other.problem}"
+            elif other.differences is None:
+                detail = "(what differs is unknown without today's fingerprint)"
+            else:
+                detail = "differs: " + (", ".join(other.differences) or "nothing named")
+            out(f"  {other.fingerprint}  measured {_when(other.created_at)}  {detail}")
+            out(f"    {other.path}")
+    elif answer.shown is None:
+        out("no evidence in the state dir")
+
+
+def _render_shown(
+    answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
+) -> None:
+    from ..slots.table import markdown_table
+
+    out = console.print
+    whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
+    age = f"{shown.age_days:.1f} days old" + (" — STALE" if shown.stale else "")
+    out(
+        f"evidence {shown.evidence.fingerprint} {f'({whose}) ' if whose else ''}— measured "
+        f"{_when(shown.evidence.created_at)}, {age}"
+    )
+    if shown.differences:
+        out("differs from today: " + ", ".join(shown.differences))
+    if rich_table:
+        out(_rich_table(shown.rows, console))
+    else:
+        out(markdown_table(shown.rows), markup=False)
+    out("verdicts:")
+    names = [row[0] for row in shown.rows]
+    for name, verdict in zip(names, shown.judgement.verdicts, strict=True):
+        gain = "" if verdict.gain is None or verdict.slots == 1 else f", {verdict.gain:+.1%}"
+        broken = f" — {verdict.broken[0]}" if verdict.broken else ""
+        out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
+    out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
+    out("files:")
+    for path in shown.files:
+        out(f"  {path}", markup=False)
+    if shown.missing_files:
+        out(
+            f"  (no full report yet: `vibey-gh slots show --fingerprint "
+            f"{shown.evidence.fingerprint} --report` writes it)",
+            markup=False,
+        )
+
+
+# The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold rather
+# than being cut, so no figure is ever shown truncated.
+TERMINAL_HEADERS = (
+    "step",
+    "slots × window",
+    "served",
+    "turns/h",
+    "out tok/s",
+    "p50 s",
+    "p95 s",
+    "peak wired",
+    "free min",
+    "swap-out",
+    "fidelity struct / exact",
+    "verdict",
+)
+
+
+def _rich_table(rows: list[list[str]], console: Console) -> Table:
+    """Steps as rows when they fit the terminal, else steps as columns (narrow terminals)."""
+    from rich import box
+    from rich.table import Table
+
+    wide = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for header in TERMINAL_HEADERS:
+        numeric = header not in ("step", "verdict", "slots × window")
+        wide.add_column(header, justify="right" if numeric else "left", no_wrap=True)
+    for row in rows:
+        wide.add_row(*row)
+    if _natural_width(rows) <= console.width:
+        return wide
+    narrow = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    narrow.add_column("", style="bold", no_wrap=True)
+    for row in rows:
+        narrow.add_column(row[0], justify="right", overflow="fold")
+    for index, header in enumerate(TERMINAL_HEADERS[1:], start=1):
+        narrow.add_row(header, *(row[index] for row in rows))
+    return narrow
+
+
+def _natural_width(rows: list[list[str]]) -> int:
+    """Width of the wide table with nothing folded: the widest cell or header of each column,
+    three characters between columns (padding and rule) and one at each edge."""
+    widths = [
+        max([len(header), *(len(row[i]) for row in rows)])
+        for i, header in enumerate(TERMINAL_HEADERS)
+    ]
+    return sum(widths) + 3 * (len(widths) - 1) + 2

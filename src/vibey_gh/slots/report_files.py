@@ -12,6 +12,7 @@ from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path
 from .fingerprint import Fingerprint
 from .judge import judge_sweep
 from .records import StepRecord
+from .report import write_report
 from .summary import render_summary
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def build_evidence(
             "segments": len(req.corpus.segments),
             "turns": req.corpus.turn_count,
             "strata": [s.to_json() for s in req.corpus.strata],
+            "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
         },
         "method": {**method, "hash": method_hash_of(method)},
         "bounds": bounds.to_json(),
@@ -115,12 +117,14 @@ def write_evidence_files(
         recorded_path = evidence_path(env.layout, fingerprint.id)
         atomic_write_json(recorded_path, data)
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)
+        write_report(evidence, req.config.bounds, recorded_path.parent, recorded_path.stem)
     if req.out_dir is not None:
         ensure_private_dir(req.out_dir)
         out_json = req.out_dir / f"slots-{fingerprint.id}.json"
         atomic_write_json(out_json, data)
         atomic_write_text(out_json.with_suffix(".md"), markdown)
         written += [out_json, out_json.with_suffix(".md")]
+        written += write_report(evidence, req.config.bounds, req.out_dir, out_json.stem)
     decision = data["decision"]
     return CalibrationOutcome(
         fingerprint=fingerprint.id,

@@ -1,0 +1,238 @@
+"""`vibey-gh slots show`: today's evidence, the others, and what happens when things are missing."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from rich.console import Console
+
+from vibey_gh.cli.main import cli
+from vibey_gh.cli.show import render_answer
+from vibey_gh.config import LocalModels
+from vibey_gh.errors import RunnerError
+from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
+from vibey_gh.slots.allowed import AllowedDeps
+from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.fingerprint import compute_fingerprint, fingerprint_id
+from vibey_gh.slots.show import gather_show
+from vibey_gh.state import StateLayout
+
+RECORDED = (
+    Path(__file__).resolve().parent.parent
+    / "fixtures"
+    / "evidence"
+    / ("slots-a6e718b9b4a7bd46.json")
+)
+FP = "a6e718b9b4a7bd46"
+RECORDED_AT = 1_796_009_900.0
+# The device and runner the recorded sweep ran on: today's fingerprint is the recorded one.
+DEVICE = DeviceFacts(None, "AMD EPYC", 25_276_510_208, (), "Debian GNU/Linux", "12")
+RUNNER = RunnerInfo(
+    "embedded",
+    "xllamacpp 2026.10.11549",
+    "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+)
+
+
+class FixedClock:
+    def monotonic(self) -> float:
+        return 0.0
+
+    def now(self) -> float:
+        return RECORDED_AT + 2 * 86_400.0
+
+    def sleep(self, seconds: float) -> None:
+        return None
+
+
+def deps_for(root: Path, runner: RunnerInfo = RUNNER, answering: bool = True) -> AllowedDeps:
+    def identify(_config: LocalModels) -> RunnerInfo:
+        if not answering:
+            raise RunnerError("production runner at http://127.0.0.1:8080 does not answer")
+        return runner
+
+    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, identify)
+
+
+def install_recorded(root: Path) -> Path:
+    target = StateLayout(root).evidence / f"{FP}.json"
+    shutil.copyfile(RECORDED, target)
+    return target
+
+
+def install_other(root: Path, runner_version: str = "xllamacpp 2026.09.1") -> str:
+    """The recorded sweep as if measured on an older runner: another fingerprint."""
+    data = json.loads(RECORDED.read_text())
+    data["fingerprint"]["fields"]["runner_version"] = runner_version
+    data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
+    path = StateLayout(root).evidence / f"{data['fingerprint']['id']}.json"
+    path.write_text(json.dumps(data))
+    return str(data["fingerprint"]["id"])
+
+
+def run(root: Path, *args: str, deps: AllowedDeps | None = None) -> Result:
+    return CliRunner().invoke(
+        cli, ["slots", "show", *args], obj={"show_deps": deps or deps_for(root)}
+    )
+
+
+def test_the_fixture_is_todays_fingerprint() -> None:
+    assert compute_fingerprint(DEVICE, RUNNER, 4096).id == FP
+
+
+def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path) -> None:
+    evidence = install_recorded(isolated_state)
+    result = run(isolated_state)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert f"evidence {FP} (today's fingerprint)" in out
+    assert "2.0 days old" in out and "STALE" not in out
+    assert "| N=1 again | 1 × 4,096 | 16/16 | 1025.7 |" in out
+    assert "  N=2        no gain, -84.9%" in out
+    assert "ideal N = 1 — one:" in out
+    assert str(evidence) in out
+    assert "--report` writes it" in out
+
+
+def test_report_flag_writes_the_report_and_plots_beside_the_evidence(
+    isolated_state: Path,
+) -> None:
+    evidence = install_recorded(isolated_state)
+    result = run(isolated_state, "--report")
+    assert result.exit_code == 0, result.output
+    folder = evidence.parent
+    for name in ("report.md", "throughput.png", "latency.png", "memory.png", "fidelity.png"):
+        path = folder / f"{FP}-{name}"
+        assert path.is_file(), name
+        assert str(path) in result.output
+    assert "--report` writes it" not in result.output
+
+
+def test_json_has_the_rows_verdicts_and_others(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    other = install_other(isolated_state)
+    result = run(isolated_state, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["fingerprint"] == FP and data["today"]["id"] == FP
+    shown = data["evidence"]
+    assert shown["ideal"] == 1 and shown["stale"] is False
+    assert [row[0] for row in shown["rows"]] == ["N=1", "N=1 again", "N=2"]
+    assert [v["label"] for v in shown["verdicts"]] == ["floor", "baseline", "no gain"]
+    assert shown["differences_from_today"] == []
+    assert [o["fingerprint"] for o in data["others"]] == [other]
+    assert data["others"][0]["differences"] == [
+        "runner xllamacpp 2026.09.1 → xllamacpp 2026.10.11549"
+    ]
+
+
+def test_no_evidence_at_all_is_said_and_exits_zero(isolated_state: Path) -> None:
+    result = run(isolated_state)
+    assert result.exit_code == 0
+    assert f"no evidence for today's fingerprint {FP}" in result.output
+    assert "no evidence in the state dir" in result.output
+
+
+def test_other_fingerprints_are_listed_with_what_differs(isolated_state: Path) -> None:
+    other = install_other(isolated_state)
+    result = run(isolated_state)
+    assert result.exit_code == 0
+    assert f"no evidence for today's fingerprint {FP}" in result.output
+    assert f"  {other}  measured 2026-11-30" in result.output
+    assert "differs: runner xllamacpp 2026.09.1 → xllamacpp 2026.10.11549" in result.output
+
+
+def test_production_not_answering_still_lists_the_evidence(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    result = run(isolated_state, deps=deps_for(isolated_state, answering=False))
+    assert result.exit_code == 0
+    assert "today's fingerprint cannot be computed: production runner" in result.output
+    assert f"  {FP}  measured" in result.output
+    assert "what differs is unknown" in result.output
+
+
+def test_a_given_fingerprint_shows_that_evidence_and_its_differences(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    other = install_other(isolated_state)
+    result = run(isolated_state, "--fingerprint", other.upper())
+    assert result.exit_code == 0, result.output
+    assert f"evidence {other} — measured" in result.output
+    assert "differs from today: runner xllamacpp 2026.09.1 → xllamacpp 2026.10.11549" in (
+        result.output
+    )
+    assert f"  {FP}  measured" in result.output  # today's is now among the others
+
+
+def test_a_given_fingerprint_without_evidence_exits_one(isolated_state: Path) -> None:
+    result = run(isolated_state, "--fingerprint", "0000000000000000")
+    assert result.exit_code == 1
+    assert "no evidence for fingerprint 0000000000000000; run `vibey-gh slots calibrate`" in (
+        result.output
+    )
+
+
+@pytest.mark.parametrize("bad", ["xyz", "a6e718b9b4a7bd4", "a6e718b9b4a7bd46a", "../../etc"])
+def test_a_malformed_fingerprint_is_bad_input(isolated_state: Path, bad: str) -> None:
+    result = run(isolated_state, "--fingerprint", bad)
+    assert result.exit_code == 2
+    assert "--fingerprint takes 16 hex digits" in result.output
+
+
+def test_an_unreadable_evidence_file_is_listed_not_fatal(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    broken = StateLayout(isolated_state).evidence / "ffffffffffffffff.json"
+    broken.write_text("{ not json")
+    result = run(isolated_state)
+    assert result.exit_code == 0
+    assert "ffffffffffffffff  measured unknown time  unreadable:" in result.output
+    assert broken.read_text() == "{ not json"
+
+
+def test_unreadable_evidence_asked_for_by_fingerprint_exits_one(isolated_state: Path) -> None:
+    broken = StateLayout(isolated_state).evidence / "ffffffffffffffff.json"
+    broken.write_text("[]")
+    result = run(isolated_state, "--fingerprint", "ffffffffffffffff")
+    assert result.exit_code == 1
+    assert "does not hold a JSON object" in result.output
+
+
+def test_stale_evidence_is_marked(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    answer = gather_show(config=LocalModels(stale_after_days=1.0), deps=deps_for(isolated_state))
+    assert answer.shown is not None and answer.shown.stale
+
+
+def rendered(width: int, rich_table: bool, root: Path) -> str:
+    install_recorded(root)
+    answer = gather_show(config=LocalModels(), deps=deps_for(root))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, highlight=False, color_system=None)
+    render_answer(answer, console, rich_table=rich_table)
+    return buffer.getvalue()
+
+
+def test_terminal_table_is_wide_when_it_fits(isolated_state: Path) -> None:
+    text = rendered(200, True, isolated_state)
+    header = next(line for line in text.splitlines() if "turns/h" in line)
+    assert "slots × window" in header and "verdict" in header
+    assert "1025.7" in text and "…" not in text
+
+
+def test_terminal_table_turns_steps_into_columns_when_narrow(isolated_state: Path) -> None:
+    text = rendered(80, True, isolated_state)
+    header = next(line for line in text.splitlines() if "N=1 again" in line)
+    assert "N=1" in header and "N=2" in header
+    assert any(line.strip().startswith("turns/h") for line in text.splitlines())
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines() if "│" not in line) <= 80
+
+
+def test_loaded_fixture_is_the_one_the_cli_shows(isolated_state: Path) -> None:
+    path = install_recorded(isolated_state)
+    assert load_evidence(path).fingerprint == FP

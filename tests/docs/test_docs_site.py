@@ -1,0 +1,114 @@
+"""The docs site builds with --strict, and the pages that mirror the code stay current."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import yaml
+
+from vibey_gh.cli.main import cli
+from vibey_gh.cli.reference import render_cli_reference, walk_commands
+from vibey_gh.config import Bounds, LocalModels
+
+REPO = Path(__file__).resolve().parent.parent.parent
+DOCS = REPO / "docs"
+MKDOCS_YML = REPO / "mkdocs.yml"
+CLI_PAGE = DOCS / "reference" / "cli.md"
+
+
+def nav_pages(items: list) -> list[str]:
+    pages: list[str] = []
+    for item in items:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        pages.extend(nav_pages(value) if isinstance(value, list) else [value])
+    return pages
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(MKDOCS_YML),
+            "-d",
+            str(site),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = yaml.safe_load(MKDOCS_YML.read_text())
+    for page in nav_pages(config["nav"]):
+        built = site / ("index.html" if page == "index.md" else page.removesuffix(".md"))
+        target = built if built.suffix == ".html" else built / "index.html"
+        assert target.is_file(), page
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_exists() -> None:
+    config = yaml.safe_load(MKDOCS_YML.read_text())
+    assert config["theme"]["name"] == "material"
+    listed = set(nav_pages(config["nav"]))
+    present = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    assert listed == present
+
+
+def test_cli_reference_is_current() -> None:
+    assert CLI_PAGE.read_text(encoding="utf-8") == render_cli_reference(), (
+        "docs/reference/cli.md is out of date: run `python tools/gen_cli_reference.py`"
+    )
+
+
+def test_cli_reference_holds_every_command_and_its_examples() -> None:
+    page = CLI_PAGE.read_text(encoding="utf-8")
+    paths = [path for path, _ in walk_commands(cli)]
+    assert "vibey-gh slots show" in paths and "vibey-gh slots calibrate" in paths
+    for path in paths:
+        assert f"## `{path}`" in page
+    show_help = page.split("## `vibey-gh slots show`", 1)[1].split("\n## ", 1)[0]
+    assert "Examples:" in show_help and "--fingerprint" in show_help
+
+
+def test_cli_reference_does_not_depend_on_the_terminal(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = render_cli_reference()
+    monkeypatch.setenv("COLUMNS", "250")
+    assert render_cli_reference() == narrow
+
+
+def test_configuration_reference_names_every_key_with_its_default() -> None:
+    page = (DOCS / "reference" / "configuration.md").read_text(encoding="utf-8")
+    defaults = LocalModels()
+    for field in fields(LocalModels):
+        if field.name in ("source", "bounds"):
+            continue
+        row = re.search(rf"^\| `{field.name}` \| ([^|]+) \|", page, re.MULTILINE)
+        assert row, field.name
+        value = getattr(defaults, field.name)
+        if isinstance(value, int | float | str) and field.name != "production_url":
+            assert str(value).strip('"') in row.group(1) or f"{value:g}" in row.group(1), field.name
+    bound_defaults = Bounds()
+    for field in fields(Bounds):
+        row = re.search(rf"^\| `{field.name}` \| `([^`]+)` \|", page, re.MULTILINE)
+        assert row, field.name
+        assert float(row.group(1)) == float(getattr(bound_defaults, field.name)), field.name
+
+
+def test_calibrate_guide_covers_each_runner_and_links_the_cluster_guide() -> None:
+    page = (DOCS / "guides" / "calibrate.md").read_text(encoding="utf-8")
+    for heading in ("## Ollama on macOS", "## Ollama on Linux", "## llama-server"):
+        assert heading in page
+    assert "(cluster.md)" in page

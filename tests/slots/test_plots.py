@@ -1,0 +1,148 @@
+"""The report's PNG plots: every one exists, is a real PNG, and has the axes it promises."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from slot_builders import make_step, same_answers
+
+from vibey_gh.config import Bounds
+from vibey_gh.slots.evidence import Evidence, evidence_from_json, load_evidence
+from vibey_gh.slots.judge import judge_sweep
+from vibey_gh.slots.plots import (
+    PLOT_AXES,
+    PLOT_NAMES,
+    build_figures,
+    figure_png,
+    sweep_timeline,
+    write_plots,
+)
+from vibey_gh.slots.records import StepRecord
+
+RECORDED = (
+    Path(__file__).resolve().parent.parent
+    / "fixtures"
+    / "evidence"
+    / ("slots-a6e718b9b4a7bd46.json")
+)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def evidence_of(steps: list[StepRecord]) -> Evidence:
+    return evidence_from_json(
+        {
+            "kind": "vibey-gh-evidence",
+            "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
+            "created_at": 1_800_000_000.0,
+            "steps": [s.to_json() for s in steps],
+        },
+        None,
+    )
+
+
+def figures_for(evidence: Evidence, bounds: Bounds | None = None) -> dict:
+    bounds = bounds or Bounds()
+    return build_figures(evidence, judge_sweep(evidence.steps, bounds), bounds)
+
+
+def test_every_plot_has_its_axes_and_every_axis_is_labelled_with_units() -> None:
+    figures = figures_for(load_evidence(RECORDED))
+    assert tuple(figures) == PLOT_NAMES
+    for name, figure in figures.items():
+        axes = figure.get_axes()
+        assert len(axes) == PLOT_AXES[name], name
+        for ax in axes:
+            assert "(" in ax.get_ylabel() and ")" in ax.get_ylabel(), (name, ax.get_ylabel())
+        assert "(" in axes[-1].get_xlabel(), (name, axes[-1].get_xlabel())
+
+
+def test_throughput_band_spans_the_two_one_slot_runs() -> None:
+    evidence = load_evidence(RECORDED)
+    judgement = judge_sweep(evidence.steps, Bounds())
+    turns_ax = figures_for(evidence)["throughput"].get_axes()[0]
+    one_slot = [v.metrics.turns_per_hour for v in judgement.verdicts if v.slots == 1]
+    bands = [p for p in turns_ax.patches if "one-slot" in str(p.get_label())]
+    assert len(bands) == 1
+    low, high = bands[0].get_y(), bands[0].get_y() + bands[0].get_height()
+    assert (low, high) == pytest.approx((min(one_slot), max(one_slot)), rel=1e-6)
+
+
+def test_fidelity_plot_draws_the_threshold_from_the_bounds() -> None:
+    evidence = load_evidence(RECORDED)
+    bounds = Bounds(fidelity_tolerance=0.2)
+    ax = figures_for(evidence, bounds)["fidelity"].get_axes()[0]
+    threshold = [line for line in ax.get_lines() if "threshold" in str(line.get_label())]
+    assert len(threshold) == 1
+    assert threshold[0].get_ydata()[0] == pytest.approx(0.8)
+
+
+def test_write_plots_writes_valid_pngs_that_matplotlib_reads_back(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    evidence = load_evidence(RECORDED)
+    judgement = judge_sweep(evidence.steps, Bounds())
+    written = write_plots(evidence, judgement, Bounds(), tmp_path, "ev")
+    assert [p.name for p in written] == [f"ev-{name}.png" for name in PLOT_NAMES]
+    for path in written:
+        data = path.read_bytes()
+        assert data.startswith(PNG_SIGNATURE)
+        pixels = matplotlib.image.imread(path)
+        height, width = pixels.shape[:2]
+        assert width >= 800 and height >= 400, path.name
+
+
+def test_png_bytes_carry_no_software_tag() -> None:
+    figure = figures_for(load_evidence(RECORDED))["latency"]
+    data = figure_png(figure)
+    assert data.startswith(PNG_SIGNATURE)
+    assert b"Matplotlib version" not in data
+
+
+def test_timeline_lays_steps_end_to_end_with_swap_rates() -> None:
+    steps = [
+        make_step(0, 1, same_answers(), duration=100.0, swap_mb=0.0),
+        make_step(1, 1, same_answers(), duration=100.0, swap_mb=0.0),
+        make_step(2, 2, same_answers(), duration=50.0, swap_mb=120.0, wired_gb=6.0),
+    ]
+    line = sweep_timeline(steps, ["N=1", "N=1 again", "N=2"], 0.8)
+    assert line.x == [0.0, 100.0, 100.0, 200.0, 200.0, 250.0]
+    assert [(s, e, n) for s, e, n, _ in line.steps] == [
+        (0.0, 100.0, "N=1"),
+        (100.0, 200.0, "N=1 again"),
+        (200.0, 250.0, "N=2"),
+    ]
+    assert line.steps[0][3] == pytest.approx(0.8 * 24.0)  # ceiling in GB of the 24 GB budget
+    assert line.wired_gb[-1] == pytest.approx(6.0)
+    assert line.free_pct[0] == pytest.approx(50.0)
+    # the first sample of each step has no rate; the last of N=2 swapped 120 MB/min
+    assert math.isnan(line.swap_out_mb_per_min[0]) and math.isnan(line.swap_out_mb_per_min[4])
+    assert line.swap_out_mb_per_min[5] == pytest.approx(120.0)
+    assert all(math.isnan(v) for v in line.runner_rss_gb)
+
+
+def test_a_lone_one_slot_step_still_gives_every_plot(tmp_path: Path) -> None:
+    evidence = evidence_of([make_step(0, 1, same_answers())])
+    figures = figures_for(evidence)
+    assert {name: len(f.get_axes()) for name, f in figures.items()} == PLOT_AXES
+    texts = [t.get_text() for t in figures["fidelity"].get_axes()[0].texts]
+    assert "no step was compared with the first one-slot run" in texts
+    written = write_plots(evidence, judge_sweep(evidence.steps, Bounds()), Bounds(), tmp_path, "x")
+    assert all(p.read_bytes().startswith(PNG_SIGNATURE) for p in written)
+
+
+def test_missing_readings_become_gaps_not_zeros() -> None:
+    step = make_step(0, 1, same_answers())
+    gappy = StepRecord.from_json(
+        {
+            **step.to_json(),
+            "timeline": [
+                [0.0, None, None, None, None, None, None, None],
+                [10.0, None, None, None, None, None, None, None],
+            ],
+        }
+    )
+    line = sweep_timeline([gappy], ["N=1"], 0.8)
+    assert all(math.isnan(v) for v in line.wired_gb + line.free_pct + line.swap_out_mb_per_min)
+    assert len(figures_for(evidence_of([gappy]))["memory"].get_axes()) == 3
