@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint install
+.PHONY: demo test lint install docs
 
 $(STAMP): pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
@@ -30,3 +30,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+
+docs: $(STAMP)
+	$(BIN)/python tools/gen_cli_reference.py
+	$(BIN)/mkdocs build --strict
