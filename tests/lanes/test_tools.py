@@ -171,3 +171,22 @@ def test_a_linked_folder_cannot_lead_outside(tmp_path: Path) -> None:
     tree = WorkingTree(root)
     assert read_file(tree, "door/secret.txt") == "error: no such file: door/secret.txt"
     assert list(tree.list_files()) == []
+
+
+def test_working_tree_refuses_links_out_and_special_files(tmp_path: Path) -> None:
+    import os
+
+    from vibey_gh.lanes.tools import WorkingTree
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    (root / "linkdir").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(root / "pipe")
+    tree = WorkingTree(root)
+    with pytest.raises(FileNotFoundError):
+        tree.read_bytes("linkdir/secret.txt")
+    with pytest.raises(FileNotFoundError):
+        tree.read_bytes("pipe")

@@ -120,8 +120,12 @@ def calibrate(
     )
     env = build_environment(config)
     progress = make_progress(live=stdout_is_terminal() and not as_json)
+    from ..storm.lock import model_lock
+
     try:
-        outcome = run_calibration(request, env, progress)
+        # lanes hold the model lock shared; a calibration takes it whole or refuses
+        with model_lock(env.layout, exclusive=True, wait=False, role="calibration"):
+            outcome = run_calibration(request, env, progress)
     finally:
         progress.close()
     if as_json:

@@ -1,11 +1,123 @@
-"""`lane run` (being built)."""
+"""`vibey-gh lane run`: one lane against the production runner, with durable records."""
 
 from __future__ import annotations
 
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
 import click
+
+from .common import emit_json, json_option, library_errors
 
 
 @click.command()
-def run() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--max-turns",
+    type=click.IntRange(1),
+    default=32,
+    show_default=True,
+    help="End the lane after this many turns without a plain answer.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0),
+    default=2,
+    show_default=True,
+    help="Times a malformed tool call is sent again.",
+)
+@click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default: config).")
+@click.option("--no-wait", is_flag=True, help="Refuse instead of waiting while a calibration runs.")
+@json_option
+@library_errors
+def run(
+    spec_path: Path,
+    max_turns: int,
+    retries: int,
+    max_tokens: int | None,
+    no_wait: bool,
+    as_json: bool,
+) -> None:
+    """Run one lane from a lane spec against the configured production runner.
+
+    The lane sends the system prompt and the spec's plan, then lets the model call read_file
+    and list_dir over the spec's repository — read-only, and never outside its root — until it
+    answers in plain text or --max-turns is reached. Every request, reply and tool result is
+    appended (and fsynced) to events.jsonl under the state root's lanes/ folder. The lane holds
+    the model lock shared: it waits while a calibration holds it (or refuses with --no-wait).
+    Exit 0 when the lane answered, 1 when it failed, ran out of turns or was interrupted.
+
+    \b
+    Examples:
+      vibey-gh lane run specs/state-layout.toml
+      vibey-gh lane run specs/state-layout.toml --max-turns 8 --retries 1 --json
+    """
+    from ..config import load_config
+    from ..interfaces.slots_interface import ChatSettings
+    from ..lanes.client import production_client, runner_description
+    from ..lanes.loop import LaneOptions, check_repository, run_lane
+    from ..lanes.records import LaneRecorder, new_run_id
+    from ..lanes.specs import load_spec
+    from ..state import StateLayout
+    from ..storm.lock import model_lock
+
+    config = load_config()
+    spec = load_spec(spec_path)
+    options = LaneOptions(max_turns=max_turns, retries=retries)
+    executor = check_repository(spec)
+    layout = StateLayout.from_env()
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        click.echo("stopping after the turn in flight (again to stop at once)", err=True)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with model_lock(
+            layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop
+        ):
+            client = production_client(config)
+            try:
+                recorder = LaneRecorder(layout.lanes, new_run_id(spec.id))
+                settings = ChatSettings(
+                    window=config.window, max_tokens=max_tokens or config.max_tokens
+                )
+                outcome = run_lane(
+                    spec,
+                    client,
+                    settings,
+                    recorder,
+                    options=options,
+                    runner=runner_description(config),
+                    executor=executor,
+                    stop=stop,
+                )
+            finally:
+                client.close()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if as_json:
+        emit_json(outcome.to_json())
+    else:
+        if outcome.answer:
+            click.echo(outcome.answer)
+        summary = (
+            f"lane {outcome.run_id}: {outcome.status} after {outcome.turns} turns, "
+            f"{outcome.tool_calls} tool calls, {outcome.retries} retries"
+        )
+        if outcome.refused_tools:
+            summary += f", {outcome.refused_tools} refused"
+        _say(summary + (f" ({outcome.error})" if outcome.error else ""))
+        _say(f"record: {outcome.record}")
+    if outcome.status != "answered":
+        raise click.exceptions.Exit(1)
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)

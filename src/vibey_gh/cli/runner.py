@@ -1,11 +1,158 @@
-"""`runner serve` (being built)."""
+"""`vibey-gh runner serve`: run a model server in the foreground until Ctrl-C."""
 
 from __future__ import annotations
 
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Protocol, runtime_checkable
+
 import click
+
+from ..config import load_config
+from ..errors import RunnerError
+from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
+from ..runners.registry import DEFAULT_PORTS, check_kind, runner_for
+from ..state import StateLayout
+from .common import emit_json, json_option, library_errors
+
+WATCH_INTERVAL_S = 0.5
+
+
+@runtime_checkable
+class _ReportsExit(Protocol):
+    def exit_code(self) -> int | None: ...
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: stop the runner like Ctrl-C does."""
+
+
+def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
+    raise _Terminated()
+
+
+def default_log_path(kind: str, port: int) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    return StateLayout.from_env().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
+
+
+def _wait_until_stopped(running: RunningRunner) -> None:
+    """Block until the runner's process ends on its own (an error) or a signal arrives."""
+    while True:
+        if isinstance(running, _ReportsExit) and running.exit_code() is not None:
+            raise RunnerError(
+                f"the runner exited with code {running.exit_code()}; see its log {running.log_path}"
+            )
+        time.sleep(WATCH_INTERVAL_S)
 
 
 @click.command()
-def serve() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.option(
+    "--runner",
+    "runner_kind",
+    default=None,
+    help="embedded, llama-server or ollama (default: [local_models] runner).",
+)
+@click.option("--slots", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--window",
+    type=click.IntRange(min=64),
+    default=None,
+    help="Tokens per slot (default: [local_models] window).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Port on 127.0.0.1 (default: 8080; 11434 for ollama).",
+)
+@click.option(
+    "--model",
+    default=None,
+    help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
+)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads.")
+@click.option("--binary", default=None, help="llama-server or ollama executable.")
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Runner log file (default: under the state dir's runs/).",
+)
+@click.option(
+    "--ready-timeout",
+    type=click.FloatRange(min=1.0),
+    default=180.0,
+    show_default=True,
+    help="Seconds to wait for the model to load.",
+)
+@json_option
+@library_errors
+def serve(
+    runner_kind: str | None,
+    slots: int,
+    window: int | None,
+    port: int | None,
+    model: str | None,
+    threads: int | None,
+    binary: str | None,
+    log_path: Path | None,
+    ready_timeout: float,
+    as_json: bool,
+) -> None:
+    """Run a model server in the foreground until Ctrl-C (or SIGTERM).
+
+    It binds 127.0.0.1 only, prints its URL and log path once the model is loaded, and stops its
+    whole process tree on exit. With --json the same facts are printed as one JSON object.
+
+    \b
+    Examples:
+      vibey-gh runner serve --runner embedded --slots 2 --window 4096
+      vibey-gh runner serve --runner embedded --slots 1 --window 2048 --port 8081 --json
+      vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
+    """
+    config = load_config()
+    kind = check_kind(runner_kind or config.runner)
+    chosen_port = port or DEFAULT_PORTS[kind]
+    launch = RunnerLaunch(
+        slots=slots,
+        window=window or config.window,
+        port=chosen_port,
+        model=model or config.model,
+        log_path=log_path or default_log_path(kind, chosen_port),
+        binary=binary or config.runner_binary,
+        threads=threads,
+    )
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    running: RunningRunner | None = None
+    try:
+        running = runner_for(kind).start(launch)
+        running.wait_ready(ready_timeout)
+        facts = {
+            "runner": kind,
+            "url": running.base_url,
+            "log": str(running.log_path),
+            "pid": running.pid,
+            "slots": launch.slots,
+            "window": launch.window,
+            "model": launch.model,
+        }
+        if as_json:
+            emit_json(facts)
+        else:
+            click.echo(f"{kind} runner: {launch.slots} slots x {launch.window} tokens")
+            click.echo(f"url: {running.base_url}")
+            click.echo(f"log: {running.log_path}")
+            click.echo("Ctrl-C stops it.", err=True)
+        _wait_until_stopped(running)
+    except (KeyboardInterrupt, _Terminated):
+        click.echo("stopping the runner", err=True)
+    finally:
+        try:
+            if running is not None:
+                running.stop()
+        finally:
+            signal.signal(signal.SIGTERM, previous)

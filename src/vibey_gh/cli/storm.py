@@ -1,11 +1,148 @@
-"""`storm run` (being built)."""
+"""`vibey-gh storm run`: work a queue of lane specs, obeying `slots allowed`."""
 
 from __future__ import annotations
 
+import signal
+from pathlib import Path
+from types import FrameType
+
 import click
+
+from .common import emit_json, json_option, library_errors
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
 
 
 @click.command()
-def run() -> None:
-    """(being built)"""
-    raise click.ClickException("not built yet")
+@click.argument("queue", metavar="QUEUE_DIR", type=click.Path(path_type=Path))
+@click.option("--once", is_flag=True, help="Exit once the queue is empty (after calibrating).")
+@click.option("--max-passes", type=click.IntRange(1), help="Stop claiming after N passes.")
+@click.option(
+    "--poll",
+    "poll_s",
+    type=click.FloatRange(min=0.01),
+    default=30.0,
+    show_default=True,
+    help="Seconds between passes while idle.",
+)
+@click.option("--max-turns", type=click.IntRange(1), default=32, show_default=True)
+@click.option("--retries", type=click.IntRange(0), default=2, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(1), help="Lanes' output cap (default: config).")
+@click.option("--no-calibrate", is_flag=True, help="Never calibrate, even when requested.")
+@click.option(
+    "--calibration-slots", "calibration_slots", help="Steps of an idle calibration, e.g. 1,1,2."
+)
+@click.option("--calibration-max-tokens", type=click.IntRange(1), help="Its output cap.")
+@click.option("--calibration-max-runs", type=click.IntRange(1), help="Its new steps per storm.")
+@click.option(
+    "--calibration-segments",
+    type=click.IntRange(1),
+    default=5,
+    show_default=True,
+    help="Its corpus: segments per depth stratum.",
+)
+@click.option(
+    "--calibration-segment-turns",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Its corpus: consecutive turns per segment.",
+)
+@click.option(
+    "--min-lane-turns",
+    type=click.IntRange(1),
+    default=60,
+    show_default=True,
+    help="Build the corpus from the storm's lane records once they hold this many turns.",
+)
+@click.option(
+    "--threads", type=click.IntRange(1), help="CPU threads of the calibration's embedded runner."
+)
+@json_option
+@library_errors
+def run(
+    queue: Path,
+    once: bool,
+    max_passes: int | None,
+    poll_s: float,
+    max_turns: int,
+    retries: int,
+    max_tokens: int | None,
+    no_calibrate: bool,
+    calibration_slots: str | None,
+    calibration_max_tokens: int | None,
+    calibration_max_runs: int | None,
+    calibration_segments: int,
+    calibration_segment_turns: int,
+    min_lane_turns: int,
+    threads: int | None,
+    as_json: bool,
+) -> None:
+    """Run the lane specs in QUEUE_DIR/pending/, as many at once as `slots allowed` says.
+
+    Each pass re-reads the config, asks `allowed`, logs the answer and its reason, and claims
+    specs (pending/ → running/ → done/ or failed/) until that many lanes run. When the queue is
+    empty and `allowed` has asked for a calibration, the storm takes the model lock
+    exclusively, builds a corpus (from its own lane records once they hold --min-lane-turns
+    turns, else from the specs in done/) and calibrates. Lane records and storm.log live under
+    the state root, in lanes/storm-<queue>-<hash>/.
+
+    Ctrl-C (or SIGTERM) stops cleanly: no new lane starts, running lanes stop after their turn
+    in flight and go back to pending/. A second Ctrl-C stops at once; the next run puts what
+    was left in running/ where its lane record says (done/ if it had finished, else pending/).
+
+    \b
+    Examples:
+      vibey-gh storm run ~/storm-queue                 # poll forever
+      vibey-gh storm run ~/storm-queue --once          # until the queue is empty
+      vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
+    """
+    from ..lanes.loop import LaneOptions
+    from ..storm.calibration import CalibrationPlan
+    from ..storm.runner import StormControl, StormOptions, default_deps, run_storm
+    from .calibrate import parse_slots
+
+    options = StormOptions(
+        queue=queue,
+        once=once,
+        max_passes=max_passes,
+        poll_s=poll_s,
+        lane=LaneOptions(max_turns=max_turns, retries=retries),
+        max_tokens=max_tokens,
+        calibration=CalibrationPlan(
+            slots=parse_slots(calibration_slots),
+            max_tokens=calibration_max_tokens,
+            segments_per_stratum=calibration_segments,
+            segment_turns=calibration_segment_turns,
+            min_lane_turns=min_lane_turns,
+            max_runs=calibration_max_runs,
+            threads=threads,
+            enabled=not no_calibrate,
+        ),
+    )
+    control = StormControl()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        if control.calibrating or control.stop.is_set():
+            raise KeyboardInterrupt
+        _say("stopping: no new lanes; running lanes stop after their turn in flight")
+        control.request_stop()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        summary = run_storm(options, default_deps(_say), control)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if as_json:
+        emit_json(summary.to_json())
+        return
+    result = summary.to_json()
+    click.echo(
+        f"storm: {result['lanes_started']} lanes started, {result['lanes_done']} done, "
+        f"{result['lanes_failed']} failed, {result['lanes_interrupted']} back to pending; "
+        f"queue now {result['queue']}"
+    )
+    click.echo(f"log: {summary.log}")

@@ -121,6 +121,8 @@ class WorkingTree:
             raise FileNotFoundError(path)
         if full.is_dir():
             raise IsADirectoryError(path)
+        if not full.is_file():  # a named pipe or device would block or never end
+            raise FileNotFoundError(path)
         return full.read_bytes()
 
 

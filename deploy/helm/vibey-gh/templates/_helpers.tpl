@@ -198,6 +198,10 @@ extended resources).
   value: {{ printf "%s/%s" $paths.config .config | quote }}
 - name: VIBEY_GH_SLOTS_DIR
   value: {{ $paths.state | quote }}
+- name: VIBEY_GH_NODE
+  valueFrom:
+    fieldRef:
+      fieldPath: spec.nodeName
 - name: OLLAMA_MODELS
   value: {{ $paths.models | quote }}
 - name: HOME

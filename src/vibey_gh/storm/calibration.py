@@ -1,0 +1,142 @@
+"""The storm's idle-time calibration: the corpus it builds, and the run under the model lock.
+
+The corpus comes from the storm's own lane records — the payloads its lanes really sent — when
+they hold at least `min_lane_turns` turns and a segment fits the window; otherwise from the
+specs the storm committed to (those in done/), planned and read as the corpus plans them. The
+calibration runs with `if_requested`, so it measures only a fingerprint `slots allowed` asked
+for, and holds the model lock exclusively: no lane starts while it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import LocalModels
+from ..errors import BadInput
+from ..interfaces.slots_interface import MemorySample
+from ..slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
+from ..slots.corpus import (
+    DEFAULT_SEGMENT_TURNS,
+    DEFAULT_SEGMENTS_PER_STRATUM,
+    Corpus,
+    build_corpus,
+)
+from ..slots.pool import build_pool
+from ..slots.records import StepRecord
+from ..state import StateLayout
+from .lock import model_lock
+
+DEFAULT_MIN_LANE_TURNS = 60
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """How big an idle-time calibration is. `slots` None = the sweep's own 1, 1, 2, 3, …;
+    `max_tokens` None = the config's output cap."""
+
+    slots: tuple[int, ...] | None = None
+    max_tokens: int | None = None
+    segments_per_stratum: int = DEFAULT_SEGMENTS_PER_STRATUM
+    segment_turns: int = DEFAULT_SEGMENT_TURNS
+    min_lane_turns: int = DEFAULT_MIN_LANE_TURNS
+    max_runs: int | None = None
+    threads: int | None = None
+    enabled: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slots": list(self.slots) if self.slots else None,
+            "max_tokens": self.max_tokens,
+            "segments_per_stratum": self.segments_per_stratum,
+            "segment_turns": self.segment_turns,
+            "min_lane_turns": self.min_lane_turns,
+            "max_runs": self.max_runs,
+            "threads": self.threads,
+            "enabled": self.enabled,
+        }
+
+
+def storm_corpus(
+    records_root: Path, done_folder: Path, window: int, plan: CalibrationPlan
+) -> tuple[Corpus, str]:
+    """The corpus to calibrate with, and a sentence saying where it came from."""
+
+    def draw(pool: Any) -> Corpus:
+        return build_corpus(
+            pool,
+            window=window,
+            segments_per_stratum=plan.segments_per_stratum,
+            segment_turns=plan.segment_turns,
+        )
+
+    why_not_lanes: str
+    try:
+        pool = build_pool(from_lanes=[records_root])
+        if pool.turn_count >= plan.min_lane_turns:
+            return draw(pool), f"from its own lane records ({pool.turn_count} turns)"
+        why_not_lanes = (
+            f"its lane records hold {pool.turn_count} turns, fewer than {plan.min_lane_turns}"
+        )
+    except BadInput as exc:
+        why_not_lanes = f"its lane records are not usable ({exc})"
+    pool = build_pool(specs=[done_folder])
+    return draw(pool), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
+
+
+class LogProgress:
+    """A calibration's progress as storm log lines (one per step event, not per turn)."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._turns = 0
+
+    def message(self, text: str) -> None:
+        self._log(f"calibration: {text}")
+
+    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
+        self._turns = turns
+        again = f" (attempt {attempt})" if attempt > 1 else ""
+        self.message(f"step {index}: N={slots}{again}, {turns} turns")
+
+    def runner_ready(self, load_seconds: float | None) -> None:
+        if load_seconds is not None:
+            self.message(f"runner ready, model loaded in {load_seconds:.1f}s")
+
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        if done == self._turns:
+            self.message(f"{done}/{self._turns} turns, {served} served")
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        self.message(f"step {step.index} N={step.slots}: {verdict_label}")
+
+
+def calibrate_idle(
+    config: LocalModels,
+    layout: StateLayout,
+    records_root: Path,
+    done_folder: Path,
+    plan: CalibrationPlan,
+    log: Any,
+) -> CalibrationOutcome:
+    """Take the model lock exclusively, build the corpus, run `calibrate --if-requested`."""
+    from ..slots.wiring import build_environment
+
+    with model_lock(layout, exclusive=True, wait=False, role="calibration"):
+        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
+        log(
+            f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
+            f"{len(corpus.segments)} segments, {corpus.turn_count} turns"
+        )
+        request = CalibrationRequest(
+            config=config,
+            corpus=corpus,
+            window=config.window,
+            max_tokens=plan.max_tokens or config.max_tokens,
+            slots=plan.slots,
+            max_runs=plan.max_runs,
+            if_requested=True,
+            threads=plan.threads,
+        )
+        return run_calibration(request, build_environment(config, layout), LogProgress(log))

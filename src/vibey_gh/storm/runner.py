@@ -1,0 +1,386 @@
+"""The storm: work a queue folder, as many lanes at once as `slots allowed` says.
+
+Each pass re-reads the config, asks `decide_allowed` (the library call), logs the answer and
+its reason, settles lanes that ended, and claims pending specs until that many lanes run. A
+pass follows every lane's end; while fewer lanes run than allowed (or none), one follows every
+`poll_s` seconds too, to see new specs. Lanes are threads of this process, each holding the
+model lock shared; a lane that cannot get it (a calibration holds it) is not started, and the
+log says who holds it. When nothing is pending or running and a calibration request exists,
+the storm calibrates (`storm.calibration`) — at most once per fingerprint per storm, so a
+failing calibration is not retried in a loop.
+
+Stopping (`control.stop`, set by SIGINT/SIGTERM): no lane is claimed any more; running lanes
+end at their next turn boundary as "interrupted" and their specs return to pending/. A
+calibration in progress is interrupted at once (KeyboardInterrupt): its completed steps are
+checkpointed and the next calibration resumes them. A KeyboardInterrupt outside a calibration
+(a second Ctrl-C) leaves at once: lanes still running stay in running/, and the next storm
+settles them from their records like after a crash.
+
+Records and the log live under the state root, in `lanes/storm-<queue>-<hash>/`: one folder per
+lane run (`events.jsonl`) and `storm.log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import LocalModels, load_config
+from ..errors import BadInput, Refused, VibeyError
+from ..files import append_line_durably
+from ..interfaces.slots_interface import ChatSettings
+from ..lanes.client import ChatClient, production_client, runner_description
+from ..lanes.loop import LaneOptions, LaneOutcome, run_lane
+from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
+from ..lanes.specs import load_spec
+from ..slots.allowed import AllowedAnswer, decide_allowed
+from ..slots.calibrate import CalibrationOutcome
+from ..slots.evidence import pending_requests
+from ..state import StateLayout
+from .calibration import CalibrationPlan, calibrate_idle
+from .lock import file_lock, model_lock
+from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
+
+LOG_FILE = "storm.log"
+# What follows a pass: poll again later, wait for a lane to end, pass again now, or stop.
+WAIT, FULL, AGAIN, END = "wait", "full", "again", "end"
+DEFAULT_POLL_S = 30.0
+
+
+@dataclass(frozen=True)
+class StormOptions:
+    queue: Path
+    once: bool = False
+    max_passes: int | None = None
+    poll_s: float = DEFAULT_POLL_S
+    lane: LaneOptions = field(default_factory=LaneOptions)
+    max_tokens: int | None = None
+    calibration: CalibrationPlan = field(default_factory=CalibrationPlan)
+
+
+@dataclass
+class StormControl:
+    """Shared with the signal handlers: `stop` asks for a clean stop; `calibrating` tells a
+    handler that a stop must interrupt a calibration instead of waiting for it."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    wake: threading.Event = field(default_factory=threading.Event)
+    calibrating: bool = False
+
+    def request_stop(self) -> None:
+        self.stop.set()
+        self.wake.set()
+
+
+Calibrate = Callable[[LocalModels, StateLayout, Path, Path, CalibrationPlan, Any], Any]
+
+
+@dataclass(frozen=True)
+class StormDeps:
+    """The world the storm touches, injectable for tests."""
+
+    layout: StateLayout
+    clock: Clock
+    load_config: Callable[[], LocalModels]
+    decide: Callable[[LocalModels], AllowedAnswer]
+    client_for: Callable[[LocalModels], ChatClient]
+    calibrate: Calibrate
+    echo: Callable[[str], None]
+
+
+def default_deps(echo: Callable[[str], None]) -> StormDeps:
+    return StormDeps(
+        layout=StateLayout.from_env(),
+        clock=SYSTEM_CLOCK,
+        load_config=load_config,
+        decide=lambda config: decide_allowed(config),
+        client_for=production_client,
+        calibrate=calibrate_idle,
+        echo=echo,
+    )
+
+
+@dataclass
+class StormSummary:
+    passes: int = 0
+    started: int = 0
+    settled: dict[str, int] = field(default_factory=lambda: {DONE: 0, FAILED: 0, PENDING: 0})
+    calibrations: list[dict[str, Any]] = field(default_factory=list)
+    stopped: bool = False
+    log: Path | None = None
+    records: Path | None = None
+    queue: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passes": self.passes,
+            "lanes_started": self.started,
+            "lanes_done": self.settled[DONE],
+            "lanes_failed": self.settled[FAILED],
+            "lanes_interrupted": self.settled[PENDING],
+            "calibrations": self.calibrations,
+            "stopped": self.stopped,
+            "log": str(self.log) if self.log else None,
+            "records": str(self.records) if self.records else None,
+            "queue": self.queue,
+        }
+
+
+def storm_folder(layout: StateLayout, queue_root: Path) -> Path:
+    """`lanes/storm-<queue name>-<8 hex of its path>`: one per queue folder."""
+    resolved = str(queue_root.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", queue_root.resolve().name) or "queue"
+    digest = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:8]
+    return layout.lanes / f"storm-{slug}-{digest}"
+
+
+class StormLog:
+    """Timestamped lines in storm.log (appended and fsynced), echoed to stderr."""
+
+    def __init__(self, path: Path, clock: Clock, echo: Callable[[str], None]) -> None:
+        self.path, self.clock, self.echo = path, clock, echo
+        self._lock = threading.Lock()
+
+    def __call__(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))
+        with self._lock:
+            append_line_durably(self.path, f"{stamp} {message}")
+        self.echo(message)
+
+
+@dataclass
+class _LaneJob:
+    name: str
+    run_id: str
+    spec_path: Path
+    lock: contextlib.ExitStack
+    thread: threading.Thread | None = None
+    outcome: LaneOutcome | None = None
+    error: str | None = None
+    finished: bool = False
+
+
+class Storm:
+    def __init__(self, options: StormOptions, deps: StormDeps, control: StormControl) -> None:
+        self.options, self.deps, self.control = options, deps, control
+        self.queue = StormQueue(options.queue, deps.clock)
+        self.records = storm_folder(deps.layout, self.queue.root)
+        self.log = StormLog(self.records / LOG_FILE, deps.clock, deps.echo)
+        self.summary = StormSummary(log=self.log.path, records=self.records)
+        self.running: dict[str, _LaneJob] = {}
+        self.calibration_tried: set[str] = set()
+
+    # --- lanes ---------------------------------------------------------------------------
+
+    def _lane_body(self, job: _LaneJob, config: LocalModels) -> None:
+        client: ChatClient | None = None
+        try:
+            recorder = LaneRecorder(self.records, job.run_id, self.deps.clock)
+            try:
+                spec = load_spec(job.spec_path)
+            except BadInput as exc:
+                recorder.write(
+                    "start",
+                    schema_version=RECORD_SCHEMA,
+                    kind=RECORD_KIND,
+                    spec_file=str(job.spec_path),
+                )
+                recorder.end(status="failed", error=str(exc), turns=0, retries=0)
+                job.error = str(exc)
+                return
+            client = self.deps.client_for(config)
+            settings = ChatSettings(
+                window=config.window, max_tokens=self.options.max_tokens or config.max_tokens
+            )
+            job.outcome = run_lane(
+                spec,
+                client,
+                settings,
+                recorder,
+                options=self.options.lane,
+                runner=runner_description(config),
+                stop=self.control.stop,
+                clock=self.deps.clock,
+            )
+        except Exception as exc:  # recorded by run_lane where it could be; never kills the storm
+            job.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if client is not None:
+                client.close()
+            job.lock.close()
+            job.finished = True  # before the wake, so the pass it wakes sees it finished
+            self.control.wake.set()
+
+    def _start_lanes(self, allowed: int, config: LocalModels) -> None:
+        for name in self.queue.pending():
+            if len(self.running) >= allowed or self.control.stop.is_set():
+                return
+            stack = contextlib.ExitStack()
+            try:
+                stack.enter_context(
+                    model_lock(self.deps.layout, exclusive=False, wait=False, role="lane")
+                )
+            except Refused as exc:
+                self.log(f"not starting lanes: {exc}")
+                return
+            claim = self.queue.claim(name, new_run_id(Path(name).stem, self.deps.clock))
+            if claim is None:
+                stack.close()
+                continue
+            job = _LaneJob(claim.name, claim.run_id, claim.spec_path, stack)
+            job.thread = threading.Thread(
+                target=self._lane_body, args=(job, config), name=f"lane {name}", daemon=True
+            )
+            self.running[name] = job
+            self.summary.started += 1
+            self.log(f"lane {name} started as {claim.run_id}")
+            job.thread.start()
+
+    def _settle_finished(self, wait: bool = False) -> None:
+        for name, job in list(self.running.items()):
+            assert job.thread is not None
+            if not (wait or job.finished):
+                continue
+            job.thread.join()
+            del self.running[name]
+            outcome = job.outcome
+            status = outcome.status if outcome else "failed"
+            state = STATE_OF_END.get(status, FAILED)
+            destination = self.queue.settle(name, state)
+            self.summary.settled[state] += 1
+            if outcome is not None:
+                detail = f"after {outcome.turns} turns, {outcome.retries} retries"
+                if outcome.error:
+                    detail += f" ({outcome.error})"
+            else:
+                detail = f"({job.error or 'no outcome'})"
+            self.log(f"lane {name} ({job.run_id}) {status} {detail} → {state}/{destination}")
+
+    # --- calibration ---------------------------------------------------------------------
+
+    def _maybe_calibrate(self, config: LocalModels) -> bool:
+        """Calibrate when a request is pending that this storm has not tried; True if it did."""
+        plan = self.options.calibration
+        if not plan.enabled:
+            return False
+        requests = pending_requests(self.deps.layout)
+        fresh = {
+            str(r.get("fingerprint", {}).get("id"))
+            for r in requests
+            if isinstance(r.get("fingerprint"), dict)
+        } - self.calibration_tried
+        if not fresh:
+            return False
+        self.calibration_tried |= fresh
+        self.log(f"idle with a calibration request ({', '.join(sorted(fresh))}): calibrating")
+        self.control.calibrating = True
+        try:
+            outcome = self.deps.calibrate(
+                config,
+                self.deps.layout,
+                self.records,
+                self.queue.folder(DONE),
+                plan,
+                self.log,
+            )
+        except KeyboardInterrupt:
+            self.log("calibration interrupted; its completed steps are checkpointed")
+            self.control.request_stop()
+            return True
+        except (VibeyError, OSError) as exc:
+            self.log(f"calibration not run: {exc}")
+            self.summary.calibrations.append({"error": str(exc)})
+            return True
+        finally:
+            self.control.calibrating = False
+        self._log_calibration(outcome)
+        return True
+
+    def _log_calibration(self, outcome: Any) -> None:
+        if isinstance(outcome, CalibrationOutcome):
+            self.summary.calibrations.append(outcome.to_json())
+            if outcome.skipped:
+                self.log(f"calibration skipped: {outcome.reason}")
+                return
+            where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
+            recorded = "recorded" if outcome.recorded else "NOT recorded"
+            self.log(f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}")
+        else:
+            self.summary.calibrations.append({"outcome": repr(outcome)})
+            self.log(f"calibration finished: {outcome!r}")
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def _pass(self) -> str:
+        """One pass; what to do next: WAIT for a lane or the poll, go AGAIN now, or END."""
+        self.summary.passes += 1
+        config = self.deps.load_config()
+        answer = self.deps.decide(config)
+        self.log(f"pass {self.summary.passes}: allowed {answer.line()}")
+        self._start_lanes(answer.allowed, config)
+        if self.running and len(self.running) >= answer.allowed:
+            return FULL
+        if self.running or self.queue.pending():
+            return WAIT
+        if self._maybe_calibrate(config):
+            return END if self.control.stop.is_set() else AGAIN  # AGAIN logs the new answer
+        return END if self.options.once else WAIT
+
+    def run(self) -> StormSummary:
+        lock_path = self.deps.layout.locks / f"{self.records.name}.lock"
+        with file_lock(
+            lock_path, exclusive=True, wait=False, role="storm", name="storm queue lock"
+        ):
+            self.log(f"storm on {self.queue.root}: {self.queue.counts()}")
+            for line in self.queue.recover(self.records):
+                self.log(line)
+            try:
+                self._loop()
+            except KeyboardInterrupt:
+                self._settle_finished()
+                self.log(f"stopped at once: {len(self.running)} lane(s) left in running/")
+                raise
+            if self.control.stop.is_set():
+                self.summary.stopped = True
+                if self.running:
+                    self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
+            self._settle_finished(wait=True)
+            self.summary.queue = self.queue.counts()
+            self.log(f"storm ends: {self.summary.queue}")
+        return self.summary
+
+    def _loop(self) -> None:
+        limit = self.options.max_passes
+        while not self.control.stop.is_set():
+            self.control.wake.clear()
+            self._settle_finished()
+            if limit is not None and self.summary.passes >= limit:
+                if self.running:
+                    self.log(f"{limit} passes done: waiting for running lanes")
+                return
+            step = self._pass()
+            if step == END or self.control.stop.is_set():
+                return
+            if step == WAIT:
+                self.control.wake.wait(self.options.poll_s)
+            elif step == FULL:
+                self.control.wake.wait()  # nothing can start before a lane ends
+
+
+def run_storm(
+    options: StormOptions, deps: StormDeps, control: StormControl | None = None
+) -> StormSummary:
+    """Work the queue until it is empty (`once`), `max_passes` passes, or a stop."""
+    if options.poll_s <= 0:
+        raise BadInput(f"--poll must be more than 0 seconds, not {options.poll_s:g}")
+    if options.max_passes is not None and options.max_passes < 1:
+        raise BadInput(f"--max-passes must be at least 1, not {options.max_passes}")
+    return Storm(options, deps, control or StormControl()).run()

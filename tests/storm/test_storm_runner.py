@@ -1,0 +1,194 @@
+"""The storm loop with a fake production runner: obeys `allowed`, records, calibrates, stops."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make_queue
+
+from vibey_gh.errors import BadInput, Refused, RunnerError
+from vibey_gh.lanes.records import iter_records
+from vibey_gh.slots.evidence import write_request
+from vibey_gh.state import StateLayout
+from vibey_gh.storm.lock import file_lock, model_lock
+from vibey_gh.storm.runner import StormControl, StormOptions, run_storm, storm_folder
+
+
+@pytest.fixture
+def layout(isolated_state: Path) -> StateLayout:
+    return StateLayout(isolated_state)
+
+
+def options(queue: Path, **changes: Any) -> StormOptions:
+    settings: dict[str, Any] = {"once": True, "poll_s": 0.05, **changes}
+    return StormOptions(queue=queue, **settings)
+
+
+def spans(layout: StateLayout, queue: Path) -> list[tuple[float, float]]:
+    found = []
+    for record in iter_records(storm_folder(layout, queue)):
+        assert record.start is not None and record.end is not None
+        found.append((record.start["t"], record.end["t"]))
+    return sorted(found)
+
+
+def request_calibration(layout: StateLayout) -> None:
+    write_request(layout, "f" * 16, {}, "unmeasured", 0.0, {"runner": "embedded"})
+
+
+def test_one_allowed_runs_the_lanes_one_at_a_time(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 3)
+    said: list[str] = []
+    summary = run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction(), said=said))
+    assert summary.to_json()["queue"] == {"pending": 0, "running": 0, "done": 3, "failed": 0}
+    times = spans(layout, queue)
+    assert len(times) == 3
+    assert all(later[0] >= earlier[1] for earlier, later in zip(times, times[1:], strict=False))
+    log = summary.log
+    assert log is not None and log.parent.parent == layout.lanes
+    text = log.read_text(encoding="utf-8")
+    assert "pass 1: allowed 1 — unmeasured: no evidence" in text
+    assert "pass 1: allowed 1 — unmeasured: no evidence" in said
+    assert text.count(" answered after 2 turns") == 3
+
+
+def test_two_allowed_runs_two_lanes_at_once(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 2)
+    both_in_flight = threading.Barrier(2, timeout=120)
+
+    def meet(messages: list[dict[str, Any]]) -> None:
+        if len(messages) == 2:
+            both_in_flight.wait()  # breaks (and fails the lanes) unless two run together
+
+    summary = run_storm(options(queue), deps(layout, FakeAllowed(2), FakeProduction(meet)))
+    assert summary.to_json()["lanes_done"] == 2 and not both_in_flight.broken
+
+
+def test_an_idle_storm_with_a_request_calibrates_once_then_asks_again(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 1)
+    request_calibration(layout)
+    allowed = FakeAllowed(1)
+    calibration = FakeCalibration()
+    summary = run_storm(options(queue), deps(layout, allowed, FakeProduction(), calibration))
+    assert calibration.calls == [(storm_folder(layout, queue), queue.resolve() / "done")]
+    assert summary.calibrations[0]["recorded"] is True
+    text = summary.log.read_text(encoding="utf-8") if summary.log else ""
+    assert "calibration recorded: ideal 1 — measured: one is the floor" in text
+    assert text.index("calibration recorded") < text.rindex(": allowed 1")
+    assert allowed.calls == summary.passes >= 3
+
+
+def test_no_request_no_calibration(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 1)
+    calibration = FakeCalibration()
+    run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction(), calibration))
+    assert calibration.calls == []
+
+
+def test_a_failed_calibration_is_logged_and_not_retried(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 0)
+    request_calibration(layout)
+    calibration = FakeCalibration(RunnerError("the calibration runner would not start"))
+    summary = run_storm(
+        options(queue, once=False, max_passes=4),
+        deps(layout, FakeAllowed(1), FakeProduction(), calibration),
+    )
+    assert len(calibration.calls) == 1 and summary.passes == 4
+    assert summary.log is not None
+    assert "calibration not run: the calibration runner would not start" in (
+        summary.log.read_text(encoding="utf-8")
+    )
+
+
+def test_a_stop_interrupts_running_lanes_back_to_pending(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 2)
+    control = StormControl()
+
+    def stop_on_first(messages: list[dict[str, Any]]) -> None:
+        control.request_stop()
+
+    summary = run_storm(
+        options(queue), deps(layout, FakeAllowed(1), FakeProduction(stop_on_first)), control
+    )
+    assert summary.stopped
+    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 0, "failed": 0}
+    statuses = [r.status for r in iter_records(storm_folder(layout, queue))]
+    assert statuses == ["interrupted"]
+
+
+def test_max_passes_stops_claiming_but_lets_the_lane_finish(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 3)
+    summary = run_storm(
+        options(queue, once=False, max_passes=1), deps(layout, FakeAllowed(1), FakeProduction())
+    )
+    assert summary.passes == 1
+    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 1, "failed": 0}
+
+
+def test_no_lane_starts_while_a_calibration_holds_the_model_lock(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 1)
+    production = FakeProduction()
+    with model_lock(layout, exclusive=True, role="calibration"):
+        summary = run_storm(
+            options(queue, once=False, max_passes=2), deps(layout, FakeAllowed(1), production)
+        )
+    assert production.requests == 0 and summary.to_json()["queue"]["pending"] == 1
+    text = summary.log.read_text(encoding="utf-8") if summary.log else ""
+    assert "not starting lanes: the model lock is held by calibration pid" in text
+
+
+def test_a_broken_spec_fails_with_a_record(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 1)
+    (queue / "pending" / "broken.toml").write_text("id = \n", encoding="utf-8")
+    summary = run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction()))
+    assert summary.to_json()["queue"] == {"pending": 0, "running": 0, "done": 1, "failed": 1}
+    statuses = sorted(str(r.status) for r in iter_records(storm_folder(layout, queue)))
+    assert statuses == ["answered", "failed"]
+
+
+def test_one_storm_per_queue(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 1)
+    lock = layout.locks / f"{storm_folder(layout, queue).name}.lock"
+    held = file_lock(lock, exclusive=True, wait=False, role="storm", name="storm queue lock")
+    with held, pytest.raises(Refused, match="storm queue lock is held by storm pid"):
+        run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction()))
+
+
+def test_a_restart_settles_what_a_crash_left_running(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 2)
+    first = run_storm(
+        options(queue, once=False, max_passes=1), deps(layout, FakeAllowed(1), FakeProduction())
+    )
+    assert first.to_json()["queue"]["done"] == 1
+    # as if killed right after the lane's end event, before its spec moved to done/
+    done = queue / "done"
+    for name in [p.name for p in done.iterdir()]:
+        (done / name).rename(queue / "running" / name)
+    production = FakeProduction()
+    second = run_storm(options(queue), deps(layout, FakeAllowed(1), production))
+    assert second.to_json()["queue"] == {"pending": 0, "running": 0, "done": 2, "failed": 0}
+    assert second.started == 1 and production.requests == 2  # only the lane never run
+    assert second.log is not None and "recovered lane0.toml: lane lane0-" in (
+        second.log.read_text(encoding="utf-8")
+    )
+
+
+def test_bad_options_are_bad_input(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 0)
+    with pytest.raises(BadInput):
+        run_storm(options(queue, poll_s=0), deps(layout, FakeAllowed(1), FakeProduction()))
+    with pytest.raises(BadInput):
+        run_storm(options(queue, max_passes=0), deps(layout, FakeAllowed(1), FakeProduction()))
