@@ -1,0 +1,172 @@
+"""The embedded runner: llama.cpp through the xllamacpp wheel, in a child process of its own.
+
+`python -m vibey_gh.runners.embedded --model PATH --slots N --window W --port P [--threads T]`
+serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT. It runs as a child so it
+is sampled, logged and killed exactly like llama-server or Ollama. xllamacpp is imported only
+in that child: the parent never pays for loading llama.cpp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..interfaces.slots_interface import RunnerLaunch
+from ..state import StateLayout
+from .models import resolve_gguf
+from .process import LOOPBACK, ChildProcess, ensure_port_free
+from .versions import embedded_version
+
+if TYPE_CHECKING:
+    from .llamacpp import LlamaCppServer
+
+KIND = "embedded"
+# 4 = debug: the level at which libllama prints n_ctx_seq and the KV cache size the log
+# scanner reads; at 3 only the server's own slot lines appear.
+LOG_VERBOSITY = 4
+PARENT_CHECK_S = 1.0
+
+
+def child_argv(model_path: Path, launch: RunnerLaunch) -> list[str]:
+    argv = [
+        sys.executable,
+        "-m",
+        "vibey_gh.runners.embedded",
+        "--model",
+        str(model_path),
+        "--slots",
+        str(launch.slots),
+        "--window",
+        str(launch.window),
+        "--port",
+        str(launch.port),
+    ]
+    if launch.threads:
+        argv += ["--threads", str(launch.threads)]
+    return argv
+
+
+class EmbeddedRunner:
+    """Starts the embedded llama.cpp server as `python -m vibey_gh.runners.embedded`."""
+
+    kind = KIND
+
+    def __init__(self, state: StateLayout | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._state = state
+        self._clock = clock
+
+    def start(self, launch: RunnerLaunch) -> LlamaCppServer:
+        # httpx is imported here, not at module level: the child process imports this
+        # module and needs none of it.
+        from .llamacpp import LlamaCppServer
+
+        model_path = resolve_gguf(launch.model)
+        ensure_port_free(launch.port)
+        env = {**os.environ, **launch.extra_env}
+        child = ChildProcess.start(
+            child_argv(model_path, launch), launch.log_path, name="embedded runner", env=env
+        )
+        return LlamaCppServer(
+            kind=KIND,
+            child=child,
+            port=launch.port,
+            model_path=model_path,
+            version=lambda _url: embedded_version(),
+            state=self._state,
+            clock=self._clock,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The child process
+# ---------------------------------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m vibey_gh.runners.embedded",
+        description="Serve a GGUF model with llama.cpp (xllamacpp) on 127.0.0.1.",
+    )
+    parser.add_argument("--model", required=True, help="path of the .gguf file")
+    parser.add_argument("--slots", type=_positive, required=True, help="parallel sequences")
+    parser.add_argument("--window", type=_positive, required=True, help="tokens per slot")
+    parser.add_argument("--port", type=_positive, required=True)
+    parser.add_argument("--threads", type=_positive, default=None)
+    return parser.parse_args(argv)
+
+
+def build_params(args: argparse.Namespace) -> Any:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.n_parallel = args.slots
+    # Total context; with kv_unified off llama.cpp gives each slot n_ctx / n_parallel.
+    params.n_ctx = args.slots * args.window
+    params.kv_unified = False
+    params.ctx_shift = False
+    params.hostnames = [LOOPBACK]
+    params.port = args.port
+    params.endpoint_slots = True
+    params.endpoint_metrics = True
+    params.verbosity = LOG_VERBOSITY
+    if args.threads:
+        params.cpuparams.n_threads = args.threads
+        params.cpuparams_batch.n_threads = args.threads
+    return params
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT or until the parent that started us is gone."""
+    import xllamacpp
+
+    stop = threading.Event()
+    parent = os.getppid()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    try:
+        server = xllamacpp.Server(build_params(args))
+    except Exception as exc:  # the extension raises plain RuntimeError/ValueError
+        print(f"error: the embedded runner could not start: {exc}", file=sys.stderr, flush=True)
+        return 1
+    # Installed after the server exists, so llama.cpp's own handlers cannot replace ours.
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    print(
+        f"embedded runner: {args.slots} slots x {args.window} tokens on "
+        f"http://{LOOPBACK}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    # An orphaned runner would hold the port and the memory of the next step after a kill -9
+    # of the sweep, so it leaves when its parent does.
+    while not stop.wait(PARENT_CHECK_S):
+        if os.getppid() != parent:
+            print("embedded runner: parent gone, stopping", file=sys.stderr, flush=True)
+            break
+    del server  # joins llama.cpp's threads: the port is free once we exit
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return serve(parse_args(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The llama-server runner: llama.cpp's own server binary, from the config or PATH.
+
+Started as `llama-server -m MODEL -np N -c N*W --host 127.0.0.1 --port P --metrics
+--no-context-shift`: an explicit -np without --kv-unified gives each slot c/np tokens, and
+--no-context-shift is accepted by old builds (b4747, where shifting was on by default) and
+current ones (where it is already off), so both refuse an over-window prompt instead of cutting it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import RunnerError
+from ..interfaces.slots_interface import RunnerLaunch
+from ..state import StateLayout
+from .local_http import http_get
+from .models import resolve_gguf
+from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+
+if TYPE_CHECKING:
+    from .llamacpp import LlamaCppServer
+
+KIND = "llama-server"
+BINARY = "llama-server"
+
+
+def find_binary(configured: str | None) -> str:
+    return find_executable(configured, BINARY)
+
+
+def server_argv(binary: str, model_path: Path, launch: RunnerLaunch) -> list[str]:
+    argv = [
+        binary,
+        "-m",
+        str(model_path),
+        "-np",
+        str(launch.slots),
+        "-c",
+        str(launch.slots * launch.window),
+        "--host",
+        LOOPBACK,
+        "--port",
+        str(launch.port),
+        "--metrics",
+        "--no-context-shift",
+    ]
+    if launch.threads:
+        argv += ["-t", str(launch.threads)]
+    return argv
+
+
+def version_from_props(props: object) -> str | None:
+    """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
+    if isinstance(props, dict):
+        build = props.get("build_info")
+        if isinstance(build, str) and build.strip():
+            return build.strip()
+    return None
+
+
+def read_version(base_url: str) -> str | None:
+    """The build of the llama-server at `base_url`; None when it does not say."""
+    try:
+        answer = http_get(base_url.rstrip("/") + "/props")
+    except RunnerError:
+        return None
+    return version_from_props(answer.body) if answer.status == 200 else None
+
+
+class LlamaServerRunner:
+    kind = KIND
+
+    def __init__(self, state: StateLayout | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._state = state
+        self._clock = clock
+
+    def start(self, launch: RunnerLaunch) -> LlamaCppServer:
+        # httpx is imported here, not at module level: the child process and the
+        # production-identity path import this module and need none of it.
+        from .llamacpp import LlamaCppServer
+
+        binary = find_binary(launch.binary)
+        model_path = resolve_gguf(launch.model)
+        ensure_port_free(launch.port)
+        env = {**os.environ, **launch.extra_env}
+        child = ChildProcess.start(
+            server_argv(binary, model_path, launch), launch.log_path, name="llama-server", env=env
+        )
+        return LlamaCppServer(
+            kind=KIND,
+            child=child,
+            port=launch.port,
+            model_path=model_path,
+            version=read_version,
+            state=self._state,
+            clock=self._clock,
+        )

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from runner_support import FIXTURES, free_port, recorded, write_python_executable
+
+from vibey_gh.errors import RunnerNotFound
+from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, RunnerLaunch
+from vibey_gh.runners.llama_server import (
+    LlamaServerRunner,
+    find_binary,
+    server_argv,
+    version_from_props,
+)
+from vibey_gh.runners.logscan import scan_lines
+from vibey_gh.state import StateLayout
+
+SETTINGS = ChatSettings(window=256, max_tokens=8, timeout_s=120)
+
+
+def test_argv_asks_for_n_slots_of_the_window_on_loopback_without_context_shift(
+    tmp_path: Path,
+) -> None:
+    launch = RunnerLaunch(3, 4096, 8091, "x", tmp_path / "l.log", threads=4)
+    assert server_argv("/opt/llama-server", Path("/m/q.gguf"), launch) == [
+        "/opt/llama-server", "-m", "/m/q.gguf", "-np", "3", "-c", "12288",
+        "--host", "127.0.0.1", "--port", "8091", "--metrics", "--no-context-shift",
+        "-t", "4",
+    ]  # fmt: skip
+
+
+def test_version_is_the_build_info_of_props() -> None:
+    assert version_from_props(recorded("llama_server/props_b4747.json").body) == "b4747-d04e7163"
+    assert version_from_props(recorded("llama_server/props.json").body) == "b0-unknown"
+    assert version_from_props({"build_info": ""}) is None
+    assert version_from_props("not an object") is None
+
+
+def test_missing_binary_is_runner_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RunnerNotFound, match="llama-server is not on PATH"):
+        find_binary(None)
+    with pytest.raises(RunnerNotFound, match="not found or not executable"):
+        find_binary(str(tmp_path / "llama-server"))
+
+
+def test_a_missing_binary_is_reported_before_anything_starts(tmp_path: Path) -> None:
+    launch = RunnerLaunch(1, 256, free_port(), "default", tmp_path / "l.log", binary="/no/such")
+    with pytest.raises(RunnerNotFound):
+        LlamaServerRunner().start(launch)
+    assert not launch.log_path.exists()
+
+
+def run_lifecycle(binary: str, tmp_path: Path) -> None:
+    launch = RunnerLaunch(
+        2, 256, free_port(), "default", tmp_path / "llama-server.log", binary=binary, threads=2
+    )
+    runner = LlamaServerRunner(StateLayout(tmp_path / "state")).start(launch)
+    try:
+        runner.wait_ready(180)
+        served = runner.chat([{"role": "user", "content": "Say hello."}], None, SETTINGS)
+        refused = runner.chat([{"role": "user", "content": "word " * 400}], None, SETTINGS)
+        info = runner.info()
+        props = httpx.get(runner.base_url + "/props", timeout=5).json()
+        pid = runner.pid
+    finally:
+        runner.stop()
+    assert served.served, served.error
+    assert refused.error == REFUSED_OVER_WINDOW
+    assert info.kind == "llama-server" and info.version == props["build_info"]
+    assert info.model_digest is not None
+    events = scan_lines(launch.log_path.read_text().split("\n"), "llama-server")
+    assert {e.values["n_ctx"] for e in events if e.kind == "slot_window"} == {256}
+    assert pid is not None
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_lifecycle_against_real_llama_cpp_behind_llama_servers_command_line(
+    tmp_path: Path,
+) -> None:
+    shim = write_python_executable(
+        tmp_path / "bin" / "llama-server", (FIXTURES / "llama_server_shim.py").read_text()
+    )
+    run_lifecycle(str(shim), tmp_path)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(shutil.which("llama-server") is None, reason="no llama-server on PATH")
+def test_live_llama_server_on_path(tmp_path: Path) -> None:
+    binary = shutil.which("llama-server")
+    assert binary is not None
+    run_lifecycle(binary, tmp_path)

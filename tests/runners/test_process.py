@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from runner_support import free_port
+
+from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
+from vibey_gh.runners.process import (
+    ChildProcess,
+    ensure_port_free,
+    find_executable,
+    read_log_tail,
+)
+
+# A child that starts a grandchild in a session of its own (so only a tree walk reaches it),
+# prints both pids, and ignores SIGTERM (so only SIGKILL ends it).
+STUBBORN = """
+import signal, subprocess, sys, time
+grandchild = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+)
+print("pids", grandchild.pid, flush=True)
+if "--stubborn" in sys.argv:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+time.sleep(600)
+"""
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def now(self) -> float:
+        return 1_800_000_000.0 + self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def wait_for_line(log: Path, prefix: str) -> str:
+    for _ in range(600):
+        for line in read_log_tail(log, 50):
+            if line.startswith(prefix):
+                return line
+        time.sleep(0.05)
+    raise AssertionError(f"no {prefix!r} line in {log}")
+
+
+def test_free_port_passes() -> None:
+    ensure_port_free(free_port())
+
+
+def test_port_with_a_listener_is_bad_input() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(BadInput, match=f"port {port} on 127.0.0.1 is already in use"):
+            ensure_port_free(port)
+
+
+def test_port_out_of_range_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="between 1 and 65535"):
+        ensure_port_free(70000)
+
+
+@pytest.mark.parametrize("stubborn", [False, True])
+def test_stop_leaves_no_process_of_the_tree(tmp_path: Path, stubborn: bool) -> None:
+    log = tmp_path / "logs" / "child.log"
+    argv = [sys.executable, "-c", STUBBORN] + (["--stubborn"] if stubborn else [])
+    child = ChildProcess.start(argv, log, name="test child")
+    grandchild = int(wait_for_line(log, "pids").split()[1])
+    assert alive(child.pid) and alive(grandchild)
+    child.stop(grace_s=1.0)
+    assert not alive(child.pid)
+    assert not alive(grandchild)
+    assert child.exit_code() is not None
+    assert log.stat().st_mode & 0o777 == 0o600
+    assert log.parent.stat().st_mode & 0o777 == 0o700
+    child.stop()  # a second stop is harmless
+
+
+ORPHANING = """
+import subprocess, sys
+code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+grandchild = subprocess.Popen([sys.executable, "-c", code])
+print("pids", grandchild.pid, flush=True)
+"""
+
+
+def test_stop_reaches_group_members_whose_parent_already_exited(tmp_path: Path) -> None:
+    log = tmp_path / "child.log"
+    child = ChildProcess.start([sys.executable, "-c", ORPHANING], log, name="leader")
+    grandchild = int(wait_for_line(log, "pids").split()[1])
+    for _ in range(200):
+        if child.exit_code() is not None:
+            break
+        time.sleep(0.05)
+    assert child.exit_code() == 0 and alive(grandchild)
+    child.stop(grace_s=0.5)
+    assert not alive(grandchild)
+
+
+def test_wait_ready_fails_fast_with_the_log_tail_when_the_child_exits(tmp_path: Path) -> None:
+    argv = [sys.executable, "-c", "print('model file is corrupt'); raise SystemExit(3)"]
+    child = ChildProcess.start(argv, tmp_path / "c.log", name="broken runner")
+    with pytest.raises(RunnerError) as caught:
+        child.wait_ready(lambda: False, timeout_s=60)
+    message = str(caught.value)
+    assert "broken runner exited with code 3 before it was ready" in message
+    assert "model file is corrupt" in message
+
+
+def test_wait_ready_times_out_on_the_injected_clock_and_stops_the_child(tmp_path: Path) -> None:
+    child = ChildProcess.start(
+        [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "c.log", name="slow"
+    )
+    clock = FakeClock()
+    with pytest.raises(RunnerError, match="slow was not ready after 5s"):
+        child.wait_ready(lambda: False, timeout_s=5, clock=clock)
+    assert clock.t >= 5
+    assert not alive(child.pid)
+
+
+def test_wait_ready_returns_the_seconds_waited(tmp_path: Path) -> None:
+    child = ChildProcess.start(
+        [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "c.log", name="ok"
+    )
+    answers = iter([False, False, True])
+    try:
+        waited = child.wait_ready(lambda: next(answers), timeout_s=5, clock=FakeClock())
+    finally:
+        child.stop()
+    assert waited == pytest.approx(0.4)
+
+
+def test_a_binary_that_cannot_start_is_runner_error(tmp_path: Path) -> None:
+    not_executable = tmp_path / "runner"
+    not_executable.write_text("plain text")
+    with pytest.raises(RunnerError, match="cannot start"):
+        ChildProcess.start([str(not_executable)], tmp_path / "c.log", name="x")
+
+
+def test_find_executable(tmp_path: Path) -> None:
+    assert find_executable(None, "python3").endswith("python3")
+    assert find_executable(sys.executable, "llama-server") == sys.executable
+    with pytest.raises(RunnerNotFound, match="not on PATH"):
+        find_executable(None, "surely-no-such-runner-binary")
+    with pytest.raises(RunnerNotFound, match="not found or not executable"):
+        find_executable(str(tmp_path / "nope"), "llama-server")
+
+
+def test_log_tail_keeps_the_last_non_empty_lines(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("".join(f"line {i}\n\n" for i in range(20)))
+    assert read_log_tail(log, 3) == ["line 17", "line 18", "line 19"]
+    assert read_log_tail(tmp_path / "missing.log") == []
