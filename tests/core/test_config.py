@@ -1,0 +1,101 @@
+"""`[local_models]`: defaults, lookup order, and one clear line for every mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vibey_gh.cli.main import cli
+from vibey_gh.config import Bounds, LocalModels, find_config, load_config, parse_config
+from vibey_gh.errors import ConfigError
+
+
+def test_no_file_means_the_defaults(tmp_path: Path) -> None:
+    config = load_config(cwd=tmp_path, environ={})
+    assert config == LocalModels()
+    assert config.concurrent_runs == 1
+    assert config.calibration_port == 11435
+    assert config.bounds == Bounds(0.80, 2.0, 64.0, 0.05, 0.10, 2)
+    assert config.production == "http://127.0.0.1:8080"
+
+
+def test_lookup_order_cwd_then_env_then_user_dir(tmp_path: Path) -> None:
+    cwd, other, user = tmp_path / "cwd", tmp_path / "other.toml", tmp_path / "xdg"
+    cwd.mkdir()
+    other.write_text('[local_models]\nconcurrent_runs = "measured"\n')
+    (user / "vibey-gh").mkdir(parents=True)
+    (user / "vibey-gh" / "vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 3\n")
+    env = {"VIBEY_GH_CONFIG": str(other)}
+    assert find_config(cwd, env) == other
+    (cwd / "vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 2\n")
+    assert load_config(cwd, env).concurrent_runs == 2
+    with pytest.raises(ConfigError, match="no such file"):
+        find_config(tmp_path, {"VIBEY_GH_CONFIG": str(tmp_path / "gone.toml")})
+
+
+def test_every_key_is_read() -> None:
+    raw = {
+        "local_models": {
+            "concurrent_runs": "measured",
+            "runner": "ollama",
+            "model": "qwen3:8b",
+            "window": 65536,
+            "production_url": "http://127.0.0.1:11434/",
+            "calibration_port": 11500,
+            "runner_binary": "/opt/ollama",
+            "max_tokens": 512,
+            "stale_after_days": 14,
+            "bounds": {"wired_ceiling": 0.7, "patience": 3, "min_gain": 0.2},
+        }
+    }
+    config = parse_config(raw, Path("x.toml"))
+    assert config.production == "http://127.0.0.1:11434"
+    assert (config.runner, config.model, config.window, config.max_tokens) == (
+        "ollama",
+        "qwen3:8b",
+        65536,
+        512,
+    )
+    assert config.bounds.wired_ceiling == 0.7 and config.bounds.patience == 3
+    assert config.stale_after_days == 14.0
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[local_models]\nconcurent_runs = 2\n", "local_models.concurent_runs is not a known key"),
+        ("[local_models]\nconcurrent_runs = 0\n", "local_models.concurrent_runs must be 1"),
+        ('[local_models]\nconcurrent_runs = "lots"\n', "local_models.concurrent_runs must be 1"),
+        ("[local_models]\nconcurrent_runs = true\n", "local_models.concurrent_runs must be 1"),
+        ('[local_models]\nrunner = "vllm"\n', "local_models.runner must be one of embedded"),
+        ('[local_models]\nwindow = "big"\n', "local_models.window must be an integer"),
+        ("[local_models]\ncalibration_port = 70000\n", "must be between 1 and 65535"),
+        (
+            '[local_models]\nproduction_url = "localhost:11434"\n',
+            "must be an http:// or https:// URL",
+        ),
+        (
+            "[local_models.bounds]\nwired_ceiling = 1.5\n",
+            "local_models.bounds.wired_ceiling must be between",
+        ),
+        ("[local_models.bounds]\nswap = 2\n", "local_models.bounds.swap is not a known key"),
+        ("[other]\nx = 1\n", "unknown table or key 'other'"),
+        ("[local_models\n", "not valid TOML"),
+        ("local_models = 3\n", "[local_models] must be a table"),
+    ],
+)
+def test_mistakes_name_the_key_and_the_file_and_exit_2(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    (Path.cwd() / "vibey-gh.toml").write_text(body)
+    with pytest.raises(ConfigError) as error:
+        load_config()
+    assert message in str(error.value)
+    assert "vibey-gh.toml" in str(error.value)
+    result = CliRunner().invoke(cli, ["slots", "allowed"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert (Path.cwd() / "vibey-gh.toml").read_text() == body
