@@ -39,12 +39,16 @@ def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
 
 def production_watch(config: LocalModels) -> ProductionWatch:
     """Ollama is watched through /api/ps; llama-server and embedded through /health and /slots."""
+    return watch_url(config.runner, config.production)
+
+
+def watch_url(kind: str, base_url: str) -> ProductionWatch:
+    """What a runner of `kind` at `base_url` holds: production's, or the calibration runner's."""
     from .production import LlamaServerWatch, OllamaWatch
 
-    kind = check_kind(config.runner)
-    if kind == "ollama":
-        return OllamaWatch(config.production)
-    return LlamaServerWatch(config.production)
+    if check_kind(kind) == "ollama":
+        return OllamaWatch(base_url)
+    return LlamaServerWatch(base_url)
 
 
 def identify_production(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:

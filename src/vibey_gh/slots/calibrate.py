@@ -77,6 +77,7 @@ class Environment:
     runner: Any  # Runner
     log_source: LogSource
     fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
+    calibration_watch: Callable[[str], ProductionWatch] | None = None
 
 
 @dataclass
@@ -211,6 +212,7 @@ def run_calibration(
         bounds_now=bounds_now,
         threads=req.threads,
         runner_pid_file=env.layout.root / PID_FILE,
+        calibration_watch=env.calibration_watch,
     )
     new_steps = 0
     unclean = False

@@ -53,7 +53,10 @@ class StepSampler:
         clock: Clock,
         interval_s: float = 1.0,
         on_tick: Callable[[MemorySample], None] | None = None,
+        calibration: ProductionWatch | None = None,
     ) -> None:
+        self._calibration = calibration
+        self._calibration_models: set[str] | None = None
         self._memory = memory
         self._production = production
         self._log_events = log_events
@@ -109,6 +112,15 @@ class StepSampler:
             if name not in self._models:
                 self._models.append(name)
         new_events = self._log_events()
+        held = self._calibration.poll() if self._calibration is not None else None
+        if held is not None and held.reachable:
+            held_now = set(held.models)
+            if self._calibration_models and not held_now >= self._calibration_models:
+                gone = ", ".join(sorted(self._calibration_models - held_now))
+                new_events.append(
+                    LogEventRecord("eviction", f"the calibration runner no longer holds {gone}")
+                )
+            self._calibration_models = held_now
         self.events.extend(new_events)
         point = (
             sample.t,
@@ -130,6 +142,7 @@ class StepSampler:
             "memory": asdict(sample),
             "runner_rss_bytes": rss,
             "production": {"busy": state.busy, "reachable": state.reachable, "models": models},
+            "calibration": None if held is None else {"models": sorted(held.models)},
             "log_events": [e.to_json() for e in new_events],
         }
         append_line_durably(self._path, json.dumps(line, default=str))

@@ -58,6 +58,8 @@ class StepContext:
     bounds_now: Callable[[], Bounds]
     threads: int | None = None
     runner_pid_file: Path | None = None
+    # what the calibration runner itself holds, polled beside production (None: not watched)
+    calibration_watch: Callable[[str], ProductionWatch] | None = None
 
 
 def measure_step(
@@ -144,6 +146,7 @@ def _replay_with_sampler(
         samples_path=step_dir / "samples.jsonl",
         clock=ctx.clock,
         on_tick=on_tick,
+        calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
     )
     results_path = step_dir / "turns.jsonl"
     started_at = ctx.clock.now()

@@ -31,7 +31,7 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
 
 def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
     from ..platforms.probes import PlatformProbes
-    from ..runners.registry import identify_production, production_watch, runner_for
+    from ..runners.registry import identify_production, production_watch, runner_for, watch_url
 
     probes = PlatformProbes.detect()
     return Environment(
@@ -44,6 +44,7 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
         runner=runner_for(config.runner),
         log_source=log_source,
         fingerprint_of=compute_fingerprint,
+        calibration_watch=lambda url: watch_url(config.runner, url),
     )
 
 
