@@ -147,4 +147,7 @@ def calibrate(
         from ..slots.allowed import decide_allowed
 
         answer = decide_allowed(config)
-        click.echo(f"allowed: {answer.allowed} — {answer.reason}")
+        click.echo(f"allowed now: {answer.line()}")
+        if config.concurrent_runs != "measured":
+            measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
+            click.echo(f'with concurrent_runs = "measured": {measured.line()}')
