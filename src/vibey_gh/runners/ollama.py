@@ -18,7 +18,6 @@ import httpx
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import RunnerError
 from ..interfaces.slots_interface import (
-    REFUSED_OVER_WINDOW,
     SERVED_REASONS,
     ChatSettings,
     RunnerInfo,
@@ -27,7 +26,14 @@ from ..interfaces.slots_interface import (
     TurnResult,
 )
 from .local_http import http_get
-from .openai_api import as_dict, decode_body, error_message, parse_arguments, post_turn
+from .openai_api import (
+    as_dict,
+    decode_body,
+    error_message,
+    failed_answer,
+    parse_arguments,
+    post_turn,
+)
 from .openai_api import is_over_window as llama_server_over_window
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 
@@ -114,18 +120,9 @@ def _count(value: Any) -> int | None:
 
 def parse_chat(status: int, body: Any, started: float, ended: float) -> TurnResult:
     """Turn one /api/chat answer (stream false) into a TurnResult."""
-
-    def failed(error: str) -> TurnResult:
-        return TurnResult(status, None, None, None, "", (), started, ended, error)
-
-    if status != 200:
-        if status == 400 and is_over_window(body):
-            return failed(REFUSED_OVER_WINDOW)
-        return failed(f"http {status}: {unwrap_error(body)}")
-    if not isinstance(body, dict):
-        return failed("answer is not a JSON object")
-    if body.get("error"):
-        return failed(f"error in answer: {unwrap_error(body)}")
+    failure = failed_answer(status, body, started, ended, is_over_window, unwrap_error)
+    if failure is not None:
+        return failure
     message = as_dict(body.get("message"))
     calls = tuple(
         ToolCall(str(function.get("name", "")), parse_arguments(function.get("arguments")))

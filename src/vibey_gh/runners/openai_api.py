@@ -94,20 +94,39 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def parse_chat_completion(status: int, body: Any, started: float, ended: float) -> TurnResult:
-    """Turn one /v1/chat/completions answer (status and decoded body) into a TurnResult."""
+def failed_answer(
+    status: int,
+    body: Any,
+    started: float,
+    ended: float,
+    over_window: Callable[[Any], bool],
+    describe: Callable[[Any], str],
+) -> TurnResult | None:
+    """The failures both chat APIs share, or None when the answer is a 200 JSON object:
+    a refusal of an over-window prompt, another HTTP error, a body that is no object, or an
+    error reported inside a 200."""
 
     def failed(error: str) -> TurnResult:
         return TurnResult(status, None, None, None, "", (), started, ended, error)
 
     if status != 200:
-        if status == 400 and is_over_window(body):
+        if status == 400 and over_window(body):
             return failed(REFUSED_OVER_WINDOW)
-        return failed(f"http {status}: {error_message(body, 'no message')}")
+        return failed(f"http {status}: {describe(body)}")
     if not isinstance(body, dict):
         return failed("answer is not a JSON object")
-    if "error" in body:
-        return failed(f"error in answer: {error_message(body)}")
+    if body.get("error") is not None:
+        return failed(f"error in answer: {describe(body)}")
+    return None
+
+
+def parse_chat_completion(status: int, body: Any, started: float, ended: float) -> TurnResult:
+    """Turn one /v1/chat/completions answer (status and decoded body) into a TurnResult."""
+    failure = failed_answer(
+        status, body, started, ended, is_over_window, lambda b: error_message(b, "no message")
+    )
+    if failure is not None:
+        return failure
     choices = body.get("choices")
     choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
     message = as_dict(choice.get("message"))
