@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 
 from rich.console import Console
 from rich.progress import (
@@ -16,47 +15,19 @@ from rich.progress import (
 )
 
 from ..interfaces.slots_interface import MemorySample
+from ..slots.progress_lines import LineProgress, memory_text
 from ..slots.records import StepRecord
 
 
-def _memory_text(sample: MemorySample | None) -> str:
-    if sample is None or sample.wired_bytes is None:
-        return "memory —"
-    free = "" if sample.free_share is None else f", free {sample.free_share:.0%}"
-    return f"wired {sample.wired_bytes / 1e9:.2f} GB{free}"
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
-class PlainProgress:
+class PlainProgress(LineProgress):
     """One line per event on stderr: readable in logs and CI."""
 
     def __init__(self) -> None:
-        self._turns = 0
-        self._last_print = 0.0
-
-    def message(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self._turns = turns
-        again = f" (attempt {attempt})" if attempt > 1 else ""
-        self.message(f"step {index}: N={slots}{again}, {turns} turns")
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        if load_seconds is not None:
-            self.message(f"  runner ready, model loaded in {load_seconds:.1f}s")
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        now = time.monotonic()
-        if done == self._turns or now - self._last_print >= 10:
-            self._last_print = now
-            self.message(f"  {done}/{self._turns} turns, {served} served, {_memory_text(latest)}")
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        early = f" (ended early: {step.ended_early})" if step.ended_early else ""
-        self.message(f"  step {step.index} N={step.slots}: {verdict_label}{early}")
-
-    def close(self) -> None:
-        return None
+        super().__init__(_to_stderr)
 
 
 class LiveProgress(PlainProgress):
@@ -94,7 +65,7 @@ class LiveProgress(PlainProgress):
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
         if self._task is not None:
             self._progress.update(
-                self._task, completed=done, detail=f"{served} served, {_memory_text(latest)}"
+                self._task, completed=done, detail=f"{served} served, {memory_text(latest)}"
             )
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:

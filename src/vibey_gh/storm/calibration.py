@@ -15,7 +15,6 @@ from typing import Any
 
 from ..config import LocalModels
 from ..errors import BadInput
-from ..interfaces.slots_interface import MemorySample
 from ..slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
 from ..slots.corpus import (
     DEFAULT_SEGMENT_TURNS,
@@ -24,7 +23,7 @@ from ..slots.corpus import (
     build_corpus,
 )
 from ..slots.pool import build_pool
-from ..slots.records import StepRecord
+from ..slots.progress_lines import LineProgress
 from ..state import StateLayout
 from .lock import model_lock
 
@@ -85,33 +84,6 @@ def storm_corpus(
     return draw(pool), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
 
 
-class LogProgress:
-    """A calibration's progress as storm log lines (one per step event, not per turn)."""
-
-    def __init__(self, log: Any) -> None:
-        self._log = log
-        self._turns = 0
-
-    def message(self, text: str) -> None:
-        self._log(f"calibration: {text}")
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self._turns = turns
-        again = f" (attempt {attempt})" if attempt > 1 else ""
-        self.message(f"step {index}: N={slots}{again}, {turns} turns")
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        if load_seconds is not None:
-            self.message(f"runner ready, model loaded in {load_seconds:.1f}s")
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        if done == self._turns:
-            self.message(f"{done}/{self._turns} turns, {served} served")
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        self.message(f"step {step.index} N={step.slots}: {verdict_label}")
-
-
 def calibrate_idle(
     config: LocalModels,
     layout: StateLayout,
@@ -139,4 +111,5 @@ def calibrate_idle(
             if_requested=True,
             threads=plan.threads,
         )
-        return run_calibration(request, build_environment(config, layout), LogProgress(log))
+        progress = LineProgress(lambda text: log(f"calibration: {text}"), every_s=60.0)
+        return run_calibration(request, build_environment(config, layout), progress)
