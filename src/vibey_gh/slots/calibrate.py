@@ -34,7 +34,7 @@ from .fingerprint import Fingerprint
 from .judge import baseline_of
 from .orphans import PID_FILE, stop_orphaned_runner
 from .records import StepRecord
-from .report_files import write_evidence_files
+from .report_files import SweepResult, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
 from .sweep import sweep_steps
 
@@ -238,17 +238,8 @@ def run_calibration(
             stop_reason = str(stop.value)
 
     complete = stop_reason is not None and not unclean
-    outcome = write_evidence_files(
-        req=req,
-        env=env,
-        fingerprint=fingerprint,
-        identity=identity,
-        steps=steps,
-        method=method,
-        stop_reason=stop_reason,
-        complete=complete,
-        run_dir=run_dir,
-    )
+    result = SweepResult(fingerprint, identity, steps, method, stop_reason, complete, run_dir)
+    outcome = write_evidence_files(req, env, result)
     outcome.new_steps, outcome.resumed_steps = new_steps, resumed
     if complete:
         checkpoint.unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,17 +20,24 @@ if TYPE_CHECKING:
     from .calibrate import CalibrationOutcome, CalibrationRequest, Environment
 
 
+@dataclass(frozen=True)
+class SweepResult:
+    """What a sweep produced, ready to be written down."""
+
+    fingerprint: Fingerprint
+    identity: RunnerInfo
+    steps: Sequence[StepRecord]
+    method: dict[str, Any]
+    stop_reason: str | None
+    complete: bool
+    run_dir: Path
+
+
 def build_evidence(
-    req: CalibrationRequest,
-    env: Environment,
-    fingerprint: Fingerprint,
-    identity: RunnerInfo,
-    steps: Sequence[StepRecord],
-    method: dict[str, Any],
-    stop_reason: str | None,
-    complete: bool,
-    run_dir: Path,
+    req: CalibrationRequest, env: Environment, result: SweepResult
 ) -> tuple[dict[str, Any], list[str]]:
+    fingerprint, identity, steps = result.fingerprint, result.identity, result.steps
+    method, stop_reason, complete = result.method, result.stop_reason, result.complete
     bounds = req.config.bounds
     judgement = judge_sweep(steps, bounds)
     notes: list[str] = []
@@ -79,7 +87,7 @@ def build_evidence(
         "complete": complete,
         "production_version": identity.version,
         "runner": {"kind": identity.kind, "model": identity.model, "digest": identity.model_digest},
-        "runs_dir": str(run_dir),
+        "runs_dir": str(result.run_dir),
         "notes": notes,
     }
     recorded = bool(steps) and not mismatch
@@ -94,21 +102,12 @@ def method_hash_of(method: dict[str, Any]) -> str:
 
 
 def write_evidence_files(
-    req: CalibrationRequest,
-    env: Environment,
-    fingerprint: Fingerprint,
-    identity: RunnerInfo,
-    steps: Sequence[StepRecord],
-    method: dict[str, Any],
-    stop_reason: str | None,
-    complete: bool,
-    run_dir: Path,
+    req: CalibrationRequest, env: Environment, result: SweepResult
 ) -> CalibrationOutcome:
     from .calibrate import CalibrationOutcome
 
-    data, notes = build_evidence(
-        req, env, fingerprint, identity, steps, method, stop_reason, complete, run_dir
-    )
+    fingerprint, steps, stop_reason = result.fingerprint, result.steps, result.stop_reason
+    data, notes = build_evidence(req, env, result)
     evidence = evidence_from_json(data, None)
     markdown = render_summary(evidence, req.config.bounds)
     written: list[Path] = []
@@ -131,7 +130,7 @@ def write_evidence_files(
         ideal=decision["ideal"] if steps else None,
         reason=decision["reason"] if steps else notes[0],
         recorded=bool(data["recorded"]),
-        complete=complete,
+        complete=result.complete,
         evidence=recorded_path,
         out_files=written,
         stop_reason=stop_reason,
