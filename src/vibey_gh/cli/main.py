@@ -1,14 +1,41 @@
-"""`vibey-gh`: the command groups. Each command lives in its own module."""
+"""`vibey-gh`: the command groups. Each command lives in its own module, imported only when it
+runs, so a quick command (`slots allowed`, asked on every storm pass) pays for nothing else."""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 import click
 
 from .. import __version__
-from . import allowed, apply, calibrate, corpus, doctor, lane, runner, show, storm
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are `module:function` names, imported on first use."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module_name, attribute = self.lazy[cmd_name].split(":")
+            module = importlib.import_module(f"{__package__}.{module_name}")
+            command = getattr(module, attribute)
+            assert isinstance(command, click.Command)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy={"doctor": "doctor:doctor"},
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.version_option(__version__, prog_name="vibey-gh")
 @click.pass_context
@@ -25,35 +52,33 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-@cli.group()
+@cli.group(
+    cls=LazyGroup,
+    lazy={
+        "corpus": "corpus:corpus",
+        "calibrate": "calibrate:calibrate",
+        "allowed": "allowed:allowed",
+        "show": "show:show",
+        "apply": "apply:apply",
+    },
+)
 def slots() -> None:
     """Measure, record and obey the number of parallel runs (corpus, calibrate, allowed, ...)."""
 
 
-@cli.group(name="runner")
+@cli.group(name="runner", cls=LazyGroup, lazy={"serve": "runner:serve"})
 def runner_group() -> None:
     """Run a model server yourself (the embedded llama.cpp runner and friends)."""
 
 
-@cli.group(name="lane")
+@cli.group(name="lane", cls=LazyGroup, lazy={"run": "lane:run"})
 def lane_group() -> None:
     """One agent run against the production runner, with durable records."""
 
 
-@cli.group(name="storm")
+@cli.group(name="storm", cls=LazyGroup, lazy={"run": "storm:run"})
 def storm_group() -> None:
     """A queue of lanes that obeys `slots allowed` and calibrates when idle."""
-
-
-slots.add_command(corpus.corpus)
-slots.add_command(calibrate.calibrate)
-slots.add_command(allowed.allowed)
-slots.add_command(show.show)
-slots.add_command(apply.apply)
-runner_group.add_command(runner.serve)
-lane_group.add_command(lane.run)
-storm_group.add_command(storm.run)
-cli.add_command(doctor.doctor)
 
 
 def main() -> None:
