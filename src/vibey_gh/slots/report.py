@@ -59,7 +59,7 @@ def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str
             f"({recorded.get('reason')}); the bounds used here differ.",
         ]
     if recorded.get("stop_reason"):
-        lines += ["", f"The sweep stopped because {recorded['stop_reason']}."]
+        lines += ["", f"Why the sweep ended: {recorded['stop_reason']}."]
     if not evidence.data.get("complete", True):
         lines += ["", "The sweep is not finished: the decision covers the steps measured so far."]
     return lines
