@@ -14,8 +14,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
-
 from .errors import ConfigError
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -85,6 +83,8 @@ def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         if not path.is_file():
             raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
         return path
+    import platformdirs  # only when neither ./vibey-gh.toml nor $VIBEY_GH_CONFIG answered
+
     user = Path(platformdirs.user_config_dir("vibey-gh", appauthor=False)) / CONFIG_NAME
     return user if user.is_file() else None
 

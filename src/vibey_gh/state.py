@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
 from .files import ensure_private_dir
 
 STATE_DIR_ENV = "VIBEY_GH_SLOTS_DIR"
@@ -20,6 +18,8 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
     explicit = env.get(STATE_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
+    import platformdirs  # only when $VIBEY_GH_SLOTS_DIR does not say
+
     return Path(platformdirs.user_state_dir("vibey-gh", appauthor=False)) / "slots"
 
 

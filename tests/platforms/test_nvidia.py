@@ -135,3 +135,14 @@ def test_live_nvml_lists_gpus_with_memory() -> None:
         assert gpu.name
         assert gpu.total_bytes is not None and gpu.total_bytes > 0
         assert gpu.used_bytes is not None and 0 <= gpu.used_bytes <= gpu.total_bytes
+
+
+def test_without_a_loaded_driver_nvml_is_not_even_imported(tmp_path: Path) -> None:
+    from vibey_gh.platforms.nvidia import NoNvidiaDriver, NvmlGpus, gpus_for
+
+    source = gpus_for(tmp_path)
+    assert isinstance(source, NoNvidiaDriver)
+    reading = source.read()
+    assert reading.gpus == () and "no NVIDIA driver loaded" in (reading.reason or "")
+    (tmp_path / "proc" / "driver" / "nvidia").mkdir(parents=True)
+    assert isinstance(gpus_for(tmp_path), NvmlGpus)

@@ -19,7 +19,14 @@ from ..interfaces.slots_interface import (
     MemorySample,
 )
 from .commands import SubprocessCommandRunner, read_output
-from .nvidia import NVIDIA_SMI_QUERY, GpuReading, NvmlGpus, parse_nvidia_smi_csv
+from .nvidia import (
+    NVIDIA_SMI_QUERY,
+    GpuReading,
+    NoNvidiaDriver,
+    NvmlGpus,
+    gpus_for,
+    parse_nvidia_smi_csv,
+)
 from .procfs import (
     CgroupMemoryFiles,
     FileTree,
@@ -93,11 +100,11 @@ class LinuxDeviceProbe:
     def __init__(
         self,
         root: Path = Path("/"),
-        nvml: NvmlGpus | None = None,
+        nvml: NvmlGpus | NoNvidiaDriver | None = None,
         run: CommandRunner | None = None,
     ) -> None:
         self.tree = FileTree(root)
-        self.nvml = nvml if nvml is not None else NvmlGpus()
+        self.nvml = nvml if nvml is not None else gpus_for(root)
         self.run = run if run is not None else SubprocessCommandRunner()
 
     def describe(self) -> DeviceFacts:
@@ -171,6 +178,8 @@ class LinuxDeviceProbe:
 
     def _accelerators(self) -> tuple[tuple[Accelerator, ...], str, str]:
         reading = self.nvml.read()
+        if isinstance(self.nvml, NoNvidiaDriver):
+            return (), "", f"no NVIDIA GPU: {reading.reason}"
         if not reading.gpus:
             out, smi_reason = read_output(self.run, NVIDIA_SMI_QUERY)
             if out is not None:
@@ -220,12 +229,12 @@ class LinuxMemorySampler:
     def __init__(
         self,
         root: Path = Path("/"),
-        nvml: NvmlGpus | None = None,
+        nvml: NvmlGpus | NoNvidiaDriver | None = None,
         clock: Clock = SYSTEM_CLOCK,
         page_size: int | None = None,
     ) -> None:
         self.tree = FileTree(root)
-        self.nvml = nvml if nvml is not None else NvmlGpus()
+        self.nvml = nvml if nvml is not None else gpus_for(root)
         self.clock = clock
         self.page_size = page_size or _page_size()
         self.cgroup = CgroupLimit(self.tree)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..interfaces.slots_interface import GpuMemory
@@ -154,3 +155,28 @@ def parse_nvidia_smi_csv(text: str) -> GpuReading:
         gpus.append(GpuMemory(index, name, used_bytes, total_bytes))
     reason = "; ".join(problems) or (None if gpus else "nvidia-smi listed no GPU")
     return GpuReading(tuple(gpus), "nvidia-smi", reason)
+
+
+# Where a loaded NVIDIA driver shows itself. Without either there is no GPU for NVML to find,
+# and importing NVML (tens of milliseconds) would only say so more slowly.
+NVIDIA_DRIVER_MARKERS = ("proc/driver/nvidia", "dev/nvidiactl")
+
+
+class NoNvidiaDriver:
+    """The GPU source of a machine with no NVIDIA driver loaded: no GPUs, and why."""
+
+    source = "NVIDIA driver"
+
+    def __init__(self, root: Path) -> None:
+        shown = " and ".join(str(root / marker) for marker in NVIDIA_DRIVER_MARKERS)
+        self.reason = f"no NVIDIA driver loaded ({shown} are absent)"
+
+    def read(self) -> GpuReading:
+        return GpuReading((), self.source, self.reason)
+
+
+def gpus_for(root: Path) -> NvmlGpus | NoNvidiaDriver:
+    """NVML where an NVIDIA driver is loaded under `root`, else the reason there is none."""
+    if any((root / marker).exists() for marker in NVIDIA_DRIVER_MARKERS):
+        return NvmlGpus()
+    return NoNvidiaDriver(root)

@@ -25,7 +25,7 @@ from ..interfaces.slots_interface import (
 from .commands import SubprocessCommandRunner
 from .darwin import DarwinDeviceProbe, DarwinMemorySampler
 from .linux import LinuxDeviceProbe, LinuxMemorySampler
-from .nvidia import NvmlGpus
+from .nvidia import NoNvidiaDriver, NvmlGpus, gpus_for
 from .parallelism import (
     CONTEXT_LENGTH,
     NUM_PARALLEL,
@@ -126,7 +126,7 @@ class PlatformProbes:
         platform: str = sys.platform,
         root: Path = Path("/"),
         run: CommandRunner | None = None,
-        nvml: NvmlGpus | None = None,
+        nvml: NvmlGpus | NoNvidiaDriver | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> PlatformProbes:
         runner = run if run is not None else SubprocessCommandRunner()
@@ -134,7 +134,7 @@ class PlatformProbes:
         device: DeviceProbe
         memory: MemorySampler
         if family == "linux":
-            gpus = nvml if nvml is not None else NvmlGpus()
+            gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
         elif family == "darwin":

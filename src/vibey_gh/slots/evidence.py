@@ -136,6 +136,12 @@ def write_request(
     settings: Mapping[str, Any],
 ) -> Path:
     path = request_path(layout, fingerprint)
+    try:
+        standing = read_json(path, kind="calibration request", schema_version=REQUEST_SCHEMA)
+    except EvidenceError:
+        standing = {}
+    if standing.get("reason") == reason and standing.get("settings") == dict(settings):
+        return path  # asked every storm pass: the standing request already says this
     atomic_write_json(
         path,
         {
