@@ -260,3 +260,14 @@ def test_without_usable_evidence_the_answer_is_one_and_a_request_is_written(
     assert result.allowed == 1
     assert result.requested
     assert request_path(StateLayout(root), compute_fingerprint(DEVICE, RUNNER, WINDOW).id).exists()
+
+
+def test_a_standing_request_is_not_rewritten_on_every_ask(tmp_path: Path) -> None:
+    decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    path = request_path(StateLayout(tmp_path), compute_fingerprint(DEVICE, RUNNER, WINDOW).id)
+    inode = path.stat().st_ino
+    again = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert again.requested and path.stat().st_ino == inode
+    record(tmp_path, good_sweep(), age_days=41)  # the reason changes: the request follows
+    decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert "stale" in json.loads(path.read_text())["reason"]
