@@ -1,0 +1,239 @@
+"""Side by side with GuideLLM: the same prompts, runner, window and request settings at N slots.
+
+Both clients replay one prompt set against the embedded llama.cpp runner with N slots of
+--window tokens each, N requests at a time, non-streamed, temperature 0, seed 42, at most
+--max-tokens output tokens:
+
+  vibey-gh   `vibey-gh slots calibrate --slots N`, one step, as its own process: N
+             closed-loop workers, the 1 Hz sampler, the log scanner, evidence and report
+  GuideLLM   `guidellm run` with the concurrent profile at N streams, in its own virtual
+             environment (bench/peer/setup_guidellm.sh), against a runner started the same way
+
+The prompts are the demo corpus's turns (the shipped specs over the package's sources) with
+each turn's conversation folded into one user message: GuideLLM rewrites requests that carry
+tool definitions (it drops the output cap and forces a tool call), so neither client sends
+tools here. GuideLLM runs offline: its token counts come from the runner's usage fields.
+
+Printed for each: served requests, the throughput it reports (requests/s, output tokens/s),
+and its own CPU time per served request: the whole process, start-up and imports included
+(getrusage of the vibey-gh process without its runner; of the guidellm process and its
+worker processes).
+
+    bash bench/peer/setup_guidellm.sh
+    python bench/peer/side_by_side.py [--slots 2] [--max-tokens 64] [--window 4096]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_support import CpuClock, free_port
+
+from vibey_gh.config import LocalModels
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
+from vibey_gh.runners.registry import runner_for
+from vibey_gh.slots.corpus import Corpus, build_corpus, build_demo_corpus, write_corpus
+from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.metrics import step_metrics
+from vibey_gh.slots.pool import build_pool
+from vibey_gh.state import StateLayout
+
+DEFAULT_VENV = Path.home() / ".cache" / "vibey-gh-bench" / "guidellm-venv"
+ALL_OF_THEM = 1000  # segments per stratum: take every prompt the pool offers
+
+
+def folded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The system message, then everything after it as one user message."""
+    parts = []
+    for message in messages[1:]:
+        text = message.get("content") or ""
+        if message.get("tool_calls"):
+            text += " " + json.dumps([call["function"] for call in message["tool_calls"]])
+        parts.append(f"[{message['role']}] {text}")
+    return [messages[0], {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def plain_prompts(folder: Path, window: int) -> Corpus:
+    """The demo corpus's turns as plain chats, drawn again as a corpus of one-turn segments."""
+    demo = build_demo_corpus(window=window)
+    transcripts = folder / "prompts.jsonl"
+    with transcripts.open("w") as handle:
+        for turn in demo.turns():
+            chat = [*folded(turn.messages), {"role": "assistant", "content": "(answer)"}]
+            handle.write(json.dumps({"id": turn.id, "messages": chat}) + "\n")
+    pool = build_pool(from_transcripts=[transcripts])
+    return build_corpus(pool, window=window, segments_per_stratum=ALL_OF_THEM, segment_turns=1)
+
+
+# Runs the CLI and leaves the process's own CPU seconds (not its runner's) in a file at exit.
+OWN_CPU_WRAPPER = """
+import atexit, resource, runpy, sys
+out = sys.argv.pop(1)
+def note():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    open(out, "w").write(str(usage.ru_utime + usage.ru_stime))
+atexit.register(note)
+sys.argv[0] = "vibey-gh"
+runpy.run_module("vibey_gh.cli.main", run_name="__main__")
+"""
+
+
+def run_ours(corpus: Corpus, config: LocalModels, slots: int, max_tokens: int) -> dict[str, Any]:
+    """`vibey-gh slots calibrate --slots N` as its own process, like a user runs it."""
+    with tempfile.TemporaryDirectory(prefix="side-ours-") as temp:
+        folder = Path(temp)
+        corpus_path = folder / "corpus.json"
+        write_corpus(corpus, corpus_path)
+        (folder / "vibey-gh.toml").write_text(
+            "[local_models]\n"
+            'runner = "embedded"\n'
+            f"window = {config.window}\n"
+            f"calibration_port = {config.calibration_port}\n"
+            f'production_url = "{config.production}"\n'
+        )
+        own = folder / "own-cpu.txt"
+        argv = [sys.executable, "-c", OWN_CPU_WRAPPER, str(own), "slots", "calibrate"]
+        argv += ["--corpus", str(corpus_path), "--window", str(config.window)]
+        argv += ["--slots", str(slots), "--max-tokens", str(max_tokens)]
+        state = folder / "state"
+        env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(state)}
+        start = CpuClock.now()
+        done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
+        cpu = CpuClock.now().since(start)
+        if done.returncode != 0:
+            raise SystemExit(f"vibey-gh failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        own_cpu = float(own.read_text())
+        (evidence,) = StateLayout(state).evidence.glob("*.json")
+        (step,) = load_evidence(evidence).steps
+    metrics = step_metrics(step)
+    return {
+        "served": metrics.served,
+        "total": metrics.total,
+        "requests_per_s": metrics.turns_per_hour / 3600,
+        "output_tokens_per_s": metrics.output_tokens_per_s,
+        "own_cpu_s": own_cpu,
+        "runner_cpu_s": cpu.children - own_cpu,
+    }
+
+
+def scenario(target: str, data: Path, report: Path, slots: int, max_tokens: int, count: int) -> Any:
+    return {
+        "spec": {
+            "backend": {
+                "kind": "openai_http",
+                "target": target,
+                "model": "default",
+                "request_format": "/v1/chat/completions",
+                "stream": False,
+                "http2": False,
+                "timeout": 600,
+                "max_tokens": max_tokens,
+                "extras": {"body": {"temperature": 0.0, "seed": 42}},
+            },
+            "profile": {"kind": "concurrent", "streams": slots},
+            "data": [{"kind": "json_file", "path": str(data)}],
+            "constraints": [{"kind": "max_requests", "count": count}],
+            "outputs": [{"kind": "json", "path": str(report)}],
+        }
+    }
+
+
+def run_guidellm(
+    corpus: Corpus, venv: Path, window: int, slots: int, max_tokens: int
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="side-guidellm-") as temp:
+        folder = Path(temp)
+        data = folder / "prompts.jsonl"
+        data.write_text(
+            "".join(json.dumps({"messages": t.messages}) + "\n" for t in corpus.turns())
+        )
+        port = free_port()
+        report = folder / "report.json"
+        spec = scenario(
+            f"http://127.0.0.1:{port}", data, report, slots, max_tokens, corpus.turn_count
+        )
+        (folder / "scenario.json").write_text(json.dumps(spec))
+        runner = runner_for("embedded").start(
+            RunnerLaunch(slots, window, port, "default", folder / "runner.log")
+        )
+        try:
+            runner.wait_ready()
+            env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+            argv = [str(venv / "bin" / "guidellm"), "run", "-c", str(folder / "scenario.json")]
+            start, wall = CpuClock.now(), time.monotonic()
+            done = subprocess.run(
+                [*argv, "--disable-progress"], env=env, capture_output=True, text=True
+            )
+            cpu, wall = CpuClock.now().since(start), time.monotonic() - wall
+        finally:
+            runner.stop()
+        if done.returncode != 0 or not report.exists():
+            raise SystemExit(f"guidellm failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        benchmark = json.loads(report.read_text())["benchmarks"][0]
+    metrics = benchmark["metrics"]
+    totals = metrics["request_totals"]
+    return {
+        "served": totals["successful"],
+        "total": totals["total"],
+        "requests_per_s": metrics["requests_per_second"]["successful"]["mean"],
+        "output_tokens_per_s": metrics["output_tokens_per_second"]["successful"]["mean"],
+        "own_cpu_s": cpu.children,
+        "wall_s": wall,
+        "duration_s": benchmark["duration"],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--window", type=int, default=4096)
+    parser.add_argument("--peer-venv", type=Path, default=DEFAULT_VENV)
+    args = parser.parse_args()
+    if not (args.peer_venv / "bin" / "guidellm").exists():
+        print(f"no guidellm in {args.peer_venv}: run bench/peer/setup_guidellm.sh", file=sys.stderr)
+        return 2
+    version = subprocess.run(
+        [str(args.peer_venv / "bin" / "guidellm"), "--version"], capture_output=True, text=True
+    ).stdout.strip()
+
+    with tempfile.TemporaryDirectory(prefix="side-") as temp:
+        corpus = plain_prompts(Path(temp), args.window)
+    config = LocalModels(
+        runner="embedded",
+        window=args.window,
+        calibration_port=free_port(),
+        production_url=f"http://127.0.0.1:{free_port()}",
+    )
+    print(
+        f"{corpus.turn_count} prompts (deepest ~{corpus.max_depth_estimate} tokens by estimate), "
+        f"N={args.slots}, window {args.window}, {args.max_tokens} output tokens, {version}",
+        flush=True,
+    )
+    ours = run_ours(corpus, config, args.slots, args.max_tokens)
+    peer = run_guidellm(corpus, args.peer_venv, args.window, args.slots, args.max_tokens)
+    print()
+    print(
+        f"{'':<10}{'served':>10}{'req/s':>10}{'out tok/s':>11}{'own CPU s':>11}{'ms/request':>12}"
+    )
+    for name, row in (("vibey-gh", ours), ("GuideLLM", peer)):
+        per = row["own_cpu_s"] / row["served"] * 1000 if row["served"] else float("nan")
+        print(
+            f"{name:<10}{row['served']:>6}/{row['total']:<3}{row['requests_per_s']:>10.3f}"
+            f"{row['output_tokens_per_s']:>11.2f}{row['own_cpu_s']:>11.2f}{per:>12.1f}"
+        )
+    print(f"runner CPU during the vibey-gh step: {ours['runner_cpu_s']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
