@@ -100,6 +100,8 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     return parse_config(raw, path)
 
 
@@ -224,4 +226,5 @@ class _Reader:
     def reject_unknown(self, extra: set[str] | None = None) -> None:
         unknown = set(self.table) - self.seen - (extra or set())
         if unknown:
-            raise self._fail(sorted(unknown)[0], "is not a known key")
+            key = sorted(unknown)[0]
+            raise self._fail(key if key.isprintable() else repr(key), "is not a known key")

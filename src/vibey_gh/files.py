@@ -81,6 +81,8 @@ def read_json(path: Path, *, kind: str, schema_version: int | None = None) -> di
         raise EvidenceError(f"{kind} file not found: {path}") from None
     except OSError as exc:
         raise EvidenceError(f"cannot read {kind} file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise EvidenceError(f"{kind} file {path} is not UTF-8 text") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -118,11 +118,6 @@ def test_kill_nine_at_random_moments_then_rerun_gives_the_uninterrupted_steps(
 
 @pytest.mark.integration
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="a runner started just before the kill is in no pid file yet and never notices its "
-    "parent died, so the rerun finds the port taken; see the stress report",
-)
 def test_a_kill_right_after_the_runner_starts_leaves_nothing_the_rerun_trips_on(
     tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -151,11 +146,6 @@ def test_a_kill_right_after_the_runner_starts_leaves_nothing_the_rerun_trips_on(
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    strict=True,
-    reason="calibrate does not remove temp files a kill -9 left mid-write "
-    "(files.leftover_temp_files is never called); see the stress report",
-)
 def test_a_rerun_removes_the_temp_files_a_kill_left_mid_write(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path
 ) -> None:

@@ -71,10 +71,6 @@ def test_any_text_as_the_config_gives_an_answer_or_one_line(raw: bytes) -> None:
     assert config.read_bytes() == raw
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.load_config lets UnicodeDecodeError through (it catches only OSError)",
-)
 def test_a_config_that_is_not_utf8_fails_in_one_line() -> None:
     config = Path("vibey-gh.toml")
     config.write_bytes(b"[local_models]\nmodel = '\x80'\n")
@@ -107,11 +103,6 @@ def test_structured_configs_give_an_answer_or_one_line(
     assert config.read_text(encoding="utf-8") == text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config._Reader.reject_unknown prints the key raw, so a key holding a newline "
-    "makes a two-line error",
-)
 def test_an_unknown_key_with_a_newline_is_named_in_one_line() -> None:
     Path("vibey-gh.toml").write_text('[local_models]\n"a\\nb" = 1\n')
     result = invoke(["slots", "allowed"])

@@ -204,11 +204,6 @@ def test_memory_ceiling_crossed_ends_the_step_with_a_verdict(
     assert_state_readable(layout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sampler's runner.stop() closes the chat client under the replay workers: "
-    "each raises RuntimeError('client has been closed') and prints a thread traceback",
-)
 def test_memory_ceiling_stop_raises_nothing_in_the_replay_workers(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

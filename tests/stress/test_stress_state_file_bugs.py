@@ -1,6 +1,6 @@
-"""Evidence and checkpoint files that the readers do not survive yet, one known failure each,
-found by the fuzz tests beside this file. Every test here is a strict xfail: it starts to pass
-(and so to fail the suite, as a reminder to drop the mark) once the reader is fixed."""
+"""Damaged evidence and checkpoint files the fuzz tests beside this file once tripped over, one
+case each: every reader now turns them into one clear line (or, for the `allowed` gate, an
+answer of one with the reason)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,6 @@ from vibey_gh.state import StateLayout
 pytestmark = pytest.mark.integration
 
 NOT_UTF8 = b'{"schema_version": 1, "kind": "\x80"}'
-READ_JSON_UTF8 = (
-    "files.read_json lets UnicodeDecodeError through (it catches only OSError and "
-    "JSONDecodeError): a file that is not UTF-8 is a traceback"
-)
-UNCHECKED_VALUES = (
-    "StepRecord.from_json and TurnResult.from_json check no value types: the step loads, "
-    "then metrics.py / judge.py / records.py raise TypeError, ValueError or AttributeError"
-)
 # (what is wrong, where in the first step, the value put there)
 BAD_STEP_VALUES: list[tuple[str, list[Any], Any]] = [
     ("timeline point is text", ["timeline", 0, 0], ":"),
@@ -59,7 +51,6 @@ def _with_bad_first_step(document: dict[str, Any], where: list[Any], value: Any)
     return json.dumps(document).encode()
 
 
-@pytest.mark.xfail(strict=True, reason=UNCHECKED_VALUES)
 @bad_step_values
 def test_allowed_answers_one_for_evidence_with_a_bad_step_value(
     where: list[Any], value: Any, one_slot_baseline: OneSlotBaseline, isolated_state: Path
@@ -70,7 +61,6 @@ def test_allowed_answers_one_for_evidence_with_a_bad_step_value(
     assert allowed_answer()["allowed"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=UNCHECKED_VALUES)
 @bad_step_values
 def test_show_fails_in_one_line_for_evidence_with_a_bad_step_value(
     where: list[Any], value: Any, one_slot_baseline: OneSlotBaseline, isolated_state: Path
@@ -81,7 +71,6 @@ def test_show_fails_in_one_line_for_evidence_with_a_bad_step_value(
     show("--json")
 
 
-@pytest.mark.xfail(strict=True, reason=UNCHECKED_VALUES)
 @bad_step_values
 def test_calibrate_stops_in_one_line_on_a_checkpoint_with_a_bad_step_value(
     where: list[Any], value: Any, one_slot_baseline: OneSlotBaseline, isolated_state: Path
@@ -93,11 +82,6 @@ def test_calibrate_stops_in_one_line_on_a_checkpoint_with_a_bad_step_value(
     assert_clean_outcome(result, ok_codes=(), error_codes=(1, 2), alone=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Evidence.fingerprint_fields and fingerprint._accelerators trust the recorded "
-    "fields: a list as `fields` or a number as `accelerators` is a traceback in allowed",
-)
 @pytest.mark.parametrize("fields", [["abcd"], {"accelerators": 5}], ids=["list", "number"])
 def test_allowed_names_what_differs_from_evidence_with_odd_fingerprint_fields(
     fields: Any, one_slot_baseline: OneSlotBaseline, isolated_state: Path
@@ -111,7 +95,6 @@ def test_allowed_names_what_differs_from_evidence_with_odd_fingerprint_fields(
     assert allowed_answer()["reason"].startswith("unmeasured")
 
 
-@pytest.mark.xfail(strict=True, reason=READ_JSON_UTF8)
 def test_allowed_answers_one_for_evidence_that_is_not_utf8(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path
 ) -> None:
@@ -120,7 +103,6 @@ def test_allowed_answers_one_for_evidence_that_is_not_utf8(
     assert allowed_answer()["allowed"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=READ_JSON_UTF8)
 def test_show_fails_in_one_line_for_evidence_that_is_not_utf8(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path
 ) -> None:
@@ -129,7 +111,6 @@ def test_show_fails_in_one_line_for_evidence_that_is_not_utf8(
     show("--json")
 
 
-@pytest.mark.xfail(strict=True, reason=READ_JSON_UTF8)
 def test_calibrate_stops_in_one_line_on_a_checkpoint_that_is_not_utf8(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path
 ) -> None:
@@ -138,11 +119,6 @@ def test_calibrate_stops_in_one_line_on_a_checkpoint_that_is_not_utf8(
     assert_clean_outcome(result, ok_codes=(), error_codes=(1, 2), alone=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="load_progress raises EvidenceError (exit 1); the brief asks exit 2 for a damaged "
-    "checkpoint, the bad input a user must remove",
-)
 def test_a_checkpoint_that_is_not_json_is_bad_input(
     one_slot_baseline: OneSlotBaseline, isolated_state: Path
 ) -> None:

@@ -41,6 +41,18 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama"]))
 @click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
 @click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(1.0),
+    default=600.0,
+    show_default=True,
+    help="Seconds before an unanswered turn counts as failed.",
+)
+@click.option(
+    "--no-early-verdicts",
+    is_flag=True,
+    help="Replay every step to the end even once its verdict is certain.",
+)
 @json_option
 @library_errors
 def calibrate(
@@ -56,6 +68,8 @@ def calibrate(
     runner: str | None,
     model: str | None,
     threads: int | None,
+    request_timeout: float,
+    no_early_verdicts: bool,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
@@ -117,6 +131,8 @@ def calibrate(
         if_requested=if_requested,
         out_dir=out_dir,
         threads=threads,
+        request_timeout_s=request_timeout,
+        early_verdicts=not no_early_verdicts,
     )
     env = build_environment(config)
     progress = make_progress(live=stdout_is_terminal() and not as_json)

@@ -47,6 +47,8 @@ def child_argv(model_path: Path, launch: RunnerLaunch) -> list[str]:
         str(launch.window),
         "--port",
         str(launch.port),
+        "--parent-pid",
+        str(os.getpid()),
     ]
     if launch.threads:
         argv += ["--threads", str(launch.threads)]
@@ -106,6 +108,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--window", type=_positive, required=True, help="tokens per slot")
     parser.add_argument("--port", type=_positive, required=True)
     parser.add_argument("--threads", type=_positive, default=None)
+    parser.add_argument(
+        "--parent-pid", type=_positive, default=None, help="stop when this process is gone"
+    )
     return parser.parse_args(argv)
 
 
@@ -135,7 +140,12 @@ def serve(args: argparse.Namespace) -> int:
     import xllamacpp
 
     stop = threading.Event()
-    parent = os.getppid()
+    # Given by the starter, because a parent killed before this line has already been replaced
+    # by init and getppid() alone would never notice.
+    parent = args.parent_pid or os.getppid()
+    if os.getppid() != parent:
+        print("embedded runner: parent gone before start", file=sys.stderr, flush=True)
+        return 1
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         stop.set()

@@ -190,6 +190,9 @@ def post_turn(
         return TurnResult(
             None, None, None, None, "", (), started, ended, f"connection failed: {exc or type(exc)}"
         )
+    except RuntimeError:
+        # httpx raises this when the client was closed under us: the runner was stopped
+        return TurnResult(None, None, None, None, "", (), started, monotonic(), "runner stopped")
     return parse(response.status_code, body, started, monotonic())
 
 

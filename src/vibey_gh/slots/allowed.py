@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import LocalModels, load_config
 from ..errors import EvidenceError, VibeyError
 from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
 from ..state import StateLayout
-from .evidence import Evidence, evidence_path, iter_evidence_paths, load_evidence, write_request
-from .fingerprint import Fingerprint, compute_fingerprint, describe_differences
-from .judge import judge_sweep
+
+if TYPE_CHECKING:
+    from .evidence import Evidence
+    from .fingerprint import Fingerprint
+
+# evidence, fingerprint and judge are imported inside the functions that need them: a declared
+# 1 answers without them, and every storm pass asks.
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ def decide_allowed(
     declaration = config.concurrent_runs
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
+    from .evidence import evidence_path, load_evidence
+    from .fingerprint import compute_fingerprint
+
     deps = deps or default_deps()
     try:
         identity = deps.identify(config)
@@ -116,6 +123,8 @@ def decide_allowed(
 def _from_evidence(
     config: LocalModels, fingerprint: Fingerprint, evidence: Evidence, path: Path
 ) -> AllowedAnswer:
+    from .judge import judge_sweep
+
     declaration = config.concurrent_runs
     judgement = judge_sweep(evidence.steps, config.bounds)
     ideal = judgement.ideal
@@ -147,6 +156,9 @@ def _from_evidence(
 
 
 def _nearest(layout: StateLayout, fingerprint: Fingerprint) -> str:
+    from .evidence import iter_evidence_paths, load_evidence
+    from .fingerprint import describe_differences
+
     best: tuple[int, list[str]] | None = None
     for path in iter_evidence_paths(layout):
         try:
@@ -169,6 +181,8 @@ def _request(
     declaration: int | str,
     evidence: Path | None = None,
 ) -> AllowedAnswer:
+    from .evidence import write_request
+
     settings = {"runner": config.runner, "model": config.model, "window": config.window}
     request = write_request(
         deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
@@ -184,4 +198,4 @@ def _request(
     )
 
 
-__all__ = ["AllowedAnswer", "AllowedDeps", "compute_fingerprint", "decide_allowed"]
+__all__ = ["AllowedAnswer", "AllowedDeps", "decide_allowed"]

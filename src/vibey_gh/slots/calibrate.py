@@ -17,8 +17,10 @@ from typing import Any, Protocol
 
 from ..clock import Clock
 from ..config import LocalModels, load_config
-from ..errors import BadInput, Refused
+from ..errors import BadInput, EvidenceError, Refused
+from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
+from ..runners.process import ensure_port_free
 from ..state import StateLayout
 from .corpus import Corpus
 from .evidence import (
@@ -32,7 +34,7 @@ from .evidence import (
 )
 from .fingerprint import Fingerprint
 from .judge import baseline_of
-from .orphans import PID_FILE, stop_orphaned_runner
+from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .records import StepRecord
 from .report_files import SweepResult, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
@@ -62,6 +64,10 @@ class CalibrationRequest:
     if_requested: bool = False
     out_dir: Path | None = None
     threads: int | None = None
+    request_timeout_s: float = 600.0
+    # off: every step replays the whole corpus even once its verdict is certain (for
+    # measuring what early verdicts save); the memory ceiling still stops a step at once
+    early_verdicts: bool = True
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,14 @@ class CalibrationOutcome:
             "stop_reason": self.stop_reason,
             "skipped": self.skipped,
         }
+
+
+def remove_leftover_temp_files(layout: StateLayout) -> None:
+    """Half-written temporary files of a calibration killed mid-write (the finished files they
+    were meant to replace are intact)."""
+    for folder in (layout.root, layout.progress, layout.evidence, layout.requests):
+        for leftover in leftover_temp_files(folder):
+            leftover.unlink(missing_ok=True)
 
 
 def pending_request(env: Environment, window: int) -> tuple[str, bool]:
@@ -158,6 +172,8 @@ def run_calibration(
             skipped=True,
         )
     orphan = stop_orphaned_runner(env.layout.root / PID_FILE)
+    if orphan is None and req.config.runner == "embedded":
+        orphan = stop_embedded_runner_on_port(req.config.calibration_port)
     if orphan is not None:
         progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
     state = env.production.poll()
@@ -173,7 +189,11 @@ def run_calibration(
         "method": method_hash(method),
     }
     checkpoint = progress_path(env.layout, fingerprint.id, req.corpus.corpus_sha256, key["method"])
-    steps = load_progress(checkpoint, key)
+    remove_leftover_temp_files(env.layout)
+    try:
+        steps = load_progress(checkpoint, key)
+    except EvidenceError as exc:
+        raise BadInput(str(exc)) from None
     resumed = len(steps)
     if resumed:
         progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
@@ -202,7 +222,9 @@ def run_calibration(
         runner_binary=req.config.runner_binary,
         port=req.config.calibration_port,
         corpus=req.corpus,
-        settings=ChatSettings(window=req.window, max_tokens=req.max_tokens),
+        settings=ChatSettings(
+            window=req.window, max_tokens=req.max_tokens, timeout_s=req.request_timeout_s
+        ),
         memory=env.memory,
         production=env.production,
         memory_budget_bytes=env.device.memory_budget_bytes,
@@ -213,12 +235,14 @@ def run_calibration(
         threads=req.threads,
         runner_pid_file=env.layout.root / PID_FILE,
         calibration_watch=env.calibration_watch,
+        early_verdicts=req.early_verdicts,
     )
     new_steps = 0
     unclean = False
     while stop_reason is None:
         if req.max_runs is not None and new_steps >= req.max_runs:
             break
+        ensure_port_free(req.config.calibration_port)  # before this step's folder is made
         step = _measure_clean(ctx, len(steps), slots, steps, run_dir, env, progress)
         new_steps += 1
         if not step.production.clean:

@@ -46,7 +46,8 @@ class Evidence:
 
     @property
     def fingerprint_fields(self) -> dict[str, Any]:
-        return dict(self.data["fingerprint"].get("fields") or {})
+        fields = self.data["fingerprint"].get("fields")
+        return dict(fields) if isinstance(fields, dict) else {}
 
     @property
     def created_at(self) -> float:
@@ -66,7 +67,7 @@ def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
             raise KeyError("fingerprint.id")
         float(data["created_at"])
         steps = tuple(StepRecord.from_json(s) for s in data["steps"])
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
     return Evidence(path, data, steps)
 
@@ -116,7 +117,7 @@ def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
         raise EvidenceError(f"progress file {path} belongs to another sweep; remove it to restart")
     try:
         return [StepRecord.from_json(s) for s in data["steps"]]
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
 
 

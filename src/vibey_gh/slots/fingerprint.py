@@ -97,6 +97,8 @@ def _digest(value: Any) -> str:
 def _accelerators(value: Any) -> str:
     if not value:
         return "none"
+    if not isinstance(value, list):
+        return _shown(value)
     parts = []
     for gpu in value:
         if not isinstance(gpu, dict):

@@ -62,3 +62,44 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
             member.kill()
     forget_runner(path)
     return pid
+
+
+EMBEDDED_MODULE = "vibey_gh.runners.embedded"
+
+
+def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:
+    """Stop an embedded runner of ours that still listens on `port` (a crash can come between
+    starting it and recording its pid). Only our own runner module is ever stopped here."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except psutil.Error:
+        return None
+    for conn in connections:
+        if conn.status != psutil.CONN_LISTEN or not conn.laddr or conn.laddr.port != port:
+            continue
+        if conn.pid is None:
+            continue
+        try:
+            process = psutil.Process(conn.pid)
+            if not _orphaned_embedded_runner(process.cmdline()):
+                return None
+            process.terminate()
+            try:
+                process.wait(timeout_s)
+            except psutil.TimeoutExpired:
+                process.kill()
+        except psutil.Error:
+            return None
+        return int(conn.pid)
+    return None
+
+
+def _orphaned_embedded_runner(cmdline: list[str]) -> bool:
+    """Our embedded runner whose starter is gone (never a `runner serve` someone is using)."""
+    if EMBEDDED_MODULE not in cmdline or "--parent-pid" not in cmdline:
+        return False
+    try:
+        parent = int(cmdline[cmdline.index("--parent-pid") + 1])
+    except (IndexError, ValueError):
+        return False
+    return not psutil.pid_exists(parent)

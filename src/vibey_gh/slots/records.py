@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interfaces.slots_interface import TurnResult
+from . import checked
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,27 @@ class TurnRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnRecord:
         return cls(
-            turn_id=str(data["turn_id"]),
-            segment_id=str(data["segment_id"]),
-            worker=int(data["worker"]),
-            result=TurnResult.from_json(data["result"]),
+            turn_id=checked.text(data, "turn_id"),
+            segment_id=checked.text(data, "segment_id"),
+            worker=checked.integer(data, "worker"),
+            result=turn_result_from_json(checked.mapping(data, "result")),
         )
+
+
+def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
+    """TurnResult.from_json, after checking every field's type."""
+    checked.integer(data, "status", None)
+    checked.text(data, "finish_reason", None)
+    checked.integer(data, "prompt_tokens", None)
+    checked.integer(data, "output_tokens", None)
+    checked.text(data, "text", None)
+    checked.number(data, "started")
+    checked.number(data, "ended")
+    checked.text(data, "error", None)
+    for call in checked.items(data, "tool_calls"):
+        checked.text(call, "name")
+        checked.mapping(call, "arguments")
+    return TurnResult.from_json(data)
 
 
 # One timeline point: (t, wired_bytes, used_bytes, free_share, swap_in_bytes, swap_out_bytes,
@@ -72,9 +89,9 @@ class LogEventRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LogEventRecord:
         return cls(
-            kind=str(data["kind"]),
-            text=str(data.get("text", "")),
-            values=dict(data.get("values") or {}),
+            kind=checked.text(data, "kind"),
+            text=checked.text(data, "text", ""),
+            values=checked.mapping(data, "values"),
             during_replay=bool(data.get("during_replay", True)),
         )
 
@@ -107,12 +124,12 @@ class ProductionRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProductionRecord:
         return cls(
-            polls=int(data.get("polls", 0)),
-            busy_polls=int(data.get("busy_polls", 0)),
-            unreachable_polls=int(data.get("unreachable_polls", 0)),
-            models_seen=tuple(data.get("models_seen") or ()),
+            polls=checked.integer(data, "polls", 0),
+            busy_polls=checked.integer(data, "busy_polls", 0),
+            unreachable_polls=checked.integer(data, "unreachable_polls", 0),
+            models_seen=tuple(str(m) for m in checked.items(data, "models_seen")),
             model_appeared=bool(data.get("model_appeared", False)),
-            version=data.get("version"),
+            version=checked.text(data, "version", None),
         )
 
 
@@ -178,22 +195,31 @@ class StepRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
+        """Raises ValueError naming the field when the data is not what this tool wrote."""
+        timeline = checked.items(data, "timeline")
         return cls(
-            index=int(data["index"]),
-            slots=int(data["slots"]),
-            window=int(data["window"]),
-            attempt=int(data.get("attempt", 1)),
-            started_at=float(data["started_at"]),
-            ended_at=float(data["ended_at"]),
-            load_seconds=data.get("load_seconds"),
-            turns=tuple(TurnRecord.from_json(t) for t in data.get("turns") or ()),
-            timeline=tuple(tuple(point) for point in data.get("timeline") or ()),
-            memory_budget_bytes=data.get("memory_budget_bytes"),
-            gpu_budget_bytes=tuple(data.get("gpu_budget_bytes") or ()),
-            log_events=tuple(LogEventRecord.from_json(e) for e in data.get("log_events") or ()),
-            production=ProductionRecord.from_json(data.get("production") or {}),
-            ended_early=data.get("ended_early"),
-            runner_version=data.get("runner_version"),
-            corpus_turns=int(data.get("corpus_turns", 0)),
-            discarded_attempts=int(data.get("discarded_attempts", 0)),
+            index=checked.integer(data, "index"),
+            slots=checked.integer(data, "slots"),
+            window=checked.integer(data, "window"),
+            attempt=checked.integer(data, "attempt", 1),
+            started_at=checked.number(data, "started_at"),
+            ended_at=checked.number(data, "ended_at"),
+            load_seconds=checked.number(data, "load_seconds", None),
+            turns=tuple(TurnRecord.from_json(t) for t in checked.items(data, "turns")),
+            timeline=tuple(checked.optional_numbers(p, "a timeline point") for p in timeline),
+            memory_budget_bytes=checked.integer(data, "memory_budget_bytes", None),
+            gpu_budget_bytes=tuple(
+                int(v) if v is not None else None
+                for v in checked.optional_numbers(
+                    checked.items(data, "gpu_budget_bytes"), "gpu_budget_bytes"
+                )
+            ),
+            log_events=tuple(
+                LogEventRecord.from_json(e) for e in checked.items(data, "log_events")
+            ),
+            production=ProductionRecord.from_json(checked.mapping(data, "production")),
+            ended_early=checked.text(data, "ended_early", None),
+            runner_version=checked.text(data, "runner_version", None),
+            corpus_turns=checked.integer(data, "corpus_turns", 0),
+            discarded_attempts=checked.integer(data, "discarded_attempts", 0),
         )

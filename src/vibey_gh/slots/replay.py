@@ -48,7 +48,7 @@ def replay_corpus(
             except queue.Empty:
                 return
             for turn in segment.turns:
-                if stop.is_set():
+                if stop.is_set() or not accept():
                     return
                 result = runner.chat(turn.messages, turn.tools or None, settings)
                 record = TurnRecord(turn.id, segment.id, worker, result)

@@ -60,6 +60,7 @@ class StepContext:
     runner_pid_file: Path | None = None
     # what the calibration runner itself holds, polled beside production (None: not watched)
     calibration_watch: Callable[[str], ProductionWatch] | None = None
+    early_verdicts: bool = True
 
 
 def measure_step(
@@ -159,6 +160,8 @@ def _replay_with_sampler(
         progress.turn_done(len(turns), served, sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
+        if not ctx.early_verdicts:
+            return None
         by_id = {t.turn_id: t.result for t in turns}
         return early_verdict(
             slots,
