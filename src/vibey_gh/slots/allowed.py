@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import LocalModels, load_config
 from ..errors import EvidenceError, VibeyError
-from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
-from ..state import StateLayout
 
 if TYPE_CHECKING:
+    from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
+    from ..state import StateLayout
     from .evidence import Evidence
     from .fingerprint import Fingerprint
 
@@ -76,6 +76,7 @@ class AllowedDeps:
 def default_deps() -> AllowedDeps:
     from ..platforms.probes import PlatformProbes
     from ..runners.registry import identify_production
+    from ..state import StateLayout
 
     return AllowedDeps(
         layout=StateLayout.from_env(),
