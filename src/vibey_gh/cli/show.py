@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..slots.table import COLUMNS
 from .common import emit_json, json_option, library_errors, stdout_is_terminal
 
 if TYPE_CHECKING:
@@ -136,19 +137,8 @@ def _render_shown(
 
 # The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold rather
 # than being cut, so no figure is ever shown truncated.
-TERMINAL_HEADERS = (
-    "step",
-    "slots × window",
-    "served",
-    "turns/h",
-    "out tok/s",
-    "p50 s",
-    "p95 s",
-    "peak wired",
-    "free min",
-    "swap-out",
-    "fidelity struct / exact",
-    "verdict",
+TERMINAL_HEADERS = tuple(
+    "fidelity struct / exact" if column.startswith("fidelity") else column for column in COLUMNS
 )
 
 

@@ -18,20 +18,18 @@ import httpx
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import RunnerError
 from ..interfaces.slots_interface import (
-    SERVED_REASONS,
     ChatSettings,
     RunnerInfo,
     RunnerLaunch,
-    ToolCall,
     TurnResult,
 )
 from .local_http import http_get
 from .openai_api import (
+    answered_turn,
     as_dict,
     decode_body,
     error_message,
     failed_answer,
-    parse_arguments,
     post_turn,
 )
 from .openai_api import is_over_window as llama_server_over_window
@@ -114,38 +112,19 @@ def is_over_window(body: Any) -> bool:
     )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def parse_chat(status: int, body: Any, started: float, ended: float) -> TurnResult:
     """Turn one /api/chat answer (stream false) into a TurnResult."""
     failure = failed_answer(status, body, started, ended, is_over_window, unwrap_error)
     if failure is not None:
         return failure
-    message = as_dict(body.get("message"))
-    calls = tuple(
-        ToolCall(str(function.get("name", "")), parse_arguments(function.get("arguments")))
-        for function in (as_dict(call).get("function") for call in message.get("tool_calls") or [])
-        if isinstance(function, dict)
-    )
-    reason = body.get("done_reason")
-    done_reason = reason if isinstance(reason, str) and reason else None
-    error = None
-    if done_reason is None:
-        error = "no done reason"
-    elif done_reason not in SERVED_REASONS:
-        error = f"done reason {done_reason!r} is not an answer"
-    return TurnResult(
-        status=status,
-        finish_reason=done_reason,
-        prompt_tokens=_count(body.get("prompt_eval_count")),
-        output_tokens=_count(body.get("eval_count")),
-        text=str(message.get("content") or ""),
-        tool_calls=calls,
-        started=started,
-        ended=ended,
-        error=error,
+    return answered_turn(
+        status,
+        body.get("done_reason"),
+        body.get("prompt_eval_count"),
+        body.get("eval_count"),
+        as_dict(body.get("message")),
+        started,
+        ended,
     )
 
 

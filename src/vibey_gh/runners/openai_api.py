@@ -130,6 +130,34 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
     choices = body.get("choices")
     choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
     message = as_dict(choice.get("message"))
+    usage = as_dict(body.get("usage"))
+    return answered_turn(
+        status,
+        choice.get("finish_reason"),
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        message,
+        started,
+        ended,
+    )
+
+
+def answered_turn(
+    status: int,
+    reason: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    message: dict[str, Any],
+    started: float,
+    ended: float,
+) -> TurnResult:
+    """A 200 answer of either chat API: served only with a done reason that is an answer."""
+    done = reason if isinstance(reason, str) and reason else None
+    error = None
+    if done is None:
+        error = "no done reason"
+    elif done not in SERVED_REASONS:
+        error = f"done reason {done!r} is not an answer"
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, dict) else None
@@ -137,20 +165,12 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
             calls.append(
                 ToolCall(str(function.get("name", "")), parse_arguments(function.get("arguments")))
             )
-    usage = as_dict(body.get("usage"))
-    finish = choice.get("finish_reason")
-    finish_reason = finish if isinstance(finish, str) and finish else None
-    error = None
-    if finish_reason is None:
-        error = "no done reason"
-    elif finish_reason not in SERVED_REASONS:
-        error = f"finish reason {finish_reason!r} is not an answer"
     return TurnResult(
         status=status,
-        finish_reason=finish_reason,
-        prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-        output_tokens=_int_or_none(usage.get("completion_tokens")),
-        text=message.get("content") or "",
+        finish_reason=done,
+        prompt_tokens=_int_or_none(prompt_tokens),
+        output_tokens=_int_or_none(output_tokens),
+        text=str(message.get("content") or ""),
         tool_calls=tuple(calls),
         started=started,
         ended=ended,
