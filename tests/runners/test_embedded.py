@@ -7,6 +7,7 @@ except where a slot must stay busy long enough to be seen.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import threading
@@ -72,7 +73,7 @@ def test_child_argv_runs_this_interpreter(tmp_path: Path) -> None:
     assert argv[:3] == [sys.executable, "-m", "vibey_gh.runners.embedded"]
     assert argv[3:] == [
         "--model", "/m.gguf", "--slots", "2", "--window", "1024", "--port", "8080",
-        "--threads", "3",
+        "--parent-pid", str(os.getpid()), "--threads", "3",
     ]  # fmt: skip
 
 
@@ -210,3 +211,18 @@ def test_the_runner_leaves_when_the_process_that_started_it_is_killed(tmp_path: 
         time.sleep(0.1)
     assert not alive(child_pid)
     assert "parent gone, stopping" in (tmp_path / "runner.log").read_text()
+
+
+def test_a_runner_whose_starter_is_already_gone_does_not_start(tmp_path: Path) -> None:
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    gone = int(finished.stdout)
+    port = free_port()
+    child = subprocess.run(
+        [sys.executable, "-m", "vibey_gh.runners.embedded", "--model", str(default_model_path()),
+         "--slots", "1", "--window", "256", "--port", str(port), "--parent-pid", str(gone)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert child.returncode == 1
+    assert "parent gone before start" in child.stderr
+    ensure_port_free(port)  # nothing was left listening

@@ -142,7 +142,7 @@ def serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     # Given by the starter, because a parent killed before this line has already been replaced
     # by init and getppid() alone would never notice.
-    parent = args.parent_pid or os.getppid()
+    parent = getattr(args, "parent_pid", None) or os.getppid()
     if os.getppid() != parent:
         print("embedded runner: parent gone before start", file=sys.stderr, flush=True)
         return 1
