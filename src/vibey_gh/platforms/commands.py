@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -45,6 +44,8 @@ class SubprocessCommandRunner:
         if not argv:
             raise ValueError("empty command")
         self.last_stderr = ""
+        import subprocess  # here, not at the top: most readings never run a command
+
         try:
             completed = subprocess.run(
                 list(argv),
