@@ -150,6 +150,11 @@ def serve(args: argparse.Namespace) -> int:
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         stop.set()
 
+    # Held back until our handlers are in place: the server listens (and so looks ready) before
+    # the constructor returns, and a stop sent in that gap would otherwise kill us outright.
+    # llama.cpp's threads start with these blocked, so the main thread is the one to get them.
+    stop_signals = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     try:
         server = xllamacpp.Server(build_params(args))
     except Exception as exc:  # the extension raises plain RuntimeError/ValueError
@@ -158,6 +163,7 @@ def serve(args: argparse.Namespace) -> int:
     # Installed after the server exists, so llama.cpp's own handlers cannot replace ours.
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
     print(
         f"embedded runner: {args.slots} slots x {args.window} tokens on "
         f"http://{LOOPBACK}:{args.port}",
