@@ -122,7 +122,7 @@ def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
     work = tmp_path / "cwd"
     work.mkdir()
     (work / "vibey-gh.toml").write_text(
-        '[local_models]\nruntime = "x"\n'.replace('runtime = "x"\n', "")
+        "[local_models]\n"
         + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
         + f'production_url = "http://127.0.0.1:{free_port()}"\n'
     )
