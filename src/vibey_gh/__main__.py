@@ -1,5 +1,7 @@
 """`python -m vibey_gh` runs the CLI."""
 
-from .cli.main import main
+import sys
 
-main()
+from .cli.entry import main
+
+sys.exit(main())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
 CONFIG_NAME = "vibey-gh.toml"
@@ -83,9 +84,7 @@ def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         if not path.is_file():
             raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
         return path
-    import platformdirs  # only when neither ./vibey-gh.toml nor $VIBEY_GH_CONFIG answered
-
-    user = Path(platformdirs.user_config_dir("vibey-gh", appauthor=False)) / CONFIG_NAME
+    user = user_config_dir(env) / CONFIG_NAME
     return user if user.is_file() else None
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from .errors import EvidenceError
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 TEMP_PREFIX = ".tmp-"
+_CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -39,11 +39,22 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _create_temp_beside(path: Path) -> tuple[int, Path]:
+    # A fresh name opened with O_EXCL, as tempfile.mkstemp does; tempfile itself is not imported
+    # because it pulls in shutil, random and the compression modules, a real share of the
+    # `slots allowed` budget.
+    while True:
+        tmp = path.parent / f"{TEMP_PREFIX}{path.name[:64]}.{os.urandom(6).hex()}.part"
+        try:
+            return os.open(tmp, _CREATE_NEW, PRIVATE_FILE), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     """Write `data` to `path` atomically with permissions `mode`."""
     ensure_private_dir(path.parent)
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
-    tmp = Path(tmp_name)
+    fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), mode)

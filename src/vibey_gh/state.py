@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .files import ensure_private_dir
+from .userdirs import user_state_dir
 
 STATE_DIR_ENV = "VIBEY_GH_SLOTS_DIR"
 
@@ -18,9 +19,7 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
     explicit = env.get(STATE_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    import platformdirs  # only when $VIBEY_GH_SLOTS_DIR does not say
-
-    return Path(platformdirs.user_state_dir("vibey-gh", appauthor=False)) / "slots"
+    return user_state_dir(env) / "slots"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import FIXTURES, free_port, recorded, write_python_executable
+from runner_support import FIXTURES, free_port, write_python_executable
 
 from vibey_gh.errors import RunnerNotFound
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, RunnerLaunch
@@ -14,7 +14,6 @@ from vibey_gh.runners.llama_server import (
     LlamaServerRunner,
     find_binary,
     server_argv,
-    version_from_props,
 )
 from vibey_gh.runners.logscan import scan_lines
 from vibey_gh.state import StateLayout
@@ -31,13 +30,6 @@ def test_argv_asks_for_n_slots_of_the_window_on_loopback_without_context_shift(
         "--host", "127.0.0.1", "--port", "8091", "--metrics", "--no-context-shift",
         "-t", "4",
     ]  # fmt: skip
-
-
-def test_version_is_the_build_info_of_props() -> None:
-    assert version_from_props(recorded("llama_server/props_b4747.json").body) == "b4747-d04e7163"
-    assert version_from_props(recorded("llama_server/props.json").body) == "b0-unknown"
-    assert version_from_props({"build_info": ""}) is None
-    assert version_from_props("not an object") is None
 
 
 def test_missing_binary_is_runner_not_found(

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import FIXTURES, free_port, recorded, serve_recorded, write_python_executable
+from runner_support import FIXTURES, free_port, recorded, write_python_executable
 
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
@@ -22,8 +22,6 @@ from vibey_gh.runners.ollama import (
     OllamaClient,
     OllamaRunner,
     chat_payload,
-    digest_from_tags,
-    identify,
     ollama_env,
     parse_chat,
 )
@@ -140,16 +138,6 @@ def test_load_answer_is_not_an_answer_to_a_turn() -> None:
     assert turn.error is not None and "load" in turn.error
 
 
-def test_tags_give_the_digest_with_or_without_latest() -> None:
-    tags = recorded("ollama/era_b/tags.json").body
-    digest = "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72"
-    assert digest_from_tags(tags, "llama3.2:3b") == digest
-    assert digest_from_tags(tags, "llama3.2") is None
-    latest = {"models": [{"name": "mistral:latest", "digest": "abc123"}]}
-    assert digest_from_tags(latest, "mistral") == "abc123"
-    assert digest_from_tags({"models": "nonsense"}, "mistral") is None
-
-
 # --- HTTP client -----------------------------------------------------------------------------
 
 
@@ -181,24 +169,6 @@ def test_preload_refused_raises_runner_error() -> None:
     client = OllamaClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
     with pytest.raises(RunnerError, match="model 'nope' not found"):
         client.preload()
-
-
-def test_identify_reads_version_and_digest() -> None:
-    routes = {
-        "/api/version": recorded("ollama/era_c/version.json"),
-        "/api/tags": recorded("ollama/era_c/tags.json"),
-    }
-    with serve_recorded(routes) as production:
-        info = identify(production.url, "gpt-oss:20b")
-        absent = identify(production.url, "qwen3:8b")
-    assert (info.kind, info.version) == ("ollama", "0.32.15")
-    assert info.model_digest is not None and info.model_digest.startswith("17052f91a42e")
-    assert absent.model_digest is None and "qwen3:8b" in absent.missing["model_digest"]
-
-
-def test_identify_unreachable_raises_runner_error() -> None:
-    with pytest.raises(RunnerError, match="no answer from"):
-        identify(f"http://127.0.0.1:{free_port()}", "llama3.2:3b")
 
 
 def test_missing_binary_is_runner_not_found(tmp_path: Path) -> None:

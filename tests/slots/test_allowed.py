@@ -160,6 +160,15 @@ def test_production_not_answering_answers_one(tmp_path: Path) -> None:
     assert "no answer from" in result.reason
 
 
+def test_the_nearest_evidence_is_named_past_unreadable_files(tmp_path: Path) -> None:
+    other = record(tmp_path, good_sweep(), runner=replace(RUNNER, version="0.34.2"))
+    (other.parent / "0000-broken.json").write_text("{not json")
+    (other.parent / "0001-foreign.json").write_text('{"schema_version": 1, "kind": "other"}')
+    result = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert result.allowed == 1
+    assert "; nearest evidence differs: runner 0.34.2 → 0.34.4 — calibration" in result.reason
+
+
 def test_window_override_changes_the_fingerprint(tmp_path: Path) -> None:
     record(tmp_path, good_sweep())
     assert decide_allowed(config("measured"), deps=deps_for(tmp_path)).allowed == 2
@@ -271,3 +280,86 @@ def test_a_standing_request_is_not_rewritten_on_every_ask(tmp_path: Path) -> Non
     record(tmp_path, good_sweep(), age_days=41)  # the reason changes: the request follows
     decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert "stale" in json.loads(path.read_text())["reason"]
+
+
+# --- stored figures -----------------------------------------------------------------------------
+
+
+def stored_figures_file(root: Path) -> Path:
+    from vibey_gh.slots.figures import figures_path
+
+    return figures_path(StateLayout(root), compute_fingerprint(DEVICE, RUNNER, WINDOW).id)
+
+
+def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_changes(
+    tmp_path: Path,
+) -> None:
+    from vibey_gh.files import atomic_write_json
+    from vibey_gh.slots.baseline import sweep_figures
+    from vibey_gh.slots.figures import SweepFigures
+
+    evidence = record(tmp_path, good_sweep())
+    stored = stored_figures_file(tmp_path)
+    assert not stored.exists()
+    first = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert first.allowed == 2
+    assert stored.exists()
+    data = json.loads(stored.read_text())
+    assert SweepFigures.from_json(data["figures"]) == sweep_figures(good_sweep())
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
+
+    # stored figures that lie: N=3 agreeing fully with one slot would beat N=2
+    three = data["figures"]["steps"][3]
+    assert three["slots"] == 3
+    three["agreement"]["structural_matches"] = three["agreement"]["compared"]
+    atomic_write_json(stored, data)
+    lied = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert (lied.allowed, lied.ideal) == (3, 3)
+    assert lied.reason.startswith("measured: 3 slots stayed inside every bound")
+
+    # the same evidence written again is a new file: the figures are made from it again
+    record(tmp_path, good_sweep())
+    assert evidence.exists()
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
+    again = json.loads(stored.read_text())
+    assert SweepFigures.from_json(again["figures"]) == sweep_figures(good_sweep())
+
+
+def test_bounds_tightened_after_the_figures_were_kept_still_apply(tmp_path: Path) -> None:
+    record(tmp_path, good_sweep())
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)).allowed == 2
+    stored = stored_figures_file(tmp_path)
+    kept = (stored.stat().st_ino, stored.read_bytes())
+    tight = decide_allowed(
+        config("measured", replace(Bounds(), wired_ceiling=0.7)), deps=deps_for(tmp_path)
+    )
+    assert tight.allowed == 1
+    assert "N=2 breaks memory (peak wired" in tight.reason
+    assert (stored.stat().st_ino, stored.read_bytes()) == kept  # judged from the kept figures
+
+
+def test_the_age_of_the_evidence_is_kept_with_its_figures(tmp_path: Path) -> None:
+    from vibey_gh.files import atomic_write_json
+
+    record(tmp_path, good_sweep(), age_days=41)
+    first = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert first.allowed == 1
+    assert "stale: evidence is 41 days old" in first.reason
+    stored = stored_figures_file(tmp_path)
+    data = json.loads(stored.read_text())
+    assert data["created_at"] == NOW - 41 * DAY
+    data["created_at"] = NOW - DAY  # kept figures that say the evidence is fresh are believed
+    atomic_write_json(stored, data)
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)).allowed == 2
+
+
+def test_figures_that_cannot_be_kept_do_not_change_the_answer(tmp_path: Path) -> None:
+    evidence = record(tmp_path, good_sweep())
+    content = evidence.read_bytes()
+    stored = stored_figures_file(tmp_path)
+    stored.parent.write_text("in the way")
+    for _ in range(2):
+        result = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+        assert (result.allowed, result.requested) == (2, False)
+    assert evidence.read_bytes() == content
+    assert stored.parent.read_text() == "in the way"

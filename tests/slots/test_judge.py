@@ -5,7 +5,8 @@ from dataclasses import replace
 from slot_builders import answer, make_step, same_answers
 
 from vibey_gh.config import Bounds
-from vibey_gh.slots.judge import baseline_of, early_verdict, judge_step, judge_sweep
+from vibey_gh.slots.baseline import baseline_of
+from vibey_gh.slots.judge import judge_step, judge_sweep
 
 BOUNDS = Bounds()
 
@@ -118,29 +119,3 @@ def test_answer_without_done_reason_breaks_a_bound() -> None:
     baseline = baseline_of(one_slot_pair())
     verdict = judge_step(make_step(2, 2, odd, duration=50), baseline, BOUNDS)
     assert any("without stop" in b for b in verdict.broken)
-
-
-def test_early_verdict_is_certain_only_once_fidelity_cannot_recover() -> None:
-    # 40 comparable turns, threshold 0.95: two changed answers can still pass, three cannot
-    baseline = baseline_of([make_step(0, 1, same_answers(40)), make_step(1, 1, same_answers(40))])
-    ids = [f"t{i}" for i in range(40)]
-    so_far: list = [None] * 40
-    so_far[0] = answer("text")
-    so_far[2] = answer("text")
-    assert early_verdict(2, so_far, ids, baseline, BOUNDS, ids, None, None) is None
-    so_far[4] = answer("text")
-    reason = early_verdict(2, so_far, ids, baseline, BOUNDS, ids, None, None)
-    assert reason is not None and reason.startswith("fidelity")
-    assert early_verdict(1, so_far, ids, baseline, BOUNDS, ids, None, None) is None
-
-
-def test_early_verdict_on_memory_and_failed_served_turn() -> None:
-    baseline = baseline_of(one_slot_pair())
-    ids = [f"t{i}" for i in range(10)]
-    nothing: list = [None] * 10
-    memory = early_verdict(2, nothing, ids, baseline, BOUNDS, ids, int(20e9), int(24e9))
-    assert memory is not None and memory.startswith("memory")
-    failed = list(nothing)
-    failed[4] = answer(status=500, reason=None, error="http 500: boom")
-    reason = early_verdict(2, failed, ids, baseline, BOUNDS, ids, None, None)
-    assert reason is not None and "t4" in reason

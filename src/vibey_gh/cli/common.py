@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from ..errors import VibeyError
+from .edge import error_line, json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,21 +42,17 @@ def library_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except VibeyError as exc:
-            if debug_enabled():
+        except (OSError, VibeyError) as exc:
+            reported = error_line(exc)
+            if reported is None or debug_enabled():
                 raise
-            raise CliError(str(exc), exc.exit_code) from None
-        except OSError as exc:
-            if debug_enabled():
-                raise
-            where = f" ({exc.filename})" if exc.filename else ""
-            raise CliError(f"{exc.strerror or exc}{where}", 1) from None
+            raise CliError(*reported) from None
 
     return cast(F, wrapper)
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+    click.echo(json_text(data))
 
 
 def stderr_console() -> Console:

@@ -226,7 +226,7 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
         probes = PlatformProbes.detect()
     identify = _injected(ctx, "identify_production")
     if identify is None:
-        from ..runners.registry import identify_production
+        from ..runners.identify import identify_production
 
         identify = identify_production
     report = gather(config, probes, identify)

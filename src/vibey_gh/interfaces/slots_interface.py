@@ -4,6 +4,11 @@ Every platform and runner detail lives behind one of these. Implementations sit 
 `platforms/` and `runners/`; `platforms/probes.py` is the one place that names an OS and
 `runners/registry.py` the one place that names a runner kind.
 
+The result types that `slots allowed` needs live in small modules beside this one (`identity`,
+`samples`, `turns`) and are re-exported here. Code on that command's path imports them from
+there and names the Protocols only for type checking: creating a dataclass costs about a
+millisecond, and the command has a 100 ms budget.
+
 A missing reading is `None` with a reason in the result's `missing` map, never a silent zero.
 """
 
@@ -13,94 +18,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-# Done/finish reasons that make a turn "served" (design §5).
-SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
+from .identity import Accelerator, DeviceFacts, RunnerInfo
+from .samples import GpuMemory, MemorySample
+from .turns import REFUSED_OVER_WINDOW, SERVED_REASONS, ToolCall, TurnResult
 
-# The failure reason every adapter uses for a prompt longer than the slot's window.
-REFUSED_OVER_WINDOW = "refused: over window"
+__all__ = [
+    "REFUSED_OVER_WINDOW",
+    "SERVED_REASONS",
+    "Accelerator",
+    "ChatSettings",
+    "CommandRunner",
+    "DeviceFacts",
+    "DeviceProbe",
+    "GpuMemory",
+    "HostMemorySampler",
+    "MemorySample",
+    "PlannedAction",
+    "ProductionState",
+    "ProductionWatch",
+    "Runner",
+    "RunnerInfo",
+    "RunnerLaunch",
+    "RunnerParallelism",
+    "RunningRunner",
+    "ToolCall",
+    "TurnResult",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # Device and memory
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Accelerator:
-    """One GPU or other accelerator. `memory_bytes` is None where the platform does not say."""
-
-    name: str
-    memory_bytes: int | None = None
-    kind: str = "gpu"  # "gpu" (discrete, own memory) or "integrated" (shares host memory)
-    index: int = 0
-
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    """What one machine is, as far as the fingerprint cares.
-
-    Fields:
-      hardware_model: vendor model string (Mac17,2; DMI product_name) or None.
-      processor: CPU brand string.
-      memory_bytes: physical memory.
-      memory_limit_bytes: a cgroup memory limit below physical memory, else None.
-      accelerators: GPUs, ordered by index.
-      os_name / os_version: "macOS" "26.6.2", "Debian GNU/Linux" "12", ...
-      sources: field name -> where the value came from ("sysctl hw.model", "/proc/meminfo").
-      missing: field name -> why it is None.
-    """
-
-    hardware_model: str | None
-    processor: str | None
-    memory_bytes: int | None
-    accelerators: tuple[Accelerator, ...]
-    os_name: str | None
-    os_version: str | None
-    memory_limit_bytes: int | None = None
-    sources: dict[str, str] = field(default_factory=dict)
-    missing: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def memory_budget_bytes(self) -> int | None:
-        """The memory the ceiling is a fraction of: the cgroup limit where lower, else physical."""
-        if self.memory_limit_bytes is not None and self.memory_bytes is not None:
-            return min(self.memory_limit_bytes, self.memory_bytes)
-        return self.memory_limit_bytes if self.memory_bytes is None else self.memory_bytes
-
-
-@dataclass(frozen=True)
-class GpuMemory:
-    index: int
-    name: str
-    used_bytes: int | None
-    total_bytes: int | None
-
-
-@dataclass(frozen=True)
-class MemorySample:
-    """One 1 Hz reading of the host.
-
-    Fields:
-      t: monotonic seconds (same clock as turn timestamps).
-      wired_bytes: memory that cannot be paged out (macOS wired; Linux: total - available,
-        or the cgroup's current usage when under a limit).
-      used_bytes: memory in use by everything.
-      total_bytes: physical memory (or the cgroup limit where lower).
-      free_share: 0..1, the share the platform calls free/available.
-      swap_in_bytes / swap_out_bytes: cumulative counters since boot (rates are derived).
-      gpus: per-GPU memory where NVML is present.
-      missing: field -> reason for every None above.
-    """
-
-    t: float
-    wired_bytes: int | None
-    used_bytes: int | None
-    total_bytes: int | None
-    free_share: float | None
-    swap_in_bytes: int | None
-    swap_out_bytes: int | None
-    gpus: tuple[GpuMemory, ...] = ()
-    missing: dict[str, str] = field(default_factory=dict)
 
 
 class DeviceProbe(Protocol):
@@ -117,12 +65,6 @@ class HostMemorySampler(Protocol):
 
 
 @dataclass(frozen=True)
-class ToolCall:
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class ChatSettings:
     """Deterministic request settings (design §5). `window` is the per-slot context."""
 
@@ -131,85 +73,6 @@ class ChatSettings:
     temperature: float = 0.0
     seed: int = 42
     timeout_s: float = 600.0
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    """What one request gave back, as raw as possible; metrics are computed from it later.
-
-    Fields:
-      status: HTTP status, or None when no response arrived (timeout, connection refused).
-      finish_reason: done_reason (Ollama) / finish_reason (OpenAI), None when absent.
-      prompt_tokens / output_tokens: as the runner counted them, None when not reported.
-      text: the answer text ("" for a pure tool call or a failure).
-      tool_calls: the tool calls, in order.
-      started / ended: monotonic seconds around the request.
-      error: why the turn failed (None when served), e.g. "refused: over window",
-        "http 500: error parsing tool call", "no done reason", "timeout after 600s".
-    """
-
-    status: int | None
-    finish_reason: str | None
-    prompt_tokens: int | None
-    output_tokens: int | None
-    text: str
-    tool_calls: tuple[ToolCall, ...]
-    started: float
-    ended: float
-    error: str | None = None
-
-    @property
-    def served(self) -> bool:
-        return self.status == 200 and self.finish_reason in SERVED_REASONS and self.error is None
-
-    @property
-    def latency_s(self) -> float:
-        return self.ended - self.started
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "finish_reason": self.finish_reason,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "text": self.text,
-            "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in self.tool_calls],
-            "started": self.started,
-            "ended": self.ended,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TurnResult:
-        return cls(
-            status=data.get("status"),
-            finish_reason=data.get("finish_reason"),
-            prompt_tokens=data.get("prompt_tokens"),
-            output_tokens=data.get("output_tokens"),
-            text=data.get("text") or "",
-            tool_calls=tuple(
-                ToolCall(str(c["name"]), dict(c.get("arguments") or {}))
-                for c in data.get("tool_calls") or []
-            ),
-            started=float(data["started"]),
-            ended=float(data["ended"]),
-            error=data.get("error"),
-        )
-
-
-@dataclass(frozen=True)
-class RunnerInfo:
-    """Identity of a running runner, for the fingerprint and the version check.
-
-    kind: "embedded" | "llama-server" | "ollama"; version: the runner's own version string;
-    model: the model name or path; model_digest: Ollama manifest digest or GGUF sha256.
-    """
-
-    kind: str
-    version: str | None
-    model: str
-    model_digest: str | None
-    missing: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

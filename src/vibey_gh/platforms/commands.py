@@ -15,8 +15,10 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..interfaces.slots_interface import CommandRunner
+if TYPE_CHECKING:
+    from ..interfaces.slots_interface import CommandRunner
 
 EXIT_TIMED_OUT = 124
 EXIT_NOT_RUNNABLE = 126

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..interfaces.slots_interface import (
-    Accelerator,
-    CommandRunner,
-    DeviceFacts,
-    GpuMemory,
-    MemorySample,
-)
+from ..interfaces.identity import Accelerator, DeviceFacts
 from .commands import SubprocessCommandRunner, read_output
 from .nvidia import (
     NVIDIA_SMI_QUERY,
@@ -38,6 +33,10 @@ from .procfs import (
     pick_fields,
 )
 from .readings import SwapSpace, format_gib
+
+if TYPE_CHECKING:
+    from ..interfaces.samples import GpuMemory, MemorySample
+    from ..interfaces.slots_interface import CommandRunner
 
 DMI_PRODUCT = "/sys/class/dmi/id/product_name"
 DMI_VENDOR = "/sys/class/dmi/id/sys_vendor"
@@ -242,6 +241,9 @@ class LinuxMemorySampler:
         self._read_vmstat = self.tree.reader(VMSTAT)
 
     def sample(self) -> MemorySample:
+        # imported here, not at the top: `slots allowed` uses this module for the device alone
+        from ..interfaces.samples import MemorySample
+
         t = self.clock.monotonic()
         missing: dict[str, str] = {}
         text, reason = self._read_meminfo()

@@ -11,9 +11,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..interfaces.slots_interface import GpuMemory
+if TYPE_CHECKING:
+    from ..interfaces.samples import GpuMemory
 
 MIB = 1 << 20
 NVIDIA_SMI_QUERY: tuple[str, ...] = (
@@ -96,6 +97,8 @@ class NvmlGpus:
 
     def read(self) -> GpuReading:
         """Each GPU's name, total and used memory, now."""
+        from ..interfaces.samples import GpuMemory  # not at the top: see parse_nvidia_smi_csv
+
         self._start()
         if self._failure is not None:
             return GpuReading((), self.source, self._failure)
@@ -136,6 +139,9 @@ def parse_nvidia_smi_csv(text: str) -> GpuReading:
     Accepts output with or without the header line and the " MiB" units, and with or without
     the index column (rows are then numbered in order). "[N/A]" memory is None with a reason.
     """
+    # imported here: on a machine without a GPU, `slots allowed` never creates these
+    from ..interfaces.samples import GpuMemory
+
     gpus: list[GpuMemory] = []
     problems: list[str] = []
     for line in text.splitlines():

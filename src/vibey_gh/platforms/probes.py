@@ -10,30 +10,22 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
-from ..interfaces.slots_interface import (
-    CommandRunner,
-    DeviceFacts,
-    DeviceProbe,
-    MemorySample,
-    RunnerParallelism,
-)
+from ..interfaces.identity import DeviceFacts
 from .commands import SubprocessCommandRunner
-from .darwin import DarwinDeviceProbe, DarwinMemorySampler
-from .linux import LinuxDeviceProbe, LinuxMemorySampler
-from .nvidia import NoNvidiaDriver, NvmlGpus, gpus_for
-from .parallelism import (
-    CONTEXT_LENGTH,
-    NUM_PARALLEL,
-    MacOSAppParallelism,
-    ManualParallelism,
-    SystemdParallelism,
-)
 from .readings import SwapSpace
+
+if TYPE_CHECKING:
+    from ..interfaces.samples import MemorySample
+    from ..interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
+    from .nvidia import NoNvidiaDriver, NvmlGpus
+
+# Each platform's module is imported only on that platform, and the parallelism setters only
+# when asked for: `slots allowed` builds probes on every call.
 
 DEVICE_FIELDS = (
     "hardware_model",
@@ -62,6 +54,11 @@ class MemorySampler(Protocol):
     def sample(self) -> MemorySample: ...
 
     def swap_space(self) -> SwapSpace: ...
+
+
+def this_platform() -> str:
+    """ "linux", "darwin", or this machine's platform string for anything else."""
+    return platform_family(sys.platform)
 
 
 def platform_family(platform: str) -> str:
@@ -94,6 +91,8 @@ class UnsupportedMemorySampler:
         self.clock = clock
 
     def sample(self) -> MemorySample:
+        from ..interfaces.samples import MemorySample
+
         names = SAMPLE_FIELDS
         return MemorySample(
             t=self.clock.monotonic(),
@@ -134,10 +133,15 @@ class PlatformProbes:
         device: DeviceProbe
         memory: MemorySampler
         if family == "linux":
+            from .linux import LinuxDeviceProbe, LinuxMemorySampler
+            from .nvidia import gpus_for
+
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
         elif family == "darwin":
+            from .darwin import DarwinDeviceProbe, DarwinMemorySampler
+
             device = DarwinDeviceProbe(runner)
             memory = DarwinMemorySampler(runner, clock)
         else:
@@ -154,6 +158,14 @@ class PlatformProbes:
         binary: str | None = None,
     ) -> RunnerParallelism:
         """How to give the production runner N slots of W tokens on this platform."""
+        from .parallelism import (
+            CONTEXT_LENGTH,
+            NUM_PARALLEL,
+            MacOSAppParallelism,
+            ManualParallelism,
+            SystemdParallelism,
+        )
+
         port = _port(production_url, runner_kind)
         if runner_kind == "ollama":
             if self.platform == "darwin":

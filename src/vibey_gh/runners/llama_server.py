@@ -16,6 +16,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch
 from ..state import StateLayout
+from .identify import version_from_props
 from .local_http import http_get
 from .models import resolve_gguf
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
@@ -50,15 +51,6 @@ def server_argv(binary: str, model_path: Path, launch: RunnerLaunch) -> list[str
     if launch.threads:
         argv += ["-t", str(launch.threads)]
     return argv
-
-
-def version_from_props(props: object) -> str | None:
-    """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
-    if isinstance(props, dict):
-        build = props.get("build_info")
-        if isinstance(build, str) and build.strip():
-            return build.strip()
-    return None
 
 
 def read_version(base_url: str) -> str | None:

@@ -10,6 +10,7 @@ RECORD lists every file the wheel installed. That folder is read directly first,
 from __future__ import annotations
 
 import csv
+import os
 import re
 import sys
 from pathlib import Path
@@ -27,17 +28,16 @@ def _normalized(name: str) -> str:
 def _dist_info(name: str) -> Path | None:
     wanted = _normalized(name)
     for entry in sys.path:
-        folder = Path(entry or ".")
-        if not folder.is_dir():
-            continue
+        folder = entry or "."
         try:
-            candidates = [p for p in folder.iterdir() if p.name.endswith(".dist-info")]
+            # plain names, not Path objects: site-packages holds hundreds of entries
+            names = [name for name in os.listdir(folder) if name.endswith(".dist-info")]
         except OSError:
             continue
-        for candidate in candidates:
-            dist_name = candidate.name[: -len(".dist-info")].rsplit("-", 1)[0]
+        for name in names:
+            dist_name = name[: -len(".dist-info")].rsplit("-", 1)[0]
             if _normalized(dist_name) == wanted:
-                return candidate
+                return Path(folder, name)
     return None
 
 

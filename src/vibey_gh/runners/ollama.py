@@ -23,10 +23,10 @@ from ..interfaces.slots_interface import (
     RunnerLaunch,
     TurnResult,
 )
-from .local_http import http_get
+from .identify import identify_ollama
+from .local_http import as_dict
 from .openai_api import (
     answered_turn,
-    as_dict,
     decode_body,
     error_message,
     failed_answer,
@@ -132,35 +132,6 @@ def find_binary(configured: str | None) -> str:
     return find_executable(configured, BINARY)
 
 
-def digest_from_tags(tags: Any, model: str) -> str | None:
-    """The manifest digest of `model` in an /api/tags answer ("name" or "name:latest")."""
-    wanted = {model} if ":" in model else {model, f"{model}:latest"}
-    for entry in as_dict(tags).get("models") or []:
-        entry = as_dict(entry)
-        if entry.get("name") in wanted or entry.get("model") in wanted:
-            digest = entry.get("digest")
-            return digest if isinstance(digest, str) and digest else None
-    return None
-
-
-def identify(base_url: str, model: str) -> RunnerInfo:
-    """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
-    base = base_url.rstrip("/")
-    version_answer = http_get(base + "/api/version")
-    if version_answer.status != 200:
-        raise RunnerError(f"{base}/api/version answered {version_answer.status}")
-    version = version_answer.json_object().get("version")
-    missing: dict[str, str] = {}
-    if not isinstance(version, str) or not version:
-        version = None
-        missing["version"] = f"{base}/api/version did not name a version"
-    tags = http_get(base + "/api/tags")
-    digest = digest_from_tags(tags.body, model) if tags.status == 200 else None
-    if digest is None:
-        missing["model_digest"] = f"model {model} is not listed by {base}/api/tags"
-    return RunnerInfo(KIND, version, model, digest, missing)
-
-
 class OllamaClient:
     """The HTTP side of one Ollama server: readiness, preload, chat. Thread-safe."""
 
@@ -259,7 +230,7 @@ class OllamaServer:
         return self._api.chat(messages, tools, settings)
 
     def info(self) -> RunnerInfo:
-        return identify(self.base_url, self.model)
+        return identify_ollama(self.base_url, self.model)
 
     def stop(self) -> None:
         try:

@@ -21,6 +21,7 @@ from ..interfaces.slots_interface import (
     ToolCall,
     TurnResult,
 )
+from .local_http import as_dict
 
 CHAT_PATH = "/v1/chat/completions"
 CONNECT_TIMEOUT_S = 5.0
@@ -88,10 +89,6 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def failed_answer(

@@ -1,15 +1,19 @@
-"""The one place that names runner kinds: start one, watch production, identify production.
+"""The one place that names runner kinds: start a runner of a kind, watch one at a URL.
 
-Adapters are imported only when asked for: `slots allowed` calls `identify_production` on every
-decision and must not pay for httpx or llama.cpp to do it.
+Adapters are imported only when asked for. Who production is (`identify.identify_production`)
+lives beside this module, light enough for `slots allowed` to ask on every decision.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..config import LocalModels
-from ..errors import BadInput, RunnerError
-from ..interfaces.slots_interface import ProductionWatch, Runner, RunnerInfo
+from ..errors import BadInput
 from ..state import StateLayout
+
+if TYPE_CHECKING:
+    from ..interfaces.slots_interface import ProductionWatch, Runner
 
 RUNNER_NAMES = ("embedded", "llama-server", "ollama")
 DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434}
@@ -49,44 +53,3 @@ def watch_url(kind: str, base_url: str) -> ProductionWatch:
     if check_kind(kind) == "ollama":
         return OllamaWatch(base_url)
     return LlamaServerWatch(base_url)
-
-
-def identify_production(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
-    """Kind, version and model digest of the production setup, without starting anything.
-
-    embedded: the installed xllamacpp and the GGUF's sha256. ollama: what production says on
-    /api/version and /api/tags. llama-server: production's /props build and the GGUF's sha256.
-    RunnerError when the production runner that must say its version does not answer.
-    """
-    from .digest import gguf_digest
-    from .models import resolve_gguf
-
-    kind = check_kind(config.runner)
-    if kind == "ollama":
-        from .ollama import identify
-
-        return identify(config.production, config.model)
-    missing: dict[str, str] = {}
-    model_path = resolve_gguf(config.model)
-    if kind == "embedded":
-        from .versions import embedded_version
-
-        version = embedded_version()
-        if version is None:
-            missing["version"] = "the xllamacpp package is not installed"
-    else:
-        version = _llama_server_version(config.production)
-    return RunnerInfo(kind, version, str(model_path), gguf_digest(model_path, state), missing)
-
-
-def _llama_server_version(base_url: str) -> str:
-    from .llama_server import version_from_props
-    from .local_http import http_get
-
-    answer = http_get(base_url.rstrip("/") + "/props")
-    version = version_from_props(answer.body) if answer.status == 200 else None
-    if version is None:
-        raise RunnerError(
-            f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
-        )
-    return version

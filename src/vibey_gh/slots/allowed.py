@@ -3,7 +3,9 @@
 Declaration 1 answers 1 without probing anything. Otherwise today's fingerprint is computed;
 missing or stale evidence answers 1, says what differs from the nearest evidence on this
 device, and writes a calibration request. With evidence, every recorded step is re-judged
-against today's bounds. Every failure on the way (production not answering, a corrupt evidence
+against today's bounds, from the evidence's figures (see `figures`: kept in the cache and made
+again from the evidence whenever it changed, so a large evidence file is not parsed on every
+call). Every failure on the way (production not answering, a corrupt evidence
 file) answers 1 with that failure as the reason: a gate fails safe.
 """
 
@@ -21,7 +23,7 @@ from ..errors import EvidenceError, VibeyError
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
     from ..state import StateLayout
-    from .evidence import Evidence
+    from .figures import SweepFigures
     from .fingerprint import Fingerprint
 
 # evidence, fingerprint and judge are imported inside the functions that need them: a declared
@@ -75,7 +77,7 @@ class AllowedDeps:
 
 def default_deps() -> AllowedDeps:
     from ..platforms.probes import PlatformProbes
-    from ..runners.registry import identify_production
+    from ..runners.identify import identify_production
     from ..state import StateLayout
 
     return AllowedDeps(
@@ -97,7 +99,7 @@ def decide_allowed(
     declaration = config.concurrent_runs
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    from .evidence import evidence_path, load_evidence
+    from .evidence import age_in_days, evidence_path
     from .fingerprint import compute_fingerprint
 
     deps = deps or default_deps()
@@ -111,23 +113,43 @@ def decide_allowed(
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
         return _request(deps, config, fingerprint, gap, declaration)
     try:
-        evidence = load_evidence(path)
+        created_at, figures = _figures_of(deps.layout, fingerprint.id, path)
     except EvidenceError as exc:
         return _request(deps, config, fingerprint, f"unusable evidence: {exc}", declaration, path)
-    age = evidence.age_days(deps.clock.now())
+    age = age_in_days(created_at, deps.clock.now())
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
         return _request(deps, config, fingerprint, reason, declaration, path)
-    return _from_evidence(config, fingerprint, evidence, path)
+    return _from_figures(config, fingerprint, figures, path)
 
 
-def _from_evidence(
-    config: LocalModels, fingerprint: Fingerprint, evidence: Evidence, path: Path
+def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:
+    """When the evidence was recorded, and its figures: kept ones, or made from the evidence."""
+    from .figures import evidence_identity, read_figures, save_figures
+
+    kept = read_figures(layout, fingerprint, path)
+    if kept is not None:
+        return kept
+    from .baseline import sweep_figures
+    from .evidence import load_evidence
+
+    try:
+        identity = evidence_identity(path)
+    except OSError as exc:
+        raise EvidenceError(f"cannot read evidence file {path}: {exc.strerror}") from None
+    evidence = load_evidence(path)
+    figures = sweep_figures(evidence.steps)
+    save_figures(layout, fingerprint, identity, evidence.created_at, figures)
+    return evidence.created_at, figures
+
+
+def _from_figures(
+    config: LocalModels, fingerprint: Fingerprint, figures: SweepFigures, path: Path
 ) -> AllowedAnswer:
-    from .judge import judge_sweep
+    from .judge import judge_figures
 
     declaration = config.concurrent_runs
-    judgement = judge_sweep(evidence.steps, config.bounds)
+    judgement = judge_figures(figures, config.bounds)
     ideal = judgement.ideal
     if declaration == "measured":
         return AllowedAnswer(
@@ -157,16 +179,16 @@ def _from_evidence(
 
 
 def _nearest(layout: StateLayout, fingerprint: Fingerprint) -> str:
-    from .evidence import iter_evidence_paths, load_evidence
+    from .evidence import iter_evidence_paths, read_fingerprint_fields
     from .fingerprint import describe_differences
 
     best: tuple[int, list[str]] | None = None
     for path in iter_evidence_paths(layout):
         try:
-            other = load_evidence(path)
+            fields = read_fingerprint_fields(path)
         except EvidenceError:
             continue
-        differences = describe_differences(other.fingerprint_fields, fingerprint.fields)
+        differences = describe_differences(fields, fingerprint.fields)
         if best is None or len(differences) < best[0]:
             best = (len(differences), differences)
     if best is None:

@@ -22,6 +22,7 @@ from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
 from ..state import StateLayout
+from .baseline import baseline_of
 from .corpus import Corpus
 from .evidence import (
     clear_request,
@@ -33,7 +34,6 @@ from .evidence import (
     save_progress,
 )
 from .fingerprint import Fingerprint
-from .judge import baseline_of
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .records import StepRecord
 from .report_files import SweepResult, write_evidence_files
@@ -171,11 +171,14 @@ def run_calibration(
             None,
             skipped=True,
         )
-    orphan = stop_orphaned_runner(env.layout.root / PID_FILE)
-    if orphan is None and req.config.runner == "embedded":
-        orphan = stop_embedded_runner_on_port(req.config.calibration_port)
-    if orphan is not None:
-        progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
+    orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
+    if req.config.runner == "embedded":
+        # Also when the pid file named one: a kill between starting a step's runner and
+        # recording it leaves the file naming the previous step's runner, still stopping.
+        orphans.append(stop_embedded_runner_on_port(req.config.calibration_port))
+    for orphan in orphans:
+        if orphan is not None:
+            progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
     state = env.production.poll()
     if state.busy:
         held = ", ".join(state.models) or "a model"

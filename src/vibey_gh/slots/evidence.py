@@ -17,12 +17,17 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EvidenceError
 from ..files import atomic_write_json, canonical_json, read_json
 from ..state import StateLayout
-from .records import StepRecord
+
+if TYPE_CHECKING:
+    from .records import StepRecord
+
+# The step records are imported where steps are parsed, not above: `slots allowed` without
+# evidence for today's fingerprint reads only the other files' fingerprints.
 
 EVIDENCE_SCHEMA = 1
 PROGRESS_SCHEMA = 1
@@ -46,19 +51,26 @@ class Evidence:
 
     @property
     def fingerprint_fields(self) -> dict[str, Any]:
-        fields = self.data["fingerprint"].get("fields")
-        return dict(fields) if isinstance(fields, dict) else {}
+        return _fingerprint_fields(self.data)
 
     @property
     def created_at(self) -> float:
         return float(self.data["created_at"])
 
     def age_days(self, now: float) -> float:
-        return max(0.0, (now - self.created_at) / SECONDS_PER_DAY)
+        return age_in_days(self.created_at, now)
 
 
-def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
-    where = str(path) if path else "evidence"
+def age_in_days(created_at: float, now: float) -> float:
+    return max(0.0, (now - created_at) / SECONDS_PER_DAY)
+
+
+def _fingerprint_fields(data: dict[str, Any]) -> dict[str, Any]:
+    fields = data["fingerprint"].get("fields")
+    return dict(fields) if isinstance(fields, dict) else {}
+
+
+def _check_header(data: dict[str, Any], where: str) -> None:
     if data.get("kind") != "vibey-gh-evidence":
         raise EvidenceError(f"{where} is not a vibey-gh evidence file")
     try:
@@ -66,6 +78,16 @@ def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
         if not isinstance(fp, dict) or not isinstance(fp.get("id"), str):
             raise KeyError("fingerprint.id")
         float(data["created_at"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
+
+
+def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
+    from .records import StepRecord
+
+    where = str(path) if path else "evidence"
+    _check_header(data, where)
+    try:
         steps = tuple(StepRecord.from_json(s) for s in data["steps"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
@@ -75,6 +97,13 @@ def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
 def load_evidence(path: Path) -> Evidence:
     data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
     return evidence_from_json(data, path)
+
+
+def read_fingerprint_fields(path: Path) -> dict[str, Any]:
+    """The fingerprint fields an evidence file was recorded under, without parsing its steps."""
+    data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
+    _check_header(data, str(path))
+    return _fingerprint_fields(data)
 
 
 def evidence_path(layout: StateLayout, fingerprint: str) -> Path:
@@ -110,6 +139,8 @@ def save_progress(path: Path, key: Mapping[str, Any], steps: list[StepRecord]) -
 
 def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
     """Completed steps of an interrupted sweep with this key; [] when there is none."""
+    from .records import StepRecord
+
     if not path.exists():
         return []
     data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)

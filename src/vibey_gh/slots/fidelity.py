@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from ..interfaces.slots_interface import TurnResult
+from ..interfaces.turns import TurnResult
+from .figures import Agreement
 from .records import StepRecord
 
 TEXT_MARKER = "text"
@@ -31,32 +31,6 @@ def exact(result: TurnResult) -> tuple[str, str]:
 
 def served_by_turn(step: StepRecord) -> dict[str, TurnResult]:
     return {t.turn_id: t.result for t in step.turns if t.result.served}
-
-
-@dataclass(frozen=True)
-class Agreement:
-    compared: int
-    structural_matches: int
-    exact_matches: int
-    changed_turns: tuple[str, ...]  # turns whose exact answer differs
-
-    @property
-    def structural(self) -> float | None:
-        return self.structural_matches / self.compared if self.compared else None
-
-    @property
-    def exact(self) -> float | None:
-        return self.exact_matches / self.compared if self.compared else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "compared": self.compared,
-            "structural": self.structural,
-            "exact": self.exact,
-            "structural_matches": self.structural_matches,
-            "exact_matches": self.exact_matches,
-            "changed_turns": list(self.changed_turns),
-        }
 
 
 def agreement(reference: Mapping[str, TurnResult], other: Mapping[str, TurnResult]) -> Agreement:

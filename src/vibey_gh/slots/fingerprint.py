@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..files import canonical_json
-from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
+from ..interfaces.identity import DeviceFacts, RunnerInfo
 
 FINGERPRINT_FIELDS = (
     "hardware_model",

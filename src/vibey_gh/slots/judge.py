@@ -1,32 +1,25 @@
-"""Bounds and verdicts, as pure functions of recorded steps and today's bounds (design §5).
+"""Bounds and verdicts: a sweep's figures held against today's bounds (design §5).
 
-Nothing here measures anything: give it the same StepRecords and Bounds and it gives the same
-verdicts, which is what lets `slots allowed` re-judge old evidence against today's config.
+Nothing here measures anything and nothing here reads raw steps: `baseline.sweep_figures`
+turns recorded StepRecords into figures, and the same figures with the same Bounds always give
+the same verdicts. That is what lets `slots allowed` re-judge old evidence against today's
+config, from figures kept beside the evidence, without parsing every recorded answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Bounds
-from ..interfaces.slots_interface import SERVED_REASONS, TurnResult
-from .fidelity import Agreement, agreement, served_by_turn, structure
-from .metrics import StepMetrics, step_metrics
-from .records import StepRecord
+from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+
+if TYPE_CHECKING:
+    from .baseline import Baseline
+    from .records import StepRecord
 
 GB = 1_000_000_000
-# Log event kinds that break a bound whenever they happen during the replay.
-FORBIDDEN_LOG_EVENTS = {
-    "truncation": "truncation",
-    "context_shift": "context shift",
-    "device_failure": "device failure",
-    "reload": "model reload",
-    "eviction": "eviction",
-    "oom": "out of memory",
-    "runner_died": "runner died",
-}
 
 
 @dataclass(frozen=True)
@@ -65,46 +58,9 @@ class Verdict:
         }
 
 
-@dataclass(frozen=True)
-class Baseline:
-    """What every step is judged against: the one-slot runs."""
-
-    reference: StepRecord | None
-    reference_served: Mapping[str, TurnResult]
-    self_agreement: float
-    best_one_slot_turns_per_hour: float
-    one_slot_swap_mb_per_min: float
-
-    def fidelity_threshold(self, bounds: Bounds) -> float:
-        return self.self_agreement - bounds.fidelity_tolerance
-
-    def swap_limit(self, bounds: Bounds) -> float:
-        return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
-
-
-def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
-    one_slot = [s for s in steps if s.slots == 1]
-    reference = one_slot[0] if one_slot else None
-    reference_served = served_by_turn(reference) if reference else {}
-    self_agreement = 1.0
-    if len(one_slot) >= 2:
-        measured = agreement(reference_served, served_by_turn(one_slot[1])).structural
-        self_agreement = 1.0 if measured is None else measured
-    metrics = [step_metrics(s) for s in one_slot]
-    swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
-    return Baseline(
-        reference=reference,
-        reference_served=reference_served,
-        self_agreement=self_agreement,
-        best_one_slot_turns_per_hour=max((m.turns_per_hour for m in metrics), default=0.0),
-        # the worse of the one-slot runs: their spread is this machine's own noise
-        one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
-    )
-
-
-def _memory_findings(step: StepRecord, metrics: StepMetrics, bounds: Bounds) -> list[str]:
+def _memory_findings(step: StepFigures, bounds: Bounds) -> list[str]:
     findings = []
-    budget = step.memory_budget_bytes
+    metrics, budget = step.metrics, step.memory_budget_bytes
     if metrics.peak_wired_bytes is None or budget is None:
         findings.append("wired memory not measured")
     else:
@@ -121,7 +77,7 @@ def _memory_findings(step: StepRecord, metrics: StepMetrics, bounds: Bounds) -> 
     return findings
 
 
-def _swap_finding(metrics: StepMetrics, baseline: Baseline, bounds: Bounds) -> str | None:
+def _swap_finding(metrics: StepMetrics, baseline: BaselineFigures, bounds: Bounds) -> str | None:
     if metrics.swap_out_mb_per_min is None:
         return "swap not measured"
     limit = baseline.swap_limit(bounds)
@@ -130,63 +86,34 @@ def _swap_finding(metrics: StepMetrics, baseline: Baseline, bounds: Bounds) -> s
     return None
 
 
-def _failed_served_turns(step: StepRecord, baseline: Baseline) -> list[str]:
-    return [
-        f"{t.turn_id} ({t.result.error or t.result.finish_reason})"
-        for t in step.turns
-        if t.turn_id in baseline.reference_served and not t.result.served
-    ]
-
-
-def _log_findings(step: StepRecord) -> list[str]:
-    counts: dict[str, int] = {}
-    for event in step.log_events:
-        if event.during_replay and event.kind in FORBIDDEN_LOG_EVENTS:
-            counts[event.kind] = counts.get(event.kind, 0) + 1
-    return [f"log: {n} × {FORBIDDEN_LOG_EVENTS[kind]}" for kind, n in sorted(counts.items())]
-
-
-def _reasonless_answers(step: StepRecord) -> int:
-    return sum(
-        1
-        for t in step.turns
-        if t.result.status == 200 and t.result.finish_reason not in SERVED_REASONS
-    )
-
-
-def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
-    metrics = step_metrics(step)
+def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:
+    metrics = step.metrics
     broken: list[str] = []
     warnings: list[str] = []
-    memory = _memory_findings(step, metrics, bounds)
+    memory = _memory_findings(step, bounds)
     swap = _swap_finding(metrics, baseline, bounds)
-    agreement_found: Agreement | None = None
-    is_reference = baseline.reference is not None and step is baseline.reference
-    if not is_reference:
-        agreement_found = agreement(baseline.reference_served, served_by_turn(step))
     if step.slots == 1:
         # one is the floor: memory is reported, never refusing
         warnings.extend(memory + ([swap] if swap else []))
-        label = "floor" if is_reference else "baseline"
+        label = "floor" if step.is_reference else "baseline"
         inside = True
     else:
         broken.extend(memory)
         if swap:
             broken.append(swap)
-        failed = _failed_served_turns(step, baseline)
-        if failed:
-            broken.append(f"{len(failed)} turn(s) served at one slot failed: {failed[0]}")
-        broken.extend(_log_findings(step))
-        reasonless = _reasonless_answers(step)
-        if reasonless:
-            broken.append(f"{reasonless} answer(s) without stop, length or tool_calls")
-        threshold = baseline.fidelity_threshold(bounds)
-        if agreement_found is None or agreement_found.structural is None:
-            broken.append("fidelity not measured: no turn served in both runs")
-        elif agreement_found.structural < threshold:
+        if step.failed_served:
             broken.append(
-                f"fidelity: structural {agreement_found.structural:.3f} < {threshold:.3f}"
+                f"{len(step.failed_served)} turn(s) served at one slot failed: "
+                f"{step.failed_served[0]}"
             )
+        broken.extend(step.log_findings)
+        if step.reasonless:
+            broken.append(f"{step.reasonless} answer(s) without stop, length or tool_calls")
+        threshold = baseline.fidelity_threshold(bounds)
+        if step.agreement is None or step.agreement.structural is None:
+            broken.append("fidelity not measured: no turn served in both runs")
+        elif step.agreement.structural < threshold:
+            broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
         inside = not broken
         label = "qualifies" if inside else "breaks " + _short(broken[0])
     best = baseline.best_one_slot_turns_per_hour
@@ -203,9 +130,16 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
         broken=tuple(broken),
         warnings=tuple(warnings),
         gain=gain,
-        agreement=agreement_found,
+        agreement=step.agreement,
         metrics=metrics,
     )
+
+
+def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
+    """One recorded step against the bounds (its figures made on the way)."""
+    from .baseline import step_figures
+
+    return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
 
 
 def _short(finding: str) -> str:
@@ -227,16 +161,15 @@ class SweepJudgement:
     verdicts: tuple[Verdict, ...]
     ideal: int
     reason: str
-    baseline: Baseline
+    figures: SweepFigures
 
     def verdict_for(self, slots: int) -> Verdict | None:
         matching = [v for v in self.verdicts if v.slots == slots]
         return matching[-1] if matching else None
 
 
-def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
-    baseline = baseline_of(steps)
-    verdicts = tuple(judge_step(step, baseline, bounds) for step in steps)
+def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     qualifying = [v for v in verdicts if v.qualifies]
     if qualifying:
         best = max(qualifying, key=lambda v: v.metrics.turns_per_hour)
@@ -244,15 +177,22 @@ def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
             f"{best.slots} slots stayed inside every bound and served "
             f"{best.metrics.turns_per_hour:.1f} turns/h, {best.gain:+.0%} over one slot"
         )
-        return SweepJudgement(verdicts, best.slots, reason, baseline)
-    if not any(s.slots == 1 for s in steps):
-        return SweepJudgement(verdicts, 1, "no one-slot run to compare with", baseline)
+        return SweepJudgement(verdicts, best.slots, reason, figures)
+    if not any(s.slots == 1 for s in figures.steps):
+        return SweepJudgement(verdicts, 1, "no one-slot run to compare with", figures)
     multi = [v for v in verdicts if v.slots > 1]
     if not multi:
-        return SweepJudgement(verdicts, 1, "one: only one slot was measured", baseline)
+        return SweepJudgement(verdicts, 1, "one: only one slot was measured", figures)
     parts = [_step_summary(v, bounds) for v in multi]
     reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
-    return SweepJudgement(verdicts, 1, reason, baseline)
+    return SweepJudgement(verdicts, 1, reason, figures)
+
+
+def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
+    """Recorded steps against the bounds: their figures, judged."""
+    from .baseline import sweep_figures
+
+    return judge_figures(sweep_figures(steps), bounds)
 
 
 def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
@@ -260,42 +200,3 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
         return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
     return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"
-
-
-def early_verdict(
-    slots: int,
-    turns_so_far: Sequence[TurnResult | None],
-    turn_ids: Sequence[str],
-    baseline: Baseline,
-    bounds: Bounds,
-    corpus_turn_ids: Sequence[str],
-    peak_wired_bytes: int | None,
-    memory_budget_bytes: int | None,
-) -> str | None:
-    """Why a step in flight can already not pass, or None. Only certain outcomes count."""
-    if slots <= 1:
-        return None
-    if peak_wired_bytes is not None and memory_budget_bytes:
-        ceiling = bounds.wired_ceiling * memory_budget_bytes
-        if peak_wired_bytes > ceiling:
-            return f"memory: wired {peak_wired_bytes / GB:.2f} GB crossed the ceiling"
-    mismatches = 0
-    lost = 0
-    for turn_id, result in zip(turn_ids, turns_so_far, strict=True):
-        if result is None or turn_id not in baseline.reference_served:
-            continue
-        if not result.served:
-            return f"served turns: {turn_id} served at one slot failed ({result.error})"
-        if structure(result) != structure(baseline.reference_served[turn_id]):
-            mismatches += 1
-    comparable = sum(1 for t in corpus_turn_ids if t in baseline.reference_served) - lost
-    if comparable <= 0:
-        return None
-    best_possible = (comparable - mismatches) / comparable
-    threshold = baseline.fidelity_threshold(bounds)
-    if best_possible < threshold:
-        return (
-            f"fidelity: {mismatches} of at most {comparable} answers changed structure; "
-            f"agreement can no longer reach {threshold:.3f}"
-        )
-    return None

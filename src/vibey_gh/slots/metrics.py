@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from ..interfaces.slots_interface import TurnResult
+from ..interfaces.turns import TurnResult
+from .figures import StepMetrics
 from .records import TIMELINE_FIELDS, StepRecord
 
 _T = TIMELINE_FIELDS.index("t")
@@ -16,29 +15,6 @@ _FREE = TIMELINE_FIELDS.index("free_share")
 _SWAP_OUT = TIMELINE_FIELDS.index("swap_out_bytes")
 _GPU_SHARE = TIMELINE_FIELDS.index("gpu_used_share")
 MB = 1_000_000
-
-
-@dataclass(frozen=True)
-class StepMetrics:
-    """The numbers of the step table. None where the data to compute one is missing."""
-
-    served: int
-    total: int
-    duration_s: float
-    turns_per_hour: float
-    output_tokens_per_s: float
-    p50_s: float | None
-    p95_s: float | None
-    peak_wired_bytes: int | None
-    min_free_share: float | None
-    swap_out_mb_per_min: float | None
-    peak_gpu_share: float | None
-    prompt_tokens_min: int | None
-    prompt_tokens_p50: int | None
-    prompt_tokens_max: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def percentile(values: Sequence[float], share: float) -> float | None:

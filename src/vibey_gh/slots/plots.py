@@ -216,7 +216,7 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
     figure, (ax,) = _figure(1, 4.5, f"Agreement with the first one-slot run — {title}")
     structural = [v.agreement.structural if v.agreement else None for v in compared]
     exact = [v.agreement.exact if v.agreement else None for v in compared]
-    threshold = judgement.baseline.fidelity_threshold(bounds)
+    threshold = judgement.figures.baseline.fidelity_threshold(bounds)
     ax.axhline(
         threshold,
         color=BROKEN_COLOUR,
@@ -294,7 +294,7 @@ def memory_figure(
     swap_ax.plot(
         line.x, line.swap_out_mb_per_min, label="swap-out rate", color="tab:orange", linewidth=1.3
     )
-    limit = judgement.baseline.swap_limit(bounds)
+    limit = judgement.figures.baseline.swap_limit(bounds)
     _limit_segments(
         swap_ax,
         [

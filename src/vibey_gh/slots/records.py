@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..interfaces.slots_interface import TurnResult
+from ..interfaces.turns import TurnResult
 from . import checked
 
 

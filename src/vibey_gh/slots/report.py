@@ -119,11 +119,12 @@ def _throughput_section(judgement: SweepJudgement, names: Sequence[str]) -> list
 
 
 def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
-    threshold = judgement.baseline.fidelity_threshold(bounds)
+    baseline = judgement.figures.baseline
+    threshold = baseline.fidelity_threshold(bounds)
     lines = [
         "## Fidelity",
         "",
-        f"One slot agreed with itself on {judgement.baseline.self_agreement:.3f} of the answers' "
+        f"One slot agreed with itself on {baseline.self_agreement:.3f} of the answers' "
         f"structure; a step must reach {threshold:.3f} (tolerance {bounds.fidelity_tolerance:g}). "
         "Where an answer changed, the offset is the first character that differs from the "
         "first one-slot answer (tool calls appended as JSON).",
@@ -191,7 +192,7 @@ def _memory_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bound
         lines.append("The memory budget changed between steps; each step is judged on its own.")
     else:
         lines.append("Memory was not measured: no memory budget is recorded.")
-    swap_limit = judgement.baseline.swap_limit(bounds)
+    swap_limit = judgement.figures.baseline.swap_limit(bounds)
     lines += [
         "",
         f"Swap-out limit for more than one slot: {swap_limit:.1f} MB/min (the larger of "

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ..interfaces.slots_interface import RunnerInfo
+from .baseline import sweep_figures
 from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path
+from .figures import evidence_identity, save_figures
 from .fingerprint import Fingerprint
 from .judge import judge_sweep
 from .records import StepRecord
@@ -115,6 +117,14 @@ def write_evidence_files(
     if data["recorded"]:
         recorded_path = evidence_path(env.layout, fingerprint.id)
         atomic_write_json(recorded_path, data)
+        # the figures `slots allowed` judges on, so its first answer need not parse all this
+        save_figures(
+            env.layout,
+            fingerprint.id,
+            evidence_identity(recorded_path),
+            evidence.created_at,
+            sweep_figures(evidence.steps),
+        )
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)
         write_report(evidence, req.config.bounds, recorded_path.parent, recorded_path.stem)
     if req.out_dir is not None:

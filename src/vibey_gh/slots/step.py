@@ -20,8 +20,8 @@ from ..interfaces.slots_interface import (
     RunnerLaunch,
     RunningRunner,
 )
+from .baseline import Baseline, early_verdict
 from .corpus import Corpus
-from .judge import Baseline, early_verdict
 from .orphans import forget_runner, remember_runner
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside

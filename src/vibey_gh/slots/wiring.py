@@ -31,7 +31,8 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
 
 def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
     from ..platforms.probes import PlatformProbes
-    from ..runners.registry import identify_production, production_watch, runner_for, watch_url
+    from ..runners.identify import identify_production
+    from ..runners.registry import production_watch, runner_for, watch_url
 
     probes = PlatformProbes.detect()
     return Environment(

@@ -1,0 +1,87 @@
+"""The `vibey-gh` executable: `slots allowed` on a fast path, everything else through click.
+
+`slots allowed` is asked on every storm pass, at every DaemonSet start and by scripts that
+gate their own runs, and its budget is 100 ms per process. Loading click and the command
+tree costs a large share of that, so the plain forms of `slots allowed` are parsed here:
+`--json`, `--model NAME` and `--window N`, each at most once. Anything else — `--help`, a
+global option, a malformed or repeated option, any other command — goes to click, which
+answers the same question and owns every usage error. Both paths call the same library
+function and print through `edge`, and a test compares them byte for byte.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+from .edge import error_line, json_text
+
+MIN_WINDOW = 256  # as the click option's IntRange
+
+# model, window, as_json
+AllowedArgs = tuple[str | None, int | None, bool]
+
+
+def parse_allowed(argv: list[str]) -> AllowedArgs | None:
+    """The arguments of a plain `slots allowed` call, or None when click should parse them."""
+    if argv[:2] != ["slots", "allowed"]:
+        return None
+    values: dict[str, str] = {}
+    as_json = False
+    rest = argv[2:]
+    while rest:
+        token, rest = rest[0], rest[1:]
+        if token == "--json" and not as_json:
+            as_json = True
+            continue
+        name, equals, value = token.partition("=")
+        if name not in ("--model", "--window") or name in values:
+            return None
+        if not equals:
+            if not rest:
+                return None
+            value, rest = rest[0], rest[1:]
+        if not value or value.startswith("-"):
+            return None
+        values[name] = value
+    window = values.get("--window")
+    if window is not None and not (window.isascii() and window.isdigit()):
+        return None
+    if window is not None and int(window) < MIN_WINDOW:
+        return None
+    return values.get("--model"), int(window) if window is not None else None, as_json
+
+
+def answer_allowed(args: AllowedArgs) -> int:
+    """Print the answer as `slots allowed` does; return the exit code."""
+    from ..slots.allowed import decide_allowed
+
+    model, window, as_json = args
+    try:
+        answer = decide_allowed(model=model, window=window)
+    except Exception as exc:
+        reported = error_line(exc)
+        if reported is None:
+            raise
+        message, code = reported
+        print(f"error: {message}", file=sys.stderr)
+        return code
+    print(json_text(answer.to_json()) if as_json else answer.line())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    quick = parse_allowed(arguments)
+    if quick is not None:
+        # A process this short never needs the cycle collector, and its passes over the
+        # objects that imports create cost several milliseconds of the budget.
+        gc.disable()
+        try:
+            return answer_allowed(quick)
+        finally:
+            gc.enable()
+    from .main import cli
+
+    cli.main(args=arguments, prog_name="vibey-gh")
+    return 0

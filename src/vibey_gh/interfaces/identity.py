@@ -1,0 +1,66 @@
+"""What a fingerprint is made of: the device and the runner serving the model.
+
+A missing reading is `None` with a reason in the result's `missing` map, never a silent zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One GPU or other accelerator. `memory_bytes` is None where the platform does not say."""
+
+    name: str
+    memory_bytes: int | None = None
+    kind: str = "gpu"  # "gpu" (discrete, own memory) or "integrated" (shares host memory)
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What one machine is, as far as the fingerprint cares.
+
+    Fields:
+      hardware_model: vendor model string (Mac17,2; DMI product_name) or None.
+      processor: CPU brand string.
+      memory_bytes: physical memory.
+      memory_limit_bytes: a cgroup memory limit below physical memory, else None.
+      accelerators: GPUs, ordered by index.
+      os_name / os_version: "macOS" "26.6.2", "Debian GNU/Linux" "12", ...
+      sources: field name -> where the value came from ("sysctl hw.model", "/proc/meminfo").
+      missing: field name -> why it is None.
+    """
+
+    hardware_model: str | None
+    processor: str | None
+    memory_bytes: int | None
+    accelerators: tuple[Accelerator, ...]
+    os_name: str | None
+    os_version: str | None
+    memory_limit_bytes: int | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def memory_budget_bytes(self) -> int | None:
+        """The memory the ceiling is a fraction of: the cgroup limit where lower, else physical."""
+        if self.memory_limit_bytes is not None and self.memory_bytes is not None:
+            return min(self.memory_limit_bytes, self.memory_bytes)
+        return self.memory_limit_bytes if self.memory_bytes is None else self.memory_bytes
+
+
+@dataclass(frozen=True)
+class RunnerInfo:
+    """Identity of a running runner, for the fingerprint and the version check.
+
+    kind: "embedded" | "llama-server" | "ollama"; version: the runner's own version string;
+    model: the model name or path; model_digest: Ollama manifest digest or GGUF sha256.
+    """
+
+    kind: str
+    version: str | None
+    model: str
+    model_digest: str | None
+    missing: dict[str, str] = field(default_factory=dict)

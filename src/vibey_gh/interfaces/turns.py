@@ -1,0 +1,82 @@
+"""One turn as a runner answered it: the raw result metrics and fidelity are computed from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Done/finish reasons that make a turn "served" (design §5).
+SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
+
+# The failure reason every adapter uses for a prompt longer than the slot's window.
+REFUSED_OVER_WINDOW = "refused: over window"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What one request gave back, as raw as possible; metrics are computed from it later.
+
+    Fields:
+      status: HTTP status, or None when no response arrived (timeout, connection refused).
+      finish_reason: done_reason (Ollama) / finish_reason (OpenAI), None when absent.
+      prompt_tokens / output_tokens: as the runner counted them, None when not reported.
+      text: the answer text ("" for a pure tool call or a failure).
+      tool_calls: the tool calls, in order.
+      started / ended: monotonic seconds around the request.
+      error: why the turn failed (None when served), e.g. "refused: over window",
+        "http 500: error parsing tool call", "no done reason", "timeout after 600s".
+    """
+
+    status: int | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    output_tokens: int | None
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    started: float
+    ended: float
+    error: str | None = None
+
+    @property
+    def served(self) -> bool:
+        return self.status == 200 and self.finish_reason in SERVED_REASONS and self.error is None
+
+    @property
+    def latency_s(self) -> float:
+        return self.ended - self.started
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "text": self.text,
+            "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in self.tool_calls],
+            "started": self.started,
+            "ended": self.ended,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TurnResult:
+        return cls(
+            status=data.get("status"),
+            finish_reason=data.get("finish_reason"),
+            prompt_tokens=data.get("prompt_tokens"),
+            output_tokens=data.get("output_tokens"),
+            text=data.get("text") or "",
+            tool_calls=tuple(
+                ToolCall(str(c["name"]), dict(c.get("arguments") or {}))
+                for c in data.get("tool_calls") or []
+            ),
+            started=float(data["started"]),
+            ended=float(data["ended"]),
+            error=data.get("error"),
+        )

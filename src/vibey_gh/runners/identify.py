@@ -1,0 +1,97 @@
+"""Who the production runner is: kind, version and model digest, without starting anything.
+
+`slots allowed` asks this on every decision, so it speaks to production through the small
+socket GET of `local_http` and never imports an adapter (httpx, llama.cpp, process handling).
+The embedded runner is identified from the installed package and the model file alone, so
+`local_http` (and the socket module) is imported only for the kinds that are asked over HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import LocalModels
+from ..errors import RunnerError
+from ..interfaces.identity import RunnerInfo
+from ..state import StateLayout
+from .registry import check_kind
+
+
+def identify_production(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
+    """Kind, version and model digest of the production setup, without starting anything.
+
+    embedded: the installed xllamacpp and the GGUF's sha256. ollama: what production says on
+    /api/version and /api/tags. llama-server: production's /props build and the GGUF's sha256.
+    RunnerError when the production runner that must say its version does not answer.
+    """
+    from .digest import gguf_digest
+    from .models import resolve_gguf
+
+    kind = check_kind(config.runner)
+    if kind == "ollama":
+        return identify_ollama(config.production, config.model)
+    missing: dict[str, str] = {}
+    model_path = resolve_gguf(config.model)
+    if kind == "embedded":
+        from .versions import embedded_version
+
+        version = embedded_version()
+        if version is None:
+            missing["version"] = "the xllamacpp package is not installed"
+    else:
+        version = _llama_server_version(config.production)
+    return RunnerInfo(kind, version, str(model_path), gguf_digest(model_path, state), missing)
+
+
+def _llama_server_version(base_url: str) -> str:
+    from .local_http import http_get
+
+    answer = http_get(base_url.rstrip("/") + "/props")
+    version = version_from_props(answer.body) if answer.status == 200 else None
+    if version is None:
+        raise RunnerError(
+            f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
+        )
+    return version
+
+
+def version_from_props(props: object) -> str | None:
+    """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
+    if isinstance(props, dict):
+        build = props.get("build_info")
+        if isinstance(build, str) and build.strip():
+            return build.strip()
+    return None
+
+
+def digest_from_tags(tags: Any, model: str) -> str | None:
+    """The manifest digest of `model` in an /api/tags answer ("name" or "name:latest")."""
+    from .local_http import as_dict
+
+    wanted = {model} if ":" in model else {model, f"{model}:latest"}
+    for entry in as_dict(tags).get("models") or []:
+        entry = as_dict(entry)
+        if entry.get("name") in wanted or entry.get("model") in wanted:
+            digest = entry.get("digest")
+            return digest if isinstance(digest, str) and digest else None
+    return None
+
+
+def identify_ollama(base_url: str, model: str) -> RunnerInfo:
+    """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
+    from .local_http import http_get
+
+    base = base_url.rstrip("/")
+    version_answer = http_get(base + "/api/version")
+    if version_answer.status != 200:
+        raise RunnerError(f"{base}/api/version answered {version_answer.status}")
+    version = version_answer.json_object().get("version")
+    missing: dict[str, str] = {}
+    if not isinstance(version, str) or not version:
+        version = None
+        missing["version"] = f"{base}/api/version did not name a version"
+    tags = http_get(base + "/api/tags")
+    digest = digest_from_tags(tags.body, model) if tags.status == 200 else None
+    if digest is None:
+        missing["model_digest"] = f"model {model} is not listed by {base}/api/tags"
+    return RunnerInfo("ollama", version, model, digest, missing)

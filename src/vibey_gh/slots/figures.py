@@ -1,0 +1,253 @@
+"""The figures a sweep is judged on: every number the judge compares with a bound.
+
+They are pure functions of a sweep's raw steps (`baseline.sweep_figures`) and hold nothing
+that depends on the bounds, so judging against today's bounds needs the figures alone
+(`judge.judge_figures`). `slots allowed` judges on every call and an evidence file holds every
+answer of every turn; parsing one of a megabyte costs tens of milliseconds. So the figures of
+each evidence file are kept beside it, under `cache/figures/<fingerprint>.json`, keyed by the
+evidence file's identity and FIGURES_VERSION, and rebuilt from the evidence whenever either
+differs or the file is damaged. They are never the record: the evidence is.
+
+This module imports nothing about turns or step records, so reading stored figures does not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import EvidenceError
+from ..files import atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from ..config import Bounds
+    from ..state import StateLayout
+
+# Bump when any figure is computed differently: stored figures of an older version are rebuilt.
+FIGURES_VERSION = 1
+FIGURES_SCHEMA = 1
+FIGURES_KIND = "vibey-gh-figures"
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """The numbers of the step table. None where the data to compute one is missing."""
+
+    served: int
+    total: int
+    duration_s: float
+    turns_per_hour: float
+    output_tokens_per_s: float
+    p50_s: float | None
+    p95_s: float | None
+    peak_wired_bytes: int | None
+    min_free_share: float | None
+    swap_out_mb_per_min: float | None
+    peak_gpu_share: float | None
+    prompt_tokens_min: int | None
+    prompt_tokens_p50: int | None
+    prompt_tokens_max: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepMetrics:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a step's answers agree with the first one-slot run's, over the turns both served."""
+
+    compared: int
+    structural_matches: int
+    exact_matches: int
+    changed_turns: tuple[str, ...]  # turns whose exact answer differs
+
+    @property
+    def structural(self) -> float | None:
+        return self.structural_matches / self.compared if self.compared else None
+
+    @property
+    def exact(self) -> float | None:
+        return self.exact_matches / self.compared if self.compared else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "structural": self.structural,
+            "exact": self.exact,
+            "structural_matches": self.structural_matches,
+            "exact_matches": self.exact_matches,
+            "changed_turns": list(self.changed_turns),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Agreement:
+        return cls(
+            int(data["compared"]),
+            int(data["structural_matches"]),
+            int(data["exact_matches"]),
+            tuple(str(turn) for turn in data["changed_turns"]),
+        )
+
+
+@dataclass(frozen=True)
+class BaselineFigures:
+    """What every step is measured against: the one-slot runs.
+
+    self_agreement: how the two one-slot runs agreed with each other (1.0 with one run).
+    best_one_slot_turns_per_hour: the better one-slot throughput, the bar for a gain.
+    one_slot_swap_mb_per_min: the worse one-slot swap-out rate, this machine's own noise.
+    """
+
+    self_agreement: float
+    best_one_slot_turns_per_hour: float
+    one_slot_swap_mb_per_min: float
+
+    def fidelity_threshold(self, bounds: Bounds) -> float:
+        return self.self_agreement - bounds.fidelity_tolerance
+
+    def swap_limit(self, bounds: Bounds) -> float:
+        return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """One step's figures. The findings here break a bound whatever the bounds say.
+
+    is_reference: this is the first one-slot run, which the others are compared with.
+    agreement: with the reference (None for the reference itself).
+    failed_served: turns served at one slot that failed here, as "id (why)".
+    log_findings: forbidden runner log events during the replay, as "log: n × what".
+    reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
+    """
+
+    index: int
+    slots: int
+    is_reference: bool
+    metrics: StepMetrics
+    memory_budget_bytes: int | None
+    agreement: Agreement | None
+    failed_served: tuple[str, ...]
+    log_findings: tuple[str, ...]
+    reasonless: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "slots": self.slots,
+            "is_reference": self.is_reference,
+            "metrics": self.metrics.to_json(),
+            "memory_budget_bytes": self.memory_budget_bytes,
+            "agreement": self.agreement.to_json() if self.agreement else None,
+            "failed_served": list(self.failed_served),
+            "log_findings": list(self.log_findings),
+            "reasonless": self.reasonless,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepFigures:
+        agreement = data["agreement"]
+        budget = data["memory_budget_bytes"]
+        return cls(
+            index=int(data["index"]),
+            slots=int(data["slots"]),
+            is_reference=bool(data["is_reference"]),
+            metrics=StepMetrics.from_json(data["metrics"]),
+            memory_budget_bytes=None if budget is None else int(budget),
+            agreement=Agreement.from_json(agreement) if agreement is not None else None,
+            failed_served=tuple(str(item) for item in data["failed_served"]),
+            log_findings=tuple(str(item) for item in data["log_findings"]),
+            reasonless=int(data["reasonless"]),
+        )
+
+
+@dataclass(frozen=True)
+class SweepFigures:
+    baseline: BaselineFigures
+    steps: tuple[StepFigures, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": dict(self.baseline.__dict__),
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SweepFigures:
+        base = data["baseline"]
+        return cls(
+            BaselineFigures(
+                float(base["self_agreement"]),
+                float(base["best_one_slot_turns_per_hour"]),
+                float(base["one_slot_swap_mb_per_min"]),
+            ),
+            tuple(StepFigures.from_json(step) for step in data["steps"]),
+        )
+
+
+# --- kept beside the evidence ----------------------------------------------------------------
+
+
+def figures_path(layout: StateLayout, fingerprint: str) -> Path:
+    return layout.cache / "figures" / f"{fingerprint}.json"
+
+
+def evidence_identity(evidence: Path) -> dict[str, int]:
+    """What stored figures are keyed by; take it before reading the evidence they come from."""
+    # Every rewrite is an atomic rename, so a new inode: a same-size rewrite within the same
+    # nanosecond still differs.
+    stat = os.stat(evidence)
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
+
+
+def read_figures(
+    layout: StateLayout, fingerprint: str, evidence: Path
+) -> tuple[float, SweepFigures] | None:
+    """(created_at, figures) stored for this very evidence file, or None: rebuild them."""
+    try:
+        data = read_json(figures_path(layout, fingerprint), kind="figures")
+        if (
+            data.get("schema_version") != FIGURES_SCHEMA
+            or data.get("kind") != FIGURES_KIND
+            or data.get("figures_version") != FIGURES_VERSION
+            or data.get("tool_version") != __version__
+            or data.get("evidence") != evidence_identity(evidence)
+        ):
+            return None
+        return float(data["created_at"]), SweepFigures.from_json(data["figures"])
+    except (EvidenceError, OSError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def save_figures(
+    layout: StateLayout,
+    fingerprint: str,
+    identity: dict[str, int],
+    created_at: float,
+    figures: SweepFigures,
+) -> None:
+    """Keep the figures of the evidence whose identity was taken before it was read.
+
+    A failure to write only costs the next call a rebuild, so it is not an error.
+    """
+    try:
+        atomic_write_json(
+            figures_path(layout, fingerprint),
+            {
+                "schema_version": FIGURES_SCHEMA,
+                "kind": FIGURES_KIND,
+                "figures_version": FIGURES_VERSION,
+                "tool_version": __version__,
+                "evidence": identity,
+                "created_at": created_at,
+                "figures": figures.to_json(),
+            },
+        )
+    except OSError:
+        return

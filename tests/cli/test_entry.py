@@ -1,0 +1,127 @@
+"""The `vibey-gh` executable: `slots allowed` without click, and the same bytes as with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vibey_gh.cli.entry import main, parse_allowed
+from vibey_gh.cli.main import cli
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["slots", "allowed"], (None, None, False)),
+        (["slots", "allowed", "--json"], (None, None, True)),
+        (["slots", "allowed", "--model", "qwen3:8b"], ("qwen3:8b", None, False)),
+        (["slots", "allowed", "--model=qwen3:8b", "--json"], ("qwen3:8b", None, True)),
+        (["slots", "allowed", "--window", "32768"], (None, 32768, False)),
+        (["slots", "allowed", "--json", "--window=256", "--model", "m"], ("m", 256, True)),
+    ],
+)
+def test_plain_forms_take_the_fast_path(
+    argv: list[str], parsed: tuple[str | None, int | None, bool]
+) -> None:
+    assert parse_allowed(argv) == parsed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["slots", "allowed", "--help"],
+        ["slots", "allowed", "-h"],
+        ["--debug", "slots", "allowed"],
+        ["slots", "allowed", "--window", "255"],
+        ["slots", "allowed", "--window", "+300"],
+        ["slots", "allowed", "--window", "lots"],
+        ["slots", "allowed", "--window"],
+        ["slots", "allowed", "--model", "--json"],
+        ["slots", "allowed", "--model="],
+        ["slots", "allowed", "--model", "a", "--model", "b"],
+        ["slots", "allowed", "--json", "--json"],
+        ["slots", "allowed", "--mode", "a"],
+        ["slots", "allowed", "extra"],
+        ["slots", "allowed", "--"],
+        ["slots", "show"],
+        [],
+    ],
+)
+def test_everything_else_goes_to_click(argv: list[str]) -> None:
+    assert parse_allowed(argv) is None
+
+
+MEASURED_WITHOUT_PRODUCTION = (
+    "[local_models]\n"
+    'concurrent_runs = "measured"\n'
+    'runner = "llama-server"\n'
+    'production_url = "http://127.0.0.1:9"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "argv"),
+    [
+        (None, ["slots", "allowed"]),
+        (None, ["slots", "allowed", "--json"]),
+        (MEASURED_WITHOUT_PRODUCTION, ["slots", "allowed"]),
+        (MEASURED_WITHOUT_PRODUCTION, ["slots", "allowed", "--json", "--window=4096"]),
+        (MEASURED_WITHOUT_PRODUCTION, ["slots", "allowed", "--model", "qwen3:8b", "--json"]),
+        ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed"]),
+        ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed", "--json"]),
+    ],
+)
+def test_the_fast_path_prints_what_click_prints(
+    config: str | None, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    if config is not None:
+        Path("vibey-gh.toml").write_text(config)
+    code = main(argv)
+    fast = capsys.readouterr()
+    through_click = CliRunner().invoke(cli, argv, prog_name="vibey-gh")
+    assert (code, fast.out, fast.err) == (
+        through_click.exit_code,
+        through_click.stdout,
+        through_click.stderr,
+    )
+    assert fast.out or fast.err
+
+
+def test_a_bad_config_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    Path("vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 0\n")
+    assert main(["slots", "allowed"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "concurrent_runs" in err
+    assert err.count("\n") == 1
+
+
+def run_entry(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    probe = (
+        "import sys\n"
+        "from vibey_gh.cli.entry import main\n"
+        "try:\n"
+        f"    code = main({argv!r})\n"
+        "except SystemExit as done:\n"
+        "    code = done.code\n"
+        "print('click loaded' if 'click' in sys.modules else 'click not loaded', file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+
+def test_a_plain_ask_never_loads_click() -> None:
+    done = run_entry(["slots", "allowed", "--json"])
+    assert done.returncode == 0
+    assert '"allowed": 1' in done.stdout
+    assert done.stderr.strip() == "click not loaded"
+
+
+def test_help_is_click_s() -> None:
+    done = run_entry(["slots", "allowed", "--help"])
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage: vibey-gh slots allowed [OPTIONS]")
+    assert done.stderr.strip() == "click loaded"
