@@ -19,6 +19,8 @@ from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
 CONFIG_NAME = "vibey-gh.toml"
+MIN_WINDOW = 256
+MAX_WINDOW = 1 << 24
 RUNNER_KINDS = ("embedded", "llama-server", "ollama")
 DEFAULT_PRODUCTION_URL = {
     "ollama": "http://127.0.0.1:11434",
@@ -122,7 +124,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         concurrent_runs=reader.declaration("concurrent_runs"),
         runner=runner,
         model=reader.string("model", "default"),
-        window=reader.integer("window", 4096, low=256, high=1 << 24),
+        window=reader.integer("window", 4096, low=MIN_WINDOW, high=MAX_WINDOW),
         production_url=reader.url("production_url"),
         calibration_port=reader.integer("calibration_port", 11435, low=1, high=65535),
         runner_binary=reader.optional_string("runner_binary"),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from ..config import MIN_WINDOW
 from .common import emit_json, json_option, library_errors
 
 
 @click.command()
 @click.option("--model", help="Ask for this model instead of the configured one.")
-@click.option("--window", type=click.IntRange(256), help="Ask for this window per slot.")
+@click.option("--window", type=click.IntRange(MIN_WINDOW), help="Ask for this window per slot.")
 @json_option
 @library_errors
 def allowed(model: str | None, window: int | None, as_json: bool) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..config import LocalModels, load_config
+from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
 from .common import emit_json, json_option, library_errors
 
 
@@ -41,7 +41,7 @@ def _decide(ctx: click.Context) -> Any:
 )
 @click.option(
     "--window",
-    type=click.IntRange(256, 1 << 24),
+    type=click.IntRange(MIN_WINDOW, MAX_WINDOW),
     default=None,
     help="Tokens per slot (default: [local_models] window).",
 )

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..config import LocalModels, load_config
+from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
 from ..errors import VibeyError
 from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
@@ -202,7 +202,9 @@ def _injected(ctx: click.Context, key: str) -> Any:
 
 @click.command()
 @click.option("--model", help="Identify this model instead of the configured one.")
-@click.option("--window", type=click.IntRange(256, 1 << 24), help="Fingerprint for this window.")
+@click.option(
+    "--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help="Fingerprint for this window."
+)
 @json_option
 @click.pass_context
 @library_errors

@@ -14,9 +14,8 @@ from __future__ import annotations
 import gc
 import sys
 
+from ..config import MIN_WINDOW
 from .edge import error_line, json_text
-
-MIN_WINDOW = 256  # as the click option's IntRange
 
 # model, window, as_json
 AllowedArgs = tuple[str | None, int | None, bool]

@@ -41,9 +41,14 @@ class Baseline:
         return self.figures.fidelity_threshold(bounds)
 
 
+def reference_of(steps: Sequence[StepRecord]) -> StepRecord | None:
+    """The first one-slot run: the answers every other step is compared with."""
+    return next((s for s in steps if s.slots == 1), None)
+
+
 def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
     one_slot = [s for s in steps if s.slots == 1]
-    reference = one_slot[0] if one_slot else None
+    reference = reference_of(steps)
     reference_served = served_by_turn(reference) if reference else {}
     self_agreement = 1.0
     if len(one_slot) >= 2:

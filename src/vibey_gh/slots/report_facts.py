@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..interfaces.slots_interface import TurnResult
-from .baseline import baseline_of
+from .baseline import reference_of
 from .evidence import Evidence
 from .fidelity import first_divergence, served_by_turn
 from .judge import SweepJudgement
@@ -89,7 +89,7 @@ def depth_facts(
     evidence: Evidence, judgement: SweepJudgement, estimates: Mapping[str, int] | None = None
 ) -> DepthFacts | None:
     steps = evidence.steps
-    reference = baseline_of(steps).reference or (steps[0] if steps else None)
+    reference = reference_of(steps) or (steps[0] if steps else None)
     if reference is None:
         return None
     source = step_names(steps, judgement)[steps.index(reference)]
@@ -134,7 +134,8 @@ def noise_facts(judgement: SweepJudgement) -> NoiseFacts:
 
 
 def divergence_facts(evidence: Evidence, judgement: SweepJudgement) -> list[DivergenceFacts]:
-    reference = baseline_of(evidence.steps).reference_served
+    first = reference_of(evidence.steps)
+    reference = served_by_turn(first) if first else {}
     names = step_names(evidence.steps, judgement)
     found = []
     for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
