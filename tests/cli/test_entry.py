@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,20 @@ def test_help_is_click_s() -> None:
     assert done.returncode == 0
     assert done.stdout.startswith("Usage: vibey-gh slots allowed [OPTIONS]")
     assert done.stderr.strip() == "click loaded"
+
+
+@pytest.mark.parametrize("argv", [["slots", "allowed", "--json"], ["--debug", "slots", "allowed"]])
+def test_a_reader_that_went_away_ends_quietly_with_exit_1(argv: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write meets a broken pipe
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vibey_gh", *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (1, "")

@@ -12,6 +12,7 @@ function and print through `edge`, and a test compares them byte for byte.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 from ..config import MIN_WINDOW
@@ -65,7 +66,13 @@ def answer_allowed(args: AllowedArgs) -> int:
         message, code = reported
         print(f"error: {message}", file=sys.stderr)
         return code
-    print(json_text(answer.to_json()) if as_json else answer.line())
+    try:
+        print(json_text(answer.to_json()) if as_json else answer.line(), flush=True)
+    except BrokenPipeError:
+        # The reader went away (`| head`): exit 1 quietly, as click does, and keep the
+        # interpreter's own flush at exit from failing on the same pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 
