@@ -12,9 +12,7 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM_CLOCK, Clock
@@ -137,9 +135,16 @@ def build_params(args: argparse.Namespace) -> Any:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT or until the parent that started us is gone."""
+    # The stop signals stay blocked in every thread, from before llama.cpp is loaded (so every
+    # thread it starts has them blocked too) to the end, and the main thread takes them
+    # synchronously below. So a stop sent while the server starts (it listens, and looks ready,
+    # before its constructor returns) waits for us instead of killing us outright; llama.cpp's
+    # own handlers never run; and no Python handler interrupts this thread at an arbitrary point
+    # (one that set a threading.Event could deadlock on the lock the interrupted wait held).
+    stop_signals = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     import xllamacpp
 
-    stop = threading.Event()
     # Given by the starter, because a parent killed before this line has already been replaced
     # by init and getppid() alone would never notice.
     parent = getattr(args, "parent_pid", None) or os.getppid()
@@ -147,23 +152,11 @@ def serve(args: argparse.Namespace) -> int:
         print("embedded runner: parent gone before start", file=sys.stderr, flush=True)
         return 1
 
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    # Held back until our handlers are in place: the server listens (and so looks ready) before
-    # the constructor returns, and a stop sent in that gap would otherwise kill us outright.
-    # llama.cpp's threads start with these blocked, so the main thread is the one to get them.
-    stop_signals = {signal.SIGTERM, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     try:
         server = xllamacpp.Server(build_params(args))
     except Exception as exc:  # the extension raises plain RuntimeError/ValueError
         print(f"error: the embedded runner could not start: {exc}", file=sys.stderr, flush=True)
         return 1
-    # Installed after the server exists, so llama.cpp's own handlers cannot replace ours.
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
     print(
         f"embedded runner: {args.slots} slots x {args.window} tokens on "
         f"http://{LOOPBACK}:{args.port}",
@@ -172,7 +165,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     # An orphaned runner would hold the port and the memory of the next step after a kill -9
     # of the sweep, so it leaves when its parent does.
-    while not stop.wait(PARENT_CHECK_S):
+    while signal.sigtimedwait(stop_signals, PARENT_CHECK_S) is None:
         if os.getppid() != parent:
             print("embedded runner: parent gone, stopping", file=sys.stderr, flush=True)
             break
