@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hypothesis import strategies as st
+
+from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
 from vibey_gh.slots.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
 
 GB = 1_000_000_000
+
+# Any bounds a config could hold, for property tests of the judge and of `allowed`.
+bounds_strategy = st.builds(
+    Bounds,
+    wired_ceiling=st.floats(0.3, 1.0),
+    swap_factor=st.floats(0.5, 4),
+    swap_floor_mb_per_min=st.floats(0, 200),
+    fidelity_tolerance=st.floats(0, 0.3),
+    min_gain=st.floats(0, 1),
+    patience=st.integers(1, 3),
+)
 
 
 def answer(

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from slot_builders import answer, make_step, same_answers, write_evidence_file
+from slot_builders import (
+    answer,
+    bounds_strategy,
+    make_step,
+    same_answers,
+    write_evidence_file,
+)
 
 from vibey_gh.config import Bounds, LocalModels
 from vibey_gh.errors import RunnerError
@@ -189,15 +195,6 @@ step_strategy = st.fixed_dictionaries(
         "failed": st.booleans(),
         "log": st.sampled_from([(), ("context_shift",), ("reload",)]),
     }
-)
-bounds_strategy = st.builds(
-    Bounds,
-    wired_ceiling=st.floats(0.3, 1.0),
-    swap_factor=st.floats(0.5, 4),
-    swap_floor_mb_per_min=st.floats(0, 200),
-    fidelity_tolerance=st.floats(0, 0.3),
-    min_gain=st.floats(0, 1),
-    patience=st.integers(1, 3),
 )
 
 

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from slot_builders import answer, make_step, same_answers, write_evidence_file
+from slot_builders import (
+    answer,
+    bounds_strategy,
+    make_step,
+    same_answers,
+    write_evidence_file,
+)
 
 from vibey_gh.config import Bounds
 from vibey_gh.files import atomic_write_json
@@ -139,15 +145,6 @@ step_spec = st.fixed_dictionaries(
         "log": st.lists(st.sampled_from(["context_shift", "reload", "oom", "other"]), max_size=3),
     }
 )
-any_bounds = st.builds(
-    Bounds,
-    wired_ceiling=st.floats(0.3, 1.0),
-    swap_factor=st.floats(0.5, 4),
-    swap_floor_mb_per_min=st.floats(0, 200),
-    fidelity_tolerance=st.floats(0, 0.3),
-    min_gain=st.floats(0, 1),
-    patience=st.integers(1, 3),
-)
 
 
 def step_from(index: int, spec: dict[str, Any]):  # type: ignore[no-untyped-def]
@@ -168,7 +165,7 @@ def step_from(index: int, spec: dict[str, Any]):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=60, deadline=None)
-@given(specs=st.lists(step_spec, max_size=5), bounds=any_bounds)
+@given(specs=st.lists(step_spec, max_size=5), bounds=bounds_strategy)
 def test_any_sweep_judged_from_json_figures_matches_its_steps(specs, bounds) -> None:
     steps = [step_from(i, spec) for i, spec in enumerate(specs)]
     figures = sweep_figures(steps)
