@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,6 +75,7 @@ MEASURED_WITHOUT_PRODUCTION = (
         (MEASURED_WITHOUT_PRODUCTION, ["slots", "allowed", "--model", "qwen3:8b", "--json"]),
         ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed"]),
         ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed", "--json"]),
+        ("[local_models]\nwindow = 12\n", ["slots", "allowed", "--window", "4096"]),
     ],
 )
 def test_the_fast_path_prints_what_click_prints(
@@ -92,12 +94,31 @@ def test_the_fast_path_prints_what_click_prints(
     assert fast.out or fast.err
 
 
-def test_a_bad_config_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    Path("vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 0\n")
-    assert main(["slots", "allowed"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and "concurrent_runs" in err
-    assert err.count("\n") == 1
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bad_config_answers_one_with_the_error_and_exit_0(
+    as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("vibey-gh.toml").write_text('[local_models]\nconcurrent_runs = "measurd"\n')
+    assert main(["slots", "allowed", *(["--json"] if as_json else [])]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    if as_json:
+        data = json.loads(out)
+        assert (data["allowed"], data["reason_code"], data["schema_version"]) == (
+            1,
+            "config_error",
+            1,
+        )
+        assert "concurrent_runs" in data["reason"] and data["declaration"] is None
+    else:
+        assert out.startswith("1 — config error: ") and "'measurd'" in out
+
+
+def test_other_commands_keep_exiting_2_on_a_bad_config() -> None:
+    Path("vibey-gh.toml").write_text('[local_models]\nconcurrent_runs = "measurd"\n')
+    done = CliRunner().invoke(cli, ["slots", "show"], prog_name="vibey-gh")
+    assert done.exit_code == 2
+    assert done.stderr.startswith("error: ") and "concurrent_runs" in done.stderr
 
 
 def run_entry(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,11 @@ def allowed(model: str | None, window: int | None, as_json: bool) -> None:
     Declaration 1 answers 1. Otherwise the answer comes from the evidence recorded for
     today's fingerprint (device, runner version, model digest, window), re-judged against
     today's bounds. Missing or stale evidence answers 1, says so, and writes a calibration
-    request that `slots calibrate --if-requested` (or an idle storm) picks up.
+    request that `slots calibrate --if-requested` (or an idle storm) picks up. A config that
+    does not parse answers 1 with the error as the reason: a gate fails safe.
+
+    --json adds `reason_code` for scripts: declared, measured, unmeasured, stale, refused,
+    unusable_evidence, production_unreachable or config_error.
 
     \b
     Examples:
