@@ -240,13 +240,20 @@ def test_a_tampered_corpus_is_refused_by_show(specs: Path, tmp_path: Path) -> No
         (("--demo", "--specs", "x", "--out", "c.json"), "--demo uses the shipped specs"),
         (("--demo", "--segment-turns", "0", "--out", "c.json"), "--segment-turns must be"),
         (("--demo", "--segments-per-stratum", "0", "--out", "c.json"), "--segments-per-stratum"),
-        (("--demo", "--window", "100", "--out", "c.json"), "--window must be at least 256"),
         (("--specs", "no-such-folder", "--out", "c.json"), "no such spec file or folder"),
         (("--show", "missing.json"), "corpus file not found"),
     ],
 )
 def test_bad_options_exit_2(args: tuple[str, ...], message: str) -> None:
     expect_bad_input(run(*args), message)
+    assert not Path("c.json").exists()
+
+
+@pytest.mark.parametrize("window", ["100", str(1 << 25)])
+def test_a_window_outside_the_config_s_range_is_a_usage_error(window: str) -> None:
+    result = run("--demo", "--window", window, "--out", "c.json")
+    assert result.exit_code == 2
+    assert "256<=x<=16777216" in result.stderr
     assert not Path("c.json").exists()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vibey_gh.cli.entry import main, parse_allowed
+from vibey_gh.cli.entry import main, parse_allowed, split_global_config
 from vibey_gh.cli.main import cli
 
 
@@ -39,6 +39,7 @@ def test_plain_forms_take_the_fast_path(
         ["slots", "allowed", "-h"],
         ["--debug", "slots", "allowed"],
         ["slots", "allowed", "--window", "255"],
+        ["slots", "allowed", "--window", str(1 << 25)],
         ["slots", "allowed", "--window", "+300"],
         ["slots", "allowed", "--window", "lots"],
         ["slots", "allowed", "--window"],
@@ -119,6 +120,30 @@ def test_other_commands_keep_exiting_2_on_a_bad_config() -> None:
     done = CliRunner().invoke(cli, ["slots", "show"], prog_name="vibey-gh")
     assert done.exit_code == 2
     assert done.stderr.startswith("error: ") and "concurrent_runs" in done.stderr
+
+
+@pytest.mark.parametrize("form", [["--config", "lab.toml"], ["--config=lab.toml"]])
+def test_a_global_config_file_is_used_on_the_fast_path_as_through_click(
+    form: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("lab.toml").write_text("[local_models]\nconcurrent_runs = 0\n")
+    Path("vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 1\n")
+    argv = [*form, "slots", "allowed", "--json"]
+    assert split_global_config(argv) == ("lab.toml", ["slots", "allowed", "--json"])
+    assert main(argv) == 0
+    fast = capsys.readouterr()
+    assert json.loads(fast.out)["reason_code"] == "config_error"  # lab.toml, not ./vibey-gh.toml
+    os.environ.pop("VIBEY_GH_CONFIG")
+    through_click = CliRunner().invoke(cli, argv, prog_name="vibey-gh")
+    assert (fast.out, fast.err) == (through_click.stdout, through_click.stderr)
+
+
+def test_a_missing_global_config_file_answers_one_and_names_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--config", "nowhere.toml", "slots", "allowed"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 — config error: config file ") and "nowhere.toml" in out
 
 
 def run_entry(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..config import MIN_WINDOW
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, window_option
 
 
 @click.command()
 @click.option("--model", help="Ask for this model instead of the configured one.")
-@click.option("--window", type=click.IntRange(MIN_WINDOW), help="Ask for this window per slot.")
+@window_option("Ask for this window per slot.")
 @json_option
 @library_errors
 def allowed(model: str | None, window: int | None, as_json: bool) -> None:

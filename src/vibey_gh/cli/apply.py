@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
-from .common import emit_json, json_option, library_errors
+from ..config import LocalModels, load_config
+from .common import emit_json, json_option, library_errors, window_option
 
 
 def _probes(ctx: click.Context) -> Any:
@@ -39,12 +39,7 @@ def _decide(ctx: click.Context) -> Any:
     default=None,
     help="Slots to give the runner (default: what `slots allowed` answers now).",
 )
-@click.option(
-    "--window",
-    type=click.IntRange(MIN_WINDOW, MAX_WINDOW),
-    default=None,
-    help="Tokens per slot (default: [local_models] window).",
-)
+@window_option("Tokens per slot (default: [local_models] window).")
 @click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
 @json_option
 @click.pass_context

@@ -6,9 +6,14 @@ from pathlib import Path
 
 import click
 
-from ..config import MIN_WINDOW
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .common import (
+    emit_json,
+    json_option,
+    library_errors,
+    stdout_is_terminal,
+    window_option,
+)
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -32,9 +37,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.command()
 @click.option("--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus.")
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
-@click.option(
-    "--window", type=click.IntRange(MIN_WINDOW), help="Tokens per slot (default: config)."
-)
+@window_option("Tokens per slot (default: config).")
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)
 
@@ -21,7 +21,7 @@ _PATH = click.Path(path_type=Path)
 @click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
 @click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
-@click.option("--window", type=int, default=None, help="Tokens per slot (default: config).")
+@window_option("Tokens per slot (default: config).")
 @click.option("--segments-per-stratum", type=int, default=None, help="Default 5 (demo 2).")
 @click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")

@@ -37,9 +37,15 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    help="The config file to use (as $VIBEY_GH_CONFIG; wins over ./vibey-gh.toml).",
+)
 @click.version_option(__version__, prog_name="vibey-gh")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, config_file: str | None) -> None:
     """Measure how many agent runs this machine may serve at once on a local model.
 
     \b
@@ -47,7 +53,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
       vibey-gh slots calibrate --demo     a real sweep on the embedded runner
       vibey-gh slots allowed              how many runs may start now, and why
       vibey-gh doctor                     what was detected on this machine
+      vibey-gh --config lab.toml slots allowed --json
     """
+    if config_file is not None:
+        from ..config import choose_config_file
+
+        choose_config_file(config_file)
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
 
