@@ -13,7 +13,7 @@ safe. Every answer carries a `reason_code` from `REASON_CODES`, for scripts that
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ class AllowedAnswer:
     rests on. requested: a calibration request was written. declaration: the config's
     concurrent_runs (None when the config could not be read). ideal: the N the evidence
     supports, when there is evidence. reason_code: one of `REASON_CODES`.
+    evidence_age_s: how old the evidence was at the answer, when it could be read.
     """
 
     allowed: int
@@ -65,6 +66,7 @@ class AllowedAnswer:
     ideal: int | None = None
     request: Path | None = None
     reason_code: str = "declared"
+    evidence_age_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class AllowedAnswer:
             "request": str(self.request) if self.request else None,
             "declaration": self.declaration,
             "ideal": self.ideal,
+            "evidence_age_seconds": self.evidence_age_s,
         }
 
     def line(self) -> str:
@@ -150,11 +153,14 @@ def decide_allowed(
     except EvidenceError as exc:
         reason = f"unusable evidence: {exc}"
         return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
-    age = age_in_days(created_at, deps.clock.now())
+    now = deps.clock.now()
+    age = age_in_days(created_at, now)
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
-        return _request(deps, config, fingerprint, reason, declaration, "stale", path)
-    return _from_figures(config, fingerprint, figures, path)
+        stale = _request(deps, config, fingerprint, reason, declaration, "stale", path)
+        return replace(stale, evidence_age_s=max(0.0, now - created_at))
+    answer = _from_figures(config, fingerprint, figures, path)
+    return replace(answer, evidence_age_s=max(0.0, now - created_at))
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:
