@@ -100,13 +100,20 @@ def test_textfile_is_written_whole_and_readable_by_the_collector(tmp_path: Path)
     assert [p.name for p in folder.iterdir()] == ["vibey-gh.prom"]
 
 
-def test_a_textfile_in_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    target = tmp_path / "missing" / "vibey-gh.prom"
+@pytest.mark.parametrize(
+    ("where", "problem"), [("missing/x.prom", "no such folder"), ("d", "is a folder")]
+)
+def test_an_unusable_textfile_is_one_line_and_exit_2(
+    tmp_path: Path, where: str, problem: str
+) -> None:
+    (tmp_path / "d").mkdir()
+    target = tmp_path / where
     result = CliRunner().invoke(cli, ["slots", "allowed", "--textfile", str(target)])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: --textfile ") and "no such folder" in result.stderr
+    assert result.stderr.startswith("error: --textfile ") and problem in result.stderr
     assert result.stderr.count("\n") == 1
-    assert not target.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+    assert list((tmp_path / "d").iterdir()) == []
 
 
 def test_json_and_openmetrics_together_are_a_usage_error() -> None:

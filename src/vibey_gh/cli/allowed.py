@@ -29,7 +29,7 @@ FORMATS = ("text", "json", "openmetrics")
 )
 @click.option(
     "--textfile",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path),
     help="Also write the gauges to this file, atomically (node-exporter's textfile collector).",
 )
 @library_errors
