@@ -129,13 +129,18 @@ def leftover_temp_files(folder: Path) -> Iterator[Path]:
 
 
 def atomic_write_shared_text(path: Path, text: str, mode: int) -> None:
-    """Write `text` atomically into a folder someone else owns (a collector's textfile folder):
-    the folder must exist and is neither created nor tightened, and `mode` may let others
-    read. The temporary file starts private and is opened up only once it is complete."""
+    atomic_write_shared_bytes(path, text.encode("utf-8"), mode)
+
+
+def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` atomically into a folder the user named or someone else owns (a report's
+    destination, a collector's textfile folder): the folder must exist and is neither created
+    nor tightened, and `mode` may let others read. The temporary file starts private and is
+    opened up only once it is complete."""
     fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)

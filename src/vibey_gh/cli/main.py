@@ -71,6 +71,7 @@ def cli(ctx: click.Context, debug: bool, config_file: str | None) -> None:
         "allowed": "allowed:allowed",
         "show": "show:show",
         "apply": "apply:apply",
+        "compare": "compare:compare",
     },
 )
 def slots() -> None:
