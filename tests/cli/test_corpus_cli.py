@@ -164,6 +164,53 @@ def test_from_lanes_and_from_transcripts(tmp_path: Path) -> None:
     assert summary["strata"] == [2, 0, 0, 0]
 
 
+def test_chat_logs_of_bare_messages_arrays_build_the_same_pool(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "What does a.py return?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "def one():\n    return 1\n"},
+        {"role": "assistant", "content": "It returns 1."},
+    ]
+    bare, wrapped = tmp_path / "export.jsonl", tmp_path / "t.jsonl"
+    bare.write_text(json.dumps(messages) + "\n" + json.dumps(messages[:3]) + "\n")
+    wrapped.write_text(
+        json.dumps({"id": "export.jsonl:1", "messages": messages})
+        + "\n"
+        + json.dumps({"id": "export.jsonl:2", "messages": messages[:3]})
+        + "\n"
+    )
+    summaries = []
+    for option, path, out in (
+        ("--from-chat-logs", bare, tmp_path / "a.json"),
+        ("--from-transcripts", wrapped, tmp_path / "b.json"),
+    ):
+        result = run(option, str(path), "--segment-turns", "1", "--out", str(out), "--json")
+        assert result.exit_code == 0, result.output
+        summaries.append(json.loads(result.stdout))
+    assert (summaries[0]["pool_runs"], summaries[0]["pool_turns"]) == (2, 3)
+    assert summaries[0]["pool_sha256"] == summaries[1]["pool_sha256"]
+
+
+def test_a_chat_log_line_that_is_neither_is_bad_input(tmp_path: Path) -> None:
+    log = tmp_path / "export.jsonl"
+    log.write_text('"just a string"\n')
+    expect_bad_input(
+        run("--from-chat-logs", str(log), "--out", str(tmp_path / "c.json")),
+        "or a messages array",
+    )
+
+
 def test_demo(tmp_path: Path) -> None:
     out = tmp_path / "demo.json"
     result = run("--demo", "--out", str(out), "--json")
