@@ -9,7 +9,6 @@ no side effects.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -247,5 +246,7 @@ class _Reader:
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
     """' (did you mean "x"?)' for the closest choice to a misspelled word, else ''."""
+    import difflib  # only on a mistake: every `slots allowed` reads the config
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
