@@ -126,3 +126,27 @@ def leftover_temp_files(folder: Path) -> Iterator[Path]:
     """Temporary files a crash left behind in `folder` (never the finished files)."""
     if folder.is_dir():
         yield from folder.glob(f"{TEMP_PREFIX}*")
+
+
+def atomic_write_shared_text(path: Path, text: str, mode: int) -> None:
+    atomic_write_shared_bytes(path, text.encode("utf-8"), mode)
+
+
+def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` atomically into a folder the user named or someone else owns (a report's
+    destination, a collector's textfile folder): the folder must exist and is neither created
+    nor tightened, and `mode` may let others read. The temporary file starts private and is
+    opened up only once it is complete."""
+    fd, tmp = _create_temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from ..config import MAX_WINDOW, MIN_WINDOW
 from ..errors import VibeyError
 from .edge import error_line, json_text
 
@@ -66,3 +67,8 @@ def stdout_is_terminal() -> bool:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def window_option(help_text: str) -> Callable[[F], F]:
+    """`--window N`: one range for every command, the one the config accepts."""
+    return click.option("--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help=help_text)

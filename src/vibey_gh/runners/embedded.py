@@ -20,7 +20,7 @@ from ..interfaces.slots_interface import RunnerLaunch
 from ..state import StateLayout
 from .models import resolve_gguf
 from .process import LOOPBACK, ChildProcess, ensure_port_free
-from .versions import embedded_version
+from .versions import embedded_version, require_embedded
 
 if TYPE_CHECKING:
     from .llamacpp import LlamaCppServer
@@ -67,6 +67,7 @@ class EmbeddedRunner:
         # module and needs none of it.
         from .llamacpp import LlamaCppServer
 
+        require_embedded()
         model_path = resolve_gguf(launch.model)
         ensure_port_free(launch.port)
         env = {**os.environ, **launch.extra_env}
