@@ -23,6 +23,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/install-helm.sh
+	bash tools/install-chromium.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
