@@ -20,8 +20,8 @@ if [[ "$(id -u)" != "0" ]] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 
 # apt's sandbox user must be able to write its temporary files: use a world-writable folder of
-# our own whatever the caller's TMPDIR is.
-apt_tmp="$(mktemp -d)"
+# our own under /var/tmp, whatever the caller's TMPDIR is.
+apt_tmp="$(mktemp -d -p /var/tmp)"
 chmod 1777 "$apt_tmp"
 trap 'rm -rf "$apt_tmp"' EXIT
 export TMPDIR="$apt_tmp" DEBIAN_FRONTEND=noninteractive
