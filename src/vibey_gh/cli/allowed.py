@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..config import MIN_WINDOW
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, injected_platform, json_option, library_errors
 
 
 @click.command()
@@ -19,7 +19,8 @@ def allowed(model: str | None, window: int | None, as_json: bool) -> None:
     Declaration 1 answers 1. Otherwise the answer comes from the evidence recorded for
     today's fingerprint (device, runner version, model digest, window), re-judged against
     today's bounds. Missing or stale evidence answers 1, says so, and writes a calibration
-    request that `slots calibrate --if-requested` (or an idle storm) picks up.
+    request that `slots calibrate --if-requested` (or an idle storm) picks up. On an OS other
+    than macOS and Linux the answer is 1, and says so.
 
     \b
     Examples:
@@ -29,7 +30,7 @@ def allowed(model: str | None, window: int | None, as_json: bool) -> None:
     """
     from ..slots.allowed import decide_allowed
 
-    answer = decide_allowed(model=model, window=window)
+    answer = decide_allowed(model=model, window=window, platform=injected_platform())
     if as_json:
         emit_json(answer.to_json())
     else:

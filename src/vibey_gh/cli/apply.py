@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, supported_platform_only
 
 
 def _probes(ctx: click.Context) -> Any:
@@ -49,6 +49,7 @@ def _decide(ctx: click.Context) -> Any:
 @json_option
 @click.pass_context
 @library_errors
+@supported_platform_only
 def apply(
     ctx: click.Context, slots: int | None, window: int | None, yes: bool, as_json: bool
 ) -> None:

@@ -8,7 +8,13 @@ import click
 
 from ..config import MIN_WINDOW
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .common import (
+    emit_json,
+    json_option,
+    library_errors,
+    stdout_is_terminal,
+    supported_platform_only,
+)
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -58,6 +64,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 )
 @json_option
 @library_errors
+@supported_platform_only
 def calibrate(
     demo: bool,
     corpus_path: Path | None,

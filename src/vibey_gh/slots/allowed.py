@@ -1,8 +1,9 @@
 """`slots allowed`: how many runs may start now, and why (design §5 "Allowed").
 
-Declaration 1 answers 1 without probing anything. Otherwise today's fingerprint is computed;
-missing or stale evidence answers 1, says what differs from the nearest evidence on this
-device, and writes a calibration request. With evidence, every recorded step is re-judged
+On an OS the tool does not run on (anything but macOS and Linux) the answer is 1, naming the
+supported platforms. Declaration 1 answers 1 without probing anything. Otherwise today's
+fingerprint is computed; missing or stale evidence answers 1, says what differs from the
+nearest evidence on this device, and writes a calibration request. With evidence, every recorded step is re-judged
 against today's bounds, from the evidence's figures (see `figures`: kept in the cache and made
 again from the evidence whenever it changed, so a large evidence file is not parsed on every
 call). Every failure on the way (production not answering, a corrupt evidence
@@ -94,9 +95,18 @@ def decide_allowed(
     model: str | None = None,
     window: int | None = None,
     deps: AllowedDeps | None = None,
+    platform: str | None = None,
 ) -> AllowedAnswer:
+    """The answer for `config` on `platform` (default: this machine's)."""
+    from ..platforms.probes import unsupported_platform_reason
+
     config = (config or load_config()).with_overrides(model=model, window=window)
     declaration = config.concurrent_runs
+    unsupported = unsupported_platform_reason(platform)
+    if unsupported is not None:
+        # No probe, lock or runner of ours works here: one is the only safe answer, and a
+        # fingerprint of unknowns would only hide why.
+        return AllowedAnswer(1, unsupported, None, None, False, declaration)
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
     from .evidence import age_in_days, evidence_path
