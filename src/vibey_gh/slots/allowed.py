@@ -3,11 +3,11 @@
 On an OS the tool does not run on (anything but macOS and Linux) the answer is 1, naming the
 supported platforms. Declaration 1 answers 1 without probing anything. Otherwise today's
 fingerprint is computed; missing or stale evidence answers 1, says what differs from the
-nearest evidence on this device, and writes a calibration request. With evidence, every recorded step is re-judged
-against today's bounds, from the evidence's figures (see `figures`: kept in the cache and made
-again from the evidence whenever it changed, so a large evidence file is not parsed on every
-call). Every failure on the way (production not answering, a corrupt evidence
-file) answers 1 with that failure as the reason: a gate fails safe.
+nearest evidence on this device, and writes a calibration request. With evidence, every
+recorded step is re-judged against today's bounds, from the evidence's figures (see `figures`:
+kept in the cache and made again from the evidence whenever it changed, so a large evidence
+file is not parsed on every call). Every failure on the way (production not answering, a
+corrupt evidence file) answers 1 with that failure as the reason: a gate fails safe.
 """
 
 from __future__ import annotations
