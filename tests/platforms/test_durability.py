@@ -82,3 +82,16 @@ def test_this_machine_s_fcntl_decides_and_real_files_are_flushed(tmp_path: Path)
     append_line_durably(tmp_path / "events.jsonl", '{"event": "start"}')
     assert target.read_text() == "{}\n"
     assert (tmp_path / "events.jsonl").read_text() == '{"event": "start"}\n'
+
+
+@pytest.mark.macos
+@pytest.mark.skipif(this_platform() != "darwin", reason="runs only on macOS")
+def test_live_mac_flushes_the_drive_s_cache_with_f_fullfsync(tmp_path: Path) -> None:
+    calls, fsync = recorder()
+    fd = os.open(tmp_path / "evidence.json", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, b"{}\n")
+        fsync_durably(fd, fsync=fsync)  # type: ignore[arg-type]
+    finally:
+        os.close(fd)
+    assert calls == []  # APFS accepts F_FULLFSYNC: plain fsync was not needed
