@@ -32,7 +32,7 @@ def _base(
     explicit = env.get(variable, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from .platforms.probes import user_dir_under_home  # the one place that names an OS
+    from .platforms.support import user_dir_under_home  # where the OS is named
 
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return home / user_dir_under_home(home_relative, platform)

@@ -12,7 +12,7 @@ import pytest
 from vibey_gh.files import append_line_durably, atomic_write_text
 from vibey_gh.platforms import durability
 from vibey_gh.platforms.durability import fsync_directory, fsync_durably
-from vibey_gh.platforms.probes import this_platform
+from vibey_gh.platforms.support import this_platform
 
 # The value macOS's <sys/fcntl.h> gives F_FULLFSYNC.
 MACOS_F_FULLFSYNC = 51

@@ -68,7 +68,7 @@ def supported_platform_only(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ..platforms.probes import require_supported_platform
+        from ..platforms.support import require_supported_platform
 
         require_supported_platform(injected_platform())
         return func(*args, **kwargs)

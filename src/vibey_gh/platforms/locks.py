@@ -6,7 +6,7 @@ the model lock is what keeps a calibration and the lanes apart, and there is no 
 
 from __future__ import annotations
 
-from .probes import require_supported_platform
+from .support import require_supported_platform
 
 
 def try_lock(fd: int, *, exclusive: bool) -> bool:

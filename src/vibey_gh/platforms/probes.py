@@ -1,4 +1,4 @@
-"""PlatformProbes: the one place that names an operating system.
+"""PlatformProbes: with `support`, the one place that names an operating system.
 
 `PlatformProbes.detect()` picks the device probe, the memory sampler and the way to set the
 production runner's parallelism for this OS. An OS without an implementation still gets probes:
@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import BadInput, UnsupportedPlatform
+from ..errors import BadInput
 from ..interfaces.identity import DeviceFacts
 from .commands import SubprocessCommandRunner
 from .readings import SwapSpace
+from .support import platform_family
 
 if TYPE_CHECKING:
     from ..interfaces.samples import MemorySample
@@ -54,45 +55,6 @@ class MemorySampler(Protocol):
     def sample(self) -> MemorySample: ...
 
     def swap_space(self) -> SwapSpace: ...
-
-
-SUPPORTED_PLATFORMS = {"darwin": "macOS", "linux": "Linux"}
-MACOS_USER_DIR = "Library/Application Support"
-
-
-def this_platform() -> str:
-    """ "linux", "darwin", or this machine's platform string for anything else."""
-    return platform_family(sys.platform)
-
-
-def platform_family(platform: str) -> str:
-    """ "linux", "darwin", or the platform string itself for anything else."""
-    if platform.startswith("linux"):
-        return "linux"
-    return platform
-
-
-def unsupported_platform_reason(platform: str | None = None) -> str | None:
-    """None on macOS and Linux; elsewhere, one line naming the platforms the tool runs on."""
-    family = platform_family(sys.platform if platform is None else platform)
-    if family in SUPPORTED_PLATFORMS:
-        return None
-    names = " and ".join(SUPPORTED_PLATFORMS.values())
-    return f"unsupported platform: {family}; vibey-gh runs on {names}"
-
-
-def require_supported_platform(platform: str | None = None) -> None:
-    """Raise UnsupportedPlatform (exit 1) unless `platform` (default: this one) is supported."""
-    reason = unsupported_platform_reason(platform)
-    if reason is not None:
-        raise UnsupportedPlatform(reason)
-
-
-def user_dir_under_home(xdg_default: str, platform: str | None = None) -> str:
-    """Where per-user files live under the home folder when no XDG variable says:
-    `Library/Application Support` on macOS, `xdg_default` (`.config`, …) everywhere else."""
-    family = this_platform() if platform is None else platform_family(platform)
-    return MACOS_USER_DIR if family == "darwin" else xdg_default
 
 
 class UnsupportedDeviceProbe:

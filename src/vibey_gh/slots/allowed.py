@@ -98,7 +98,7 @@ def decide_allowed(
     platform: str | None = None,
 ) -> AllowedAnswer:
     """The answer for `config` on `platform` (default: this machine's)."""
-    from ..platforms.probes import unsupported_platform_reason
+    from ..platforms.support import unsupported_platform_reason
 
     config = (config or load_config()).with_overrides(model=model, window=window)
     declaration = config.concurrent_runs
