@@ -18,7 +18,8 @@ from ..errors import BadInput
 from ..interfaces.identity import DeviceFacts
 from .commands import SubprocessCommandRunner
 from .readings import SwapSpace
-from .support import platform_family
+from .support import platform_family as platform_family  # also asked for from here
+from .support import this_platform as this_platform
 
 if TYPE_CHECKING:
     from ..interfaces.samples import MemorySample
