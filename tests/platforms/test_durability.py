@@ -45,11 +45,19 @@ def test_where_f_fullfsync_exists_it_is_the_call_and_fsync_is_not() -> None:
     assert calls == [("fcntl", 7, MACOS_F_FULLFSYNC)]
 
 
-@pytest.mark.parametrize("refusal", [errno.ENOTSUP, errno.EINVAL])
+@pytest.mark.parametrize("refusal", [errno.ENOTSUP, errno.EINVAL, errno.ENOTTY])
 def test_a_filesystem_that_refuses_f_fullfsync_still_gets_fsync(refusal: int) -> None:
     calls, fsync = recorder()
     fsync_durably(7, RecordingFcntl(calls, refuse=refusal), fsync)  # type: ignore[arg-type]
     assert calls == [("fcntl", 7, MACOS_F_FULLFSYNC), ("fsync", 7, None)]
+
+
+def test_a_failed_flush_is_not_hidden_behind_fsync() -> None:
+    calls, fsync = recorder()
+    with pytest.raises(OSError) as caught:
+        fsync_durably(7, RecordingFcntl(calls, refuse=errno.EIO), fsync)  # type: ignore[arg-type]
+    assert caught.value.errno == errno.EIO
+    assert calls == [("fcntl", 7, MACOS_F_FULLFSYNC)]
 
 
 def test_an_fcntl_without_f_fullfsync_or_no_fcntl_at_all_means_fsync() -> None:

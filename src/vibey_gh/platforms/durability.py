@@ -11,6 +11,7 @@ EINVAL) still gets a plain fsync, as SQLite does.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,8 @@ def _fcntl_module() -> ModuleType | None:
 
 
 FCNTL = _fcntl_module()
+# What a filesystem without F_FULLFSYNC answers.
+REFUSALS = frozenset({errno.ENOTSUP, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOTTY})
 
 
 def fsync_durably(
@@ -39,8 +42,11 @@ def fsync_durably(
         try:
             fcntl_module.fcntl(fd, full_fsync)
             return
-        except OSError:
-            pass  # this filesystem cannot flush the drive's cache: fsync is the best left
+        except OSError as exc:
+            # A refusal means this filesystem cannot flush the drive's cache: fsync is the best
+            # left. Any other error (EIO) is a write that failed, and is the caller's to see.
+            if exc.errno not in REFUSALS:
+                raise
     fsync(fd)
 
 
