@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import emit_json, json_option, library_errors, window_option
+from .common import emit_json, injected_platform, json_option, library_errors, window_option
 
 if TYPE_CHECKING:
     from ..slots.allowed import AllowedAnswer
@@ -46,10 +46,11 @@ def allowed(
     today's fingerprint (device, runner version, model digest, window), re-judged against
     today's bounds. Missing or stale evidence answers 1, says so, and writes a calibration
     request that `slots calibrate --if-requested` (or an idle storm) picks up. A config that
-    does not parse answers 1 with the error as the reason: a gate fails safe.
+    does not parse answers 1 with the error as the reason: a gate fails safe. On an OS other
+    than macOS and Linux the answer is 1, and says so.
 
     --json adds `reason_code` for scripts: declared, measured, unmeasured, stale, refused,
-    unusable_evidence, production_unreachable or config_error.
+    unusable_evidence, production_unreachable, config_error or unsupported_platform.
 
     --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
     vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the
@@ -67,7 +68,7 @@ def allowed(
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     chosen = "json" if as_json else (output_format or "text")
     if chosen == "openmetrics" or textfile is not None:
-        answer, labels = _answer_with_labels(model, window)
+        answer, labels = _answer_with_labels(model, window, injected_platform())
         from ..slots.openmetrics import openmetrics_text, write_textfile
 
         metrics = openmetrics_text(answer, labels)
@@ -76,7 +77,7 @@ def allowed(
     else:
         from ..slots.allowed import decide_allowed
 
-        answer = decide_allowed(model=model, window=window)
+        answer = decide_allowed(model=model, window=window, platform=injected_platform())
     if chosen == "json":
         emit_json(answer.to_json())
     elif chosen == "openmetrics":
@@ -86,7 +87,7 @@ def allowed(
 
 
 def _answer_with_labels(
-    model: str | None, window: int | None
+    model: str | None, window: int | None, platform: str | None
 ) -> tuple[AllowedAnswer, MetricLabels]:
     """The answer, and the labels of what it is about (the config's, when it parses)."""
     from ..config import load_config
@@ -97,8 +98,8 @@ def _answer_with_labels(
     try:
         config = load_config().with_overrides(model=model, window=window)
     except ConfigError:
-        answer = decide_allowed(model=model, window=window)  # answers 1 with the error
+        answer = decide_allowed(model=model, window=window, platform=platform)  # 1, the error
         return answer, MetricLabels("", "", model or "", str(window or ""))
-    answer = decide_allowed(config)
+    answer = decide_allowed(config, platform=platform)
     labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
     return answer, labels

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..config import LocalModels, load_config
-from .common import emit_json, json_option, library_errors, window_option
+from .common import emit_json, json_option, library_errors, supported_platform_only, window_option
 
 
 def _probes(ctx: click.Context) -> Any:
@@ -45,6 +45,7 @@ def _decide(ctx: click.Context) -> Any:
 @json_option
 @click.pass_context
 @library_errors
+@supported_platform_only
 def apply(
     ctx: click.Context,
     slots: int | None,

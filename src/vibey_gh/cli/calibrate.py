@@ -14,6 +14,7 @@ from .common import (
     json_option,
     library_errors,
     stdout_is_terminal,
+    supported_platform_only,
     window_option,
 )
 
@@ -63,6 +64,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 )
 @json_option
 @library_errors
+@supported_platform_only
 def calibrate(
     demo: bool,
     corpus_path: Path | None,

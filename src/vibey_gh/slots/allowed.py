@@ -1,13 +1,15 @@
 """`slots allowed`: how many runs may start now, and why (design §5 "Allowed").
 
-Declaration 1 answers 1 without probing anything. Otherwise today's fingerprint is computed;
-missing or stale evidence answers 1, says what differs from the nearest evidence on this
-device, and writes a calibration request. With evidence, every recorded step is re-judged
-against today's bounds, from the evidence's figures (see `figures`: kept in the cache and made
-again from the evidence whenever it changed, so a large evidence file is not parsed on every
-call). Every failure on the way (production not answering, a corrupt evidence
-file, a config that does not parse) answers 1 with that failure as the reason: a gate fails
-safe. Every answer carries a `reason_code` from `REASON_CODES`, for scripts that branch on it.
+On an OS the tool does not run on (anything but macOS and Linux) the answer is 1, naming the
+supported platforms. Declaration 1 answers 1 without probing anything. Otherwise today's
+fingerprint is computed; missing or stale evidence answers 1, says what differs from the
+nearest evidence on this device, and writes a calibration request. With evidence, every
+recorded step is re-judged against today's bounds, from the evidence's figures (see `figures`:
+kept in the cache and made again from the evidence whenever it changed, so a large evidence
+file is not parsed on every call). Every failure on the way (production not answering, a
+corrupt evidence file, a config that does not parse) answers 1 with that failure as the
+reason: a gate fails safe. Every answer carries a `reason_code` from `REASON_CODES`, for
+scripts that branch on it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ REASON_CODES = (
     "unusable_evidence",  # an evidence file that cannot be read (a calibration is requested)
     "production_unreachable",  # the production runner did not say what it runs
     "config_error",  # the config does not parse: 1 until it is fixed
+    "unsupported_platform",  # an OS other than macOS and Linux: 1, always
 )
 
 
@@ -116,7 +119,11 @@ def decide_allowed(
     model: str | None = None,
     window: int | None = None,
     deps: AllowedDeps | None = None,
+    platform: str | None = None,
 ) -> AllowedAnswer:
+    """The answer for `config` on `platform` (default: this machine's)."""
+    from ..platforms.support import unsupported_platform_reason
+
     if config is None:
         try:
             config = load_config()
@@ -125,6 +132,13 @@ def decide_allowed(
             return AllowedAnswer(1, reason, None, None, False, None, reason_code="config_error")
     config = config.with_overrides(model=model, window=window)
     declaration = config.concurrent_runs
+    unsupported = unsupported_platform_reason(platform)
+    if unsupported is not None:
+        # No probe, lock or runner of ours works here: one is the only safe answer, and a
+        # fingerprint of unknowns would only hide why.
+        return AllowedAnswer(
+            1, unsupported, None, None, False, declaration, reason_code="unsupported_platform"
+        )
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
     from .evidence import age_in_days, evidence_path
