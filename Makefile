@@ -24,6 +24,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/install-helm.sh
 	bash tools/install-chromium.sh
+	PYTHON=$(BIN)/python bash tools/install-actionlint.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
