@@ -38,6 +38,8 @@ class AllowedAnswer:
     (None when it was not needed or could not be computed). evidence: the file the answer
     rests on. requested: a calibration request was written. declaration: the config's
     concurrent_runs. ideal: the N the evidence supports, when there is evidence.
+    production_slots: the parallel slots production serves now, where it says (llama-server's
+    /props, Ollama's OLLAMA_NUM_PARALLEL); None when unknown or not asked.
     """
 
     allowed: int
@@ -48,6 +50,7 @@ class AllowedAnswer:
     declaration: int | str
     ideal: int | None = None
     request: Path | None = None
+    production_slots: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,7 @@ class AllowedAnswer:
             "request": str(self.request) if self.request else None,
             "declaration": self.declaration,
             "ideal": self.ideal,
+            "production_slots": self.production_slots,
         }
 
     def line(self) -> str:
@@ -99,14 +103,37 @@ def decide_allowed(
     declaration = config.concurrent_runs
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    from .evidence import age_in_days, evidence_path
-    from .fingerprint import compute_fingerprint
-
     deps = deps or default_deps()
     try:
         identity = deps.identify(config)
     except VibeyError as exc:
         return AllowedAnswer(1, f"production runner: {exc}", None, None, False, declaration)
+    return _with_production_slots(
+        _answer_for(config, deps, identity, declaration), identity.serving_slots
+    )
+
+
+def _with_production_slots(answer: AllowedAnswer, serving: int | None) -> AllowedAnswer:
+    """The answer with what production serves now; the reason says when that is fewer."""
+    from dataclasses import replace
+
+    if serving is None:
+        return answer
+    if answer.allowed <= serving:
+        return replace(answer, production_slots=serving)
+    reason = (
+        f"{answer.reason}; but production serves only {serving} slot(s) now: "
+        f"`vibey-gh slots apply` gives it {answer.allowed}"
+    )
+    return replace(answer, production_slots=serving, reason=reason)
+
+
+def _answer_for(
+    config: LocalModels, deps: AllowedDeps, identity: RunnerInfo, declaration: int | str
+) -> AllowedAnswer:
+    from .evidence import age_in_days, evidence_path
+    from .fingerprint import compute_fingerprint
+
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
     path = evidence_path(deps.layout, fingerprint.id)
     if not path.exists():
