@@ -150,6 +150,8 @@ def test_one_calibration_job_per_node_pinned_to_that_node(helm: Helm, name: str)
         assert args[0] == "--if-requested"
         assert args[args.index("--runner") + 1] == "ollama"
         assert args[args.index("--out") + 1].endswith(f"/calibrations/{node}")
+        # waits out Ollama's keep-alive after a worker's last request instead of refusing
+        assert args[args.index("--wait-idle") + 1] == "900"
         # one corpus for every node, on the shared state volume, drawn for this window
         env = env_of(calibrate)
         assert env["VIBEY_GH_CORPUS"] == f"{env['VIBEY_GH_SLOTS_DIR']}/corpus-65536.json"

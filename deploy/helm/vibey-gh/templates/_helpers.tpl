@@ -248,6 +248,10 @@ The arguments of `vibey-gh slots calibrate` for one node. Call with
 - {{ int $v.window | quote }}
 - --out
 - {{ printf "%s/calibrations/%s" $paths.state .node | quote }}
+{{- if $v.calibration.waitIdleSeconds }}
+- --wait-idle
+- {{ int $v.calibration.waitIdleSeconds | quote }}
+{{- end }}
 {{- if $v.calibration.slots }}
 - --slots
 - {{ $v.calibration.slots | quote }}
