@@ -106,6 +106,15 @@ calibration_port = {{ int $c.calibrationPort }}
 runner_binary = "/usr/bin/ollama"
 max_tokens = {{ int $c.maxTokens }}
 stale_after_days = {{ $c.staleAfterDays | float64 }}
+{{- /* production's OLLAMA_* settings (runner.extraEnv): the calibration runner mirrors them and
+the fingerprint holds them; none set is a configured none, not a reason to look elsewhere */}}
+{{- $settings := list }}
+{{- range $v.runner.extraEnv }}
+{{- if and (hasPrefix "OLLAMA_" .name) (hasKey . "value") }}
+{{- $settings = append $settings (printf "%s = %s" .name (toString .value | quote)) }}
+{{- end }}
+{{- end }}
+runner_env = { {{ join ", " $settings }} }
 
 [local_models.bounds]
 wired_ceiling = {{ $b.wiredCeiling | float64 }}
