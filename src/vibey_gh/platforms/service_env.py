@@ -14,6 +14,7 @@ read here: it is not what the app or the unit runs with.
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -89,3 +90,12 @@ def service_environment(
     if platform == "linux":
         return systemd_environment(run, names)
     return ServiceEnvironment(missing=f"unsupported platform: {platform}")
+
+
+def service_environment_here(names: Iterable[str], timeout_s: float = 5.0) -> ServiceEnvironment:
+    """The named variables of this machine's production Ollama. Kept off `probes` (and its
+    imports): `slots allowed` reads this on every call for an Ollama production."""
+    from .commands import SubprocessCommandRunner
+
+    platform = "linux" if sys.platform.startswith("linux") else sys.platform
+    return service_environment(platform, SubprocessCommandRunner(timeout_s=timeout_s), names)

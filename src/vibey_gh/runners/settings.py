@@ -16,7 +16,6 @@ are not part of the fingerprint.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,11 +81,9 @@ EnvironmentReader = Callable[[tuple[str, ...]], tuple[dict[str, str], str, str |
 
 def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
     """This machine's production Ollama environment (the platform seam does the reading)."""
-    from ..platforms.commands import SubprocessCommandRunner
-    from ..platforms.probes import this_platform
-    from ..platforms.service_env import service_environment
+    from ..platforms.service_env import service_environment_here
 
-    found = service_environment(this_platform(), SubprocessCommandRunner(timeout_s=5.0), names)
+    found = service_environment_here(names)
     return found.values, found.source, found.missing
 
 
@@ -97,6 +94,8 @@ def production_settings(
     if config.runner == "llama-server":
         if not config.runner_args:
             return ProductionSettings(source="config runner_args")
+        import shlex
+
         joined = shlex.join(config.runner_args)
         return ProductionSettings({RUNNER_ARGS_KEY: joined}, source="config runner_args")
     if config.runner != "ollama":
