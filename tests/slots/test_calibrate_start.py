@@ -205,3 +205,17 @@ def test_a_negative_wait_is_bad_input(tmp_path: Path, layout: StateLayout) -> No
     env, _ = environment(layout)
     with pytest.raises(BadInput, match="--wait-idle must be 0 or more seconds, not -1"):
         run_calibration(request(tmp_path, wait_idle_s=-1.0), env, Messages())
+
+
+def test_where_production_differs_from_the_config_is_said_before_the_first_step(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    env, _ = environment(layout)
+    drift = ["it serves 1 slot(s), concurrent_runs is 4"]
+    env = Environment(**{**env.__dict__, "production_drift": lambda: drift})
+    messages = Messages()
+    with pytest.raises(StepReached):
+        run_calibration(request(tmp_path), env, messages)
+    assert messages.lines[0] == (
+        "production differs from the config: it serves 1 slot(s), concurrent_runs is 4"
+    )
