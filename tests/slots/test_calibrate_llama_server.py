@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,3 +88,60 @@ def test_production_down_then_up_and_a_calibration_beside_it(
     assert (
         tuned_evidence["production_version"] == evidence["fingerprint"]["fields"]["runner_version"]
     )
+
+
+OTHER_BUILD = """
+import os, sys
+if "--version" in sys.argv[1:]:
+    print("version: 0.6.0-dev (build 99999, commit other)")
+    sys.exit(0)
+os.execv({real!r}, [{real!r}, *sys.argv[1:]])
+"""
+
+
+@pytest.mark.timeout(600)
+def test_another_calibration_version_is_refused_up_front_or_kept_to_out(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    assert LIVE is not None
+    from click.testing import CliRunner
+
+    from vibey_gh.cli.main import cli
+
+    _, corpus_path = tiny_corpus(tmp_path)
+    other = write_python_executable(
+        tmp_path / "bin" / "llama-server", OTHER_BUILD.format(real=LIVE)
+    )
+    production_port = free_port()
+    Path("vibey-gh.toml").write_text(
+        "[local_models]\n"
+        'runner = "llama-server"\n'
+        f"window = {TINY_WINDOW}\n"
+        f'production_url = "http://127.0.0.1:{production_port}"\n'
+        f"calibration_port = {free_port()}\n"
+        f'runner_binary = "{other}"\n'
+    )
+    args = ["slots", "calibrate", "--corpus", str(corpus_path), "--slots", "1"]
+    args += ["--max-tokens", "8", "--threads", "2"]
+    production = LlamaServerRunner().start(
+        RunnerLaunch(1, TINY_WINDOW, production_port, "default", tmp_path / "prod.log", LIVE)
+    )
+    try:
+        production.wait_ready(180)
+        refused = CliRunner().invoke(cli, args)
+        kept = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "out")])
+    finally:
+        production.stop()
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith(
+        "error: the calibration llama-server is version b99999-other, production's is b"
+    )
+    assert refused.stderr.count("\n") == 1
+    assert kept.exit_code == 0, kept.output
+    said = f"the evidence goes to {tmp_path / 'out'} only"
+    assert said in kept.stdout.split("\n")[0]  # at the start …
+    assert "NOT RECORDED as this device's evidence: the calibration llama-server is version" in (
+        kept.stderr
+    )  # … and at the end
+    assert list((tmp_path / "out").glob("slots-*.json"))
+    assert not list((isolated_state / "evidence").glob("*.json"))
