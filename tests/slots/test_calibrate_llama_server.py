@@ -109,9 +109,10 @@ def test_another_calibration_version_is_refused_up_front_or_kept_to_out(
     from vibey_gh.cli.main import cli
 
     _, corpus_path = tiny_corpus(tmp_path)
-    other = write_python_executable(
-        tmp_path / "bin" / "llama-server", OTHER_BUILD.format(real=LIVE)
-    )
+    other = tmp_path / "bin" / "llama-server"
+    other.parent.mkdir()
+    other.write_text(f"#!{sys.executable}\n" + OTHER_BUILD.format(real=LIVE))
+    other.chmod(0o755)
     production_port = free_port()
     Path("vibey-gh.toml").write_text(
         "[local_models]\n"
