@@ -14,7 +14,6 @@ read here: it is not what the app or the unit runs with.
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -93,9 +92,9 @@ def service_environment(
 
 
 def service_environment_here(names: Iterable[str], timeout_s: float = 5.0) -> ServiceEnvironment:
-    """The named variables of this machine's production Ollama. Kept off `probes` (and its
-    imports): `slots allowed` reads this on every call for an Ollama production."""
+    """The named variables of this machine's production Ollama (`probes` names the OS; it is
+    imported on `slots allowed`'s path already, for the device)."""
     from .commands import SubprocessCommandRunner
+    from .probes import this_platform
 
-    platform = "linux" if sys.platform.startswith("linux") else sys.platform
-    return service_environment(platform, SubprocessCommandRunner(timeout_s=timeout_s), names)
+    return service_environment(this_platform(), SubprocessCommandRunner(timeout_s=timeout_s), names)
