@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 from test_calibrate_integration import Recorder
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+from tiny_corpus import TINY_WINDOW, free_port
 
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llama_server import LlamaServerRunner
 from vibey_gh.slots.allowed import decide_allowed
 from vibey_gh.slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
+from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.pool import build_pool
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
 
@@ -30,12 +32,33 @@ pytestmark = [
 ]
 
 
+def short_corpus(folder: Path) -> tuple[Corpus, Path]:
+    """4 short turns: a step takes seconds on two busy cores."""
+    transcripts = folder / "transcripts.jsonl"
+    lines = []
+    for index in range(4):
+        messages = [
+            {"role": "system", "content": "Answer in one short sentence."},
+            {"role": "user", "content": f"What does add(2, {index}) return?"},
+            {"role": "assistant", "content": f"It returns {2 + index}."},
+            {"role": "user", "content": "And add(1, 1)?"},
+            {"role": "assistant", "content": "It returns 2."},
+        ]
+        lines.append(json.dumps({"id": f"short-{index}", "messages": messages}) + "\n")
+    transcripts.write_text("".join(lines))
+    pool = build_pool(from_transcripts=[transcripts])
+    corpus = build_corpus(pool, window=TINY_WINDOW, segments_per_stratum=2, segment_turns=2)
+    path = folder / "corpus.json"
+    write_corpus(corpus, path)
+    return corpus, path
+
+
 @pytest.mark.timeout(600)
 def test_production_down_then_up_and_a_calibration_beside_it(
     tmp_path: Path, isolated_state: Path
 ) -> None:
     assert LIVE is not None
-    corpus, _ = tiny_corpus(tmp_path)
+    corpus, _ = short_corpus(tmp_path)
     production_port = free_port()
     config = LocalModels(
         concurrent_runs="measured",
@@ -108,7 +131,7 @@ def test_another_calibration_version_is_refused_up_front_or_kept_to_out(
 
     from vibey_gh.cli.main import cli
 
-    _, corpus_path = tiny_corpus(tmp_path)
+    _, corpus_path = short_corpus(tmp_path)
     other = tmp_path / "bin" / "llama-server"
     other.parent.mkdir()
     other.write_text(f"#!{sys.executable}\n" + OTHER_BUILD.format(real=LIVE))
