@@ -159,7 +159,7 @@ def describe_differences(old_fields: dict[str, Any], new_fields: dict[str, Any])
 
 
 def _settings_differences(old: Any, new: Any) -> list[str]:
-    """"runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset", one per setting that changed."""
+    """ "runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset", one per setting that changed."""
     before = old if isinstance(old, dict) else {}
     after = new if isinstance(new, dict) else {}
     phrases = []

@@ -48,9 +48,7 @@ class CalibrationBackoff:
         self._next_at: dict[str, float] = {}
 
     def due(self, wanted: set[str], now: float) -> set[str]:
-        return {
-            fp for fp in wanted - self._ran if self._next_at.get(fp, float("-inf")) <= now
-        }
+        return {fp for fp in wanted - self._ran if self._next_at.get(fp, float("-inf")) <= now}
 
     def failed(self, fingerprints: set[str], now: float) -> tuple[int, float]:
         """Record a try that did not run; (its attempt number, seconds until the next)."""
