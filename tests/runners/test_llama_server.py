@@ -116,16 +116,19 @@ def test_live_runner_args_reach_llama_server_and_its_log_facts_are_read(tmp_path
     launch = RunnerLaunch(
         2, 256, free_port(), "default", tmp_path / "l.log", binary=LIVE, threads=2
     )
-    runner = LlamaServerRunner(runner_args=["-b", "64", "-ub", "32"]).start(launch)
+    runner_args = ["--alias", "production-alias", "-b", "64"]
+    runner = LlamaServerRunner(runner_args=runner_args).start(launch)
     try:
         runner.wait_ready(180)
         argv = psutil.Process(runner.pid).cmdline()
+        props = httpx.get(runner.base_url + "/props", timeout=5).json()
         refused = runner.chat([{"role": "user", "content": "word " * 400}], None, SETTINGS)
     finally:
         runner.stop()
-    assert argv[-4:] == ["-b", "64", "-ub", "32"]
+    assert argv[-4:] == runner_args
+    assert props["model_alias"] == "production-alias"  # llama-server itself took them
+    assert props["total_slots"] == 2 and props["default_generation_settings"]["n_ctx"] == 256
     text = launch.log_path.read_text()
-    assert "n_batch       = 64" in text or "n_batch = 64" in text
     assert refused.error == REFUSED_OVER_WINDOW
     events = scan_lines(text.split("\n"), "llama-server")
     assert {e.values["n_ctx"] for e in events if e.kind == "slot_window"} == {256}
