@@ -163,9 +163,9 @@ def test_another_calibration_version_is_refused_up_front_or_kept_to_out(
     assert refused.stderr.count("\n") == 1
     assert kept.exit_code == 0, kept.output
     said = f"the evidence goes to {tmp_path / 'out'} only"
-    assert said in kept.stdout and kept.stdout.index(said) < kept.stdout.index("sweep")
-    assert "NOT RECORDED as this device's evidence: the calibration llama-server is version" in (
-        kept.stderr
-    )
+    # said at the start (progress lines go to stderr) and again at the end
+    end = "NOT RECORDED as this device's evidence: the calibration llama-server is version"
+    assert said in kept.stderr and end in kept.stderr
+    assert kept.stderr.index(said) < kept.stderr.index("step 0") < kept.stderr.index(end)
     assert list((tmp_path / "out").glob("slots-*.json"))
     assert not list((isolated_state / "evidence").glob("*.json"))
