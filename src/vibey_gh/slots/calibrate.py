@@ -19,12 +19,13 @@ from typing import Any, Protocol
 
 from ..clock import Clock
 from ..config import LocalModels, load_config
-from ..errors import BadInput, EvidenceError, Refused, RunnerError
+from ..errors import BadInput, EvidenceError, Refused
 from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
 from ..state import StateLayout
 from .baseline import baseline_of
+from .calibration_start import check_identity, identity_of_production, wait_for_idle
 from .corpus import Corpus
 from .evidence import (
     clear_request,
@@ -44,7 +45,6 @@ from .sweep import sweep_steps
 
 MAX_REMEASURES = 2
 IDLE_WAIT_S = 600.0
-IDLE_PROGRESS_EVERY_S = 30.0
 
 
 class CalibrationProgress(StepProgress, Protocol):
@@ -146,68 +146,6 @@ def pending_request(env: Environment, window: int) -> tuple[str, bool]:
     return fingerprint.id, request_path(env.layout, fingerprint.id).exists()
 
 
-def identity_of_production(env: Environment) -> tuple[RunnerInfo, str | None]:
-    """Production's identity; when it does not answer, the calibration binary's (the same
-    version and model digest give the same fingerprint), with why production is absent."""
-    try:
-        return env.production_identity(), None
-    except RunnerError as exc:
-        if env.calibration_identity is None:
-            raise
-        return env.calibration_identity(), str(exc)
-
-
-@dataclass(frozen=True)
-class StartingIdentity:
-    """What the evidence is keyed to, and what was found out about production on the way."""
-
-    identity: RunnerInfo
-    production_absent: str | None = None
-    version_mismatch: str | None = None
-
-
-def check_identity(
-    req: CalibrationRequest, env: Environment, progress: CalibrationProgress
-) -> StartingIdentity:
-    """Before the first step: production's identity (or the calibration binary's when
-    production is not running) and the calibration binary's version compared with it. A
-    mismatch is refused (Refused), unless --out takes evidence that is not this device's."""
-    try:
-        production = env.production_identity()
-    except RunnerError as exc:
-        if env.calibration_identity is None:
-            raise
-        calibration = env.calibration_identity()
-        progress.message(
-            f"production is not answering ({exc}); calibrating anyway: the evidence is keyed to "
-            f"the calibration binary's version {calibration.version or 'unknown'} and the "
-            "model's digest, which production matches once it runs them"
-        )
-        return StartingIdentity(calibration, production_absent=str(exc))
-    if env.production_drift is not None:
-        for difference in env.production_drift():
-            progress.message(f"production differs from the config: {difference}")
-    if env.calibration_identity is None:
-        return StartingIdentity(production)
-    calibration = env.calibration_identity()
-    if not (calibration.version and production.version):
-        return StartingIdentity(production)
-    if calibration.version == production.version:
-        return StartingIdentity(production)
-    line = (
-        f"the calibration {req.config.runner} is version {calibration.version}, "
-        f"production's is {production.version}"
-    )
-    if req.out_dir is None:
-        raise Refused(
-            f"{line}: evidence from another version is not this device's; install the same "
-            "version (or give --out to write this sweep there only)"
-        )
-    mismatch = f"{line}: the evidence goes to {req.out_dir} only"
-    progress.message(mismatch)
-    return StartingIdentity(production, version_mismatch=mismatch)
-
-
 def check_corpus_fits(corpus: Corpus, window: int) -> None:
     if corpus.max_depth_estimate > window:
         raise BadInput(
@@ -271,7 +209,7 @@ def run_calibration(
                 f"the production runner holds {held}; calibration starts only while it is "
                 "idle (--wait-idle SECONDS waits for it)"
             )
-        if not _wait_for_idle(env.production, env.clock, progress, req.wait_idle_s):
+        if not wait_for_idle(env.production, env.clock, progress, req.wait_idle_s):
             raise Refused(
                 f"the production runner still holds {held} after {req.wait_idle_s:g}s of "
                 "waiting; calibration starts only while it is idle"
@@ -409,7 +347,7 @@ def _measure_clean(
             f"step {index} (N={slots}) discarded: the production runner held a model "
             f"({', '.join(step.production.models_seen) or 'busy'}); measuring again once idle"
         )
-        if not _wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
+        if not wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
             progress.message("production stayed busy; measuring again anyway")
 
 
@@ -417,33 +355,6 @@ def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
     from dataclasses import replace
 
     return replace(step, discarded_attempts=discarded)
-
-
-def _wait_for_idle(
-    production: ProductionWatch,
-    clock: Clock,
-    progress: CalibrationProgress,
-    limit_s: float,
-) -> bool:
-    """Poll production once a second until it holds no model (True) or `limit_s` passed
-    (False), saying every IDLE_PROGRESS_EVERY_S what it still holds."""
-    started = clock.monotonic()
-    next_note = started
-    while True:
-        state = production.poll()
-        if not state.busy:
-            return True
-        waited = clock.monotonic() - started
-        if waited >= limit_s:
-            return False
-        if clock.monotonic() >= next_note:
-            held = ", ".join(state.models) or "a model"
-            progress.message(
-                f"waiting for the production runner to unload {held} "
-                f"({waited:.0f}s of at most {limit_s:g}s)"
-            )
-            next_note = clock.monotonic() + IDLE_PROGRESS_EVERY_S
-        clock.sleep(1.0)
 
 
 def evidence_location(layout: StateLayout, fingerprint: str) -> Path:
