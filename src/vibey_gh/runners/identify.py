@@ -20,7 +20,8 @@ from .registry import check_kind
 def identify_production(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
     """Kind, version and model digest of the production setup, without starting anything.
 
-    embedded: the installed xllamacpp and the GGUF's sha256. ollama: what production says on
+    embedded: the installed xllamacpp and the GGUF's sha256. simulated: this package's version
+    and a digest of the capacity model. ollama: what production says on
     /api/version and /api/tags. llama-server: production's /props build and the GGUF's sha256.
     RunnerError when the production runner that must say its version does not answer.
     """
@@ -30,6 +31,10 @@ def identify_production(config: LocalModels, state: StateLayout | None = None) -
     kind = check_kind(config.runner)
     if kind == "ollama":
         return identify_ollama(config.production, config.model)
+    if kind == "simulated":
+        from .simulated_model import simulated_identity
+
+        return simulated_identity(config.simulated)
     missing: dict[str, str] = {}
     model_path = resolve_gguf(config.model)
     if kind == "embedded":

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import LocalModels
+from ..config import LocalModels, SimulatedModel
 from ..errors import BadInput
 from ..state import StateLayout
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import ProductionWatch, Runner
 
-RUNNER_NAMES = ("embedded", "llama-server", "ollama")
-DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434}
+RUNNER_NAMES = ("embedded", "llama-server", "ollama", "simulated")
+DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434, "simulated": 8080}
 
 
 def check_kind(kind: str) -> str:
@@ -25,9 +25,18 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
-    """The Runner that starts servers of `kind`; BadInput naming the valid kinds otherwise."""
+def runner_for(
+    kind: str, state: StateLayout | None = None, simulated: SimulatedModel | None = None
+) -> Runner:
+    """The Runner that starts servers of `kind`; BadInput naming the valid kinds otherwise.
+
+    `simulated`: the capacity model of a simulated runner (default: the config's defaults).
+    """
     check_kind(kind)
+    if kind == "simulated":
+        from .simulated import SimulatedRunner
+
+        return SimulatedRunner(simulated, state)
     if kind == "embedded":
         from .embedded import EmbeddedRunner
 
@@ -42,7 +51,8 @@ def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
 
 
 def production_watch(config: LocalModels) -> ProductionWatch:
-    """Ollama is watched through /api/ps; llama-server and embedded through /health and /slots."""
+    """Ollama is watched through /api/ps; the llama.cpp kinds (and the simulated runner, which
+    speaks their API) through /health and /slots."""
     return watch_url(config.runner, config.production)
 
 

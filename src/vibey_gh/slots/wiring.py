@@ -42,7 +42,7 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
         production_identity=lambda: identify_production(config),
         production=production_watch(config),
         memory=probes.memory,
-        runner=runner_for(config.runner),
+        runner=runner_for(config.runner, simulated=config.simulated),
         log_source=log_source,
         fingerprint_of=compute_fingerprint,
         calibration_watch=lambda url: watch_url(config.runner, url),
