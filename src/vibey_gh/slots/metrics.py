@@ -66,7 +66,7 @@ def measurement_window(turns: Sequence[TurnRecord], workers: int) -> tuple[float
 
 
 def batch_throughputs(ends: Sequence[float], start: float, end: float) -> list[float]:
-    """Turns/h of each equal sub-window of [start, end], counting turns by when they ended."""
+    """Turns/h of each equal sub-window of (start, end], counting turns by when they ended."""
     count = len(ends)
     batches = min(MAX_BATCHES, count // MIN_TURNS_PER_BATCH)
     if batches < 2 or end <= start:
@@ -74,7 +74,7 @@ def batch_throughputs(ends: Sequence[float], start: float, end: float) -> list[f
     width = (end - start) / batches
     counts = [0] * batches
     for ended in ends:
-        counts[min(batches - 1, int((ended - start) / width))] += 1
+        counts[min(batches - 1, max(0, math.ceil((ended - start) / width) - 1))] += 1
     return [c * 3600.0 / width for c in counts]
 
 
