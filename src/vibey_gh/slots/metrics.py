@@ -26,6 +26,8 @@ from .stats import standard_error
 
 MAX_BATCHES = 10
 MIN_TURNS_PER_BATCH = 3
+# a step is measured on (up to its cap) until its window holds this many turns: ten batches
+WANTED_WINDOW_TURNS = MAX_BATCHES * MIN_TURNS_PER_BATCH
 
 _T = TIMELINE_FIELDS.index("t")
 _WIRED = TIMELINE_FIELDS.index("wired_bytes")
@@ -76,6 +78,18 @@ def batch_throughputs(ends: Sequence[float], start: float, end: float) -> list[f
     for ended in ends:
         counts[min(batches - 1, max(0, math.ceil((ended - start) / width) - 1))] += 1
     return [c * 3600.0 / width for c in counts]
+
+
+def batch_standard_error(batches: Sequence[float], start: float, end: float) -> float | None:
+    """Standard error of the mean batch throughput, never below what counting whole turns
+    alone leaves uncertain: a batch's count is off by up to one turn at its edges (variance
+    1/12 turn²), so a few identical counts do not make a zero-width interval."""
+    se = standard_error(batches)
+    if se is None or end <= start:
+        return se
+    width = (end - start) / len(batches)
+    rounding = (3600.0 / width) ** 2 / 12.0 / len(batches)
+    return math.sqrt(max(se * se, rounding))
 
 
 def _column(step: StepRecord, index: int) -> list[float]:
@@ -157,5 +171,5 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         window_end=window[1] if window else None,
         window_turns=counted if window else None,
         batches=len(batches),
-        turns_per_hour_se=standard_error(batches),
+        turns_per_hour_se=batch_standard_error(batches, *window) if window else None,
     )

@@ -65,7 +65,7 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
 
 
 EMBEDDED_MODULE = "vibey_gh.runners.embedded"
-SIMULATED_MODULE = "vibey_gh.runners.simulated"
+SIMULATED_MODULE = "vibey_gh.runners.simulated_server"
 
 
 def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:

@@ -9,6 +9,8 @@ compared with (the better one-slot run, and the best throughput so far for the p
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +31,19 @@ from ..interfaces.slots_interface import (
 )
 from .baseline import Baseline, early_verdict
 from .corpus import Corpus
-from .metrics import batch_throughputs, measurement_window, ramp_up_end, served_ends
+from .metrics import (
+    WANTED_WINDOW_TURNS,
+    batch_standard_error,
+    batch_throughputs,
+    measurement_window,
+    ramp_up_end,
+    served_ends,
+)
 from .orphans import forget_runner, remember_runner
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
-from .stats import standard_error, t_quantile
+from .stats import t_quantile
 
 # why a steady-state step stopped measuring
 ENDED_DECIDED = "the interval decided"
@@ -94,11 +103,13 @@ class _Stopping:
         measured = now - start
         if measured < self.ctx.min_step_seconds:
             return True
+        if measured >= self.ctx.max_step_seconds:
+            self.why = ENDED_CAP if self.slots > 1 and self.compare_with else ENDED_MINIMUM
+            return False
+        if len(served_ends(turns, start, now)) < WANTED_WINDOW_TURNS:
+            return True  # too few turns yet for ten batches
         if self.slots <= 1 or not self.compare_with:
             self.why = ENDED_MINIMUM
-            return False
-        if measured >= self.ctx.max_step_seconds:
-            self.why = ENDED_CAP
             return False
         if self.undecided(turns, start, now):
             return True
@@ -109,7 +120,7 @@ class _Stopping:
         bounds = self.ctx.bounds_now()
         ends = served_ends(turns, start, now)
         batches = batch_throughputs(ends, start, now)
-        se = standard_error(batches)
+        se = batch_standard_error(batches, start, now)
         if se is None:
             return True
         point = len(ends) * 3600.0 / (now - start)
@@ -118,6 +129,41 @@ class _Stopping:
         return any(
             low < (1.0 + bounds.min_gain) * bar <= high for bar in self.compare_with if bar > 0
         )
+
+
+class _LineWriter:
+    """Appends the step's raw turns to a file from a thread of its own, fsynced in batches.
+
+    A worker only hands its line over: an fsync per turn inside the replay would add its few
+    milliseconds to every turn of every worker, a harness overhead that shows up as throughput
+    gained past the knee. A crash loses at most the lines not yet written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="turns-writer", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def put(self, line: str) -> None:
+        self.lines.put(line)
+
+    def close(self) -> None:
+        self.lines.put(None)
+        self.thread.join()
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            batch = [self.lines.get()]
+            while not self.lines.empty():
+                batch.append(self.lines.get())
+            done = None in batch
+            text = [line for line in batch if line is not None]
+            if text:
+                append_line_durably(self.path, "\n".join(text))
 
 
 def measure_step(
@@ -210,11 +256,11 @@ def _replay_with_sampler(
         on_tick=on_tick,
         calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
     )
-    results_path = step_dir / "turns.jsonl"
+    results = _LineWriter(step_dir / "turns.jsonl")
     started_at = ctx.clock.now()
 
     def record_turn(record: TurnRecord) -> None:
-        append_line_durably(results_path, json.dumps(record.to_json()))
+        results.put(json.dumps(record.to_json()))
 
     def check(turns: list[TurnRecord]) -> str | None:
         served = sum(1 for t in turns if t.result.served)
@@ -238,6 +284,7 @@ def _replay_with_sampler(
         )
 
     sampler.start()
+    results.start()
     try:
         outcome = replay_corpus(
             running,
@@ -250,6 +297,7 @@ def _replay_with_sampler(
             keep_going=stopping,
         )
     finally:
+        results.close()
         sampler.stop()
     if memory_crossed:
         stop_from_outside(outcome, memory_crossed[0])
