@@ -53,16 +53,16 @@ def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:
     )  # type: ignore[arg-type]
 
 
-def good_sweep() -> list:
+def good_sweep(steady: bool = True) -> list:
     """N=2 doubles throughput inside every bound; N=3 breaks fidelity."""
     changed = same_answers()
     for i in (0, 2, 4):
         changed[i] = answer("plain now")
     return [
-        make_step(0, 1, same_answers(), duration=100),
-        make_step(1, 1, same_answers(), duration=100),
-        make_step(2, 2, same_answers(), duration=50, wired_gb=18.0),
-        make_step(3, 3, changed, duration=40),
+        make_step(0, 1, same_answers(), duration=100, steady=steady),
+        make_step(1, 1, same_answers(), duration=100, steady=steady),
+        make_step(2, 2, same_answers(), duration=50, wired_gb=18.0, steady=steady),
+        make_step(3, 3, changed, duration=40, steady=steady),
     ]
 
 
@@ -103,7 +103,7 @@ CASES = [
         "fresh",
         replace(Bounds(), min_gain=1.5),
         1,
-        "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity",
+        "N=2 gained +100% (+43% to +157%), inconclusive about the 150% needed; N=3 breaks fidelity",
         False,
     ),
     (
@@ -309,6 +309,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     three = data["figures"]["steps"][3]
     assert three["slots"] == 3
     three["agreement"]["structural_matches"] = three["agreement"]["compared"]
+    three["metrics"]["turns_per_hour"] = 2000.0  # beyond N=2's interval
     atomic_write_json(stored, data)
     lied = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert (lied.allowed, lied.ideal) == (3, 3)
@@ -360,3 +361,18 @@ def test_figures_that_cannot_be_kept_do_not_change_the_answer(tmp_path: Path) ->
         assert (result.allowed, result.requested) == (2, False)
     assert evidence.read_bytes() == content
     assert stored.parent.read_text() == "in the way"
+
+
+def test_evidence_measured_without_intervals_still_answers_and_asks_for_a_calibration(
+    tmp_path: Path,
+) -> None:
+    record(tmp_path, good_sweep(steady=False))
+    answer_ = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert answer_.allowed == 2, "the old evidence still answers"
+    assert "measured without intervals" in answer_.reason
+    assert answer_.requested and answer_.request is not None and answer_.request.exists()
+    fresh = tmp_path / "fresh"
+    record(fresh, good_sweep())
+    again = decide_allowed(config("measured"), deps=deps_for(fresh))
+    assert again.allowed == 2 and not again.requested
+    assert "without intervals" not in again.reason

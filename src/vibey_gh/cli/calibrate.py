@@ -45,9 +45,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.option("--max-slots", type=click.IntRange(1), default=None, help="Largest N to try.")
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
-@click.option(
-    "--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"])
-)
+@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"]))
 @click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
 @click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
 @click.option(

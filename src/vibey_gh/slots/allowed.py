@@ -12,7 +12,7 @@ file) answers 1 with that failure as the reason: a gate fails safe.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,16 @@ def decide_allowed(
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
         return _request(deps, config, fingerprint, reason, declaration, path)
-    return _from_figures(config, fingerprint, figures, path)
+    answer = _from_figures(config, fingerprint, figures, path)
+    if figures.without_intervals:
+        # still answered from it, but it cannot say how sure it is: ask for a new measurement
+        old = "measured without intervals (one pass over the corpus per step)"
+        requested = _request(deps, config, fingerprint, old, declaration, path)
+        return replace(
+            answer, reason=f"{answer.reason}; {requested.reason}", requested=True,
+            request=requested.request,
+        )  # fmt: skip
+    return answer
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:

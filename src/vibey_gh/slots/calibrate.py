@@ -312,9 +312,7 @@ def _measure_clean(
     while True:
         attempt = discarded + 1
         step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
-        step = measure_step(
-            ctx, index, slots, attempt, baseline, step_dir, progress, compare_with
-        )
+        step = measure_step(ctx, index, slots, attempt, baseline, step_dir, progress, compare_with)
         if step.production.clean or discarded >= MAX_REMEASURES:
             return _with_discards(step, discarded)
         discarded += 1

@@ -209,6 +209,11 @@ class SweepFigures:
     baseline: BaselineFigures
     steps: tuple[StepFigures, ...]
 
+    @property
+    def without_intervals(self) -> bool:
+        """Every step is of the one-pass method: no measurement window, no interval."""
+        return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "baseline": dict(self.baseline.__dict__),

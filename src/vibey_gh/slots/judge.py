@@ -251,7 +251,7 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
 
 
 def gain_range(verdict: Verdict) -> str:
-    """'+3%…+18%' — the gain's interval as printed; '' without one."""
-    if verdict.gain_low is None or verdict.gain_high is None:
+    """'+3% to +18%' — the gain's interval as printed; '' without one."""
+    if verdict.gain_low is None or verdict.gain_high is None or verdict.confidence is None:
         return ""
-    return f"{verdict.gain_low:+.0%}…{verdict.gain_high:+.0%}"
+    return f"{verdict.gain_low:+.0%} to {verdict.gain_high:+.0%}"
