@@ -76,19 +76,18 @@ def calibrate(
         corpus=corpus,
         window=TINY_WINDOW,
         max_tokens=MAX_TOKENS,
-        max_slots=4,
-        **request,  # type: ignore[arg-type]
+        **{"max_slots": 4, **request},  # type: ignore[arg-type]
     )
-    return corpus, run_calibration(
-        req, env, recorder or Recorder(), bounds_source=lambda: config
-    )
+    return corpus, run_calibration(req, env, recorder or Recorder(), bounds_source=lambda: config)
 
 
 def test_a_sweep_on_the_simulated_runner_finds_its_knee(
     tmp_path: Path, isolated_state: Path
 ) -> None:
     layout = StateLayout(isolated_state)
-    corpus, outcome = calibrate(tmp_path, layout, simulated_config())
+    # turns of about a third of a second: the harness's own milliseconds per turn stay small
+    config = simulated_config(tokens_per_second=200.0)
+    corpus, outcome = calibrate(tmp_path, layout, config, max_slots=3)
     assert outcome.recorded and outcome.complete
     evidence = load_evidence(outcome.evidence)
     assert outcome.ideal == 2, outcome.reason
@@ -112,12 +111,12 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
     config = simulated_config()
     _, first = calibrate(tmp_path, layout, config, max_runs=2)
     assert not first.complete and first.new_steps == 2
+    first_steps = load_evidence(first.evidence).steps
     recorder = Recorder()
     _, second = calibrate(tmp_path, layout, config, recorder)
     assert second.complete and second.resumed_steps == 2
     assert any("resuming: 2 completed step(s)" in m for m in recorder.messages)
     assert [s[0] for s in recorder.started] == list(range(2, 2 + second.new_steps))
-    first_steps = load_evidence(first.evidence).steps
     resumed = load_evidence(second.evidence).steps[:2]
     assert [s.to_json() for s in resumed] == [s.to_json() for s in first_steps]
     assert second.ideal is not None and second.ideal >= 2

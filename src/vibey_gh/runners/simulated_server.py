@@ -14,6 +14,7 @@ import random
 import signal
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -80,7 +81,8 @@ class _Engine:
             "build_info": simulated_version(),
         }
 
-    def complete(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
+        """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
         messages = request.get("messages")
         tools = request.get("tools")
         max_tokens = request.get("max_tokens", 768)
@@ -109,7 +111,8 @@ class _Engine:
                 noise_z=noise_z,
                 noise=self.args.noise,
             )
-            self.capacity.serve(work)
+            # the time this server already spent on the request is part of its service
+            self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
         finally:
             self.release(slot)
         message: dict[str, Any] = {"role": "assistant", "content": answer.text}
@@ -174,6 +177,7 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error(404, "File Not Found", "not_found_error"))
 
         def do_POST(self) -> None:
+            arrived = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
             if self.path.split("?", 1)[0] not in ("/v1/chat/completions", "/chat/completions"):
@@ -189,7 +193,7 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                     400, _error(400, "the request must be an object", "invalid_request_error")
                 )
                 return
-            self._send(*engine.complete(request))
+            self._send(*engine.complete(request, arrived))
 
     return Handler
 

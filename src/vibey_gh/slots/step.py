@@ -262,16 +262,21 @@ def _replay_with_sampler(
     def record_turn(record: TurnRecord) -> None:
         results.put(json.dumps(record.to_json()))
 
+    # each corpus turn's first answer is the one compared; kept as turns come in, because
+    # this runs under the replay's lock after every turn and a steady-state step has many
+    first_answers: dict[str, TurnResult] = {}
+    served_count = [0]
+
     def check(turns: list[TurnRecord]) -> str | None:
-        served = sum(1 for t in turns if t.result.served)
-        progress.turn_done(len(turns), served, sampler.latest)
+        latest = turns[-1]
+        served_count[0] += 1 if latest.result.served else 0
+        progress.turn_done(len(turns), served_count[0], sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
-        if not ctx.early_verdicts:
-            return None
-        by_id: dict[str, TurnResult] = {}
-        for turn in turns:  # each corpus turn's first answer is the one compared
-            by_id.setdefault(turn.turn_id, turn.result)
+        if not ctx.early_verdicts or latest.turn_id in first_answers:
+            return None  # a repeated turn changes no first answer
+        first_answers[latest.turn_id] = latest.result
+        by_id = first_answers
         return early_verdict(
             slots,
             [by_id.get(t) for t in turn_ids],
