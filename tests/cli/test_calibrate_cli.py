@@ -48,6 +48,11 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
         ([], "--corpus FILE is required"),
         (["--corpus", "missing.json"], "corpus file not found"),
         (["--demo", "--corpus", "c.json"], "--demo builds its own corpus"),
+        (
+            ["--demo", "--min-step-seconds", "30", "--max-step-seconds", "10"],
+            "--max-step-seconds 10 is below the minimum 30",
+        ),
+        (["--demo", "--min-step-seconds", "0"], "--min-step-seconds"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
