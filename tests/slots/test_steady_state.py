@@ -221,3 +221,11 @@ def _with_text(result: TurnResult, text: str) -> TurnResult:
 
 def test_same_answers_helper_still_builds_one_pass_steps() -> None:
     assert len(same_answers(4)) == 4
+
+
+def test_a_steady_state_step_too_short_for_an_interval_is_inconclusive() -> None:
+    steps = _sweep([0.5] * 2)  # N=2: four turns in its window, far too few for batches
+    verdict = judge_sweep(steps, Bounds()).verdicts[2]
+    assert verdict.gain is not None and verdict.gain > 0.10
+    assert verdict.label == "inconclusive" and not verdict.qualifies
+    assert verdict.gain_low is None and verdict.gain_high is None

@@ -8,6 +8,7 @@ config, from figures kept beside the evidence, without parsing every recorded an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -137,13 +138,18 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         label = "qualifies" if inside else "breaks " + _short(broken[0])
     best = baseline.best_one_slot_turns_per_hour
     low, high = metrics.interval(bounds.confidence)
+    # a steady-state step whose window held too few turns for an interval cannot be called
+    unknowable = metrics.window_start is not None and not metrics.has_interval
+    if unknowable:
+        low, high = 0.0, math.inf
     gain = gain_low = gain_high = None
     if best > 0:
         gain = metrics.turns_per_hour / best - 1.0
-        gain_low, gain_high = low / best - 1.0, high / best - 1.0
+        if not unknowable:
+            gain_low, gain_high = low / best - 1.0, high / best - 1.0
     qualifies = step.slots > 1 and inside and gain_low is not None and gain_low >= bounds.min_gain
     if step.slots > 1 and inside and not qualifies:
-        undecided = gain_high is not None and gain_high >= bounds.min_gain
+        undecided = unknowable or (gain_high is not None and gain_high >= bounds.min_gain)
         label = "inconclusive" if undecided else "no gain"
     return Verdict(
         index=step.index,

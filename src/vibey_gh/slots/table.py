@@ -36,7 +36,7 @@ def throughput_cell(verdict: Verdict) -> str:
     """'36,315 turns/h (31.2k–40.9k)': the point and its interval, where it has one."""
     point = verdict.metrics.turns_per_hour
     if verdict.confidence is None:  # measured without an interval
-        return f"{point:.1f}"
+        return f"{point:.1f}" + (" (too few turns for an interval)" if verdict.inconclusive else "")
     text = f"{point:,.0f}" if point >= 1000 else f"{point:.1f}"
     return text + f" ({_short(verdict.turns_per_hour_low)}–{_short(verdict.turns_per_hour_high)})"
 
@@ -62,6 +62,12 @@ def inconclusive_sentence(verdict: Verdict, step: StepRecord, min_gain: float) -
     else:
         when = f"under today's bounds, after {seconds} of measurement" if seconds else "today"
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
+    if not interval:
+        return (
+            f"N={verdict.slots} is inconclusive: its measurement window held too few turns "
+            f"for an interval ({when}), so its gain {gain} cannot be told from noise and it "
+            "does not qualify."
+        )
     return (
         f"N={verdict.slots} is inconclusive: its gain {gain} ({interval}{confidence}) "
         f"straddles the {min_gain:.0%} needed {when}, so it does not qualify."
