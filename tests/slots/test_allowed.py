@@ -55,13 +55,14 @@ def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:
 
 def good_sweep(steady: bool = True) -> list:
     """N=2 doubles throughput inside every bound; N=3 breaks fidelity."""
-    changed = same_answers()
-    for i in (0, 2, 4):
+    # 30 turns a step: enough for ten batches, so a steady-state step has its interval
+    changed = same_answers(30)
+    for i in range(0, 18, 2):
         changed[i] = answer("plain now")
     return [
-        make_step(0, 1, same_answers(), duration=100, steady=steady),
-        make_step(1, 1, same_answers(), duration=100, steady=steady),
-        make_step(2, 2, same_answers(), duration=50, wired_gb=18.0, steady=steady),
+        make_step(0, 1, same_answers(30), duration=100, steady=steady),
+        make_step(1, 1, same_answers(30), duration=100, steady=steady),
+        make_step(2, 2, same_answers(30), duration=50, wired_gb=18.0, steady=steady),
         make_step(3, 3, changed, duration=40, steady=steady),
     ]
 
@@ -103,7 +104,7 @@ CASES = [
         "fresh",
         replace(Bounds(), min_gain=1.5),
         1,
-        "N=2 gained +100% (+43% to +157%), inconclusive about the 150% needed; N=3 breaks fidelity",
+        "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity",
         False,
     ),
     (
@@ -309,7 +310,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     three = data["figures"]["steps"][3]
     assert three["slots"] == 3
     three["agreement"]["structural_matches"] = three["agreement"]["compared"]
-    three["metrics"]["turns_per_hour"] = 2000.0  # beyond N=2's interval
+    three["metrics"]["turns_per_hour"] = 5000.0  # beyond N=2's interval
     atomic_write_json(stored, data)
     lied = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert (lied.allowed, lied.ideal) == (3, 3)

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 FIGURES_VERSION = 2
 FIGURES_SCHEMA = 1
 FIGURES_KIND = "vibey-gh-figures"
+# An interval from fewer sub-windows than this is not trusted: with one or two degrees of
+# freedom its width says more about luck than about the runner.
+MIN_BATCHES = 5
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,11 @@ class StepMetrics:
 
     @property
     def has_interval(self) -> bool:
-        return self.turns_per_hour_se is not None and self.batches >= 2
+        return self.turns_per_hour_se is not None and self.batches >= MIN_BATCHES
 
     def interval(self, confidence: float) -> tuple[float, float]:
         """Two-sided interval of turns_per_hour; the point itself when there is no interval."""
-        if self.turns_per_hour_se is None or self.batches < 2:
+        if self.turns_per_hour_se is None or self.batches < MIN_BATCHES:
             return self.turns_per_hour, self.turns_per_hour
         half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
         return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half

@@ -249,8 +249,10 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
         return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
     if verdict.inconclusive:
+        interval = gain_range(verdict)
+        shown = f" ({interval})" if interval else " (too few turns for an interval)"
         return (
-            f"N={verdict.slots} gained {gain} ({gain_range(verdict)}), inconclusive "
+            f"N={verdict.slots} gained {gain}{shown}, inconclusive "
             f"about the {bounds.min_gain:.0%} needed"
         )
     return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"
