@@ -23,12 +23,17 @@ CONFIG_ENV = "VIBEY_GH_CONFIG"
 CONFIG_NAME = "vibey-gh.toml"
 MIN_WINDOW = 256
 MAX_WINDOW = 1 << 24
-RUNNER_KINDS = ("embedded", "llama-server", "ollama")
+RUNNER_KINDS = ("embedded", "llama-server", "ollama", "simulated")
 DEFAULT_PRODUCTION_URL = {
     "ollama": "http://127.0.0.1:11434",
     "llama-server": "http://127.0.0.1:8080",
     "embedded": "http://127.0.0.1:8080",
+    "simulated": "http://127.0.0.1:8080",
 }
+MIN_STEP_SECONDS = 60.0
+# A step inconclusive after min_step_seconds is measured longer, up to this many times as long.
+MAX_STEP_FACTOR = 5.0
+STEP_SECONDS_RANGE = (0.1, 86_400.0)
 
 Declaration = int | Literal["measured"]
 
@@ -50,6 +55,9 @@ class Bounds:
     fidelity_tolerance: float = 0.05
     min_gain: float = 0.10
     patience: int = 2
+    # how sure an interval is: a step qualifies when its gain interval at this confidence
+    # clears min_gain (design §5 "Steady state and confidence")
+    confidence: float = 0.90
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -58,6 +66,21 @@ class Bounds:
     def from_json(cls, data: Mapping[str, Any]) -> Bounds:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class SimulatedModel:
+    """`[local_models.simulated]`: the capacity model of the simulated runner.
+
+    knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
+    spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
+    decode speed.
+    """
+
+    knee: int = 4
+    noise: float = 0.1
+    seed: int = 0
+    tokens_per_second: float = 400.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +103,16 @@ class LocalModels:
     # production gets it, see runners/settings.py)
     runner_args: tuple[str, ...] = ()
     runner_env: dict[str, str] | None = None
+    min_step_seconds: float = MIN_STEP_SECONDS
+    max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
+    simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
+
+    @property
+    def step_cap_seconds(self) -> float:
+        """The longest an inconclusive step is measured."""
+        if self.max_step_seconds is None:
+            return MAX_STEP_FACTOR * self.min_step_seconds
+        return max(self.max_step_seconds, self.min_step_seconds)
 
     @property
     def production(self) -> str:
@@ -142,7 +175,12 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     if not isinstance(bounds_raw, dict):
         raise ConfigError(f"{where}: local_models.bounds must be a table")
     bounds = _parse_bounds(_Reader(bounds_raw, where, "local_models.bounds"))
+    simulated_raw = table.get("simulated", {})
+    if not isinstance(simulated_raw, dict):
+        raise ConfigError(f"{where}: local_models.simulated must be a table")
+    simulated = _parse_simulated(_Reader(simulated_raw, where, "local_models.simulated"))
     runner = reader.choice("runner", RUNNER_KINDS, "embedded")
+    shortest, longest = _step_seconds(reader)
     config = LocalModels(
         concurrent_runs=reader.declaration("concurrent_runs"),
         runner=runner,
@@ -157,9 +195,41 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         source=path,
         runner_args=reader.runner_args("runner_args"),
         runner_env=reader.runner_env("runner_env"),
+        simulated=simulated,
+        min_step_seconds=shortest,
+        max_step_seconds=longest,
     )
-    reader.reject_unknown(extra={"bounds"})
+    reader.reject_unknown(extra={"bounds", "simulated"})
     return config
+
+
+def _step_seconds(reader: _Reader) -> tuple[float, float | None]:
+    """min_step_seconds, and max_step_seconds (None: five times the minimum)."""
+    low, high = STEP_SECONDS_RANGE
+    shortest = reader.number("min_step_seconds", MIN_STEP_SECONDS, low=low, high=high)
+    if reader.table.get("max_step_seconds") is None:
+        reader.seen.add("max_step_seconds")
+        return shortest, None
+    longest = reader.number("max_step_seconds", 0.0, low=low, high=MAX_STEP_FACTOR * high)
+    if longest < shortest:
+        raise reader.fail(
+            "max_step_seconds", f"must be at least min_step_seconds ({shortest:g}), not {longest:g}"
+        )
+    return shortest, longest
+
+
+def _parse_simulated(reader: _Reader) -> SimulatedModel:
+    defaults = SimulatedModel()
+    model = SimulatedModel(
+        knee=reader.integer("knee", defaults.knee, low=1, high=1024),
+        noise=reader.number("noise", defaults.noise, low=0.0, high=10.0),
+        seed=reader.integer("seed", defaults.seed, low=0, high=(1 << 63) - 1),
+        tokens_per_second=reader.number(
+            "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
+        ),
+    )
+    reader.reject_unknown()
+    return model
 
 
 def _parse_bounds(reader: _Reader) -> Bounds:
@@ -175,6 +245,7 @@ def _parse_bounds(reader: _Reader) -> Bounds:
         ),
         min_gain=reader.number("min_gain", defaults.min_gain, low=0.0, high=100.0),
         patience=reader.integer("patience", defaults.patience, low=1, high=100),
+        confidence=reader.number("confidence", defaults.confidence, low=0.5, high=0.999),
     )
     reader.reject_unknown()
     return bounds
@@ -186,7 +257,7 @@ class _Reader:
     def __init__(self, table: Mapping[str, Any], where: str, prefix: str) -> None:
         self.table, self.where, self.prefix, self.seen = table, where, prefix, set[str]()
 
-    def _fail(self, key: str, problem: str) -> ConfigError:
+    def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(f"{self.where}: {self.prefix}.{key} {problem}")
 
     def _get(self, key: str) -> Any:
@@ -198,9 +269,9 @@ class _Reader:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self._fail(key, f"must be an integer, not {value!r}")
+            raise self.fail(key, f"must be an integer, not {value!r}")
         if not low <= value <= high:
-            raise self._fail(key, f"must be between {low} and {high}, not {value}")
+            raise self.fail(key, f"must be between {low} and {high}, not {value}")
         return value
 
     def number(self, key: str, default: float, *, low: float, high: float) -> float:
@@ -208,9 +279,9 @@ class _Reader:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self._fail(key, f"must be a number, not {value!r}")
+            raise self.fail(key, f"must be a number, not {value!r}")
         if not low <= float(value) <= high:
-            raise self._fail(key, f"must be between {low} and {high}, not {value}")
+            raise self.fail(key, f"must be between {low} and {high}, not {value}")
         return float(value)
 
     def string(self, key: str, default: str) -> str:
@@ -218,7 +289,7 @@ class _Reader:
         if value is None:
             return default
         if not isinstance(value, str) or not value.strip():
-            raise self._fail(key, f"must be a non-empty string, not {value!r}")
+            raise self.fail(key, f"must be a non-empty string, not {value!r}")
         return value
 
     def optional_string(self, key: str) -> str | None:
@@ -230,13 +301,13 @@ class _Reader:
     def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
         value = self.string(key, default)
         if value not in options:
-            raise self._fail(key, f"must be one of {', '.join(options)}, not {value!r}")
+            raise self.fail(key, f"must be one of {', '.join(options)}, not {value!r}")
         return value
 
     def url(self, key: str) -> str | None:
         value = self.optional_string(key)
         if value is not None and not value.startswith(("http://", "https://")):
-            raise self._fail(key, f"must be an http:// or https:// URL, not {value!r}")
+            raise self.fail(key, f"must be an http:// or https:// URL, not {value!r}")
         return value.rstrip("/") if value else None
 
     def declaration(self, key: str) -> Declaration:
@@ -246,7 +317,7 @@ class _Reader:
         if value == "measured":
             return "measured"
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self._fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
+            raise self.fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
         return value
 
     def runner_args(self, key: str) -> tuple[str, ...]:
@@ -255,13 +326,13 @@ class _Reader:
         if value is None:
             return ()
         if not isinstance(value, list):
-            raise self._fail(key, f"must be a list of strings, not {value!r}")
+            raise self.fail(key, f"must be a list of strings, not {value!r}")
         for item in value:
             if not isinstance(item, str) or not item.strip():
-                raise self._fail(key, f"must hold non-empty strings, not {item!r}")
+                raise self.fail(key, f"must hold non-empty strings, not {item!r}")
             flag = item.split("=", 1)[0]
             if flag in OWNED_RUNNER_ARGS:
-                raise self._fail(
+                raise self.fail(
                     key,
                     f"may not set {flag!r}: the calibration sets the model, slots, context size, "
                     "host and port itself",
@@ -274,13 +345,13 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, dict):
-            raise self._fail(key, f"must be a table of OLLAMA_* variables, not {value!r}")
+            raise self.fail(key, f"must be a table of OLLAMA_* variables, not {value!r}")
         for name, setting in value.items():
             shown = f"{key}.{name}" if name.isprintable() else f"{key}.{name!r}"
             if not name.startswith(RUNNER_ENV_PREFIX) or not name[len(RUNNER_ENV_PREFIX) :]:
-                raise self._fail(shown, "is not an OLLAMA_* variable")
+                raise self.fail(shown, "is not an OLLAMA_* variable")
             if not isinstance(setting, str):
-                raise self._fail(shown, f"must be a string, not {setting!r}")
+                raise self.fail(shown, f"must be a string, not {setting!r}")
         return dict(value)
 
     def reject_unknown(self, extra: set[str] | None = None) -> None:
@@ -289,7 +360,7 @@ class _Reader:
         if unknown:
             key = sorted(unknown)[0]
             hint = did_you_mean(key, sorted(known))
-            raise self._fail(key if key.isprintable() else repr(key), f"is not a known key{hint}")
+            raise self.fail(key if key.isprintable() else repr(key), f"is not a known key{hint}")
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:

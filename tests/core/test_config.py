@@ -127,6 +127,20 @@ def test_every_key_is_read() -> None:
         ("[other]\nx = 1\n", "unknown table or key 'other'"),
         ("[local_models\n", "not valid TOML"),
         ("local_models = 3\n", "[local_models] must be a table"),
+        ("[local_models]\nmin_step_seconds = 0\n", "local_models.min_step_seconds must be"),
+        (
+            "[local_models]\nmin_step_seconds = 30\nmax_step_seconds = 10\n",
+            "local_models.max_step_seconds must be at least min_step_seconds (30)",
+        ),
+        (
+            "[local_models.simulated]\nknees = 4\n",
+            "local_models.simulated.knees is not a known key",
+        ),
+        (
+            "[local_models.simulated]\nnoise = -0.1\n",
+            "local_models.simulated.noise must be between",
+        ),
+        ("[local_models.bounds]\nconfidence = 1.5\n", "local_models.bounds.confidence must be"),
     ],
 )
 def test_mistakes_name_the_key_and_the_file_and_other_commands_exit_2(
@@ -191,3 +205,21 @@ def test_bad_production_settings_are_one_line_exit_2_and_leave_the_file_alone(
     assert message in result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert config.read_text() == text
+
+
+def test_step_lengths_and_the_simulated_runner_are_read() -> None:
+    raw = {
+        "local_models": {
+            "runner": "simulated",
+            "min_step_seconds": 20,
+            "simulated": {"knee": 3, "noise": 0.2, "seed": 7, "tokens_per_second": 50},
+            "bounds": {"confidence": 0.95},
+        }
+    }
+    config = parse_config(raw, None)
+    assert config.min_step_seconds == 20.0 and config.max_step_seconds is None
+    assert config.step_cap_seconds == 100.0, "five times the minimum by default"
+    assert (config.simulated.knee, config.simulated.noise, config.simulated.seed) == (3, 0.2, 7)
+    assert config.bounds.confidence == 0.95
+    capped = parse_config({"local_models": {"max_step_seconds": 90}}, None)
+    assert capped.min_step_seconds == 60.0 and capped.step_cap_seconds == 90.0

@@ -13,7 +13,7 @@ import yaml
 
 from vibey_gh.cli.main import cli
 from vibey_gh.cli.reference import render_cli_reference, walk_commands
-from vibey_gh.config import Bounds, LocalModels
+from vibey_gh.config import Bounds, LocalModels, SimulatedModel
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO / "docs"
@@ -93,13 +93,18 @@ def test_configuration_reference_names_every_key_with_its_default() -> None:
     page = (DOCS / "reference" / "configuration.md").read_text(encoding="utf-8")
     defaults = LocalModels()
     for field in fields(LocalModels):
-        if field.name in ("source", "bounds"):
+        if field.name in ("source", "bounds", "simulated"):  # tables with rows of their own
             continue
         row = re.search(rf"^\| `{field.name}` \| ([^|]+) \|", page, re.MULTILINE)
         assert row, field.name
         value = getattr(defaults, field.name)
         if isinstance(value, int | float | str) and field.name != "production_url":
             assert str(value).strip('"') in row.group(1) or f"{value:g}" in row.group(1), field.name
+    assert "## `[local_models.simulated]`" in page
+    for field in fields(SimulatedModel):
+        row = re.search(rf"^\| `{field.name}` \| `([^`]+)` \|", page, re.MULTILINE)
+        assert row, field.name
+        assert float(row.group(1)) == float(getattr(SimulatedModel(), field.name)), field.name
     bound_defaults = Bounds()
     for field in fields(Bounds):
         row = re.search(rf"^\| `{field.name}` \| `([^`]+)` \|", page, re.MULTILINE)

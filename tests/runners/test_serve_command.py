@@ -33,7 +33,7 @@ def test_unknown_runner_is_one_line_and_exit_2() -> None:
     result = CliRunner().invoke(cli, ["runner", "serve", "--runner", "vllm"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
-        "error: unknown runner 'vllm'; valid runners: embedded, llama-server, ollama"
+        "error: unknown runner 'vllm'; valid runners: embedded, llama-server, ollama, simulated"
     ]
 
 

@@ -59,8 +59,11 @@ def make_step(
     swap_mb: float = 0.0,
     log_kinds: Sequence[str] = (),
     production: ProductionRecord | None = None,
+    steady: bool = False,
 ) -> StepRecord:
-    """Turns t0..tk spread evenly over `duration` seconds; memory flat at `wired_gb`."""
+    """Turns t0..tk spread evenly over `duration` seconds; memory flat at `wired_gb`.
+
+    steady: a steady-state step (with a measurement window); False: the one-pass method."""
     count = max(len(answers), 1)
     turns = []
     for i, result in enumerate(answers):
@@ -104,6 +107,7 @@ def make_step(
         log_events=tuple(LogEventRecord(kind, f"line {kind}") for kind in log_kinds),
         production=production or ProductionRecord(polls=10),
         corpus_turns=len(answers),
+        measurement={"why_ended": "built for a test"} if steady else None,
     )
 
 

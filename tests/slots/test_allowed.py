@@ -53,16 +53,17 @@ def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:
     )  # type: ignore[arg-type]
 
 
-def good_sweep() -> list:
+def good_sweep(steady: bool = True) -> list:
     """N=2 doubles throughput inside every bound; N=3 breaks fidelity."""
-    changed = same_answers()
-    for i in (0, 2, 4):
+    # 30 turns a step: enough for ten batches, so a steady-state step has its interval
+    changed = same_answers(30)
+    for i in range(0, 18, 2):
         changed[i] = answer("plain now")
     return [
-        make_step(0, 1, same_answers(), duration=100),
-        make_step(1, 1, same_answers(), duration=100),
-        make_step(2, 2, same_answers(), duration=50, wired_gb=18.0),
-        make_step(3, 3, changed, duration=40),
+        make_step(0, 1, same_answers(30), duration=100, steady=steady),
+        make_step(1, 1, same_answers(30), duration=100, steady=steady),
+        make_step(2, 2, same_answers(30), duration=50, wired_gb=18.0, steady=steady),
+        make_step(3, 3, changed, duration=40, steady=steady),
     ]
 
 
@@ -333,6 +334,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     three = data["figures"]["steps"][3]
     assert three["slots"] == 3
     three["agreement"]["structural_matches"] = three["agreement"]["compared"]
+    three["metrics"]["turns_per_hour"] = 5000.0  # beyond N=2's interval
     atomic_write_json(stored, data)
     lied = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert (lied.allowed, lied.ideal) == (3, 3)
@@ -412,3 +414,18 @@ def test_a_changed_production_setting_is_unmeasured_and_named(tmp_path: Path) ->
     assert answer.allowed == 1 and answer.requested
     assert "unmeasured" in answer.reason
     assert "runner setting OLLAMA_KV_CACHE_TYPE unset → q8_0" in answer.reason
+
+
+def test_evidence_measured_without_intervals_still_answers_and_asks_for_a_calibration(
+    tmp_path: Path,
+) -> None:
+    record(tmp_path, good_sweep(steady=False))
+    answer_ = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert answer_.allowed == 2, "the old evidence still answers"
+    assert "measured without intervals" in answer_.reason
+    assert answer_.requested and answer_.request is not None and answer_.request.exists()
+    fresh = tmp_path / "fresh"
+    record(fresh, good_sweep())
+    again = decide_allowed(config("measured"), deps=deps_for(fresh))
+    assert again.allowed == 2 and not again.requested
+    assert "without intervals" not in again.reason

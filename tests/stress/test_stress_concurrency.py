@@ -75,7 +75,7 @@ def test_a_second_calibration_refuses_naming_the_first_and_leaves_it_alone(
     assert first.returncode == 0, first_err
     (evidence,) = layout.evidence.glob("*.json")
     (step,) = load_evidence(evidence).steps
-    assert len(step.turns) == corpus.turn_count
+    assert {t.turn_id for t in step.turns} == {t.id for s in corpus.segments for t in s.turns}
     assert all(t.result.served for t in step.turns), "the first calibration was left alone"
     assert second.returncode == 1, second.stderr
     line = one_line_error(second.stderr)

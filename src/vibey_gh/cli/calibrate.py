@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..config import CONFIG_NAME, LocalModels
+from ..config import CONFIG_NAME, STEP_SECONDS_RANGE, LocalModels
 from ..errors import BadInput
 from .common import (
     emit_json,
@@ -21,6 +22,11 @@ from .common import (
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
 DEMO_MAX_SLOTS = 4
+# Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
+# or one that has not yet served the 30 turns an interval wants) keep its five steps within a
+# few minutes on two cores.
+DEMO_MIN_STEP_SECONDS = 20.0
+DEMO_MAX_STEP_SECONDS = 60.0
 
 
 def parse_slots(text: str | None) -> tuple[int, ...] | None:
@@ -47,7 +53,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.option("--max-slots", type=click.IntRange(1), default=None, help="Largest N to try.")
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
-@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama"]))
+@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"]))
 @click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
 @click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
 @click.option(
@@ -64,6 +70,18 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
     default=None,
     metavar="SECONDS",
     help="Wait up to this long for production to unload its models instead of refusing.",
+)
+@click.option(
+    "--min-step-seconds",
+    type=float,
+    default=None,
+    help="Measure each step at least this long (default: config, 60; demo 20).",
+)
+@click.option(
+    "--max-step-seconds",
+    type=float,
+    default=None,
+    help="Measure an inconclusive step at most this long (default: 5 × the minimum).",
 )
 @click.option(
     "--no-early-verdicts",
@@ -89,14 +107,19 @@ def calibrate(
     request_timeout: float,
     wait_idle: float | None,
     no_early_verdicts: bool,
+    min_step_seconds: float | None,
+    max_step_seconds: float | None,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
     The calibration runner is started beside production on `calibration_port` (11435); the
     production runner is never restarted. Each step replays the corpus with N closed-loop
-    workers while memory, swap, the runner's log and production are watched every second.
-    Every completed step is checkpointed: rerun the same command to resume.
+    workers in a steady state (every turn once and at least --min-step-seconds of measurement;
+    longer, up to --max-step-seconds, while its gain interval is inconclusive) while memory,
+    swap, the runner's log and production are watched every second. Every completed step is
+    checkpointed: rerun the same command to resume. `--demo --runner simulated` shows a whole
+    sweep in about a minute without a model.
 
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
@@ -107,6 +130,7 @@ def calibrate(
     \b
     Examples:
       vibey-gh slots calibrate --demo
+      vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
@@ -136,7 +160,7 @@ def calibrate(
     if demo:
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
-        config = config.with_overrides(runner="embedded", model=model or "default")
+        config = config.with_overrides(runner=runner or "embedded", model=model or "default")
         window = window or DEMO_WINDOW
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
@@ -148,6 +172,7 @@ def calibrate(
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
     config = config.with_overrides(window=window)
+    config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
         config=config,
         corpus=corpus,
@@ -223,3 +248,27 @@ def describe_after(after: dict[str, Any]) -> list[str]:
         )
         lines.append(f"  {after['config_line']}")
     return lines
+
+
+def _step_seconds(
+    config: LocalModels, demo: bool, shortest: float | None, longest: float | None
+) -> LocalModels:
+    """The config with the step lengths asked for on the command line (the demo's own)."""
+    low, high = STEP_SECONDS_RANGE
+    for option, value in (("--min-step-seconds", shortest), ("--max-step-seconds", longest)):
+        if value is not None and not low <= value <= 5 * high:
+            raise BadInput(f"{option} must be between {low:g} and {high:g}, not {value:g}")
+    if demo and shortest is None:
+        shortest = DEMO_MIN_STEP_SECONDS
+        longest = longest or max(DEMO_MAX_STEP_SECONDS, shortest)
+    if shortest is not None:
+        config = replace(config, min_step_seconds=shortest)
+        if longest is None and config.max_step_seconds is not None:
+            longest = max(config.max_step_seconds, shortest)
+    if longest is not None:
+        if longest < config.min_step_seconds:
+            raise BadInput(
+                f"--max-step-seconds {longest:g} is below the minimum {config.min_step_seconds:g}"
+            )
+        config = replace(config, max_step_seconds=longest)
+    return config

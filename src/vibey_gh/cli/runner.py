@@ -53,7 +53,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
     "--runner",
     "runner_kind",
     default=None,
-    help="embedded, llama-server or ollama (default: [local_models] runner).",
+    help="embedded, llama-server, ollama or simulated (default: [local_models] runner).",
 )
 @click.option("--slots", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
@@ -106,6 +106,8 @@ def serve(
 ) -> None:
     """Run a model server in the foreground until Ctrl-C (or SIGTERM).
 
+    The simulated runner serves llama-server's API over the capacity model of
+    [local_models.simulated] (knee, noise, seed, tokens_per_second) instead of a model.
     It binds 127.0.0.1 only, prints its URL and log path once the model is loaded, and stops its
     whole process tree on exit. With --json the same facts are printed as one JSON object.
 
@@ -114,6 +116,7 @@ def serve(
       vibey-gh runner serve --runner embedded --slots 2 --window 4096
       vibey-gh runner serve --runner embedded --slots 1 --window 2048 --port 8081 --json
       vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
+      vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
     config = load_config()
     kind = check_kind(runner_kind or config.runner)
@@ -130,7 +133,7 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     running: RunningRunner | None = None
     try:
-        running = runner_for(kind).start(launch)
+        running = runner_for(kind, simulated=config.simulated).start(launch)
         running.wait_ready(ready_timeout)
         facts = {
             "runner": kind,

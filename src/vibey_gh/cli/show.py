@@ -129,7 +129,8 @@ def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> 
 def _render_shown(
     answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
 ) -> None:
-    from ..slots.table import markdown_table
+    from ..slots.judge import gain_range
+    from ..slots.table import inconclusive_sentence, markdown_table
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
@@ -147,9 +148,23 @@ def _render_shown(
     out("verdicts:")
     names = [row[0] for row in shown.rows]
     for name, verdict in zip(names, shown.judgement.verdicts, strict=True):
-        gain = "" if verdict.gain is None or verdict.slots == 1 else f", {verdict.gain:+.1%}"
+        gain = ""
+        if verdict.gain is not None and verdict.slots > 1:
+            interval = gain_range(verdict)
+            gain = f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
         broken = f" — {verdict.broken[0]}" if verdict.broken else ""
         out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
+    for step, verdict in zip(shown.evidence.steps, shown.judgement.verdicts, strict=True):
+        if verdict.inconclusive:
+            out("  " + inconclusive_sentence(verdict, step, shown.min_gain), markup=False)
+    if shown.confidence:
+        out(f"intervals at {shown.confidence:.0%} confidence (batch means)", markup=False)
+    if not shown.with_intervals:
+        out(
+            "measured without intervals (one pass over the corpus per step); "
+            "calibrate again for intervals",
+            markup=False,
+        )
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
     out("files:")
     for path in shown.files:

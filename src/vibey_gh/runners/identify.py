@@ -28,10 +28,11 @@ def identify_production(
 ) -> RunnerInfo:
     """Kind, version, model digest and settings of the production setup, starting nothing.
 
-    embedded: the installed xllamacpp and the GGUF's sha256. ollama: what production says on
-    /api/version and /api/tags, and the environment it runs with. llama-server: production's
-    /props build and slots, the GGUF's sha256 and the config's runner_args. RunnerError when
-    the production runner that must say its version does not answer.
+    embedded: the installed xllamacpp and the GGUF's sha256. simulated: this package's version
+    and a digest of the capacity model. ollama: what production says on /api/version and
+    /api/tags, and the environment it runs with. llama-server: production's /props build and
+    slots, the GGUF's sha256 and the config's runner_args. RunnerError when the production
+    runner that must say its version does not answer.
     """
     from .settings import production_settings
 
@@ -47,6 +48,10 @@ def identify_production(
             settings_source=settings.source,
             serving_slots=settings.serving_slots,
         )
+    if kind == "simulated":
+        from .simulated_model import simulated_identity
+
+        return simulated_identity(config.simulated)
     if kind == "embedded":
         from .versions import embedded_version
 

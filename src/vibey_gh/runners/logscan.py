@@ -278,6 +278,7 @@ PATTERNS_BY_RUNNER: dict[str, tuple[LogPattern, ...]] = {
     "embedded": LLAMA_CPP_PATTERNS,
     "llama-server": LLAMA_CPP_PATTERNS,
     "ollama": OLLAMA_PATTERNS + LLAMA_CPP_PATTERNS,
+    "simulated": LLAMA_CPP_PATTERNS,
 }
 
 

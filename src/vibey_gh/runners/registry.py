@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import LocalModels
+from ..config import LocalModels, SimulatedModel
 from ..errors import BadInput
 from ..state import StateLayout
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import ProductionWatch, Runner
 
-RUNNER_NAMES = ("embedded", "llama-server", "ollama")
-DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434}
+RUNNER_NAMES = ("embedded", "llama-server", "ollama", "simulated")
+# kinds whose calibration runner is this installed package itself: production's own version
+IN_PACKAGE_KINDS = frozenset({"embedded", "simulated"})
+DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434, "simulated": 8080}
 
 
 def check_kind(kind: str) -> str:
@@ -26,12 +28,19 @@ def check_kind(kind: str) -> str:
 
 
 def runner_for(
-    kind: str, state: StateLayout | None = None, config: LocalModels | None = None
+    kind: str,
+    state: StateLayout | None = None,
+    config: LocalModels | None = None,
+    simulated: SimulatedModel | None = None,
 ) -> Runner:
     """The Runner that starts servers of `kind`, with `config`'s production settings (its
     runner_args, or production's Ollama environment); BadInput naming the valid kinds
-    otherwise."""
+    otherwise. `simulated`: a simulated runner's capacity model (default: the config's)."""
     check_kind(kind)
+    if kind == "simulated":
+        from .simulated import SimulatedRunner
+
+        return SimulatedRunner(simulated or (config.simulated if config else None), state)
     if kind == "embedded":
         from .embedded import EmbeddedRunner
 
@@ -48,7 +57,8 @@ def runner_for(
 
 
 def production_watch(config: LocalModels) -> ProductionWatch:
-    """Ollama is watched through /api/ps; llama-server and embedded through /health and /slots."""
+    """Ollama is watched through /api/ps; the llama.cpp kinds (and the simulated runner, which
+    speaks their API) through /health and /slots."""
     return watch_url(config.runner, config.production)
 
 

@@ -201,7 +201,16 @@ def _answer_for(
         stale = _request(deps, config, fingerprint, reason, declaration, "stale", path)
         return replace(stale, evidence_age_s=max(0.0, now - created_at))
     answer = _from_figures(config, fingerprint, figures, path)
-    return replace(answer, evidence_age_s=max(0.0, now - created_at))
+    answer = replace(answer, evidence_age_s=max(0.0, now - created_at))
+    if figures.without_intervals:
+        # still answered from it, but it cannot say how sure it is: ask for a new measurement
+        old = "measured without intervals (one pass over the corpus per step)"
+        requested = _request(deps, config, fingerprint, old, declaration, answer.reason_code, path)
+        return replace(
+            answer, reason=f"{answer.reason}; {requested.reason}", requested=True,
+            request=requested.request,
+        )  # fmt: skip
+    return answer
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:

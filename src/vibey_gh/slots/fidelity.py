@@ -29,8 +29,17 @@ def exact(result: TurnResult) -> tuple[str, str]:
     return (result.text, json.dumps(calls, sort_keys=True))
 
 
+def first_answers(step: StepRecord) -> dict[str, TurnResult]:
+    """Each corpus turn's first answer in the step (a steady-state step sends turns again)."""
+    first: dict[str, TurnResult] = {}
+    for turn in sorted(step.turns, key=lambda t: t.result.started):
+        first.setdefault(turn.turn_id, turn.result)
+    return first
+
+
 def served_by_turn(step: StepRecord) -> dict[str, TurnResult]:
-    return {t.turn_id: t.result for t in step.turns if t.result.served}
+    """The turns whose first answer was served, with that answer."""
+    return {turn_id: r for turn_id, r in first_answers(step).items() if r.served}
 
 
 def agreement(reference: Mapping[str, TurnResult], other: Mapping[str, TurnResult]) -> Agreement:

@@ -21,20 +21,32 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..errors import EvidenceError
 from ..files import atomic_write_json, read_json
+from .stats import t_quantile
 
 if TYPE_CHECKING:
     from ..config import Bounds
     from ..state import StateLayout
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 1
+FIGURES_VERSION = 2
 FIGURES_SCHEMA = 1
 FIGURES_KIND = "vibey-gh-figures"
+# An interval from fewer sub-windows than this is not trusted: with one or two degrees of
+# freedom its width says more about luck than about the runner.
+MIN_BATCHES = 5
 
 
 @dataclass(frozen=True)
 class StepMetrics:
-    """The numbers of the step table. None where the data to compute one is missing."""
+    """The numbers of the step table. None where the data to compute one is missing.
+
+    duration_s / turns_per_hour: over the measurement window of a steady-state step (the whole
+    replay for a step of the one-pass method, which has no window and no interval).
+    window_start / window_end: monotonic seconds of that window; window_turns: turns served in it.
+    batches / turns_per_hour_se: how many equal sub-windows the window was cut into and the
+    standard error of their mean throughput (None with fewer than two): `interval` turns it into
+    an interval at a confidence.
+    """
 
     served: int
     total: int
@@ -50,13 +62,41 @@ class StepMetrics:
     prompt_tokens_min: int | None
     prompt_tokens_p50: int | None
     prompt_tokens_max: int | None
+    window_start: float | None = None
+    window_end: float | None = None
+    window_turns: int | None = None
+    batches: int = 0
+    turns_per_hour_se: float | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.turns_per_hour_se is not None and self.batches >= MIN_BATCHES
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Two-sided interval of turns_per_hour; the point itself when there is no interval."""
+        if self.turns_per_hour_se is None or self.batches < MIN_BATCHES:
+            return self.turns_per_hour, self.turns_per_hour
+        half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
+        return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepMetrics:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        # figures of the one-pass method have no window and no interval
+        optional: dict[str, Any] = {
+            "window_start": None,
+            "window_end": None,
+            "window_turns": None,
+            "batches": 0,
+            "turns_per_hour_se": None,
+        }
+        values: dict[str, Any] = {
+            name: data[name] if name in data or name not in optional else optional[name]
+            for name in cls.__dataclass_fields__
+        }
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -171,6 +211,11 @@ class StepFigures:
 class SweepFigures:
     baseline: BaselineFigures
     steps: tuple[StepFigures, ...]
+
+    @property
+    def without_intervals(self) -> bool:
+        """Every step is of the one-pass method: no measurement window, no interval."""
+        return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ config, from figures kept beside the evidence, without parsing every recorded an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,9 +28,14 @@ class Verdict:
     """How one step fares against the bounds.
 
     label: "floor" (first one-slot run), "baseline" (second), "qualifies", "no gain",
-      or "breaks <first bound>".
+      "inconclusive", or "breaks <first bound>".
     broken: every broken bound, as a phrase. warnings: what is reported but not refusing
       (memory at one slot). gain: throughput over the best one-slot run, minus 1.
+    gain_low / gain_high: the gain's interval at `confidence`, from the step's own throughput
+      interval over that same bar (the point gain for a step measured without an interval).
+      Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
+      gain_high < min_gain, and is inconclusive in between.
+    turns_per_hour_low / turns_per_hour_high: the throughput's interval at `confidence`.
     """
 
     index: int
@@ -42,6 +48,15 @@ class Verdict:
     gain: float | None
     agreement: Agreement | None
     metrics: StepMetrics
+    gain_low: float | None = None
+    gain_high: float | None = None
+    turns_per_hour_low: float = 0.0
+    turns_per_hour_high: float = 0.0
+    confidence: float | None = None
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.label == "inconclusive"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +68,11 @@ class Verdict:
             "broken": list(self.broken),
             "warnings": list(self.warnings),
             "gain": self.gain,
+            "gain_low": self.gain_low,
+            "gain_high": self.gain_high,
+            "turns_per_hour_low": self.turns_per_hour_low,
+            "turns_per_hour_high": self.turns_per_hour_high,
+            "confidence": self.confidence,
             "agreement": self.agreement.to_json() if self.agreement else None,
             "metrics": self.metrics.to_json(),
         }
@@ -117,10 +137,20 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         inside = not broken
         label = "qualifies" if inside else "breaks " + _short(broken[0])
     best = baseline.best_one_slot_turns_per_hour
-    gain = (metrics.turns_per_hour / best - 1.0) if best > 0 else None
-    qualifies = step.slots > 1 and inside and gain is not None and gain >= bounds.min_gain
+    low, high = metrics.interval(bounds.confidence)
+    # a steady-state step whose window held too few turns for an interval cannot be called
+    unknowable = metrics.window_start is not None and not metrics.has_interval
+    if unknowable:
+        low, high = 0.0, math.inf
+    gain = gain_low = gain_high = None
+    if best > 0:
+        gain = metrics.turns_per_hour / best - 1.0
+        if not unknowable:
+            gain_low, gain_high = low / best - 1.0, high / best - 1.0
+    qualifies = step.slots > 1 and inside and gain_low is not None and gain_low >= bounds.min_gain
     if step.slots > 1 and inside and not qualifies:
-        label = "no gain"
+        undecided = unknowable or (gain_high is not None and gain_high >= bounds.min_gain)
+        label = "inconclusive" if undecided else "no gain"
     return Verdict(
         index=step.index,
         slots=step.slots,
@@ -132,6 +162,11 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         gain=gain,
         agreement=step.agreement,
         metrics=metrics,
+        gain_low=gain_low,
+        gain_high=gain_high,
+        turns_per_hour_low=low,
+        turns_per_hour_high=high,
+        confidence=bounds.confidence if metrics.has_interval else None,
     )
 
 
@@ -172,12 +207,17 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     qualifying = [v for v in verdicts if v.qualifies]
     if qualifying:
-        best = max(qualifying, key=lambda v: v.metrics.turns_per_hour)
+        chosen, best = ideal_of(qualifying)
         reason = (
-            f"{best.slots} slots stayed inside every bound and served "
-            f"{best.metrics.turns_per_hour:.1f} turns/h, {best.gain:+.0%} over one slot"
+            f"{chosen.slots} slots stayed inside every bound and served "
+            f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
         )
-        return SweepJudgement(verdicts, best.slots, reason, figures)
+        if chosen is not best:
+            reason += (
+                f"; {best.slots} slots measured {best.metrics.turns_per_hour:.1f} turns/h, "
+                f"within {chosen.slots} slots' interval, so the smaller N is kept"
+            )
+        return SweepJudgement(verdicts, chosen.slots, reason, figures)
     if not any(s.slots == 1 for s in figures.steps):
         return SweepJudgement(verdicts, 1, "no one-slot run to compare with", figures)
     multi = [v for v in verdicts if v.slots > 1]
@@ -186,6 +226,15 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     parts = [_step_summary(v, bounds) for v in multi]
     reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
     return SweepJudgement(verdicts, 1, reason, figures)
+
+
+def ideal_of(qualifying: Sequence[Verdict]) -> tuple[Verdict, Verdict]:
+    """(the ideal step, the best one): the smallest qualifying N whose throughput interval
+    reaches the best qualifying throughput (design §5); a gain the interval cannot show is
+    never paid for with memory, latency and fidelity."""
+    best = max(qualifying, key=lambda v: (v.metrics.turns_per_hour, -v.slots))
+    reaching = [v for v in qualifying if v.turns_per_hour_high >= best.metrics.turns_per_hour]
+    return min(reaching, key=lambda v: (v.slots, v.index)), best
 
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
@@ -199,4 +248,18 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
     if not verdict.inside_bounds:
         return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
+    if verdict.inconclusive:
+        interval = gain_range(verdict)
+        shown = f" ({interval})" if interval else " (too few turns for an interval)"
+        return (
+            f"N={verdict.slots} gained {gain}{shown}, inconclusive "
+            f"about the {bounds.min_gain:.0%} needed"
+        )
     return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"
+
+
+def gain_range(verdict: Verdict) -> str:
+    """'+3% to +18%' — the gain's interval as printed; '' without one."""
+    if verdict.gain_low is None or verdict.gain_high is None or verdict.confidence is None:
+        return ""
+    return f"{verdict.gain_low:+.0%} to {verdict.gain_high:+.0%}"

@@ -43,10 +43,9 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
         return None
     try:
         process = psutil.Process(pid)
-        same = (
-            abs(process.create_time() - float(record.get("create_time", 0))) < 1.0
-            and process.cmdline() == record.get("cmdline")
-        )
+        same = abs(
+            process.create_time() - float(record.get("create_time", 0))
+        ) < 1.0 and process.cmdline() == record.get("cmdline")
     except psutil.Error:
         same = False
     if not same:
@@ -65,6 +64,7 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
 
 
 EMBEDDED_MODULE = "vibey_gh.runners.embedded"
+SIMULATED_MODULE = "vibey_gh.runners.simulated_server"
 
 
 def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:
@@ -96,7 +96,8 @@ def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | No
 
 def _orphaned_embedded_runner(cmdline: list[str]) -> bool:
     """Our embedded runner whose starter is gone (never a `runner serve` someone is using)."""
-    if EMBEDDED_MODULE not in cmdline or "--parent-pid" not in cmdline:
+    ours = EMBEDDED_MODULE in cmdline or SIMULATED_MODULE in cmdline
+    if not ours or "--parent-pid" not in cmdline:
         return False
     try:
         parent = int(cmdline[cmdline.index("--parent-pid") + 1])

@@ -33,6 +33,7 @@ PLOT_AXES = {"throughput": 2, "latency": 1, "memory": 3, "fidelity": 1}
 NAN = math.nan
 DPI = 100
 INSIDE_COLOUR, BROKEN_COLOUR, BAND_COLOUR = "tab:blue", "tab:red", "tab:gray"
+LIMIT_COLOUR, IDEAL_COLOUR = "tab:green", "gold"
 
 _T, _WIRED, _USED, _FREE, _SWAP_OUT, _RSS, _GPU = (
     TIMELINE_FIELDS.index(name)
@@ -180,13 +181,68 @@ def _broken_legend(ax: Axes, verdicts: Sequence[Verdict]) -> None:
     ax.legend(fontsize=8, loc="best")
 
 
-def throughput_figure(judgement: SweepJudgement, title: str) -> Figure:
+def _intervals(ax: Axes, verdicts: Sequence[Verdict], confidence: float | None) -> None:
+    """Each step's throughput interval as an error bar."""
+    shown = [v for v in verdicts if v.turns_per_hour_high > v.turns_per_hour_low]
+    if not shown:
+        return
+    ax.errorbar(
+        [v.slots for v in shown],
+        [v.metrics.turns_per_hour for v in shown],
+        yerr=[
+            [v.metrics.turns_per_hour - v.turns_per_hour_low for v in shown],
+            [v.turns_per_hour_high - v.metrics.turns_per_hour for v in shown],
+        ],
+        fmt="none",
+        ecolor="black",
+        elinewidth=1.0,
+        capsize=4,
+        label=f"{confidence:.0%} interval" if confidence else "interval",
+    )
+
+
+def _gain_line(ax: Axes, judgement: SweepJudgement, min_gain: float | None) -> None:
+    best = judgement.figures.baseline.best_one_slot_turns_per_hour
+    if min_gain is None or best <= 0:
+        return
+    ax.axhline(
+        (1.0 + min_gain) * best,
+        color=LIMIT_COLOUR,
+        linestyle="--",
+        linewidth=1.0,
+        label=f"min_gain: {min_gain:.0%} above the better one-slot run",
+    )
+
+
+def _ideal_mark(ax: Axes, judgement: SweepJudgement) -> None:
+    chosen = judgement.verdict_for(judgement.ideal)
+    if chosen is None or not chosen.qualifies:
+        return
+    ax.plot(
+        [chosen.slots],
+        [chosen.metrics.turns_per_hour],
+        marker="*",
+        markersize=18,
+        color=IDEAL_COLOUR,
+        linestyle="none",
+        label=f"ideal N = {chosen.slots}",
+        zorder=5,
+    )
+
+
+def throughput_figure(
+    judgement: SweepJudgement, title: str, min_gain: float | None = None
+) -> Figure:
     verdicts = judgement.verdicts
     figure, (turns_ax, tokens_ax) = _figure(2, 6.5, f"Throughput against slots — {title}")
     turns = [v.metrics.turns_per_hour for v in verdicts]
     tokens = [v.metrics.output_tokens_per_s for v in verdicts]
     _one_slot_band(turns_ax, verdicts, turns)
     _points(turns_ax, verdicts, list(turns), "served turns per hour")
+    confidence = next((v.confidence for v in verdicts if v.confidence), None)
+    _intervals(turns_ax, verdicts, confidence)
+    _gain_line(turns_ax, judgement, min_gain)
+    _ideal_mark(turns_ax, judgement)
     turns_ax.set_ylabel("served turns per hour (turns/h)")
     turns_ax.set_ylim(bottom=0)
     _broken_legend(turns_ax, verdicts)
@@ -330,7 +386,7 @@ def build_figures(
     names = [row[0] for row in step_rows(evidence.steps, judgement)]
     title = plot_title(evidence)
     return {
-        "throughput": throughput_figure(judgement, title),
+        "throughput": throughput_figure(judgement, title, bounds.min_gain),
         "latency": latency_figure(judgement, title),
         "memory": memory_figure(evidence, judgement, bounds, names, title),
         "fidelity": fidelity_figure(judgement, bounds, title),

@@ -150,7 +150,11 @@ class StepRecord:
       production: what the production runner did meanwhile.
       ended_early: why the step stopped before replaying the whole corpus, else None.
       runner_version: the calibration runner's own version.
-      corpus_turns: how many turns a complete step replays.
+      corpus_turns: how many turns a complete step replays (at least once each).
+      measurement: for a steady-state step, its measurement window as recorded when it ended
+        {start, end, turns, min_seconds, max_seconds, why_ended}; None for a step of the
+        one-pass method. Metrics recompute the window from the turns' timestamps; this copy is
+        for a reader of the file.
     """
 
     index: int
@@ -170,6 +174,7 @@ class StepRecord:
     corpus_turns: int = 0
     gpu_budget_bytes: tuple[int | None, ...] = ()
     discarded_attempts: int = 0
+    measurement: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -191,6 +196,7 @@ class StepRecord:
             "runner_version": self.runner_version,
             "corpus_turns": self.corpus_turns,
             "discarded_attempts": self.discarded_attempts,
+            "measurement": self.measurement,
         }
 
     @classmethod
@@ -222,4 +228,5 @@ class StepRecord:
             runner_version=checked.text(data, "runner_version", None),
             corpus_turns=checked.integer(data, "corpus_turns", 0),
             discarded_attempts=checked.integer(data, "discarded_attempts", 0),
+            measurement=checked.mapping(data, "measurement") if data.get("measurement") else None,
         )

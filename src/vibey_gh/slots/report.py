@@ -20,7 +20,7 @@ from pathlib import Path
 from ..config import Bounds
 from ..files import atomic_write_text
 from .evidence import Evidence
-from .judge import GB, SweepJudgement, judge_sweep
+from .judge import GB, SweepJudgement, gain_range, judge_sweep
 from .metrics import percentile
 from .report_context import bounds_section, corpus_section, device_section, not_measured_section
 from .report_facts import (
@@ -30,7 +30,7 @@ from .report_facts import (
     noise_facts,
     step_names,
 )
-from .table import markdown_table, step_rows
+from .table import inconclusive_sentence, markdown_table, step_rows, throughput_cell
 
 REPORT_SUFFIX = "-report.md"
 
@@ -90,31 +90,43 @@ def _steps_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
     return lines
 
 
-def _throughput_section(judgement: SweepJudgement, names: Sequence[str]) -> list[str]:
+def _throughput_section(
+    evidence: Evidence, judgement: SweepJudgement, names: Sequence[str], bounds: Bounds
+) -> list[str]:
     noise = noise_facts(judgement)
-    lines = ["## Throughput and noise", ""]
+    lines = ["## Throughput and its intervals", ""]
+    confidence = next((v.confidence for v in judgement.verdicts if v.confidence), None)
+    if confidence is None:
+        lines.append(
+            "These steps were measured without intervals (one pass over the corpus each, "
+            "the older method): each figure is a single reading. Calibrate again for intervals."
+        )
+    else:
+        lines.append(
+            f"Each step was measured in a steady state; its throughput counts only the window "
+            f"in which every worker was busy, and its interval ({confidence:.0%}, batch means "
+            "over ten sub-windows) is judged from the step's own data. A step qualifies when "
+            f"the low end of its gain clears {bounds.min_gain:.0%}, gains nothing when the high "
+            "end does not, and is inconclusive in between."
+        )
     if noise.noise is None:
         lines.append(f"Noise is unknown: {noise.reason}.")
     else:
-        rates = " and ".join(f"{r:.1f}" for r in noise.one_slot_turns_per_hour)
+        rates = " and ".join(f"{r:,.0f}" for r in noise.one_slot_turns_per_hour)
         lines.append(
-            f"The one-slot runs served {rates} turns/h: they differ by {noise.noise:.1%}, which "
-            "is this machine's noise. A throughput difference below it is called noise here."
+            f"The one-slot runs served {rates} turns/h: they differ by {noise.noise:.1%}, "
+            "how stable this machine was."
         )
     lines.append("")
-    for verdict, name in zip(judgement.verdicts, names, strict=True):
-        if verdict.slots == 1 or verdict.gain is None:
-            continue
-        if noise.noise is None:
-            call = "noise unknown"
-        elif abs(verdict.gain) <= noise.noise:
-            call = "within noise"
-        else:
-            call = "faster than noise" if verdict.gain > 0 else "slower than noise"
-        lines.append(
-            f"- {name}: {verdict.metrics.turns_per_hour:.1f} turns/h, {verdict.gain:+.1%} against "
-            f"the better one-slot run: {call}."
-        )
+    for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
+        line = f"- {name}: {throughput_cell(verdict)} turns/h"
+        if verdict.slots > 1 and verdict.gain is not None:
+            interval = gain_range(verdict)
+            line += f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
+            line += " against the better one-slot run"
+        lines.append(line + f": {verdict.label}.")
+        if verdict.inconclusive:
+            lines.append("  " + inconclusive_sentence(verdict, step, bounds.min_gain))
     return lines
 
 
@@ -260,7 +272,7 @@ def render_report(
         "",
         *_steps_section(evidence, judgement),
         "",
-        *_throughput_section(judgement, names),
+        *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),
         *image("latency", "latency against slots"),
         "",

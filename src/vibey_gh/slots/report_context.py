@@ -107,8 +107,10 @@ BOUND_MEANINGS = {
     "swap_factor": "swap-out ≤ this × the one-slot rate …",
     "swap_floor_mb_per_min": "… but never judged below this rate (MB/min)",
     "fidelity_tolerance": "structural agreement ≥ one slot's self-agreement minus this",
-    "min_gain": "a step qualifies only if it beats the better one-slot run by this share",
-    "patience": "the sweep stops after this many steps without that gain",
+    "min_gain": "a step qualifies only if its gain interval's low end beats the better one-slot "
+    "run by this share",
+    "patience": "the sweep stops after this many steps whose interval is below that gain",
+    "confidence": "how sure each throughput and gain interval is",
 }
 
 

@@ -91,6 +91,8 @@ def build_evidence(
         },
         "method": {**method, "hash": method_hash_of(method)},
         "bounds": bounds.to_json(),
+        # how sure each step's throughput interval and each verdict's gain interval are
+        "confidence": bounds.confidence,
         "steps": [s.to_json() for s in steps],
         "verdicts": [v.to_json() for v in judgement.verdicts],
         "decision": {

@@ -66,6 +66,16 @@ class ShownEvidence:
     differences: tuple[str, ...] | None
     files: tuple[Path, ...]
     missing_files: tuple[Path, ...]
+    min_gain: float = 0.10  # today's, which the verdicts were judged with
+
+    @property
+    def with_intervals(self) -> bool:
+        """False for evidence of the one-pass method: its throughputs carry no interval."""
+        return all(step.measurement is not None for step in self.evidence.steps)
+
+    @property
+    def confidence(self) -> float | None:
+        return next((v.confidence for v in self.judgement.verdicts if v.confidence), None)
 
     @property
     def rows(self) -> list[list[str]]:
@@ -83,6 +93,8 @@ class ShownEvidence:
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,
+            "confidence": self.confidence,
+            "measured_with_intervals": self.with_intervals,
             "columns": list(COLUMNS),
             "rows": self.rows,
             "verdicts": [
@@ -91,6 +103,11 @@ class ShownEvidence:
                     "label": v.label,
                     "qualifies": v.qualifies,
                     "gain": v.gain,
+                    "gain_low": v.gain_low,
+                    "gain_high": v.gain_high,
+                    "turns_per_hour": v.metrics.turns_per_hour,
+                    "turns_per_hour_low": v.turns_per_hour_low,
+                    "turns_per_hour_high": v.turns_per_hour_high,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
                 }
@@ -157,6 +174,7 @@ def _shown(
         differences=differences,
         files=files,
         missing_files=missing,
+        min_gain=config.bounds.min_gain,
     )
 
 

@@ -1,8 +1,16 @@
-"""Measure one step: start the calibration runner with N slots, preload, replay, sample, stop."""
+"""Measure one step: start the calibration runner with N slots, preload, replay, sample, stop.
+
+The replay runs in a steady state (design §5): at least `min_step_seconds` of measurement
+window and every corpus turn once; above one slot, longer (up to `max_step_seconds`) while the
+throughput interval cannot yet tell whether the step clears `min_gain` over the bars it is
+compared with (the better one-slot run, and the best throughput so far for the patience rule).
+"""
 
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +27,28 @@ from ..interfaces.slots_interface import (
     Runner,
     RunnerLaunch,
     RunningRunner,
+    TurnResult,
 )
 from .baseline import Baseline, early_verdict
 from .corpus import Corpus
+from .metrics import (
+    WANTED_WINDOW_TURNS,
+    batch_standard_error,
+    batch_throughputs,
+    measurement_window,
+    ramp_up_end,
+    served_ends,
+)
 from .orphans import forget_runner, remember_runner
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
+from .stats import t_quantile
+
+# why a steady-state step stopped measuring
+ENDED_DECIDED = "the interval decided"
+ENDED_MINIMUM = "measured the minimum time"
+ENDED_CAP = "inconclusive at max_step_seconds"
 
 
 class StepProgress(Protocol):
@@ -61,6 +84,86 @@ class StepContext:
     # what the calibration runner itself holds, polled beside production (None: not watched)
     calibration_watch: Callable[[str], ProductionWatch] | None = None
     early_verdicts: bool = True
+    min_step_seconds: float = 60.0
+    max_step_seconds: float = 300.0
+
+
+class _Stopping:
+    """The steady-state rule a replay asks at every segment boundary: measure on?"""
+
+    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[float, ...]) -> None:
+        self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
+        self.why = ENDED_MINIMUM
+
+    def __call__(self, turns: list[TurnRecord]) -> bool:
+        start = ramp_up_end(turns, self.slots)
+        if start is None:
+            return True  # not every worker has started: no window yet
+        now = self.ctx.clock.monotonic()
+        measured = now - start
+        if measured < self.ctx.min_step_seconds:
+            return True
+        if measured >= self.ctx.max_step_seconds:
+            self.why = ENDED_CAP if self.slots > 1 and self.compare_with else ENDED_MINIMUM
+            return False
+        if len(served_ends(turns, start, now)) < WANTED_WINDOW_TURNS:
+            return True  # too few turns yet for ten batches
+        if self.slots <= 1 or not self.compare_with:
+            self.why = ENDED_MINIMUM
+            return False
+        if self.undecided(turns, start, now):
+            return True
+        self.why = ENDED_DECIDED
+        return False
+
+    def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        bounds = self.ctx.bounds_now()
+        ends = served_ends(turns, start, now)
+        batches = batch_throughputs(ends, start, now)
+        se = batch_standard_error(batches, start, now)
+        if se is None:
+            return True
+        point = len(ends) * 3600.0 / (now - start)
+        half = t_quantile(0.5 + bounds.confidence / 2.0, len(batches) - 1) * se
+        low, high = point - half, point + half
+        return any(
+            low < (1.0 + bounds.min_gain) * bar <= high for bar in self.compare_with if bar > 0
+        )
+
+
+class _LineWriter:
+    """Appends the step's raw turns to a file from a thread of its own, fsynced in batches.
+
+    A worker only hands its line over: an fsync per turn inside the replay would add its few
+    milliseconds to every turn of every worker, a harness overhead that shows up as throughput
+    gained past the knee. A crash loses at most the lines not yet written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="turns-writer", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def put(self, line: str) -> None:
+        self.lines.put(line)
+
+    def close(self) -> None:
+        self.lines.put(None)
+        self.thread.join()
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            batch = [self.lines.get()]
+            while not self.lines.empty():
+                batch.append(self.lines.get())
+            done = None in batch
+            text = [line for line in batch if line is not None]
+            if text:
+                append_line_durably(self.path, "\n".join(text))
 
 
 def measure_step(
@@ -71,7 +174,9 @@ def measure_step(
     baseline: Baseline,
     step_dir: Path,
     progress: StepProgress,
+    compare_with: tuple[float, ...] = (),
 ) -> StepRecord:
+    """`compare_with`: throughputs the step's gain is decided against (none: minimum time)."""
     ensure_private_dir(step_dir)
     turn_ids = [t.id for s in ctx.corpus.segments for t in s.turns]
     progress.step_started(index, slots, attempt, len(turn_ids))
@@ -104,6 +209,7 @@ def measure_step(
             load_seconds,
             version,
             progress,
+            _Stopping(ctx, slots, compare_with),
         )
     finally:
         running.stop()
@@ -123,6 +229,7 @@ def _replay_with_sampler(
     load_seconds: float | None,
     version: str | None,
     progress: StepProgress,
+    stopping: _Stopping,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
     log_events()  # the start-up and preload lines are not part of the replay
@@ -149,20 +256,27 @@ def _replay_with_sampler(
         on_tick=on_tick,
         calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
     )
-    results_path = step_dir / "turns.jsonl"
+    results = _LineWriter(step_dir / "turns.jsonl")
     started_at = ctx.clock.now()
 
     def record_turn(record: TurnRecord) -> None:
-        append_line_durably(results_path, json.dumps(record.to_json()))
+        results.put(json.dumps(record.to_json()))
+
+    # each corpus turn's first answer is the one compared; kept as turns come in, because
+    # this runs under the replay's lock after every turn and a steady-state step has many
+    first_answers: dict[str, TurnResult] = {}
+    served_count = [0]
 
     def check(turns: list[TurnRecord]) -> str | None:
-        served = sum(1 for t in turns if t.result.served)
-        progress.turn_done(len(turns), served, sampler.latest)
+        latest = turns[-1]
+        served_count[0] += 1 if latest.result.served else 0
+        progress.turn_done(len(turns), served_count[0], sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
-        if not ctx.early_verdicts:
-            return None
-        by_id = {t.turn_id: t.result for t in turns}
+        if not ctx.early_verdicts or latest.turn_id in first_answers:
+            return None  # a repeated turn changes no first answer
+        first_answers[latest.turn_id] = latest.result
+        by_id = first_answers
         return early_verdict(
             slots,
             [by_id.get(t) for t in turn_ids],
@@ -175,6 +289,7 @@ def _replay_with_sampler(
         )
 
     sampler.start()
+    results.start()
     try:
         outcome = replay_corpus(
             running,
@@ -184,8 +299,10 @@ def _replay_with_sampler(
             check,
             record_turn,
             accept=lambda: not memory_crossed,
+            keep_going=stopping,
         )
     finally:
+        results.close()
         sampler.stop()
     if memory_crossed:
         stop_from_outside(outcome, memory_crossed[0])
@@ -206,4 +323,23 @@ def _replay_with_sampler(
         ended_early=outcome.ended_early,
         runner_version=version,
         corpus_turns=len(turn_ids),
+        measurement=_measurement(outcome.turns, slots, ctx, stopping, outcome.ended_early),
     )
+
+
+def _measurement(
+    turns: list[TurnRecord],
+    slots: int,
+    ctx: StepContext,
+    stopping: _Stopping,
+    ended_early: str | None,
+) -> dict[str, object]:
+    window = measurement_window(turns, slots)
+    return {
+        "start": window[0] if window else None,
+        "end": window[1] if window else None,
+        "turns": len(served_ends(turns, *window)) if window else 0,
+        "min_seconds": ctx.min_step_seconds,
+        "max_seconds": ctx.max_step_seconds,
+        "why_ended": ended_early or stopping.why,
+    }

@@ -2,7 +2,10 @@
 
 Steps are N = 1, 1, 2, 3, … (or an explicit list). The sweep stops at the first step above one
 slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
-over the best throughput so far. Bounds are re-read (through `bounds_now`) at every decision.
+over the best throughput so far. A step counts as such only when its whole throughput interval
+is below that bar; one whose interval clears it resets the count, and one whose interval
+straddles it (inconclusive) leaves the count as it was. Bounds are re-read (through
+`bounds_now`) at every decision.
 Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed sweep makes
 the same decisions as an uninterrupted one.
 """
@@ -52,9 +55,10 @@ def sweep_steps(
             continue
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
-        if verdict.metrics.turns_per_hour < (1.0 + bounds.min_gain) * best_before:
+        bar = (1.0 + bounds.min_gain) * best_before
+        if verdict.turns_per_hour_high < bar:
             strikes += 1
-        else:
+        elif verdict.turns_per_hour_low >= bar:
             strikes = 0
         if strikes >= bounds.patience:
             return (

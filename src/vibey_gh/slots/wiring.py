@@ -34,12 +34,12 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
     from ..runners.binary_identity import identify_calibration_binary
     from ..runners.drift import production_drift
     from ..runners.identify import identify_production
-    from ..runners.registry import production_watch, runner_for, watch_url
+    from ..runners.registry import IN_PACKAGE_KINDS, production_watch, runner_for, watch_url
 
     probes = PlatformProbes.detect()
     layout = layout or StateLayout.from_env()
-    # the embedded calibration runner is the installed package production runs too
-    separate_binary = config.runner != "embedded"
+    # the embedded and simulated calibration runners are the installed package production runs
+    separate_binary = config.runner not in IN_PACKAGE_KINDS
     return Environment(
         layout=layout,
         clock=SYSTEM_CLOCK,

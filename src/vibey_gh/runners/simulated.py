@@ -1,0 +1,93 @@
+"""The simulated runner: llama-server's HTTP API over a capacity model instead of a model.
+
+`python -m vibey_gh.runners.simulated_server --slots N --window W --port P [--knee K --noise X
+--seed S --tokens-per-second T]` serves on 127.0.0.1:P until SIGTERM or SIGINT:
+`/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (not streamed), with
+llama-server's answers and error bodies: 503 while "loading", 400 `exceed_context_size_error`
+for a prompt longer than the slot's window, 400 for a malformed request. N slots serve at once;
+further requests wait for a slot, as llama-server queues them. How long a turn takes and what
+it answers come from `simulated_model` ([local_models.simulated] in the config).
+
+It is a runner a person can calibrate without a model (`slots calibrate --demo --runner
+simulated`) and the fast engine of the calibration loop's tests. Like the embedded runner it
+runs as a child process, sampled, logged and stopped like every other kind. This module is
+the starting side; the server (`simulated_server`) imports none of the HTTP client.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import SimulatedModel
+from ..interfaces.slots_interface import RunnerInfo, RunnerLaunch
+from ..state import StateLayout
+from .llamacpp import LlamaCppServer
+from .process import ChildProcess, ensure_port_free
+from .simulated_model import (
+    KIND,
+    model_name,
+    simulated_identity,
+    simulated_version,
+)
+
+PARENT_CHECK_S = 1.0
+
+
+def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "vibey_gh.runners.simulated_server",
+        "--slots", str(launch.slots),
+        "--window", str(launch.window),
+        "--port", str(launch.port),
+        "--knee", str(model.knee),
+        "--noise", repr(model.noise),
+        "--seed", str(model.seed),
+        "--tokens-per-second", repr(model.tokens_per_second),
+        "--parent-pid", str(os.getpid()),
+    ]  # fmt: skip
+
+
+class SimulatedServer(LlamaCppServer):
+    """A started simulated runner: llama-server's client side, its own identity."""
+
+    def __init__(self, *, child: ChildProcess, port: int, model: SimulatedModel, clock: Clock):
+        super().__init__(
+            kind=KIND,
+            child=child,
+            port=port,
+            model_path=Path(model_name(model)),
+            version=lambda _url: simulated_version(),
+            clock=clock,
+        )
+        self._model = model
+
+    def info(self) -> RunnerInfo:
+        return simulated_identity(self._model)
+
+
+class SimulatedRunner:
+    """Starts `python -m vibey_gh.runners.simulated_server` with the configured capacity model."""
+
+    kind = KIND
+
+    def __init__(
+        self,
+        model: SimulatedModel | None = None,
+        state: StateLayout | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self._model = model or SimulatedModel()
+        self._clock = clock
+
+    def start(self, launch: RunnerLaunch) -> SimulatedServer:
+        ensure_port_free(launch.port)
+        env = {**os.environ, **launch.extra_env}
+        child = ChildProcess.start(
+            child_argv(launch, self._model), launch.log_path, name="simulated runner", env=env
+        )
+        return SimulatedServer(child=child, port=launch.port, model=self._model, clock=self._clock)

@@ -1,0 +1,182 @@
+"""The simulated runner's model: a capacity curve and deterministic answers, no weights.
+
+Pure functions, so the capacity model and the answers can be tested without a server.
+
+Capacity: one slot decodes `tokens_per_second` (and reads a prompt 20 times as fast); with
+`active` turns in flight the runner does min(active, knee) times one slot's work in all,
+shared among them. Throughput in turns
+per hour therefore grows with N up to the knee and is flat after it. Each turn's service time
+is multiplied by a noise factor exp(noise × z), z standard normal: a per-turn multiplicative
+spread whose median is 1.
+
+Answers: text (or one tool call when tools are offered and the prompt says so) derived from a
+hash of the prompt, so the same prompt gets the same answer at one slot. With noise > 0, a
+share of prompts (noise / 2, at most one half) get a slightly different answer of the same
+structure whenever more than one turn is in flight: fidelity has exact changes to count but
+no structural ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__
+from ..config import SimulatedModel
+from ..interfaces.identity import RunnerInfo
+
+KIND = "simulated"
+
+WORDS = (
+    "slot", "window", "token", "prefix", "cache", "segment", "turn", "answer", "runner", "batch",
+    "steady", "interval", "gain", "knee", "bound", "memory",
+)  # fmt: skip
+CHARS_PER_TOKEN = 4
+MIN_OUTPUT_TOKENS = 12
+OUTPUT_TOKEN_SPREAD = 52
+PROMPT_SPEEDUP = 20.0  # prompt tokens are read this many times faster than answers are written
+
+
+def simulated_version() -> str:
+    return f"simulated {__version__}"
+
+
+def model_name(model: SimulatedModel) -> str:
+    return (
+        f"simulated knee={model.knee} noise={model.noise:g} seed={model.seed} "
+        f"tokens_per_second={model.tokens_per_second:g}"
+    )
+
+
+def model_digest(model: SimulatedModel) -> str:
+    """Stands for a model's digest: another capacity model is another device to calibrate."""
+    return "sha256:" + hashlib.sha256(model_name(model).encode()).hexdigest()
+
+
+def simulated_identity(model: SimulatedModel) -> RunnerInfo:
+    return RunnerInfo(KIND, simulated_version(), model_name(model), model_digest(model), {})
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    tool_name: str | None
+    tool_arguments: dict[str, Any]
+    prompt_tokens: int
+    output_tokens: int
+    finish_reason: str
+
+
+def prompt_digest(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
+    canonical = json.dumps([messages, tools or []], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).digest()
+
+
+def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    """About four characters a token, as a tokenizer of English text gives."""
+    size = len(json.dumps(messages, separators=(",", ":")))
+    size += len(json.dumps(tools, separators=(",", ":"))) if tools else 0
+    return max(1, size // CHARS_PER_TOKEN)
+
+
+def changes_under_load(digest: bytes, noise: float) -> bool:
+    """Whether this prompt's answer differs when other turns share the runner."""
+    share = min(0.5, noise / 2.0)
+    return int.from_bytes(digest[8:12], "big") / 2**32 < share
+
+
+def answer_for(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    max_tokens: int,
+    *,
+    loaded: bool,
+    noise: float,
+) -> Answer:
+    """The deterministic answer; `loaded`: other turns were in flight when this one started."""
+    digest = prompt_digest(messages, tools)
+    variant = loaded and changes_under_load(digest, noise)
+    wanted = MIN_OUTPUT_TOKENS + digest[0] % OUTPUT_TOKEN_SPREAD
+    output_tokens = min(wanted, max_tokens)
+    finish = "length" if wanted > max_tokens else "stop"
+    words = [WORDS[b % len(WORDS)] for b in digest[1 : 1 + min(output_tokens, 24)]]
+    if variant:
+        words[-1] = "differently"
+    tool = _tool_to_call(tools, digest)
+    if tool is not None and finish == "stop":
+        name, properties = tool
+        value = "b" if variant else "a"
+        return Answer("", name, {p: value for p in properties}, 0, output_tokens, "tool_calls")
+    return Answer(" ".join(words), None, {}, 0, output_tokens, finish)
+
+
+def _tool_to_call(
+    tools: list[dict[str, Any]] | None, digest: bytes
+) -> tuple[str, list[str]] | None:
+    if not tools or digest[2] % 2:
+        return None
+    function = tools[digest[3] % len(tools)].get("function", {})
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    parameters = function.get("parameters")
+    properties = parameters.get("properties", {}) if isinstance(parameters, dict) else {}
+    return function["name"], sorted(properties) if isinstance(properties, dict) else []
+
+
+def work_seconds(
+    prompt: int, output: int, *, tokens_per_second: float, noise_z: float, noise: float
+) -> float:
+    """How long one turn would take alone on the runner."""
+    alone = output / tokens_per_second + prompt / (tokens_per_second * PROMPT_SPEEDUP)
+    return alone * math.exp(noise * noise_z)
+
+
+def sharing_rate(active: int, knee: int) -> float:
+    """How fast each of `active` turns progresses, as a share of one turn alone."""
+    return min(active, knee) / active if active > 0 else 1.0
+
+
+class ProcessorSharing:
+    """The runner's capacity shared among the turns in flight, as time passes.
+
+    Each turn brings its work (seconds alone); while n turns are in flight each progresses at
+    `sharing_rate(n, knee)`. A turn's wait is recomputed whenever another turn arrives or
+    leaves, so the rate it gets is the rate of every moment, not of its arrival.
+    """
+
+    def __init__(self, knee: int, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.knee = knee
+        self.monotonic = monotonic
+        self.changed = threading.Condition()
+        self.remaining: dict[int, float] = {}
+        self.updated = monotonic()
+        self.next_id = 0
+
+    def _advance(self) -> None:
+        now = self.monotonic()
+        rate = sharing_rate(len(self.remaining), self.knee)
+        for key in self.remaining:
+            self.remaining[key] -= (now - self.updated) * rate
+        self.updated = now
+
+    def serve(self, work: float) -> None:
+        """Block for as long as `work` takes among the turns in flight."""
+        with self.changed:
+            self._advance()
+            key, self.next_id = self.next_id, self.next_id + 1
+            self.remaining[key] = work
+            self.changed.notify_all()
+            while True:
+                self._advance()
+                if self.remaining[key] <= 1e-6:
+                    del self.remaining[key]
+                    self.changed.notify_all()
+                    return
+                rate = sharing_rate(len(self.remaining), self.knee)
+                self.changed.wait(self.remaining[key] / rate)

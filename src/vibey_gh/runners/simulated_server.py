@@ -1,0 +1,272 @@
+"""The simulated runner's server: `python -m vibey_gh.runners.simulated_server`.
+
+Serves llama-server's API on 127.0.0.1 over the capacity model of `simulated_model` until
+SIGTERM or SIGINT, or until the process that started it is gone. Started by
+`simulated.SimulatedRunner`; see there for the endpoints and answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ..config import SimulatedModel
+from ..platforms.stopsignals import StopSignals
+from .process import LOOPBACK
+from .simulated_model import (
+    KIND,
+    ProcessorSharing,
+    answer_for,
+    prompt_tokens,
+    simulated_version,
+    work_seconds,
+)
+
+PARENT_CHECK_S = 1.0
+
+# ---------------------------------------------------------------------------------------------
+# The child process
+# ---------------------------------------------------------------------------------------------
+
+
+class _Engine:
+    """Slots, the noise generator and the counters /slots reports; shared by request threads."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.free = list(range(args.slots))
+        self.processing = [False] * args.slots
+        self.tasks = 0
+        self.ready = threading.Condition()
+        self.rng = random.Random(args.seed)
+        self.capacity = ProcessorSharing(args.knee)
+
+    def acquire(self) -> tuple[int, int, float]:
+        """A free slot's id, how many turns are in flight with it, and this turn's noise draw."""
+        with self.ready:
+            while not self.free:
+                self.ready.wait()
+            slot = self.free.pop(0)
+            self.processing[slot] = True
+            self.tasks += 1
+            return slot, sum(self.processing), self.rng.gauss(0.0, 1.0)
+
+    def release(self, slot: int) -> None:
+        with self.ready:
+            self.processing[slot] = False
+            self.free.append(slot)
+            self.ready.notify()
+
+    def slots_json(self) -> list[dict[str, Any]]:
+        with self.ready:
+            return [
+                {"id": i, "n_ctx": self.args.window, "speculative": False, "is_processing": busy}
+                for i, busy in enumerate(self.processing)
+            ]
+
+    def props(self) -> dict[str, Any]:
+        return {
+            "default_generation_settings": {"n_ctx": self.args.window, "params": {}},
+            "total_slots": self.args.slots,
+            "model_alias": KIND,
+            "model_path": KIND,
+            "endpoint_slots": True,
+            "build_info": simulated_version(),
+        }
+
+    def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
+        """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
+        messages = request.get("messages")
+        tools = request.get("tools")
+        max_tokens = request.get("max_tokens", 768)
+        if not isinstance(messages, list) or not messages:
+            return 400, _error(400, "'messages' is required", "invalid_request_error")
+        if tools is not None and not isinstance(tools, list):
+            return 400, _error(400, "'tools' must be an array", "invalid_request_error")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            max_tokens = 768
+        prompt = prompt_tokens(messages, tools)
+        if prompt > self.args.window:
+            refusal = (
+                f"request ({prompt} tokens) exceeds the available context size "
+                f"({self.args.window} tokens), try increasing it"
+            )
+            return 400, _error(400, refusal, "exceed_context_size_error")
+        slot, active, noise_z = self.acquire()
+        try:
+            answer = answer_for(
+                messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
+            )
+            work = work_seconds(
+                prompt,
+                answer.output_tokens,
+                tokens_per_second=self.args.tokens_per_second,
+                noise_z=noise_z,
+                noise=self.args.noise,
+            )
+            # the time this server already spent on the request is part of its service
+            self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
+        finally:
+            self.release(slot)
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        if answer.tool_name is not None:
+            message["content"] = None
+            message["tool_calls"] = [
+                {
+                    "type": "function",
+                    "id": f"call_{slot}",
+                    "function": {
+                        "name": answer.tool_name,
+                        "arguments": json.dumps(answer.tool_arguments, sort_keys=True),
+                    },
+                }
+            ]
+        return 200, {
+            "object": "chat.completion",
+            "model": KIND,
+            "choices": [{"index": 0, "finish_reason": answer.finish_reason, "message": message}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": answer.output_tokens,
+                "total_tokens": prompt + answer.output_tokens,
+            },
+        }
+
+
+def _error(code: int, message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "type": kind}}
+
+
+def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: with Nagle on, the body waits for the
+        # client's delayed ACK (40 ms a turn), far more than a simulated turn takes
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # one line per turn would drown the log the scanner reads
+
+        def _send(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path in ("/health", "/v1/health"):
+                self._send(200, {"status": "ok"})
+            elif path == "/props":
+                self._send(200, engine.props())
+            elif path == "/slots":
+                self._send(200, engine.slots_json())
+            elif path in ("/models", "/v1/models"):
+                meta = {"n_ctx": engine.args.window}
+                self._send(200, {"object": "list", "data": [{"id": KIND, "meta": meta}]})
+            else:
+                self._send(404, _error(404, "File Not Found", "not_found_error"))
+
+        def do_POST(self) -> None:
+            arrived = time.monotonic()
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length > 0 else b""
+            if self.path.split("?", 1)[0] not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, _error(404, "File Not Found", "not_found_error"))
+                return
+            try:
+                request = json.loads(raw)
+            except ValueError:
+                self._send(400, _error(400, "invalid JSON in the request", "invalid_request_error"))
+                return
+            if not isinstance(request, dict):
+                self._send(
+                    400, _error(400, "the request must be an object", "invalid_request_error")
+                )
+                return
+            self._send(*engine.complete(request, arrived))
+
+    return Handler
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    defaults = SimulatedModel()
+    parser = argparse.ArgumentParser(
+        prog="python -m vibey_gh.runners.simulated",
+        description="Serve llama-server's API over a capacity model on 127.0.0.1.",
+    )
+    parser.add_argument("--slots", type=_positive, required=True)
+    parser.add_argument("--window", type=_positive, required=True, help="tokens per slot")
+    parser.add_argument("--port", type=_positive, required=True)
+    parser.add_argument("--knee", type=_positive, default=defaults.knee)
+    parser.add_argument("--noise", type=_non_negative, default=defaults.noise)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--tokens-per-second", type=_non_negative, default=defaults.tokens_per_second
+    )
+    parser.add_argument("--parent-pid", type=_positive, default=None)
+    return parser.parse_args(argv)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT or until the parent that started us is gone."""
+    stop = StopSignals()
+    stop.block()  # before the server's threads start, so none of them takes a stop signal
+    parent = args.parent_pid or os.getppid()
+    if args.tokens_per_second <= 0:
+        print("error: --tokens-per-second must be above 0", file=sys.stderr, flush=True)
+        return 2
+    try:
+        server = ThreadingHTTPServer((LOOPBACK, args.port), _handler(_Engine(args)))
+    except OSError as exc:
+        print(f"error: the simulated runner could not listen: {exc}", file=sys.stderr, flush=True)
+        return 1
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="simulated-http", daemon=True)
+    thread.start()
+    print(
+        f"simulated runner: {args.slots} slots x {args.window} tokens on "
+        f"http://{LOOPBACK}:{args.port} (knee {args.knee}, noise {args.noise:g}, "
+        f"seed {args.seed}, {args.tokens_per_second:g} tokens/s per slot)",
+        file=sys.stderr,
+        flush=True,
+    )
+    while not stop.wait(PARENT_CHECK_S):
+        if os.getppid() != parent:
+            print("simulated runner: parent gone, stopping", file=sys.stderr, flush=True)
+            break
+    stop.close()
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return serve(parse_args(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

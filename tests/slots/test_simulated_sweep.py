@@ -1,0 +1,205 @@
+"""The calibration loop end to end on the simulated runner: fast, and with a known answer.
+
+The simulated runner is a real server in a child process (llama-server's API over a capacity
+model), started and stopped by the sweep like every other kind; only the model is missing.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+
+from vibey_gh.config import Bounds, LocalModels, SimulatedModel
+from vibey_gh.interfaces.slots_interface import ChatSettings, MemorySample, RunnerLaunch
+from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
+from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
+from vibey_gh.slots.wiring import build_environment
+from vibey_gh.state import StateLayout
+
+MAX_TOKENS = 64
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.started: list[tuple[int, int, int]] = []
+        self.turn_hook: list[object] = []
+
+    def message(self, text: str) -> None:
+        self.messages.append(text)
+
+    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
+        self.started.append((index, slots, attempt))
+
+    def runner_ready(self, load_seconds: float | None) -> None:
+        return
+
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        for hook in self.turn_hook:
+            hook(done)  # type: ignore[operator]
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        return
+
+
+def simulated_config(**model: object) -> LocalModels:
+    return LocalModels(
+        concurrent_runs="measured",
+        runner="simulated",
+        window=TINY_WINDOW,
+        calibration_port=free_port(),
+        production_url=f"http://127.0.0.1:{free_port()}",
+        min_step_seconds=1.0,
+        max_step_seconds=3.0,
+        simulated=SimulatedModel(**{"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}),  # type: ignore[arg-type]
+        bounds=Bounds(min_gain=0.10),
+    )
+
+
+def calibrate(
+    tmp_path: Path,
+    layout: StateLayout,
+    config: LocalModels,
+    recorder: Recorder | None = None,
+    **request: object,
+):  # type: ignore[no-untyped-def]
+    corpus, _ = tiny_corpus(tmp_path)
+    env = request.pop("env", None) or build_environment(config, layout)
+    req = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=TINY_WINDOW,
+        max_tokens=MAX_TOKENS,
+        **{"max_slots": 4, **request},  # type: ignore[arg-type]
+    )
+    return corpus, run_calibration(req, env, recorder or Recorder(), bounds_source=lambda: config)
+
+
+def test_a_sweep_on_the_simulated_runner_finds_its_knee(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    layout = StateLayout(isolated_state)
+    # turns of about a third of a second: the harness's own milliseconds per turn stay small
+    config = simulated_config(tokens_per_second=200.0)
+    corpus, outcome = calibrate(tmp_path, layout, config, max_slots=3)
+    assert outcome.recorded and outcome.complete
+    evidence = load_evidence(outcome.evidence)
+    assert outcome.ideal == 2, outcome.reason
+    wanted = {t.id for s in corpus.segments for t in s.turns}
+    for step in evidence.steps:
+        assert {t.turn_id for t in step.turns} == wanted, "every corpus turn at least once"
+        assert step.measurement is not None
+        assert step.measurement["end"] - step.measurement["start"] >= 0.5
+        assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP)
+    assert evidence.data["confidence"] == 0.9
+    two = evidence.data["verdicts"][2]
+    assert two["gain_low"] <= two["gain"] <= two["gain_high"]
+    assert two["gain_low"] >= 0.10 and two["label"] == "qualifies"
+    assert evidence.data["method"]["steps"]["kind"] == "steady-state"
+
+
+def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    layout = StateLayout(isolated_state)
+    config = simulated_config()
+    _, first = calibrate(tmp_path, layout, config, max_runs=2)
+    assert not first.complete and first.new_steps == 2
+    first_steps = load_evidence(first.evidence).steps
+    recorder = Recorder()
+    _, second = calibrate(tmp_path, layout, config, recorder)
+    assert second.complete and second.resumed_steps == 2
+    assert any("resuming: 2 completed step(s)" in m for m in recorder.messages)
+    assert [s[0] for s in recorder.started] == list(range(2, 2 + second.new_steps))
+    resumed = load_evidence(second.evidence).steps[:2]
+    assert [s.to_json() for s in resumed] == [s.to_json() for s in first_steps]
+    assert second.ideal is not None and second.ideal >= 2
+
+
+def test_a_checkpoint_of_another_step_length_is_not_resumed(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    layout = StateLayout(isolated_state)
+    config = simulated_config()
+    calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))
+    recorder = Recorder()
+    longer = replace(config, min_step_seconds=1.5)
+    _, outcome = calibrate(tmp_path, layout, longer, recorder, max_runs=1, slots=(1, 1, 2))
+    assert outcome.resumed_steps == 0
+    assert not any("resuming" in m for m in recorder.messages)
+
+
+def test_the_memory_ceiling_ends_a_step_at_once(tmp_path: Path, isolated_state: Path) -> None:
+    layout = StateLayout(isolated_state)
+    config = simulated_config()
+    env = build_environment(config, layout)
+    # a machine whose whole memory is what this one already has in use
+    used = env.memory.sample().wired_bytes
+    assert used is not None
+    env = replace(env, device=replace(env.device, memory_bytes=used, memory_limit_bytes=None))
+    corpus, outcome = calibrate(tmp_path, layout, config, env=env, slots=(1, 1, 2))
+    steps = load_evidence(outcome.evidence).steps
+    two = steps[2]
+    assert two.ended_early is not None and "memory" in two.ended_early
+    assert len(two.turns) < corpus.turn_count, "the step ended at once, before a full pass"
+    assert outcome.ideal in (1, None)
+
+
+def test_a_step_during_which_production_worked_is_measured_again(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    from vibey_gh.runners.registry import runner_for
+
+    layout = StateLayout(isolated_state)
+    config = simulated_config()
+    production_port = int(config.production.rsplit(":", 1)[1])
+    production = runner_for("simulated", simulated=SimulatedModel(tokens_per_second=20.0)).start(
+        RunnerLaunch(1, 512, production_port, "simulated", tmp_path / "production.log")
+    )
+    production.wait_ready()
+    recorder = Recorder()
+    asked: list[threading.Thread] = []
+
+    def busy_production(done: int) -> None:
+        # inside step 2's first attempt: production serves a turn of about two seconds
+        if recorder.started[-1] != (2, 2, 1) or done != 1 or asked:
+            return
+        settings = ChatSettings(window=512, max_tokens=40)
+        thread = threading.Thread(
+            target=production.chat,
+            args=([{"role": "user", "content": "hello"}], None, settings),
+        )
+        asked.append(thread)
+        thread.start()
+        thread.join(0.5)
+
+    recorder.turn_hook.append(busy_production)
+    try:
+        _, outcome = calibrate(tmp_path, layout, config, recorder, slots=(1, 1, 2))
+    finally:
+        for thread in asked:
+            thread.join()
+        production.stop()
+    steps = load_evidence(outcome.evidence).steps
+    assert steps[2].discarded_attempts == 1 and steps[2].attempt == 2
+    assert steps[2].production.clean
+    assert any("discarded" in m for m in recorder.messages)
+
+
+@pytest.mark.parametrize("runner", ["simulated"])
+def test_the_simulated_runner_is_identified_without_a_production_server(
+    runner: str, tmp_path: Path
+) -> None:
+    from vibey_gh.runners.identify import identify_production
+
+    config = replace(simulated_config(), runner=runner)
+    info = identify_production(config)
+    other = identify_production(replace(config, simulated=SimulatedModel(knee=3)))
+    assert info.kind == "simulated" and info.version
+    assert info.model_digest != other.model_digest, "another capacity model, another device"

@@ -1,0 +1,231 @@
+"""Steady-state steps as pure functions: the measurement window, batch means, the interval,
+decisions on it (qualifies / no gain / inconclusive), the ideal N and the patience rule."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from slot_builders import answer, same_answers
+
+from vibey_gh.config import Bounds
+from vibey_gh.interfaces.slots_interface import TurnResult
+from vibey_gh.slots.figures import StepMetrics
+from vibey_gh.slots.judge import ideal_of, judge_sweep
+from vibey_gh.slots.metrics import (
+    batch_throughputs,
+    measurement_window,
+    ramp_up_end,
+    step_metrics,
+)
+from vibey_gh.slots.records import StepRecord, TurnRecord
+from vibey_gh.slots.stats import standard_error, t_quantile
+from vibey_gh.slots.sweep import sweep_steps
+
+GB = 1_000_000_000
+MEASURED = {"start": None, "end": None, "turns": 0, "why_ended": "test"}
+
+
+def closed_loop(
+    slots: int,
+    turn_seconds: list[float],
+    *,
+    ramp: float = 0.0,
+    index: int = 2,
+    text: str = "plain",
+) -> StepRecord:
+    """`slots` workers back to back; worker w starts at w × ramp and serves turns of the given
+    lengths (cycled) until the longest worker ran out; turn ids cycle through t0..t9."""
+    turns: list[TurnRecord] = []
+    per_worker = len(turn_seconds)
+    for worker in range(slots):
+        clock = worker * ramp
+        for i in range(per_worker):
+            length = turn_seconds[(i + worker) % len(turn_seconds)]
+            result = answer(text, started=clock, ended=clock + length)
+            turns.append(TurnRecord(f"t{(i + worker) % 10}", f"s{i}", worker, result))
+            clock += length
+    turns.sort(key=lambda t: t.result.ended)
+    return StepRecord(
+        index=index,
+        slots=slots,
+        window=4096,
+        attempt=1,
+        started_at=0.0,
+        ended_at=1.0,
+        load_seconds=None,
+        turns=tuple(turns),
+        timeline=(
+            (0.0, 4 * GB, 4 * GB, 0.5, 0, 0, None, None),
+            (100.0, 4 * GB, 4 * GB, 0.5, 0, 0, None, None),
+        ),
+        memory_budget_bytes=24 * GB,
+        corpus_turns=10,
+        measurement=dict(MEASURED),
+    )
+
+
+def test_window_starts_when_every_worker_is_busy_and_ends_when_the_first_runs_out() -> None:
+    step = closed_loop(3, [1.0] * 20, ramp=2.0)
+    # worker 2 starts last, at 4 s; worker 0 ends first, at 20 s
+    assert ramp_up_end(list(step.turns), 3) == 4.0
+    assert measurement_window(step.turns, 3) == (4.0, 20.0)
+    metrics = step_metrics(step)
+    # turns ending in (4, 20]: those ending at 5, 6, …, 20 s, for each of the three workers
+    assert metrics.window_turns == 3 * 16
+    assert metrics.turns_per_hour == pytest.approx(48 * 3600 / 16)
+    assert metrics.duration_s == 16.0
+
+
+def test_a_step_with_fewer_workers_than_slots_has_no_window() -> None:
+    step = replace(closed_loop(2, [1.0] * 5), slots=3)
+    assert measurement_window(step.turns, 3) is None
+    assert step_metrics(step).turns_per_hour == 0.0
+
+
+def test_a_steady_runner_has_a_narrow_interval_and_a_noisy_one_a_wide_one() -> None:
+    steady = step_metrics(closed_loop(2, [1.0] * 60))
+    noisy = step_metrics(closed_loop(2, [0.2, 1.8, 0.5, 2.5, 0.4, 1.6] * 10))
+    assert steady.batches == 10 and noisy.batches == 10
+    steady_low, steady_high = steady.interval(0.9)
+    noisy_low, noisy_high = noisy.interval(0.9)
+    assert steady_high - steady_low < noisy_high - noisy_low
+    assert noisy_low < noisy.turns_per_hour < noisy_high
+    # a wider confidence, a wider interval
+    wide_low, wide_high = noisy.interval(0.99)
+    assert wide_low < noisy_low and wide_high > noisy_high
+
+
+def test_batches_count_turns_by_end_time_in_equal_sub_windows() -> None:
+    ends = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]
+    assert batch_throughputs(ends, 0.0, 6.0) == [3 * 3600 / 3.0, 3 * 3600 / 3.0]
+    assert batch_throughputs(ends[:5], 0.0, 6.0) == []  # too few turns for two batches
+
+
+def test_t_quantile_is_close_to_the_table() -> None:
+    assert t_quantile(0.95, 9) == pytest.approx(1.833, abs=0.005)
+    assert t_quantile(0.975, 9) == pytest.approx(2.262, abs=0.01)
+    assert t_quantile(0.95, 1000) == pytest.approx(1.645, abs=0.005)
+    assert standard_error([1.0]) is None
+
+
+def test_one_pass_steps_keep_their_old_throughput_and_have_no_interval() -> None:
+    step = replace(closed_loop(2, [1.0] * 10), measurement=None)
+    metrics = step_metrics(step)
+    assert metrics.turns_per_hour == pytest.approx(20 * 3600 / 10.0)
+    assert not metrics.has_interval
+    assert metrics.interval(0.9) == (metrics.turns_per_hour, metrics.turns_per_hour)
+
+
+def _metrics(point: float, se: float | None, slots: int = 2) -> StepMetrics:
+    return StepMetrics(
+        served=10, total=10, duration_s=10.0, turns_per_hour=point, output_tokens_per_s=1.0,
+        p50_s=None, p95_s=None, peak_wired_bytes=None, min_free_share=None,
+        swap_out_mb_per_min=None, peak_gpu_share=None, prompt_tokens_min=None,
+        prompt_tokens_p50=None, prompt_tokens_max=None, batches=10 if se else 0,
+        turns_per_hour_se=se,
+    )  # fmt: skip
+
+
+def _sweep(*noisy: list[float]) -> list[StepRecord]:
+    """Two one-slot runs of 1 s turns, then one step per given turn-length list at N=2…"""
+    one = [closed_loop(1, [1.0] * 60, index=i) for i in range(2)]
+    rest = [closed_loop(2 + k, lengths, index=2 + k) for k, lengths in enumerate(noisy)]
+    return one + rest
+
+
+def test_labels_follow_the_gain_interval() -> None:
+    bounds = Bounds(min_gain=0.10, confidence=0.9)
+    # N=2 at 1 s turns: +100% with a narrow interval; N=3 at 2.7 s turns: +11%, noisy
+    steps = _sweep([1.0] * 60, [0.9, 4.5, 1.2, 4.2] * 15)
+    judged = judge_sweep(steps, bounds)
+    two, three = judged.verdicts[2], judged.verdicts[3]
+    assert two.label == "qualifies"
+    assert two.gain_low is not None and two.gain_low >= 0.10
+    assert two.gain_low <= two.gain <= two.gain_high  # type: ignore[operator]
+    assert three.gain_low is not None and three.gain_high is not None
+    assert three.gain_low < 0.10 <= three.gain_high
+    assert three.label == "inconclusive" and not three.qualifies
+    assert two.confidence == 0.9
+    data = two.to_json()
+    assert {"gain_low", "gain_high", "confidence"} <= set(data)
+
+
+def test_no_gain_only_when_the_whole_interval_is_below_min_gain() -> None:
+    bounds = Bounds(min_gain=0.10)
+    steps = _sweep([2.0] * 60)  # N=2 at half speed per turn: +0%
+    verdict = judge_sweep(steps, bounds).verdicts[2]
+    assert verdict.gain_high is not None and verdict.gain_high < 0.10
+    assert verdict.label == "no gain"
+
+
+def test_ideal_is_the_smallest_n_whose_interval_reaches_the_best() -> None:
+    bounds = Bounds(min_gain=0.10)
+    base = judge_sweep(_sweep([1.0] * 60), bounds).verdicts[2]
+    four = replace(base, slots=4, index=4, metrics=_metrics(40_000.0, 1500.0))
+    four = replace(four, turns_per_hour_low=37_000.0, turns_per_hour_high=43_000.0)
+    five = replace(four, slots=5, index=5, metrics=_metrics(41_500.0, 1500.0))
+    five = replace(five, turns_per_hour_low=38_500.0, turns_per_hour_high=44_500.0)
+    six = replace(four, slots=6, index=6, metrics=_metrics(39_000.0, 300.0))
+    six = replace(six, turns_per_hour_low=38_400.0, turns_per_hour_high=39_600.0)
+    chosen, best = ideal_of([four, five, six])
+    assert best.slots == 5 and chosen.slots == 4  # N=4's interval reaches 41.5k
+    narrow = replace(four, turns_per_hour_high=41_000.0)
+    assert ideal_of([narrow, five, six])[0].slots == 5
+
+
+def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:
+    bounds = Bounds(min_gain=0.10, patience=2)
+    # N=2: 2 turns/s, the best so far; a 10% gain over it is 2.2 turns/s
+    three = [1.5] * 60  # 2 turns/s: clearly below
+    four = [0.6, 3.0, 0.8, 2.9] * 15  # about 2.2 turns/s with a wide interval
+    five = [2.5] * 60  # 2 turns/s again
+    steps = _sweep([1.0] * 60, three, four, five)
+    generator = sweep_steps(lambda: bounds)
+    slots = next(generator)
+    stop: str | None = None
+    asked = [slots]
+    for step in steps:
+        try:
+            asked.append(generator.send(step))
+        except StopIteration as done:
+            stop = str(done.value)
+            break
+    # N=3 (flat) strikes, N=4 (noisy) is inconclusive and leaves the count, N=5 strikes again
+    assert stop is not None and "2 steps without a 10% gain" in stop
+    assert asked == [1, 1, 2, 3, 4, 5]
+    four_verdict = judge_sweep(steps[:5], bounds).verdicts[4]
+    assert four_verdict.turns_per_hour_low < 7920 <= four_verdict.turns_per_hour_high
+
+
+def test_first_answers_decide_fidelity_in_a_step_that_repeats_turns() -> None:
+    one = closed_loop(1, [1.0] * 20, index=0)
+    again = closed_loop(1, [1.0] * 20, index=1)
+    # N=2 answers every turn the same the first time and differently on repeats
+    step = closed_loop(2, [1.0] * 20)
+    seen: set[str] = set()
+    turns = []
+    for turn in step.turns:
+        text = "plain" if turn.turn_id not in seen else "changed"
+        seen.add(turn.turn_id)
+        result = turn.result
+        turns.append(replace(turn, result=_with_text(result, text)))
+    step = replace(step, turns=tuple(turns))
+    verdict = judge_sweep([one, again, step], Bounds()).verdicts[2]
+    assert verdict.agreement is not None and verdict.agreement.exact == 1.0
+
+
+def _with_text(result: TurnResult, text: str) -> TurnResult:
+    return replace(result, text=text)
+
+
+def test_same_answers_helper_still_builds_one_pass_steps() -> None:
+    assert len(same_answers(4)) == 4
+
+
+def test_a_steady_state_step_too_short_for_an_interval_is_inconclusive() -> None:
+    steps = _sweep([0.5] * 2)  # N=2: four turns in its window, far too few for batches
+    verdict = judge_sweep(steps, Bounds()).verdicts[2]
+    assert verdict.gain is not None and verdict.gain > 0.10
+    assert verdict.label == "inconclusive" and not verdict.qualifies
+    assert verdict.gain_low is None and verdict.gain_high is None
