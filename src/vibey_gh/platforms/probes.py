@@ -22,6 +22,7 @@ from .readings import SwapSpace
 if TYPE_CHECKING:
     from ..interfaces.samples import MemorySample
     from ..interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
+    from .footprint import GpuProcessSource, ProductionFootprint
     from .nvidia import NoNvidiaDriver, NvmlGpus
 
 # Each platform's module is imported only on that platform, and the parallelism setters only
@@ -118,6 +119,8 @@ class PlatformProbes:
     memory: MemorySampler
     run: CommandRunner
     root: Path
+    # the GPUs' per-process memory (NVML on Linux); None where the platform has none to list
+    gpus: GpuProcessSource | None = None
 
     @classmethod
     def detect(
@@ -132,6 +135,7 @@ class PlatformProbes:
         family = platform_family(platform)
         device: DeviceProbe
         memory: MemorySampler
+        gpu_processes: GpuProcessSource | None = None
         if family == "linux":
             from .linux import LinuxDeviceProbe, LinuxMemorySampler
             from .nvidia import gpus_for
@@ -139,6 +143,7 @@ class PlatformProbes:
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
+            gpu_processes = gpus
         elif family == "darwin":
             from .darwin import DarwinDeviceProbe, DarwinMemorySampler
 
@@ -147,7 +152,15 @@ class PlatformProbes:
         else:
             device = UnsupportedDeviceProbe(platform)
             memory = UnsupportedMemorySampler(platform, clock)
-        return cls(family, device, memory, runner, root)
+        return cls(family, device, memory, runner, root, gpu_processes)
+
+    def production_footprint(
+        self, production_url: str, runner_kind: str, clock: Clock = SYSTEM_CLOCK
+    ) -> ProductionFootprint:
+        """What the production runner's process tree holds on this machine, read per call."""
+        from .footprint import ProductionFootprint
+
+        return ProductionFootprint(production_url, runner_kind, self.platform, self.gpus, clock)
 
     def parallelism(
         self,

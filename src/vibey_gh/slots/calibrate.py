@@ -35,6 +35,7 @@ from .evidence import (
 )
 from .fingerprint import Fingerprint
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
+from .production_memory import FootprintSource, check_fits_beside_production
 from .records import StepRecord
 from .report_files import SweepResult, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
@@ -84,6 +85,10 @@ class Environment:
     log_source: LogSource
     fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
     calibration_watch: Callable[[str], ProductionWatch] | None = None
+    # what production holds (left out of the charged memory), and the calibration model's
+    # file size (for the fit check before the first step); None: not watched / unknown
+    production_footprint: FootprintSource | None = None
+    calibration_model_bytes: Callable[[], int | None] | None = None
 
 
 @dataclass
@@ -185,6 +190,7 @@ def run_calibration(
         raise Refused(
             f"the production runner holds {held}; calibration starts only while it is idle"
         )
+    _check_room_beside_production(req, env)
     method = method_of(req)
     key = {
         "fingerprint": fingerprint.id,
@@ -239,6 +245,7 @@ def run_calibration(
         runner_pid_file=env.layout.root / PID_FILE,
         calibration_watch=env.calibration_watch,
         early_verdicts=req.early_verdicts,
+        production_footprint=env.production_footprint,
     )
     new_steps = 0
     unclean = False
@@ -273,6 +280,17 @@ def run_calibration(
         if outcome.recorded:
             clear_request(env.layout, fingerprint.id)
     return outcome
+
+
+def _check_room_beside_production(req: CalibrationRequest, env: Environment) -> None:
+    """Refuse at once when production's model on the GPU leaves no room for the calibration
+    runner's (rather than failing mid-load at the first step)."""
+    if env.production_footprint is None or env.calibration_model_bytes is None:
+        return
+    held = env.production_footprint.read()
+    check_fits_beside_production(
+        held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
+    )
 
 
 def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:

@@ -32,6 +32,10 @@ FIGURES_SCHEMA = 1
 FIGURES_KIND = "vibey-gh-figures"
 
 
+def _required(name: str) -> bool:
+    return name not in {"peak_raw_wired_bytes", "peak_raw_gpu_share"}
+
+
 @dataclass(frozen=True)
 class StepMetrics:
     """The numbers of the step table. None where the data to compute one is missing."""
@@ -50,13 +54,18 @@ class StepMetrics:
     prompt_tokens_min: int | None
     prompt_tokens_p50: int | None
     prompt_tokens_max: int | None
+    # peak_wired_bytes and peak_gpu_share are charged (production's footprint left out, design
+    # §5); these are the whole machine's, as sampled
+    peak_raw_wired_bytes: int | None = None
+    peak_raw_gpu_share: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepMetrics:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        fields = cls.__dataclass_fields__
+        return cls(**{name: data[name] for name in fields if name in data or _required(name)})
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ _WIRED = TIMELINE_FIELDS.index("wired_bytes")
 _FREE = TIMELINE_FIELDS.index("free_share")
 _SWAP_OUT = TIMELINE_FIELDS.index("swap_out_bytes")
 _GPU_SHARE = TIMELINE_FIELDS.index("gpu_used_share")
+_PRODUCTION = TIMELINE_FIELDS.index("production_footprint_bytes")
+_CHARGED_GPU_SHARE = TIMELINE_FIELDS.index("charged_gpu_share")
 MB = 1_000_000
 
 
@@ -54,6 +56,32 @@ def swap_out_rate_mb_per_min(step: StepRecord) -> float | None:
     return max(0.0, s1 - s0) / MB / ((t1 - t0) / 60.0)
 
 
+def _value(point: tuple[float | None, ...], index: int) -> float | None:
+    return point[index] if len(point) > index else None
+
+
+def charged_wired(step: StepRecord) -> list[float]:
+    """Each point's wired memory with production's footprint left out (design §5, Bounds);
+    the raw figure where production's footprint is unknown or not recorded (older evidence)."""
+    values = []
+    for point in step.timeline:
+        wired, production = _value(point, _WIRED), _value(point, _PRODUCTION)
+        if wired is not None:
+            values.append(float(wired) if production is None else max(0.0, wired - production))
+    return values
+
+
+def charged_gpu_share(step: StepRecord) -> list[float]:
+    """Each point's largest GPU share with production's GPU memory left out, else the raw."""
+    values = []
+    for point in step.timeline:
+        charged, raw = _value(point, _CHARGED_GPU_SHARE), _value(point, _GPU_SHARE)
+        share = charged if charged is not None else raw
+        if share is not None:
+            values.append(float(share))
+    return values
+
+
 def step_metrics(step: StepRecord) -> StepMetrics:
     results = [t.result for t in step.turns]
     served = [r for r in results if r.served]
@@ -61,9 +89,11 @@ def step_metrics(step: StepRecord) -> StepMetrics:
     latencies = [r.latency_s for r in served]
     out_tokens = sum(r.output_tokens or 0 for r in served)
     prompt_tokens = [r.prompt_tokens for r in served if r.prompt_tokens is not None]
-    wired = _column(step, _WIRED)
+    raw_wired = _column(step, _WIRED)
+    wired = charged_wired(step)
     free = _column(step, _FREE)
-    gpu = _column(step, _GPU_SHARE)
+    raw_gpu = _column(step, _GPU_SHARE)
+    gpu = charged_gpu_share(step)
     p50_prompt = percentile([float(p) for p in prompt_tokens], 0.5)
     return StepMetrics(
         served=len(served),
@@ -80,4 +110,6 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         prompt_tokens_min=min(prompt_tokens) if prompt_tokens else None,
         prompt_tokens_p50=int(p50_prompt) if p50_prompt is not None else None,
         prompt_tokens_max=max(prompt_tokens) if prompt_tokens else None,
+        peak_raw_wired_bytes=int(max(raw_wired)) if raw_wired else None,
+        peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
     )

@@ -23,6 +23,7 @@ from ..interfaces.slots_interface import (
 from .baseline import Baseline, early_verdict
 from .corpus import Corpus
 from .orphans import forget_runner, remember_runner
+from .production_memory import FootprintSource, footprint_sampler
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
@@ -61,6 +62,8 @@ class StepContext:
     # what the calibration runner itself holds, polled beside production (None: not watched)
     calibration_watch: Callable[[str], ProductionWatch] | None = None
     early_verdicts: bool = True
+    # what the production runner holds, left out of the charged memory (None: not watched)
+    production_footprint: FootprintSource | None = None
 
 
 def measure_step(
@@ -139,6 +142,7 @@ def _replay_with_sampler(
                 )
                 running.stop()  # protect the machine now; in-flight turns are not recorded
 
+    read_footprint, footprint = footprint_sampler(ctx.production_footprint)
     sampler = StepSampler(
         memory=ctx.memory,
         production=ctx.production,
@@ -148,6 +152,7 @@ def _replay_with_sampler(
         clock=ctx.clock,
         on_tick=on_tick,
         calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
+        footprint=read_footprint if ctx.production_footprint is not None else None,
     )
     results_path = step_dir / "turns.jsonl"
     started_at = ctx.clock.now()
@@ -206,4 +211,7 @@ def _replay_with_sampler(
         ended_early=outcome.ended_early,
         runner_version=version,
         corpus_turns=len(turn_ids),
+        production_footprint_bytes=footprint.host_bytes,
+        production_gpu_bytes=footprint.gpu_tuple(),
+        production_footprint=footprint.how,
     )
