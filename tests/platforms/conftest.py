@@ -70,9 +70,9 @@ class FakeProcessInfo:
     where the driver reports NVML_VALUE_NOT_AVAILABLE)."""
 
     pid: int
-    usedGpuMemory: int | None  # noqa: N815 - pynvml's attribute name
-    gpuInstanceId: int = 0xFFFFFFFF  # noqa: N815
-    computeInstanceId: int = 0xFFFFFFFF  # noqa: N815
+    usedGpuMemory: int | None  # pynvml's attribute names
+    gpuInstanceId: int = 0xFFFFFFFF
+    computeInstanceId: int = 0xFFFFFFFF
 
 
 class FakeNvmlLibrary:

@@ -67,3 +67,35 @@ def test_linux_counts_anonymous_memory_only_and_macos_all_resident() -> None:
     assert held is not None and abs(held - (me.rss - me.shared)) < 16 * MB
     macos_view, _ = counted_resident_bytes((os.getpid(),), "darwin")
     assert macos_view is not None and held is not None and macos_view > held
+
+
+def _hidden(pids: set[int]):  # type: ignore[no-untyped-def]
+    """Sockets as this user sees another user's processes (Ollama's systemd service)."""
+
+    def listens(process: psutil.Process, port: int) -> bool | None:
+        return None if process.pid in pids else False
+
+    return listens
+
+
+def test_unreadable_sockets_fall_back_to_the_only_runner_of_the_expected_name() -> None:
+    with serving_tree() as tree:
+        found = find_listener(
+            tree.port,
+            expected_names=("listener",),
+            markers=("listener",),
+            sockets=_hidden({tree.pid}),
+        )
+        assert found.pid == tree.pid
+        assert "taken by its name: its sockets are not readable as this user" in found.how
+
+
+def test_unreadable_sockets_of_two_runners_identify_neither() -> None:
+    with serving_tree() as first, serving_tree() as second:
+        found = find_listener(
+            first.port,
+            expected_names=("listener",),
+            markers=("listener",),
+            sockets=_hidden({first.pid, second.pid}),
+        )
+        assert found.pid is None and "several runners with unreadable sockets" in found.how

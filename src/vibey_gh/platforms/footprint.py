@@ -22,7 +22,13 @@ from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
 from .nvidia import GpuProcesses
-from .process_tree import counted_memory_note, counted_resident_bytes, find_listener, tree_pids
+from .process_tree import (
+    counted_memory_note,
+    counted_resident_bytes,
+    find_listener,
+    is_running,
+    tree_pids,
+)
 
 DEFAULT_PORTS = {"ollama": 11434, "llama-server": 8080, "embedded": 8080}
 # the process names each kind of production runner carries
@@ -110,7 +116,7 @@ class ProductionFootprint:
 
     def _identify(self) -> None:
         now = self._clock.monotonic()
-        if self._root is not None and tree_pids(self._root) is not None:
+        if self._root is not None and is_running(self._root):
             return
         recently = self._searched_at is not None and now - self._searched_at < self._retry_s
         if self._root is None and recently:

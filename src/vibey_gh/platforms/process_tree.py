@@ -16,7 +16,7 @@ and resident, so the whole resident size counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import psutil
@@ -65,13 +65,17 @@ def find_listener(
     expected_names: Sequence[str] = (),
     exclude: Iterable[int] = (),
     markers: Sequence[str] = RUNNER_MARKERS,
+    sockets: Callable[[psutil.Process, int], bool | None] | None = None,
 ) -> Listener:
     """The process listening on `port`: runners (by name) first, then every other process.
 
     `expected_names`: names the production runner's process may carry (e.g. "ollama"); when
     its sockets are unreadable and exactly one such process runs, it is taken, and `how` says
     so. `exclude`: pids never taken (the calibration runner's tree, this process).
+    `sockets`: whether a process listens on the port, None when unreadable (tests inject
+    what another user's process looks like).
     """
+    listens = sockets or _listens_on
     skipped = set(exclude)
     runners: list[psutil.Process] = []
     others: list[psutil.Process] = []
@@ -82,7 +86,7 @@ def find_listener(
         (runners if any(m in text for m in markers) else others).append(process)
     hidden: list[psutil.Process] = []
     for process in [*runners, *others]:
-        answer = _listens_on(process, port)
+        answer = listens(process, port)
         if answer:
             return Listener(process.pid, f"{_label(process)} listens on port {port}")
         if answer is None and process in runners:
@@ -107,6 +111,14 @@ def _has_ancestor_in(process: psutil.Process, group: list[psutil.Process]) -> bo
     except psutil.Error:
         return False
     return any(p.pid in parents for p in group)
+
+
+def is_running(pid: int) -> bool:
+    """Cheaper than the tree: the sampler asks it every second."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def tree_pids(root: int) -> tuple[int, ...] | None:
