@@ -116,7 +116,7 @@ def _has_ancestor_in(process: psutil.Process, group: list[psutil.Process]) -> bo
 def is_running(pid: int) -> bool:
     """Cheaper than the tree: the sampler asks it every second."""
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

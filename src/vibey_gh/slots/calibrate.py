@@ -190,7 +190,7 @@ def run_calibration(
         raise Refused(
             f"the production runner holds {held}; calibration starts only while it is idle"
         )
-    _check_room_beside_production(req, env)
+    _check_room_beside_production(req, env, progress)
     method = method_of(req)
     key = {
         "fingerprint": fingerprint.id,
@@ -282,12 +282,21 @@ def run_calibration(
     return outcome
 
 
-def _check_room_beside_production(req: CalibrationRequest, env: Environment) -> None:
-    """Refuse at once when production's model on the GPU leaves no room for the calibration
-    runner's (rather than failing mid-load at the first step)."""
-    if env.production_footprint is None or env.calibration_model_bytes is None:
+def _check_room_beside_production(
+    req: CalibrationRequest, env: Environment, progress: CalibrationProgress
+) -> None:
+    """Say what production holds, and refuse at once when its model on the GPU leaves no room
+    for the calibration runner's (rather than failing mid-load at the first step)."""
+    if env.production_footprint is None:
         return
     held = env.production_footprint.read()
+    if held.host_bytes is not None:
+        progress.message(
+            f"production holds {held.host_bytes / 1e9:.2f} GB, left out of the memory charged "
+            f"to each step ({held.how})"
+        )
+    if env.calibration_model_bytes is None:
+        return
     check_fits_beside_production(
         held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
     )
