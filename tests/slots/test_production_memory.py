@@ -204,3 +204,17 @@ def test_fit_check_passes_when_there_is_room_or_nothing_to_judge() -> None:
     check_fits_beside_production(FootprintReading(GB, {0: 0}, "x"), sample(GB, tight), 4 * GB, "m")
     check_fits_beside_production(held, sample(GB, tight), None, "m")  # size unknown (Ollama)
     check_fits_beside_production(FootprintReading(None, None, "x"), sample(GB, tight), GB, "m")
+
+
+def test_the_report_shows_what_production_held_raw_and_charged() -> None:
+    from test_report import synthetic_evidence
+
+    from vibey_gh.slots.report import render_report
+
+    one = [make_step(i, 1, same_answers(), wired_gb=5.0) for i in range(2)]
+    beside = replace(_charged_step(21.0, 6.0), production_gpu_bytes=(2 * GB, None))
+    report = render_report(synthetic_evidence([*one, beside]), Bounds())
+    assert "Memory is charged for production at N" in report
+    assert "| 6.00 GB | 2.00 GB, unknown | 21.00 GB | 15.00 GB |" in report
+    assert "- pid 9 listens on port 8080" in report
+    assert "charged for production" not in render_report(synthetic_evidence(one), Bounds())
