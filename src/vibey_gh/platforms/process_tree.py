@@ -34,10 +34,18 @@ class Listener:
 
 
 def _label(process: psutil.Process) -> str:
+    """ "pid 123 (llama-server)", or the pid alone when the process is gone or hidden."""
     try:
         return f"pid {process.pid} ({process.name()})"
     except psutil.Error:
         return f"pid {process.pid}"
+
+
+def _label_of(pid: int) -> str:
+    try:
+        return _label(psutil.Process(pid))
+    except psutil.Error:
+        return f"pid {pid}"
 
 
 def _command_text(process: psutil.Process) -> str:
@@ -60,23 +68,48 @@ def _listens_on(process: psutil.Process, port: int) -> bool | None:
     )
 
 
+def machine_listeners(port: int) -> set[int | None] | None:
+    """Pids listening on `port` from the machine's socket table (None for a socket whose
+    process this user may not see), or None where the table needs root (macOS)."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except psutil.Error:
+        return None
+    return {
+        c.pid
+        for c in connections
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+    }
+
+
 def find_listener(
     port: int,
     expected_names: Sequence[str] = (),
     exclude: Iterable[int] = (),
     markers: Sequence[str] = RUNNER_MARKERS,
     sockets: Callable[[psutil.Process, int], bool | None] | None = None,
+    table: Callable[[int], set[int | None] | None] = machine_listeners,
 ) -> Listener:
-    """The process listening on `port`: runners (by name) first, then every other process.
+    """The process listening on `port`: from the machine's socket table where this user may
+    read it (Linux), else process by process, runners (by name) first.
 
     `expected_names`: names the production runner's process may carry (e.g. "ollama"); when
     its sockets are unreadable and exactly one such process runs, it is taken, and `how` says
     so. `exclude`: pids never taken (the calibration runner's tree, this process).
-    `sockets`: whether a process listens on the port, None when unreadable (tests inject
-    what another user's process looks like).
+    `sockets` / `table`: a process's listening state (None when unreadable) and the machine's
+    table (tests inject what another user's process looks like).
     """
     listens = sockets or _listens_on
     skipped = set(exclude)
+    listed = table(port)
+    if listed is not None:
+        if not listed:
+            return Listener(None, f"nothing listens on port {port}")
+        if not listed - skipped:
+            return Listener(None, f"only processes left aside listen on port {port}")
+        known = sorted(pid for pid in listed - skipped if pid is not None)
+        if known:
+            return Listener(known[0], f"{_label_of(known[0])} listens on port {port}")
     runners: list[psutil.Process] = []
     others: list[psutil.Process] = []
     for process in psutil.process_iter():
@@ -84,6 +117,8 @@ def find_listener(
             continue
         text = _command_text(process)
         (runners if any(m in text for m in markers) else others).append(process)
+    if listed is not None:
+        others = []  # the table shows a listener this user may not see: only a name can help
     hidden: list[psutil.Process] = []
     for process in [*runners, *others]:
         answer = listens(process, port)
