@@ -64,8 +64,23 @@ class FakeMemoryInfo:
     used: int
 
 
+@dataclass
+class FakeProcessInfo:
+    """One entry of pynvml's running-process lists (nvmlProcessInfo_v3: usedGpuMemory is None
+    where the driver reports NVML_VALUE_NOT_AVAILABLE)."""
+
+    pid: int
+    usedGpuMemory: int | None  # pynvml's attribute names
+    gpuInstanceId: int = 0xFFFFFFFF
+    computeInstanceId: int = 0xFFFFFFFF
+
+
 class FakeNvmlLibrary:
-    """The pynvml functions the adapter calls, over a list of (name, total, used) GPUs."""
+    """The pynvml functions the adapter calls, over a list of (name, total, used) GPUs.
+
+    compute / graphics: per GPU index, the (pid, used bytes or None) NVML lists on it;
+    broken_processes: GPUs whose process list fails as a lost GPU does.
+    """
 
     NVMLError = FakeNVMLError
 
@@ -74,11 +89,32 @@ class FakeNvmlLibrary:
         gpus: list[tuple[Any, int, int]] | None = None,
         init_error: str | None = None,
         broken_memory: set[int] | None = None,
+        compute: dict[int, list[tuple[int, int | None]]] | None = None,
+        graphics: dict[int, list[tuple[int, int | None]]] | None = None,
+        broken_processes: set[int] | None = None,
     ) -> None:
         self.gpus = gpus or []
         self.init_error = init_error
         self.broken_memory = broken_memory or set()
+        self.compute = compute or {}
+        self.graphics = graphics or {}
+        self.broken_processes = broken_processes or set()
         self.calls: list[str] = []
+
+    def _processes(
+        self, lists: dict[int, list[tuple[int, int | None]]], handle: int
+    ) -> list[FakeProcessInfo]:
+        if handle in self.broken_processes:
+            raise FakeNVMLError("GPU is lost")
+        return [FakeProcessInfo(pid, used) for pid, used in lists.get(handle, [])]
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[FakeProcessInfo]:
+        self.calls.append(f"nvmlDeviceGetComputeRunningProcesses({handle})")
+        return self._processes(self.compute, handle)
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, handle: int) -> list[FakeProcessInfo]:
+        self.calls.append(f"nvmlDeviceGetGraphicsRunningProcesses({handle})")
+        return self._processes(self.graphics, handle)
 
     def nvmlInit(self) -> None:
         self.calls.append("nvmlInit")

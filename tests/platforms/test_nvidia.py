@@ -146,3 +146,53 @@ def test_without_a_loaded_driver_nvml_is_not_even_imported(tmp_path: Path) -> No
     assert reading.gpus == () and "no NVIDIA driver loaded" in (reading.reason or "")
     (tmp_path / "proc" / "driver" / "nvidia").mkdir(parents=True)
     assert isinstance(gpus_for(tmp_path), NvmlGpus)
+
+
+def test_process_memory_lists_each_gpus_processes_from_both_lists(fake_nvml: Any) -> None:
+    library = fake_nvml(
+        [("NVIDIA H200", 141 * GIB, 60 * GIB), ("NVIDIA H200", 141 * GIB, 3 * GIB)],
+        compute={0: [(4242, 52 * GIB), (5151, 6 * GIB)], 1: [(4242, 2 * GIB)]},
+        graphics={0: [(4242, 52 * GIB)]},  # a process in both lists holds one allocation
+    )
+    listed = NvmlGpus(library).process_memory()
+    assert listed.reason is None
+    assert listed.by_gpu == {0: {4242: 52 * GIB, 5151: 6 * GIB}, 1: {4242: 2 * GIB}}
+
+
+def test_process_memory_nvml_cannot_report_is_unknown_not_zero(fake_nvml: Any) -> None:
+    # pynvml gives None where the driver says NVML_VALUE_NOT_AVAILABLE (containers, WDDM)
+    library = fake_nvml([("NVIDIA L4", 24 * GIB, 9 * GIB)], compute={0: [(77, None)]})
+    assert NvmlGpus(library).process_memory().by_gpu == {0: {77: None}}
+
+
+def test_process_memory_of_a_lost_gpu_is_left_out_with_the_reason(fake_nvml: Any) -> None:
+    library = fake_nvml(
+        [("GPU A", 8 * GIB, GIB), ("GPU B", 8 * GIB, GIB)],
+        compute={0: [(10, GIB)], 1: [(11, GIB)]},
+        broken_processes={1},
+    )
+    listed = NvmlGpus(library).process_memory()
+    assert listed.by_gpu == {0: {10: GIB}}
+    assert listed.reason == "GPU 1 process list unreadable: GPU is lost"
+
+
+def test_process_memory_without_nvml_says_why(fake_nvml: Any) -> None:
+    listed = NvmlGpus(fake_nvml(init_error="Driver Not Loaded")).process_memory()
+    assert listed.by_gpu == {} and listed.reason == "NVML unavailable: Driver Not Loaded"
+
+
+@pytest.mark.nvidia
+@pytest.mark.skipif(not _driver_present(), reason="needs an NVIDIA GPU with its driver")
+def test_live_nvml_process_memory_fits_in_each_gpus_used_memory() -> None:
+    gpus = NvmlGpus()
+    try:
+        reading = gpus.read()
+        listed = gpus.process_memory()
+    finally:
+        gpus.close()
+    assert set(listed.by_gpu) <= {gpu.index for gpu in reading.gpus}, listed.reason
+    for gpu in reading.gpus:
+        known = [b for b in listed.by_gpu.get(gpu.index, {}).values() if b is not None]
+        assert all(b >= 0 for b in known)
+        if gpu.used_bytes is not None:
+            assert sum(known) <= gpu.used_bytes + 64 * MIB  # the two reads are not atomic

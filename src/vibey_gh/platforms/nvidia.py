@@ -34,6 +34,22 @@ class GpuReading:
     reason: str | None = None
 
 
+@dataclass(frozen=True)
+class GpuProcesses:
+    """Per GPU index: {pid: GPU memory bytes, None where NVML cannot say}. `reason` says what
+    could not be read."""
+
+    by_gpu: dict[int, dict[int, int | None]]
+    reason: str | None = None
+
+
+# The lists NVML keeps per device; pynvml names them without a version suffix.
+_PROCESS_QUERIES = (
+    "nvmlDeviceGetComputeRunningProcesses",
+    "nvmlDeviceGetGraphicsRunningProcesses",
+)
+
+
 def _import_pynvml() -> Any:
     return importlib.import_module("pynvml")
 
@@ -113,6 +129,37 @@ class NvmlGpus:
                 problems.append(f"GPU {index} memory unreadable: {exc}")
         return GpuReading(tuple(gpus), self.source, "; ".join(problems) or None)
 
+    def process_memory(self) -> GpuProcesses:
+        """Per GPU index, the GPU memory of each process NVML lists on it (compute and graphics).
+
+        A process whose memory NVML cannot report (None from pynvml) is listed with None; a
+        GPU whose list fails is left out, with the reason.
+        """
+        self._start()
+        if self._failure is not None:
+            return GpuProcesses({}, self._failure)
+        lib = self._library
+        per_gpu: dict[int, dict[int, int | None]] = {}
+        problems: list[str] = []
+        for index, _, handle in self._devices:
+            processes: dict[int, int | None] = {}
+            try:
+                for query in _PROCESS_QUERIES:
+                    function = getattr(lib, query, None)
+                    for entry in function(handle) if function is not None else ():
+                        used = getattr(entry, "usedGpuMemory", None)
+                        pid = int(entry.pid)
+                        if used is None or processes.get(pid, 0) is None:
+                            processes[pid] = None
+                        else:
+                            # a process in both lists holds one allocation: keep the larger
+                            processes[pid] = max(int(used), processes.get(pid) or 0)
+            except self._error_types() as exc:
+                problems.append(f"GPU {index} process list unreadable: {exc}")
+                continue
+            per_gpu[index] = processes
+        return GpuProcesses(per_gpu, "; ".join(problems) or None)
+
     def close(self) -> None:
         if self._started and self._failure is None and self._library is not None:
             try:
@@ -179,6 +226,9 @@ class NoNvidiaDriver:
 
     def read(self) -> GpuReading:
         return GpuReading((), self.source, self.reason)
+
+    def process_memory(self) -> GpuProcesses:
+        return GpuProcesses({}, self.reason)
 
 
 def gpus_for(root: Path) -> NvmlGpus | NoNvidiaDriver:

@@ -24,6 +24,7 @@ from .support import this_platform as this_platform
 if TYPE_CHECKING:
     from ..interfaces.samples import MemorySample
     from ..interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
+    from .footprint import GpuProcessSource, ProductionFootprint
     from .nvidia import NoNvidiaDriver, NvmlGpus
 
 # Each platform's module is imported only on that platform, and the parallelism setters only
@@ -108,6 +109,8 @@ class PlatformProbes:
     memory: MemorySampler
     run: CommandRunner
     root: Path
+    # the GPUs' per-process memory (NVML on Linux); None where the platform has none to list
+    gpus: GpuProcessSource | None = None
 
     @classmethod
     def detect(
@@ -122,6 +125,7 @@ class PlatformProbes:
         family = platform_family(platform)
         device: DeviceProbe
         memory: MemorySampler
+        gpu_processes: GpuProcessSource | None = None
         if family == "linux":
             from .linux import LinuxDeviceProbe, LinuxMemorySampler
             from .nvidia import gpus_for
@@ -129,6 +133,7 @@ class PlatformProbes:
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
+            gpu_processes = gpus
         elif family == "darwin":
             from .darwin import DarwinDeviceProbe, DarwinMemorySampler
 
@@ -137,7 +142,15 @@ class PlatformProbes:
         else:
             device = UnsupportedDeviceProbe(platform)
             memory = UnsupportedMemorySampler(platform, clock)
-        return cls(family, device, memory, runner, root)
+        return cls(family, device, memory, runner, root, gpu_processes)
+
+    def production_footprint(
+        self, production_url: str, runner_kind: str, clock: Clock = SYSTEM_CLOCK
+    ) -> ProductionFootprint:
+        """What the production runner's process tree holds on this machine, read per call."""
+        from .footprint import ProductionFootprint
+
+        return ProductionFootprint(production_url, runner_kind, self.platform, self.gpus, clock)
 
     def parallelism(
         self,

@@ -39,6 +39,7 @@ from .evidence import (
 from .fingerprint import Fingerprint
 from .metrics import step_metrics
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
+from .production_memory import FootprintSource, check_fits_beside_production
 from .records import StepRecord
 from .report_files import SweepResult, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
@@ -96,6 +97,10 @@ class Environment:
     calibration_identity: Callable[[], RunnerInfo] | None = None
     # what production reveals of its settings that differs from the config, in words
     production_drift: Callable[[], list[str]] | None = None
+    # what production holds (left out of the charged memory), and the calibration model's
+    # file size (for the fit check before the first step); None: not watched / unknown
+    production_footprint: FootprintSource | None = None
+    calibration_model_bytes: Callable[[], int | None] | None = None
 
 
 @dataclass
@@ -223,6 +228,7 @@ def run_calibration(
                 f"the production runner still holds {held} after {req.wait_idle_s:g}s of "
                 "waiting; calibration starts only while it is idle"
             )
+    _check_room_beside_production(req, env, progress)
     method = method_of(req)
     key = {
         "fingerprint": fingerprint.id,
@@ -279,6 +285,7 @@ def run_calibration(
         early_verdicts=req.early_verdicts,
         min_step_seconds=req.config.min_step_seconds,
         max_step_seconds=req.config.step_cap_seconds,
+        production_footprint=env.production_footprint,
     )
     new_steps = 0
     unclean = False
@@ -327,6 +334,26 @@ def run_calibration(
         if outcome.recorded:
             clear_request(env.layout, fingerprint.id)
     return outcome
+
+
+def _check_room_beside_production(
+    req: CalibrationRequest, env: Environment, progress: CalibrationProgress
+) -> None:
+    """Say what production holds, and refuse at once when its model on the GPU leaves no room
+    for the calibration runner's (rather than failing mid-load at the first step)."""
+    if env.production_footprint is None:
+        return
+    held = env.production_footprint.read()
+    if held.host_bytes is not None:
+        progress.message(
+            f"production holds {held.host_bytes / 1e9:.2f} GB, left out of the memory charged "
+            f"to each step ({held.how})"
+        )
+    if env.calibration_model_bytes is None:
+        return
+    check_fits_beside_production(
+        held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
+    )
 
 
 def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:

@@ -78,6 +78,10 @@ class StepMetrics:
             return self.turns_per_hour, self.turns_per_hour
         half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
         return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half
+    # peak_wired_bytes and peak_gpu_share are charged (production's footprint left out, design
+    # §5); these are the whole machine's, as sampled
+    peak_raw_wired_bytes: int | None = None
+    peak_raw_gpu_share: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -91,6 +95,9 @@ class StepMetrics:
             "window_turns": None,
             "batches": 0,
             "turns_per_hour_se": None,
+            # figures from before production's footprint was left out have no raw peaks
+            "peak_raw_wired_bytes": None,
+            "peak_raw_gpu_share": None,
         }
         values: dict[str, Any] = {
             name: data[name] if name in data or name not in optional else optional[name]

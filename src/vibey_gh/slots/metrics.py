@@ -34,6 +34,8 @@ _WIRED = TIMELINE_FIELDS.index("wired_bytes")
 _FREE = TIMELINE_FIELDS.index("free_share")
 _SWAP_OUT = TIMELINE_FIELDS.index("swap_out_bytes")
 _GPU_SHARE = TIMELINE_FIELDS.index("gpu_used_share")
+_PRODUCTION = TIMELINE_FIELDS.index("production_footprint_bytes")
+_CHARGED_GPU_SHARE = TIMELINE_FIELDS.index("charged_gpu_share")
 MB = 1_000_000
 
 
@@ -140,6 +142,32 @@ def _windowed(step: StepRecord) -> tuple[float, int, tuple[float, float] | None,
     return end - start, len(ends), window, batch_throughputs(ends, start, end)
 
 
+def _value(point: tuple[float | None, ...], index: int) -> float | None:
+    return point[index] if len(point) > index else None
+
+
+def charged_wired(step: StepRecord) -> list[float]:
+    """Each point's wired memory with production's footprint left out (design §5, Bounds);
+    the raw figure where production's footprint is unknown or not recorded (older evidence)."""
+    values = []
+    for point in step.timeline:
+        wired, production = _value(point, _WIRED), _value(point, _PRODUCTION)
+        if wired is not None:
+            values.append(float(wired) if production is None else max(0.0, wired - production))
+    return values
+
+
+def charged_gpu_share(step: StepRecord) -> list[float]:
+    """Each point's largest GPU share with production's GPU memory left out, else the raw."""
+    values = []
+    for point in step.timeline:
+        charged, raw = _value(point, _CHARGED_GPU_SHARE), _value(point, _GPU_SHARE)
+        share = charged if charged is not None else raw
+        if share is not None:
+            values.append(float(share))
+    return values
+
+
 def step_metrics(step: StepRecord) -> StepMetrics:
     results = [t.result for t in step.turns]
     served = [r for r in results if r.served]
@@ -148,9 +176,11 @@ def step_metrics(step: StepRecord) -> StepMetrics:
     latencies = [r.latency_s for r in served]
     out_tokens = sum(r.output_tokens or 0 for r in served)
     prompt_tokens = [r.prompt_tokens for r in served if r.prompt_tokens is not None]
-    wired = _column(step, _WIRED)
+    raw_wired = _column(step, _WIRED)
+    wired = charged_wired(step)
     free = _column(step, _FREE)
-    gpu = _column(step, _GPU_SHARE)
+    raw_gpu = _column(step, _GPU_SHARE)
+    gpu = charged_gpu_share(step)
     p50_prompt = percentile([float(p) for p in prompt_tokens], 0.5)
     return StepMetrics(
         served=len(served),
@@ -172,4 +202,6 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         window_turns=counted if window else None,
         batches=len(batches),
         turns_per_hour_se=batch_standard_error(batches, *window) if window else None,
+        peak_raw_wired_bytes=int(max(raw_wired)) if raw_wired else None,
+        peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
     )

@@ -58,7 +58,10 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
 
 
 # One timeline point: (t, wired_bytes, used_bytes, free_share, swap_in_bytes, swap_out_bytes,
-# runner_rss_bytes, gpu_used_bytes_max_share). Kept as lists to stay compact in evidence files.
+# runner_rss_bytes, gpu_used_bytes_max_share, production_footprint_bytes, charged_gpu_share).
+# Kept as lists to stay compact in evidence files. wired/used/gpu share are raw (the whole
+# machine); the last two were added later (older points are shorter): production's counted
+# resident memory, and the largest GPU share with production's per-process memory left out.
 TIMELINE_FIELDS = (
     "t",
     "wired_bytes",
@@ -68,6 +71,8 @@ TIMELINE_FIELDS = (
     "swap_out_bytes",
     "runner_rss_bytes",
     "gpu_used_share",
+    "production_footprint_bytes",
+    "charged_gpu_share",
 )
 
 
@@ -155,6 +160,11 @@ class StepRecord:
         {start, end, turns, min_seconds, max_seconds, why_ended}; None for a step of the
         one-pass method. Metrics recompute the window from the turns' timestamps; this copy is
         for a reader of the file.
+      production_footprint_bytes: the most the production runner's process tree held of host
+        memory during the step (left out of the charged figures); None when not identified.
+      production_gpu_bytes: the most it held per GPU index (None where NVML could not say),
+        or None without NVIDIA GPUs or an identified production.
+      production_footprint: how production's footprint was identified, or why it was not.
     """
 
     index: int
@@ -175,6 +185,9 @@ class StepRecord:
     gpu_budget_bytes: tuple[int | None, ...] = ()
     discarded_attempts: int = 0
     measurement: dict[str, Any] | None = None
+    production_footprint_bytes: int | None = None
+    production_gpu_bytes: tuple[int | None, ...] | None = None
+    production_footprint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -197,6 +210,11 @@ class StepRecord:
             "corpus_turns": self.corpus_turns,
             "discarded_attempts": self.discarded_attempts,
             "measurement": self.measurement,
+            "production_footprint_bytes": self.production_footprint_bytes,
+            "production_gpu_bytes": None
+            if self.production_gpu_bytes is None
+            else list(self.production_gpu_bytes),
+            "production_footprint": self.production_footprint,
         }
 
     @classmethod
@@ -229,4 +247,15 @@ class StepRecord:
             corpus_turns=checked.integer(data, "corpus_turns", 0),
             discarded_attempts=checked.integer(data, "discarded_attempts", 0),
             measurement=checked.mapping(data, "measurement") if data.get("measurement") else None,
+            production_footprint_bytes=checked.integer(data, "production_footprint_bytes", None),
+            production_gpu_bytes=_optional_byte_counts(data, "production_gpu_bytes"),
+            production_footprint=checked.text(data, "production_footprint", None),
         )
+
+
+def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, ...] | None:
+    """A list of byte counts (None entries allowed), or None when absent (older evidence)."""
+    if data.get(key) is None:
+        return None
+    values = checked.optional_numbers(checked.items(data, key), key)
+    return tuple(int(v) if v is not None else None for v in values)

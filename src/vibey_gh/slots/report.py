@@ -177,6 +177,44 @@ def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bou
     return [*lines, markdown_table(rows, columns)]
 
 
+def _production_lines(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
+    """How much of the machine's memory was production's, left out of the figures above."""
+    names = step_names(evidence.steps, judgement)
+    rows = []
+    for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
+        if step.production_footprint is None:
+            continue
+        metrics = verdict.metrics
+        gpu = (
+            "—"
+            if step.production_gpu_bytes is None
+            else ", ".join(_gb(b) for b in step.production_gpu_bytes)
+        )
+        rows.append(
+            [
+                name,
+                _gb(step.production_footprint_bytes),
+                gpu,
+                _gb(metrics.peak_raw_wired_bytes),
+                _gb(metrics.peak_wired_bytes),
+            ]
+        )
+    if not rows:
+        return []
+    accounts = sorted({s.production_footprint for s in evidence.steps if s.production_footprint})
+    columns = ("step", "production held", "production GPU", "peak wired (raw)", "charged")
+    return [
+        "",
+        "Memory is charged for production at N: what the production runner held while each "
+        "step ran is left out (it would be replaced, not added to). Raw figures are the whole "
+        "machine's.",
+        "",
+        markdown_table(rows, columns),
+        "",
+        *(f"- {account}" for account in accounts),
+    ]
+
+
 def _memory_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
     lines = ["## Memory", ""]
     budgets = {s.memory_budget_bytes for s in evidence.steps if s.memory_budget_bytes}
@@ -204,6 +242,7 @@ def _memory_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bound
         lines.append("The memory budget changed between steps; each step is judged on its own.")
     else:
         lines.append("Memory was not measured: no memory budget is recorded.")
+    lines += _production_lines(evidence, judgement)
     swap_limit = judgement.figures.baseline.swap_limit(bounds)
     lines += [
         "",

@@ -19,6 +19,7 @@ import psutil
 from ..clock import Clock
 from ..files import append_line_durably
 from ..interfaces.slots_interface import HostMemorySampler, MemorySample, ProductionWatch
+from .production_memory import ProductionHeld, charge_sample
 from .records import LogEventRecord, ProductionRecord
 
 
@@ -54,7 +55,10 @@ class StepSampler:
         interval_s: float = 1.0,
         on_tick: Callable[[MemorySample], None] | None = None,
         calibration: ProductionWatch | None = None,
+        footprint: Callable[[], ProductionHeld | None] | None = None,
     ) -> None:
+        # production's footprint, left out of the charged figures (None: not watched)
+        self._footprint = footprint
         self._calibration = calibration
         self._calibration_models: set[str] | None = None
         self._memory = memory
@@ -94,6 +98,8 @@ class StepSampler:
 
     def tick(self) -> None:
         sample = self._memory.sample()
+        footprint = self._footprint() if self._footprint is not None else None
+        charged = charge_sample(sample, footprint)
         rss = process_tree_rss(self._runner_pid())
         state = self._production.poll()
         self._polls += 1
@@ -131,23 +137,34 @@ class StepSampler:
             sample.swap_out_bytes,
             rss,
             gpu_used_share(sample),
+            None if footprint is None else footprint.host_bytes,
+            None if footprint is None else gpu_used_share(charged),
         )
         self.timeline.append(point)
-        self.latest = sample
-        if sample.wired_bytes is not None:
-            self.peak_wired = max(self.peak_wired or 0, sample.wired_bytes)
+        # the bounds see what production at N would hold: production's footprint left out
+        self.latest = charged
+        if charged.wired_bytes is not None:
+            self.peak_wired = max(self.peak_wired or 0, charged.wired_bytes)
         line: dict[str, Any] = {
             "t": sample.t,
             "wall": self._clock.now(),
             "memory": asdict(sample),
             "runner_rss_bytes": rss,
+            "production_footprint": None if footprint is None else footprint.to_json(),
+            "charged": None
+            if footprint is None
+            else {
+                "wired_bytes": charged.wired_bytes,
+                "used_bytes": charged.used_bytes,
+                "gpus_used_bytes": [g.used_bytes for g in charged.gpus],
+            },
             "production": {"busy": state.busy, "reachable": state.reachable, "models": models},
             "calibration": None if held is None else {"models": sorted(held.models)},
             "log_events": [e.to_json() for e in new_events],
         }
         append_line_durably(self._path, json.dumps(line, default=str))
         if self._on_tick is not None:
-            self._on_tick(sample)
+            self._on_tick(charged)
 
     def production_record(self) -> ProductionRecord:
         return ProductionRecord(

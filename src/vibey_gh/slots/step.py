@@ -40,6 +40,7 @@ from .metrics import (
     served_ends,
 )
 from .orphans import forget_runner, remember_runner
+from .production_memory import FootprintSource, footprint_sampler
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
@@ -86,6 +87,8 @@ class StepContext:
     early_verdicts: bool = True
     min_step_seconds: float = 60.0
     max_step_seconds: float = 300.0
+    # what the production runner holds, left out of the charged memory (None: not watched)
+    production_footprint: FootprintSource | None = None
 
 
 class _Stopping:
@@ -246,6 +249,7 @@ def _replay_with_sampler(
                 )
                 running.stop()  # protect the machine now; in-flight turns are not recorded
 
+    read_footprint, footprint = footprint_sampler(ctx.production_footprint)
     sampler = StepSampler(
         memory=ctx.memory,
         production=ctx.production,
@@ -255,6 +259,7 @@ def _replay_with_sampler(
         clock=ctx.clock,
         on_tick=on_tick,
         calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
+        footprint=read_footprint if ctx.production_footprint is not None else None,
     )
     results = _LineWriter(step_dir / "turns.jsonl")
     started_at = ctx.clock.now()
@@ -324,6 +329,9 @@ def _replay_with_sampler(
         runner_version=version,
         corpus_turns=len(turn_ids),
         measurement=_measurement(outcome.turns, slots, ctx, stopping, outcome.ended_early),
+        production_footprint_bytes=footprint.host_bytes,
+        production_gpu_bytes=footprint.gpu_tuple(),
+        production_footprint=footprint.how,
     )
 
 

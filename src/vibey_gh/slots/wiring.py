@@ -55,7 +55,23 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
             (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
         ),
         production_drift=lambda: production_drift(config),
+        production_footprint=probes.production_footprint(config.production, config.runner),
+        calibration_model_bytes=lambda: model_file_bytes(config),
     )
+
+
+def model_file_bytes(config: LocalModels) -> int | None:
+    """The size of the calibration runner's model file: a GGUF path (llama-server, embedded);
+    None for Ollama's named models, which Ollama itself places (and unloads when idle)."""
+    if config.runner == "ollama":
+        return None
+    from ..errors import RunnerNotFound
+    from ..runners.models import resolve_gguf
+
+    try:
+        return resolve_gguf(config.model).stat().st_size
+    except (RunnerNotFound, OSError):
+        return None  # starting the runner says what is wrong with the model
 
 
 def demo_corpus(window: int) -> Corpus:
