@@ -19,7 +19,7 @@ from vibey_gh.interfaces.slots_interface import (
 )
 from vibey_gh.runners.logscan import LogTail
 from vibey_gh.runners.ollama import (
-    OllamaClient,
+    OllamaChatClient,
     OllamaRunner,
     chat_payload,
     ollama_env,
@@ -149,7 +149,7 @@ def test_preload_sends_the_turn_settings_and_needs_a_load_answer() -> None:
         answer = recorded("ollama/era_b/load.json")
         return httpx.Response(answer.status, json=answer.body)
 
-    client = OllamaClient(
+    client = OllamaChatClient(
         "http://ollama.test:11435", "llama3.2:3b", 8192, transport=httpx.MockTransport(handler)
     )
     assert client.preload() >= 0.0
@@ -166,7 +166,7 @@ def test_preload_refused_raises_runner_error() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(404, json={"error": "model 'nope' not found"})
 
-    client = OllamaClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
+    client = OllamaChatClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
     with pytest.raises(RunnerError, match="model 'nope' not found"):
         client.preload()
 
