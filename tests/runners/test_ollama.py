@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import FIXTURES, free_port, recorded, write_python_executable
+from runner_support import free_port, recorded, write_fake_ollama
 
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
@@ -184,9 +184,7 @@ def read_record(path: Path) -> list[dict[str, object]]:
 
 
 def test_lifecycle_against_a_stand_in_server(tmp_path: Path) -> None:
-    binary = write_python_executable(
-        tmp_path / "bin" / "ollama", (FIXTURES / "ollama" / "fake_ollama.py").read_text()
-    )
+    binary = write_fake_ollama(tmp_path / "bin")
     record = tmp_path / "record.jsonl"
     port = free_port()
     run = launch(
