@@ -7,15 +7,20 @@ sent in any form but Ollama's own is refused by the stand-in, as Ollama refuses 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from runner_support import free_port, write_fake_ollama
 
 from vibey_gh.config import LocalModels
+from vibey_gh.errors import Refused
 from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
 from vibey_gh.runners.ollama import OllamaRunner
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.corpus import build_demo_corpus
+from vibey_gh.slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
+from vibey_gh.slots.corpus import Corpus, build_demo_corpus
+from vibey_gh.slots.evidence import load_evidence
 from vibey_gh.slots.records import StepRecord
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
@@ -40,9 +45,9 @@ class Quiet:
         pass
 
 
-def test_demo_corpus_replays_through_ollama_with_every_turn_served(
-    tmp_path: Path, isolated_state: Path
-) -> None:
+@contextmanager
+def ollama_beside_production(tmp_path: Path) -> Iterator[LocalModels]:
+    """An idle production stand-in, and the config of a calibration with the same binary."""
     binary = write_fake_ollama(tmp_path / "bin")
     production_port = free_port()
     production = OllamaRunner().start(
@@ -57,7 +62,7 @@ def test_demo_corpus_replays_through_ollama_with_every_turn_served(
     )
     try:
         production.wait_ready(30)
-        config = LocalModels(
+        yield LocalModels(
             concurrent_runs="measured",
             runner="ollama",
             model="llama3.2:3b",
@@ -66,25 +71,62 @@ def test_demo_corpus_replays_through_ollama_with_every_turn_served(
             calibration_port=free_port(),
             runner_binary=str(binary),
         )
-        corpus = build_demo_corpus(window=DEMO_WINDOW)
-        request = CalibrationRequest(
-            config=config,
-            corpus=corpus,
-            window=DEMO_WINDOW,
-            max_tokens=128,
-            slots=(1, 2),
-            early_verdicts=False,
-        )
-        env = build_environment(config, StateLayout(isolated_state))
-        outcome = run_calibration(request, env, Quiet())
     finally:
         production.stop()
-    assert outcome.recorded and outcome.complete and outcome.evidence is not None
-    from vibey_gh.slots.evidence import load_evidence
 
+
+def calibrate(
+    config: LocalModels, corpus: Corpus, layout: StateLayout, out: Path | None = None
+) -> CalibrationOutcome:
+    request = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=DEMO_WINDOW,
+        max_tokens=128,
+        slots=(1, 2),
+        early_verdicts=False,
+        out_dir=out,
+    )
+    return run_calibration(request, build_environment(config, layout), Quiet())
+
+
+def test_demo_corpus_replays_through_ollama_with_every_turn_served(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    corpus = build_demo_corpus(window=DEMO_WINDOW)
+    with ollama_beside_production(tmp_path) as config:
+        outcome = calibrate(config, corpus, StateLayout(isolated_state))
+    assert outcome.recorded and outcome.complete and outcome.evidence is not None
     steps = load_evidence(outcome.evidence).steps
     assert [s.slots for s in steps] == [1, 2]
     for step in steps:
         failed = [(t.turn_id, t.result.error) for t in step.turns if not t.result.served]
         assert failed == [], f"N={step.slots}: {failed[:3]}"
         assert len(step.turns) == corpus.turn_count == 16
+
+
+def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    corpus = build_demo_corpus(window=DEMO_WINDOW)
+    # A tool call whose recorded arguments are no JSON (models do write such): Ollama refuses
+    # every turn that carries it, as it would refuse a client sending OpenAI's string form.
+    broken = []
+    for turn in corpus.segments[0].turns:
+        calls = [c for m in turn.messages for c in m.get("tool_calls") or []]
+        for call in calls:
+            call["function"]["arguments"] = '{"path": '
+        broken += [turn.id] if calls else []
+    assert broken, "the demo corpus's first segment makes tool calls"
+    layout = StateLayout(isolated_state)
+    with ollama_beside_production(tmp_path) as config, pytest.raises(Refused) as refused:
+        calibrate(config, corpus, layout, out=tmp_path / "out")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"the first one-slot step failed {len(broken)} of 16 turns "
+        f"(first: {broken[0]}: http 400: Value looks like object"
+    )
+    assert not list(layout.evidence.glob("*")), "nothing recorded as evidence"
+    assert not list(layout.progress.glob("*.json")), "no checkpoint of the failed step"
+    assert not (tmp_path / "out").exists()
