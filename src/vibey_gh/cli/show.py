@@ -102,6 +102,7 @@ def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> 
 def _render_shown(
     answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
 ) -> None:
+    from ..slots.reported import describe as describe_reported
     from ..slots.table import markdown_table
 
     out = console.print
@@ -123,6 +124,10 @@ def _render_shown(
         gain = "" if verdict.gain is None or verdict.slots == 1 else f", {verdict.gain:+.1%}"
         broken = f" — {verdict.broken[0]}" if verdict.broken else ""
         out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
+    if any(step.runner_reported for step in shown.evidence.steps):
+        out("runner reported at start-up:")
+        for name, step in zip(names, shown.evidence.steps, strict=True):
+            out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
     out("files:")
     for path in shown.files:

@@ -97,6 +97,46 @@ class LogEventRecord:
 
 
 @dataclass(frozen=True)
+class RunnerReported:
+    """What the calibration runner's log said at start-up about how it was set up, as opposed
+    to what it was asked for. None where the log did not say (runners and versions differ).
+
+    slots: parallel sequences. window: context tokens per slot. kv_cache_bytes: the KV cache's
+    size. gpu_layers / layers: layers put on a GPU, of how many. attention_fallback: the device
+    flash attention was put on when not the layers' ("CPU"), or "disabled (assigned to CPU)"
+    when the runner switched it off for that reason.
+    """
+
+    slots: int | None = None
+    window: int | None = None
+    kv_cache_bytes: int | None = None
+    gpu_layers: int | None = None
+    layers: int | None = None
+    attention_fallback: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slots": self.slots,
+            "window": self.window,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "gpu_layers": self.gpu_layers,
+            "layers": self.layers,
+            "attention_fallback": self.attention_fallback,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunnerReported:
+        return cls(
+            slots=checked.integer(data, "slots", None),
+            window=checked.integer(data, "window", None),
+            kv_cache_bytes=checked.integer(data, "kv_cache_bytes", None),
+            gpu_layers=checked.integer(data, "gpu_layers", None),
+            layers=checked.integer(data, "layers", None),
+            attention_fallback=checked.text(data, "attention_fallback", None),
+        )
+
+
+@dataclass(frozen=True)
 class ProductionRecord:
     """What the production runner did during a step (polled once a second)."""
 
@@ -151,6 +191,8 @@ class StepRecord:
       ended_early: why the step stopped before replaying the whole corpus, else None.
       runner_version: the calibration runner's own version.
       corpus_turns: how many turns a complete step replays.
+      runner_reported: what the runner's start-up log said of its slots, window, KV cache,
+        GPU layers and attention (None: not recorded, as in evidence older than this field).
     """
 
     index: int
@@ -170,6 +212,7 @@ class StepRecord:
     corpus_turns: int = 0
     gpu_budget_bytes: tuple[int | None, ...] = ()
     discarded_attempts: int = 0
+    runner_reported: RunnerReported | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -191,6 +234,7 @@ class StepRecord:
             "runner_version": self.runner_version,
             "corpus_turns": self.corpus_turns,
             "discarded_attempts": self.discarded_attempts,
+            "runner_reported": self.runner_reported.to_json() if self.runner_reported else None,
         }
 
     @classmethod
@@ -222,4 +266,7 @@ class StepRecord:
             runner_version=checked.text(data, "runner_version", None),
             corpus_turns=checked.integer(data, "corpus_turns", 0),
             discarded_attempts=checked.integer(data, "discarded_attempts", 0),
+            runner_reported=RunnerReported.from_json(data["runner_reported"])
+            if data.get("runner_reported") is not None
+            else None,
         )

@@ -93,8 +93,11 @@ class ShownEvidence:
                     "gain": v.gain,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
+                    "runner_reported": step.runner_reported.to_json()
+                    if step.runner_reported
+                    else None,
                 }
-                for v in self.judgement.verdicts
+                for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
             ],
             "files": [str(p) for p in self.files],
             "missing_files": [str(p) for p in self.missing_files],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from .corpus import Corpus
 from .orphans import forget_runner, remember_runner
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
+from .reported import fill_in, runner_reported_from
 from .sampler import StepSampler
 
 
@@ -125,7 +126,8 @@ def _replay_with_sampler(
     progress: StepProgress,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
-    log_events()  # the start-up and preload lines are not part of the replay
+    # the start-up and preload lines are not part of the replay; what they report is kept
+    startup = [replace(e, during_replay=False) for e in log_events()]
     memory_crossed: list[str] = []
     budget = ctx.memory_budget_bytes
 
@@ -201,9 +203,13 @@ def _replay_with_sampler(
         timeline=tuple(sampler.timeline),
         memory_budget_bytes=budget,
         gpu_budget_bytes=ctx.gpu_budget_bytes,
-        log_events=tuple(sampler.events),
+        log_events=tuple(startup) + tuple(sampler.events),
         production=sampler.production_record(),
         ended_early=outcome.ended_early,
         runner_version=version,
         corpus_turns=len(turn_ids),
+        # lines a runner flushed late still say how it was set up
+        runner_reported=fill_in(
+            runner_reported_from(startup), runner_reported_from(sampler.events)
+        ),
     )
