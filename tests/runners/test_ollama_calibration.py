@@ -103,6 +103,9 @@ def test_demo_corpus_replays_through_ollama_with_every_turn_served(
         failed = [(t.turn_id, t.result.error) for t in step.turns if not t.result.served]
         assert failed == [], f"N={step.slots}: {failed[:3]}"
         assert len(step.turns) == corpus.turn_count == 16
+        # what the stand-in logged starting its engine (`-c <num_ctx × N> -np N`)
+        reported = step.runner_reported
+        assert reported is not None and (reported.slots, reported.window) == (step.slots, 4096)
 
 
 def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
