@@ -1,15 +1,17 @@
 """`[local_models]` configuration: loading, defaults and validation.
 
-Found at ./vibey-gh.toml, else $VIBEY_GH_CONFIG, else the user config dir. A missing file means
-the defaults (declaration 1). Every problem is one line naming the key and the file. Callers
-re-read the config at every decision, so loading is cheap and has no side effects.
+Found at $VIBEY_GH_CONFIG (the global `--config FILE` sets it), else ./vibey-gh.toml, else the
+user config dir: a file named on purpose wins over one that happens to lie in the working
+directory. A missing file means the defaults (declaration 1). Every problem is one line naming
+the key and the file. Callers re-read the config at every decision, so loading is cheap and has
+no side effects.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +31,13 @@ DEFAULT_PRODUCTION_URL = {
 }
 
 Declaration = int | Literal["measured"]
+
+# llama-server arguments the calibration sets itself for every step (slots, window, where it
+# listens, which model): production's own values for these would contradict the measurement.
+OWNED_RUNNER_ARGS = frozenset(
+    {"-m", "--model", "-np", "--parallel", "-c", "--ctx-size", "--host", "--port"}
+)
+RUNNER_ENV_PREFIX = "OLLAMA_"
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,11 @@ class LocalModels:
     stale_after_days: float = 30.0
     bounds: Bounds = field(default_factory=Bounds)
     source: Path | None = None
+    # production's own settings, mirrored by the calibration runner and part of the fingerprint:
+    # extra llama-server arguments, and Ollama's OLLAMA_* environment (None: read it from where
+    # production gets it, see runners/settings.py)
+    runner_args: tuple[str, ...] = ()
+    runner_env: dict[str, str] | None = None
 
     @property
     def production(self) -> str:
@@ -75,17 +89,24 @@ class LocalModels:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+def choose_config_file(value: str, environ: MutableMapping[str, str] | None = None) -> None:
+    """The global `--config FILE`: name the file for this process and every child it starts
+    (calibration runners, storms' lanes), as $VIBEY_GH_CONFIG does."""
+    env = os.environ if environ is None else environ
+    env[CONFIG_ENV] = str(Path(value).expanduser().absolute())
+
+
 def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
     env = os.environ if environ is None else environ
-    local = (cwd or Path.cwd()) / CONFIG_NAME
-    if local.is_file():
-        return local
     explicit = env.get(CONFIG_ENV)
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
+            raise ConfigError(f"config file {explicit} (--config or {CONFIG_ENV}): no such file")
         return path
+    local = (cwd or Path.cwd()) / CONFIG_NAME
+    if local.is_file():
+        return local
     user = user_config_dir(env) / CONFIG_NAME
     return user if user.is_file() else None
 
@@ -110,7 +131,9 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     where = str(path) if path else "config"
     unknown_top = set(raw) - {"local_models"}
     if unknown_top:
-        raise ConfigError(f"{where}: unknown table or key {sorted(unknown_top)[0]!r}")
+        key = sorted(unknown_top)[0]
+        hint = did_you_mean(key, ("local_models",))
+        raise ConfigError(f"{where}: unknown table or key {key!r}{hint}")
     table = raw.get("local_models", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [local_models] must be a table")
@@ -132,6 +155,8 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         stale_after_days=reader.number("stale_after_days", 30.0, low=0.0, high=3650.0),
         bounds=bounds,
         source=path,
+        runner_args=reader.runner_args("runner_args"),
+        runner_env=reader.runner_env("runner_env"),
     )
     reader.reject_unknown(extra={"bounds"})
     return config
@@ -224,8 +249,52 @@ class _Reader:
             raise self._fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
         return value
 
+    def runner_args(self, key: str) -> tuple[str, ...]:
+        """A list of extra llama-server arguments, none of them one the tool sets itself."""
+        value = self._get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self._fail(key, f"must be a list of strings, not {value!r}")
+        for item in value:
+            if not isinstance(item, str) or not item.strip():
+                raise self._fail(key, f"must hold non-empty strings, not {item!r}")
+            flag = item.split("=", 1)[0]
+            if flag in OWNED_RUNNER_ARGS:
+                raise self._fail(
+                    key,
+                    f"may not set {flag!r}: the calibration sets the model, slots, context size, "
+                    "host and port itself",
+                )
+        return tuple(value)
+
+    def runner_env(self, key: str) -> dict[str, str] | None:
+        """A table of OLLAMA_* variables with string values."""
+        value = self._get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self._fail(key, f"must be a table of OLLAMA_* variables, not {value!r}")
+        for name, setting in value.items():
+            shown = f"{key}.{name}" if name.isprintable() else f"{key}.{name!r}"
+            if not name.startswith(RUNNER_ENV_PREFIX) or not name[len(RUNNER_ENV_PREFIX) :]:
+                raise self._fail(shown, "is not an OLLAMA_* variable")
+            if not isinstance(setting, str):
+                raise self._fail(shown, f"must be a string, not {setting!r}")
+        return dict(value)
+
     def reject_unknown(self, extra: set[str] | None = None) -> None:
-        unknown = set(self.table) - self.seen - (extra or set())
+        known = self.seen | (extra or set())
+        unknown = set(self.table) - known
         if unknown:
             key = sorted(unknown)[0]
-            raise self._fail(key if key.isprintable() else repr(key), "is not a known key")
+            hint = did_you_mean(key, sorted(known))
+            raise self._fail(key if key.isprintable() else repr(key), f"is not a known key{hint}")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """' (did you mean "x"?)' for the closest choice to a misspelled word, else ''."""
+    import difflib  # only on a mistake: every `slots allowed` reads the config
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""

@@ -16,6 +16,7 @@ from vibey_gh.slots.plots import (
     PLOT_NAMES,
     build_figures,
     figure_png,
+    plots_available,
     sweep_timeline,
     write_plots,
 )
@@ -146,3 +147,18 @@ def test_missing_readings_become_gaps_not_zeros() -> None:
     line = sweep_timeline([gappy], ["N=1"], 0.8)
     assert all(math.isnan(v) for v in line.wired_gb + line.free_pct + line.swap_out_mb_per_min)
     assert len(figures_for(evidence_of([gappy]))["memory"].get_axes()) == 3
+
+
+def test_every_plot_title_names_model_runner_device_and_window() -> None:
+    figures = figures_for(load_evidence(RECORDED))
+    expected = (
+        " — SmolLM2-135M-Instruct.Q4_1.gguf on embedded xllamacpp 2026.10.11549, AMD EPYC, "
+        "window 4096"
+    )
+    for name, figure in figures.items():
+        assert figure.get_suptitle().endswith(expected), name
+
+
+def test_without_matplotlib_there_are_no_plots() -> None:
+    assert plots_available() is True  # this install has the plots extra
+    assert plots_available(lambda name: None) is False

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..config import MIN_WINDOW
+from ..config import CONFIG_NAME, LocalModels
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .common import (
+    emit_json,
+    json_option,
+    library_errors,
+    stdout_is_terminal,
+    supported_platform_only,
+    window_option,
+)
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -32,9 +40,7 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.command()
 @click.option("--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus.")
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
-@click.option(
-    "--window", type=click.IntRange(MIN_WINDOW), help="Tokens per slot (default: config)."
-)
+@window_option("Tokens per slot (default: config).")
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
@@ -52,12 +58,21 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
     help="Seconds before an unanswered turn counts as failed.",
 )
 @click.option(
+    "--wait-idle",
+    "wait_idle",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Wait up to this long for production to unload its models instead of refusing.",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
 )
 @json_option
 @library_errors
+@supported_platform_only
 def calibrate(
     demo: bool,
     corpus_path: Path | None,
@@ -72,6 +87,7 @@ def calibrate(
     model: str | None,
     threads: int | None,
     request_timeout: float,
+    wait_idle: float | None,
     no_early_verdicts: bool,
     as_json: bool,
 ) -> None:
@@ -82,12 +98,19 @@ def calibrate(
     workers while memory, swap, the runner's log and production are watched every second.
     Every completed step is checkpointed: rerun the same command to resume.
 
+    Production need not run: the evidence is then keyed to the calibration binary's version
+    and the model's digest, which production matches once it runs them. A calibration
+    binary of another version than production's is refused before the first step, unless
+    --out is given (the sweep then goes there only). --wait-idle waits for production to
+    unload its models, before the first step and before each re-measure.
+
     \b
     Examples:
       vibey-gh slots calibrate --demo
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
+      vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
     """
     from ..config import load_config
     from ..slots.calibrate import CalibrationRequest, pending_request, run_calibration
@@ -95,6 +118,8 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text)
+    if wait_idle is not None and not wait_idle >= 0:
+        raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
     if if_requested and not demo:
         # a storm or a cluster Job asks often: answer before building or reading any corpus
@@ -136,6 +161,7 @@ def calibrate(
         threads=threads,
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
+        wait_idle_s=wait_idle,
     )
     env = build_environment(config)
     progress = make_progress(live=stdout_is_terminal() and not as_json)
@@ -147,13 +173,19 @@ def calibrate(
             outcome = run_calibration(request, env, progress)
     finally:
         progress.close()
-    if as_json:
-        emit_json(outcome.to_json())
-        return
     if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
+        if as_json:
+            emit_json(outcome.to_json())
+        else:
+            click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    if not outcome.recorded:
+    after = what_allowed_answers_now(config)
+    if as_json:
+        emit_json({**outcome.to_json(), "after": after})
+        return
+    if outcome.version_mismatch:
+        click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
+    elif not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
     state = "complete" if outcome.complete else "paused (rerun to continue)"
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
@@ -162,11 +194,32 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
-    if demo:
-        from ..slots.allowed import decide_allowed
+    for line in describe_after(after):
+        click.echo(line)
 
-        answer = decide_allowed(config)
-        click.echo(f"allowed now: {answer.line()}")
-        if config.concurrent_runs != "measured":
-            measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
-            click.echo(f'with concurrent_runs = "measured": {measured.line()}')
+
+def what_allowed_answers_now(config: LocalModels) -> dict[str, Any]:
+    """What `slots allowed` answers after the sweep, and, when the declaration is not
+    "measured", what it would answer with it and the config line that says so."""
+    from ..slots.allowed import decide_allowed
+
+    after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
+    if config.concurrent_runs != "measured":
+        measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
+        after["with_measured"] = measured.to_json()
+        after["config_line"] = 'concurrent_runs = "measured"'
+        after["config_file"] = str(config.source or Path(CONFIG_NAME).absolute())
+    return after
+
+
+def describe_after(after: dict[str, Any]) -> list[str]:
+    now = after["allowed"]
+    lines = [f"allowed now: {now['allowed']} — {now['reason']}"]
+    measured = after.get("with_measured")
+    if measured is not None:
+        lines.append(
+            f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
+            f"put this line under [local_models] in {after['config_file']}:"
+        )
+        lines.append(f"  {after['config_line']}")
+    return lines

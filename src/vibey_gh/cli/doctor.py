@@ -8,12 +8,13 @@ from typing import Any
 
 import click
 
-from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
+from ..config import CONFIG_ENV, CONFIG_NAME, LocalModels, load_config
 from ..errors import VibeyError
 from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
 from ..slots.fingerprint import Fingerprint, compute_fingerprint
-from .common import emit_json, json_option, library_errors
+from ..userdirs import user_config_dir
+from .common import emit_json, json_option, library_errors, window_option
 
 DEVICE_ROWS = (
     ("hardware model", "hardware_model"),
@@ -41,6 +42,7 @@ class DoctorReport:
     runner_error: str | None
     fingerprint: Fingerprint | None
     fingerprint_missing: str | None
+    drift: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         device = {}
@@ -98,7 +100,11 @@ class DoctorReport:
                 "model": self.runner.model,
                 "model_digest": self.runner.model_digest,
                 "missing": self.runner.missing,
+                "settings": self.runner.settings,
+                "settings_source": self.runner.settings_source,
+                "serving_slots": self.runner.serving_slots,
             },
+            "differs_from_config": list(self.drift),
             "runner_error": self.runner_error,
             "production_url": self.config.production,
             "window": self.config.window,
@@ -108,9 +114,13 @@ class DoctorReport:
 
 
 def gather(
-    config: LocalModels, probes: Any, identify: Callable[[LocalModels], RunnerInfo]
+    config: LocalModels,
+    probes: Any,
+    identify: Callable[[LocalModels], RunnerInfo],
+    drift: Callable[[LocalModels], list[str]] | None = None,
 ) -> DoctorReport:
-    """Probe the device, read memory once, identify the production runner, fingerprint."""
+    """Probe the device, read memory once, identify the production runner, fingerprint, and
+    compare what production shows of its settings with the config."""
     device = probes.device.describe()
     memory = probes.memory.sample()
     swap = probes.memory.swap_space()
@@ -124,8 +134,18 @@ def gather(
     missing = None
     if runner is None:
         missing = f"the production runner could not be identified: {runner_error}"
+    differences = tuple(drift(config)) if drift is not None and runner is not None else ()
     return DoctorReport(
-        probes.platform, config, device, memory, swap, runner, runner_error, fingerprint, missing
+        probes.platform,
+        config,
+        device,
+        memory,
+        swap,
+        runner,
+        runner_error,
+        fingerprint,
+        missing,
+        differences,
     )
 
 
@@ -172,7 +192,7 @@ def render(report: DoctorReport) -> list[str]:
     """The report as aligned lines; a note in brackets gives each value's source or why it
     is missing."""
     device = report.device
-    lines = [f"platform: {report.platform}", "device:"]
+    lines = [f"config: {config_in_use(report.config)}", f"platform: {report.platform}", "device:"]
     for label, name in DEVICE_ROWS:
         note = device.missing.get(name) or device.sources.get(name)
         lines.append(_row(label, _value(name, getattr(device, name)), note))
@@ -187,12 +207,40 @@ def render(report: DoctorReport) -> list[str]:
         lines.append(_row("model", runner.model))
         digest = runner.model_digest or "unknown"
         lines.append(_row("model digest", digest, runner.missing.get("model_digest")))
+        lines.extend(_settings_rows(runner))
     lines.append(_row("window", str(report.config.window)))
+    for difference in report.drift:
+        lines.append(f"  differs from the config: {difference}")
     if report.fingerprint is None:
         lines.append(f"fingerprint: none — {report.fingerprint_missing}")
     else:
         lines.append(f"fingerprint: {report.fingerprint.id}")
     return lines
+
+
+def config_in_use(config: LocalModels) -> str:
+    """The file the settings came from, or where one would be looked for."""
+    if config.source is not None:
+        return str(config.source)
+    return (
+        f"none found, defaults in use (looked for --config / ${CONFIG_ENV}, ./{CONFIG_NAME}, "
+        f"then {user_config_dir() / CONFIG_NAME})"
+    )
+
+
+def _settings_rows(runner: RunnerInfo) -> list[str]:
+    """Production's own settings (fingerprinted) and the slots it serves, where known."""
+    rows: list[str] = []
+    source = runner.settings_source or None
+    why = runner.missing.get("settings")
+    if runner.settings:
+        for name, value in runner.settings.items():
+            rows.append(_row("settings" if not rows else "", f"{name}={value}", source))
+    elif source is not None or why is not None:
+        rows.append(_row("settings", "unknown" if why else "none", why or source))
+    if runner.serving_slots is not None:
+        rows.append(_row("serving slots", str(runner.serving_slots)))
+    return rows
 
 
 def _injected(ctx: click.Context, key: str) -> Any:
@@ -202,9 +250,7 @@ def _injected(ctx: click.Context, key: str) -> Any:
 
 @click.command()
 @click.option("--model", help="Identify this model instead of the configured one.")
-@click.option(
-    "--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help="Fingerprint for this window."
-)
+@window_option("Fingerprint for this window.")
 @json_option
 @click.pass_context
 @library_errors
@@ -231,7 +277,12 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
         from ..runners.identify import identify_production
 
         identify = identify_production
-    report = gather(config, probes, identify)
+    drift = _injected(ctx, "production_drift")
+    if drift is None:
+        from ..runners.drift import production_drift
+
+        drift = production_drift
+    report = gather(config, probes, identify, drift)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -28,8 +28,12 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
-    """The Runner that starts servers of `kind`; BadInput naming the valid kinds otherwise."""
+def runner_for(
+    kind: str, state: StateLayout | None = None, config: LocalModels | None = None
+) -> Runner:
+    """The Runner that starts servers of `kind`, with `config`'s production settings (its
+    runner_args, or production's Ollama environment); BadInput naming the valid kinds
+    otherwise."""
     check_kind(kind)
     if kind == "embedded":
         from .embedded import EmbeddedRunner
@@ -38,10 +42,12 @@ def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
     if kind == "llama-server":
         from .llama_server import LlamaServerRunner
 
-        return LlamaServerRunner(state)
+        return LlamaServerRunner(state, runner_args=config.runner_args if config else ())
     from .ollama import OllamaRunner
+    from .settings import production_settings
 
-    return OllamaRunner()
+    settings = production_settings(config) if config is not None else None
+    return OllamaRunner(settings=settings)
 
 
 def production_watch(config: LocalModels) -> ProductionWatch:
