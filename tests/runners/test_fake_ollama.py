@@ -167,3 +167,17 @@ def test_default_keep_alive_is_five_minutes_and_keep_alive_0_unloads(ollama: str
     assert 280 < expires - time.mktime(time.gmtime()) <= 301
     unload = chat(ollama, {"model": MODEL, "messages": [], "keep_alive": 0})
     assert unload.json()["done_reason"] == "unload" and loaded(ollama) == []
+
+
+def test_version_names_the_client_and_any_server_that_answers(tmp_path: Path) -> None:
+    binary = write_fake_ollama(tmp_path / "bin")
+    alone = {"PATH": os.environ.get("PATH", ""), "OLLAMA_HOST": f"127.0.0.1:{free_port()}"}
+    said = subprocess.run([str(binary), "--version"], env=alone, capture_output=True, text=True)
+    assert said.stdout.splitlines() == [
+        "Warning: could not connect to a running Ollama instance",
+        "Warning: client version is 0.32.15",
+    ]
+    with stand_in(tmp_path) as url:
+        host = {**alone, "OLLAMA_HOST": url.removeprefix("http://")}
+        said = subprocess.run([str(binary), "--version"], env=host, capture_output=True, text=True)
+    assert said.stdout.strip() == "ollama version is 0.32.15"
