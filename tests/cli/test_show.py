@@ -236,3 +236,28 @@ def test_terminal_table_turns_steps_into_columns_when_narrow(isolated_state: Pat
 def test_loaded_fixture_is_the_one_the_cli_shows(isolated_state: Path) -> None:
     path = install_recorded(isolated_state)
     assert load_evidence(path).fingerprint == FP
+
+
+def test_what_each_steps_runner_reported_is_shown_and_judged(isolated_state: Path) -> None:
+    data = json.loads(RECORDED.read_text())
+    reported = [(1, 4096), (1, 4096), (1, 4096)]  # the N=2 runner served one slot
+    for step, (slots, window) in zip(data["steps"], reported, strict=True):
+        step["runner_reported"] = {"slots": slots, "window": window, "kv_cache_bytes": 96 << 20}
+    (StateLayout(isolated_state).evidence / f"{FP}.json").write_text(json.dumps(data))
+    result = run(isolated_state)
+    assert result.exit_code == 0, result.output
+    assert "runner reported at start-up:" in result.output
+    assert "  N=1 again  1 slot(s) × 4096 tokens, KV cache 96.0 MiB" in result.output
+    assert "  N=2        breaks runner setup, -84.9% — runner reported 1 slot(s), not the 2" in (
+        result.output
+    )
+    shown = json.loads(run(isolated_state, "--json").output)["evidence"]
+    assert shown["verdicts"][2]["runner_reported"]["slots"] == 1
+
+
+def test_evidence_without_runner_reports_shows_no_such_lines(isolated_state: Path) -> None:
+    install_recorded(isolated_state)
+    result = run(isolated_state)
+    assert result.exit_code == 0 and "runner reported" not in result.output
+    shown = json.loads(run(isolated_state, "--json").output)["evidence"]
+    assert [v["runner_reported"] for v in shown["verdicts"]] == [None, None, None]

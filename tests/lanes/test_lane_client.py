@@ -1,4 +1,5 @@
-"""The lanes' production client: which API each runner is asked through, and Ollama's form.
+"""The lanes' production client: which API each runner is asked through, and Ollama's form
+(the same client the calibration uses: `runners.ollama.OllamaChatClient`).
 
 Ollama cannot run here: its side is an httpx mock answering in the /api/chat format of the
 runner reference (§4); a live test runs only where an `ollama` with a model answers.
@@ -15,8 +16,9 @@ import pytest
 
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.lanes.client import OllamaChatClient, ollama_messages, production_client
+from vibey_gh.lanes.client import production_client
 from vibey_gh.lanes.tools import tool_call_message, tool_definitions, tool_result_message
+from vibey_gh.runners.ollama import OllamaChatClient, ollama_messages
 from vibey_gh.runners.openai_api import OpenAIChatClient
 
 SETTINGS = ChatSettings(window=8192, max_tokens=64)
@@ -43,6 +45,8 @@ def test_each_runner_kind_gets_its_client() -> None:
 def test_ollama_gets_objects_for_arguments_and_the_records_keep_strings() -> None:
     converted = ollama_messages(OPENAI_MESSAGES)
     assert converted[2]["tool_calls"][0]["function"]["arguments"] == {"path": "a.py"}
+    assert converted[3]["tool_name"] == "read_file" and converted[3]["tool_call_id"] == "call_1"
+    assert "tool_name" not in OPENAI_MESSAGES[3]
     assert isinstance(OPENAI_MESSAGES[2]["tool_calls"][0]["function"]["arguments"], str)
     broken = [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{nope"}}]}]
     assert ollama_messages(broken) == broken

@@ -93,3 +93,11 @@ def write_python_executable(path: Path, source: str) -> Path:
     path.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+def write_fake_ollama(folder: Path) -> Path:
+    """The strict `ollama serve` stand-in as `folder`/ollama, its Go decoder beside it."""
+    stand_in = FIXTURES / "ollama"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "go_decode.py").write_text((stand_in / "go_decode.py").read_text())
+    return write_python_executable(folder / "ollama", (stand_in / "fake_ollama.py").read_text())

@@ -20,6 +20,8 @@ LOGS = {
     "embedded_2x1024.log": "embedded",
     "llama_server_b4747.log": "llama-server",
     "llama_server_current.log": "llama-server",
+    # a CUDA build 11434 whose flash attention has no CUDA kernel (lines in that build's words)
+    "llama_server_cuda_fa_cpu.log": "llama-server",
     "ollama_era_a.log": "ollama",
     "ollama_era_b.log": "ollama",
     "ollama_era_c.log": "ollama",
@@ -46,6 +48,14 @@ def test_every_pattern_matches_a_line_of_a_recorded_log() -> None:
     every = {p.name for p in LLAMA_CPP_PATTERNS + OLLAMA_PATTERNS}
     assert every - matched == set()
     assert {p.kind for p in LLAMA_CPP_PATTERNS + OLLAMA_PATTERNS} <= set(EVENT_KINDS)
+
+
+def test_gpu_layers_and_a_flash_attention_fallback_are_read() -> None:
+    events = events_of("llama_server_cuda_fa_cpu.log")
+    assert first(events, "gpu_layers").values == {"gpu_layers": 29, "layers": 29}
+    fallback = [e.values for e in events if e.kind == "attention_fallback"]
+    assert fallback == [{"device": "CPU"}, {"disabled": True}]
+    assert "attention_fallback" not in kinds(events_of("embedded_2x1024.log"))
 
 
 def test_pattern_names_are_unique() -> None:

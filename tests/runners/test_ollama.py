@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import FIXTURES, free_port, recorded, write_python_executable
+from runner_support import free_port, recorded, write_fake_ollama
 
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
@@ -19,7 +19,7 @@ from vibey_gh.interfaces.slots_interface import (
 )
 from vibey_gh.runners.logscan import LogTail
 from vibey_gh.runners.ollama import (
-    OllamaClient,
+    OllamaChatClient,
     OllamaRunner,
     chat_payload,
     ollama_env,
@@ -149,7 +149,7 @@ def test_preload_sends_the_turn_settings_and_needs_a_load_answer() -> None:
         answer = recorded("ollama/era_b/load.json")
         return httpx.Response(answer.status, json=answer.body)
 
-    client = OllamaClient(
+    client = OllamaChatClient(
         "http://ollama.test:11435", "llama3.2:3b", 8192, transport=httpx.MockTransport(handler)
     )
     assert client.preload() >= 0.0
@@ -166,7 +166,7 @@ def test_preload_refused_raises_runner_error() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(404, json={"error": "model 'nope' not found"})
 
-    client = OllamaClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
+    client = OllamaChatClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
     with pytest.raises(RunnerError, match="model 'nope' not found"):
         client.preload()
 
@@ -184,9 +184,7 @@ def read_record(path: Path) -> list[dict[str, object]]:
 
 
 def test_lifecycle_against_a_stand_in_server(tmp_path: Path) -> None:
-    binary = write_python_executable(
-        tmp_path / "bin" / "ollama", (FIXTURES / "ollama" / "fake_ollama.py").read_text()
-    )
+    binary = write_fake_ollama(tmp_path / "bin")
     record = tmp_path / "record.jsonl"
     port = free_port()
     run = launch(

@@ -130,6 +130,7 @@ def _render_shown(
     answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
 ) -> None:
     from ..slots.judge import gain_range
+    from ..slots.reported import describe as describe_reported
     from ..slots.table import inconclusive_sentence, markdown_table
 
     out = console.print
@@ -165,6 +166,10 @@ def _render_shown(
             "calibrate again for intervals",
             markup=False,
         )
+    if any(step.runner_reported for step in shown.evidence.steps):
+        out("runner reported at start-up:")
+        for name, step in zip(names, shown.evidence.steps, strict=True):
+            out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
     out("files:")
     for path in shown.files:

@@ -26,6 +26,8 @@ EVENT_KINDS = (
     "slot_window",  # context tokens per slot
     "kv_cache",  # KV cache size
     "kv_buffer",  # one device's KV buffer
+    "gpu_layers",  # how many of the model's layers were put on a GPU
+    "attention_fallback",  # flash attention not on the layers' device (runs on the CPU) or off
     "load",  # a model load started or finished
     "reload",  # a loaded model was loaded again
     "truncation",  # a prompt was cut to fit
@@ -149,6 +151,19 @@ LLAMA_CPP_PATTERNS: tuple[LogPattern, ...] = (
     ),
     _p("kv-self-size", "kv_cache", r"KV self size\s+=\s+(?P<size_mib>[\d.]+) MiB"),
     _p("kv-buffer", "kv_buffer", r"(?P<device>\S+) KV buffer size =\s+(?P<size_mib>[\d.]+) MiB"),
+    _p("gpu-layers", "gpu_layers", r"offloaded (?P<gpu_layers>\d+)/(?P<layers>\d+) layers to GPU"),
+    _p(
+        "attention-device",
+        "attention_fallback",
+        r"is assigned to device \S+ but (?:the )?Flash Attention(?: tensor)? is assigned to"
+        r" device (?P<device>\S+)",
+    ),
+    _p(
+        "attention-disabled",
+        "attention_fallback",
+        r"Flash Attention (?:not supported|was auto), set to disabled",
+        disabled=True,
+    ),
     _p("load-start", "load", r"loading model '(?P<model>[^']+)'", phase="start"),
     _p("load-done", "load", r"\bmodel loaded\s*$", phase="done"),
     _p(

@@ -5,10 +5,17 @@ the rest of the shell's environment (`settings.calibration_base_env`), but never
 store (OLLAMA_NOPRUNE), keeps one model loaded forever, logs at debug level so unloads and evictions
 show, and sizes every slot to the window. Turns go to /api/chat with truncate and shift off and
 the same num_ctx every time (a different one would reload the model mid-step).
+
+`OllamaChatClient` is the one Ollama chat client: the calibration server here and the lanes'
+production client both send through it. Callers keep messages in OpenAI format (what the corpus
+and lane records hold); it sends Ollama's own (runners.md §4): tool-call `arguments` as JSON
+objects — Ollama's Go type refuses a string with HTTP 400 — a tool result's name as `tool_name`,
+`stream: false` (Ollama streams when it is omitted) and integer options as integers.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Mapping
@@ -68,23 +75,45 @@ def ollama_env(launch: RunnerLaunch, base_env: Mapping[str, str]) -> dict[str, s
     return env
 
 
+def ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy in Ollama's form: every tool call's `arguments` decoded to an object, and a tool
+    result's `name` also as `tool_name`. An `arguments` string that is no JSON object is left
+    as it is: Ollama refuses it, and the turn fails where it can be seen."""
+    converted = copy.deepcopy(messages)
+    for message in converted:
+        if message.get("role") == "tool" and "name" in message and "tool_name" not in message:
+            message["tool_name"] = message["name"]
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                try:
+                    decoded = json.loads(function["arguments"] or "{}")
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(decoded, dict):
+                    function["arguments"] = decoded
+    return converted
+
+
 def chat_payload(
     model: str,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     settings: ChatSettings,
 ) -> dict[str, Any]:
+    """One /api/chat request in Ollama's wire format (options typed as `api.Options` wants:
+    integers for num_ctx, seed and num_predict, a number for temperature)."""
     payload: dict[str, Any] = {
         "model": model,
-        "messages": messages,
+        "messages": ollama_messages(messages),
         "stream": False,
         "truncate": False,
         "shift": False,
         "options": {
-            "num_ctx": settings.window,
-            "temperature": settings.temperature,
-            "seed": settings.seed,
-            "num_predict": settings.max_tokens,
+            "num_ctx": int(settings.window),
+            "temperature": float(settings.temperature),
+            "seed": int(settings.seed),
+            "num_predict": int(settings.max_tokens),
         },
     }
     if tools:
@@ -135,14 +164,15 @@ def find_binary(configured: str | None) -> str:
     return find_executable(configured, BINARY)
 
 
-class OllamaClient:
-    """The HTTP side of one Ollama server: readiness, preload, chat. Thread-safe."""
+class OllamaChatClient:
+    """Chat with one Ollama server through /api/chat; also its readiness and preload (the
+    calibration server's). Thread-safe: replay workers and lanes share one."""
 
     def __init__(
         self,
         base_url: str,
         model: str,
-        window: int,
+        window: int | None = None,
         clock: Clock = SYSTEM_CLOCK,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -160,6 +190,8 @@ class OllamaClient:
 
     def preload(self) -> float:
         """Load the model with an empty chat (done_reason "load") at the window used later."""
+        if self.window is None:
+            raise RunnerError(f"loading {self.model} needs the window its turns will use")
         payload = chat_payload(self.model, [], None, ChatSettings(window=self.window))
         started = self._clock.monotonic()
         try:
@@ -208,7 +240,7 @@ class OllamaServer:
         self.model = launch.model
         self._child = child
         self._clock = clock
-        self._api = OllamaClient(self.base_url, launch.model, launch.window, clock)
+        self._api = OllamaChatClient(self.base_url, launch.model, launch.window, clock)
 
     @property
     def pid(self) -> int | None:

@@ -1,4 +1,5 @@
-"""The one place that names runner kinds: start a runner of a kind, watch one at a URL.
+"""The one place that names runner kinds: start a runner of a kind, watch one at a URL, chat
+with one (the same client for lanes and for calibration).
 
 Adapters are imported only when asked for. Who production is (`identify.identify_production`)
 lives beside this module, light enough for `slots allowed` to ask on every decision.
@@ -14,6 +15,8 @@ from ..state import StateLayout
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import ProductionWatch, Runner
+    from .ollama import OllamaChatClient
+    from .openai_api import OpenAIChatClient
 
 RUNNER_NAMES = ("embedded", "llama-server", "ollama", "simulated")
 # kinds whose calibration runner is this installed package itself: production's own version
@@ -69,3 +72,15 @@ def watch_url(kind: str, base_url: str) -> ProductionWatch:
     if check_kind(kind) == "ollama":
         return OllamaWatch(base_url)
     return LlamaServerWatch(base_url)
+
+
+def chat_client(kind: str, base_url: str, model: str) -> OllamaChatClient | OpenAIChatClient:
+    """The chat client of a runner of `kind` at `base_url`, in that runner's wire format:
+    Ollama's /api/chat, or llama.cpp's OpenAI-compatible API for embedded and llama-server."""
+    if check_kind(kind) == "ollama":
+        from .ollama import OllamaChatClient
+
+        return OllamaChatClient(base_url, model)
+    from .openai_api import OpenAIChatClient
+
+    return OpenAIChatClient(base_url)

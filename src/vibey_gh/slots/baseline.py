@@ -15,6 +15,7 @@ from .fidelity import agreement, served_by_turn, structure
 from .figures import BaselineFigures, StepFigures, SweepFigures
 from .metrics import step_metrics
 from .records import StepRecord
+from .reported import runner_mismatch
 
 GB = 1_000_000_000
 # Log event kinds that break a bound whenever they happen during the replay.
@@ -106,6 +107,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         failed_served=_failed_served_turns(step, baseline),
         log_findings=_log_findings(step),
         reasonless=_reasonless_answers(step),
+        runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
     )
 
 

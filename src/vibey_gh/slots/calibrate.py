@@ -6,7 +6,9 @@ before the first step, wait for (or refuse) a production that holds a model, res
 steps a checkpoint holds, then let the sweep generator pick each next slot count; measure it
 (again, up to twice, when production was busy meanwhile), checkpoint it, and finally write the
 evidence. A sweep with no clean step, or whose calibration runner is not production's version,
-is written to --out for the record and not recorded as this device's evidence.
+is written to --out for the record and not recorded as this device's evidence. A sweep whose
+first one-slot step failed turns (or found the corpus too long for the window) stops there and
+writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from .records import StepRecord
 from .report_files import SweepResult, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
 from .sweep import sweep_steps
+from .trust import untrustworthy_floor
 
 MAX_REMEASURES = 2
 IDLE_WAIT_S = 600.0
@@ -304,6 +307,10 @@ def run_calibration(
                 "runner held a model during every attempt"
             )
             break
+        if step.slots == 1 and not any(s.slots == 1 for s in steps):
+            untrustworthy = untrustworthy_floor(step, req.corpus.turn_count)
+            if untrustworthy is not None:
+                raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)
         save_progress(checkpoint, key, steps)
         verdict = _latest_label(steps, bounds_now)

@@ -172,6 +172,7 @@ class StepFigures:
     failed_served: turns served at one slot that failed here, as "id (why)".
     log_findings: forbidden runner log events during the replay, as "log: n × what".
     reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
+    runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
     """
 
     index: int
@@ -183,6 +184,7 @@ class StepFigures:
     failed_served: tuple[str, ...]
     log_findings: tuple[str, ...]
     reasonless: int
+    runner_mismatch: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -195,12 +197,14 @@ class StepFigures:
             "failed_served": list(self.failed_served),
             "log_findings": list(self.log_findings),
             "reasonless": self.reasonless,
+            "runner_mismatch": self.runner_mismatch,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepFigures:
         agreement = data["agreement"]
         budget = data["memory_budget_bytes"]
+        mismatch = data.get("runner_mismatch")
         return cls(
             index=int(data["index"]),
             slots=int(data["slots"]),
@@ -211,6 +215,7 @@ class StepFigures:
             failed_served=tuple(str(item) for item in data["failed_served"]),
             log_findings=tuple(str(item) for item in data["log_findings"]),
             reasonless=int(data["reasonless"]),
+            runner_mismatch=None if mismatch is None else str(mismatch),
         )
 
 

@@ -106,18 +106,27 @@ def _swap_finding(metrics: StepMetrics, baseline: BaselineFigures, bounds: Bound
     return None
 
 
+def runner_finding(step: StepFigures) -> str | None:
+    """A runner set up otherwise than asked measured another configuration: that breaks a
+    bound whatever the bounds say (at one slot, the floor, it is a warning)."""
+    return step.runner_mismatch
+
+
 def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:
     metrics = step.metrics
     broken: list[str] = []
     warnings: list[str] = []
     memory = _memory_findings(step, bounds)
     swap = _swap_finding(metrics, baseline, bounds)
+    runner = runner_finding(step)
     if step.slots == 1:
         # one is the floor: memory is reported, never refusing
-        warnings.extend(memory + ([swap] if swap else []))
+        warnings.extend(memory + ([swap] if swap else []) + ([runner] if runner else []))
         label = "floor" if step.is_reference else "baseline"
         inside = True
     else:
+        if runner:
+            broken.append(runner)
         broken.extend(memory)
         if swap:
             broken.append(swap)
@@ -188,6 +197,8 @@ def _short(finding: str) -> str:
         return "served turns"
     if finding.startswith("log:"):
         return finding.split("× ", 1)[-1]
+    if finding.startswith("runner reported"):
+        return "runner setup"
     return "done reasons"
 
 

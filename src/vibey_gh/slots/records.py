@@ -102,6 +102,46 @@ class LogEventRecord:
 
 
 @dataclass(frozen=True)
+class RunnerReported:
+    """What the calibration runner's log said at start-up about how it was set up, as opposed
+    to what it was asked for. None where the log did not say (runners and versions differ).
+
+    slots: parallel sequences. window: context tokens per slot. kv_cache_bytes: the KV cache's
+    size. gpu_layers / layers: layers put on a GPU, of how many. attention_fallback: the device
+    flash attention was put on when not the layers' ("CPU"), or "disabled (assigned to CPU)"
+    when the runner switched it off for that reason.
+    """
+
+    slots: int | None = None
+    window: int | None = None
+    kv_cache_bytes: int | None = None
+    gpu_layers: int | None = None
+    layers: int | None = None
+    attention_fallback: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slots": self.slots,
+            "window": self.window,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "gpu_layers": self.gpu_layers,
+            "layers": self.layers,
+            "attention_fallback": self.attention_fallback,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunnerReported:
+        return cls(
+            slots=checked.integer(data, "slots", None),
+            window=checked.integer(data, "window", None),
+            kv_cache_bytes=checked.integer(data, "kv_cache_bytes", None),
+            gpu_layers=checked.integer(data, "gpu_layers", None),
+            layers=checked.integer(data, "layers", None),
+            attention_fallback=checked.text(data, "attention_fallback", None),
+        )
+
+
+@dataclass(frozen=True)
 class ProductionRecord:
     """What the production runner did during a step (polled once a second)."""
 
@@ -165,6 +205,8 @@ class StepRecord:
       production_gpu_bytes: the most it held per GPU index (None where NVML could not say),
         or None without NVIDIA GPUs or an identified production.
       production_footprint: how production's footprint was identified, or why it was not.
+      runner_reported: what the runner's start-up log said of its slots, window, KV cache,
+        GPU layers and attention (None: not recorded, as in evidence older than this field).
     """
 
     index: int
@@ -188,6 +230,7 @@ class StepRecord:
     production_footprint_bytes: int | None = None
     production_gpu_bytes: tuple[int | None, ...] | None = None
     production_footprint: str | None = None
+    runner_reported: RunnerReported | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -215,6 +258,7 @@ class StepRecord:
             if self.production_gpu_bytes is None
             else list(self.production_gpu_bytes),
             "production_footprint": self.production_footprint,
+            "runner_reported": self.runner_reported.to_json() if self.runner_reported else None,
         }
 
     @classmethod
@@ -250,6 +294,9 @@ class StepRecord:
             production_footprint_bytes=checked.integer(data, "production_footprint_bytes", None),
             production_gpu_bytes=_optional_byte_counts(data, "production_gpu_bytes"),
             production_footprint=checked.text(data, "production_footprint", None),
+            runner_reported=RunnerReported.from_json(data["runner_reported"])
+            if data.get("runner_reported") is not None
+            else None,
         )
 
 

@@ -30,6 +30,7 @@ from .report_facts import (
     noise_facts,
     step_names,
 )
+from .reported import describe as describe_reported
 from .table import inconclusive_sentence, markdown_table, step_rows, throughput_cell
 
 REPORT_SUFFIX = "-report.md"
@@ -85,6 +86,8 @@ def _steps_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
             reasons = sorted({t.result.error or str(t.result.finish_reason) for t in failed})
             facts.append(f"{len(failed)} failed turn(s): {'; '.join(reasons)}")
         lines.append(f"- **{name}** ({verdict.label}): {', '.join(facts)}.")
+        if step.runner_reported is not None:  # evidence older than the field has none
+            lines.append(f"  - runner reported: {describe_reported(step.runner_reported)}")
         lines += [f"  - breaks: {item}" for item in verdict.broken]
         lines += [f"  - warning: {item}" for item in verdict.warnings]
     return lines

@@ -110,8 +110,11 @@ class ShownEvidence:
                     "turns_per_hour_high": v.turns_per_hour_high,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
+                    "runner_reported": step.runner_reported.to_json()
+                    if step.runner_reported
+                    else None,
                 }
-                for v in self.judgement.verdicts
+                for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
             ],
             "files": [str(p) for p in self.files],
             "missing_files": [str(p) for p in self.missing_files],

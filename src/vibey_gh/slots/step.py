@@ -12,7 +12,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -43,6 +43,7 @@ from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .records import LogEventRecord, StepRecord, TurnRecord
 from .replay import replay_corpus, stop_from_outside
+from .reported import fill_in, runner_reported_from
 from .sampler import StepSampler
 from .stats import t_quantile
 
@@ -235,7 +236,8 @@ def _replay_with_sampler(
     stopping: _Stopping,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
-    log_events()  # the start-up and preload lines are not part of the replay
+    # the start-up and preload lines are not part of the replay; what they report is kept
+    startup = [replace(e, during_replay=False) for e in log_events()]
     memory_crossed: list[str] = []
     budget = ctx.memory_budget_bytes
 
@@ -323,7 +325,7 @@ def _replay_with_sampler(
         timeline=tuple(sampler.timeline),
         memory_budget_bytes=budget,
         gpu_budget_bytes=ctx.gpu_budget_bytes,
-        log_events=tuple(sampler.events),
+        log_events=tuple(startup) + tuple(sampler.events),
         production=sampler.production_record(),
         ended_early=outcome.ended_early,
         runner_version=version,
@@ -332,6 +334,10 @@ def _replay_with_sampler(
         production_footprint_bytes=footprint.host_bytes,
         production_gpu_bytes=footprint.gpu_tuple(),
         production_footprint=footprint.how,
+        # lines a runner flushed late still say how it was set up
+        runner_reported=fill_in(
+            runner_reported_from(startup), runner_reported_from(sampler.events)
+        ),
     )
 
 

@@ -1,0 +1,64 @@
+"""A real embedded runner's start-up facts end up in the evidence (integration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+
+from vibey_gh.config import LocalModels
+from vibey_gh.interfaces.slots_interface import MemorySample
+from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
+from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.wiring import build_environment
+from vibey_gh.state import StateLayout
+
+pytestmark = pytest.mark.integration
+
+
+class Quiet:
+    def message(self, text: str) -> None:
+        pass
+
+    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
+        pass
+
+    def runner_ready(self, load_seconds: float | None) -> None:
+        pass
+
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        pass
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        pass
+
+
+def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    corpus, _ = tiny_corpus(tmp_path)
+    config = LocalModels(
+        concurrent_runs="measured",
+        runner="embedded",
+        window=TINY_WINDOW,
+        calibration_port=free_port(),
+        production_url=f"http://127.0.0.1:{free_port()}",
+    )
+    request = CalibrationRequest(
+        config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=8, slots=(2,)
+    )
+    layout = StateLayout(isolated_state)
+    outcome = run_calibration(request, build_environment(config, layout), Quiet())
+    assert outcome.evidence is not None
+    evidence = load_evidence(outcome.evidence)
+    (step,) = evidence.steps
+    reported = step.runner_reported
+    assert reported is not None
+    assert (reported.slots, reported.window) == (2, TINY_WINDOW)
+    assert reported.kv_cache_bytes is not None and reported.kv_cache_bytes > 0
+    assert evidence.data["steps"][0]["runner_reported"]["slots"] == 2
+    start_up = [e for e in step.log_events if not e.during_replay]
+    assert {"slots", "slot_window", "kv_cache"} <= {e.kind for e in start_up}
+    assert "runner setup" not in evidence.data["verdicts"][0]["label"]
