@@ -17,7 +17,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.allowed import AllowedDeps
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence import load_evidence, seal_evidence
 from vibey_gh.slots.fingerprint import compute_fingerprint, fingerprint_id
 from vibey_gh.slots.show import gather_show
 from vibey_gh.state import StateLayout
@@ -72,7 +72,7 @@ def install_other(root: Path, runner_version: str = "xllamacpp 2026.09.1") -> st
     data["fingerprint"]["fields"]["runner_version"] = runner_version
     data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
     path = StateLayout(root).evidence / f"{data['fingerprint']['id']}.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(seal_evidence(data)))
     return str(data["fingerprint"]["id"])
 
 

@@ -107,9 +107,7 @@ def is_over_window(body: Any) -> bool:
         return True
     if "exceed_context_size_error" in text:
         return True
-    return llama_server_over_window(body) or llama_server_over_window(
-        {"error": unwrap_error(body)}
-    )
+    return llama_server_over_window(body) or llama_server_over_window({"error": unwrap_error(body)})
 
 
 def parse_chat(status: int, body: Any, started: float, ended: float) -> TurnResult:

@@ -11,6 +11,7 @@ file) answers 1 with that failure as the reason: a gate fails safe.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,7 @@ def decide_allowed(
     declaration = config.concurrent_runs
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    from .evidence import age_in_days, evidence_path
+    from .evidence import age_in_days, evidence_path, future_date_problem
     from .fingerprint import compute_fingerprint
 
     deps = deps or default_deps()
@@ -108,15 +109,25 @@ def decide_allowed(
     except VibeyError as exc:
         return AllowedAnswer(1, f"production runner: {exc}", None, None, False, declaration)
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
-    path = evidence_path(deps.layout, fingerprint.id)
-    if not path.exists():
+    # Looked up without creating anything: a read-only or broken state folder still answers.
+    path = evidence_path(deps.layout, fingerprint.id, create=False)
+    try:
+        present = path.exists()
+    except OSError as exc:
+        reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
+        return _request(deps, config, fingerprint, reason, declaration)
+    if not present:
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
         return _request(deps, config, fingerprint, gap, declaration)
     try:
         created_at, figures = _figures_of(deps.layout, fingerprint.id, path)
     except EvidenceError as exc:
         return _request(deps, config, fingerprint, f"unusable evidence: {exc}", declaration, path)
-    age = age_in_days(created_at, deps.clock.now())
+    now = deps.clock.now()
+    future = future_date_problem(created_at, now)
+    if future is not None:
+        return _request(deps, config, fingerprint, f"unusable {future}", declaration, path)
+    age = age_in_days(created_at, now)
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
         return _request(deps, config, fingerprint, reason, declaration, path)
@@ -183,7 +194,11 @@ def _nearest(layout: StateLayout, fingerprint: Fingerprint) -> str:
     from .fingerprint import describe_differences
 
     best: tuple[int, list[str]] | None = None
-    for path in iter_evidence_paths(layout):
+    try:
+        paths = list(iter_evidence_paths(layout))
+    except OSError:
+        paths = []
+    for path in paths:
         try:
             fields = read_fingerprint_fields(path)
         except EvidenceError:
@@ -207,9 +222,20 @@ def _request(
     from .evidence import write_request
 
     settings = {"runner": config.runner, "model": config.model, "window": config.window}
-    request = write_request(
-        deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
-    )
+    try:
+        request = write_request(
+            deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
+        )
+    except OSError as exc:
+        # The answer matters more than the request: a gate answers in every state.
+        return AllowedAnswer(
+            1,
+            f"{reason} (calibration request not written: {_state_problem(exc)})",
+            fingerprint.id,
+            evidence,
+            False,
+            declaration,
+        )
     return AllowedAnswer(
         1,
         reason + " — calibration requested",
@@ -219,6 +245,23 @@ def _request(
         declaration,
         request=request,
     )
+
+
+_STATE_PROBLEMS = {
+    errno.EROFS: "read-only state",
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.ENOTDIR: "the state path is not a folder",
+    errno.EEXIST: "the state path is not a folder",
+    errno.ENAMETOOLONG: "state path too long",
+    errno.EACCES: "state not writable",
+    errno.EPERM: "state not writable",
+}
+
+
+def _state_problem(exc: OSError) -> str:
+    """Why the state folder could not be written, in a few words."""
+    return _STATE_PROBLEMS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
 __all__ = ["AllowedAnswer", "AllowedDeps", "decide_allowed"]

@@ -43,10 +43,9 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
         return None
     try:
         process = psutil.Process(pid)
-        same = (
-            abs(process.create_time() - float(record.get("create_time", 0))) < 1.0
-            and process.cmdline() == record.get("cmdline")
-        )
+        same = abs(
+            process.create_time() - float(record.get("create_time", 0))
+        ) < 1.0 and process.cmdline() == record.get("cmdline")
     except psutil.Error:
         same = False
     if not same:

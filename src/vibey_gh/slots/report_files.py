@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ..interfaces.slots_interface import RunnerInfo
 from .baseline import sweep_figures
-from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path
+from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path, seal_evidence
 from .figures import evidence_identity, save_figures
 from .fingerprint import Fingerprint
 from .judge import judge_sweep
@@ -110,6 +110,7 @@ def write_evidence_files(
 
     fingerprint, steps, stop_reason = result.fingerprint, result.steps, result.stop_reason
     data, notes = build_evidence(req, env, result)
+    data = seal_evidence(data)
     evidence = evidence_from_json(data, None)
     markdown = render_summary(evidence, req.config.bounds)
     written: list[Path] = []

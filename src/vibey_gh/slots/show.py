@@ -15,7 +15,13 @@ from typing import Any
 from ..config import LocalModels, load_config
 from ..errors import BadInput, EvidenceError, VibeyError
 from .allowed import AllowedDeps, default_deps
-from .evidence import Evidence, evidence_path, iter_evidence_paths, load_evidence
+from .evidence import (
+    Evidence,
+    evidence_path,
+    future_date_problem,
+    iter_evidence_paths,
+    load_evidence,
+)
 from .fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from .judge import SweepJudgement, judge_sweep
 from .report import report_paths, write_report
@@ -140,7 +146,13 @@ def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
 def _shown(
     path: Path, config: LocalModels, deps: AllowedDeps, today: Fingerprint | None, write: bool
 ) -> ShownEvidence:
-    evidence = load_evidence(path)
+    try:
+        evidence = load_evidence(path)
+    except EvidenceError as exc:
+        raise EvidenceError(f"unusable evidence: {exc}") from None
+    future = future_date_problem(evidence.created_at, deps.clock.now())
+    if future is not None:
+        raise EvidenceError(f"unusable {future}: {path}")
     if write:
         write_report(evidence, config.bounds, path.parent, path.stem)
     age = evidence.age_days(deps.clock.now())
