@@ -50,6 +50,15 @@ def _kind_of(mode: int) -> str:
     return "not a plain file"
 
 
+def _refuse_special(path: Path) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+
+
 def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
     """The bytes of `path` if it is a regular file of at most `limit` bytes.
 
@@ -59,6 +68,7 @@ def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
     except FileNotFoundError:
         raise
     except OSError as exc:
+        _refuse_special(path)  # a socket cannot even be opened: name what it is
         raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
     try:
         mode = os.fstat(fd).st_mode
