@@ -44,7 +44,12 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
     ("args", "message"),
     [
         (["--slots", "1,x"], "--slots takes a comma-separated list"),
-        (["--slots", "0,1"], "slot counts of 1 or more"),
+        (["--slots", "0,1"], "--slots counts must be between 1 and 16 (the largest N to try"),
+        (["--slots", "99999999999999999999"], "must be between 1 and 16 (the largest N to try"),
+        (["--slots", "1,2,8", "--max-slots", "4"], "must be between 1 and 4 ("),
+        (["--slots", "1,,2"], "--slots has an empty item in '1,,2'"),
+        (["--slots", "1,2,"], "--slots has an empty item"),
+        (["--slots", "1,-2"], "--slots takes a comma-separated list of whole numbers"),
         ([], "--corpus FILE is required"),
         (["--corpus", "missing.json"], "corpus file not found"),
         (["--demo", "--corpus", "c.json"], "--demo builds its own corpus"),

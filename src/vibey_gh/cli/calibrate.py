@@ -13,19 +13,26 @@ from .common import emit_json, json_option, library_errors, stdout_is_terminal
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
 DEMO_MAX_SLOTS = 4
+DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.sweep, not imported for --help)
+MAX_SLOTS = 256  # as many as `slots apply` gives a runner
 
 
-def parse_slots(text: str | None) -> tuple[int, ...] | None:
+def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
+    """`--slots 1,1,2,4` as counts, each between 1 and `largest` (the largest N to try)."""
     if text is None:
         return None
-    try:
-        values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
+    parts = [part.strip() for part in text.split(",")]
+    if any(not part for part in parts):
+        raise BadInput(f"--slots has an empty item in {text!r}; give counts like 1,1,2,4")
+    if not all(part.isdigit() and part.isascii() for part in parts):
+        raise BadInput(f"--slots takes a comma-separated list of whole numbers, not {text!r}")
+    values = tuple(int(part) for part in parts)
+    outside = [part for part, value in zip(parts, values, strict=True) if not 1 <= value <= largest]
+    if outside:
         raise BadInput(
-            f"--slots takes a comma-separated list of whole numbers, not {text!r}"
-        ) from None
-    if not values or any(v < 1 for v in values):
-        raise BadInput(f"--slots needs slot counts of 1 or more, not {text!r}")
+            f"--slots counts must be between 1 and {largest} (the largest N to try, "
+            f"--max-slots), not {outside[0][:24]}"
+        )
     return values
 
 
@@ -38,7 +45,9 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
-@click.option("--max-slots", type=click.IntRange(1), default=None, help="Largest N to try.")
+@click.option(
+    "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
+)
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
 @click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama"]))
@@ -94,7 +103,7 @@ def calibrate(
     from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
     from .progress import make_progress
 
-    slots = parse_slots(slots_text)
+    slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     config = load_config()
     if if_requested and not demo:
         # a storm or a cluster Job asks often: answer before building or reading any corpus
@@ -130,7 +139,7 @@ def calibrate(
         max_tokens=max_tokens or config.max_tokens,
         slots=slots,
         max_runs=max_runs,
-        max_slots=max_slots or 16,
+        max_slots=max_slots or DEFAULT_MAX_SLOTS,
         if_requested=if_requested,
         out_dir=out_dir,
         threads=threads,
