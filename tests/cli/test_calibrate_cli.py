@@ -98,3 +98,26 @@ def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(
     assert code == 2
     assert f"port {port}" in err and "in use" in err
     assert not list((isolated_state / "evidence").glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("make_out", "message"),
+    [
+        (lambda root: root / "a-file", "is a file; give a folder for the evidence files"),
+        (lambda root: root / "a-file" / "below", "cannot write there (Not a directory)"),
+    ],
+)
+def test_an_out_path_that_cannot_take_evidence_is_refused_before_the_first_step(
+    tmp_path: Path, isolated_state: Path, make_out, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    _, path = tiny_corpus(tmp_path)
+    (tmp_path / "a-file").write_text("keep me")
+    write_config(Path.cwd(), production_url=f"http://127.0.0.1:{free_port()}")
+    out = make_out(tmp_path)
+    code, _, err = invoke(
+        "slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW), "--out", str(out)
+    )
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+    assert (tmp_path / "a-file").read_text() == "keep me"
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())

@@ -36,7 +36,7 @@ from .evidence import (
 from .fingerprint import Fingerprint
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .records import StepRecord
-from .report_files import SweepResult, write_evidence_files
+from .report_files import SweepResult, check_out_dir, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
 from .sweep import sweep_steps
 
@@ -171,6 +171,8 @@ def run_calibration(
             None,
             skipped=True,
         )
+    if req.out_dir is not None:
+        check_out_dir(req.out_dir)
     orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
     if req.config.runner == "embedded":
         # Also when the pid file named one: a kill between starting a step's runner and

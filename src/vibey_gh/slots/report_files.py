@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import BadInput
 from ..files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ..interfaces.slots_interface import RunnerInfo
 from .baseline import sweep_figures
@@ -95,6 +96,24 @@ def build_evidence(
     recorded = bool(steps) and not mismatch
     data["recorded"] = recorded
     return data, notes
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an --out that cannot take the evidence before the first step, not after hours of
+    sweep: a file in the way, or a folder that cannot be written. Creates it (0700)."""
+    import os
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"--out {out_dir} is a file; give a folder for the evidence files")
+    try:
+        ensure_private_dir(out_dir)
+        probe = out_dir / f".write-check-{os.getpid()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise BadInput(
+            f"--out {out_dir}: cannot write there ({exc.strerror or exc}); give a writable folder"
+        ) from None
 
 
 def method_hash_of(method: dict[str, Any]) -> str:
