@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..clock import Clock
-from ..config import LocalModels, load_config
-from ..errors import BadInput, EvidenceError, Refused
+from ..config import Bounds, LocalModels, load_config
+from ..errors import BadInput, EvidenceError, Refused, VibeyError
 from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
@@ -138,6 +138,35 @@ def check_corpus_fits(corpus: Corpus, window: int) -> None:
         )
 
 
+def last_good_bounds(
+    source: Callable[[], LocalModels], first: Bounds, say: Callable[[str], None]
+) -> Callable[[], Bounds]:
+    """The bounds as the config says now (design §5: re-read at each decision); while the
+    config cannot be read (edited into invalid TOML mid-run), the last good ones, said once."""
+    import threading
+
+    last = [first]
+    said: list[str] = []
+    guard = threading.Lock()  # replay workers ask from their own threads
+
+    def bounds_now() -> Bounds:
+        try:
+            bounds = source().bounds
+        except VibeyError as exc:
+            with guard:
+                first_time = not said
+                said.append(str(exc))
+            if first_time:
+                say(f"the config cannot be read ({exc}); keeping the last good bounds")
+            return last[0]
+        with guard:
+            last[0] = bounds
+            said.clear()
+        return bounds
+
+    return bounds_now
+
+
 def method_of(req: CalibrationRequest) -> dict[str, Any]:
     return {
         "runner": req.config.runner,
@@ -203,8 +232,7 @@ def run_calibration(
     if resumed:
         progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
 
-    def bounds_now() -> Any:
-        return bounds_source().bounds
+    bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
     generator = sweep_steps(bounds_now, req.slots, req.max_slots)
     stop_reason: str | None = None
