@@ -23,6 +23,7 @@ from ..interfaces.slots_interface import (
     RunnerLaunch,
     TurnResult,
 )
+from .cancel import cancel_connections_to
 from .identify import identify_ollama
 from .local_http import as_dict
 from .openai_api import (
@@ -34,6 +35,7 @@ from .openai_api import (
 )
 from .openai_api import is_over_window as llama_server_over_window
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from .watchdog import watched_argv
 
 KIND = "ollama"
 BINARY = "ollama"
@@ -199,6 +201,7 @@ class OllamaServer:
         self, child: ChildProcess, launch: RunnerLaunch, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self.base_url = f"http://{LOOPBACK}:{launch.port}"
+        self._port = launch.port
         self.log_path = child.log_path
         self.model = launch.model
         self._child = child
@@ -231,10 +234,13 @@ class OllamaServer:
         return identify_ollama(self.base_url, self.model)
 
     def stop(self) -> None:
+        """Cancel the turns in flight first (Ollama stops a generation whose client went
+        away), then stop the server; see `cancel`."""
         try:
-            self._child.stop()
-        finally:
+            cancel_connections_to(self._port)
             self._api.close()
+        finally:
+            self._child.stop()
 
 
 class OllamaRunner:
@@ -247,7 +253,7 @@ class OllamaRunner:
         binary = find_binary(launch.binary)
         ensure_port_free(launch.port)
         child = ChildProcess.start(
-            [binary, "serve"],
+            watched_argv([binary, "serve"]),  # stops when the calibration that started it dies
             launch.log_path,
             name="ollama serve",
             env=ollama_env(launch, os.environ),
