@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -14,7 +18,12 @@ DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
 DEMO_MAX_SLOTS = 4
 DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.sweep, not imported for --help)
-MAX_SLOTS = 256  # as many as `slots apply` gives a runner
+MAX_SLOTS = 256
+STOP_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+)  # as many as `slots apply` gives a runner
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -34,6 +43,30 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
             f"--max-slots), not {outside[0][:24]}"
         )
     return values
+
+
+class CalibrationStopped(KeyboardInterrupt):
+    """A stop signal arrived: unwinds like Ctrl-C, so the runner, the pid file and the lock
+    are released on the way out and the checkpoint stays."""
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP all stop a calibration the same way: the first one raises
+    CalibrationStopped in the main thread; any later one waits for that stop to finish (a
+    second SIGTERM must not cut the runner's stop short). `received` collects them."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise CalibrationStopped
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @click.command()
@@ -150,12 +183,26 @@ def calibrate(
     progress = make_progress(live=stdout_is_terminal() and not as_json)
     from ..storm.lock import model_lock
 
+    stopped_by: list[int] = []
     try:
         # lanes hold the model lock shared; a calibration takes it whole or refuses
-        with model_lock(env.layout, exclusive=True, wait=False, role="calibration"):
+        with (
+            stop_signals_interrupt(stopped_by),
+            model_lock(env.layout, exclusive=True, wait=False, role="calibration"),
+        ):
             outcome = run_calibration(request, env, progress)
+    except CalibrationStopped:
+        pass
     finally:
         progress.close()
+    if stopped_by:
+        name = signal.Signals(stopped_by[0]).name
+        click.echo(
+            f"calibration stopped ({name}): the runner is stopped and every completed step is "
+            "kept; rerun the same command to resume",
+            err=True,
+        )
+        raise SystemExit(128 + stopped_by[0])
     if as_json:
         emit_json(outcome.to_json())
         return
