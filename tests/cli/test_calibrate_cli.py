@@ -121,3 +121,19 @@ def test_an_out_path_that_cannot_take_evidence_is_refused_before_the_first_step(
     assert message in err and err.count("\n") == 1
     assert (tmp_path / "a-file").read_text() == "keep me"
     assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())
+
+
+def test_a_missing_runner_binary_is_refused_before_the_first_step(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    write_config(
+        Path.cwd(),
+        runner="llama-server",
+        runner_binary=str(tmp_path / "no-such-llama-server"),
+        production_url=f"http://127.0.0.1:{free_port()}",
+    )
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW))
+    assert code == 2, err
+    assert "llama-server binary not found or not executable" in err and err.count("\n") == 1
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())

@@ -41,6 +41,17 @@ def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
     return OllamaRunner()
 
 
+def check_runner_binary(kind: str, configured: str | None) -> str | None:
+    """The binary a calibration runner of `kind` would start (None for embedded, which runs
+    this Python); RunnerNotFound now rather than at the first step."""
+    check_kind(kind)
+    if kind == "embedded":
+        return None
+    from .process import find_executable
+
+    return find_executable(configured, "llama-server" if kind == "llama-server" else "ollama")
+
+
 def production_watch(config: LocalModels) -> ProductionWatch:
     """Ollama is watched through /api/ps; llama-server and embedded through /health and /slots."""
     return watch_url(config.runner, config.production)

@@ -21,6 +21,7 @@ from ..errors import BadInput, EvidenceError, Refused, VibeyError
 from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
+from ..runners.registry import check_runner_binary
 from ..state import StateLayout
 from .baseline import baseline_of
 from .corpus import Corpus
@@ -188,6 +189,7 @@ def run_calibration(
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
     check_corpus_fits(req.corpus, req.window)
+    check_runner_binary(req.config.runner, req.config.runner_binary)
     identity = env.production_identity()
     fingerprint = env.fingerprint_of(env.device, identity, req.window)
     if req.if_requested and not request_path(env.layout, fingerprint.id).exists():
