@@ -100,7 +100,6 @@ def decide_allowed(
     declaration = config.concurrent_runs
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    from .evidence import age_in_days, evidence_path, future_date_problem
     from .fingerprint import compute_fingerprint
 
     deps = deps or default_deps()
@@ -109,6 +108,19 @@ def decide_allowed(
     except VibeyError as exc:
         return AllowedAnswer(1, f"production runner: {exc}", None, None, False, declaration)
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
+    try:
+        return _decide_from_state(config, deps, fingerprint)
+    except OSError as exc:  # a gate answers in every state of its state folder
+        reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
+        return AllowedAnswer(1, reason, fingerprint.id, None, False, declaration)
+
+
+def _decide_from_state(
+    config: LocalModels, deps: AllowedDeps, fingerprint: Fingerprint
+) -> AllowedAnswer:
+    from .evidence import age_in_days, evidence_path, future_date_problem
+
+    declaration = config.concurrent_runs
     # Looked up without creating anything: a read-only or broken state folder still answers.
     path = evidence_path(deps.layout, fingerprint.id, create=False)
     try:
