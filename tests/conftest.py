@@ -18,6 +18,8 @@ def isolated_state(
     monkeypatch.setenv("VIBEY_GH_SLOTS_DIR", str(root))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
-    monkeypatch.delenv("VIBEY_GH_CONFIG", raising=False)
+    # set first so that monkeypatch restores it: `--config FILE` sets it in this process
+    monkeypatch.setenv("VIBEY_GH_CONFIG", "")
+    monkeypatch.delenv("VIBEY_GH_CONFIG")
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     yield root

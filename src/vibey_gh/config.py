@@ -1,15 +1,17 @@
 """`[local_models]` configuration: loading, defaults and validation.
 
-Found at ./vibey-gh.toml, else $VIBEY_GH_CONFIG, else the user config dir. A missing file means
-the defaults (declaration 1). Every problem is one line naming the key and the file. Callers
-re-read the config at every decision, so loading is cheap and has no side effects.
+Found at $VIBEY_GH_CONFIG (the global `--config FILE` sets it), else ./vibey-gh.toml, else the
+user config dir: a file named on purpose wins over one that happens to lie in the working
+directory. A missing file means the defaults (declaration 1). Every problem is one line naming
+the key and the file. Callers re-read the config at every decision, so loading is cheap and has
+no side effects.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -77,17 +79,24 @@ class LocalModels:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+def choose_config_file(value: str, environ: MutableMapping[str, str] | None = None) -> None:
+    """The global `--config FILE`: name the file for this process and every child it starts
+    (calibration runners, storms' lanes), as $VIBEY_GH_CONFIG does."""
+    env = os.environ if environ is None else environ
+    env[CONFIG_ENV] = str(Path(value).expanduser().absolute())
+
+
 def find_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
     env = os.environ if environ is None else environ
-    local = (cwd or Path.cwd()) / CONFIG_NAME
-    if local.is_file():
-        return local
     explicit = env.get(CONFIG_ENV)
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
+            raise ConfigError(f"config file {explicit} (--config or {CONFIG_ENV}): no such file")
         return path
+    local = (cwd or Path.cwd()) / CONFIG_NAME
+    if local.is_file():
+        return local
     user = user_config_dir(env) / CONFIG_NAME
     return user if user.is_file() else None
 
@@ -112,7 +121,9 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     where = str(path) if path else "config"
     unknown_top = set(raw) - {"local_models"}
     if unknown_top:
-        raise ConfigError(f"{where}: unknown table or key {sorted(unknown_top)[0]!r}")
+        key = sorted(unknown_top)[0]
+        hint = did_you_mean(key, ("local_models",))
+        raise ConfigError(f"{where}: unknown table or key {key!r}{hint}")
     table = raw.get("local_models", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [local_models] must be a table")
@@ -253,7 +264,17 @@ class _Reader:
         return value
 
     def reject_unknown(self, extra: set[str] | None = None) -> None:
-        unknown = set(self.table) - self.seen - (extra or set())
+        known = self.seen | (extra or set())
+        unknown = set(self.table) - known
         if unknown:
             key = sorted(unknown)[0]
-            raise self._fail(key if key.isprintable() else repr(key), "is not a known key")
+            hint = did_you_mean(key, sorted(known))
+            raise self._fail(key if key.isprintable() else repr(key), f"is not a known key{hint}")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """' (did you mean "x"?)' for the closest choice to a misspelled word, else ''."""
+    import difflib  # only on a mistake: every `slots allowed` reads the config
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""

@@ -37,3 +37,7 @@ class RunnerNotFound(BadInput):
 
 class EvidenceError(VibeyError):
     """An evidence, progress or request file is unreadable or has the wrong schema."""
+
+
+class UnsupportedPlatform(Refused):
+    """This operating system is not one the tool runs on (macOS, Linux) (exit 1)."""

@@ -3,6 +3,8 @@
 Every file the tool writes goes through `atomic_write_*`: a temporary file in the same folder,
 fsync, rename over the target, fsync of the folder. A crash leaves either the old file or the
 new one, never half of one. Folders are 0700 and files 0600: evidence names the machine.
+"fsync" here is `platforms.durability`'s: on macOS that is F_FULLFSYNC, the only call that
+makes a write survive a power cut there.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from .errors import EvidenceError
 from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
+from .platforms.durability import fsync_directory, fsync_durably
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -47,14 +50,6 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _create_temp_beside(path: Path) -> tuple[int, Path]:
     # A fresh name opened with O_EXCL, as tempfile.mkstemp does; tempfile itself is not imported
     # because it pulls in shutil, random and the compression modules, a real share of the
@@ -76,13 +71,13 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> Non
             os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            fsync_durably(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    fsync_directory(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
@@ -129,7 +124,7 @@ def append_line_durably(path: Path, line: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
         os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
-        os.fsync(fd)
+        fsync_durably(fd)
     finally:
         os.close(fd)
 
@@ -138,3 +133,27 @@ def leftover_temp_files(folder: Path) -> Iterator[Path]:
     """Temporary files a crash left behind in `folder` (never the finished files)."""
     if folder.is_dir():
         yield from folder.glob(f"{TEMP_PREFIX}*")
+
+
+def atomic_write_shared_text(path: Path, text: str, mode: int) -> None:
+    atomic_write_shared_bytes(path, text.encode("utf-8"), mode)
+
+
+def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` atomically into a folder the user named or someone else owns (a report's
+    destination, a collector's textfile folder): the folder must exist and is neither created
+    nor tightened, and `mode` may let others read. The temporary file starts private and is
+    opened up only once it is complete."""
+    fd, tmp = _create_temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            fsync_durably(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    fsync_directory(path.parent)

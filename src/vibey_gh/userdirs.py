@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 APP_NAME = "vibey-gh"
-MACOS_BASE = "Library/Application Support"
 
 
 def user_config_dir(environ: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
@@ -33,9 +32,7 @@ def _base(
     explicit = env.get(variable, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    if platform is None:
-        from .platforms.probes import this_platform  # the one place that names an OS
+    from .platforms.support import user_dir_under_home  # where the OS is named
 
-        platform = this_platform()
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / (MACOS_BASE if platform == "darwin" else home_relative)
+    return home / user_dir_under_home(home_relative, platform)

@@ -35,6 +35,10 @@ def invoke(args: list[str], **obj: Any) -> Any:
     return CliRunner().invoke(cli, ["slots", "apply", *args], obj=obj)
 
 
+def allows(number: int) -> Any:
+    return lambda config: StubAnswer(number)
+
+
 def drop_in(root: Path) -> Path:
     return root / "etc/systemd/system/ollama.service.d/vibey-gh-slots.conf"
 
@@ -43,10 +47,13 @@ def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner()
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "2"], platform_probes=probes)
+    result = invoke(["--slots", "2"], platform_probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "ollama on linux: 2 slot(s) of 8192 tokens (--slots 2)"
+    assert lines[0] == (
+        "ollama on linux: 2 slot(s) of 8192 tokens "
+        "(--slots 2, inside what slots allowed answers (3))"
+    )
     assert '       Environment="OLLAMA_NUM_PARALLEL=2"' in lines
     assert '       Environment="OLLAMA_CONTEXT_LENGTH=8192"' in lines
     assert "     $ systemctl restart ollama" in lines
@@ -59,7 +66,11 @@ def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "2", "--window", "16384", "--yes"], platform_probes=probes)
+    result = invoke(
+        ["--slots", "2", "--window", "16384", "--yes"],
+        platform_probes=probes,
+        decide_allowed=allows(3),
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == "done: 3 step(s)."
     text = drop_in(tmp_path).read_text()
@@ -72,7 +83,7 @@ def test_yes_on_macos_runs_launchctl_and_restarts_the_app(tmp_path: Path) -> Non
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in MAC_COMMANDS})
     probes = PlatformProbes.detect("darwin", tmp_path, run)
-    result = invoke(["--slots", "2", "--yes"], platform_probes=probes)
+    result = invoke(["--slots", "2", "--yes"], platform_probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     assert run.calls == MAC_COMMANDS
 
@@ -81,7 +92,7 @@ def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({SYSTEMD_COMMANDS[0]: (0, ""), SYSTEMD_COMMANDS[1]: (5, "")})
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "2", "--yes"], platform_probes=probes)
+    result = invoke(["--slots", "2", "--yes"], platform_probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 1
     assert "error: `systemctl restart ollama` exited 5" in result.output
     assert "Traceback" not in result.output
@@ -90,7 +101,7 @@ def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path) -> None:
 def test_json_dry_run(tmp_path: Path) -> None:
     use_config(OLLAMA_CONFIG)
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
-    result = invoke(["--slots", "3", "--json"], platform_probes=probes)
+    result = invoke(["--slots", "3", "--json"], platform_probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["slots"], data["window"], data["dry_run"], data["automatic"]) == (
@@ -156,3 +167,47 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "Examples:" in result.output
     assert "vibey-gh slots apply --slots 2 --window 32768" in result.output
+
+
+def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
+    tmp_path: Path,
+) -> None:
+    use_config(OLLAMA_CONFIG)  # declaration 1 (the default)
+    run = CannedCommandRunner()
+    probes = PlatformProbes.detect("linux", tmp_path, run)
+    asked: list[Any] = []
+
+    def decide(config: Any) -> StubAnswer:
+        asked.append(config.concurrent_runs)
+        return StubAnswer(1 if config.concurrent_runs == 1 else 2)
+
+    result = invoke(["--slots", "4", "--yes"], platform_probes=probes, decide_allowed=decide)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: --slots 4 is more than `slots allowed` answers: 1 — measured: stub; the evidence "
+        "alone supports 2 (2 — measured: stub); --force applies 4 anyway\n"
+    )
+    assert asked == [1, "measured"]
+    assert run.calls == [] and not drop_in(tmp_path).exists()
+
+
+def test_force_applies_slots_above_the_answer(tmp_path: Path) -> None:
+    use_config(OLLAMA_CONFIG)
+    run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
+    probes = PlatformProbes.detect("linux", tmp_path, run)
+    result = invoke(["--slots", "4", "--yes", "--force"], platform_probes=probes)
+    assert result.exit_code == 0, result.output
+    assert "4 slot(s) of 8192 tokens (--slots 4, forced)" in result.output
+    assert "OLLAMA_NUM_PARALLEL=4" in drop_in(tmp_path).read_text()
+
+
+def test_with_the_real_allowed_and_no_evidence_slots_above_one_are_refused(
+    tmp_path: Path,
+) -> None:
+    # production (Ollama) does not answer here: the real `allowed` answers 1
+    use_config(OLLAMA_CONFIG + 'production_url = "http://127.0.0.1:9"\n')
+    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    result = invoke(["--slots", "2"], platform_probes=probes)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: --slots 2 is more than `slots allowed` answers: 1")
+    assert result.stderr.count("\n") == 1

@@ -164,6 +164,53 @@ def test_from_lanes_and_from_transcripts(tmp_path: Path) -> None:
     assert summary["strata"] == [2, 0, 0, 0]
 
 
+def test_chat_logs_of_bare_messages_arrays_build_the_same_pool(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "What does a.py return?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "def one():\n    return 1\n"},
+        {"role": "assistant", "content": "It returns 1."},
+    ]
+    bare, wrapped = tmp_path / "export.jsonl", tmp_path / "t.jsonl"
+    bare.write_text(json.dumps(messages) + "\n" + json.dumps(messages[:3]) + "\n")
+    wrapped.write_text(
+        json.dumps({"id": "export.jsonl:1", "messages": messages})
+        + "\n"
+        + json.dumps({"id": "export.jsonl:2", "messages": messages[:3]})
+        + "\n"
+    )
+    summaries = []
+    for option, path, out in (
+        ("--from-chat-logs", bare, tmp_path / "a.json"),
+        ("--from-transcripts", wrapped, tmp_path / "b.json"),
+    ):
+        result = run(option, str(path), "--segment-turns", "1", "--out", str(out), "--json")
+        assert result.exit_code == 0, result.output
+        summaries.append(json.loads(result.stdout))
+    assert (summaries[0]["pool_runs"], summaries[0]["pool_turns"]) == (2, 3)
+    assert summaries[0]["pool_sha256"] == summaries[1]["pool_sha256"]
+
+
+def test_a_chat_log_line_that_is_neither_is_bad_input(tmp_path: Path) -> None:
+    log = tmp_path / "export.jsonl"
+    log.write_text('"just a string"\n')
+    expect_bad_input(
+        run("--from-chat-logs", str(log), "--out", str(tmp_path / "c.json")),
+        "or a messages array",
+    )
+
+
 def test_demo(tmp_path: Path) -> None:
     out = tmp_path / "demo.json"
     result = run("--demo", "--out", str(out), "--json")
@@ -240,13 +287,20 @@ def test_a_tampered_corpus_is_refused_by_show(specs: Path, tmp_path: Path) -> No
         (("--demo", "--specs", "x", "--out", "c.json"), "--demo uses the shipped specs"),
         (("--demo", "--segment-turns", "0", "--out", "c.json"), "--segment-turns must be"),
         (("--demo", "--segments-per-stratum", "0", "--out", "c.json"), "--segments-per-stratum"),
-        (("--demo", "--window", "100", "--out", "c.json"), "--window must be at least 256"),
         (("--specs", "no-such-folder", "--out", "c.json"), "no such spec file or folder"),
         (("--show", "missing.json"), "corpus file not found"),
     ],
 )
 def test_bad_options_exit_2(args: tuple[str, ...], message: str) -> None:
     expect_bad_input(run(*args), message)
+    assert not Path("c.json").exists()
+
+
+@pytest.mark.parametrize("window", ["100", str(1 << 25)])
+def test_a_window_outside_the_config_s_range_is_a_usage_error(window: str) -> None:
+    result = run("--demo", "--window", window, "--out", "c.json")
+    assert result.exit_code == 2
+    assert "256<=x<=16777216" in result.stderr
     assert not Path("c.json").exists()
 
 

@@ -172,3 +172,24 @@ def test_help_has_examples() -> None:
     result = doctor(["--help"])
     assert result.exit_code == 0
     assert "Examples:" in result.output and "vibey-gh doctor --json" in result.output
+
+
+def test_the_text_report_names_the_config_file_in_use(tmp_path: Path) -> None:
+    probes = server_without_dmi(tmp_path)
+    runner = CliRunner()
+    defaults = runner.invoke(
+        cli, ["doctor"], obj={"platform_probes": probes, "identify_production": lambda c: RUNNER}
+    )
+    assert defaults.exit_code == 0, defaults.output
+    assert defaults.output.startswith("config: none found, defaults in use (looked for --config")
+    chosen = tmp_path / "lab.toml"
+    chosen.write_text("[local_models]\nwindow = 8192\n")
+    Path("vibey-gh.toml").write_text("[local_models]\nwindow = 16384\n")
+    result = runner.invoke(
+        cli,
+        ["--config", str(chosen), "doctor"],
+        obj={"platform_probes": probes, "identify_production": lambda c: RUNNER},
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"config: {chosen}\n")
+    assert re.search(r"window +8192", result.output)  # the named file won over ./vibey-gh.toml

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vibey_gh.cli.entry import main, parse_allowed
+from vibey_gh.cli.entry import main, parse_allowed, split_global_config
 from vibey_gh.cli.main import cli
 
 
@@ -38,6 +39,7 @@ def test_plain_forms_take_the_fast_path(
         ["slots", "allowed", "-h"],
         ["--debug", "slots", "allowed"],
         ["slots", "allowed", "--window", "255"],
+        ["slots", "allowed", "--window", str(1 << 25)],
         ["slots", "allowed", "--window", "+300"],
         ["slots", "allowed", "--window", "lots"],
         ["slots", "allowed", "--window"],
@@ -74,6 +76,7 @@ MEASURED_WITHOUT_PRODUCTION = (
         (MEASURED_WITHOUT_PRODUCTION, ["slots", "allowed", "--model", "qwen3:8b", "--json"]),
         ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed"]),
         ("[local_models]\nconcurrent_runs = 0\n", ["slots", "allowed", "--json"]),
+        ("[local_models]\nwindow = 12\n", ["slots", "allowed", "--window", "4096"]),
     ],
 )
 def test_the_fast_path_prints_what_click_prints(
@@ -92,12 +95,55 @@ def test_the_fast_path_prints_what_click_prints(
     assert fast.out or fast.err
 
 
-def test_a_bad_config_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    Path("vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 0\n")
-    assert main(["slots", "allowed"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and "concurrent_runs" in err
-    assert err.count("\n") == 1
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bad_config_answers_one_with_the_error_and_exit_0(
+    as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("vibey-gh.toml").write_text('[local_models]\nconcurrent_runs = "measurd"\n')
+    assert main(["slots", "allowed", *(["--json"] if as_json else [])]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    if as_json:
+        data = json.loads(out)
+        assert (data["allowed"], data["reason_code"], data["schema_version"]) == (
+            1,
+            "config_error",
+            1,
+        )
+        assert "concurrent_runs" in data["reason"] and data["declaration"] is None
+    else:
+        assert out.startswith("1 — config error: ") and "'measurd'" in out
+
+
+def test_other_commands_keep_exiting_2_on_a_bad_config() -> None:
+    Path("vibey-gh.toml").write_text('[local_models]\nconcurrent_runs = "measurd"\n')
+    done = CliRunner().invoke(cli, ["slots", "show"], prog_name="vibey-gh")
+    assert done.exit_code == 2
+    assert done.stderr.startswith("error: ") and "concurrent_runs" in done.stderr
+
+
+@pytest.mark.parametrize("form", [["--config", "lab.toml"], ["--config=lab.toml"]])
+def test_a_global_config_file_is_used_on_the_fast_path_as_through_click(
+    form: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("lab.toml").write_text("[local_models]\nconcurrent_runs = 0\n")
+    Path("vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 1\n")
+    argv = [*form, "slots", "allowed", "--json"]
+    assert split_global_config(argv) == ("lab.toml", ["slots", "allowed", "--json"])
+    assert main(argv) == 0
+    fast = capsys.readouterr()
+    assert json.loads(fast.out)["reason_code"] == "config_error"  # lab.toml, not ./vibey-gh.toml
+    os.environ.pop("VIBEY_GH_CONFIG")
+    through_click = CliRunner().invoke(cli, argv, prog_name="vibey-gh")
+    assert (fast.out, fast.err) == (through_click.stdout, through_click.stderr)
+
+
+def test_a_missing_global_config_file_answers_one_and_names_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--config", "nowhere.toml", "slots", "allowed"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 — config error: config file ") and "nowhere.toml" in out
 
 
 def run_entry(argv: list[str]) -> subprocess.CompletedProcess[str]:

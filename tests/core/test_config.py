@@ -8,7 +8,14 @@ import pytest
 from click.testing import CliRunner
 
 from vibey_gh.cli.main import cli
-from vibey_gh.config import Bounds, LocalModels, find_config, load_config, parse_config
+from vibey_gh.config import (
+    Bounds,
+    LocalModels,
+    choose_config_file,
+    find_config,
+    load_config,
+    parse_config,
+)
 from vibey_gh.errors import ConfigError
 
 
@@ -21,18 +28,54 @@ def test_no_file_means_the_defaults(tmp_path: Path) -> None:
     assert config.production == "http://127.0.0.1:8080"
 
 
-def test_lookup_order_cwd_then_env_then_user_dir(tmp_path: Path) -> None:
+def test_lookup_order_env_then_cwd_then_user_dir(tmp_path: Path) -> None:
     cwd, other, user = tmp_path / "cwd", tmp_path / "other.toml", tmp_path / "xdg"
     cwd.mkdir()
     other.write_text('[local_models]\nconcurrent_runs = "measured"\n')
     (user / "vibey-gh").mkdir(parents=True)
     (user / "vibey-gh" / "vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 3\n")
-    env = {"VIBEY_GH_CONFIG": str(other)}
-    assert find_config(cwd, env) == other
+    xdg = {"XDG_CONFIG_HOME": str(user)}
+    assert load_config(cwd, xdg).concurrent_runs == 3
     (cwd / "vibey-gh.toml").write_text("[local_models]\nconcurrent_runs = 2\n")
-    assert load_config(cwd, env).concurrent_runs == 2
+    assert load_config(cwd, xdg).concurrent_runs == 2
+    env = {**xdg, "VIBEY_GH_CONFIG": str(other)}
+    assert find_config(cwd, env) == other  # named on purpose: wins over ./vibey-gh.toml
+    assert load_config(cwd, env).concurrent_runs == "measured"
     with pytest.raises(ConfigError, match="no such file"):
         find_config(tmp_path, {"VIBEY_GH_CONFIG": str(tmp_path / "gone.toml")})
+
+
+def test_choosing_a_config_file_names_it_absolutely(tmp_path: Path) -> None:
+    env: dict[str, str] = {}
+    choose_config_file("lab.toml", env)
+    assert env["VIBEY_GH_CONFIG"] == str(Path.cwd() / "lab.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[local_models]\nconcurent_runs = 2\n",
+            'concurent_runs is not a known key (did you mean "concurrent_runs"?)',
+        ),
+        (
+            "[local_models.bounds]\nmin_gian = 0.2\n",
+            'min_gian is not a known key (did you mean "min_gain"?)',
+        ),
+        (
+            "[local_model]\nwindow = 4096\n",
+            "unknown table or key 'local_model' (did you mean \"local_models\"?)",
+        ),
+        ("[local_models]\nzzz = 1\n", "zzz is not a known key"),
+    ],
+)
+def test_a_misspelled_key_gets_a_suggestion(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "vibey-gh.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, {})
+    assert expected in str(raised.value)
+    assert "did you mean" not in str(raised.value) or "zzz" not in text
 
 
 def test_every_key_is_read() -> None:
@@ -96,7 +139,7 @@ def test_every_key_is_read() -> None:
         ("local_models = 3\n", "[local_models] must be a table"),
     ],
 )
-def test_mistakes_name_the_key_and_the_file_and_exit_2(
+def test_mistakes_name_the_key_and_the_file_and_other_commands_exit_2(
     tmp_path: Path, body: str, message: str
 ) -> None:
     (Path.cwd() / "vibey-gh.toml").write_text(body)
@@ -104,8 +147,11 @@ def test_mistakes_name_the_key_and_the_file_and_exit_2(
         load_config()
     assert message in str(error.value)
     assert "vibey-gh.toml" in str(error.value)
-    result = CliRunner().invoke(cli, ["slots", "allowed"])
+    result = CliRunner().invoke(cli, ["slots", "show"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ") and message in result.stderr
     assert result.stderr.count("\n") == 1
+    gate = CliRunner().invoke(cli, ["slots", "allowed"])  # the gate fails safe instead
+    assert gate.exit_code == 0 and gate.stderr == ""
+    assert gate.stdout.startswith("1 — config error: ") and message in gate.stdout
     assert (Path.cwd() / "vibey-gh.toml").read_text() == body

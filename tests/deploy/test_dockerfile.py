@@ -78,7 +78,11 @@ def test_installs_the_package_from_the_build_context(instructions: list[Any]) ->
     package_dir = "/src/vibey-gh"
     assert all(d.startswith(package_dir) for d in destinations)
     installs = [" ".join(i.value) for i in of_command(instructions, "RUN")]
-    assert any(f"pip install --no-cache-dir {package_dir}" in script for script in installs)
+    # the report's plots, but not the embedded runner: this image serves with Ollama
+    assert any(
+        f"pip install --no-cache-dir '{package_dir}[plots]'" in script for script in installs
+    )
+    assert not any("embedded" in script or "xllamacpp" in script for script in installs)
 
 
 def test_command_is_usable_for_both_sides(instructions: list[Any]) -> None:

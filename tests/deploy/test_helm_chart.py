@@ -6,6 +6,7 @@ import copy
 import json
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,6 +64,15 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         },
     },
     "long-node-names": {"calibration": {"nodes": LONG_NODES, "cronJob": {"enabled": True}}},
+    "operators": {
+        "follow": {
+            "intervalSeconds": 120,
+            "textfileHostPath": "/var/lib/node-exporter/textfile",
+            "annotatePods": True,
+        },
+        "gpu": {"count": 1},
+    },
+    "no-follow": {"follow": {"enabled": False}},
 }
 # the oldest Kubernetes the chart declares (Chart.yaml kubeVersion) and the helm client's own
 KUBERNETES_VERSIONS = ("1.26.0", "1.35.0")
@@ -302,14 +312,19 @@ def test_runner_slots_come_from_allowed_at_start(helm: Helm) -> None:
     ollama = container(runner, "ollama")
     assert allowed["command"][-1].endswith("/allowed-at-start.sh")
     assert ollama["command"][-1].endswith("/start-runner.sh")
-    # the answer travels through one emptyDir that only the start-up check may write
+    # the answer travels through one emptyDir: the start-up check writes it, and the follower
+    # inside the runner container rewrites it before it restarts the runner
     answer_dir = env_of(allowed)["VIBEY_GH_ANSWER_DIR"]
     assert answer_dir == env_of(ollama)["VIBEY_GH_ANSWER_DIR"]
     volumes = {v["name"]: v for v in runner["volumes"]}
     assert mounts_of(allowed)[answer_dir or ""] == mounts_of(ollama)[answer_dir or ""] == "answer"
     assert "emptyDir" in volumes["answer"]
     (answer_mount,) = [m for m in ollama["volumeMounts"] if m["name"] == "answer"]
-    assert answer_mount["readOnly"] is True
+    assert answer_mount["readOnly"] is False
+    fixed = container(runner_pod(helm.template("no-follow", VALUE_SETS["no-follow"])), "ollama")
+    (fixed_mount,) = [m for m in fixed["volumeMounts"] if m["name"] == "answer"]
+    assert fixed_mount["readOnly"] is True
+    assert "VIBEY_GH_FOLLOW_SECONDS" not in env_of(fixed)
     assert "OLLAMA_NUM_PARALLEL" not in env_of(ollama)
     # same device as the runner: the fingerprint it computes must be the runner's
     assert allowed["resources"] == ollama["resources"] and allowed["image"] == ollama["image"]
@@ -430,3 +445,35 @@ def test_install_notes_warn_when_jobs_can_find_no_request(
     notes = result.stdout.partition("NOTES:")[2]
     assert "daemonset/slots-vibey-gh-runner" in notes
     assert ("no node asks to be measured" in notes) is warned
+
+
+def test_runners_follow_their_answer_with_gauges_and_annotations(helm: Helm) -> None:
+    docs = helm.template("operators", VALUE_SETS["operators"])
+    runner = runner_pod(docs)
+    ollama = container(runner, "ollama")
+    env = env_of(ollama)
+    # the follower lives in the runner container: the same device, GPU and memory limit
+    assert [c["name"] for c in runner["containers"]] == ["ollama"]
+    assert env["VIBEY_GH_FOLLOW_SECONDS"] == "120"
+    assert env["VIBEY_GH_CONFIG"] == "/etc/vibey-gh/vibey-gh.toml"
+    assert env["VIBEY_GH_ANNOTATE"] == "true"
+    mounts = mounts_of(ollama)
+    volumes = {v["name"]: v for v in runner["volumes"]}
+    textfile = env["VIBEY_GH_TEXTFILE"] or ""
+    assert volumes[mounts[str(Path(textfile).parent)]]["hostPath"] == {
+        "path": "/var/lib/node-exporter/textfile",
+        "type": "Directory",
+    }
+    assert mounts[env["VIBEY_GH_SLOTS_DIR"] or ""] == "state"
+    token = volumes[mounts["/var/run/secrets/kubernetes.io/serviceaccount"]]
+    assert {"serviceAccountToken", "configMap"} <= {
+        k for s in token["projected"]["sources"] for k in s
+    }
+    assert runner["automountServiceAccountToken"] is False  # the start-up check gets no token
+    (role,) = of_kind(docs, "Role")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]
+    (binding,) = of_kind(docs, "RoleBinding")
+    assert binding["subjects"][0]["name"] == runner["serviceAccountName"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    defaults = helm.template("defaults", VALUE_SETS["defaults"])
+    assert of_kind(defaults, "Role") == [] and of_kind(defaults, "RoleBinding") == []

@@ -112,3 +112,25 @@ def test_calibrate_guide_covers_each_runner_and_links_the_cluster_guide() -> Non
     for heading in ("## Ollama on macOS", "## Ollama on Linux", "## llama-server"):
         assert heading in page
     assert "(cluster.md)" in page
+
+
+def test_every_group_s_help_has_examples() -> None:
+    from click.testing import CliRunner
+
+    for group in ([], ["slots"], ["runner"], ["lane"], ["storm"]):
+        result = CliRunner().invoke(cli, [*group, "--help"])
+        assert result.exit_code == 0
+        assert "Examples:\n    vibey-gh " in result.output, group
+
+
+def test_the_first_hour_guide_shows_both_corpus_formats_and_completion() -> None:
+    text = (DOCS / "guides" / "first-hour.md").read_text(encoding="utf-8")
+    for needle in (
+        "pipx install",
+        "uv tool install",
+        "--from-chat-logs",
+        "--from-transcripts",
+        'repository = "../.."',
+        "_VIBEY_GH_COMPLETE=bash_source",
+    ):
+        assert needle in text, needle

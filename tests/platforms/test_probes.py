@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from source_scan import Use, source_files, uses_in, uses_in_source
 
-import vibey_gh
 from vibey_gh.errors import BadInput
 from vibey_gh.platforms import darwin
 from vibey_gh.platforms.commands import CannedCommandRunner
@@ -102,13 +101,55 @@ def test_unknown_runner_kind_is_bad_input() -> None:
         PlatformProbes.detect("linux", run=CannedCommandRunner()).parallelism("vllm")
 
 
+# Outside platforms/, none of these: naming the OS, its modules, or the calls that differ
+# between systems (durable fsync, process groups and sessions, signals waited for by a thread).
+NAMES_AN_OS = {"sys.platform", "platform.system", "platform.platform", "platform.mac_ver",
+               "os.uname", "os.name"}  # fmt: skip
+OS_MODULES = {"fcntl", "termios", "pwd", "grp", "resource", "msvcrt", "winreg", "_winapi",
+              "posix", "nt"}  # fmt: skip
+SEAM_CALLS = {
+    "os.fsync", "os.fdatasync", "os.sync", "os.killpg", "os.getpgid", "os.setpgid",
+    "os.getpgrp", "os.setsid", "os.getsid", "os.kill", "signal.pthread_sigmask",
+    "signal.sigwait", "signal.pthread_kill", "signal.set_wakeup_fd", "start_new_session=",
+    "process_group=", "preexec_fn=",
+}  # fmt: skip
+
+
+def os_specific(use: Use) -> bool:
+    module = use.name.split(".")[0]
+    return use.name in NAMES_AN_OS or module in OS_MODULES or use.name in SEAM_CALLS
+
+
 def test_nothing_else_names_an_operating_system() -> None:
-    package = Path(vibey_gh.__file__).parent
-    allowed = {package / "platforms" / "probes.py"}
-    pattern = re.compile(r"sys\.platform|platform\.system\(|os\.uname\(")
     offenders = [
-        str(path.relative_to(package))
-        for path in package.rglob("*.py")
-        if path not in allowed and pattern.search(path.read_text(encoding="utf-8"))
+        use.where()
+        for path in source_files(outside_platforms=True)
+        for use in uses_in(path)
+        if os_specific(use)
     ]
-    assert offenders == []
+    assert offenders == [], "move these behind platforms/:\n" + "\n".join(offenders)
+    # Within platforms/, only probes.py and support.py name the OS itself.
+    naming = [
+        use.where()
+        for path in source_files(outside_platforms=False)
+        for use in uses_in(path)
+        if use.name in NAMES_AN_OS and path.name not in ("probes.py", "support.py")
+    ]
+    assert naming == []
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("import fcntl\n", "fcntl"),
+        ("from resource import getrlimit\n", "resource"),
+        ("import os\nos.fsync(3)\n", "os.fsync"),
+        ("from os import killpg\n", "os.killpg"),
+        ("import sys as system\nif system.platform == 'darwin': pass\n", "sys.platform"),
+        ("import subprocess\nsubprocess.Popen(['x'], start_new_session=True)\n",
+         "start_new_session="),
+    ],
+)  # fmt: skip
+def test_the_os_check_finds_each_kind_of_use(source: str, name: str) -> None:
+    found = [use for use in uses_in_source(source, Path(__file__)) if os_specific(use)]
+    assert name in {use.name for use in found}

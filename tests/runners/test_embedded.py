@@ -19,7 +19,7 @@ import psutil
 import pytest
 from runner_support import free_port
 
-from vibey_gh.errors import BadInput, RunnerError
+from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
     ChatSettings,
@@ -32,6 +32,7 @@ from vibey_gh.runners.logscan import LogTail, scan_lines
 from vibey_gh.runners.models import default_model_path
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.runners.production import LlamaServerWatch
+from vibey_gh.runners.versions import require_embedded
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -226,3 +227,11 @@ def test_a_runner_whose_starter_is_already_gone_does_not_start(tmp_path: Path) -
     assert child.returncode == 1
     assert "parent gone before start" in child.stderr
     ensure_port_free(port)  # nothing was left listening
+
+
+def test_a_light_install_without_xllamacpp_is_told_how_to_get_it() -> None:
+    require_embedded()  # this install has the embedded extra
+    with pytest.raises(RunnerNotFound) as refused:
+        require_embedded(lambda name: None)
+    assert "pip install 'vibey-gh[embedded]'" in str(refused.value)
+    assert refused.value.exit_code == 2

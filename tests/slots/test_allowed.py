@@ -20,7 +20,7 @@ from slot_builders import (
 from vibey_gh.config import Bounds, LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots.allowed import AllowedDeps, decide_allowed
+from vibey_gh.slots.allowed import REASON_CODES, AllowedDeps, decide_allowed
 from vibey_gh.slots.evidence import evidence_path, request_path
 from vibey_gh.slots.fingerprint import compute_fingerprint
 from vibey_gh.state import StateLayout
@@ -74,8 +74,8 @@ def record(root: Path, steps: list, age_days: float = 1.0, runner: RunnerInfo = 
 
 
 CASES = [
-    # (declaration, evidence, bounds, expected allowed, reason fragment, requested)
-    (1, "none", None, 1, "declared 1", False),
+    # (declaration, evidence, bounds, expected allowed, reason fragment, requested, reason code)
+    (1, "none", None, 1, "declared 1", False, "declared"),
     (
         "measured",
         "none",
@@ -83,13 +83,30 @@ CASES = [
         1,
         "unmeasured: no evidence for this fingerprint (no evidence on this device yet)",
         True,
+        "unmeasured",
     ),
-    ("measured", "other-runner", None, 1, "nearest evidence differs: runner 0.34.2 → 0.34.4", True),
-    ("measured", "stale", None, 1, "stale: evidence is 41 days old", True),
-    ("measured", "fresh", None, 2, "measured: 2 slots stayed inside every bound", False),
-    (2, "fresh", None, 2, "declared 2, and the evidence supports it", False),
-    (3, "fresh", None, 1, "declared 3, refused: 3 slots broke a bound: fidelity", False),
-    (4, "fresh", None, 1, "declared 4, refused: 4 slots were not measured", False),
+    (
+        "measured",
+        "other-runner",
+        None,
+        1,
+        "nearest evidence differs: runner 0.34.2 → 0.34.4",
+        True,
+        "unmeasured",
+    ),
+    ("measured", "stale", None, 1, "stale: evidence is 41 days old", True, "stale"),
+    (
+        "measured",
+        "fresh",
+        None,
+        2,
+        "measured: 2 slots stayed inside every bound",
+        False,
+        "measured",
+    ),
+    (2, "fresh", None, 2, "declared 2, and the evidence supports it", False, "declared"),
+    (3, "fresh", None, 1, "declared 3, refused: 3 slots broke a bound: fidelity", False, "refused"),
+    (4, "fresh", None, 1, "declared 4, refused: 4 slots were not measured", False, "refused"),
     (
         "measured",
         "fresh",
@@ -97,6 +114,7 @@ CASES = [
         1,
         "N=2 breaks memory (peak wired",
         False,
+        "measured",
     ),
     (
         "measured",
@@ -105,6 +123,7 @@ CASES = [
         1,
         "N=2 gained +100%, under the 150% needed; N=3 breaks fidelity",
         False,
+        "measured",
     ),
     (
         2,
@@ -113,15 +132,16 @@ CASES = [
         1,
         "2 slots broke a bound: peak wired",
         False,
+        "refused",
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("declaration", "evidence", "bounds", "expected", "fragment", "requested"), CASES
+    ("declaration", "evidence", "bounds", "expected", "fragment", "requested", "code"), CASES
 )
 def test_decision_table(
-    tmp_path: Path, declaration, evidence, bounds, expected, fragment, requested
+    tmp_path: Path, declaration, evidence, bounds, expected, fragment, requested, code
 ) -> None:
     if evidence == "fresh":
         record(tmp_path, good_sweep())
@@ -133,6 +153,8 @@ def test_decision_table(
     assert answer_.allowed == expected
     assert fragment in answer_.reason
     assert answer_.requested is requested
+    assert answer_.reason_code == code and code in REASON_CODES
+    assert answer_.to_json()["reason_code"] == code
     fp = compute_fingerprint(DEVICE, RUNNER, WINDOW).id
     assert request_path(StateLayout(tmp_path), fp).exists() is requested
     if declaration != 1:
@@ -153,6 +175,7 @@ def test_corrupt_evidence_answers_one_with_the_error(tmp_path: Path) -> None:
     result = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert result.allowed == 1
     assert "not valid JSON" in result.reason
+    assert result.reason_code == "unusable_evidence"
     assert path.read_text() == "{not json"  # a reader never rewrites what it cannot read
 
 
@@ -164,6 +187,7 @@ def test_production_not_answering_answers_one(tmp_path: Path) -> None:
     result = decide_allowed(config("measured"), deps=deps)
     assert (result.allowed, result.requested) == (1, False)
     assert "no answer from" in result.reason
+    assert result.reason_code == "production_unreachable"
 
 
 def test_the_nearest_evidence_is_named_past_unreadable_files(tmp_path: Path) -> None:

@@ -150,6 +150,12 @@ def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
     )
     assert rerun.returncode == 0, rerun.stderr
     assert "resuming: 2 completed step(s)" in rerun.stderr
+    # the sweep ends with what `slots allowed` answers now, and the line that would use it
+    lines = rerun.stdout.splitlines()
+    assert lines[-3] == "allowed now: 1 — declared 1 (concurrent_runs = 1)"
+    assert lines[-2].startswith("the evidence supports ")
+    assert lines[-2].endswith(f"put this line under [local_models] in {work / 'vibey-gh.toml'}:")
+    assert lines[-1] == '  concurrent_runs = "measured"'
     evidence_files = list(layout.evidence.glob("*.json"))
     assert len(evidence_files) == 1
     steps = load_evidence(evidence_files[0]).steps

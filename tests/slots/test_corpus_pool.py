@@ -263,7 +263,9 @@ def test_transcripts_give_every_prefix_before_an_assistant_message(tmp_path: Pat
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("[1, 2]", "must be a JSON object"),
+        # a bare array is read as the messages of a chat log
+        ("[1, 2]", "message 0 is not a JSON object"),
+        ('"hi"', "must be a JSON object with 'messages', or a messages array"),
         ('{"messages": "hi"}', "non-empty list"),
         ('{"messages": [{"role": "user"}], "id": ""}', "'id' must be"),
         ("{broken", "not valid JSON"),

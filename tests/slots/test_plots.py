@@ -16,6 +16,7 @@ from vibey_gh.slots.plots import (
     PLOT_NAMES,
     build_figures,
     figure_png,
+    plots_available,
     sweep_timeline,
     write_plots,
 )
@@ -178,3 +179,18 @@ def test_matplotlib_keeps_its_config_and_cache_under_the_state_root(tmp_path: Pa
     assert done.stdout.split() == [str(expected), str(expected)]
     assert expected.stat().st_mode & 0o777 == 0o700
     assert list(home.iterdir()) == []
+
+
+def test_every_plot_title_names_model_runner_device_and_window() -> None:
+    figures = figures_for(load_evidence(RECORDED))
+    expected = (
+        " — SmolLM2-135M-Instruct.Q4_1.gguf on embedded xllamacpp 2026.10.11549, AMD EPYC, "
+        "window 4096"
+    )
+    for name, figure in figures.items():
+        assert figure.get_suptitle().endswith(expected), name
+
+
+def test_without_matplotlib_there_are_no_plots() -> None:
+    assert plots_available() is True  # this install has the plots extra
+    assert plots_available(lambda name: None) is False

@@ -183,3 +183,15 @@ def test_write_report_writes_private_files_that_the_markdown_points_at(tmp_path:
     assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o700
     assert not list((tmp_path / "out").glob(".tmp-*"))
     assert report_paths(tmp_path / "out" / f"{STEM}.json") == written
+
+
+def test_a_report_without_plots_says_how_to_get_them(tmp_path: Path) -> None:
+    written = write_report(
+        load_evidence(RECORDED), Bounds(), tmp_path / "out", STEM, plotting=False
+    )
+    assert [p.name for p in written] == [f"{STEM}-report.md"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{STEM}-report.md"]
+    markdown = written[0].read_text(encoding="utf-8")
+    assert "No plots: this install leaves out matplotlib" in markdown
+    assert "pip install 'vibey-gh[plots]'" in markdown
+    assert ".png)" not in markdown

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make_queue
 
-from vibey_gh.errors import BadInput, Refused, RunnerError
+from vibey_gh.config import LocalModels, load_config
+from vibey_gh.errors import BadInput, ConfigError, Refused, RunnerError
 from vibey_gh.lanes.records import iter_records
 from vibey_gh.slots.evidence import write_request
 from vibey_gh.state import StateLayout
@@ -192,3 +194,50 @@ def test_bad_options_are_bad_input(tmp_path: Path, layout: StateLayout) -> None:
         run_storm(options(queue, poll_s=0), deps(layout, FakeAllowed(1), FakeProduction()))
     with pytest.raises(BadInput):
         run_storm(options(queue, max_passes=0), deps(layout, FakeAllowed(1), FakeProduction()))
+
+
+def test_a_config_broken_mid_storm_goes_on_at_one_lane_and_logs_it_each_pass(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 4)
+    config_dir = tmp_path / "cwd"
+    config_dir.mkdir()
+    config_file = config_dir / "vibey-gh.toml"
+    config_file.write_text('[local_models]\nconcurrent_runs = "measured"\n')
+    calls = 0
+
+    def load() -> LocalModels:
+        nonlocal calls
+        calls += 1
+        config = load_config(cwd=config_dir, environ={})
+        if calls == 1:  # someone edits the file while the first lanes run
+            config_file.write_text('[local_models]\nconcurrent_runs = "measurd"\n')
+        return config
+
+    request_calibration(layout)
+    calibration = FakeCalibration()
+    storm_deps = replace(
+        deps(layout, FakeAllowed(3), FakeProduction(), calibration), load_config=load
+    )
+    summary = run_storm(options(queue), storm_deps)
+    assert summary.to_json()["lanes_done"] == 4
+    times = spans(layout, queue)
+    first_three_end = max(end for _start, end in times[:3])
+    assert times[3][0] >= first_three_end  # the fourth waited: one lane at a time
+    text = (summary.log or Path()).read_text(encoding="utf-8")
+    broken = text.count("allowed 1 — config error: ")
+    assert broken >= 2 and broken == summary.passes - 1
+    assert "local_models.concurrent_runs must be" in text
+    assert calibration.calls == []  # nothing calibrates on a config nobody can read
+
+
+def test_a_config_broken_from_the_start_is_bad_input(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 1)
+
+    def load() -> LocalModels:
+        raise ConfigError("vibey-gh.toml: local_models.window must be an integer, not 'big'")
+
+    storm_deps = replace(deps(layout, FakeAllowed(1), FakeProduction()), load_config=load)
+    with pytest.raises(ConfigError) as raised:
+        run_storm(options(queue), storm_deps)
+    assert raised.value.exit_code == 2

@@ -4,6 +4,7 @@ as it was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,13 @@ def test_any_text_as_the_config_gives_an_answer_or_one_line(raw: bytes) -> None:
 def test_a_config_that_is_not_utf8_fails_in_one_line() -> None:
     config = Path("vibey-gh.toml")
     config.write_bytes(b"[local_models]\nmodel = '\x80'\n")
-    result = invoke(["slots", "allowed", "--json"])
-    assert_clean_outcome(result, ok_codes=())
+    assert_clean_outcome(invoke(["slots", "show"]), ok_codes=())
+    # the gate fails safe: one, with the error as its reason
+    gate = invoke(["slots", "allowed", "--json"])
+    assert gate.exit_code == 0
+    answer = json.loads(gate.stdout)
+    assert (answer["allowed"], answer["reason_code"]) == (1, "config_error")
+    assert "not UTF-8" in answer["reason"]
 
 
 @FUZZ
@@ -97,16 +103,21 @@ def test_structured_configs_give_an_answer_or_one_line(
     config = Path("vibey-gh.toml")
     config.write_text(text, encoding="utf-8")
     result = invoke(["slots", "allowed", "--json"])
-    assert_clean_outcome(result)
+    assert_clean_outcome(result, error_codes=())  # the gate always answers
+    answer = json.loads(result.stdout)
     if extra:
-        assert result.exit_code == 2, "a config with an unknown key is refused"
+        assert answer["reason_code"] == "config_error", "a config with an unknown key is refused"
+    if answer["reason_code"] == "config_error":
+        assert answer["allowed"] == 1 and "\n" not in answer["reason"]
     assert config.read_text(encoding="utf-8") == text
 
 
 def test_an_unknown_key_with_a_newline_is_named_in_one_line() -> None:
     Path("vibey-gh.toml").write_text('[local_models]\n"a\\nb" = 1\n')
-    result = invoke(["slots", "allowed"])
-    assert_clean_outcome(result, ok_codes=())
+    assert_clean_outcome(invoke(["slots", "show"]), ok_codes=())
+    gate = invoke(["slots", "allowed"])
+    assert gate.exit_code == 0 and gate.stdout.count("\n") == 1
+    assert gate.stdout.startswith("1 — config error: ")
 
 
 BOUNDS_TABLES = st.dictionaries(

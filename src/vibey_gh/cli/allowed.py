@@ -2,35 +2,105 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
-from ..config import MIN_WINDOW
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, injected_platform, json_option, library_errors, window_option
+
+if TYPE_CHECKING:
+    from ..slots.allowed import AllowedAnswer
+    from ..slots.openmetrics import MetricLabels
+
+FORMATS = ("text", "json", "openmetrics")
 
 
 @click.command()
 @click.option("--model", help="Ask for this model instead of the configured one.")
-@click.option("--window", type=click.IntRange(MIN_WINDOW), help="Ask for this window per slot.")
+@window_option("Ask for this window per slot.")
 @json_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="text (default), json (as --json) or openmetrics (gauges for a scraper).",
+)
+@click.option(
+    "--textfile",
+    type=click.Path(path_type=Path),
+    help="Also write the gauges to this file, atomically (node-exporter's textfile collector).",
+)
 @library_errors
-def allowed(model: str | None, window: int | None, as_json: bool) -> None:
+def allowed(
+    model: str | None,
+    window: int | None,
+    as_json: bool,
+    output_format: str | None,
+    textfile: Path | None,
+) -> None:
     """How many runs may start now on this device, and why (always exits 0).
 
     Declaration 1 answers 1. Otherwise the answer comes from the evidence recorded for
     today's fingerprint (device, runner version, model digest, window), re-judged against
     today's bounds. Missing or stale evidence answers 1, says so, and writes a calibration
-    request that `slots calibrate --if-requested` (or an idle storm) picks up.
+    request that `slots calibrate --if-requested` (or an idle storm) picks up. A config that
+    does not parse answers 1 with the error as the reason: a gate fails safe. On an OS other
+    than macOS and Linux the answer is 1, and says so.
+
+    --json adds `reason_code` for scripts: declared, measured, unmeasured, stale, refused,
+    unusable_evidence, state_unusable, production_unreachable, config_error or
+    unsupported_platform.
+
+    --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
+    vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the
+    fingerprint, runner, model and window. A missing --textfile folder is bad input (exit 2).
 
     \b
     Examples:
       vibey-gh slots allowed
       vibey-gh slots allowed --json
       vibey-gh slots allowed --model qwen3:8b --window 32768
+      vibey-gh slots allowed --format openmetrics
+      vibey-gh slots allowed --textfile /var/lib/node-exporter/vibey-gh.prom
     """
-    from ..slots.allowed import decide_allowed
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json and --format {output_format} ask for two formats")
+    chosen = "json" if as_json else (output_format or "text")
+    if chosen == "openmetrics" or textfile is not None:
+        answer, labels = _answer_with_labels(model, window, injected_platform())
+        from ..slots.openmetrics import openmetrics_text, write_textfile
 
-    answer = decide_allowed(model=model, window=window)
-    if as_json:
+        metrics = openmetrics_text(answer, labels)
+        if textfile is not None:
+            write_textfile(textfile, metrics)
+    else:
+        from ..slots.allowed import decide_allowed
+
+        answer = decide_allowed(model=model, window=window, platform=injected_platform())
+    if chosen == "json":
         emit_json(answer.to_json())
+    elif chosen == "openmetrics":
+        click.echo(metrics, nl=False)
     else:
         click.echo(answer.line())
+
+
+def _answer_with_labels(
+    model: str | None, window: int | None, platform: str | None
+) -> tuple[AllowedAnswer, MetricLabels]:
+    """The answer, and the labels of what it is about (the config's, when it parses)."""
+    from ..config import load_config
+    from ..errors import ConfigError
+    from ..slots.allowed import decide_allowed
+    from ..slots.openmetrics import MetricLabels
+
+    try:
+        config = load_config().with_overrides(model=model, window=window)
+    except ConfigError:
+        answer = decide_allowed(model=model, window=window, platform=platform)  # 1, the error
+        return answer, MetricLabels("", "", model or "", str(window or ""))
+    answer = decide_allowed(config, platform=platform)
+    labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
+    return answer, labels

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
-from .common import emit_json, json_option, library_errors
+from ..config import LocalModels, load_config
+from .common import emit_json, json_option, library_errors, supported_platform_only, window_option
 
 
 def _probes(ctx: click.Context) -> Any:
@@ -39,24 +39,29 @@ def _decide(ctx: click.Context) -> Any:
     default=None,
     help="Slots to give the runner (default: what `slots allowed` answers now).",
 )
-@click.option(
-    "--window",
-    type=click.IntRange(MIN_WINDOW, MAX_WINDOW),
-    default=None,
-    help="Tokens per slot (default: [local_models] window).",
-)
+@window_option("Tokens per slot (default: [local_models] window).")
 @click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
+@click.option("--force", is_flag=True, help="Apply a --slots above what `slots allowed` answers.")
 @json_option
 @click.pass_context
 @library_errors
+@supported_platform_only
 def apply(
-    ctx: click.Context, slots: int | None, window: int | None, yes: bool, as_json: bool
+    ctx: click.Context,
+    slots: int | None,
+    window: int | None,
+    yes: bool,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Set the production runner's slots and window to the answer (dry run unless --yes).
 
     The number of slots is --slots, else what `slots allowed` answers now; the window is
-    --window, else the configured one. Ollama on macOS: launchctl setenv OLLAMA_NUM_PARALLEL and
-    OLLAMA_CONTEXT_LENGTH, then quit and reopen the app. Ollama under systemd: a drop-in with
+    --window, else the configured one. A --slots above what `slots allowed` answers is refused
+    (exit 1), saying what the evidence supports, unless --force.
+
+    Ollama on macOS: launchctl setenv OLLAMA_NUM_PARALLEL and OLLAMA_CONTEXT_LENGTH, then quit
+    and reopen the app. Ollama under systemd: a drop-in with
     Environment= lines, daemon-reload, restart. The embedded runner and llama-server are not
     restarted by this tool: it prints the command to restart them with.
 
@@ -68,13 +73,14 @@ def apply(
       vibey-gh slots apply                          what would be done for the allowed N
       vibey-gh slots apply --slots 2 --window 32768
       sudo vibey-gh slots apply --slots 2 --yes     Linux: write the drop-in, restart Ollama
+      vibey-gh slots apply --slots 4 --force        past the evidence, on purpose
       vibey-gh slots apply --json
     """
     from ..slots.apply import describe_plan, perform_apply, plan_apply
 
     config = load_config()
     plan, parallelism = plan_apply(
-        config, _probes(ctx), slots=slots, window=window, decide=_decide(ctx)
+        config, _probes(ctx), slots=slots, window=window, decide=_decide(ctx), force=force
     )
     if not as_json:
         for line in describe_plan(plan):

@@ -7,12 +7,20 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
-from ..config import MIN_WINDOW
+from ..config import CONFIG_NAME, LocalModels
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .common import (
+    emit_json,
+    json_option,
+    library_errors,
+    stdout_is_terminal,
+    supported_platform_only,
+    window_option,
+)
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -72,9 +80,7 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 @click.command()
 @click.option("--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus.")
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
-@click.option(
-    "--window", type=click.IntRange(MIN_WINDOW), help="Tokens per slot (default: config)."
-)
+@window_option("Tokens per slot (default: config).")
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
@@ -100,6 +106,7 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 )
 @json_option
 @library_errors
+@supported_platform_only
 def calibrate(
     demo: bool,
     corpus_path: Path | None,
@@ -203,11 +210,15 @@ def calibrate(
             err=True,
         )
         raise SystemExit(128 + stopped_by[0])
-    if as_json:
-        emit_json(outcome.to_json())
-        return
     if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
+        if as_json:
+            emit_json(outcome.to_json())
+        else:
+            click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
+        return
+    after = what_allowed_answers_now(config)
+    if as_json:
+        emit_json({**outcome.to_json(), "after": after})
         return
     if not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
@@ -218,11 +229,32 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
-    if demo:
-        from ..slots.allowed import decide_allowed
+    for line in describe_after(after):
+        click.echo(line)
 
-        answer = decide_allowed(config)
-        click.echo(f"allowed now: {answer.line()}")
-        if config.concurrent_runs != "measured":
-            measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
-            click.echo(f'with concurrent_runs = "measured": {measured.line()}')
+
+def what_allowed_answers_now(config: LocalModels) -> dict[str, Any]:
+    """What `slots allowed` answers after the sweep, and, when the declaration is not
+    "measured", what it would answer with it and the config line that says so."""
+    from ..slots.allowed import decide_allowed
+
+    after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
+    if config.concurrent_runs != "measured":
+        measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
+        after["with_measured"] = measured.to_json()
+        after["config_line"] = 'concurrent_runs = "measured"'
+        after["config_file"] = str(config.source or Path(CONFIG_NAME).absolute())
+    return after
+
+
+def describe_after(after: dict[str, Any]) -> list[str]:
+    now = after["allowed"]
+    lines = [f"allowed now: {now['allowed']} — {now['reason']}"]
+    measured = after.get("with_measured")
+    if measured is not None:
+        lines.append(
+            f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
+            f"put this line under [local_models] in {after['config_file']}:"
+        )
+        lines.append(f"  {after['config_line']}")
+    return lines

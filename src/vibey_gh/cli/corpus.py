@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)
 
@@ -20,8 +20,14 @@ _PATH = click.Path(path_type=Path)
 )
 @click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
 @click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
+@click.option(
+    "--from-chat-logs",
+    multiple=True,
+    type=_PATH,
+    help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
+)
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
-@click.option("--window", type=int, default=None, help="Tokens per slot (default: config).")
+@window_option("Tokens per slot (default: config).")
 @click.option("--segments-per-stratum", type=int, default=None, help="Default 5 (demo 2).")
 @click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
@@ -34,6 +40,7 @@ def corpus(
     sample_specs: int | None,
     from_lanes: tuple[Path, ...],
     from_transcripts: tuple[Path, ...],
+    from_chat_logs: tuple[Path, ...],
     demo: bool,
     window: int | None,
     segments_per_stratum: int | None,
@@ -47,7 +54,8 @@ def corpus(
 
     A pool comes from lane specs (--specs, repeatable: each spec's plan, then one read_file
     turn per file at the spec's commit), from lane records (--from-lanes: the payloads the
-    lanes sent) or from transcripts (--from-transcripts). The corpus takes
+    lanes sent) or from transcripts (--from-transcripts, or --from-chat-logs: JSON Lines of
+    OpenAI-style `messages` arrays, bare or under "messages"). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). The same inputs give a byte-identical file.
 
@@ -57,6 +65,7 @@ def corpus(
       vibey-gh slots corpus --specs lanes/specs --sample-specs 40 --seed 0 --out corpus.json
       vibey-gh slots corpus --from-lanes ~/.local/state/vibey-gh/slots/lanes --out corpus.json
       vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
+      vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
       vibey-gh slots corpus --demo --out demo-corpus.json
       vibey-gh slots corpus --show corpus.json --json
     """
@@ -74,6 +83,7 @@ def corpus(
     )
     from ..slots.pool import build_pool
 
+    from_transcripts = (*from_transcripts, *from_chat_logs)
     building = bool(specs or from_lanes or from_transcripts or demo)
     if show is not None:
         if building or out is not None:

@@ -8,12 +8,13 @@ from typing import Any
 
 import click
 
-from ..config import MAX_WINDOW, MIN_WINDOW, LocalModels, load_config
+from ..config import CONFIG_ENV, CONFIG_NAME, LocalModels, load_config
 from ..errors import VibeyError
 from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
 from ..slots.fingerprint import Fingerprint, compute_fingerprint
-from .common import emit_json, json_option, library_errors
+from ..userdirs import user_config_dir
+from .common import emit_json, json_option, library_errors, window_option
 
 DEVICE_ROWS = (
     ("hardware model", "hardware_model"),
@@ -172,7 +173,7 @@ def render(report: DoctorReport) -> list[str]:
     """The report as aligned lines; a note in brackets gives each value's source or why it
     is missing."""
     device = report.device
-    lines = [f"platform: {report.platform}", "device:"]
+    lines = [f"config: {config_in_use(report.config)}", f"platform: {report.platform}", "device:"]
     for label, name in DEVICE_ROWS:
         note = device.missing.get(name) or device.sources.get(name)
         lines.append(_row(label, _value(name, getattr(device, name)), note))
@@ -195,6 +196,16 @@ def render(report: DoctorReport) -> list[str]:
     return lines
 
 
+def config_in_use(config: LocalModels) -> str:
+    """The file the settings came from, or where one would be looked for."""
+    if config.source is not None:
+        return str(config.source)
+    return (
+        f"none found, defaults in use (looked for --config / ${CONFIG_ENV}, ./{CONFIG_NAME}, "
+        f"then {user_config_dir() / CONFIG_NAME})"
+    )
+
+
 def _injected(ctx: click.Context, key: str) -> Any:
     # tests hand in probes on a temporary root, or a stand-in runner identification
     return (ctx.find_root().obj or {}).get(key)
@@ -202,9 +213,7 @@ def _injected(ctx: click.Context, key: str) -> Any:
 
 @click.command()
 @click.option("--model", help="Identify this model instead of the configured one.")
-@click.option(
-    "--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help="Fingerprint for this window."
-)
+@window_option("Fingerprint for this window.")
 @json_option
 @click.pass_context
 @library_errors

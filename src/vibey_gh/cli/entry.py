@@ -3,7 +3,8 @@
 `slots allowed` is asked on every storm pass, at every DaemonSet start and by scripts that
 gate their own runs, and its budget is 100 ms per process. Loading click and the command
 tree costs a large share of that, so the plain forms of `slots allowed` are parsed here:
-`--json`, `--model NAME` and `--window N`, each at most once. Anything else — `--help`, a
+`--json`, `--model NAME` and `--window N`, each at most once, after an optional global
+`--config FILE`. Anything else — `--help`, a
 global option, a malformed or repeated option, any other command — goes to click, which
 answers the same question and owns every usage error. Both paths call the same library
 function and print through `edge`, and a test compares them byte for byte.
@@ -15,11 +16,20 @@ import gc
 import os
 import sys
 
-from ..config import MIN_WINDOW
+from ..config import MAX_WINDOW, MIN_WINDOW, choose_config_file
 from .edge import error_line, json_text
 
 # model, window, as_json
 AllowedArgs = tuple[str | None, int | None, bool]
+
+
+def split_global_config(argv: list[str]) -> tuple[str | None, list[str]]:
+    """A leading `--config FILE` (or `--config=FILE`), and the arguments after it."""
+    if argv[:1] == ["--config"] and len(argv) > 1 and argv[1] and not argv[1].startswith("-"):
+        return argv[1], argv[2:]
+    if argv and argv[0].startswith("--config=") and len(argv[0]) > len("--config="):
+        return argv[0].partition("=")[2], argv[1:]
+    return None, argv
 
 
 def parse_allowed(argv: list[str]) -> AllowedArgs | None:
@@ -47,7 +57,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
     window = values.get("--window")
     if window is not None and not (window.isascii() and window.isdigit()):
         return None
-    if window is not None and int(window) < MIN_WINDOW:
+    if window is not None and not MIN_WINDOW <= int(window) <= MAX_WINDOW:
         return None
     return values.get("--model"), int(window) if window is not None else None, as_json
 
@@ -78,8 +88,11 @@ def answer_allowed(args: AllowedArgs) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
-    quick = parse_allowed(arguments)
+    config_file, rest = split_global_config(arguments)
+    quick = parse_allowed(rest)
     if quick is not None:
+        if config_file is not None:
+            choose_config_file(config_file)
         # A process this short never needs the cycle collector, and its passes over the
         # objects that imports create cost several milliseconds of the budget.
         gc.disable()

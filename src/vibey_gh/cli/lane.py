@@ -9,7 +9,7 @@ from types import FrameType
 
 import click
 
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, supported_platform_only
 
 
 @click.command()
@@ -32,6 +32,7 @@ from .common import emit_json, json_option, library_errors
 @click.option("--no-wait", is_flag=True, help="Refuse instead of waiting while a calibration runs.")
 @json_option
 @library_errors
+@supported_platform_only
 def run(
     spec_path: Path,
     max_turns: int,

@@ -37,9 +37,15 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    help="The config file to use (as $VIBEY_GH_CONFIG; wins over ./vibey-gh.toml).",
+)
 @click.version_option(__version__, prog_name="vibey-gh")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, config_file: str | None) -> None:
     """Measure how many agent runs this machine may serve at once on a local model.
 
     \b
@@ -47,7 +53,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
       vibey-gh slots calibrate --demo     a real sweep on the embedded runner
       vibey-gh slots allowed              how many runs may start now, and why
       vibey-gh doctor                     what was detected on this machine
+      vibey-gh --config lab.toml slots allowed --json
+
+    \b
+    Shell completion (bash; zsh_source and fish_source for the others):
+      eval "$(_VIBEY_GH_COMPLETE=bash_source vibey-gh)"
     """
+    if config_file is not None:
+        from ..config import choose_config_file
+
+        choose_config_file(config_file)
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
 
@@ -60,25 +75,50 @@ def cli(ctx: click.Context, debug: bool) -> None:
         "allowed": "allowed:allowed",
         "show": "show:show",
         "apply": "apply:apply",
+        "compare": "compare:compare",
     },
 )
 def slots() -> None:
-    """Measure, record and obey the number of parallel runs (corpus, calibrate, allowed, ...)."""
+    """Measure, record and obey the number of parallel runs (corpus, calibrate, allowed, ...).
+
+    \b
+    Examples:
+      vibey-gh slots corpus --specs specs/ --window 32768 --out corpus.json
+      vibey-gh slots calibrate --corpus corpus.json
+      vibey-gh slots allowed --json
+      vibey-gh slots show --html report.html
+      vibey-gh slots compare f99b07f610204948 0c1d2e3f40516273
+    """
 
 
 @cli.group(name="runner", cls=LazyGroup, lazy={"serve": "runner:serve"})
 def runner_group() -> None:
-    """Run a model server yourself (the embedded llama.cpp runner and friends)."""
+    """Run a model server yourself (the embedded llama.cpp runner and friends).
+
+    \b
+    Examples:
+      vibey-gh runner serve --runner embedded --slots 2 --window 4096 --port 8080
+    """
 
 
 @cli.group(name="lane", cls=LazyGroup, lazy={"run": "lane:run"})
 def lane_group() -> None:
-    """One agent run against the production runner, with durable records."""
+    """One agent run against the production runner, with durable records.
+
+    \b
+    Examples:
+      vibey-gh lane run specs/state-layout.toml
+    """
 
 
 @cli.group(name="storm", cls=LazyGroup, lazy={"run": "storm:run"})
 def storm_group() -> None:
-    """A queue of lanes that obeys `slots allowed` and calibrates when idle."""
+    """A queue of lanes that obeys `slots allowed` and calibrates when idle.
+
+    \b
+    Examples:
+      vibey-gh storm run queue/ --once
+    """
 
 
 def main() -> None:

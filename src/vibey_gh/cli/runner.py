@@ -15,7 +15,7 @@ from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
 from ..runners.registry import DEFAULT_PORTS, check_kind, runner_for
 from ..state import StateLayout
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, supported_platform_only
 
 WATCH_INTERVAL_S = 0.5
 
@@ -91,6 +91,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
 )
 @json_option
 @library_errors
+@supported_platform_only
 def serve(
     runner_kind: str | None,
     slots: int,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -25,10 +26,22 @@ if TYPE_CHECKING:
     is_flag=True,
     help="(Re)write the full report and its plots beside the evidence first.",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path),
+    help="Also write the report as one self-contained HTML page (plots embedded) to FILE.",
+)
 @json_option
 @click.pass_context
 @library_errors
-def show(ctx: click.Context, fingerprint: str | None, write_report: bool, as_json: bool) -> None:
+def show(
+    ctx: click.Context,
+    fingerprint: str | None,
+    write_report: bool,
+    html_path: Path | None,
+    as_json: bool,
+) -> None:
     """The evidence for this device: step table, verdicts, ideal N and report files.
 
     Today's fingerprint is computed as `slots allowed` computes it (device, runner version,
@@ -45,6 +58,7 @@ def show(ctx: click.Context, fingerprint: str | None, write_report: bool, as_jso
     Examples:
       vibey-gh slots show
       vibey-gh slots show --report              write the Markdown report and PNG plots
+      vibey-gh slots show --html report.html    one page to send a colleague
       vibey-gh slots show --fingerprint f99b07f610204948
       vibey-gh slots show --json
     """
@@ -53,10 +67,23 @@ def show(ctx: click.Context, fingerprint: str | None, write_report: bool, as_jso
     # tests hand in the device and runner identity through the root context
     deps = (ctx.find_root().obj or {}).get("show_deps")
     answer = gather_show(fingerprint, write=write_report, deps=deps)
+    html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
-        emit_json(answer.to_json())
+        emit_json({**answer.to_json(), "html": str(html_written) if html_written else None})
         return
     render_answer(answer, _console(), rich_table=stdout_is_terminal())
+    if html_written is not None:
+        click.echo(f"html report: {html_written}")
+
+
+def _write_html(answer: ShowAnswer, path: Path) -> Path:
+    from ..config import load_config
+    from ..errors import EvidenceError
+    from ..slots.html_report import write_html_report
+
+    if answer.shown is None:
+        raise EvidenceError("no evidence to write as HTML; name one with --fingerprint")
+    return write_html_report(answer.shown.evidence, load_config().bounds, path)
 
 
 def _console() -> Console:

@@ -8,7 +8,7 @@ from types import FrameType
 
 import click
 
-from .common import emit_json, json_option, library_errors
+from .common import emit_json, json_option, library_errors, supported_platform_only
 
 
 def _say(text: str) -> None:
@@ -62,6 +62,7 @@ def _say(text: str) -> None:
 )
 @json_option
 @library_errors
+@supported_platform_only
 def run(
     queue: Path,
     once: bool,

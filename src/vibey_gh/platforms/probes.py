@@ -1,4 +1,4 @@
-"""PlatformProbes: the one place that names an operating system.
+"""PlatformProbes: with `support`, the one place that names an operating system.
 
 `PlatformProbes.detect()` picks the device probe, the memory sampler and the way to set the
 production runner's parallelism for this OS. An OS without an implementation still gets probes:
@@ -18,6 +18,8 @@ from ..errors import BadInput
 from ..interfaces.identity import DeviceFacts
 from .commands import SubprocessCommandRunner
 from .readings import SwapSpace
+from .support import platform_family as platform_family  # also asked for from here
+from .support import this_platform as this_platform
 
 if TYPE_CHECKING:
     from ..interfaces.samples import MemorySample
@@ -54,18 +56,6 @@ class MemorySampler(Protocol):
     def sample(self) -> MemorySample: ...
 
     def swap_space(self) -> SwapSpace: ...
-
-
-def this_platform() -> str:
-    """ "linux", "darwin", or this machine's platform string for anything else."""
-    return platform_family(sys.platform)
-
-
-def platform_family(platform: str) -> str:
-    """ "linux", "darwin", or the platform string itself for anything else."""
-    if platform.startswith("linux"):
-        return "linux"
-    return platform
 
 
 class UnsupportedDeviceProbe:

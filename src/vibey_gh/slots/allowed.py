@@ -1,25 +1,28 @@
 """`slots allowed`: how many runs may start now, and why (design §5 "Allowed").
 
-Declaration 1 answers 1 without probing anything. Otherwise today's fingerprint is computed;
-missing or stale evidence answers 1, says what differs from the nearest evidence on this
-device, and writes a calibration request. With evidence, every recorded step is re-judged
-against today's bounds, from the evidence's figures (see `figures`: kept in the cache and made
-again from the evidence whenever it changed, so a large evidence file is not parsed on every
-call). Every failure on the way (production not answering, a corrupt evidence
-file) answers 1 with that failure as the reason: a gate fails safe.
+On an OS the tool does not run on (anything but macOS and Linux) the answer is 1, naming the
+supported platforms. Declaration 1 answers 1 without probing anything. Otherwise today's
+fingerprint is computed; missing or stale evidence answers 1, says what differs from the
+nearest evidence on this device, and writes a calibration request. With evidence, every
+recorded step is re-judged against today's bounds, from the evidence's figures (see `figures`:
+kept in the cache and made again from the evidence whenever it changed, so a large evidence
+file is not parsed on every call). Every failure on the way (production not answering, a
+corrupt evidence file, a config that does not parse) answers 1 with that failure as the
+reason: a gate fails safe. Every answer carries a `reason_code` from `REASON_CODES`, for
+scripts that branch on it.
 """
 
 from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import LocalModels, load_config
-from ..errors import EvidenceError, VibeyError
+from ..errors import ConfigError, EvidenceError, VibeyError
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import DeviceFacts, RunnerInfo
@@ -30,6 +33,22 @@ if TYPE_CHECKING:
 # evidence, fingerprint and judge are imported inside the functions that need them: a declared
 # 1 answers without them, and every storm pass asks.
 
+# The JSON answer's layout; raised when a key changes meaning or goes away, not when one is added.
+ALLOWED_SCHEMA = 1
+# Why the answer is what it is, one word per case a script may want to act on.
+REASON_CODES = (
+    "declared",  # the declaration answered, without evidence (1) or with its support (N)
+    "measured",  # concurrent_runs = "measured": the evidence's ideal
+    "unmeasured",  # no evidence for today's fingerprint (a calibration is requested)
+    "stale",  # evidence older than stale_after_days (a calibration is requested)
+    "refused",  # a declared N the evidence does not support
+    "unusable_evidence",  # an evidence file that cannot be read (a calibration is requested)
+    "state_unusable",  # the state folder cannot be read or written (read-only, full, a file)
+    "production_unreachable",  # the production runner did not say what it runs
+    "config_error",  # the config does not parse: 1 until it is fixed
+    "unsupported_platform",  # an OS other than macOS and Linux: 1, always
+)
+
 
 @dataclass(frozen=True)
 class AllowedAnswer:
@@ -38,7 +57,9 @@ class AllowedAnswer:
     allowed: runs that may start now (≥ 1). reason: why, in words. fingerprint: today's
     (None when it was not needed or could not be computed). evidence: the file the answer
     rests on. requested: a calibration request was written. declaration: the config's
-    concurrent_runs. ideal: the N the evidence supports, when there is evidence.
+    concurrent_runs (None when the config could not be read). ideal: the N the evidence
+    supports, when there is evidence. reason_code: one of `REASON_CODES`.
+    evidence_age_s: how old the evidence was at the answer, when it could be read.
     """
 
     allowed: int
@@ -46,20 +67,25 @@ class AllowedAnswer:
     fingerprint: str | None
     evidence: Path | None
     requested: bool
-    declaration: int | str
+    declaration: int | str | None
     ideal: int | None = None
     request: Path | None = None
+    reason_code: str = "declared"
+    evidence_age_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "schema_version": ALLOWED_SCHEMA,
             "allowed": self.allowed,
             "reason": self.reason,
+            "reason_code": self.reason_code,
             "fingerprint": self.fingerprint,
             "evidence": str(self.evidence) if self.evidence else None,
             "requested": self.requested,
             "request": str(self.request) if self.request else None,
             "declaration": self.declaration,
             "ideal": self.ideal,
+            "evidence_age_seconds": self.evidence_age_s,
         }
 
     def line(self) -> str:
@@ -95,9 +121,26 @@ def decide_allowed(
     model: str | None = None,
     window: int | None = None,
     deps: AllowedDeps | None = None,
+    platform: str | None = None,
 ) -> AllowedAnswer:
-    config = (config or load_config()).with_overrides(model=model, window=window)
+    """The answer for `config` on `platform` (default: this machine's)."""
+    from ..platforms.support import unsupported_platform_reason
+
+    if config is None:
+        try:
+            config = load_config()
+        except ConfigError as exc:
+            reason = f"config error: {exc} (1 until the config is fixed)"
+            return AllowedAnswer(1, reason, None, None, False, None, reason_code="config_error")
+    config = config.with_overrides(model=model, window=window)
     declaration = config.concurrent_runs
+    unsupported = unsupported_platform_reason(platform)
+    if unsupported is not None:
+        # No probe, lock or runner of ours works here: one is the only safe answer, and a
+        # fingerprint of unknowns would only hide why.
+        return AllowedAnswer(
+            1, unsupported, None, None, False, declaration, reason_code="unsupported_platform"
+        )
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
     from .fingerprint import compute_fingerprint
@@ -106,13 +149,23 @@ def decide_allowed(
     try:
         identity = deps.identify(config)
     except VibeyError as exc:
-        return AllowedAnswer(1, f"production runner: {exc}", None, None, False, declaration)
+        return AllowedAnswer(
+            1,
+            f"production runner: {exc}",
+            None,
+            None,
+            False,
+            declaration,
+            reason_code="production_unreachable",
+        )
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
     try:
         return _decide_from_state(config, deps, fingerprint)
     except OSError as exc:  # a gate answers in every state of its state folder
         reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
-        return AllowedAnswer(1, reason, fingerprint.id, None, False, declaration)
+        return AllowedAnswer(
+            1, reason, fingerprint.id, None, False, declaration, reason_code="state_unusable"
+        )
 
 
 def _decide_from_state(
@@ -127,23 +180,27 @@ def _decide_from_state(
         present = path.exists()
     except OSError as exc:
         reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
-        return _request(deps, config, fingerprint, reason, declaration)
+        return _request(deps, config, fingerprint, reason, declaration, "state_unusable")
     if not present:
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
-        return _request(deps, config, fingerprint, gap, declaration)
+        return _request(deps, config, fingerprint, gap, declaration, "unmeasured")
     try:
         created_at, figures = _figures_of(deps.layout, fingerprint.id, path)
     except EvidenceError as exc:
-        return _request(deps, config, fingerprint, f"unusable evidence: {exc}", declaration, path)
+        reason = f"unusable evidence: {exc}"
+        return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
     now = deps.clock.now()
     future = future_date_problem(created_at, now)
     if future is not None:
-        return _request(deps, config, fingerprint, f"unusable {future}", declaration, path)
+        reason = f"unusable {future}"
+        return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
     age = age_in_days(created_at, now)
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
-        return _request(deps, config, fingerprint, reason, declaration, path)
-    return _from_figures(config, fingerprint, figures, path)
+        stale = _request(deps, config, fingerprint, reason, declaration, "stale", path)
+        return replace(stale, evidence_age_s=max(0.0, now - created_at))
+    answer = _from_figures(config, fingerprint, figures, path)
+    return replace(answer, evidence_age_s=max(0.0, now - created_at))
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:
@@ -175,8 +232,9 @@ def _from_figures(
     judgement = judge_figures(figures, config.bounds)
     ideal = judgement.ideal
     if declaration == "measured":
+        reason = f"measured: {judgement.reason}"
         return AllowedAnswer(
-            ideal, f"measured: {judgement.reason}", fingerprint.id, path, False, declaration, ideal
+            ideal, reason, fingerprint.id, path, False, declaration, ideal, reason_code="measured"
         )
     assert isinstance(declaration, int)
     verdict = judgement.verdict_for(declaration)
@@ -198,6 +256,7 @@ def _from_figures(
         False,
         declaration,
         ideal,
+        reason_code="refused",
     )
 
 
@@ -229,6 +288,7 @@ def _request(
     fingerprint: Fingerprint,
     reason: str,
     declaration: int | str,
+    reason_code: str,
     evidence: Path | None = None,
 ) -> AllowedAnswer:
     from .evidence import write_request
@@ -247,6 +307,7 @@ def _request(
             evidence,
             False,
             declaration,
+            reason_code=reason_code,
         )
     return AllowedAnswer(
         1,
@@ -256,6 +317,7 @@ def _request(
         True,
         declaration,
         request=request,
+        reason_code=reason_code,
     )
 
 
@@ -276,4 +338,4 @@ def _state_problem(exc: OSError) -> str:
     return _STATE_PROBLEMS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
-__all__ = ["AllowedAnswer", "AllowedDeps", "decide_allowed"]
+__all__ = ["ALLOWED_SCHEMA", "REASON_CODES", "AllowedAnswer", "AllowedDeps", "decide_allowed"]

@@ -1,6 +1,8 @@
 """`slots apply`: give the production runner the number of slots and the window to serve.
 
-The number is `--slots` when given, else what `slots allowed` answers now. The plan is the
+The number is `--slots` when given, else what `slots allowed` answers now. A `--slots K` above
+that answer is refused, with what the evidence supports, unless forced: apply stays inside the
+evidence unless told otherwise. The plan is the
 platform's RunnerParallelism's list of actions (commands, files with their content); it is
 shown as it is and performed only when asked. Runners this tool does not manage get a note with
 the command to restart them by hand.
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..config import LocalModels
-from ..errors import BadInput, RunnerNotFound
+from ..errors import BadInput, Refused, RunnerNotFound
 from ..interfaces.slots_interface import PlannedAction, RunnerParallelism
 from ..platforms.commands import format_argv
 from ..platforms.parallelism import is_note
@@ -111,8 +113,12 @@ def plan_apply(
     slots: int | None = None,
     window: int | None = None,
     decide: Decide | None = None,
+    force: bool = False,
 ) -> tuple[ApplyPlan, RunnerParallelism]:
-    """The plan for `slots` (or the allowed answer's number) slots of `window` tokens."""
+    """The plan for `slots` (or the allowed answer's number) slots of `window` tokens.
+
+    Refused: `slots` above what `decide` answers, unless `force`.
+    """
     _check(slots, window)
     config = config.with_overrides(window=window)
     answer_json: dict[str, Any] | None = None
@@ -123,6 +129,16 @@ def plan_apply(
         slots = answer.allowed
         why = f"slots allowed: {answer.line()}"
         answer_json = answer.to_json()
+    elif slots > 1 and not force:
+        if decide is None:
+            raise BadInput(f"--slots {slots} cannot be checked against `slots allowed`; --force")
+        answer = decide(config)
+        answer_json = answer.to_json()
+        if slots > answer.allowed:
+            raise Refused(_beyond_the_evidence(slots, answer, config, decide))
+        why = f"--slots {slots}, inside what slots allowed answers ({answer.allowed})"
+    elif slots > 1:
+        why = f"--slots {slots}, forced"
     else:
         why = f"--slots {slots}"
     parallelism = parallelism_for(config, probes)
@@ -136,6 +152,15 @@ def plan_apply(
         answer=answer_json,
     )
     return plan, parallelism
+
+
+def _beyond_the_evidence(slots: int, answer: Answer, config: LocalModels, decide: Decide) -> str:
+    """Why `slots` is refused: the answer, and what the evidence alone supports if that differs."""
+    message = f"--slots {slots} is more than `slots allowed` answers: {answer.line()}"
+    if config.concurrent_runs != "measured":
+        measured = decide(config.with_overrides(concurrent_runs="measured"))
+        message += f"; the evidence alone supports {measured.allowed} ({measured.line()})"
+    return message + f"; --force applies {slots} anyway"
 
 
 def perform_apply(plan: ApplyPlan, parallelism: RunnerParallelism) -> list[PlannedAction]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ INTEGRITY_ALGORITHM = "sha256"
 # further ahead than this was not recorded by a clock anyone can trust.
 CLOCK_SKEW_TOLERANCE_S = 300.0
 EDITED = "evidence edited after it was recorded"
+_FINGERPRINT_NAME = re.compile(r"[0-9a-f]{16}")
 
 
 def method_hash(method: Mapping[str, Any]) -> str:
@@ -120,13 +122,15 @@ def check_integrity(data: dict[str, Any], path: Path | None) -> None:
         raise EvidenceError(
             f"{EDITED}: its fingerprint fields give {computed}, not the recorded {recorded}"
         )
-    if path is not None:
-        named = path.stem.removeprefix("slots-")
-        if named != recorded:
-            raise EvidenceError(
-                f"file named {named} holds the evidence of fingerprint {recorded} "
-                "(copied from another fingerprint)"
-            )
+    # A file named after a fingerprint (`<fp>.json` in the state, `slots-<fp>.json` under
+    # --out) must hold that fingerprint's evidence; a file sent under another name (compared
+    # with `slots compare`) is checked by its fields and digest alone.
+    named = path.stem.removeprefix("slots-") if path is not None else ""
+    if _FINGERPRINT_NAME.fullmatch(named) and named != recorded:
+        raise EvidenceError(
+            f"file named {named} holds the evidence of fingerprint {recorded} "
+            "(copied from another fingerprint)"
+        )
     seal = data.get(INTEGRITY_KEY)
     if not isinstance(seal, dict) or not isinstance(seal.get("digest"), str):
         raise EvidenceError(

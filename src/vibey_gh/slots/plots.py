@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -346,14 +346,45 @@ def build_figures(
     """Every plot of the report, by name (see PLOT_NAMES), as matplotlib Figures."""
     keep_matplotlib_under_state()
     names = [row[0] for row in step_rows(evidence.steps, judgement)]
-    fields = evidence.fingerprint_fields
-    title = f"{evidence.fingerprint}, window {fields.get('window')}"
+    title = plot_title(evidence)
     return {
         "throughput": throughput_figure(judgement, title),
         "latency": latency_figure(judgement, title),
         "memory": memory_figure(evidence, judgement, bounds, names, title),
         "fidelity": fidelity_figure(judgement, bounds, title),
     }
+
+
+PLOTS_MISSING = (
+    "No plots: this install leaves out matplotlib. To get them: "
+    "pip install 'vibey-gh[plots]' (or pipx inject vibey-gh matplotlib), then "
+    "vibey-gh slots show --report."
+)
+
+
+def plot_title(evidence: Evidence) -> str:
+    """What was measured, for people: model, runner, device and window (the fingerprint's
+    hash says none of it)."""
+    fields = evidence.fingerprint_fields
+    runner = evidence.data.get("runner") or {}
+    model = runner.get("model") if isinstance(runner, dict) else None
+    accelerators = fields.get("accelerators") or []
+    device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"
+    if accelerators and isinstance(accelerators, list):
+        device += f" + {accelerators[0]}" if isinstance(accelerators[0], str) else ""
+    kind, version = fields.get("runner_kind") or "runner", fields.get("runner_version") or ""
+    runner_text = f"{kind} {version}".strip()
+    return (
+        f"{model or 'model ' + str(fields.get('model_digest', ''))[:12]} on {runner_text}, "
+        f"{device}, window {fields.get('window')}"
+    )
+
+
+def plots_available(find_module: Callable[[str], object] | None = None) -> bool:
+    """Whether matplotlib is installed (the `plots` extra); the light install leaves it out."""
+    import importlib.util
+
+    return (find_module or importlib.util.find_spec)("matplotlib") is not None
 
 
 def figure_png(figure: Figure) -> bytes:

@@ -16,9 +16,11 @@ run's turn events; a second event with the same run and index (a retry) is count
 Other events are ignored. A last line that does not parse (a crash mid-write) is skipped and
 reported; any other bad line is an error.
 
-From transcripts (`--from-transcripts FILE`): JSON Lines, one conversation a line, with
-`messages` (OpenAI chat format), optional `tools` and optional `id` (default
-"<file name>:<line>"). Every prefix that ends just before an assistant message is a turn.
+From transcripts (`--from-transcripts FILE`, or `--from-chat-logs FILE`): JSON Lines, one
+conversation a line, with `messages` (OpenAI chat format), optional `tools` and optional `id`
+(default "<file name>:<line>"); a line may also be the bare `messages` array, as chat logs
+exported by agent tools often are. Every prefix that ends just before an assistant message is
+a turn.
 
 `pool_sha256` is the sha256 of one canonical JSON line per turn, runs sorted by id, each line
 holding the turn's id, run, index and depth estimate and the sha256 of each message and of the
@@ -278,9 +280,12 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
         raise BadInput(f"no such transcript file: {path}")
     runs: list[PoolRun] = []
     without_turns = 0
-    for where, line_number, record in _json_lines(path, tolerate_torn_tail=False, notes=[]):
+    for where, line_number, line in _json_lines(path, tolerate_torn_tail=False, notes=[]):
+        record = {"messages": line} if isinstance(line, list) else line
         if not isinstance(record, dict):
-            raise BadInput(f"{where}: each line must be a JSON object with 'messages'")
+            raise BadInput(
+                f"{where}: each line must be a JSON object with 'messages', or a messages array"
+            )
         run_id = record.get("id", f"{path.name}:{line_number}")
         if not isinstance(run_id, str) or not run_id:
             raise BadInput(f"{where}: 'id' must be a non-empty string")

@@ -228,8 +228,10 @@ def render_report(
     bounds: Bounds,
     plots: Mapping[str, str] | None = None,
     depth_estimates: Mapping[str, int] | None = None,
+    plots_note: str | None = None,
 ) -> str:
-    """The report as Markdown. `plots` maps a plot's name to the file name to embed."""
+    """The report as Markdown. `plots` maps a plot's name to the file name to embed;
+    `plots_note` says why there are none."""
     judgement = judge_sweep(evidence.steps, bounds)
     names = step_names(evidence.steps, judgement)
     fields = evidence.fingerprint_fields
@@ -254,6 +256,7 @@ def render_report(
         ),
         "",
         *_decision_section(evidence, judgement),
+        *(["", f"> {plots_note}"] if plots_note else []),
         "",
         *_steps_section(evidence, judgement),
         "",
@@ -289,18 +292,26 @@ def write_report(
     folder: Path,
     stem: str,
     depth_estimates: Mapping[str, int] | None = None,
+    plotting: bool | None = None,
 ) -> list[Path]:
     """Write `<stem>-report.md` and its plots `<stem>-<plot>.png` into `folder`; return them.
 
     Each file is written atomically (private, 0600); the Markdown comes last, so it never
-    points at a plot that is not there yet.
+    points at a plot that is not there yet. Without matplotlib (`plotting` False; by default,
+    whether it is installed) the report has no plots and says how to get them.
     """
-    from .plots import write_plots
+    from .plots import PLOTS_MISSING, plots_available, write_plots
 
     judgement = judge_sweep(evidence.steps, bounds)
-    written = write_plots(evidence, judgement, bounds, folder, stem)
+    if plotting is None:
+        plotting = plots_available()
+    written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []
     markdown = render_report(
-        evidence, bounds, {_plot_name(p, stem): p.name for p in written}, depth_estimates
+        evidence,
+        bounds,
+        {_plot_name(p, stem): p.name for p in written},
+        depth_estimates,
+        plots_note=None if plotting else PLOTS_MISSING,
     )
     report = folder / f"{stem}{REPORT_SUFFIX}"
     atomic_write_text(report, markdown)

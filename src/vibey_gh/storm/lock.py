@@ -1,6 +1,6 @@
 """The model lock: lanes hold it shared, a calibration holds it exclusively.
 
-It is an `fcntl.flock` on `locks/model-<node>.lock` under the state root, so the kernel
+It is a `flock` (platforms.locks) on `locks/model-<node>.lock` under the state root, so the kernel
 releases it when its holder dies, even by kill -9. Beside the lock, each holder writes a small
 JSON side file (`locks/model-<node>.holders/<pid>-<token>.json`: pid, role, mode, since) and
 removes it on
@@ -16,7 +16,6 @@ The same machinery guards a storm's queue (`queue_lock`): one storm per queue fo
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import socket
@@ -30,6 +29,8 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, ensure_private_dir, read_json
+from ..platforms.locks import try_lock
+from ..platforms.processes import pid_alive
 from ..state import StateLayout
 
 MODEL_LOCK = "model"
@@ -59,16 +60,6 @@ class Holder:
             "mode": self.mode,
             "since": self.since,
         }
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _holders_dir(lock_path: Path) -> Path:
@@ -106,14 +97,6 @@ def describe_holders(lock_path: Path) -> str:
     return f"{len(holders)} holders: " + "; ".join(h.describe() for h in holders)
 
 
-def _try_flock(fd: int, exclusive: bool) -> bool:
-    try:
-        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def file_lock(
     lock_path: Path,
@@ -137,14 +120,14 @@ def file_lock(
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     side: Path | None = None
     try:
-        if not _try_flock(fd, exclusive):
+        if not try_lock(fd, exclusive=exclusive):
             held = f"the {name} is held by {describe_holders(lock_path)}"
             if not wait:
                 raise Refused(held)
             if on_wait is not None:
                 on_wait(f"waiting: {held}")
             deadline = None if timeout_s is None else clock.monotonic() + timeout_s
-            while not _try_flock(fd, exclusive):
+            while not try_lock(fd, exclusive=exclusive):
                 if stop is not None and stop.is_set():
                     raise Refused(f"stopped while waiting: {held}")
                 if deadline is not None and clock.monotonic() >= deadline:

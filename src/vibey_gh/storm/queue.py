@@ -28,6 +28,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, EvidenceError
 from ..files import atomic_write_json, ensure_private_dir, read_json
 from ..lanes.records import EVENTS_FILE, read_record
+from ..platforms.durability import fsync_directory
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 STATES = (PENDING, RUNNING, DONE, FAILED)
@@ -45,14 +46,6 @@ class Claim:
     run_id: str
     spec_path: Path
     claimed_at: float
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _free_name(folder: Path, name: str) -> str:
@@ -97,8 +90,8 @@ class StormQueue:
         """Rename `name` from `source` into `target` (under a free name); return that name."""
         destination = _free_name(self.folder(target), name)
         os.rename(self.folder(source) / name, self.folder(target) / destination)
-        _fsync_dir(self.folder(target))
-        _fsync_dir(self.folder(source))
+        fsync_directory(self.folder(target))
+        fsync_directory(self.folder(source))
         return destination
 
     def claim(self, name: str, run_id: str) -> Claim | None:
@@ -110,8 +103,8 @@ class StormQueue:
             os.rename(self.folder(PENDING) / name, self.folder(RUNNING) / name)
         except FileNotFoundError:
             return None
-        _fsync_dir(self.folder(RUNNING))
-        _fsync_dir(self.folder(PENDING))
+        fsync_directory(self.folder(RUNNING))
+        fsync_directory(self.folder(PENDING))
         claimed_at = self.clock.now()
         atomic_write_json(
             self.claim_path(name),
@@ -149,8 +142,8 @@ class StormQueue:
             claim.unlink(missing_ok=True)
         elif claim.exists():
             os.rename(claim, self.claim_path(destination, state))
-            _fsync_dir(self.folder(state))
-        _fsync_dir(self.folder(RUNNING))
+            fsync_directory(self.folder(state))
+        fsync_directory(self.folder(RUNNING))
         return destination
 
     def recover(self, records_root: Path) -> list[str]:

@@ -16,6 +16,11 @@ checkpointed and the next calibration resumes them. A KeyboardInterrupt outside 
 (a second Ctrl-C) leaves at once: lanes still running stay in running/, and the next storm
 settles them from their records like after a crash.
 
+A config that stops parsing while the storm runs does not end it: each pass logs the error and
+allows one lane, run with the last config that parsed, and no calibration starts until the
+config is fixed (a gate fails safe). A config that does not parse at the first pass is bad
+input: the storm does not start.
+
 Records and the log live under the state root, in `lanes/storm-<queue>-<hash>/`: one folder per
 lane run (`events.jsonl`) and `storm.log`.
 """
@@ -34,7 +39,7 @@ from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import LocalModels, load_config
-from ..errors import BadInput, Refused, VibeyError
+from ..errors import BadInput, ConfigError, Refused, VibeyError
 from ..files import append_line_durably
 from ..interfaces.slots_interface import ChatSettings
 from ..lanes.client import ChatClient, production_client, runner_description
@@ -177,6 +182,7 @@ class Storm:
         self.summary = StormSummary(log=self.log.path, records=self.records)
         self.running: dict[str, _LaneJob] = {}
         self.calibration_tried: set[str] = set()
+        self.last_good_config: LocalModels | None = None
 
     # --- lanes ---------------------------------------------------------------------------
 
@@ -322,7 +328,13 @@ class Storm:
     def _pass(self) -> str:
         """One pass; what to do next: WAIT for a lane or the poll, go AGAIN now, or END."""
         self.summary.passes += 1
-        config = self.deps.load_config()
+        try:
+            config = self.deps.load_config()
+        except ConfigError as exc:
+            if self.last_good_config is None:
+                raise
+            return self._pass_on_a_broken_config(exc, self.last_good_config)
+        self.last_good_config = config
         answer = self.deps.decide(config)
         self.log(f"pass {self.summary.passes}: allowed {answer.line()}")
         self._start_lanes(answer.allowed, config)
@@ -333,6 +345,14 @@ class Storm:
         if self._maybe_calibrate(config):
             return END if self.control.stop.is_set() else AGAIN  # AGAIN logs the new answer
         return END if self.options.once else WAIT
+
+    def _pass_on_a_broken_config(self, error: ConfigError, last_good: LocalModels) -> str:
+        """One lane at most, with the last config that parsed; no calibration; poll again."""
+        self.log(f"pass {self.summary.passes}: allowed 1 — config error: {error} (1 until fixed)")
+        self._start_lanes(1, last_good)
+        if self.running:
+            return FULL
+        return END if self.options.once and not self.queue.pending() else WAIT
 
     def run(self) -> StormSummary:
         lock_path = self.deps.layout.locks / f"{self.records.name}.lock"

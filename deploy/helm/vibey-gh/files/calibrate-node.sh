@@ -46,6 +46,6 @@ say "vibey-gh slots calibrate --corpus $corpus $*"
 vibey-gh slots calibrate --corpus "$corpus" "$@"
 status=$?
 
-say "node $node after calibration (exit $status); the runner takes a new answer when its pod restarts:"
+say "node $node after calibration (exit $status); the runner follows a new answer once it is idle:"
 vibey-gh slots allowed || say "vibey-gh slots allowed failed after calibration"
 exit "$status"

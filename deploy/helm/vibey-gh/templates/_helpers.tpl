@@ -79,6 +79,7 @@ models: /var/lib/vibey-gh/models
 config: /etc/vibey-gh
 scripts: /opt/vibey-gh/scripts
 answer: /run/vibey-gh
+textfile: /var/lib/vibey-gh/textfile
 home: /home/vibey
 tmp: /tmp
 {{- end -}}

@@ -1,0 +1,57 @@
+"""`vibey-gh slots compare`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import emit_json, json_option, library_errors
+
+
+@click.command()
+@click.argument("sweeps", nargs=-1, required=True)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path),
+    help="Also write one PNG with every sweep's throughput overlaid.",
+)
+@json_option
+@library_errors
+def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> None:
+    """Two or more sweeps side by side: steps, decisions, fingerprint differences.
+
+    Each SWEEP is a fingerprint (its evidence in the state dir) or an evidence file (one that
+    `slots calibrate --out` wrote, or a colleague sent). Every sweep is re-judged against
+    today's bounds. Good for two devices, two windows, or before and after an upgrade.
+    An unknown fingerprint or a damaged file is bad input (exit 2).
+
+    \b
+    Examples:
+      vibey-gh slots compare f99b07f610204948 0c1d2e3f40516273
+      vibey-gh slots compare before/slots-f99b.json after/slots-0c1d.json --plot both.png
+      vibey-gh slots compare f99b07f610204948 laptop.json --json
+    """
+    from ..config import load_config
+    from ..slots.compare import compare as compare_sweeps
+    from ..slots.compare import write_overlaid_throughput
+    from ..state import StateLayout
+
+    comparison = compare_sweeps(list(sweeps), StateLayout.from_env(), load_config().bounds)
+    plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
+    if as_json:
+        emit_json({**comparison.to_json(), "plot": str(plotted) if plotted else None})
+        return
+    header = ["step", *(s.label for s in comparison.sweeps)]
+    rows = comparison.rows()
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    for sweep in comparison.sweeps:
+        click.echo(f"{sweep.label}: ideal {sweep.judgement.ideal} — {sweep.judgement.reason}")
+    for label, differs in comparison.differences():
+        first = comparison.sweeps[0].label
+        click.echo(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
+    if plotted is not None:
+        click.echo(f"plot: {plotted}")

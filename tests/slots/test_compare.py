@@ -1,0 +1,137 @@
+"""`slots compare`: sweeps side by side, what differs, --json, one overlaid plot; bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from vibey_gh.cli.main import cli
+from vibey_gh.slots.evidence import seal_evidence
+from vibey_gh.slots.fingerprint import fingerprint_id
+from vibey_gh.state import StateLayout
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
+FIRST = "a6e718b9b4a7bd46"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def changed(change: Any = None) -> dict[str, Any]:
+    """The recorded sweep changed by `change`, keyed and sealed as a calibration would."""
+    data = json.loads(RECORDED.read_text(encoding="utf-8"))
+    if change is not None:
+        change(data)
+    data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
+    return seal_evidence(data)
+
+
+def stored(fingerprint: str, change: Any = None) -> Path:
+    """The recorded sweep, filed in the state dir under `fingerprint` (changed by `change`)."""
+    data = changed(change)
+    assert data["fingerprint"]["id"] == fingerprint
+    layout = StateLayout.from_env()
+    layout.evidence.mkdir(parents=True, exist_ok=True)
+    path = layout.evidence / f"{fingerprint}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def after_upgrade(data: dict[str, Any]) -> None:
+    data["fingerprint"]["fields"]["runner_version"] = "xllamacpp 2026.11.1"
+    data["fingerprint"]["fields"]["window"] = 8192
+    data["steps"] = data["steps"][:2]  # this sweep stopped after the one-slot runs
+
+
+SECOND = changed(after_upgrade)["fingerprint"]["id"]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["slots", "compare", *args])
+
+
+def test_two_sweeps_side_by_side_with_what_differs() -> None:
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    result = run(FIRST, SECOND)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["step", FIRST, SECOND]
+    assert lines[1].startswith("N=1 ") and lines[2].startswith("N=1 again")
+    n2 = lines[3].split("  ")
+    assert n2[0] == "N=2" and "(no gain)" in lines[3] and lines[3].rstrip().endswith("—")
+    assert lines[4].split() == ["decision", "ideal", "N", "=", "1", "ideal", "N", "=", "1"]
+    assert any(line.startswith(f"{SECOND} against {FIRST}: ") for line in lines)
+    differs = next(line for line in lines if line.startswith(f"{SECOND} against"))
+    assert "window 4096 → 8192" in differs and "2026.11.1" in differs
+
+
+def test_json_names_every_sweep_and_the_differences(tmp_path: Path) -> None:
+    stored(FIRST)
+    sent = tmp_path / "from-a-colleague.json"
+    sent.write_text(stored(SECOND, after_upgrade).read_text(encoding="utf-8"))
+    data = json.loads(run(FIRST, str(sent), "--json").stdout)
+    assert [s["fingerprint"] for s in data["sweeps"]] == [FIRST, SECOND]
+    assert [step["step"] for step in data["sweeps"][0]["steps"]] == ["N=1", "N=1 again", "N=2"]
+    assert data["sweeps"][1]["path"] == str(sent)
+    (difference,) = data["differences"]
+    assert difference["against"] == FIRST and difference["of"] == sent.name
+    assert "window 4096 → 8192" in difference["differs"]
+    assert data["plot"] is None
+
+
+def test_the_overlaid_plot_is_a_png(tmp_path: Path) -> None:
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    target = tmp_path / "both.png"
+    result = run(FIRST, SECOND, "--plot", str(target))
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes().startswith(PNG_SIGNATURE)
+    assert f"plot: {target}" in result.stdout
+    import matplotlib.image
+
+    assert matplotlib.image.imread(str(target)).shape[2] in (3, 4)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ([FIRST], "at least two"),
+        ([FIRST, "fedcba9876543210"], "no evidence for fingerprint fedcba9876543210"),
+        ([FIRST, "nothing-here.json"], "neither a fingerprint"),
+        ([FIRST, "damaged.json"], "damaged.json: "),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(arguments: list[str], message: str) -> None:
+    stored(FIRST)
+    Path("damaged.json").write_text('{"kind": "vibey-gh-evidence", "schema_ver')
+    result = run(*arguments)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_plot_into_a_missing_folder_writes_nothing(tmp_path: Path) -> None:
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    result = run(FIRST, SECOND, "--plot", str(tmp_path / "missing" / "p.png"))
+    assert result.exit_code == 2 and "no such folder" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_copied_or_edited_evidence_is_refused_by_compare(tmp_path: Path) -> None:
+    stored(FIRST)
+    second = stored(SECOND, after_upgrade)
+    copy = second.with_name(f"{'f' * 16}.json")
+    copy.write_bytes(second.read_bytes())
+    result = run(FIRST, "f" * 16)
+    assert result.exit_code != 0 and "copied from another fingerprint" in result.stderr
+    edited = json.loads(second.read_text(encoding="utf-8"))
+    edited["decision"]["ideal"] = 4
+    sent = tmp_path / "edited.json"
+    sent.write_text(json.dumps(edited), encoding="utf-8")
+    result = run(FIRST, str(sent))
+    assert result.exit_code != 0 and "evidence edited after it was recorded" in result.stderr
