@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (Python >= 3.11 and make):
 #   make demo   a real calibration sweep on the embedded llama.cpp runner and the shipped model
-#   make test   the whole test suite
+#   make test   the whole test suite (the first run on a machine also builds llama-server: 10-25 min)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,13 +21,16 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/vibey-gh slots calibrate --demo
 
+# tools/bin (helm, and llama.cpp's llama-server built once per machine and cached outside the
+# tree) goes first on PATH, so the live llama-server tests run on it
 test: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/install-helm.sh
 	bash tools/install-chromium.sh
 	PYTHON=$(BIN)/python bash tools/install-actionlint.sh
+	PYTHON=$(BIN)/python bash tools/install-llama-server.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest
+	PATH="$(CURDIR)/tools/bin:$$PATH" $(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

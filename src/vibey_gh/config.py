@@ -34,6 +34,13 @@ DEFAULT_PRODUCTION_URL = {
 
 Declaration = int | Literal["measured"]
 
+# llama-server arguments the calibration sets itself for every step (slots, window, where it
+# listens, which model): production's own values for these would contradict the measurement.
+OWNED_RUNNER_ARGS = frozenset(
+    {"-m", "--model", "-np", "--parallel", "-c", "--ctx-size", "--host", "--port"}
+)
+RUNNER_ENV_PREFIX = "OLLAMA_"
+
 
 @dataclass(frozen=True)
 class Bounds:
@@ -70,6 +77,11 @@ class LocalModels:
     stale_after_days: float = 30.0
     bounds: Bounds = field(default_factory=Bounds)
     source: Path | None = None
+    # production's own settings, mirrored by the calibration runner and part of the fingerprint:
+    # extra llama-server arguments, and Ollama's OLLAMA_* environment (None: read it from where
+    # production gets it, see runners/settings.py)
+    runner_args: tuple[str, ...] = ()
+    runner_env: dict[str, str] | None = None
 
     @property
     def production(self) -> str:
@@ -145,6 +157,8 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         stale_after_days=reader.number("stale_after_days", 30.0, low=0.0, high=3650.0),
         bounds=bounds,
         source=path,
+        runner_args=reader.runner_args("runner_args"),
+        runner_env=reader.runner_env("runner_env"),
     )
     reader.reject_unknown(extra={"bounds"})
     return config
@@ -262,6 +276,40 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise self._fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
         return value
+
+    def runner_args(self, key: str) -> tuple[str, ...]:
+        """A list of extra llama-server arguments, none of them one the tool sets itself."""
+        value = self._get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self._fail(key, f"must be a list of strings, not {value!r}")
+        for item in value:
+            if not isinstance(item, str) or not item.strip():
+                raise self._fail(key, f"must hold non-empty strings, not {item!r}")
+            flag = item.split("=", 1)[0]
+            if flag in OWNED_RUNNER_ARGS:
+                raise self._fail(
+                    key,
+                    f"may not set {flag!r}: the calibration sets the model, slots, context size, "
+                    "host and port itself",
+                )
+        return tuple(value)
+
+    def runner_env(self, key: str) -> dict[str, str] | None:
+        """A table of OLLAMA_* variables with string values."""
+        value = self._get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self._fail(key, f"must be a table of OLLAMA_* variables, not {value!r}")
+        for name, setting in value.items():
+            shown = f"{key}.{name}" if name.isprintable() else f"{key}.{name!r}"
+            if not name.startswith(RUNNER_ENV_PREFIX) or not name[len(RUNNER_ENV_PREFIX) :]:
+                raise self._fail(shown, "is not an OLLAMA_* variable")
+            if not isinstance(setting, str):
+                raise self._fail(shown, f"must be a string, not {setting!r}")
+        return dict(value)
 
     def reject_unknown(self, extra: set[str] | None = None) -> None:
         known = self.seen | (extra or set())

@@ -53,6 +53,8 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
         ([], "--corpus FILE is required"),
         (["--corpus", "missing.json"], "corpus file not found"),
         (["--demo", "--corpus", "c.json"], "--demo builds its own corpus"),
+        (["--wait-idle", "-5", "--corpus", "c.json"], "--wait-idle takes 0 or more seconds"),
+        (["--wait-idle", "nan", "--corpus", "c.json"], "--wait-idle takes 0 or more seconds"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:

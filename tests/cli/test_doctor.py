@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from vibey_gh.cli.main import cli
@@ -193,3 +195,33 @@ def test_the_text_report_names_the_config_file_in_use(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"config: {chosen}\n")
     assert re.search(r"window +8192", result.output)  # the named file won over ./vibey-gh.toml
+
+
+def test_production_settings_and_where_production_differs_from_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runners"))
+    from runner_support import recorded, serve_recorded
+
+    props = recorded("llama_server/props.json")  # 2 slots of 1024, SmolLM2
+    with serve_recorded({"/props": props}) as production:
+        (tmp_path / "vibey-gh.toml").write_text(
+            "[local_models]\n"
+            'runner = "llama-server"\n'
+            f'production_url = "{production.url}"\n'
+            "concurrent_runs = 3\nwindow = 2048\n"
+            'runner_args = ["-fa", "on", "--cache-type-k", "q8_0"]\n'
+        )
+        monkeypatch.chdir(tmp_path)
+        probes = server_without_dmi(tmp_path / "root")
+        text = doctor([], platform_probes=probes).output
+        data = json.loads(doctor(["--json"], platform_probes=probes).output)
+    assert re.search(
+        r"settings +runner_args=-fa on --cache-type-k q8_0 +\[config runner_args\]", text
+    )
+    assert "serving slots    2" in text
+    assert "differs from the config: it serves 2 slot(s), concurrent_runs is 3" in text
+    assert "differs from the config: its context per slot is 1024, window is 2048" in text
+    assert data["runner"]["settings"] == {"runner_args": "-fa on --cache-type-k q8_0"}
+    assert data["fingerprint"]["fields"]["runner_settings"] == data["runner"]["settings"]
+    assert len(data["differs_from_config"]) == 2  # the same model file: no difference there

@@ -155,3 +155,49 @@ def test_mistakes_name_the_key_and_the_file_and_other_commands_exit_2(
     assert gate.exit_code == 0 and gate.stderr == ""
     assert gate.stdout.startswith("1 — config error: ") and message in gate.stdout
     assert (Path.cwd() / "vibey-gh.toml").read_text() == body
+
+
+def test_production_settings_are_read() -> None:
+    raw = {
+        "local_models": {
+            "runner_args": ["-ngl", "99", "-fa", "on", "--cache-type-k=q8_0"],
+            "runner_env": {"OLLAMA_FLASH_ATTENTION": "1", "OLLAMA_KV_CACHE_TYPE": "q8_0"},
+        }
+    }
+    config = parse_config(raw, Path("x.toml"))
+    assert config.runner_args == ("-ngl", "99", "-fa", "on", "--cache-type-k=q8_0")
+    assert config.runner_env == {"OLLAMA_FLASH_ATTENTION": "1", "OLLAMA_KV_CACHE_TYPE": "q8_0"}
+    assert LocalModels().runner_args == () and LocalModels().runner_env is None
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('runner_args = ["-m", "other.gguf"]', "runner_args may not set '-m'"),
+        ('runner_args = ["--ctx-size=8192"]', "runner_args may not set '--ctx-size'"),
+        ('runner_args = ["-fa", "on", "--port", "9"]', "runner_args may not set '--port'"),
+        ('runner_args = ["--parallel", "4"]', "runner_args may not set '--parallel'"),
+        ('runner_args = ["-np", "4"]', "runner_args may not set '-np'"),
+        ('runner_args = ["--host", "0.0.0.0"]', "runner_args may not set '--host'"),
+        ('runner_args = ["-c", "4096"]', "runner_args may not set '-c'"),
+        ('runner_args = ["--model", "x"]', "runner_args may not set '--model'"),
+        ('runner_args = "-fa on"', "runner_args must be a list of strings"),
+        ("runner_args = [99]", "runner_args must hold non-empty strings"),
+        ("runner_env = { OLLAMA_FLASH_ATTENTION = 1 }", "OLLAMA_FLASH_ATTENTION must be a string"),
+        ('runner_env = { CUDA_VISIBLE_DEVICES = "0" }', "is not an OLLAMA_* variable"),
+        ('runner_env = { OLLAMA_ = "0" }', "runner_env.OLLAMA_ is not an OLLAMA_* variable"),
+        ('runner_env = "OLLAMA_X=1"', "runner_env must be a table"),
+    ],
+)
+def test_bad_production_settings_are_one_line_exit_2_and_leave_the_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, message: str
+) -> None:
+    config = tmp_path / "vibey-gh.toml"
+    text = f'[local_models]\nrunner = "llama-server"\n{toml}\n'
+    config.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert config.read_text() == text

@@ -49,6 +49,16 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "gpu": {"nodeSelector": {"nvidia.com/gpu.present": "true"}, "count": 1},
         "calibration": {"nodes": ONE_NODE},
     },
+    "production-settings": {
+        "runner": {
+            "extraEnv": [
+                {"name": "OLLAMA_FLASH_ATTENTION", "value": "1"},
+                {"name": "OLLAMA_KV_CACHE_TYPE", "value": "q8_0"},
+                {"name": "GODEBUG", "value": "x=1"},
+            ]
+        },
+        "calibration": {"nodes": ONE_NODE},
+    },
     "custom-window": {
         "window": 131072,
         "config": {"concurrentRuns": 2},
@@ -160,6 +170,8 @@ def test_one_calibration_job_per_node_pinned_to_that_node(helm: Helm, name: str)
         assert args[0] == "--if-requested"
         assert args[args.index("--runner") + 1] == "ollama"
         assert args[args.index("--out") + 1].endswith(f"/calibrations/{node}")
+        # waits out Ollama's keep-alive after a worker's last request instead of refusing
+        assert args[args.index("--wait-idle") + 1] == "900"
         # one corpus for every node, on the shared state volume, drawn for this window
         env = env_of(calibrate)
         assert env["VIBEY_GH_CORPUS"] == f"{env['VIBEY_GH_SLOTS_DIR']}/corpus-65536.json"
@@ -226,6 +238,19 @@ def test_default_window_is_65536_everywhere(helm: Helm) -> None:
     ((_, spec),) = job_pods(docs, "Job")
     args = spec["containers"][0]["args"]
     assert args[args.index("--window") + 1] == "65536"
+
+
+def test_the_runners_ollama_settings_reach_the_config_the_calibration_and_allowed_read(
+    helm: Helm,
+) -> None:
+    docs = helm.template("production-settings", VALUE_SETS["production-settings"])
+    runner = runner_pod(docs)
+    assert env_of(container(runner, "ollama"))["OLLAMA_KV_CACHE_TYPE"] == "q8_0"
+    for key in ("vibey-gh.toml", STARTUP_TOML):
+        config = parse_config(tomllib.loads(config_text(docs, key)), None)
+        assert config.runner_env == {"OLLAMA_FLASH_ATTENTION": "1", "OLLAMA_KV_CACHE_TYPE": "q8_0"}
+    plain = parse_config(tomllib.loads(config_text(helm.template("defaults", {}))), None)
+    assert plain.runner_env == {}
 
 
 def test_custom_window_reaches_runner_config_and_calibration(helm: Helm) -> None:

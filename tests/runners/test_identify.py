@@ -124,6 +124,39 @@ def test_identify_llama_server_without_build_info_raises(tmp_path: Path) -> None
             identify_production(config)
 
 
+def test_ollama_identity_carries_productions_environment_and_slots() -> None:
+    routes = {
+        "/api/version": recorded("ollama/era_b/version.json"),
+        "/api/tags": recorded("ollama/era_b/tags.json"),
+    }
+    unit = {"OLLAMA_NUM_PARALLEL": "4", "OLLAMA_FLASH_ATTENTION": "1", "OLLAMA_MODELS": "/m"}
+
+    def systemd(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
+        return {k: v for k, v in unit.items() if k in names}, "systemctl show ollama", None
+
+    with serve_recorded(routes) as production:
+        config = LocalModels(runner="ollama", model="llama3.2:3b", production_url=production.url)
+        info = identify_production(config, read_environment=systemd)
+    assert info.settings == {"OLLAMA_FLASH_ATTENTION": "1"}
+    assert info.settings_source == "systemctl show ollama" and info.serving_slots == 4
+
+
+def test_llama_server_identity_carries_runner_args_and_the_slots_props_names(
+    tmp_path: Path,
+) -> None:
+    model = tmp_path / "q.gguf"
+    model.write_bytes(b"GGUF-q")
+    with serve_recorded({"/props": recorded("llama_server/props.json")}) as production:
+        config = LocalModels(
+            runner="llama-server",
+            model=str(model),
+            production_url=production.url,
+            runner_args=("-fa", "on"),
+        )
+        info = identify_production(config, StateLayout(tmp_path / "state"))
+    assert info.serving_slots == 2 and info.settings == {"runner_args": "-fa on"}
+
+
 # --- what identifying costs a whole process --------------------------------------------------
 
 HEAVY_MODULES = ("httpx", "xllamacpp", "psutil", "http.client", "ssl", "click")

@@ -21,6 +21,13 @@ from vibey_gh.state import StateLayout
 SETTINGS = ChatSettings(window=256, max_tokens=8, timeout_s=120)
 
 
+def test_runner_args_follow_the_arguments_the_tool_owns(tmp_path: Path) -> None:
+    launch = RunnerLaunch(2, 1024, 8091, "x", tmp_path / "l.log")
+    argv = server_argv("/opt/llama-server", Path("/m/q.gguf"), launch, ["-fa", "on", "-ngl", "99"])
+    assert argv[-4:] == ["-fa", "on", "-ngl", "99"]
+    assert argv[argv.index("-np") + 1] == "2" and argv[argv.index("-c") + 1] == "2048"
+
+
 def test_argv_asks_for_n_slots_of_the_window_on_loopback_without_context_shift(
     tmp_path: Path,
 ) -> None:
@@ -91,3 +98,60 @@ def test_live_llama_server_on_path(tmp_path: Path) -> None:
     binary = shutil.which("llama-server")
     assert binary is not None
     run_lifecycle(binary, tmp_path)
+
+
+# --- a real llama-server (tools/install-llama-server.sh builds it; `make test` puts it on PATH)
+
+LIVE = shutil.which("llama-server")
+live = pytest.mark.skipif(
+    LIVE is None, reason="no llama-server on PATH (tools/install-llama-server.sh builds one)"
+)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+@live
+def test_live_runner_args_reach_llama_server_and_its_log_facts_are_read(tmp_path: Path) -> None:
+    assert LIVE is not None
+    launch = RunnerLaunch(
+        2, 256, free_port(), "default", tmp_path / "l.log", binary=LIVE, threads=2
+    )
+    runner_args = ["--alias", "production-alias", "-b", "64"]
+    runner = LlamaServerRunner(runner_args=runner_args).start(launch)
+    try:
+        runner.wait_ready(180)
+        argv = psutil.Process(runner.pid).cmdline()
+        props = httpx.get(runner.base_url + "/props", timeout=5).json()
+        refused = runner.chat([{"role": "user", "content": "word " * 400}], None, SETTINGS)
+    finally:
+        runner.stop()
+    assert argv[-4:] == runner_args
+    assert props["model_alias"] == "production-alias"  # llama-server itself took them
+    assert props["total_slots"] == 2 and props["default_generation_settings"]["n_ctx"] == 256
+    text = launch.log_path.read_text()
+    assert refused.error == REFUSED_OVER_WINDOW
+    events = scan_lines(text.split("\n"), "llama-server")
+    assert {e.values["n_ctx"] for e in events if e.kind == "slot_window"} == {256}
+    assert 2 in {e.values.get("n_slots") for e in events if e.kind == "slots"}
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+@live
+def test_live_version_reads_as_props_spells_it_and_bad_runner_args_are_refused(
+    tmp_path: Path,
+) -> None:
+    assert LIVE is not None
+    from vibey_gh.errors import BadInput
+    from vibey_gh.runners.binary_identity import check_runner_args, llama_server_version
+
+    launch = RunnerLaunch(1, 256, free_port(), "default", tmp_path / "l.log", binary=LIVE)
+    runner = LlamaServerRunner().start(launch)
+    try:
+        runner.wait_ready(180)
+        build_info = httpx.get(runner.base_url + "/props", timeout=5).json()["build_info"]
+    finally:
+        runner.stop()
+    assert llama_server_version(check_runner_args(LIVE, ["-fa", "off"])) == build_info
+    with pytest.raises(BadInput, match="runner_args: llama-server refuses them"):
+        check_runner_args(LIVE, ["--no-such-flag"])

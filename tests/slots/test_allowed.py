@@ -384,3 +384,31 @@ def test_figures_that_cannot_be_kept_do_not_change_the_answer(tmp_path: Path) ->
         assert (result.allowed, result.requested) == (2, False)
     assert evidence.read_bytes() == content
     assert stored.parent.read_text() == "in the way"
+
+
+# --- what production serves now (drift) ---------------------------------------------------------
+
+
+def test_an_answer_above_what_production_serves_says_so_and_names_apply(tmp_path: Path) -> None:
+    record(tmp_path, good_sweep())
+    serving_one = replace(RUNNER, serving_slots=1)
+    answer = decide_allowed(config("measured"), deps=deps_for(tmp_path, serving_one))
+    assert answer.allowed == 2 and answer.production_slots == 1
+    assert answer.reason.endswith(
+        "but production serves only 1 slot(s) now: `vibey-gh slots apply` gives it 2"
+    )
+    assert answer.to_json()["production_slots"] == 1
+    serving_two = replace(RUNNER, serving_slots=2)
+    enough = decide_allowed(config("measured"), deps=deps_for(tmp_path, serving_two))
+    assert enough.production_slots == 2 and "production serves" not in enough.reason
+    unknown = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert unknown.production_slots is None and unknown.to_json()["production_slots"] is None
+
+
+def test_a_changed_production_setting_is_unmeasured_and_named(tmp_path: Path) -> None:
+    record(tmp_path, good_sweep())
+    tuned = replace(RUNNER, settings={"OLLAMA_KV_CACHE_TYPE": "q8_0"})
+    answer = decide_allowed(config("measured"), deps=deps_for(tmp_path, tuned))
+    assert answer.allowed == 1 and answer.requested
+    assert "unmeasured" in answer.reason
+    assert "runner setting OLLAMA_KV_CACHE_TYPE unset → q8_0" in answer.reason

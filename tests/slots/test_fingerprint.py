@@ -144,3 +144,21 @@ def test_fields_missing_from_an_old_record_count_as_unknown() -> None:
     new = compute_fingerprint(M5, OLLAMA, 4096).fields
     old = {k: v for k, v in new.items() if k != "runner_version"}
     assert describe_differences(old, new) == ["runner unknown → 0.34.4"]
+
+
+def test_production_settings_change_the_id_and_say_which_setting_changed() -> None:
+    plain = compute_fingerprint(M5, OLLAMA, 65536)
+    tuned = replace(OLLAMA, settings={"OLLAMA_KV_CACHE_TYPE": "q8_0"})
+    with_cache = compute_fingerprint(M5, tuned, 65536)
+    flash = replace(tuned, settings={"OLLAMA_KV_CACHE_TYPE": "q8_0", "OLLAMA_FLASH_ATTENTION": "1"})
+    with_flash = compute_fingerprint(M5, flash, 65536)
+    assert len({plain.id, with_cache.id, with_flash.id}) == 3
+    assert plain.id == GOLDEN_ID  # no settings: the id evidence recorded before settings had
+    assert with_cache.fields["runner_settings"] == {"OLLAMA_KV_CACHE_TYPE": "q8_0"}
+    assert fingerprint_id(with_flash.fields) == with_flash.id
+    assert describe_differences(with_cache.fields, with_flash.fields) == [
+        "runner setting OLLAMA_FLASH_ATTENTION unset → 1"
+    ]
+    assert describe_differences(with_cache.fields, plain.fields) == [
+        "runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset"
+    ]

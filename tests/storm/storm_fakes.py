@@ -56,10 +56,19 @@ class FakeAllowed:
         self.allowed = allowed
         self.reason = reason
         self.calls = 0
+        self.production_slots: int | None = None
 
     def __call__(self, config: LocalModels) -> AllowedAnswer:
         self.calls += 1
-        return AllowedAnswer(self.allowed, self.reason, "f" * 16, None, False, "measured")
+        return AllowedAnswer(
+            self.allowed,
+            self.reason,
+            "f" * 16,
+            None,
+            False,
+            "measured",
+            production_slots=self.production_slots,
+        )
 
 
 class FakeCalibration:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ import pytest
 from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make_queue
 
 from vibey_gh.config import LocalModels, load_config
-from vibey_gh.errors import BadInput, ConfigError, Refused, RunnerError
+from vibey_gh.errors import BadInput, ConfigError, Refused
 from vibey_gh.lanes.records import iter_records
+from vibey_gh.slots.calibrate import CalibrationOutcome
 from vibey_gh.slots.evidence import write_request
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.lock import file_lock, model_lock
@@ -92,21 +94,93 @@ def test_no_request_no_calibration(tmp_path: Path, layout: StateLayout) -> None:
     assert calibration.calls == []
 
 
-def test_a_failed_calibration_is_logged_and_not_retried(
+class SteppingClock:
+    """Wall and monotonic time that move `step` seconds on every reading."""
+
+    def __init__(self, step: float) -> None:
+        self.t, self.step = 1_000.0, step
+
+    def monotonic(self) -> float:
+        self.t += self.step
+        return self.t
+
+    def now(self) -> float:
+        return 2_000_000_000.0 + self.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def test_a_calibration_that_could_not_run_is_retried_with_a_logged_backoff(
     tmp_path: Path, layout: StateLayout
 ) -> None:
     queue = make_queue(tmp_path, 0)
     request_calibration(layout)
-    calibration = FakeCalibration(RunnerError("the calibration runner would not start"))
-    summary = run_storm(
-        options(queue, once=False, max_passes=4),
-        deps(layout, FakeAllowed(1), FakeProduction(), calibration),
+    calibration = FakeCalibration(Refused("the production runner holds qwen3:8b"))
+    storm_deps = replace(
+        deps(layout, FakeAllowed(1), FakeProduction(), calibration), clock=SteppingClock(40.0)
     )
-    assert len(calibration.calls) == 1 and summary.passes == 4
+    summary = run_storm(options(queue, once=False, max_passes=12), storm_deps)
+    tries = len(calibration.calls)
+    assert 3 <= tries < 12  # tried again, but not on every pass: the waits double
     assert summary.log is not None
-    assert "calibration not run: the calibration runner would not start" in (
-        summary.log.read_text(encoding="utf-8")
+    text = summary.log.read_text(encoding="utf-8")
+    assert (
+        "calibration not run: the production runner holds qwen3:8b; "
+        "trying again on an idle pass in 30s (attempt 1 failed)"
+    ) in text
+    assert "in 60s (attempt 2 failed)" in text and "in 120s (attempt 3 failed)" in text
+    assert [c["attempt"] for c in summary.calibrations] == list(range(1, tries + 1))
+
+
+def test_a_calibration_that_failed_runs_on_a_later_pass_and_then_never_again(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    queue = make_queue(tmp_path, 0)
+    request_calibration(layout)
+    calls: list[Any] = []
+
+    def busy_once(*args: Any) -> CalibrationOutcome:
+        calls.append(args)
+        if len(calls) == 1:
+            raise Refused("the production runner holds qwen3:8b")
+        return CalibrationOutcome("f" * 16, 1, "measured: one is the floor", True, True, None)
+
+    storm_deps = replace(
+        deps(layout, FakeAllowed(1), FakeProduction()),
+        calibrate=busy_once,
+        clock=SteppingClock(100.0),
     )
+    summary = run_storm(options(queue, once=False, max_passes=8), storm_deps)
+    assert len(calls) == 2
+    assert summary.calibrations[0]["attempt"] == 1 and summary.calibrations[1]["recorded"]
+
+
+def most_lanes_at_once(layout: StateLayout, tmp_path: Path, allowed: FakeAllowed) -> int:
+    in_flight = [0, 0]  # now, most
+    lock = threading.Lock()
+
+    def slow(messages: list[dict[str, Any]]) -> None:
+        with lock:
+            in_flight[0] += 1
+            in_flight[1] = max(in_flight[1], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+
+    queue = make_queue(tmp_path, 3)
+    summary = run_storm(options(queue), deps(layout, allowed, FakeProduction(slow)))
+    assert summary.to_json()["lanes_done"] == 3
+    return in_flight[1]
+
+
+def test_lanes_never_outnumber_the_slots_production_serves(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    capped = FakeAllowed(3)
+    capped.production_slots = 1
+    assert most_lanes_at_once(layout, tmp_path / "capped", capped) == 1
+    assert most_lanes_at_once(layout, tmp_path / "free", FakeAllowed(3)) >= 2
 
 
 def test_a_stop_interrupts_running_lanes_back_to_pending(

@@ -100,6 +100,14 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     help="Seconds before an unanswered turn counts as failed.",
 )
 @click.option(
+    "--wait-idle",
+    "wait_idle",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Wait up to this long for production to unload its models instead of refusing.",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -121,6 +129,7 @@ def calibrate(
     model: str | None,
     threads: int | None,
     request_timeout: float,
+    wait_idle: float | None,
     no_early_verdicts: bool,
     as_json: bool,
 ) -> None:
@@ -131,12 +140,19 @@ def calibrate(
     workers while memory, swap, the runner's log and production are watched every second.
     Every completed step is checkpointed: rerun the same command to resume.
 
+    Production need not run: the evidence is then keyed to the calibration binary's version
+    and the model's digest, which production matches once it runs them. A calibration
+    binary of another version than production's is refused before the first step, unless
+    --out is given (the sweep then goes there only). --wait-idle waits for production to
+    unload its models, before the first step and before each re-measure.
+
     \b
     Examples:
       vibey-gh slots calibrate --demo
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
+      vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
     """
     from ..config import load_config
     from ..slots.calibrate import CalibrationRequest, pending_request, run_calibration
@@ -144,6 +160,8 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    if wait_idle is not None and not wait_idle >= 0:
+        raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
     if if_requested and not demo:
         # a storm or a cluster Job asks often: answer before building or reading any corpus
@@ -185,6 +203,7 @@ def calibrate(
         threads=threads,
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
+        wait_idle_s=wait_idle,
     )
     env = build_environment(config)
     progress = make_progress(live=stdout_is_terminal() and not as_json)
@@ -220,7 +239,9 @@ def calibrate(
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
         return
-    if not outcome.recorded:
+    if outcome.version_mismatch:
+        click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
+    elif not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
     state = "complete" if outcome.complete else "paused (rerun to continue)"
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")

@@ -42,6 +42,7 @@ class DoctorReport:
     runner_error: str | None
     fingerprint: Fingerprint | None
     fingerprint_missing: str | None
+    drift: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         device = {}
@@ -99,7 +100,11 @@ class DoctorReport:
                 "model": self.runner.model,
                 "model_digest": self.runner.model_digest,
                 "missing": self.runner.missing,
+                "settings": self.runner.settings,
+                "settings_source": self.runner.settings_source,
+                "serving_slots": self.runner.serving_slots,
             },
+            "differs_from_config": list(self.drift),
             "runner_error": self.runner_error,
             "production_url": self.config.production,
             "window": self.config.window,
@@ -109,9 +114,13 @@ class DoctorReport:
 
 
 def gather(
-    config: LocalModels, probes: Any, identify: Callable[[LocalModels], RunnerInfo]
+    config: LocalModels,
+    probes: Any,
+    identify: Callable[[LocalModels], RunnerInfo],
+    drift: Callable[[LocalModels], list[str]] | None = None,
 ) -> DoctorReport:
-    """Probe the device, read memory once, identify the production runner, fingerprint."""
+    """Probe the device, read memory once, identify the production runner, fingerprint, and
+    compare what production shows of its settings with the config."""
     device = probes.device.describe()
     memory = probes.memory.sample()
     swap = probes.memory.swap_space()
@@ -125,8 +134,18 @@ def gather(
     missing = None
     if runner is None:
         missing = f"the production runner could not be identified: {runner_error}"
+    differences = tuple(drift(config)) if drift is not None and runner is not None else ()
     return DoctorReport(
-        probes.platform, config, device, memory, swap, runner, runner_error, fingerprint, missing
+        probes.platform,
+        config,
+        device,
+        memory,
+        swap,
+        runner,
+        runner_error,
+        fingerprint,
+        missing,
+        differences,
     )
 
 
@@ -188,7 +207,10 @@ def render(report: DoctorReport) -> list[str]:
         lines.append(_row("model", runner.model))
         digest = runner.model_digest or "unknown"
         lines.append(_row("model digest", digest, runner.missing.get("model_digest")))
+        lines.extend(_settings_rows(runner))
     lines.append(_row("window", str(report.config.window)))
+    for difference in report.drift:
+        lines.append(f"  differs from the config: {difference}")
     if report.fingerprint is None:
         lines.append(f"fingerprint: none — {report.fingerprint_missing}")
     else:
@@ -204,6 +226,21 @@ def config_in_use(config: LocalModels) -> str:
         f"none found, defaults in use (looked for --config / ${CONFIG_ENV}, ./{CONFIG_NAME}, "
         f"then {user_config_dir() / CONFIG_NAME})"
     )
+
+
+def _settings_rows(runner: RunnerInfo) -> list[str]:
+    """Production's own settings (fingerprinted) and the slots it serves, where known."""
+    rows: list[str] = []
+    source = runner.settings_source or None
+    why = runner.missing.get("settings")
+    if runner.settings:
+        for name, value in runner.settings.items():
+            rows.append(_row("settings" if not rows else "", f"{name}={value}", source))
+    elif source is not None or why is not None:
+        rows.append(_row("settings", "unknown" if why else "none", why or source))
+    if runner.serving_slots is not None:
+        rows.append(_row("serving slots", str(runner.serving_slots)))
+    return rows
 
 
 def _injected(ctx: click.Context, key: str) -> Any:
@@ -240,7 +277,12 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
         from ..runners.identify import identify_production
 
         identify = identify_production
-    report = gather(config, probes, identify)
+    drift = _injected(ctx, "production_drift")
+    if drift is None:
+        from ..runners.drift import production_drift
+
+        drift = production_drift
+    report = gather(config, probes, identify, drift)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -57,6 +57,9 @@ class RunnerInfo:
 
     kind: "embedded" | "llama-server" | "ollama"; version: the runner's own version string;
     model: the model name or path; model_digest: Ollama manifest digest or GGUF sha256.
+    settings: production's own runner settings that evidence is keyed to (llama-server's
+    runner_args, Ollama's OLLAMA_* variables; empty for none), read from `settings_source`.
+    serving_slots: the parallel slots production serves now, where it says (None: unknown).
     """
 
     kind: str
@@ -64,3 +67,6 @@ class RunnerInfo:
     model: str
     model_digest: str | None
     missing: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    settings_source: str | None = None
+    serving_slots: int | None = None

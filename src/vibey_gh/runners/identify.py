@@ -8,7 +8,8 @@ The embedded runner is identified from the installed package and the model file 
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..config import LocalModels
 from ..errors import RunnerError
@@ -16,43 +17,88 @@ from ..interfaces.identity import RunnerInfo
 from ..state import StateLayout
 from .registry import check_kind
 
+if TYPE_CHECKING:
+    from .settings import EnvironmentReader
 
-def identify_production(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
-    """Kind, version and model digest of the production setup, without starting anything.
+
+def identify_production(
+    config: LocalModels,
+    state: StateLayout | None = None,
+    read_environment: EnvironmentReader | None = None,
+) -> RunnerInfo:
+    """Kind, version, model digest and settings of the production setup, starting nothing.
 
     embedded: the installed xllamacpp and the GGUF's sha256. ollama: what production says on
-    /api/version and /api/tags. llama-server: production's /props build and the GGUF's sha256.
-    RunnerError when the production runner that must say its version does not answer.
+    /api/version and /api/tags, and the environment it runs with. llama-server: production's
+    /props build and slots, the GGUF's sha256 and the config's runner_args. RunnerError when
+    the production runner that must say its version does not answer.
     """
-    from .digest import gguf_digest
-    from .models import resolve_gguf
+    from .settings import production_settings
 
     kind = check_kind(config.runner)
     if kind == "ollama":
-        return identify_ollama(config.production, config.model)
-    missing: dict[str, str] = {}
-    model_path = resolve_gguf(config.model)
+        info = identify_ollama(config.production, config.model)
+        settings = production_settings(config, read_environment)
+        if settings.missing:
+            info.missing["settings"] = settings.missing
+        return replace(
+            info,
+            settings=settings.fingerprinted,
+            settings_source=settings.source,
+            serving_slots=settings.serving_slots,
+        )
     if kind == "embedded":
         from .versions import embedded_version
 
         version = embedded_version()
+        info = gguf_identity(config, version, state)
         if version is None:
-            missing["version"] = "the xllamacpp package is not installed"
-    else:
-        version = _llama_server_version(config.production)
-    return RunnerInfo(kind, version, str(model_path), gguf_digest(model_path, state), missing)
+            info.missing["version"] = "the xllamacpp package is not installed"
+        return info
+    props = _llama_server_props(config.production)
+    info = gguf_identity(config, version_from_props(props), state)
+    return replace(info, serving_slots=slots_from_props(props))
 
 
-def _llama_server_version(base_url: str) -> str:
-    from .local_http import http_get
+def gguf_identity(
+    config: LocalModels, version: str | None, state: StateLayout | None = None
+) -> RunnerInfo:
+    """A llama.cpp runner's identity: `version`, the GGUF's path and sha256, the config's
+    runner_args (llama-server)."""
+    from .digest import gguf_digest
+    from .models import resolve_gguf
+    from .settings import production_settings
+
+    model_path = resolve_gguf(config.model)
+    settings = production_settings(config)
+    return RunnerInfo(
+        config.runner,
+        version,
+        str(model_path),
+        gguf_digest(model_path, state),
+        settings=settings.fingerprinted,
+        settings_source=settings.source or None,
+    )
+
+
+def _llama_server_props(base_url: str) -> dict[str, Any]:
+    from .local_http import as_dict, http_get
 
     answer = http_get(base_url.rstrip("/") + "/props")
-    version = version_from_props(answer.body) if answer.status == 200 else None
-    if version is None:
+    if answer.status != 200 or version_from_props(answer.body) is None:
         raise RunnerError(
             f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
         )
-    return version
+    return as_dict(answer.body)
+
+
+def slots_from_props(props: object) -> int | None:
+    """The slots a llama-server serves: `total_slots` of /props."""
+    if isinstance(props, dict):
+        slots = props.get("total_slots")
+        if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0:
+            return slots
+    return None
 
 
 def version_from_props(props: object) -> str | None:

@@ -1,7 +1,9 @@
 """The llama-server runner: llama.cpp's own server binary, from the config or PATH.
 
 Started as `llama-server -m MODEL -np N -c N*W --host 127.0.0.1 --port P --metrics
---no-context-shift`: an explicit -np without --kv-unified gives each slot c/np tokens, and
+--no-context-shift [-t T] RUNNER_ARGS`, RUNNER_ARGS being production's own (config
+`runner_args`: -ngl, -fa, --cache-type-k/v, -b/-ub, --kv-unified, …): an explicit -np
+without --kv-unified gives each slot c/np tokens, and
 --no-context-shift is accepted by old builds (b4747, where shifting was on by default) and
 current ones (where it is already off), so both refuse an over-window prompt instead of cutting it.
 """
@@ -9,6 +11,7 @@ current ones (where it is already off), so both refuse an over-window prompt ins
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +36,9 @@ def find_binary(configured: str | None) -> str:
     return find_executable(configured, BINARY)
 
 
-def server_argv(binary: str, model_path: Path, launch: RunnerLaunch) -> list[str]:
+def server_argv(
+    binary: str, model_path: Path, launch: RunnerLaunch, runner_args: Sequence[str] = ()
+) -> list[str]:
     argv = [
         binary,
         "-m",
@@ -51,7 +56,7 @@ def server_argv(binary: str, model_path: Path, launch: RunnerLaunch) -> list[str
     ]
     if launch.threads:
         argv += ["-t", str(launch.threads)]
-    return argv
+    return argv + list(runner_args)
 
 
 def read_version(base_url: str) -> str | None:
@@ -66,9 +71,15 @@ def read_version(base_url: str) -> str | None:
 class LlamaServerRunner:
     kind = KIND
 
-    def __init__(self, state: StateLayout | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        state: StateLayout | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        runner_args: Sequence[str] = (),
+    ) -> None:
         self._state = state
         self._clock = clock
+        self._runner_args = tuple(runner_args)
 
     def start(self, launch: RunnerLaunch) -> LlamaCppServer:
         # httpx is imported here, not at module level: the child process and the
@@ -81,7 +92,7 @@ class LlamaServerRunner:
         env = {**os.environ, **launch.extra_env}
         child = ChildProcess.start(
             # under the watchdog: the server stops when the calibration that started it dies
-            watched_argv(server_argv(binary, model_path, launch)),
+            watched_argv(server_argv(binary, model_path, launch, self._runner_args)),
             launch.log_path,
             name="llama-server",
             env=env,

@@ -1,7 +1,8 @@
 """The Ollama runner: a calibration `ollama serve` of its own beside production.
 
-It shares the production model store (OLLAMA_MODELS is inherited) but never prunes it
-(OLLAMA_NOPRUNE), keeps one model loaded forever, logs at debug level so unloads and evictions
+It runs with production's own settings and shares its model store (OLLAMA_MODELS), never
+the rest of the shell's environment (`settings.calibration_base_env`), but never prunes the
+store (OLLAMA_NOPRUNE), keeps one model loaded forever, logs at debug level so unloads and evictions
 show, and sizes every slot to the window. Turns go to /api/chat with truncate and shift off and
 the same num_ctx every time (a different one would reload the model mid-step).
 """
@@ -35,6 +36,7 @@ from .openai_api import (
 )
 from .openai_api import is_over_window as llama_server_over_window
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from .settings import ProductionSettings, calibration_base_env
 from .watchdog import watched_argv
 
 KIND = "ollama"
@@ -50,7 +52,8 @@ OLLAMA_OVER_WINDOW_PHRASES = (
 
 
 def ollama_env(launch: RunnerLaunch, base_env: Mapping[str, str]) -> dict[str, str]:
-    """The calibration server's environment: inherited (OLLAMA_MODELS too), then ours."""
+    """The calibration server's environment: `base_env` (production's settings and model
+    store), then ours."""
     env = dict(base_env)
     env.update(
         {
@@ -246,8 +249,11 @@ class OllamaServer:
 class OllamaRunner:
     kind = KIND
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, clock: Clock = SYSTEM_CLOCK, settings: ProductionSettings | None = None
+    ) -> None:
         self._clock = clock
+        self._settings = settings or ProductionSettings()
 
     def start(self, launch: RunnerLaunch) -> OllamaServer:
         binary = find_binary(launch.binary)
@@ -256,6 +262,6 @@ class OllamaRunner:
             watched_argv([binary, "serve"]),  # stops when the calibration that started it dies
             launch.log_path,
             name="ollama serve",
-            env=ollama_env(launch, os.environ),
+            env=ollama_env(launch, calibration_base_env(self._settings, os.environ)),
         )
         return OllamaServer(child, launch, self._clock)

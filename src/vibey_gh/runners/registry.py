@@ -25,8 +25,12 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
-    """The Runner that starts servers of `kind`; BadInput naming the valid kinds otherwise."""
+def runner_for(
+    kind: str, state: StateLayout | None = None, config: LocalModels | None = None
+) -> Runner:
+    """The Runner that starts servers of `kind`, with `config`'s production settings (its
+    runner_args, or production's Ollama environment); BadInput naming the valid kinds
+    otherwise."""
     check_kind(kind)
     if kind == "embedded":
         from .embedded import EmbeddedRunner
@@ -35,21 +39,12 @@ def runner_for(kind: str, state: StateLayout | None = None) -> Runner:
     if kind == "llama-server":
         from .llama_server import LlamaServerRunner
 
-        return LlamaServerRunner(state)
+        return LlamaServerRunner(state, runner_args=config.runner_args if config else ())
     from .ollama import OllamaRunner
+    from .settings import production_settings
 
-    return OllamaRunner()
-
-
-def check_runner_binary(kind: str, configured: str | None) -> str | None:
-    """The binary a calibration runner of `kind` would start (None for embedded, which runs
-    this Python); RunnerNotFound now rather than at the first step."""
-    check_kind(kind)
-    if kind == "embedded":
-        return None
-    from .process import find_executable
-
-    return find_executable(configured, "llama-server" if kind == "llama-server" else "ollama")
+    settings = production_settings(config) if config is not None else None
+    return OllamaRunner(settings=settings)
 
 
 def production_watch(config: LocalModels) -> ProductionWatch:

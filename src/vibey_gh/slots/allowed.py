@@ -60,6 +60,8 @@ class AllowedAnswer:
     concurrent_runs (None when the config could not be read). ideal: the N the evidence
     supports, when there is evidence. reason_code: one of `REASON_CODES`.
     evidence_age_s: how old the evidence was at the answer, when it could be read.
+    production_slots: the parallel slots production serves now, where it says (llama-server's
+    /props, Ollama's OLLAMA_NUM_PARALLEL); None when unknown or not asked.
     """
 
     allowed: int
@@ -72,6 +74,7 @@ class AllowedAnswer:
     request: Path | None = None
     reason_code: str = "declared"
     evidence_age_s: float | None = None
+    production_slots: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class AllowedAnswer:
             "declaration": self.declaration,
             "ideal": self.ideal,
             "evidence_age_seconds": self.evidence_age_s,
+            "production_slots": self.production_slots,
         }
 
     def line(self) -> str:
@@ -143,8 +147,6 @@ def decide_allowed(
         )
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    from .fingerprint import compute_fingerprint
-
     deps = deps or default_deps()
     try:
         identity = deps.identify(config)
@@ -158,6 +160,31 @@ def decide_allowed(
             declaration,
             reason_code="production_unreachable",
         )
+    return _with_production_slots(
+        _answer_for(config, deps, identity, declaration), identity.serving_slots
+    )
+
+
+def _with_production_slots(answer: AllowedAnswer, serving: int | None) -> AllowedAnswer:
+    """The answer with what production serves now; the reason says when that is fewer."""
+    from dataclasses import replace
+
+    if serving is None:
+        return answer
+    if answer.allowed <= serving:
+        return replace(answer, production_slots=serving)
+    reason = (
+        f"{answer.reason}; but production serves only {serving} slot(s) now: "
+        f"`vibey-gh slots apply` gives it {answer.allowed}"
+    )
+    return replace(answer, production_slots=serving, reason=reason)
+
+
+def _answer_for(
+    config: LocalModels, deps: AllowedDeps, identity: RunnerInfo, declaration: int | str
+) -> AllowedAnswer:
+    from .fingerprint import compute_fingerprint
+
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
     try:
         return _decide_from_state(config, deps, fingerprint)

@@ -1,6 +1,8 @@
 """`slots calibrate`: run the sweep on a calibration runner beside production, checkpointed.
 
-The loop: identify today's fingerprint, refuse while production holds a model, resume the
+The loop: identify today's fingerprint (from the calibration binary and the model store when
+production is not running), refuse a calibration runner of another version than production's
+before the first step, wait for (or refuse) a production that holds a model, resume the
 steps a checkpoint holds, then let the sweep generator pick each next slot count; measure it
 (again, up to twice, when production was busy meanwhile), checkpoint it, and finally write the
 evidence. A sweep with no clean step, or whose calibration runner is not production's version,
@@ -21,9 +23,9 @@ from ..errors import BadInput, EvidenceError, Refused, VibeyError
 from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
-from ..runners.registry import check_runner_binary
 from ..state import StateLayout
 from .baseline import baseline_of
+from .calibration_start import check_identity, identity_of_production, wait_for_idle
 from .corpus import Corpus
 from .evidence import (
     clear_request,
@@ -69,6 +71,9 @@ class CalibrationRequest:
     # off: every step replays the whole corpus even once its verdict is certain (for
     # measuring what early verdicts save); the memory ceiling still stops a step at once
     early_verdicts: bool = True
+    # seconds to wait for production to unload its models before the first step and before
+    # each re-measure; None: refuse at once when it holds one (re-measures wait IDLE_WAIT_S)
+    wait_idle_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,11 @@ class Environment:
     log_source: LogSource
     fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
     calibration_watch: Callable[[str], ProductionWatch] | None = None
+    # the calibration runner's identity from its binary and the model store (None: the same
+    # as production's, as for the embedded runner)
+    calibration_identity: Callable[[], RunnerInfo] | None = None
+    # what production reveals of its settings that differs from the config, in words
+    production_drift: Callable[[], list[str]] | None = None
 
 
 @dataclass
@@ -100,6 +110,8 @@ class CalibrationOutcome:
     resumed_steps: int = 0
     stop_reason: str | None = None
     skipped: bool = False
+    version_mismatch: str | None = None
+    production_absent: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +126,8 @@ class CalibrationOutcome:
             "resumed_steps": self.resumed_steps,
             "stop_reason": self.stop_reason,
             "skipped": self.skipped,
+            "version_mismatch": self.version_mismatch,
+            "production_absent": self.production_absent,
         }
 
 
@@ -127,7 +141,8 @@ def remove_leftover_temp_files(layout: StateLayout) -> None:
 
 def pending_request(env: Environment, window: int) -> tuple[str, bool]:
     """Today's fingerprint at `window`, and whether a calibration request waits for it."""
-    fingerprint = env.fingerprint_of(env.device, env.production_identity(), window)
+    identity, _absent = identity_of_production(env)
+    fingerprint = env.fingerprint_of(env.device, identity, window)
     return fingerprint.id, request_path(env.layout, fingerprint.id).exists()
 
 
@@ -189,19 +204,24 @@ def run_calibration(
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
     check_corpus_fits(req.corpus, req.window)
-    check_runner_binary(req.config.runner, req.config.runner_binary)
-    identity = env.production_identity()
+    if req.wait_idle_s is not None and req.wait_idle_s < 0:
+        raise BadInput(f"--wait-idle must be 0 or more seconds, not {req.wait_idle_s:g}")
+    if req.if_requested:
+        identity, _absent = identity_of_production(env)
+        fingerprint = env.fingerprint_of(env.device, identity, req.window)
+        if not request_path(env.layout, fingerprint.id).exists():
+            return CalibrationOutcome(
+                fingerprint.id,
+                None,
+                "no calibration request for this fingerprint",
+                False,
+                False,
+                None,
+                skipped=True,
+            )
+    starting = check_identity(req, env, progress)
+    identity = starting.identity
     fingerprint = env.fingerprint_of(env.device, identity, req.window)
-    if req.if_requested and not request_path(env.layout, fingerprint.id).exists():
-        return CalibrationOutcome(
-            fingerprint.id,
-            None,
-            "no calibration request for this fingerprint",
-            False,
-            False,
-            None,
-            skipped=True,
-        )
     if req.out_dir is not None:
         check_out_dir(req.out_dir)
     orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
@@ -215,9 +235,16 @@ def run_calibration(
     state = env.production.poll()
     if state.busy:
         held = ", ".join(state.models) or "a model"
-        raise Refused(
-            f"the production runner holds {held}; calibration starts only while it is idle"
-        )
+        if not req.wait_idle_s:
+            raise Refused(
+                f"the production runner holds {held}; calibration starts only while it is "
+                "idle (--wait-idle SECONDS waits for it)"
+            )
+        if not wait_for_idle(env.production, env.clock, progress, req.wait_idle_s):
+            raise Refused(
+                f"the production runner still holds {held} after {req.wait_idle_s:g}s of "
+                "waiting; calibration starts only while it is idle"
+            )
     method = method_of(req)
     key = {
         "fingerprint": fingerprint.id,
@@ -278,7 +305,9 @@ def run_calibration(
         if req.max_runs is not None and new_steps >= req.max_runs:
             break
         ensure_port_free(req.config.calibration_port)  # before this step's folder is made
-        step = _measure_clean(ctx, len(steps), slots, steps, run_dir, env, progress)
+        step = _measure_clean(
+            ctx, len(steps), slots, steps, run_dir, env, progress, req.wait_idle_s
+        )
         new_steps += 1
         if not step.production.clean:
             unclean = True
@@ -297,9 +326,21 @@ def run_calibration(
             stop_reason = str(stop.value)
 
     complete = stop_reason is not None and not unclean
-    result = SweepResult(fingerprint, identity, steps, method, stop_reason, complete, run_dir)
+    result = SweepResult(
+        fingerprint,
+        identity,
+        steps,
+        method,
+        stop_reason,
+        complete,
+        run_dir,
+        production_absent=starting.production_absent,
+        version_mismatch=starting.version_mismatch,
+    )
     outcome = write_evidence_files(req, env, result)
     outcome.new_steps, outcome.resumed_steps = new_steps, resumed
+    outcome.version_mismatch = starting.version_mismatch
+    outcome.production_absent = starting.production_absent
     if complete:
         checkpoint.unlink(missing_ok=True)
         if outcome.recorded:
@@ -321,6 +362,7 @@ def _measure_clean(
     run_dir: Path,
     env: Environment,
     progress: CalibrationProgress,
+    wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
     discarded = 0
@@ -335,24 +377,14 @@ def _measure_clean(
             f"step {index} (N={slots}) discarded: the production runner held a model "
             f"({', '.join(step.production.models_seen) or 'busy'}); measuring again once idle"
         )
-        _wait_for_idle(env.production, env.clock, progress)
+        if not wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
+            progress.message("production stayed busy; measuring again anyway")
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
     from dataclasses import replace
 
     return replace(step, discarded_attempts=discarded)
-
-
-def _wait_for_idle(
-    production: ProductionWatch, clock: Clock, progress: CalibrationProgress
-) -> None:
-    deadline = clock.monotonic() + IDLE_WAIT_S
-    while clock.monotonic() < deadline:
-        if not production.poll().busy:
-            return
-        clock.sleep(1.0)
-    progress.message("production stayed busy; measuring again anyway")
 
 
 def evidence_location(layout: StateLayout, fingerprint: str) -> Path:

@@ -1,9 +1,12 @@
 """The fingerprint: what evidence is keyed to (design §5).
 
 sha256 over the canonical JSON of the device (hardware model, processor, memory, accelerators,
-OS name and version), the runner (kind and version), the model digest and the window; the
-first 16 hex digits are the id. Canonical JSON (sorted keys, no spaces, UTF-8) makes the id the
-same on every Python and every machine that sees the same facts.
+OS name and version), the runner (kind and version), the model digest, the window and
+production's own runner settings (llama-server's runner_args, Ollama's OLLAMA_* variables); the
+first 16 hex digits are the id. The settings are hashed only when there are any, so a setup
+without them keeps the id it had before settings were part of the fingerprint. Canonical JSON
+(sorted keys, no spaces, UTF-8) makes the id the same on every Python and every machine that
+sees the same facts.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ FINGERPRINT_FIELDS = (
     "model_digest",
     "window",
 )
+SETTINGS_FIELD = "runner_settings"
 ID_LENGTH = 16
 DIGEST_SHOWN = 12
 GIB = 1 << 30
@@ -45,8 +49,9 @@ class Fingerprint:
 
 
 def fingerprint_fields(device: DeviceFacts, runner: RunnerInfo, window: int) -> dict[str, Any]:
-    """The hashed fields. Accelerators keep the probe's order (by index)."""
-    return {
+    """The hashed fields. Accelerators keep the probe's order (by index); the runner's
+    settings are a field only when there are any."""
+    fields: dict[str, Any] = {
         "hardware_model": device.hardware_model,
         "processor": device.processor,
         "memory_bytes": device.memory_bytes,
@@ -60,11 +65,17 @@ def fingerprint_fields(device: DeviceFacts, runner: RunnerInfo, window: int) -> 
         "model_digest": runner.model_digest,
         "window": window,
     }
+    if runner.settings:
+        fields[SETTINGS_FIELD] = dict(sorted(runner.settings.items()))
+    return fields
 
 
 def fingerprint_id(fields: dict[str, Any]) -> str:
     """The id of already-assembled fields (evidence files keep their fields; this re-checks)."""
     chosen = {name: fields.get(name) for name in FINGERPRINT_FIELDS}
+    settings = fields.get(SETTINGS_FIELD)
+    if settings:
+        chosen[SETTINGS_FIELD] = settings
     digest = hashlib.sha256(canonical_json(chosen).encode("utf-8")).hexdigest()
     return digest[:ID_LENGTH]
 
@@ -143,4 +154,17 @@ def describe_differences(old_fields: dict[str, Any], new_fields: dict[str, Any])
     for label, name, show in _TAIL:
         if old(name) != new(name):
             phrases.append(f"{label} {show(old(name))} → {show(new(name))}")
+    phrases.extend(_settings_differences(old(SETTINGS_FIELD), new(SETTINGS_FIELD)))
+    return phrases
+
+
+def _settings_differences(old: Any, new: Any) -> list[str]:
+    """ "runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset", one per setting that changed."""
+    before = old if isinstance(old, dict) else {}
+    after = new if isinstance(new, dict) else {}
+    phrases = []
+    for name in sorted(set(before) | set(after)):
+        if before.get(name) != after.get(name):
+            was, now = before.get(name, "unset"), after.get(name, "unset")
+            phrases.append(f"runner setting {name} {was!s} → {now!s}")
     return phrases

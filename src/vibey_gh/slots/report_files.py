@@ -34,6 +34,10 @@ class SweepResult:
     stop_reason: str | None
     complete: bool
     run_dir: Path
+    # why production did not answer when the sweep started (the identity is then the
+    # calibration binary's); the version mismatch that keeps this sweep out of the record
+    production_absent: str | None = None
+    version_mismatch: str | None = None
 
 
 def build_evidence(
@@ -50,6 +54,14 @@ def build_evidence(
         notes.append(
             f"the calibration runner's version {mismatch[0]} differs from production's "
             f"{identity.version}: not recorded as this device's evidence"
+        )
+    if result.version_mismatch and not mismatch:
+        mismatch = [result.version_mismatch]
+        notes.append(f"{result.version_mismatch}: not recorded as this device's evidence")
+    if result.production_absent:
+        notes.append(
+            f"production was not running ({result.production_absent}): keyed to the "
+            "calibration binary's version and the model's digest"
         )
     if not steps:
         notes.append("no clean step was measured: not recorded as this device's evidence")
@@ -88,8 +100,15 @@ def build_evidence(
             "stop_reason": stop_reason,
         },
         "complete": complete,
-        "production_version": identity.version,
-        "runner": {"kind": identity.kind, "model": identity.model, "digest": identity.model_digest},
+        "production_version": None if result.production_absent else identity.version,
+        "production_absent": result.production_absent,
+        "runner": {
+            "kind": identity.kind,
+            "model": identity.model,
+            "digest": identity.model_digest,
+            "settings": identity.settings,
+            "settings_source": identity.settings_source,
+        },
         "runs_dir": str(result.run_dir),
         "notes": notes,
     }

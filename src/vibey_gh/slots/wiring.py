@@ -31,21 +31,30 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
 
 def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
     from ..platforms.probes import PlatformProbes
+    from ..runners.binary_identity import identify_calibration_binary
+    from ..runners.drift import production_drift
     from ..runners.identify import identify_production
     from ..runners.registry import production_watch, runner_for, watch_url
 
     probes = PlatformProbes.detect()
+    layout = layout or StateLayout.from_env()
+    # the embedded calibration runner is the installed package production runs too
+    separate_binary = config.runner != "embedded"
     return Environment(
-        layout=layout or StateLayout.from_env(),
+        layout=layout,
         clock=SYSTEM_CLOCK,
         device=probes.device.describe(),
-        production_identity=lambda: identify_production(config),
+        production_identity=lambda: identify_production(config, layout),
         production=production_watch(config),
         memory=probes.memory,
-        runner=runner_for(config.runner),
+        runner=runner_for(config.runner, config=config),
         log_source=log_source,
         fingerprint_of=compute_fingerprint,
         calibration_watch=lambda url: watch_url(config.runner, url),
+        calibration_identity=(
+            (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
+        ),
+        production_drift=lambda: production_drift(config),
     )
 
 

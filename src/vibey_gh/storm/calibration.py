@@ -28,6 +28,39 @@ from ..state import StateLayout
 from .lock import model_lock
 
 DEFAULT_MIN_LANE_TURNS = 60
+RETRY_FIRST_S = 30.0
+RETRY_LONGEST_S = 900.0
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds to wait after `attempts` failed tries: 30, 60, 120, … up to 15 minutes."""
+    return float(min(RETRY_FIRST_S * 2 ** max(attempts - 1, 0), RETRY_LONGEST_S))
+
+
+class CalibrationBackoff:
+    """Which requested fingerprints a storm should calibrate now. One that could not run (a
+    production still holding its model within Ollama's keep-alive, the model lock taken) is
+    due again after a doubling delay; one that ran is not repeated, whatever it found."""
+
+    def __init__(self) -> None:
+        self._ran: set[str] = set()
+        self._attempts: dict[str, int] = {}
+        self._next_at: dict[str, float] = {}
+
+    def due(self, wanted: set[str], now: float) -> set[str]:
+        return {fp for fp in wanted - self._ran if self._next_at.get(fp, float("-inf")) <= now}
+
+    def failed(self, fingerprints: set[str], now: float) -> tuple[int, float]:
+        """Record a try that did not run; (its attempt number, seconds until the next)."""
+        attempts = 1 + max((self._attempts.get(fp, 0) for fp in fingerprints), default=0)
+        delay = retry_delay(attempts)
+        for fp in fingerprints:
+            self._attempts[fp] = attempts
+            self._next_at[fp] = now + delay
+        return attempts, delay
+
+    def ran(self, fingerprints: set[str]) -> None:
+        self._ran |= fingerprints
 
 
 @dataclass(frozen=True)

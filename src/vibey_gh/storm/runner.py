@@ -6,8 +6,11 @@ pass follows every lane's end; while fewer lanes run than allowed (or none), one
 `poll_s` seconds too, to see new specs. Lanes are threads of this process, each holding the
 model lock shared; a lane that cannot get it (a calibration holds it) is not started, and the
 log says who holds it. When nothing is pending or running and a calibration request exists,
-the storm calibrates (`storm.calibration`) — at most once per fingerprint per storm, so a
-failing calibration is not retried in a loop.
+the storm calibrates (`storm.calibration`). A calibration that could not run (production still
+holding a model within Ollama's keep-alive, the lock taken) is tried again on a later idle pass,
+after a backoff that doubles from RETRY_FIRST_S to RETRY_LONGEST_S and is logged, until it
+runs; one that ran is not repeated by this storm, whatever it found. Lanes never outnumber the
+slots production serves now, where it says (`AllowedAnswer.production_slots`).
 
 Stopping (`control.stop`, set by SIGINT/SIGTERM): no lane is claimed any more; running lanes
 end at their next turn boundary as "interrupted" and their specs return to pending/. A
@@ -50,7 +53,7 @@ from ..slots.allowed import AllowedAnswer, decide_allowed
 from ..slots.calibrate import CalibrationOutcome
 from ..slots.evidence import pending_requests
 from ..state import StateLayout
-from .calibration import CalibrationPlan, calibrate_idle
+from .calibration import CalibrationBackoff, CalibrationPlan, calibrate_idle
 from .lock import file_lock, model_lock
 from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
 
@@ -181,8 +184,8 @@ class Storm:
         self.log = StormLog(self.records / LOG_FILE, deps.clock, deps.echo)
         self.summary = StormSummary(log=self.log.path, records=self.records)
         self.running: dict[str, _LaneJob] = {}
-        self.calibration_tried: set[str] = set()
         self.last_good_config: LocalModels | None = None
+        self.backoff = CalibrationBackoff()
 
     # --- lanes ---------------------------------------------------------------------------
 
@@ -272,20 +275,32 @@ class Storm:
 
     # --- calibration ---------------------------------------------------------------------
 
+    def _due_requests(self) -> set[str]:
+        """Requested fingerprints this storm has not calibrated and whose backoff is over."""
+        wanted = {
+            str(r.get("fingerprint", {}).get("id"))
+            for r in pending_requests(self.deps.layout)
+            if isinstance(r.get("fingerprint"), dict)
+        }
+        return self.backoff.due(wanted, self.deps.clock.monotonic())
+
+    def _calibration_not_run(self, due: set[str], why: str) -> None:
+        attempts, delay = self.backoff.failed(due, self.deps.clock.monotonic())
+        self.log(
+            f"calibration not run: {why}; trying again on an idle pass in {delay:.0f}s "
+            f"(attempt {attempts} failed)"
+        )
+        self.summary.calibrations.append({"error": why, "attempt": attempts, "retry_s": delay})
+
     def _maybe_calibrate(self, config: LocalModels) -> bool:
-        """Calibrate when a request is pending that this storm has not tried; True if it did."""
+        """Calibrate when a request is pending that this storm has not yet calibrated and its
+        backoff allows; True if it tried."""
         plan = self.options.calibration
         if not plan.enabled:
             return False
-        requests = pending_requests(self.deps.layout)
-        fresh = {
-            str(r.get("fingerprint", {}).get("id"))
-            for r in requests
-            if isinstance(r.get("fingerprint"), dict)
-        } - self.calibration_tried
+        fresh = self._due_requests()
         if not fresh:
             return False
-        self.calibration_tried |= fresh
         self.log(f"idle with a calibration request ({', '.join(sorted(fresh))}): calibrating")
         self.control.calibrating = True
         try:
@@ -302,11 +317,11 @@ class Storm:
             self.control.request_stop()
             return True
         except (VibeyError, OSError) as exc:
-            self.log(f"calibration not run: {exc}")
-            self.summary.calibrations.append({"error": str(exc)})
+            self._calibration_not_run(fresh, str(exc) or type(exc).__name__)
             return True
         finally:
             self.control.calibrating = False
+        self.backoff.ran(fresh)
         self._log_calibration(outcome)
         return True
 
@@ -337,8 +352,11 @@ class Storm:
         self.last_good_config = config
         answer = self.deps.decide(config)
         self.log(f"pass {self.summary.passes}: allowed {answer.line()}")
-        self._start_lanes(answer.allowed, config)
-        if self.running and len(self.running) >= answer.allowed:
+        lanes = answer.allowed
+        if answer.production_slots is not None:
+            lanes = max(1, min(lanes, answer.production_slots))
+        self._start_lanes(lanes, config)
+        if self.running and len(self.running) >= lanes:
             return FULL
         if self.running or self.queue.pending():
             return WAIT

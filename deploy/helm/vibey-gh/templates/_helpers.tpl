@@ -107,6 +107,15 @@ calibration_port = {{ int $c.calibrationPort }}
 runner_binary = "/usr/bin/ollama"
 max_tokens = {{ int $c.maxTokens }}
 stale_after_days = {{ $c.staleAfterDays | float64 }}
+{{- /* production's OLLAMA_* settings (runner.extraEnv): the calibration runner mirrors them and
+the fingerprint holds them; none set is a configured none, not a reason to look elsewhere */}}
+{{- $settings := list }}
+{{- range $v.runner.extraEnv }}
+{{- if and (hasPrefix "OLLAMA_" .name) (hasKey . "value") }}
+{{- $settings = append $settings (printf "%s = %s" .name (toString .value | quote)) }}
+{{- end }}
+{{- end }}
+runner_env = { {{ join ", " $settings }} }
 
 [local_models.bounds]
 wired_ceiling = {{ $b.wiredCeiling | float64 }}
@@ -249,6 +258,10 @@ The arguments of `vibey-gh slots calibrate` for one node. Call with
 - {{ int $v.window | quote }}
 - --out
 - {{ printf "%s/calibrations/%s" $paths.state .node | quote }}
+{{- if $v.calibration.waitIdleSeconds }}
+- --wait-idle
+- {{ int $v.calibration.waitIdleSeconds | quote }}
+{{- end }}
 {{- if $v.calibration.slots }}
 - --slots
 - {{ $v.calibration.slots | quote }}

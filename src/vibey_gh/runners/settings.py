@@ -1,0 +1,132 @@
+"""Production's own runner settings: what the calibration runner mirrors and the fingerprint
+holds, so evidence measured with other settings never answers for these.
+
+llama-server: the config's `runner_args` (flash attention, KV cache types, GPU layers, batch
+sizes, …), passed to every calibration step after the arguments the tool owns.
+
+Ollama: the config's `runner_env` when given, else the variables production really runs with,
+read from the app's or the unit's environment (`platforms.service_env`). The calibration
+`ollama serve` gets those, OLLAMA_MODELS, and the few variables a program needs to run (HOME,
+PATH, TMPDIR) — never the rest of the shell's environment, which production does not see.
+
+The calibration sets slots, window, address, keep-alive, pruning and log level itself, so
+those variables are read (production's parallelism is what `slots allowed` compares with) but
+are not part of the fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import LocalModels
+
+# what decides how much a loaded model takes or how fast it serves (runners.md §2)
+OLLAMA_CAPACITY_VARIABLES = (
+    "OLLAMA_FLASH_ATTENTION",
+    "OLLAMA_KV_CACHE_TYPE",
+    "OLLAMA_GPU_OVERHEAD",
+    "OLLAMA_SCHED_SPREAD",
+    "OLLAMA_LLM_LIBRARY",
+    "OLLAMA_NEW_ENGINE",
+)
+# set by the calibration for every step; production's values are read, never mirrored
+CALIBRATION_OWNED_VARIABLES = (
+    "OLLAMA_HOST",
+    "OLLAMA_NUM_PARALLEL",
+    "OLLAMA_CONTEXT_LENGTH",
+    "OLLAMA_NOPRUNE",
+    "OLLAMA_DEBUG",
+    "OLLAMA_KEEP_ALIVE",
+    "OLLAMA_MAX_LOADED_MODELS",
+)
+MODELS_VARIABLE = "OLLAMA_MODELS"
+NUM_PARALLEL = "OLLAMA_NUM_PARALLEL"
+READ_FROM_PRODUCTION = (
+    *OLLAMA_CAPACITY_VARIABLES,
+    NUM_PARALLEL,
+    "OLLAMA_CONTEXT_LENGTH",
+    MODELS_VARIABLE,
+)
+# what any program needs to run at all; none of it changes what a model takes
+PROCESS_VARIABLES = ("HOME", "PATH", "TMPDIR")
+RUNNER_ARGS_KEY = "runner_args"
+
+
+@dataclass(frozen=True)
+class ProductionSettings:
+    """fingerprinted: the settings evidence is keyed to (empty for none). environment: every
+    production variable that was read or configured. source: where they came from. missing:
+    why production's environment could not be read (None when it could, or was configured)."""
+
+    fingerprinted: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+    missing: str | None = None
+
+    @property
+    def serving_slots(self) -> int | None:
+        """OLLAMA_NUM_PARALLEL as Ollama reads it (unset: 1, its default since v0.10)."""
+        if not self.source or self.missing is not None:
+            return None
+        text = self.environment.get(NUM_PARALLEL, "").strip().strip("\"'")
+        if not text:
+            return 1
+        return max(int(text), 1) if text.isdigit() else None
+
+
+EnvironmentReader = Callable[[tuple[str, ...]], tuple[dict[str, str], str, str | None]]
+
+
+def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
+    """This machine's production Ollama environment (the platform seam does the reading)."""
+    from ..platforms.service_env import service_environment_here
+
+    found = service_environment_here(names)
+    return found.values, found.source, found.missing
+
+
+def production_settings(
+    config: LocalModels, read_environment: EnvironmentReader | None = None
+) -> ProductionSettings:
+    """The settings of `config`'s production runner (see the module's docstring)."""
+    if config.runner == "llama-server":
+        if not config.runner_args:
+            return ProductionSettings(source="config runner_args")
+        import shlex
+
+        joined = shlex.join(config.runner_args)
+        return ProductionSettings({RUNNER_ARGS_KEY: joined}, source="config runner_args")
+    if config.runner != "ollama":
+        return ProductionSettings()
+    if config.runner_env is not None:
+        environment, source, missing = dict(config.runner_env), "config runner_env", None
+    else:
+        reader = read_environment or read_service_environment
+        environment, source, missing = reader(READ_FROM_PRODUCTION)
+    fingerprinted = {
+        name: value
+        for name, value in sorted(environment.items())
+        if name not in CALIBRATION_OWNED_VARIABLES and name != MODELS_VARIABLE
+    }
+    return ProductionSettings(fingerprinted, environment, source, missing)
+
+
+def default_models_dir(environ: Mapping[str, str]) -> Path:
+    home = environ.get("HOME") or str(Path.home())
+    return Path(home) / ".ollama" / "models"
+
+
+def calibration_base_env(
+    settings: ProductionSettings, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """The calibration `ollama serve`'s environment before the calibration's own variables:
+    production's settings, its model store, and what a process needs to run."""
+    env = {name: environ[name] for name in PROCESS_VARIABLES if name in environ}
+    env.update(
+        {k: v for k, v in settings.environment.items() if k not in CALIBRATION_OWNED_VARIABLES}
+    )
+    if MODELS_VARIABLE not in env:
+        env[MODELS_VARIABLE] = environ.get(MODELS_VARIABLE) or str(default_models_dir(environ))
+    return env
