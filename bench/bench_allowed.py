@@ -54,7 +54,7 @@ from vibey_gh.platforms.probes import PlatformProbes
 from vibey_gh.runners.identify import identify_production
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.evidence import evidence_path
+from vibey_gh.slots.evidence import evidence_path, seal_evidence
 from vibey_gh.slots.fingerprint import compute_fingerprint
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout, state_root
@@ -109,7 +109,8 @@ def plant_demo_evidence(state: Path, production_url: str) -> None:
     data = json.loads(DEMO_EVIDENCE.read_text(encoding="utf-8"))
     data["fingerprint"] = {"id": fingerprint.id, "fields": fingerprint.fields}
     data["created_at"] = time.time()
-    atomic_write_json(evidence_path(layout, fingerprint.id), data)
+    # re-keyed on purpose, so sealed again: edited evidence is otherwise refused
+    atomic_write_json(evidence_path(layout, fingerprint.id), seal_evidence(data))
 
 
 @contextmanager

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .guarded import MIB, InputProblem, loads_toml, read_regular_text
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
 CONFIG_NAME = "vibey-gh.toml"
+CONFIG_SIZE_LIMIT = MIB
 MIN_WINDOW = 256
 MAX_WINDOW = 1 << 24
 RUNNER_KINDS = ("embedded", "llama-server", "ollama", "simulated")
@@ -150,13 +152,13 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     if path is None:
         return LocalModels()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = loads_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: cannot read (it went away)") from None
+    except InputProblem as problem:
+        raise ConfigError(f"config file {path} {problem}") from None
     return parse_config(raw, path)
 
 
@@ -251,6 +253,29 @@ def _parse_bounds(reader: _Reader) -> Bounds:
     return bounds
 
 
+def url_problem(value: str) -> str | None:
+    """What makes `value` unusable as a runner's base URL, or None: the scheme, the host and
+    the port are all checked here, so no later use of the URL can fail on them."""
+    from urllib.parse import urlsplit
+
+    if not value.isprintable() or any(c.isspace() for c in value):
+        return f"{value!r} holds spaces or control characters"
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        return f"{value!r}: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return f"{value!r} is not http:// or https://"
+    if not parts.hostname:
+        return f"{value!r} names no host"
+    if port == 0:
+        return f"{value!r}: port 0 is not a port"
+    if parts.query or parts.fragment or parts.username or parts.password:
+        return f"{value!r} holds a query, fragment or credentials"
+    return None
+
+
 class _Reader:
     """Typed access to one TOML table that remembers which keys were read."""
 
@@ -306,9 +331,12 @@ class _Reader:
 
     def url(self, key: str) -> str | None:
         value = self.optional_string(key)
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise self.fail(key, f"must be an http:// or https:// URL, not {value!r}")
-        return value.rstrip("/") if value else None
+        if value is None:
+            return None
+        problem = url_problem(value)
+        if problem is not None:
+            raise self.fail(key, f"must be an http:// or https:// URL with a host ({problem})")
+        return value.rstrip("/")
 
     def declaration(self, key: str) -> Declaration:
         value = self._get(key)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EvidenceError
+from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from .platforms.durability import fsync_directory, fsync_durably
 
 PRIVATE_DIR = 0o700
@@ -26,8 +27,23 @@ _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) as 0700 if missing; tighten it if it is ours and too open."""
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    """Create `path` (and missing parents) as 0700 whatever the umask; tighten `path` itself
+    if it is ours and too open. Parents that already exist are left as they are."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.is_dir() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise NotADirectoryError(20, "Not a directory", str(folder)) from None
+            continue
+        # mkdir's mode is filtered by the umask (0o700 under umask 077 stays; under 0o277 not)
+        with contextlib.suppress(PermissionError):
+            folder.chmod(PRIVATE_DIR)
     with contextlib.suppress(PermissionError):
         if path.stat().st_mode & 0o077:
             path.chmod(PRIVATE_DIR)
@@ -79,22 +95,18 @@ def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:
     )
 
 
-def read_json(path: Path, *, kind: str, schema_version: int | None = None) -> dict[str, Any]:
-    """Read a JSON object written by this tool; raise EvidenceError saying what is wrong."""
+def read_json(
+    path: Path, *, kind: str, schema_version: int | None = None, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
+    """Read a JSON object written by this tool; raise EvidenceError saying what is wrong.
+
+    Only a regular file of at most `limit` bytes is read (see `guarded`)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = loads_json(read_regular_text(path, limit=limit))
     except FileNotFoundError:
         raise EvidenceError(f"{kind} file not found: {path}") from None
-    except OSError as exc:
-        raise EvidenceError(f"cannot read {kind} file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise EvidenceError(f"{kind} file {path} is not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvidenceError(
-            f"{kind} file {path} is not valid JSON (line {exc.lineno}: {exc.msg})"
-        ) from None
+    except InputProblem as problem:
+        raise EvidenceError(f"{kind} file {path} {problem}") from None
     if not isinstance(data, dict):
         raise EvidenceError(f"{kind} file {path} does not hold a JSON object")
     if schema_version is not None:

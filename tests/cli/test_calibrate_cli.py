@@ -44,7 +44,12 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
     ("args", "message"),
     [
         (["--slots", "1,x"], "--slots takes a comma-separated list"),
-        (["--slots", "0,1"], "slot counts of 1 or more"),
+        (["--slots", "0,1"], "--slots counts must be between 1 and 16 (the largest N to try"),
+        (["--slots", "99999999999999999999"], "must be between 1 and 16 (the largest N to try"),
+        (["--slots", "1,2,8", "--max-slots", "4"], "must be between 1 and 4 ("),
+        (["--slots", "1,,2"], "--slots has an empty item in '1,,2'"),
+        (["--slots", "1,2,"], "--slots has an empty item"),
+        (["--slots", "1,-2"], "--slots takes a comma-separated list of whole numbers"),
         ([], "--corpus FILE is required"),
         (["--corpus", "missing.json"], "corpus file not found"),
         (["--demo", "--corpus", "c.json"], "--demo builds its own corpus"),
@@ -100,3 +105,42 @@ def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(
     assert code == 2
     assert f"port {port}" in err and "in use" in err
     assert not list((isolated_state / "evidence").glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("make_out", "message"),
+    [
+        (lambda root: root / "a-file", "is a file; give a folder for the evidence files"),
+        (lambda root: root / "a-file" / "below", "a-file is not a folder); give a writable folder"),
+    ],
+)
+def test_an_out_path_that_cannot_take_evidence_is_refused_before_the_first_step(
+    tmp_path: Path, isolated_state: Path, make_out, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    _, path = tiny_corpus(tmp_path)
+    (tmp_path / "a-file").write_text("keep me")
+    write_config(Path.cwd(), production_url=f"http://127.0.0.1:{free_port()}")
+    out = make_out(tmp_path)
+    code, _, err = invoke(
+        "slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW), "--out", str(out)
+    )
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+    assert (tmp_path / "a-file").read_text() == "keep me"
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())
+
+
+def test_a_missing_runner_binary_is_refused_before_the_first_step(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    write_config(
+        Path.cwd(),
+        runner="llama-server",
+        runner_binary=str(tmp_path / "no-such-llama-server"),
+        production_url=f"http://127.0.0.1:{free_port()}",
+    )
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW))
+    assert code == 2, err
+    assert "llama-server binary not found or not executable" in err and err.count("\n") == 1
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())

@@ -17,7 +17,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.allowed import AllowedDeps
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence import load_evidence, seal_evidence
 from vibey_gh.slots.fingerprint import compute_fingerprint, fingerprint_id
 from vibey_gh.slots.show import gather_show
 from vibey_gh.state import StateLayout
@@ -72,7 +72,7 @@ def install_other(root: Path, runner_version: str = "xllamacpp 2026.09.1") -> st
     data["fingerprint"]["fields"]["runner_version"] = runner_version
     data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
     path = StateLayout(root).evidence / f"{data['fingerprint']['id']}.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(seal_evidence(data)))
     return str(data["fingerprint"]["id"])
 
 
@@ -243,7 +243,8 @@ def test_what_each_steps_runner_reported_is_shown_and_judged(isolated_state: Pat
     reported = [(1, 4096), (1, 4096), (1, 4096)]  # the N=2 runner served one slot
     for step, (slots, window) in zip(data["steps"], reported, strict=True):
         step["runner_reported"] = {"slots": slots, "window": window, "kv_cache_bytes": 96 << 20}
-    (StateLayout(isolated_state).evidence / f"{FP}.json").write_text(json.dumps(data))
+    evidence = StateLayout(isolated_state).evidence / f"{FP}.json"
+    evidence.write_text(json.dumps(seal_evidence(data)))  # as the writer records it
     result = run(isolated_state)
     assert result.exit_code == 0, result.output
     assert "runner reported at start-up:" in result.output

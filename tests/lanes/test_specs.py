@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,7 @@ def test_unknown_key_is_refused_and_named(tmp_path: Path) -> None:
         ({"files": ["../outside.py"]}, "relative path inside"),
         ({"files": [""]}, "non-empty string"),
         ({"commit": "--upload-pack=x"}, "not a git revision"),
+        ({"files": ["[z-a].txt"]}, r"file glob '\[z-a\].txt' is not a valid glob \(bad character"),
     ],
 )
 def test_bad_values_are_one_clear_error(changes: dict[str, object], message: str) -> None:
@@ -88,6 +90,18 @@ def test_missing_key_is_named() -> None:
     del raw["files"]
     with pytest.raises(BadInput, match="missing key 'files'"):
         parse_spec(raw, base=Path("/tmp"))
+
+
+def test_a_spec_nested_too_deep_is_one_clear_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "deep.toml", VALID + "x = " + "[" * 600 + "]" * 600 + "\n")
+    with pytest.raises(BadInput, match="deep.toml is nested more than 64 levels deep"):
+        load_spec(path)
+
+
+def test_a_fifo_spec_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.toml")
+    with pytest.raises(BadInput, match="pipe.toml is a FIFO, not a regular file"):
+        load_spec(tmp_path / "pipe.toml")
 
 
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:

@@ -10,21 +10,29 @@ import pytest
 from click.testing import CliRunner, Result
 
 from vibey_gh.cli.main import cli
+from vibey_gh.slots.evidence import seal_evidence
+from vibey_gh.slots.fingerprint import fingerprint_id
 from vibey_gh.state import StateLayout
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
 RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
 FIRST = "a6e718b9b4a7bd46"
-SECOND = "0123456789abcdef"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def changed(change: Any = None) -> dict[str, Any]:
+    """The recorded sweep changed by `change`, keyed and sealed as a calibration would."""
+    data = json.loads(RECORDED.read_text(encoding="utf-8"))
+    if change is not None:
+        change(data)
+    data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
+    return seal_evidence(data)
 
 
 def stored(fingerprint: str, change: Any = None) -> Path:
     """The recorded sweep, filed in the state dir under `fingerprint` (changed by `change`)."""
-    data = json.loads(RECORDED.read_text(encoding="utf-8"))
-    data["fingerprint"]["id"] = fingerprint
-    if change is not None:
-        change(data)
+    data = changed(change)
+    assert data["fingerprint"]["id"] == fingerprint
     layout = StateLayout.from_env()
     layout.evidence.mkdir(parents=True, exist_ok=True)
     path = layout.evidence / f"{fingerprint}.json"
@@ -36,6 +44,9 @@ def after_upgrade(data: dict[str, Any]) -> None:
     data["fingerprint"]["fields"]["runner_version"] = "xllamacpp 2026.11.1"
     data["fingerprint"]["fields"]["window"] = 8192
     data["steps"] = data["steps"][:2]  # this sweep stopped after the one-slot runs
+
+
+SECOND = changed(after_upgrade)["fingerprint"]["id"]
 
 
 def run(*args: str) -> Result:
@@ -109,3 +120,18 @@ def test_a_plot_into_a_missing_folder_writes_nothing(tmp_path: Path) -> None:
     result = run(FIRST, SECOND, "--plot", str(tmp_path / "missing" / "p.png"))
     assert result.exit_code == 2 and "no such folder" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_copied_or_edited_evidence_is_refused_by_compare(tmp_path: Path) -> None:
+    stored(FIRST)
+    second = stored(SECOND, after_upgrade)
+    copy = second.with_name(f"{'f' * 16}.json")
+    copy.write_bytes(second.read_bytes())
+    result = run(FIRST, "f" * 16)
+    assert result.exit_code != 0 and "copied from another fingerprint" in result.stderr
+    edited = json.loads(second.read_text(encoding="utf-8"))
+    edited["decision"]["ideal"] = 4
+    sent = tmp_path / "edited.json"
+    sent.write_text(json.dumps(edited), encoding="utf-8")
+    result = run(FIRST, str(sent))
+    assert result.exit_code != 0 and "evidence edited after it was recorded" in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -143,6 +144,21 @@ def test_unreadable_corpus_files_are_bad_input(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text("[]", encoding="utf-8")
     with pytest.raises(BadInput, match="expected a JSON object"):
         load_corpus(tmp_path / "list.json")
+
+
+def test_a_corpus_holding_nan_is_refused_even_with_a_matching_hash(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.json"
+    write_corpus(synthetic_corpus(), path)
+    text = path.read_text(encoding="utf-8").replace('"seed":', '"nan_here":NaN,"seed":', 1)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BadInput, match="corpus.json holds the non-finite number NaN"):
+        load_corpus(path)
+
+
+def test_a_fifo_corpus_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "corpus.json")
+    with pytest.raises(BadInput, match="corpus.json is a FIFO, not a regular file"):
+        load_corpus(tmp_path / "corpus.json")
 
 
 def test_writing_over_a_folder_is_refused(tmp_path: Path) -> None:

@@ -269,6 +269,9 @@ def test_transcripts_give_every_prefix_before_an_assistant_message(tmp_path: Pat
         ('{"messages": "hi"}', "non-empty list"),
         ('{"messages": [{"role": "user"}], "id": ""}', "'id' must be"),
         ("{broken", "not valid JSON"),
+        ('{"messages": [{"role": "user", "content": NaN}]}', "t.jsonl:1: holds the non-finite"),
+        ('{"messages": [], "n": 1e999}', "t.jsonl:1: holds the number 1e999, too large"),
+        ("[" * 100_000 + "]" * 100_000, "t.jsonl:1: nested more than 64 levels deep"),
     ],
 )
 def test_bad_transcript_lines_are_refused(tmp_path: Path, line: str, message: str) -> None:

@@ -149,6 +149,38 @@ def test_missing_readings_become_gaps_not_zeros() -> None:
     assert len(figures_for(evidence_of([gappy]))["memory"].get_axes()) == 3
 
 
+def test_matplotlib_keeps_its_config_and_cache_under_the_state_root(tmp_path: Path) -> None:
+    """A fresh process (matplotlib reads MPLCONFIGDIR once, on import) with an empty home."""
+    import os
+    import subprocess
+    import sys
+
+    home, state = tmp_path / "home", tmp_path / "state"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPL", "XDG_"))}
+    env.update(HOME=str(home), VIBEY_GH_SLOTS_DIR=str(state))
+    script = (
+        "from pathlib import Path\n"
+        "from vibey_gh.config import Bounds\n"
+        "from vibey_gh.slots.evidence import load_evidence\n"
+        "from vibey_gh.slots.judge import judge_sweep\n"
+        "from vibey_gh.slots.plots import build_figures\n"
+        f"evidence = load_evidence(Path({str(RECORDED)!r}))\n"
+        "build_figures(evidence, judge_sweep(evidence.steps, Bounds()), Bounds())\n"
+        "import matplotlib\n"
+        "print(matplotlib.get_configdir())\n"
+        "print(matplotlib.get_cachedir())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    expected = state / "cache" / "matplotlib"
+    assert done.stdout.split() == [str(expected), str(expected)]
+    assert expected.stat().st_mode & 0o777 == 0o700
+    assert list(home.iterdir()) == []
+
+
 def test_every_plot_title_names_model_runner_device_and_window() -> None:
     figures = figures_for(load_evidence(RECORDED))
     expected = (

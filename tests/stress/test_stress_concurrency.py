@@ -27,7 +27,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.allowed import AllowedAnswer, AllowedDeps, decide_allowed
-from vibey_gh.slots.evidence import EVIDENCE_SCHEMA, evidence_path, load_evidence
+from vibey_gh.slots.evidence import EVIDENCE_SCHEMA, evidence_path, load_evidence, seal_evidence
 from vibey_gh.slots.fingerprint import compute_fingerprint
 from vibey_gh.slots.orphans import PID_FILE
 from vibey_gh.state import StateLayout
@@ -88,14 +88,16 @@ def test_a_second_calibration_refuses_naming_the_first_and_leaves_it_alone(
 
 
 def _evidence(fingerprint: Any, steps: list[dict[str, Any]], tag: str) -> dict[str, Any]:
-    return {
-        "schema_version": EVIDENCE_SCHEMA,
-        "kind": "vibey-gh-evidence",
-        "fingerprint": fingerprint.to_json(),
-        "created_at": time.time(),
-        "steps": steps,
-        "notes": [tag, PADDING],
-    }
+    return seal_evidence(
+        {
+            "schema_version": EVIDENCE_SCHEMA,
+            "kind": "vibey-gh-evidence",
+            "fingerprint": fingerprint.to_json(),
+            "created_at": time.time(),
+            "steps": steps,
+            "notes": [tag, PADDING],
+        }
+    )
 
 
 def _documents(baseline: OneSlotBaseline) -> tuple[Any, list[dict[str, Any]]]:

@@ -50,7 +50,8 @@ def allowed(
     than macOS and Linux the answer is 1, and says so.
 
     --json adds `reason_code` for scripts: declared, measured, unmeasured, stale, refused,
-    unusable_evidence, production_unreachable, config_error or unsupported_platform.
+    unusable_evidence, state_unusable, production_unreachable, config_error or
+    unsupported_platform.
 
     --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
     vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -27,20 +31,56 @@ DEMO_MAX_SLOTS = 4
 # few minutes on two cores.
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
+DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.sweep, not imported for --help)
+MAX_SLOTS = 256
+STOP_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+)  # as many as `slots apply` gives a runner
 
 
-def parse_slots(text: str | None) -> tuple[int, ...] | None:
+def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
+    """`--slots 1,1,2,4` as counts, each between 1 and `largest` (the largest N to try)."""
     if text is None:
         return None
-    try:
-        values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
+    parts = [part.strip() for part in text.split(",")]
+    if any(not part for part in parts):
+        raise BadInput(f"--slots has an empty item in {text!r}; give counts like 1,1,2,4")
+    if not all(part.isdigit() and part.isascii() for part in parts):
+        raise BadInput(f"--slots takes a comma-separated list of whole numbers, not {text!r}")
+    values = tuple(int(part) for part in parts)
+    outside = [part for part, value in zip(parts, values, strict=True) if not 1 <= value <= largest]
+    if outside:
         raise BadInput(
-            f"--slots takes a comma-separated list of whole numbers, not {text!r}"
-        ) from None
-    if not values or any(v < 1 for v in values):
-        raise BadInput(f"--slots needs slot counts of 1 or more, not {text!r}")
+            f"--slots counts must be between 1 and {largest} (the largest N to try, "
+            f"--max-slots), not {outside[0][:24]}"
+        )
     return values
+
+
+class CalibrationStopped(KeyboardInterrupt):
+    """A stop signal arrived: unwinds like Ctrl-C, so the runner, the pid file and the lock
+    are released on the way out and the checkpoint stays."""
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP all stop a calibration the same way: the first one raises
+    CalibrationStopped in the main thread; any later one waits for that stop to finish (a
+    second SIGTERM must not cut the runner's stop short). `received` collects them."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise CalibrationStopped
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @click.command()
@@ -50,7 +90,9 @@ def parse_slots(text: str | None) -> tuple[int, ...] | None:
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
-@click.option("--max-slots", type=click.IntRange(1), default=None, help="Largest N to try.")
+@click.option(
+    "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
+)
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
 @click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"]))
@@ -141,7 +183,7 @@ def calibrate(
     from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
     from .progress import make_progress
 
-    slots = parse_slots(slots_text)
+    slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
@@ -180,7 +222,7 @@ def calibrate(
         max_tokens=max_tokens or config.max_tokens,
         slots=slots,
         max_runs=max_runs,
-        max_slots=max_slots or 16,
+        max_slots=max_slots or DEFAULT_MAX_SLOTS,
         if_requested=if_requested,
         out_dir=out_dir,
         threads=threads,
@@ -192,12 +234,26 @@ def calibrate(
     progress = make_progress(live=stdout_is_terminal() and not as_json)
     from ..storm.lock import model_lock
 
+    stopped_by: list[int] = []
     try:
         # lanes hold the model lock shared; a calibration takes it whole or refuses
-        with model_lock(env.layout, exclusive=True, wait=False, role="calibration"):
+        with (
+            stop_signals_interrupt(stopped_by),
+            model_lock(env.layout, exclusive=True, wait=False, role="calibration"),
+        ):
             outcome = run_calibration(request, env, progress)
+    except CalibrationStopped:
+        pass
     finally:
         progress.close()
+    if stopped_by:
+        name = signal.Signals(stopped_by[0]).name
+        click.echo(
+            f"calibration stopped ({name}): the runner is stopped and every completed step is "
+            "kept; rerun the same command to resume",
+            err=True,
+        )
+        raise SystemExit(128 + stopped_by[0])
     if outcome.skipped:
         if as_json:
             emit_json(outcome.to_json())

@@ -26,12 +26,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import BadInput
+from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
 
 SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit")
 REQUIRED_KEYS = ("id", "title", "task", "repository", "files")
 SPEC_SUFFIX = ".toml"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _GLOB_CHARS = frozenset("*?[")
+SPEC_SIZE_LIMIT = MIB
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,13 @@ def parse_spec(raw: dict[str, Any], *, base: Path, source: Path | None = None) -
 def load_spec(path: Path) -> LaneSpec:
     """Read and validate one spec file."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = loads_toml(read_regular_text(path, limit=SPEC_SIZE_LIMIT))
     except FileNotFoundError:
         raise BadInput(f"spec file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read ({exc})") from None
+    except InputProblem as problem:
+        raise BadInput(f"spec file {path} {problem}") from None
     return parse_spec(raw, base=path.parent, source=path)
 
 
@@ -193,6 +195,11 @@ def _pattern(item: object, where: str) -> str:
     path = PurePosixPath(item)
     if path.is_absolute() or ".." in path.parts or "\\" in item:
         raise BadInput(f"{where}: file {item!r} must be a relative path inside the repository")
+    if not _GLOB_CHARS.isdisjoint(item):
+        try:
+            glob_regex(str(path))
+        except re.error as exc:
+            raise BadInput(f"{where}: file glob {item!r} is not a valid glob ({exc.msg})") from None
     return str(path)
 
 

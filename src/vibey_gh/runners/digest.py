@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from ..errors import RunnerNotFound
 from ..files import atomic_write_json
+from ..guarded import MIB, loads_json, read_regular_text
 from ..state import StateLayout
 
 CACHE_NAME = "gguf-digests.json"
@@ -34,7 +34,8 @@ def sha256_file(path: Path) -> str:
 
 def _load_cache(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # a FIFO or a device in its place must not hang `slots allowed` (see guarded)
+        data = loads_json(read_regular_text(path, limit=MIB))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("schema_version") != CACHE_SCHEMA:

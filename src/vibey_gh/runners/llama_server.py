@@ -23,6 +23,7 @@ from .identify import version_from_props
 from .local_http import http_get
 from .models import resolve_gguf
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from .watchdog import watched_argv
 
 if TYPE_CHECKING:
     from .llamacpp import LlamaCppServer
@@ -90,7 +91,8 @@ class LlamaServerRunner:
         ensure_port_free(launch.port)
         env = {**os.environ, **launch.extra_env}
         child = ChildProcess.start(
-            server_argv(binary, model_path, launch, self._runner_args),
+            # under the watchdog: the server stops when the calibration that started it dies
+            watched_argv(server_argv(binary, model_path, launch, self._runner_args)),
             launch.log_path,
             name="llama-server",
             env=env,

@@ -31,6 +31,7 @@ from ..interfaces.slots_interface import (
     RunnerLaunch,
     TurnResult,
 )
+from .cancel import cancel_connections_to
 from .identify import identify_ollama
 from .local_http import as_dict
 from .openai_api import (
@@ -43,6 +44,7 @@ from .openai_api import (
 from .openai_api import is_over_window as llama_server_over_window
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from .settings import ProductionSettings, calibration_base_env
+from .watchdog import watched_argv
 
 KIND = "ollama"
 BINARY = "ollama"
@@ -139,9 +141,7 @@ def is_over_window(body: Any) -> bool:
         return True
     if "exceed_context_size_error" in text:
         return True
-    return llama_server_over_window(body) or llama_server_over_window(
-        {"error": unwrap_error(body)}
-    )
+    return llama_server_over_window(body) or llama_server_over_window({"error": unwrap_error(body)})
 
 
 def parse_chat(status: int, body: Any, started: float, ended: float) -> TurnResult:
@@ -236,6 +236,7 @@ class OllamaServer:
         self, child: ChildProcess, launch: RunnerLaunch, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         self.base_url = f"http://{LOOPBACK}:{launch.port}"
+        self._port = launch.port
         self.log_path = child.log_path
         self.model = launch.model
         self._child = child
@@ -268,10 +269,13 @@ class OllamaServer:
         return identify_ollama(self.base_url, self.model)
 
     def stop(self) -> None:
+        """Cancel the turns in flight first (Ollama stops a generation whose client went
+        away), then stop the server; see `cancel`."""
         try:
-            self._child.stop()
-        finally:
+            cancel_connections_to(self._port)
             self._api.close()
+        finally:
+            self._child.stop()
 
 
 class OllamaRunner:
@@ -287,7 +291,7 @@ class OllamaRunner:
         binary = find_binary(launch.binary)
         ensure_port_free(launch.port)
         child = ChildProcess.start(
-            [binary, "serve"],
+            watched_argv([binary, "serve"]),  # stops when the calibration that started it dies
             launch.log_path,
             name="ollama serve",
             env=ollama_env(launch, calibration_base_env(self._settings, os.environ)),

@@ -14,6 +14,7 @@ scripts that branch on it.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +43,7 @@ REASON_CODES = (
     "stale",  # evidence older than stale_after_days (a calibration is requested)
     "refused",  # a declared N the evidence does not support
     "unusable_evidence",  # an evidence file that cannot be read (a calibration is requested)
+    "state_unusable",  # the state folder cannot be read or written (read-only, full, a file)
     "production_unreachable",  # the production runner did not say what it runs
     "config_error",  # the config does not parse: 1 until it is fixed
     "unsupported_platform",  # an OS other than macOS and Linux: 1, always
@@ -181,12 +183,32 @@ def _with_production_slots(answer: AllowedAnswer, serving: int | None) -> Allowe
 def _answer_for(
     config: LocalModels, deps: AllowedDeps, identity: RunnerInfo, declaration: int | str
 ) -> AllowedAnswer:
-    from .evidence import age_in_days, evidence_path
     from .fingerprint import compute_fingerprint
 
     fingerprint = compute_fingerprint(deps.device(), identity, config.window)
-    path = evidence_path(deps.layout, fingerprint.id)
-    if not path.exists():
+    try:
+        return _decide_from_state(config, deps, fingerprint)
+    except OSError as exc:  # a gate answers in every state of its state folder
+        reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
+        return AllowedAnswer(
+            1, reason, fingerprint.id, None, False, declaration, reason_code="state_unusable"
+        )
+
+
+def _decide_from_state(
+    config: LocalModels, deps: AllowedDeps, fingerprint: Fingerprint
+) -> AllowedAnswer:
+    from .evidence import age_in_days, evidence_path, future_date_problem
+
+    declaration = config.concurrent_runs
+    # Looked up without creating anything: a read-only or broken state folder still answers.
+    path = evidence_path(deps.layout, fingerprint.id, create=False)
+    try:
+        present = path.exists()
+    except OSError as exc:
+        reason = f"state folder {deps.layout.root} unusable ({_state_problem(exc)})"
+        return _request(deps, config, fingerprint, reason, declaration, "state_unusable")
+    if not present:
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
         return _request(deps, config, fingerprint, gap, declaration, "unmeasured")
     try:
@@ -195,6 +217,10 @@ def _answer_for(
         reason = f"unusable evidence: {exc}"
         return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
     now = deps.clock.now()
+    future = future_date_problem(created_at, now)
+    if future is not None:
+        reason = f"unusable {future}"
+        return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
     age = age_in_days(created_at, now)
     if age > config.stale_after_days:
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
@@ -275,7 +301,11 @@ def _nearest(layout: StateLayout, fingerprint: Fingerprint) -> str:
     from .fingerprint import describe_differences
 
     best: tuple[int, list[str]] | None = None
-    for path in iter_evidence_paths(layout):
+    try:
+        paths = list(iter_evidence_paths(layout))
+    except OSError:
+        paths = []
+    for path in paths:
         try:
             fields = read_fingerprint_fields(path)
         except EvidenceError:
@@ -300,9 +330,21 @@ def _request(
     from .evidence import write_request
 
     settings = {"runner": config.runner, "model": config.model, "window": config.window}
-    request = write_request(
-        deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
-    )
+    try:
+        request = write_request(
+            deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
+        )
+    except OSError as exc:
+        # The answer matters more than the request: a gate answers in every state.
+        return AllowedAnswer(
+            1,
+            f"{reason} (calibration request not written: {_state_problem(exc)})",
+            fingerprint.id,
+            evidence,
+            False,
+            declaration,
+            reason_code=reason_code,
+        )
     return AllowedAnswer(
         1,
         reason + " — calibration requested",
@@ -313,6 +355,23 @@ def _request(
         request=request,
         reason_code=reason_code,
     )
+
+
+_STATE_PROBLEMS = {
+    errno.EROFS: "read-only state",
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.ENOTDIR: "the state path is not a folder",
+    errno.EEXIST: "the state path is not a folder",
+    errno.ENAMETOOLONG: "state path too long",
+    errno.EACCES: "state not writable",
+    errno.EPERM: "state not writable",
+}
+
+
+def _state_problem(exc: OSError) -> str:
+    """Why the state folder could not be written, in a few words."""
+    return _STATE_PROBLEMS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
 __all__ = ["ALLOWED_SCHEMA", "REASON_CODES", "AllowedAnswer", "AllowedDeps", "decide_allowed"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..clock import Clock
-from ..config import LocalModels, load_config
-from ..errors import BadInput, EvidenceError, Refused
+from ..config import Bounds, LocalModels, load_config
+from ..errors import BadInput, EvidenceError, Refused, VibeyError
 from ..files import leftover_temp_files
 from ..interfaces.slots_interface import ChatSettings, DeviceFacts, ProductionWatch, RunnerInfo
 from ..runners.process import ensure_port_free
@@ -43,7 +43,7 @@ from .metrics import step_metrics
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .production_memory import FootprintSource, check_fits_beside_production
 from .records import StepRecord
-from .report_files import SweepResult, write_evidence_files
+from .report_files import SweepResult, check_out_dir, write_evidence_files
 from .step import LogSource, StepContext, StepProgress, measure_step
 from .sweep import sweep_steps
 from .trust import untrustworthy_floor
@@ -163,6 +163,35 @@ def check_corpus_fits(corpus: Corpus, window: int) -> None:
         )
 
 
+def last_good_bounds(
+    source: Callable[[], LocalModels], first: Bounds, say: Callable[[str], None]
+) -> Callable[[], Bounds]:
+    """The bounds as the config says now (design §5: re-read at each decision); while the
+    config cannot be read (edited into invalid TOML mid-run), the last good ones, said once."""
+    import threading
+
+    last = [first]
+    said: list[str] = []
+    guard = threading.Lock()  # replay workers ask from their own threads
+
+    def bounds_now() -> Bounds:
+        try:
+            bounds = source().bounds
+        except VibeyError as exc:
+            with guard:
+                first_time = not said
+                said.append(str(exc))
+            if first_time:
+                say(f"the config cannot be read ({exc}); keeping the last good bounds")
+            return last[0]
+        with guard:
+            last[0] = bounds
+            said.clear()
+        return bounds
+
+    return bounds_now
+
+
 def method_of(req: CalibrationRequest) -> dict[str, Any]:
     return {
         "runner": req.config.runner,
@@ -210,6 +239,8 @@ def run_calibration(
     starting = check_identity(req, env, progress)
     identity = starting.identity
     fingerprint = env.fingerprint_of(env.device, identity, req.window)
+    if req.out_dir is not None:
+        check_out_dir(req.out_dir)
     orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
     if req.config.runner in ("embedded", "simulated"):
         # Also when the pid file named one: a kill between starting a step's runner and
@@ -248,8 +279,7 @@ def run_calibration(
     if resumed:
         progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
 
-    def bounds_now() -> Any:
-        return bounds_source().bounds
+    bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
     generator = sweep_steps(bounds_now, req.slots, req.max_slots)
     stop_reason: str | None = None

@@ -24,7 +24,6 @@ hash: a file edited by hand is refused, never replayed.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from ..errors import BadInput
 from ..files import atomic_write_text, canonical_json
+from ..guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from .draw import STRATA, draw_segments
 from .pool import Pool, build_pool
 from .turns import Segment, Stratum, Turn, sha256_text
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+CORPUS_SIZE_LIMIT = DEFAULT_LIMIT
 KIND = "vibey-gh slots corpus"
 DEFAULT_SEGMENTS_PER_STRATUM = 5
 DEFAULT_SEGMENT_TURNS = 3
@@ -230,15 +231,11 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
 def load_corpus(path: Path) -> Corpus:
     """Read, validate and hash-check a corpus file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = loads_json(read_regular_text(path, limit=CORPUS_SIZE_LIMIT))
     except FileNotFoundError:
         raise BadInput(f"corpus file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read corpus file {path}: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"corpus file {path} is not valid JSON ({exc.msg})") from None
+    except InputProblem as problem:
+        raise BadInput(f"corpus file {path} {problem}") from None
     return Corpus.from_json(data, f"corpus file {path}")
 
 

@@ -67,6 +67,10 @@ class StepMetrics:
     window_turns: int | None = None
     batches: int = 0
     turns_per_hour_se: float | None = None
+    # peak_wired_bytes and peak_gpu_share are charged (production's footprint left out, design
+    # §5); these are the whole machine's, as sampled
+    peak_raw_wired_bytes: int | None = None
+    peak_raw_gpu_share: float | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -78,10 +82,6 @@ class StepMetrics:
             return self.turns_per_hour, self.turns_per_hour
         half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
         return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half
-    # peak_wired_bytes and peak_gpu_share are charged (production's footprint left out, design
-    # §5); these are the whole machine's, as sampled
-    peak_raw_wired_bytes: int | None = None
-    peak_raw_gpu_share: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 GB = 1_000_000_000
 
 
+def finite_or_none(value: float) -> float | None:
+    """An interval's end for JSON: an unbounded one (too few turns to tell) is null, since JSON
+    has no infinity and the evidence reader refuses non-finite numbers."""
+    return value if math.isfinite(value) else None
+
+
 @dataclass(frozen=True)
 class Verdict:
     """How one step fares against the bounds.
@@ -71,7 +77,7 @@ class Verdict:
             "gain_low": self.gain_low,
             "gain_high": self.gain_high,
             "turns_per_hour_low": self.turns_per_hour_low,
-            "turns_per_hour_high": self.turns_per_hour_high,
+            "turns_per_hour_high": finite_or_none(self.turns_per_hour_high),
             "confidence": self.confidence,
             "agreement": self.agreement.to_json() if self.agreement else None,
             "metrics": self.metrics.to_json(),

@@ -4,12 +4,12 @@ stop: its pid file names it, and it still holds the calibration port a rerun nee
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 
 import psutil
 
 from ..files import atomic_write_json
+from ..guarded import MIB, loads_json, read_regular_text
 
 PID_FILE = "calibration-runner.json"
 
@@ -36,7 +36,7 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
     Returns the pid stopped, or None.
     """
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = loads_json(read_regular_text(path, limit=MIB))  # never blocks on a FIFO
         pid = int(record["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         forget_runner(path)

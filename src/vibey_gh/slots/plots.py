@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Bounds
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, ensure_private_dir
 from .evidence import Evidence
 from .judge import GB, SweepJudgement, Verdict
 from .metrics import MB
@@ -379,10 +380,27 @@ def memory_figure(
     return figure
 
 
+MATPLOTLIB_HOME_ENV = "MPLCONFIGDIR"
+
+
+def keep_matplotlib_under_state(environ: MutableMapping[str, str] | None = None) -> None:
+    """Point matplotlib's config and font cache at `<state>/cache/matplotlib` (0700) before it
+    is first imported, so a report writes nothing under the home folder. A folder the user
+    chose with MPLCONFIGDIR is kept."""
+    from ..state import StateLayout
+
+    env = os.environ if environ is None else environ
+    if env.get(MATPLOTLIB_HOME_ENV):
+        return
+    folder = ensure_private_dir(StateLayout.from_env(env).cache / "matplotlib")
+    env[MATPLOTLIB_HOME_ENV] = str(folder)
+
+
 def build_figures(
     evidence: Evidence, judgement: SweepJudgement, bounds: Bounds
 ) -> dict[str, Figure]:
     """Every plot of the report, by name (see PLOT_NAMES), as matplotlib Figures."""
+    keep_matplotlib_under_state()
     names = [row[0] for row in step_rows(evidence.steps, judgement)]
     title = plot_title(evidence)
     return {

@@ -30,7 +30,6 @@ tool list — the same pool hashes the same wherever it is built.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 
 from ..errors import BadInput
 from ..files import canonical_json
+from ..guarded import InputProblem, loads_json, read_regular_text
 from ..lanes.plan import opening_messages
 from ..lanes.specs import LaneSpec, load_specs, resolve_files
 from ..lanes.tools import (
@@ -59,6 +59,8 @@ from .turns import (
 )
 
 EVENTS_FILE = "events.jsonl"
+# A lane's transcript of a long session is large; anything past this is not one.
+TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -334,17 +336,18 @@ def _json_lines(
     path: Path, *, tolerate_torn_tail: bool, notes: list[str]
 ) -> Iterable[tuple[str, int, Any]]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = read_regular_text(path, limit=TRANSCRIPT_SIZE_LIMIT).splitlines()
+    except (OSError, InputProblem) as exc:
         raise BadInput(f"cannot read {path}: {exc}") from None
     numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
     for position, (number, line) in enumerate(numbered):
         where = f"{path}:{number}"
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if tolerate_torn_tail and position == len(numbered) - 1:
+            value = loads_json(line)
+        except InputProblem as problem:
+            torn = str(problem).startswith("is not valid JSON")
+            if tolerate_torn_tail and torn and position == len(numbered) - 1:
                 notes.append(f"skipped an unfinished last line at {where}")
                 continue
-            raise BadInput(f"{where}: not valid JSON ({exc.msg})") from None
+            raise BadInput(f"{where}: {str(problem).removeprefix('is ')}") from None
         yield where, number, value

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import BadInput
 from ..files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ..interfaces.slots_interface import RunnerInfo
 from .baseline import sweep_figures
-from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path
+from .evidence import EVIDENCE_SCHEMA, evidence_from_json, evidence_path, seal_evidence
 from .figures import evidence_identity, save_figures
 from .fingerprint import Fingerprint
 from .judge import judge_sweep
@@ -118,6 +119,26 @@ def build_evidence(
     return data, notes
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an --out that cannot take the evidence before the first step, not after hours of
+    sweep: a file in the way, or a folder that cannot be written. Creates nothing: a sweep that
+    ends recording nothing leaves no folder behind."""
+    import os
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"--out {out_dir} is a file; give a folder for the evidence files")
+    existing = out_dir
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"{existing} is not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"{existing} is not writable"
+    if problem is not None:
+        raise BadInput(f"--out {out_dir}: cannot write there ({problem}); give a writable folder")
+
+
 def method_hash_of(method: dict[str, Any]) -> str:
     from .evidence import method_hash
 
@@ -131,6 +152,7 @@ def write_evidence_files(
 
     fingerprint, steps, stop_reason = result.fingerprint, result.steps, result.stop_reason
     data, notes = build_evidence(req, env, result)
+    data = seal_evidence(data)
     evidence = evidence_from_json(data, None)
     markdown = render_summary(evidence, req.config.bounds)
     written: list[Path] = []

@@ -15,9 +15,15 @@ from typing import Any
 from ..config import LocalModels, load_config
 from ..errors import BadInput, EvidenceError, VibeyError
 from .allowed import AllowedDeps, default_deps
-from .evidence import Evidence, evidence_path, iter_evidence_paths, load_evidence
+from .evidence import (
+    Evidence,
+    evidence_path,
+    future_date_problem,
+    iter_evidence_paths,
+    load_evidence,
+)
 from .fingerprint import Fingerprint, compute_fingerprint, describe_differences
-from .judge import SweepJudgement, judge_sweep
+from .judge import SweepJudgement, finite_or_none, judge_sweep
 from .report import report_paths, write_report
 from .table import COLUMNS, step_rows
 
@@ -107,7 +113,7 @@ class ShownEvidence:
                     "gain_high": v.gain_high,
                     "turns_per_hour": v.metrics.turns_per_hour,
                     "turns_per_hour_low": v.turns_per_hour_low,
-                    "turns_per_hour_high": v.turns_per_hour_high,
+                    "turns_per_hour_high": finite_or_none(v.turns_per_hour_high),
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
                     "runner_reported": step.runner_reported.to_json()
@@ -160,7 +166,13 @@ def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
 def _shown(
     path: Path, config: LocalModels, deps: AllowedDeps, today: Fingerprint | None, write: bool
 ) -> ShownEvidence:
-    evidence = load_evidence(path)
+    try:
+        evidence = load_evidence(path)
+    except EvidenceError as exc:
+        raise EvidenceError(f"unusable evidence: {exc}") from None
+    future = future_date_problem(evidence.created_at, deps.clock.now())
+    if future is not None:
+        raise EvidenceError(f"unusable {future}: {path}")
     if write:
         write_report(evidence, config.bounds, path.parent, path.stem)
     age = evidence.age_days(deps.clock.now())

@@ -194,9 +194,10 @@ def measure_step(
         threads=ctx.threads,
     )
     running: RunningRunner = ctx.runner.start(launch)
-    if ctx.runner_pid_file is not None:
-        remember_runner(ctx.runner_pid_file, running.pid)
     try:
+        # inside the try: a stop signal while the pid is being recorded still stops the runner
+        if ctx.runner_pid_file is not None:
+            remember_runner(ctx.runner_pid_file, running.pid)
         running.wait_ready()
         load_seconds = running.preload()
         progress.runner_ready(load_seconds)

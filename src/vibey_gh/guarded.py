@@ -1,0 +1,163 @@
+"""Reading files and text that anyone could have put there, without hanging or a traceback.
+
+Every file the tool reads back (evidence, checkpoints, requests, figures, corpus, transcripts,
+config, specs) goes through here:
+
+* only a regular file is read: a FIFO would block the reader forever and `/dev/zero` would
+  fill memory, so the file is opened with O_NONBLOCK (opening a FIFO then never waits for a
+  writer), checked with fstat, and refused when it is anything else;
+* at most `limit` bytes are read, whatever the file's size says;
+* nesting deeper than MAX_DEPTH levels is refused before the parser recurses into it;
+* NaN and ±Infinity (which Python's JSON reader accepts, and 1e400 becomes) are refused.
+
+Problems are raised as `InputProblem`, whose message reads after the file's name
+("is a FIFO, not a regular file"); callers turn it into their own error type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+MIB = 1 << 20
+MAX_DEPTH = 64
+DEFAULT_LIMIT = 64 * MIB
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# A JSON string, escapes included: removed before brackets are counted.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class InputProblem(ValueError):
+    """What is wrong with a file or text, phrased to follow its name."""
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def _refuse_special(path: Path) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+
+
+def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes.
+
+    FileNotFoundError passes through (callers often treat a missing file on its own)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        _refuse_special(path)  # a socket cannot even be opened: name what it is
+        raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, min(MIB, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise InputProblem(f"is larger than {limit // MIB or 1} MiB, the most read")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: Path, *, limit: int = DEFAULT_LIMIT) -> str:
+    try:
+        return read_regular_bytes(path, limit=limit).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputProblem("is not UTF-8 text") from None
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON `text` (strings ignored)."""
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise InputProblem(f"holds the non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputProblem(f"holds the number {text[:40]}, too large to be finite")
+    return value
+
+
+def loads_json(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads, refusing nesting beyond `max_depth` and non-finite numbers."""
+    if ("[" in text or "{" in text) and json_depth(text) > max_depth:
+        raise InputProblem(f"is nested more than {max_depth} levels deep")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise InputProblem(f"is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise InputProblem(f"is nested more than {max_depth} levels deep") from None
+    except InputProblem:
+        raise
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise InputProblem(f"is not usable JSON ({str(exc)[:80]})") from None
+
+
+def nesting_depth(value: Any) -> int:
+    """The deepest nesting of lists and dicts in an already parsed value (no recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def loads_toml(text: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """tomllib.loads, refusing nesting beyond `max_depth`. TOMLDecodeError passes through."""
+    import tomllib  # not needed by the JSON readers `slots allowed` uses
+
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise InputProblem(f"is nested more than {max_depth} levels deep") from None
+    if nesting_depth(data) > max_depth:
+        raise InputProblem(f"is nested more than {max_depth} levels deep")
+    return data
