@@ -65,13 +65,18 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
 def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     """Write `data` to `path` atomically with permissions `mode`."""
     ensure_private_dir(path.parent)
+    _replace_atomically(path, data, mode)
+
+
+def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
+    """Temporary file beside `path` (private until complete), durable, renamed over `path`."""
     fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             fsync_durably(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -144,16 +149,4 @@ def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:
     destination, a collector's textfile folder): the folder must exist and is neither created
     nor tightened, and `mode` may let others read. The temporary file starts private and is
     opened up only once it is complete."""
-    fd, tmp = _create_temp_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            fsync_durably(handle.fileno())
-            os.fchmod(handle.fileno(), mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    fsync_directory(path.parent)
+    _replace_atomically(path, data, mode)

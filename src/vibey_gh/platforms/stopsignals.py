@@ -14,7 +14,9 @@ exist on macOS, whose libc lacks them, so they are not used. The timed wait the 
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
@@ -62,3 +64,15 @@ class StopSignals:
         if waiter.ident is not None:
             signal.pthread_kill(waiter.ident, signal.SIGTERM)
         waiter.join(timeout=5.0)
+
+
+def wait_until_stopped(stop: StopSignals, parent: int, name: str, check_s: float) -> None:
+    """Block until a stop signal arrives or `parent` is gone (looked for every `check_s`),
+    saying on stderr which: a child server outliving the sweep that started it would hold the
+    port and the memory of the next step."""
+    while not stop.wait(check_s):
+        if os.getppid() != parent:
+            print(f"{name}: parent gone, stopping", file=sys.stderr, flush=True)
+            return
+    if stop.signal is not None:
+        print(f"{name}: {stop.signal.name}, stopping", file=sys.stderr, flush=True)

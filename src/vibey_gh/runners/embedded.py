@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..interfaces.slots_interface import RunnerLaunch
-from ..platforms.stopsignals import StopSignals
+from ..platforms.stopsignals import StopSignals, wait_until_stopped
 from ..state import StateLayout
 from .models import resolve_gguf
 from .process import LOOPBACK, ChildProcess, ensure_port_free
@@ -171,14 +171,7 @@ def _serve_until_stopped(args: argparse.Namespace, stop: StopSignals) -> int:
         file=sys.stderr,
         flush=True,
     )
-    # An orphaned runner would hold the port and the memory of the next step after a kill -9
-    # of the sweep, so it leaves when its parent does.
-    while not stop.wait(PARENT_CHECK_S):
-        if os.getppid() != parent:
-            print("embedded runner: parent gone, stopping", file=sys.stderr, flush=True)
-            break
-    if stop.signal is not None:
-        print(f"embedded runner: {stop.signal.name}, stopping", file=sys.stderr, flush=True)
+    wait_until_stopped(stop, parent, "embedded runner", PARENT_CHECK_S)
     del server  # joins llama.cpp's threads: the port is free once we exit
     return 0
 

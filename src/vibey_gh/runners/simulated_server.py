@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..config import SimulatedModel
-from ..platforms.stopsignals import StopSignals
+from ..platforms.stopsignals import StopSignals, wait_until_stopped
 from .process import LOOPBACK
 from .simulated_model import (
     KIND,
@@ -254,10 +254,7 @@ def serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    while not stop.wait(PARENT_CHECK_S):
-        if os.getppid() != parent:
-            print("simulated runner: parent gone, stopping", file=sys.stderr, flush=True)
-            break
+    wait_until_stopped(stop, parent, "simulated runner", PARENT_CHECK_S)
     stop.close()
     server.shutdown()
     server.server_close()
