@@ -67,6 +67,7 @@ def test_production_down_then_up_and_a_calibration_beside_it(
         production_url=f"http://127.0.0.1:{production_port}",
         calibration_port=free_port(),
         runner_binary=LIVE,
+        min_step_seconds=0.1,  # one pass over the short corpus per step
     )
     layout = StateLayout(isolated_state)
 
@@ -144,6 +145,7 @@ def test_another_calibration_version_is_refused_up_front_or_kept_to_out(
         f'production_url = "http://127.0.0.1:{production_port}"\n'
         f"calibration_port = {free_port()}\n"
         f'runner_binary = "{other}"\n'
+        "min_step_seconds = 0.1\n"
     )
     args = ["slots", "calibrate", "--corpus", str(corpus_path), "--slots", "1"]
     args += ["--max-tokens", "8", "--threads", "2"]

@@ -45,6 +45,7 @@ def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
         window=TINY_WINDOW,
         calibration_port=free_port(),
         production_url=f"http://127.0.0.1:{free_port()}",
+        min_step_seconds=0.1,  # one pass over the tiny corpus: the start-up is what is read
     )
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=8, slots=(2,)

@@ -41,7 +41,7 @@ def test_a_corpus_the_window_refuses_stops_the_sweep_at_once(
     write_corpus(underestimated(corpus, MIN_WINDOW - 56), corpus_path)
     command = [sys.executable, "-m", "vibey_gh.cli.main", "slots", "calibrate"]
     command += ["--corpus", str(corpus_path), "--window", str(MIN_WINDOW), "--slots", "1,1,2"]
-    command += ["--max-tokens", "8", "--out", str(tmp_path / "out")]
+    command += ["--max-tokens", "8", "--out", str(tmp_path / "out"), "--min-step-seconds", "0.1"]
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr

@@ -66,7 +66,8 @@ def write_config(folder: Path, production: RunningRunner, concurrent_runs: str) 
         f"window = {WINDOW}\n"
         f"max_tokens = {MAX_TOKENS}\n"
         f'production_url = "{production.base_url}"\n'
-        f"calibration_port = {free_port()}\n",
+        f"calibration_port = {free_port()}\n"
+        "min_step_seconds = 0.1\n",  # the idle calibration: one pass over its corpus per step
         encoding="utf-8",
     )
 
