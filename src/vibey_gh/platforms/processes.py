@@ -13,6 +13,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def start_in_own_group(
@@ -55,3 +56,17 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stop_tree(tree: Sequence[Any], grace_s: float) -> None:
+    """Terminate every psutil.Process of `tree`, wait up to `grace_s`, kill what is left.
+    Processes that are already gone are passed over."""
+    import psutil
+
+    for member in tree:
+        with contextlib.suppress(psutil.Error):
+            member.terminate()
+    _, alive = psutil.wait_procs(tree, timeout=grace_s)
+    for member in alive:
+        with contextlib.suppress(psutil.Error):
+            member.kill()

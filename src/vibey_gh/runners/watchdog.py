@@ -38,17 +38,13 @@ def watched_argv(argv: list[str], parent_pid: int | None = None) -> list[str]:
 def _stop_tree(child: subprocess.Popen[bytes]) -> None:
     import psutil
 
+    from ..platforms.processes import stop_tree
+
     try:
         tree = [psutil.Process(child.pid), *psutil.Process(child.pid).children(recursive=True)]
     except psutil.Error:
         tree = []
-    for member in tree:
-        with contextlib.suppress(psutil.Error):
-            member.terminate()
-    _, alive = psutil.wait_procs(tree, timeout=STOP_GRACE_S)
-    for member in alive:
-        with contextlib.suppress(psutil.Error):
-            member.kill()
+    stop_tree(tree, STOP_GRACE_S)
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.wait(timeout=STOP_GRACE_S)
 

@@ -3,13 +3,13 @@ stop: its pid file names it, and it still holds the calibration port a rerun nee
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import psutil
 
 from ..files import atomic_write_json
 from ..guarded import MIB, loads_json, read_regular_text
+from ..platforms.processes import stop_tree
 
 PID_FILE = "calibration-runner.json"
 
@@ -52,13 +52,7 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
         forget_runner(path)
         return None
     tree = [process, *process.children(recursive=True)]
-    for member in tree:
-        with contextlib.suppress(psutil.Error):
-            member.terminate()
-    _, alive = psutil.wait_procs(tree, timeout=timeout_s)
-    for member in alive:
-        with contextlib.suppress(psutil.Error):
-            member.kill()
+    stop_tree(tree, timeout_s)
     forget_runner(path)
     return pid
 
