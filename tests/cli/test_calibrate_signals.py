@@ -15,9 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slots"))
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
-
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.slots.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 

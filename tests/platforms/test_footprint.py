@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from listening_child import MB, free_port, serving_tree
+from listening_child import MB, serving_tree
 
+from tests.support.ports import free_port
 from vibey_gh.platforms.footprint import ProductionFootprint, is_this_machine, production_port
 from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.probes import this_platform

@@ -19,8 +19,8 @@ from pathlib import Path
 import psutil
 import pytest
 from macos_like import macos_like_argv
-from runner_support import free_port
 
+from tests.support.ports import free_port
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.runners.embedded import KIND, child_argv
 from vibey_gh.runners.llamacpp import LlamaCppServer

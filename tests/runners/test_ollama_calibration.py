@@ -12,37 +12,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from runner_support import free_port, write_fake_ollama
 
+from tests.support.ports import free_port
+from tests.support.progress import Quiet
+from tests.support.runners import write_fake_ollama
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
-from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.ollama import OllamaRunner
 from vibey_gh.slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
 from vibey_gh.slots.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.records import StepRecord
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 DEMO_WINDOW = 4096
-
-
-class Quiet:
-    def message(self, text: str) -> None:
-        pass
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        pass
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        pass
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        pass
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        pass
 
 
 @contextmanager

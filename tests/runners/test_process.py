@@ -7,8 +7,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from runner_support import free_port
 
+from tests.support.ports import free_port
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.runners.process import (
     ChildProcess,

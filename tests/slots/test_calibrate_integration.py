@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
 from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from test_calibrate_integration import Recorder
-from tiny_corpus import TINY_WINDOW, free_port
 
+from tests.support.corpus import TINY_WINDOW
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llama_server import LlamaServerRunner

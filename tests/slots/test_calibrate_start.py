@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput, Refused, RunnerError
 from vibey_gh.interfaces.slots_interface import (
@@ -116,11 +117,6 @@ def request(tmp_path: Path, **changes: Any) -> CalibrationRequest:
         **changes,
     }
     return CalibrationRequest(**settings)
-
-
-@pytest.fixture
-def layout(isolated_state: Path) -> StateLayout:
-    return StateLayout(isolated_state)
 
 
 def test_another_version_is_refused_before_the_first_step_with_both_versions(

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 from test_calibrate_integration import MAX_TOKENS, Recorder, embedded_config
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.platforms.footprint import ProductionFootprint

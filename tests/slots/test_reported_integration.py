@@ -5,34 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
+from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
 from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.records import StepRecord
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
-
-
-class Quiet:
-    def message(self, text: str) -> None:
-        pass
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        pass
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        pass
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        pass
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        pass
 
 
 def test_a_two_slot_step_records_what_the_runner_said_at_start_up(

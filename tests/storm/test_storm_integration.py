@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
 from vibey_gh.config import load_config
 from vibey_gh.interfaces.slots_interface import RunnerLaunch, RunningRunner
 from vibey_gh.lanes.records import FINISHED_STATUSES, iter_records, read_record
@@ -31,12 +31,6 @@ from vibey_gh.storm.runner import StormOptions, default_deps, run_storm, storm_f
 pytestmark = pytest.mark.integration
 WINDOW = 2048
 MAX_TOKENS = 16
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,6 @@ from vibey_gh.storm.lock import file_lock, model_lock
 from vibey_gh.storm.runner import StormControl, StormOptions, run_storm, storm_folder
 
 
-@pytest.fixture
-def layout(isolated_state: Path) -> StateLayout:
-    return StateLayout(isolated_state)
-
-
 def options(queue: Path, **changes: Any) -> StormOptions:
     settings: dict[str, Any] = {"once": True, "poll_s": 0.05, **changes}
     return StormOptions(queue=queue, **settings)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.files import leftover_temp_files
 from vibey_gh.interfaces.slots_interface import (
@@ -68,12 +69,6 @@ def micro_corpus_document() -> dict[str, Any]:
     """The micro corpus as the JSON object its file holds (built in a throwaway folder)."""
     with tempfile.TemporaryDirectory(prefix="micro-corpus-") as folder:
         return micro_corpus(Path(folder))[0].to_json()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def micro_config(**changes: Any) -> LocalModels:

@@ -1,0 +1,10 @@
+"""What the tests share, each defined once.
+
+- `ports`: `free_port`, a port on 127.0.0.1 nothing listens on.
+- `progress`: `Quiet`, a calibration progress that says nothing.
+- `corpus`: `tiny_corpus` and `TINY_WINDOW`, a small corpus for sweeps on real runners.
+- `clocks`: `ManualClock`, a clock that moves only when slept on.
+- `evidence`: `write_sealed`, hand-written evidence sealed as the writer seals it.
+- `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse)
+  and `layout` (that state dir as a StateLayout); loaded by tests/conftest.py.
+"""
