@@ -1,7 +1,8 @@
 """What the tests share, each defined once.
 
 - `ports`: `free_port`, a port on 127.0.0.1 nothing listens on.
-- `progress`: `Quiet`, a calibration progress that says nothing.
+- `progress`: `Quiet`, a calibration progress that says nothing; `Recorder`, one that remembers.
+- `simulated`: `simulated_config` and `calibrate`, calibrations on the simulated runner.
 - `corpus`: `tiny_corpus` and `TINY_WINDOW`, a small corpus for sweeps on real runners.
 - `clocks`: `ManualClock`, a clock that moves only when slept on.
 - `evidence`: `write_sealed`, hand-written evidence sealed as the writer seals it.

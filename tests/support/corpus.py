@@ -54,4 +54,3 @@ def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     path = folder / "corpus.json"
     write_corpus(corpus, path)
     return corpus, path
-
