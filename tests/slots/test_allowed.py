@@ -14,9 +14,9 @@ from slot_builders import (
     bounds_strategy,
     make_step,
     same_answers,
-    write_evidence_file,
 )
 
+from tests.support.evidence import write_evidence_file
 from vibey_gh.config import Bounds, LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
