@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
 
+from tests.support.clocks import ManualClock
 from tests.support.evidence import RECORDED, RECORDED_FINGERPRINT, recorded_evidence
 from vibey_gh.cli.main import cli
 from vibey_gh.cli.show import render_answer
@@ -37,24 +38,15 @@ RUNNER = RunnerInfo(
 )
 
 
-class FixedClock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return RECORDED_AT + 2 * 86_400.0
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def deps_for(root: Path, runner: RunnerInfo = RUNNER, answering: bool = True) -> AllowedDeps:
     def identify(_config: LocalModels) -> RunnerInfo:
         if not answering:
             raise RunnerError("production runner at http://127.0.0.1:8080 does not answer")
         return runner
 
-    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, identify)
+    return AllowedDeps(
+        StateLayout(root), ManualClock(epoch=RECORDED_AT + 2 * 86_400.0), lambda: DEVICE, identify
+    )
 
 
 def install_recorded(root: Path) -> Path:

@@ -16,6 +16,7 @@ from slot_builders import (
     same_answers,
 )
 
+from tests.support.clocks import ManualClock
 from tests.support.evidence import write_evidence_file
 from vibey_gh.config import Bounds, LocalModels
 from vibey_gh.errors import RunnerError
@@ -32,19 +33,10 @@ RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
 WINDOW = 65536
 
 
-class FixedClock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return NOW
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def deps_for(root: Path, runner: RunnerInfo = RUNNER) -> AllowedDeps:
-    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, lambda _config: runner)
+    return AllowedDeps(
+        StateLayout(root), ManualClock(epoch=NOW), lambda: DEVICE, lambda _config: runner
+    )
 
 
 def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.clocks import ManualClock
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
@@ -54,20 +55,6 @@ class Watch:
         return ProductionState(True, False)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> float:
-        return 2_000_000_000.0 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-
 class Messages:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -93,7 +80,7 @@ def environment(
     calibration = RunnerInfo("ollama", calibration_version, "qwen3:8b", "17052f91a42e")
     env = Environment(
         layout=layout,
-        clock=Clock(),
+        clock=ManualClock(epoch=2_000_000_000.0),
         device=DEVICE,
         production_identity=production_identity,
         production=watch or Watch(0),
