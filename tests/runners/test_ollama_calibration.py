@@ -96,7 +96,7 @@ def test_demo_corpus_replays_through_ollama_with_every_turn_served(
 
 
 def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus = build_demo_corpus(window=DEMO_WINDOW)
     # A tool call whose recorded arguments are no JSON (models do write such): Ollama refuses
@@ -108,7 +108,6 @@ def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
             call["function"]["arguments"] = '{"path": '
         broken += [turn.id] if calls else []
     assert broken, "the demo corpus's first segment makes tool calls"
-    layout = StateLayout(isolated_state)
     with ollama_beside_production(tmp_path) as config, pytest.raises(Refused) as refused:
         calibrate(config, corpus, layout, out=tmp_path / "out")
     message = str(refused.value)

@@ -65,11 +65,10 @@ def embedded_config(production_port: int) -> LocalModels:
 
 
 def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus, _ = tiny_corpus(tmp_path)
     config = embedded_config(free_port())
-    layout = StateLayout(isolated_state)
     request = CalibrationRequest(
         config=config,
         corpus=corpus,
@@ -172,7 +171,7 @@ def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
 
 
 def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     from vibey_gh.interfaces.slots_interface import ChatSettings
     from vibey_gh.runners.registry import runner_for
@@ -180,7 +179,6 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     corpus, _ = tiny_corpus(tmp_path)
     production_port = free_port()
     config = embedded_config(production_port)
-    layout = StateLayout(isolated_state)
     recorder = Recorder()
     production: list = []
     current: list[tuple[int, int]] = []

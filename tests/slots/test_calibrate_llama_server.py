@@ -56,7 +56,7 @@ def short_corpus(folder: Path) -> tuple[Corpus, Path]:
 
 @pytest.mark.timeout(600)
 def test_production_down_then_up_and_a_calibration_beside_it(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     assert LIVE is not None
     corpus, _ = short_corpus(tmp_path)
@@ -70,7 +70,6 @@ def test_production_down_then_up_and_a_calibration_beside_it(
         runner_binary=LIVE,
         min_step_seconds=0.1,  # one pass over the short corpus per step
     )
-    layout = StateLayout(isolated_state)
 
     def calibrate(settings: LocalModels) -> CalibrationOutcome:
         request = CalibrationRequest(

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus, _ = tiny_corpus(tmp_path)
     config = LocalModels(
@@ -33,7 +33,6 @@ def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=8, slots=(2,)
     )
-    layout = StateLayout(isolated_state)
     outcome = run_calibration(request, build_environment(config, layout), Quiet())
     assert outcome.evidence is not None
     evidence = load_evidence(outcome.evidence)

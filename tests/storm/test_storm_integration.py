@@ -83,11 +83,10 @@ def make_queue(root: Path, count: int) -> Path:
 
 
 def test_measured_without_evidence_runs_one_at_a_time_then_calibrates(
-    tmp_path: Path, isolated_state: Path, production: RunningRunner
+    tmp_path: Path, layout: StateLayout, production: RunningRunner
 ) -> None:
     write_config(Path.cwd(), production, '"measured"')
     queue = make_queue(tmp_path, 4)
-    layout = StateLayout(isolated_state)
     said: list[str] = []
     options = StormOptions(
         queue=queue,
