@@ -14,43 +14,17 @@ import pytest
 
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
+from tests.support.progress import Quiet, Recorder
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
 from vibey_gh.slots.evidence import load_evidence
 from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.records import StepRecord
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
 MAX_TOKENS = 24
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, object]] = []
-        self.step_started_hook = None
-        self.turn_done_hook = None
-
-    def message(self, text: str) -> None:
-        self.events.append(("message", text))
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self.events.append(("step", (index, slots, attempt)))
-        if self.step_started_hook is not None:
-            self.step_started_hook(index, slots, attempt)
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        self.events.append(("ready", load_seconds))
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        self.events.append(("turn", done))
-        if self.turn_done_hook is not None:
-            self.turn_done_hook(done)
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        self.events.append(("finished", (step.index, verdict_label)))
 
 
 def embedded_config(production_port: int) -> LocalModels:
@@ -77,7 +51,7 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
         slots=(1, 1, 2),
         out_dir=tmp_path / "out",
     )
-    outcome = run_calibration(request, build_environment(config, layout), Recorder())
+    outcome = run_calibration(request, build_environment(config, layout), Quiet())
     assert outcome.recorded and outcome.complete
     assert outcome.evidence is not None and outcome.evidence.with_suffix(".md").exists()
     evidence = load_evidence(outcome.evidence)
@@ -181,15 +155,11 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     config = embedded_config(production_port)
     recorder = Recorder()
     production: list = []
-    current: list[tuple[int, int]] = []
-
-    def note_step(index: int, slots: int, attempt: int) -> None:
-        current[:] = [(index, attempt)]
 
     def start_production_mid_step(done: int) -> None:
         # runs inside step 2's replay, after its first answer: the step cannot end before
         # production has loaded its model and the 1 Hz sampler has had time to see it
-        if current != [(2, 1)] or done != 1 or production:
+        if recorder.started[-1:] != [(2, 2, 1)] or done != 1 or production:
             return
         runner = runner_for("embedded").start(
             RunnerLaunch(
@@ -207,8 +177,7 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
         )
         time.sleep(2.5)
 
-    recorder.step_started_hook = note_step
-    recorder.turn_done_hook = start_production_mid_step
+    recorder.turn_hook.append(start_production_mid_step)
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
     )
@@ -222,5 +191,5 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     assert steps[2].discarded_attempts == 1
     assert steps[2].attempt == 2
     assert steps[2].production.clean
-    assert ("step", (2, 2, 2)) in recorder.events
-    assert any("discarded" in str(text) for kind, text in recorder.events if kind == "message")
+    assert (2, 2, 2) in recorder.started
+    assert any("discarded" in text for text in recorder.messages)

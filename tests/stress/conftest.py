@@ -16,11 +16,11 @@ from stress_support import (
     MICRO_MAX_TOKENS,
     MICRO_WINDOW,
     OneSlotBaseline,
-    Recorder,
     micro_config,
     micro_corpus,
 )
 
+from tests.support.progress import Recorder
 from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout

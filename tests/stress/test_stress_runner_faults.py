@@ -16,13 +16,13 @@ import pytest
 from fault_proxy import FaultProxy
 from stress_support import (
     OneSlotBaseline,
-    Recorder,
     WrappedRunner,
     assert_state_readable,
     micro_config,
     resume_second_step,
 )
 
+from tests.support.progress import Recorder
 from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import Runner
 from vibey_gh.runners.process import ensure_port_free
@@ -79,12 +79,12 @@ def _assert_next_run_works(baseline: OneSlotBaseline, layout: StateLayout) -> No
 def _on_second_step_first_turn(recorder: Recorder, action: Callable[[], None]) -> None:
     fired: list[bool] = []
 
-    def hook(slots: int, done: int) -> None:
-        if slots == 2 and done == 1 and not fired:
+    def hook(done: int) -> None:
+        if recorder.started[-1][1] == 2 and done == 1 and not fired:
             fired.append(True)
             action()
 
-    recorder.on_turn = hook
+    recorder.turn_hook.append(hook)
 
 
 def test_runner_killed_mid_step_refuses_that_step_and_the_next_run_works(
