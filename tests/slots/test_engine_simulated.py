@@ -151,8 +151,14 @@ def test_a_step_measured_while_production_held_a_model_is_measured_again(
 ) -> None:
     config = quick_config()
     recorder = Recorder()
-    # production holds a model during the first attempt at step 2 only
-    production = BusyWhile(lambda: recorder.started[-1:] == [(2, 2, 1)])
+    # production holds a model during the first attempt at step 2, and unloads it as soon as
+    # that attempt is discarded
+    production = BusyWhile(
+        lambda: (
+            recorder.started[-1:] == [(2, 2, 1)]
+            and not any("discarded" in m for m in recorder.messages)
+        )
+    )
     env = replace(build_environment(config, layout), production=production)
     _, outcome = calibrate(
         tmp_path, layout, config, recorder, env=env, slots=(1, 1, 2), wait_idle_s=5.0
@@ -166,6 +172,7 @@ def test_a_step_measured_while_production_held_a_model_is_measured_again(
         "step 2 (N=2) discarded: the production runner held a model (qwen3:8b); "
         "measuring again once idle"
     ]
+    assert not any("stayed busy" in m for m in recorder.messages), "idle again at once"
     assert (run_dir := Path(load_evidence(outcome.evidence).data["runs_dir"])).is_dir()
     assert (run_dir / "step-02-n2-a1").is_dir(), "the discarded attempt's turns are kept"
     assert outcome.recorded and outcome.complete
