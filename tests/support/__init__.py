@@ -4,8 +4,11 @@
 - `progress`: `Quiet`, a calibration progress that says nothing; `Recorder`, one that remembers.
 - `simulated`: `simulated_config` and `calibrate`, calibrations on the simulated runner.
 - `corpus`: `tiny_corpus` and `TINY_WINDOW`, a small corpus for sweeps on real runners.
+- `repos`: `make_repo`, `commit_all`, `git`: real git repositories with fixed hashes.
+- `runners`: recorded answers served on 127.0.0.1 (`serve_recorded`), the `ollama` stand-in.
 - `clocks`: `ManualClock`, a clock that moves only when slept on.
-- `evidence`: `write_sealed`, hand-written evidence sealed as the writer seals it.
+- `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
+  sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
 - `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse)
   and `layout` (that state dir as a StateLayout); loaded by tests/conftest.py.
 """
