@@ -17,17 +17,11 @@ import pytest
 
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
+from tests.support.processes import gone
 from vibey_gh.slots.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])

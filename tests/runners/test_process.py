@@ -5,11 +5,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests.support.clocks import ManualClock
 from tests.support.ports import free_port
+from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.runners.process import (
     ChildProcess,
@@ -30,13 +30,6 @@ if "--stubborn" in sys.argv:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 time.sleep(600)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def wait_for_line(log: Path, prefix: str) -> str:

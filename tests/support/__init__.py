@@ -6,6 +6,7 @@
 - `corpus`: `tiny_corpus` and `TINY_WINDOW`, a small corpus for sweeps on real runners.
 - `repos`: `make_repo`, `commit_all`, `git`: real git repositories with fixed hashes.
 - `runners`: recorded answers served on 127.0.0.1 (`serve_recorded`), the `ollama` stand-in.
+- `processes`: `alive` and `gone`, whether a started process still runs.
 - `clocks`: `ManualClock`, a clock that moves only when slept on.
 - `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
