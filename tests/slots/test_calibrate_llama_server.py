@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_calibrate_integration import Recorder
 
 from tests.support.corpus import TINY_WINDOW
 from tests.support.ports import free_port
+from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llama_server import LlamaServerRunner
@@ -80,7 +80,7 @@ def test_production_down_then_up_and_a_calibration_beside_it(
             slots=(1, 1),
             threads=2,
         )
-        return run_calibration(request, build_environment(settings, layout), Recorder())
+        return run_calibration(request, build_environment(settings, layout), Quiet())
 
     # production is not running: calibrate anyway, keyed to the binary's version
     absent = calibrate(config)
