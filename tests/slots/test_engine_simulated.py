@@ -104,7 +104,7 @@ def test_an_early_verdict_ends_the_step_at_its_first_changed_answer(
     corpus, outcome = calibrate(tmp_path, layout, config, env=env, slots=(1, 1, 2))
     evidence = load_evidence(outcome.evidence)
     two = evidence.steps[2]
-    assert two.ended_early is not None and two.ended_early.startswith("fidelity: "), two
+    assert two.ended_early is not None and two.ended_early.startswith("fidelity: "), two.ended_early
     assert two.measurement is not None and two.measurement["why_ended"] == two.ended_early
     # two workers: the answer that decided it and at most the one beside it
     assert len(two.turns) <= 2 < corpus.turn_count
