@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
-from .runners.registry import DEFAULT_RUNNER, RUNNER_NAMES, runner_kind
+from .runners.names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -112,7 +112,7 @@ class LocalModels:
 
     @property
     def production(self) -> str:
-        return self.production_url or runner_kind(self.runner).default_production_url
+        return self.production_url or default_production_url(self.runner)
 
     def with_overrides(self, **changes: Any) -> LocalModels:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from .names import DEFAULT_PORTS, default_production_url
+
 if TYPE_CHECKING:
     from ..config import LocalModels, SimulatedModel
     from ..interfaces.identity import RunnerInfo
@@ -18,8 +20,6 @@ if TYPE_CHECKING:
     from ..state import StateLayout
     from .contract import ChatClient
     from .settings import EnvironmentReader
-
-LOOPBACK_URL = "http://127.0.0.1"
 
 
 def port_of(production_url: str | None, default_port: int) -> int:
@@ -37,13 +37,13 @@ class _LlamaCppFamily:
     chatted with over the OpenAI-compatible API, a GGUF file for a model."""
 
     name = ""
-    default_port = 8080
+    default_port = 0
     process_names: tuple[str, ...] = ()
     calibrates_this_package = False
 
     @property
     def default_production_url(self) -> str:
-        return f"{LOOPBACK_URL}:{self.default_port}"
+        return default_production_url(self.name)
 
     def production_port(self, production_url: str | None) -> int:
         return port_of(production_url, self.default_port)
@@ -96,6 +96,7 @@ class EmbeddedKind(_LlamaCppFamily):
     """llama.cpp inside this package (xllamacpp), served by `vibey-gh runner serve`."""
 
     name = "embedded"
+    default_port = DEFAULT_PORTS[name]
     process_names = ("vibey_gh.runners.embedded",)
     calibrates_this_package = True
 
@@ -127,6 +128,7 @@ class LlamaServerKind(_LlamaCppFamily):
     """llama.cpp's own server binary, from the config or PATH."""
 
     name = "llama-server"
+    default_port = DEFAULT_PORTS[name]
     process_names = ("llama-server",)
 
     def identify_production(
@@ -184,6 +186,7 @@ class SimulatedKind(_LlamaCppFamily):
     """llama-server's API over a capacity model, served by this package."""
 
     name = "simulated"
+    default_port = DEFAULT_PORTS[name]
     process_names = ("vibey_gh.runners.simulated_server",)
     calibrates_this_package = True
 
@@ -215,13 +218,13 @@ class OllamaKind:
     """Ollama: watched through /api/ps, chatted with over /api/chat, models by name."""
 
     name = "ollama"
-    default_port = 11434
+    default_port = DEFAULT_PORTS[name]
     process_names = ("ollama",)
     calibrates_this_package = False
 
     @property
     def default_production_url(self) -> str:
-        return f"{LOOPBACK_URL}:{self.default_port}"
+        return default_production_url(self.name)
 
     def production_port(self, production_url: str | None) -> int:
         return port_of(production_url, self.default_port)

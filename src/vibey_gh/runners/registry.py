@@ -2,17 +2,19 @@
 
 Everything a kind knows (default port and URL, who production is, how to watch it, how to set
 its parallelism, its calibration runner, its chat client) is asked of `runner_kind(name)`; the
-functions below are the common questions asked by name. Light enough for the config to check
-its runner here and for `slots allowed` to identify production on every decision: the kinds
-import their adapters only when asked.
+functions below are the common questions asked by name. Light enough for `slots allowed` to
+identify production on every decision: the kinds import their adapters only when asked. The
+names alone, which the config reads, are in `names`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import BadInput
 from .kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
+from .names import DEFAULT_RUNNER as DEFAULT_RUNNER
+from .names import RUNNER_NAMES as RUNNER_NAMES
+from .names import unknown_runner
 
 if TYPE_CHECKING:
     from ..config import LocalModels, SimulatedModel
@@ -25,9 +27,6 @@ if TYPE_CHECKING:
 _KINDS: dict[str, RunnerKind] = {
     kind.name: kind for kind in (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
 }
-RUNNER_NAMES = tuple(_KINDS)
-# the kind a config without `runner` (and `calibrate --demo` without --runner) uses
-DEFAULT_RUNNER = "embedded"
 
 
 def runner_kind(name: str) -> RunnerKind:
@@ -35,9 +34,12 @@ def runner_kind(name: str) -> RunnerKind:
     try:
         return _KINDS[name]
     except KeyError:
-        raise BadInput(
-            f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}"
-        ) from None
+        raise unknown_runner(name) from None
+
+
+def registered_names() -> tuple[str, ...]:
+    """The names of the kinds registered here, in order (the same as `RUNNER_NAMES`)."""
+    return tuple(_KINDS)
 
 
 def check_kind(name: str) -> str:
