@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...interfaces.turns import TurnResult
-from . import json_fields as checked
+from . import json_fields
 
 
 @dataclass(frozen=True)
@@ -34,26 +34,26 @@ class TurnRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnRecord:
         return cls(
-            turn_id=checked.text(data, "turn_id"),
-            segment_id=checked.text(data, "segment_id"),
-            worker=checked.integer(data, "worker"),
-            result=turn_result_from_json(checked.mapping(data, "result")),
+            turn_id=json_fields.text(data, "turn_id"),
+            segment_id=json_fields.text(data, "segment_id"),
+            worker=json_fields.integer(data, "worker"),
+            result=turn_result_from_json(json_fields.mapping(data, "result")),
         )
 
 
 def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     """TurnResult.from_json, after checking every field's type."""
-    checked.integer(data, "status", None)
-    checked.text(data, "finish_reason", None)
-    checked.integer(data, "prompt_tokens", None)
-    checked.integer(data, "output_tokens", None)
-    checked.text(data, "text", None)
-    checked.number(data, "started")
-    checked.number(data, "ended")
-    checked.text(data, "error", None)
-    for call in checked.items(data, "tool_calls"):
-        checked.text(call, "name")
-        checked.mapping(call, "arguments")
+    json_fields.integer(data, "status", None)
+    json_fields.text(data, "finish_reason", None)
+    json_fields.integer(data, "prompt_tokens", None)
+    json_fields.integer(data, "output_tokens", None)
+    json_fields.text(data, "text", None)
+    json_fields.number(data, "started")
+    json_fields.number(data, "ended")
+    json_fields.text(data, "error", None)
+    for call in json_fields.items(data, "tool_calls"):
+        json_fields.text(call, "name")
+        json_fields.mapping(call, "arguments")
     return TurnResult.from_json(data)
 
 
@@ -94,9 +94,9 @@ class LogEventRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LogEventRecord:
         return cls(
-            kind=checked.text(data, "kind"),
-            text=checked.text(data, "text", ""),
-            values=checked.mapping(data, "values"),
+            kind=json_fields.text(data, "kind"),
+            text=json_fields.text(data, "text", ""),
+            values=json_fields.mapping(data, "values"),
             during_replay=bool(data.get("during_replay", True)),
         )
 
@@ -132,12 +132,12 @@ class RunnerReported:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunnerReported:
         return cls(
-            slots=checked.integer(data, "slots", None),
-            window=checked.integer(data, "window", None),
-            kv_cache_bytes=checked.integer(data, "kv_cache_bytes", None),
-            gpu_layers=checked.integer(data, "gpu_layers", None),
-            layers=checked.integer(data, "layers", None),
-            attention_fallback=checked.text(data, "attention_fallback", None),
+            slots=json_fields.integer(data, "slots", None),
+            window=json_fields.integer(data, "window", None),
+            kv_cache_bytes=json_fields.integer(data, "kv_cache_bytes", None),
+            gpu_layers=json_fields.integer(data, "gpu_layers", None),
+            layers=json_fields.integer(data, "layers", None),
+            attention_fallback=json_fields.text(data, "attention_fallback", None),
         )
 
 
@@ -169,12 +169,12 @@ class ProductionRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProductionRecord:
         return cls(
-            polls=checked.integer(data, "polls", 0),
-            busy_polls=checked.integer(data, "busy_polls", 0),
-            unreachable_polls=checked.integer(data, "unreachable_polls", 0),
-            models_seen=tuple(str(m) for m in checked.items(data, "models_seen")),
+            polls=json_fields.integer(data, "polls", 0),
+            busy_polls=json_fields.integer(data, "busy_polls", 0),
+            unreachable_polls=json_fields.integer(data, "unreachable_polls", 0),
+            models_seen=tuple(str(m) for m in json_fields.items(data, "models_seen")),
             model_appeared=bool(data.get("model_appeared", False)),
-            version=checked.text(data, "version", None),
+            version=json_fields.text(data, "version", None),
         )
 
 
@@ -264,36 +264,40 @@ class StepRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
         """Raises ValueError naming the field when the data is not what this tool wrote."""
-        timeline = checked.items(data, "timeline")
+        timeline = json_fields.items(data, "timeline")
         return cls(
-            index=checked.integer(data, "index"),
-            slots=checked.integer(data, "slots"),
-            window=checked.integer(data, "window"),
-            attempt=checked.integer(data, "attempt", 1),
-            started_at=checked.number(data, "started_at"),
-            ended_at=checked.number(data, "ended_at"),
-            load_seconds=checked.number(data, "load_seconds", None),
-            turns=tuple(TurnRecord.from_json(t) for t in checked.items(data, "turns")),
-            timeline=tuple(checked.optional_numbers(p, "a timeline point") for p in timeline),
-            memory_budget_bytes=checked.integer(data, "memory_budget_bytes", None),
+            index=json_fields.integer(data, "index"),
+            slots=json_fields.integer(data, "slots"),
+            window=json_fields.integer(data, "window"),
+            attempt=json_fields.integer(data, "attempt", 1),
+            started_at=json_fields.number(data, "started_at"),
+            ended_at=json_fields.number(data, "ended_at"),
+            load_seconds=json_fields.number(data, "load_seconds", None),
+            turns=tuple(TurnRecord.from_json(t) for t in json_fields.items(data, "turns")),
+            timeline=tuple(json_fields.optional_numbers(p, "a timeline point") for p in timeline),
+            memory_budget_bytes=json_fields.integer(data, "memory_budget_bytes", None),
             gpu_budget_bytes=tuple(
                 int(v) if v is not None else None
-                for v in checked.optional_numbers(
-                    checked.items(data, "gpu_budget_bytes"), "gpu_budget_bytes"
+                for v in json_fields.optional_numbers(
+                    json_fields.items(data, "gpu_budget_bytes"), "gpu_budget_bytes"
                 )
             ),
             log_events=tuple(
-                LogEventRecord.from_json(e) for e in checked.items(data, "log_events")
+                LogEventRecord.from_json(e) for e in json_fields.items(data, "log_events")
             ),
-            production=ProductionRecord.from_json(checked.mapping(data, "production")),
-            ended_early=checked.text(data, "ended_early", None),
-            runner_version=checked.text(data, "runner_version", None),
-            corpus_turns=checked.integer(data, "corpus_turns", 0),
-            discarded_attempts=checked.integer(data, "discarded_attempts", 0),
-            measurement=checked.mapping(data, "measurement") if data.get("measurement") else None,
-            production_footprint_bytes=checked.integer(data, "production_footprint_bytes", None),
+            production=ProductionRecord.from_json(json_fields.mapping(data, "production")),
+            ended_early=json_fields.text(data, "ended_early", None),
+            runner_version=json_fields.text(data, "runner_version", None),
+            corpus_turns=json_fields.integer(data, "corpus_turns", 0),
+            discarded_attempts=json_fields.integer(data, "discarded_attempts", 0),
+            measurement=json_fields.mapping(data, "measurement")
+            if data.get("measurement")
+            else None,
+            production_footprint_bytes=json_fields.integer(
+                data, "production_footprint_bytes", None
+            ),
             production_gpu_bytes=_optional_byte_counts(data, "production_gpu_bytes"),
-            production_footprint=checked.text(data, "production_footprint", None),
+            production_footprint=json_fields.text(data, "production_footprint", None),
             runner_reported=RunnerReported.from_json(data["runner_reported"])
             if data.get("runner_reported") is not None
             else None,
@@ -304,5 +308,5 @@ def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, .
     """A list of byte counts (None entries allowed), or None when absent (older evidence)."""
     if data.get(key) is None:
         return None
-    values = checked.optional_numbers(checked.items(data, key), key)
+    values = json_fields.optional_numbers(json_fields.items(data, key), key)
     return tuple(int(v) if v is not None else None for v in values)
