@@ -200,7 +200,7 @@ def build_corpus(
 
 def demo_specs_dir() -> Path:
     """The lane specs shipped with the package, over the package's own source files."""
-    return Path(__file__).resolve().parent.parent / "demo" / "specs"
+    return Path(__file__).resolve().parents[2] / "demo" / "specs"
 
 
 def build_demo_corpus(
