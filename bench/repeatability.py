@@ -28,12 +28,13 @@ from bench_support import MICRO_WINDOW, free_port, micro_corpus, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.slots_interface import MemorySample
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 

@@ -8,19 +8,19 @@ from dataclasses import replace
 import pytest
 from slot_builders import answer, same_answers
 
-from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import TurnResult
-from vibey_gh.slots.figures import StepMetrics
-from vibey_gh.slots.judge import ideal_of, judge_sweep
-from vibey_gh.slots.metrics import (
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import StepMetrics
+from vibey_gh.slots.judging.judge import ideal_of, judge_sweep
+from vibey_gh.slots.judging.metrics import (
     batch_throughputs,
     measurement_window,
     ramp_up_end,
     step_metrics,
 )
-from vibey_gh.slots.records import StepRecord, TurnRecord
-from vibey_gh.slots.stats import standard_error, t_quantile
-from vibey_gh.slots.sweep import sweep_steps
+from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.stats import standard_error, t_quantile
+from vibey_gh.slots.judging.sweep import sweep_steps
 
 GB = 1_000_000_000
 MEASURED = {"start": None, "end": None, "turns": 0, "why_ended": "test"}

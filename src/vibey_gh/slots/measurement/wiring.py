@@ -1,0 +1,82 @@
+"""Assemble a calibration's Environment from the config: the one place that wires real parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ...clock import SYSTEM_CLOCK
+from ...config import LocalModels
+from ...state import StateLayout
+from ..corpus.corpus import Corpus, build_demo_corpus, load_corpus
+from ..evidence.fingerprint import compute_fingerprint
+from ..judging.records import LogEventRecord
+from .calibration_setup import Environment
+
+
+def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
+    """New events of the runner's log since the last call, as evidence records."""
+    from ...runners.logscan import LogTail
+
+    tail = LogTail(log_path, runner_kind)
+
+    def new_events() -> list[LogEventRecord]:
+        return [
+            LogEventRecord(kind=e.kind, text=e.text, values=dict(e.values))
+            for e in tail.new_events()
+        ]
+
+    return new_events
+
+
+def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
+    from ...platforms.probes import PlatformProbes
+    from ...runners.binary_identity import identify_calibration_binary
+    from ...runners.drift import production_drift
+    from ...runners.identify import identify_production
+    from ...runners.registry import IN_PACKAGE_KINDS, production_watch, runner_for, watch_url
+
+    probes = PlatformProbes.detect()
+    layout = layout or StateLayout.from_env()
+    # the embedded and simulated calibration runners are the installed package production runs
+    separate_binary = config.runner not in IN_PACKAGE_KINDS
+    return Environment(
+        layout=layout,
+        clock=SYSTEM_CLOCK,
+        device=probes.device.describe(),
+        production_identity=lambda: identify_production(config, layout),
+        production=production_watch(config),
+        memory=probes.memory,
+        runner=runner_for(config.runner, config=config),
+        log_source=log_source,
+        fingerprint_of=compute_fingerprint,
+        calibration_watch=lambda url: watch_url(config.runner, url),
+        calibration_identity=(
+            (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
+        ),
+        production_drift=lambda: production_drift(config),
+        production_footprint=probes.production_footprint(config.production, config.runner),
+        calibration_model_bytes=lambda: model_file_bytes(config),
+    )
+
+
+def model_file_bytes(config: LocalModels) -> int | None:
+    """The size of the calibration runner's model file: a GGUF path (llama-server, embedded);
+    None for Ollama's named models, which Ollama itself places (and unloads when idle)."""
+    if config.runner == "ollama":
+        return None
+    from ...errors import RunnerNotFound
+    from ...runners.models import resolve_gguf
+
+    try:
+        return resolve_gguf(config.model).stat().st_size
+    except (RunnerNotFound, OSError):
+        return None  # starting the runner says what is wrong with the model
+
+
+def demo_corpus(window: int) -> Corpus:
+    return build_demo_corpus(window=window)
+
+
+def load_corpus_for(path: Path) -> Corpus:
+    return load_corpus(path)
