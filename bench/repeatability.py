@@ -32,6 +32,7 @@ from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
 from vibey_gh.slots.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence import load_evidence
 from vibey_gh.slots.judge import judge_sweep
+from vibey_gh.slots.metrics import step_metrics
 from vibey_gh.slots.records import StepRecord
 from vibey_gh.slots.wiring import build_environment
 from vibey_gh.state import StateLayout
@@ -57,9 +58,12 @@ class Quiet:
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         why = (step.measurement or {}).get("why_ended", "")
+        metrics = step_metrics(step)
+        low, high = metrics.interval(0.9)
         print(
             f"  run {self.run}: step {step.index} N={step.slots} {len(step.turns)} turns, "
-            f"{step.ended_at - step.started_at:.1f} s: {verdict_label} ({why})",
+            f"{step.ended_at - step.started_at:.1f} s, {metrics.turns_per_hour:,.0f} turns/h "
+            f"({low:,.0f}–{high:,.0f}): {verdict_label} ({why})",
             flush=True,
         )
 
