@@ -170,10 +170,23 @@ def test_ideal_is_the_smallest_n_whose_interval_reaches_the_best() -> None:
     five = replace(five, turns_per_hour_low=38_500.0, turns_per_hour_high=44_500.0)
     six = replace(four, slots=6, index=6, metrics=_metrics(39_000.0, 300.0))
     six = replace(six, turns_per_hour_low=38_400.0, turns_per_hour_high=39_600.0)
-    chosen, best = ideal_of([four, five, six])
-    assert best.slots == 5 and chosen.slots == 4  # N=4's interval reaches 41.5k
-    narrow = replace(four, turns_per_hour_high=41_000.0)
-    assert ideal_of([narrow, five, six])[0].slots == 5
+    chosen, best = ideal_of([four, five, six], 0.9)
+    assert best.slots == 5 and chosen.slots == 4  # the N=4 / N=5 ratio's interval reaches 1
+    steady_four = replace(four, metrics=_metrics(40_000.0, 200.0))
+    steady_five = replace(five, metrics=_metrics(41_500.0, 200.0))
+    assert ideal_of([steady_four, steady_five, six], 0.9)[0].slots == 5
+
+
+def test_the_best_steps_own_noise_counts_when_telling_a_smaller_n_from_it() -> None:
+    base = judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2]
+    # N=4's own interval (±1.6%) stops short of N=6's point (+4.6%), but N=6 is noisy (±6%):
+    # the evidence cannot tell them apart, so N=4 is kept
+    four = replace(base, slots=4, index=4, metrics=_metrics(45_064.0, 400.0))
+    six = replace(base, slots=6, index=6, metrics=_metrics(47_152.0, 1_500.0))
+    assert four.metrics.interval(0.9)[1] < six.metrics.turns_per_hour
+    assert ideal_of([four, six], 0.9)[0].slots == 4
+    steady_six = replace(six, metrics=_metrics(47_152.0, 200.0))
+    assert ideal_of([four, steady_six], 0.9)[0].slots == 6
 
 
 def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:

@@ -235,7 +235,7 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     qualifying = [v for v in verdicts if v.qualifies]
     if qualifying:
-        chosen, best = ideal_of(qualifying)
+        chosen, best = ideal_of(qualifying, bounds.confidence)
         reason = (
             f"{chosen.slots} slots stayed inside every bound and served "
             f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
@@ -256,13 +256,22 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
-def ideal_of(qualifying: Sequence[Verdict]) -> tuple[Verdict, Verdict]:
-    """(the ideal step, the best one): the smallest qualifying N whose throughput interval
-    reaches the best qualifying throughput (design §5); a gain the interval cannot show is
-    never paid for with memory, latency and fidelity."""
+def ideal_of(qualifying: Sequence[Verdict], confidence: float) -> tuple[Verdict, Verdict]:
+    """(the ideal step, the best one): the smallest qualifying N that the evidence cannot tell
+    from the best qualifying step (design §5); a gain the interval cannot show is never paid
+    for with memory, latency and fidelity. Both steps were measured, so "cannot tell" is the
+    interval of their ratio reaching 1, not one step's interval reaching the other's point:
+    the best of several noisy steps is also the luckiest."""
     best = max(qualifying, key=lambda v: (v.metrics.turns_per_hour, -v.slots))
-    reaching = [v for v in qualifying if v.turns_per_hour_high >= best.metrics.turns_per_hour]
+    reaching = [v for v in qualifying if v is best or _cannot_tell(v, best, confidence)]
     return min(reaching, key=lambda v: (v.slots, v.index)), best
+
+
+def _cannot_tell(step: Verdict, best: Verdict, confidence: float) -> bool:
+    if step.metrics.window_start is not None and not step.metrics.has_interval:
+        return True  # too few turns to tell anything
+    ratio = ratio_interval(step.metrics.throughput, best.metrics.throughput, confidence)
+    return ratio is None or ratio[1] >= 1.0
 
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
