@@ -57,14 +57,17 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
         self_agreement = 1.0 if measured is None else measured
     metrics = [step_metrics(s) for s in one_slot]
     swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
+    better = max(metrics, key=lambda m: m.turns_per_hour, default=None)
     return Baseline(
         reference=reference,
         reference_served=reference_served,
         figures=BaselineFigures(
             self_agreement=self_agreement,
-            best_one_slot_turns_per_hour=max((m.turns_per_hour for m in metrics), default=0.0),
+            best_one_slot_turns_per_hour=better.turns_per_hour if better else 0.0,
             # the worse of the one-slot runs: their spread is this machine's own noise
             one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
+            best_one_slot_se=better.turns_per_hour_se if better else None,
+            best_one_slot_batches=better.batches if better else 0,
         ),
     )
 

@@ -15,16 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .stats import t_quantile
+from .stats import MIN_BATCHES, Estimate, t_quantile
 
 if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 2
-# An interval from fewer sub-windows than this is not trusted: with one or two degrees of
-# freedom its width says more about luck than about the runner.
-MIN_BATCHES = 5
+FIGURES_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,11 @@ class StepMetrics:
     @property
     def has_interval(self) -> bool:
         return self.turns_per_hour_se is not None and self.batches >= MIN_BATCHES
+
+    @property
+    def throughput(self) -> Estimate:
+        """turns_per_hour with its noise, as the gain intervals take it."""
+        return Estimate(self.turns_per_hour, self.turns_per_hour_se, self.batches)
 
     def interval(self, confidence: float) -> tuple[float, float]:
         """Two-sided interval of turns_per_hour; the point itself when there is no interval."""
@@ -141,11 +143,23 @@ class BaselineFigures:
     self_agreement: how the two one-slot runs agreed with each other (1.0 with one run).
     best_one_slot_turns_per_hour: the better one-slot throughput, the bar for a gain.
     one_slot_swap_mb_per_min: the worse one-slot swap-out rate, this machine's own noise.
+    best_one_slot_se / best_one_slot_batches: the better run's own throughput noise (standard
+      error from that many batch means; None for a run without an interval). A gain is a ratio
+      of two measurements, so its interval carries both (`stats.ratio_interval`).
     """
 
     self_agreement: float
     best_one_slot_turns_per_hour: float
     one_slot_swap_mb_per_min: float
+    best_one_slot_se: float | None = None
+    best_one_slot_batches: int = 0
+
+    @property
+    def bar(self) -> Estimate:
+        """The better one-slot throughput with its noise: what every gain is a ratio to."""
+        return Estimate(
+            self.best_one_slot_turns_per_hour, self.best_one_slot_se, self.best_one_slot_batches
+        )
 
     def fidelity_threshold(self, bounds: Bounds) -> float:
         return self.self_agreement - bounds.fidelity_tolerance
@@ -234,6 +248,12 @@ class SweepFigures:
                 float(base["self_agreement"]),
                 float(base["best_one_slot_turns_per_hour"]),
                 float(base["one_slot_swap_mb_per_min"]),
+                _optional_float(base.get("best_one_slot_se")),
+                int(base.get("best_one_slot_batches", 0)),
             ),
             tuple(StepFigures.from_json(step) for step in data["steps"]),
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

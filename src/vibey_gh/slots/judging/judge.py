@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .stats import ratio_interval
 
 if TYPE_CHECKING:
     from .baseline import Baseline
@@ -37,8 +38,9 @@ class Verdict:
       "inconclusive", or "breaks <first bound>".
     broken: every broken bound, as a phrase. warnings: what is reported but not refusing
       (memory at one slot). gain: throughput over the best one-slot run, minus 1.
-    gain_low / gain_high: the gain's interval at `confidence`, from the step's own throughput
-      interval over that same bar (the point gain for a step measured without an interval).
+    gain_low / gain_high: the gain's interval at `confidence`: the ratio of the step's throughput
+      to that same bar, with the noise of both (`gain_ratio`; the point gain when neither was
+      measured with an interval).
       Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
       gain_high < min_gain, and is inconclusive in between.
     turns_per_hour_low / turns_per_hour_high: the throughput's interval at `confidence`.
@@ -160,8 +162,9 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
     gain = gain_low = gain_high = None
     if best > 0:
         gain = metrics.turns_per_hour / best - 1.0
-        if not unknowable:
-            gain_low, gain_high = low / best - 1.0, high / best - 1.0
+        ratio = None if unknowable else gain_ratio(metrics, baseline, bounds.confidence)
+        if ratio is not None:
+            gain_low, gain_high = ratio[0] - 1.0, ratio[1] - 1.0
     qualifies = step.slots > 1 and inside and gain_low is not None and gain_low >= bounds.min_gain
     if step.slots > 1 and inside and not qualifies:
         undecided = unknowable or (gain_high is not None and gain_high >= bounds.min_gain)
@@ -183,6 +186,14 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         turns_per_hour_high=high,
         confidence=bounds.confidence if metrics.has_interval else None,
     )
+
+
+def gain_ratio(
+    metrics: StepMetrics, baseline: BaselineFigures, confidence: float
+) -> tuple[float, float] | None:
+    """The interval of a step's throughput over the better one-slot run's: both are measured,
+    so both intervals widen it (a noisy baseline can no more decide a verdict than a noisy step)."""
+    return ratio_interval(metrics.throughput, baseline.bar, confidence)
 
 
 def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
@@ -224,7 +235,7 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     qualifying = [v for v in verdicts if v.qualifies]
     if qualifying:
-        chosen, best = ideal_of(qualifying)
+        chosen, best = ideal_of(qualifying, bounds.confidence)
         reason = (
             f"{chosen.slots} slots stayed inside every bound and served "
             f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
@@ -245,13 +256,22 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
-def ideal_of(qualifying: Sequence[Verdict]) -> tuple[Verdict, Verdict]:
-    """(the ideal step, the best one): the smallest qualifying N whose throughput interval
-    reaches the best qualifying throughput (design §5); a gain the interval cannot show is
-    never paid for with memory, latency and fidelity."""
+def ideal_of(qualifying: Sequence[Verdict], confidence: float) -> tuple[Verdict, Verdict]:
+    """(the ideal step, the best one): the smallest qualifying N that the evidence cannot tell
+    from the best qualifying step (design §5); a gain the interval cannot show is never paid
+    for with memory, latency and fidelity. Both steps were measured, so "cannot tell" is the
+    interval of their ratio reaching 1, not one step's interval reaching the other's point:
+    the best of several noisy steps is also the luckiest."""
     best = max(qualifying, key=lambda v: (v.metrics.turns_per_hour, -v.slots))
-    reaching = [v for v in qualifying if v.turns_per_hour_high >= best.metrics.turns_per_hour]
+    reaching = [v for v in qualifying if v is best or _cannot_tell(v, best, confidence)]
     return min(reaching, key=lambda v: (v.slots, v.index)), best
+
+
+def _cannot_tell(step: Verdict, best: Verdict, confidence: float) -> bool:
+    if step.metrics.window_start is not None and not step.metrics.has_interval:
+        return True  # too few turns to tell anything
+    ratio = ratio_interval(step.metrics.throughput, best.metrics.throughput, confidence)
+    return ratio is None or ratio[1] >= 1.0
 
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:

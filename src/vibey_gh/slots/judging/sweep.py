@@ -2,9 +2,10 @@
 
 Steps are N = 1, 1, 2, 3, … (or an explicit list). The sweep stops at the first step above one
 slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
-over the best throughput so far. A step counts as such only when its whole throughput interval
-is below that bar; one whose interval clears it resets the count, and one whose interval
-straddles it (inconclusive) leaves the count as it was. Bounds are re-read (through
+over the best throughput so far. A step counts as such only when the whole interval of its
+throughput over the best step's (both measured, both noisy) is below that bar; one whose
+interval clears it resets the count, and one whose interval straddles it (inconclusive) leaves
+the count as it was. Bounds are re-read (through
 `bounds_now`) at every decision.
 Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed sweep makes
 the same decisions as an uninterrupted one.
@@ -12,14 +13,30 @@ the same decisions as an uninterrupted one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator, Sequence
 
 from .bounds import Bounds
-from .judge import judge_sweep
+from .figures import StepMetrics
+from .judge import Verdict, judge_sweep
 from .metrics import step_metrics
 from .records import StepRecord
+from .stats import ratio_interval
 
 DEFAULT_MAX_SLOTS = 16
+
+
+def gain_over_best(
+    verdict: Verdict, best_before: StepMetrics | None, confidence: float
+) -> tuple[float, float] | None:
+    """Interval of a step's throughput over the best step before it (both measured, so both
+    intervals count); None when too few turns tell nothing. With nothing served before, any
+    step is a gain."""
+    if best_before is None or best_before.turns_per_hour <= 0:
+        return math.inf, math.inf
+    if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
+        return None
+    return ratio_interval(verdict.metrics.throughput, best_before.throughput, confidence)
 
 
 def default_order(index: int) -> int:
@@ -47,7 +64,9 @@ def sweep_steps(
                 return f"reached the largest slot count to try ({max_slots})"
         step = yield slots
         index += 1
-        best_before = max((step_metrics(s).turns_per_hour for s in steps), default=0.0)
+        best_before = max(
+            (step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour, default=None
+        )
         steps.append(step)
         bounds = bounds_now()
         verdict = judge_sweep(steps, bounds).verdicts[-1]
@@ -55,10 +74,10 @@ def sweep_steps(
             continue
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
-        bar = (1.0 + bounds.min_gain) * best_before
-        if verdict.turns_per_hour_high < bar:
+        over_best = gain_over_best(verdict, best_before, bounds.confidence)
+        if over_best is not None and over_best[1] < 1.0 + bounds.min_gain:
             strikes += 1
-        elif verdict.turns_per_hour_low >= bar:
+        elif over_best is not None and over_best[0] >= 1.0 + bounds.min_gain:
             strikes = 0
         if strikes >= bounds.patience:
             return (

@@ -38,6 +38,7 @@ from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
 from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
+from ..judging.stats import Estimate
 from ..judging.sweep import sweep_steps
 from ..judging.trust import untrustworthy_floor
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
@@ -127,6 +128,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             "interval": "batch means",
             "min_seconds": req.config.min_step_seconds,
             "max_seconds": req.config.step_cap_seconds,
+            # a gain is a ratio of two measured throughputs: its interval carries both
+            "gain_interval": "ratio of the step's and the bar's batch means",
         },
     }
 
@@ -329,10 +332,10 @@ def _measure_clean(
     baseline = baseline_of(steps)
     # the bars the step's gain is decided against: the better one-slot run (qualifying) and
     # the best throughput so far (the patience rule)
-    compare_with: tuple[float, ...] = ()
+    compare_with: tuple[Estimate, ...] = ()
     if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
-        best_so_far = max(step_metrics(s).turns_per_hour for s in steps)
-        compare_with = (baseline.figures.best_one_slot_turns_per_hour, best_so_far)
+        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
+        compare_with = (baseline.figures.bar, best_so_far.throughput)
     discarded = 0
     while True:
         attempt = discarded + 1

@@ -41,7 +41,7 @@ from ..judging.metrics import (
 )
 from ..judging.records import LogEventRecord, StepRecord, TurnRecord
 from ..judging.reported import fill_in, runner_reported_from
-from ..judging.stats import t_quantile
+from ..judging.stats import Estimate, ratio_interval
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside
@@ -95,7 +95,7 @@ class StepContext:
 class _Stopping:
     """The steady-state rule a replay asks at every segment boundary: measure on?"""
 
-    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[float, ...]) -> None:
+    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[Estimate, ...]) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
         self.why = ENDED_MINIMUM
 
@@ -127,12 +127,13 @@ class _Stopping:
         se = batch_standard_error(batches, start, now)
         if se is None:
             return True
-        point = len(ends) * 3600.0 / (now - start)
-        half = t_quantile(0.5 + bounds.confidence / 2.0, len(batches) - 1) * se
-        low, high = point - half, point + half
-        return any(
-            low < (1.0 + bounds.min_gain) * bar <= high for bar in self.compare_with if bar > 0
-        )
+        here = Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
+        wanted = 1.0 + bounds.min_gain
+        for bar in self.compare_with:
+            ratio = ratio_interval(here, bar, bounds.confidence)
+            if ratio is not None and ratio[0] < wanted <= ratio[1]:
+                return True
+        return False
 
 
 class _LineWriter:
@@ -178,9 +179,10 @@ def measure_step(
     baseline: Baseline,
     step_dir: Path,
     progress: StepProgress,
-    compare_with: tuple[float, ...] = (),
+    compare_with: tuple[Estimate, ...] = (),
 ) -> StepRecord:
-    """`compare_with`: throughputs the step's gain is decided against (none: minimum time)."""
+    """`compare_with`: throughputs (with their noise) the step's gain is decided against (none:
+    minimum time)."""
     ensure_private_dir(step_dir)
     turn_ids = [t.id for s in ctx.corpus.segments for t in s.turns]
     progress.step_started(index, slots, attempt, len(turn_ids))

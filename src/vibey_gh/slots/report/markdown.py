@@ -108,9 +108,10 @@ def _throughput_section(
         lines.append(
             f"Each step was measured in a steady state; its throughput counts only the window "
             f"in which every worker was busy, and its interval ({confidence:.0%}, batch means "
-            "over ten sub-windows) is judged from the step's own data. A step qualifies when "
-            f"the low end of its gain clears {bounds.min_gain:.0%}, gains nothing when the high "
-            "end does not, and is inconclusive in between."
+            "over ten sub-windows) is judged from the step's own data. A gain's interval "
+            "carries the noise of both the step and the better one-slot run. A step qualifies "
+            f"when the low end of its gain clears {bounds.min_gain:.0%}, gains nothing when the "
+            "high end does not, and is inconclusive in between."
         )
     if noise.noise is None:
         lines.append(f"Noise is unknown: {noise.reason}.")
