@@ -330,12 +330,13 @@ def _measure_clean(
     wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
-    # the bars the step's gain is decided against: the better one-slot run (qualifying) and
-    # the best throughput so far (the patience rule)
+    # the bars the step's gain is decided against: the better one-slot run with its noise
+    # (qualifying) and the best throughput so far as a point (the patience rule, see
+    # judging.sweep.gain_over_best)
     compare_with: tuple[Estimate, ...] = ()
     if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
         best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
-        compare_with = (baseline.figures.bar, best_so_far.throughput)
+        compare_with = (baseline.figures.bar, Estimate(best_so_far.turns_per_hour))
     discarded = 0
     while True:
         attempt = discarded + 1
