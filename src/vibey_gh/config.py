@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
-from .runners.names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
+from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
+from .slots.judging.bounds import Bounds
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -39,29 +40,6 @@ OWNED_RUNNER_ARGS = frozenset(
     {"-m", "--model", "-np", "--parallel", "-c", "--ctx-size", "--host", "--port"}
 )
 RUNNER_ENV_PREFIX = "OLLAMA_"
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """The limits a step must stay inside (design §5). Re-read at every decision."""
-
-    wired_ceiling: float = 0.80
-    swap_factor: float = 2.0
-    swap_floor_mb_per_min: float = 64.0
-    fidelity_tolerance: float = 0.05
-    min_gain: float = 0.10
-    patience: int = 2
-    # how sure an interval is: a step qualifies when its gain interval at this confidence
-    # clears min_gain (design §5 "Steady state and confidence")
-    confidence: float = 0.90
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Bounds:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass(frozen=True)

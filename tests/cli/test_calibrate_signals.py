@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slots"))
 from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
-from vibey_gh.slots.orphans import PID_FILE
+from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

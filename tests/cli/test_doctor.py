@@ -18,7 +18,7 @@ from vibey_gh.interfaces.slots_interface import RunnerInfo
 from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.probes import PlatformProbes
-from vibey_gh.slots.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "platforms"
 SERVER_FILES = {

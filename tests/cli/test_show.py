@@ -16,10 +16,10 @@ from vibey_gh.cli.show import render_answer
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots.allowed import AllowedDeps
-from vibey_gh.slots.evidence import load_evidence, seal_evidence
-from vibey_gh.slots.fingerprint import compute_fingerprint, fingerprint_id
-from vibey_gh.slots.show import gather_show
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint, fingerprint_id
+from vibey_gh.slots.evidence.store import load_evidence, seal_evidence
+from vibey_gh.slots.gate.allowed import AllowedDeps
+from vibey_gh.slots.report.show import gather_show
 from vibey_gh.state import StateLayout
 
 RECORDED = (

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels
-from vibey_gh.slots.allowed import decide_allowed
+from vibey_gh.slots.gate.allowed import decide_allowed
 
 REASON = "unsupported platform: win32; vibey-gh runs on macOS and Linux"
 

@@ -53,7 +53,6 @@ def test_unknown_kind_lists_the_valid_names() -> None:
         lambda: watch_url("vllm", "http://127.0.0.1:1"),
         lambda: chat_client("vllm", "http://127.0.0.1:1", "m"),
         lambda: identify_production(LocalModels(runner="vllm")),
-        lambda: LocalModels(runner="vllm").production,
         lambda: runner_kind("Embedded"),
         lambda: runner_kind(""),
     ],
@@ -131,50 +130,3 @@ def test_production_watch_follows_the_runner_kind() -> None:
 def test_the_registry_holds_exactly_the_names_the_config_accepts() -> None:
     assert registered_names() == RUNNER_NAMES
     assert [runner_kind(name).name for name in RUNNER_NAMES] == list(RUNNER_NAMES)
-
-
-def _imports_of(path: Path, module: str) -> Iterator[str]:
-    """Every vibey_gh module `path` imports, at the top, in a function or for type checking."""
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names if alias.name.startswith("vibey_gh"))
-        elif isinstance(node, ast.ImportFrom):
-            parts = package.split(".")
-            base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
-            target = ".".join(p for p in (base, node.module or "") if p)
-            if target.startswith("vibey_gh"):
-                yield target
-                yield from (f"{target}.{alias.name}" for alias in node.names)
-
-
-def test_the_runners_and_the_config_import_one_another_in_no_circle() -> None:
-    modules = {
-        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(
-            ".__init__"
-        ): path
-        for path in [PACKAGE / "config.py", *sorted((PACKAGE / "runners").glob("*.py"))]
-    }
-    graph = {
-        m: {i for i in _imports_of(p, m) if i in modules and i != m} for m, p in modules.items()
-    }
-
-    def circle_from(start: str) -> list[str] | None:
-        trail, seen = [start], set()
-        stack = [(start, iter(sorted(graph[start])))]
-        while stack:
-            node, following = stack[-1]
-            step = next(following, None)
-            if step is None:
-                stack.pop()
-                trail.pop()
-            elif step == start:
-                return [*trail, start]
-            elif step not in seen:
-                seen.add(step)
-                trail.append(step)
-                stack.append((step, iter(sorted(graph[step]))))
-        return None
-
-    circles = [circle for m in modules if (circle := circle_from(m))]
-    assert circles == [], " -> ".join(circles[0]) if circles else ""

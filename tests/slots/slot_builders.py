@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
-from vibey_gh.slots.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
 
 GB = 1_000_000_000
 
@@ -121,7 +121,7 @@ def same_answers(n: int = 10) -> list[TurnResult]:
 def write_evidence_file(path, fingerprint, steps, created_at: float) -> None:  # type: ignore[no-untyped-def]
     """An evidence file as calibrate writes it, minimal: what allowed and show read."""
     from vibey_gh.files import atomic_write_json
-    from vibey_gh.slots.evidence import EVIDENCE_SCHEMA, seal_evidence
+    from vibey_gh.slots.evidence.store import EVIDENCE_SCHEMA, seal_evidence
 
     atomic_write_json(
         path,

@@ -15,11 +15,12 @@ from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration

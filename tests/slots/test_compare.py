@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from vibey_gh.cli.main import cli
-from vibey_gh.slots.evidence import seal_evidence
-from vibey_gh.slots.fingerprint import fingerprint_id
+from vibey_gh.slots.evidence.fingerprint import fingerprint_id
+from vibey_gh.slots.evidence.store import seal_evidence
 from vibey_gh.state import StateLayout
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from vibey_gh.slots.pool import PoolRun
-from vibey_gh.slots.turns import Turn
+from vibey_gh.slots.corpus.pool import PoolRun
+from vibey_gh.slots.corpus.turns import Turn
 
 # Fixed identities and dates make commit hashes, and so corpus hashes, the same everywhere.
 GIT_ENV = {

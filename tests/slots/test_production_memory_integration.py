@@ -28,10 +28,11 @@ from vibey_gh.platforms.footprint import ProductionFootprint
 from vibey_gh.platforms.nvidia import GpuProcesses
 from vibey_gh.platforms.probes import PlatformProbes, this_platform
 from vibey_gh.runners.registry import runner_kind
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.metrics import step_metrics
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration

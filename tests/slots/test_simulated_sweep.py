@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
-from vibey_gh.config import Bounds, LocalModels, SimulatedModel
+from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.slots_interface import ChatSettings, MemorySample, RunnerLaunch
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 MAX_TOKENS = 64

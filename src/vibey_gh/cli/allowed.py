@@ -10,8 +10,8 @@ import click
 from .common import emit_json, injected_platform, json_option, library_errors, window_option
 
 if TYPE_CHECKING:
-    from ..slots.allowed import AllowedAnswer
-    from ..slots.openmetrics import MetricLabels
+    from ..slots.gate.allowed import AllowedAnswer
+    from ..slots.gate.openmetrics import MetricLabels
 
 FORMATS = ("text", "json", "openmetrics")
 
@@ -70,13 +70,13 @@ def allowed(
     chosen = "json" if as_json else (output_format or "text")
     if chosen == "openmetrics" or textfile is not None:
         answer, labels = _answer_with_labels(model, window, injected_platform())
-        from ..slots.openmetrics import openmetrics_text, write_textfile
+        from ..slots.gate.openmetrics import openmetrics_text, write_textfile
 
         metrics = openmetrics_text(answer, labels)
         if textfile is not None:
             write_textfile(textfile, metrics)
     else:
-        from ..slots.allowed import decide_allowed
+        from ..slots.gate.allowed import decide_allowed
 
         answer = decide_allowed(model=model, window=window, platform=injected_platform())
     if chosen == "json":
@@ -93,8 +93,8 @@ def _answer_with_labels(
     """The answer, and the labels of what it is about (the config's, when it parses)."""
     from ..config import load_config
     from ..errors import ConfigError
-    from ..slots.allowed import decide_allowed
-    from ..slots.openmetrics import MetricLabels
+    from ..slots.gate.allowed import decide_allowed
+    from ..slots.gate.openmetrics import MetricLabels
 
     try:
         config = load_config().with_overrides(model=model, window=window)

@@ -24,7 +24,7 @@ def _decide(ctx: click.Context) -> Any:
     injected = (ctx.find_root().obj or {}).get("decide_allowed")
     if injected is not None:
         return injected
-    from ..slots.allowed import decide_allowed
+    from ..slots.gate.allowed import decide_allowed
 
     def decide(config: LocalModels) -> Any:
         return decide_allowed(config)
@@ -76,7 +76,7 @@ def apply(
       vibey-gh slots apply --slots 4 --force        past the evidence, on purpose
       vibey-gh slots apply --json
     """
-    from ..slots.apply import describe_plan, perform_apply, plan_apply
+    from ..slots.gate.apply import describe_plan, perform_apply, plan_apply
 
     config = load_config()
     plan, parallelism = plan_apply(

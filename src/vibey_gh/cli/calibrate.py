@@ -32,7 +32,7 @@ DEMO_MAX_SLOTS = 4
 # few minutes on two cores.
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
-DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.sweep, not imported for --help)
+DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.judging.sweep, not imported for --help)
 MAX_SLOTS = 256
 STOP_SIGNALS = (
     signal.SIGINT,
@@ -180,8 +180,9 @@ def calibrate(
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
     """
     from ..config import load_config
-    from ..slots.calibrate import CalibrationRequest, pending_request, run_calibration
-    from ..slots.wiring import build_environment, demo_corpus, load_corpus_for
+    from ..slots.measurement.calibrate import pending_request, run_calibration
+    from ..slots.measurement.calibration_setup import CalibrationRequest
+    from ..slots.measurement.wiring import build_environment, demo_corpus, load_corpus_for
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
@@ -283,7 +284,7 @@ def calibrate(
 def what_allowed_answers_now(config: LocalModels) -> dict[str, Any]:
     """What `slots allowed` answers after the sweep, and, when the declaration is not
     "measured", what it would answer with it and the config line that says so."""
-    from ..slots.allowed import decide_allowed
+    from ..slots.gate.allowed import decide_allowed
 
     after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
     if config.concurrent_runs != "measured":

@@ -34,8 +34,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
       vibey-gh slots compare f99b07f610204948 laptop.json --json
     """
     from ..config import load_config
-    from ..slots.compare import compare as compare_sweeps
-    from ..slots.compare import write_overlaid_throughput
+    from ..slots.report.compare import compare as compare_sweeps
+    from ..slots.report.compare import write_overlaid_throughput
     from ..state import StateLayout
 
     comparison = compare_sweeps(list(sweeps), StateLayout.from_env(), load_config().bounds)

@@ -12,7 +12,7 @@ from ..config import CONFIG_ENV, CONFIG_NAME, LocalModels, load_config
 from ..errors import VibeyError
 from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
-from ..slots.fingerprint import Fingerprint, compute_fingerprint
+from ..slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from ..userdirs import user_config_dir
 from .common import emit_json, json_option, library_errors, window_option
 

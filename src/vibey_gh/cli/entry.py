@@ -64,7 +64,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
 
 def answer_allowed(args: AllowedArgs) -> int:
     """Print the answer as `slots allowed` does; return the exit code."""
-    from ..slots.allowed import decide_allowed
+    from ..slots.gate.allowed import decide_allowed
 
     model, window, as_json = args
     try:

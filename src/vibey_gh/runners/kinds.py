@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .names import DEFAULT_PORTS, default_production_url
+from ..interfaces.runner_names import DEFAULT_PORTS, default_production_url
 
 if TYPE_CHECKING:
     from ..config import LocalModels, SimulatedModel

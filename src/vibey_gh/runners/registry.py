@@ -4,17 +4,17 @@ Everything a kind knows (default port and URL, who production is, how to watch i
 its parallelism, its calibration runner, its chat client) is asked of `runner_kind(name)`; the
 functions below are the common questions asked by name. Light enough for `slots allowed` to
 identify production on every decision: the kinds import their adapters only when asked. The
-names alone, which the config reads, are in `names`.
+names alone, which the config reads, are in `interfaces.runner_names`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import BadInput
+from ..interfaces.runner_names import DEFAULT_RUNNER as DEFAULT_RUNNER
+from ..interfaces.runner_names import RUNNER_NAMES as RUNNER_NAMES
 from .kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
-from .names import DEFAULT_RUNNER as DEFAULT_RUNNER
-from .names import RUNNER_NAMES as RUNNER_NAMES
-from .names import unknown_runner
 
 if TYPE_CHECKING:
     from ..config import LocalModels, SimulatedModel
@@ -34,7 +34,9 @@ def runner_kind(name: str) -> RunnerKind:
     try:
         return _KINDS[name]
     except KeyError:
-        raise unknown_runner(name) from None
+        raise BadInput(
+            f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}"
+        ) from None
 
 
 def registered_names() -> tuple[str, ...]:

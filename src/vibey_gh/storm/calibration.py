@@ -15,15 +15,16 @@ from typing import Any
 
 from ..config import LocalModels
 from ..errors import BadInput
-from ..slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
-from ..slots.corpus import (
+from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
     DEFAULT_SEGMENTS_PER_STRATUM,
     Corpus,
     build_corpus,
 )
-from ..slots.pool import build_pool
-from ..slots.progress_lines import LineProgress
+from ..slots.corpus.pool import build_pool
+from ..slots.measurement.calibrate import run_calibration
+from ..slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
+from ..slots.measurement.progress_lines import LineProgress
 from ..state import StateLayout
 from .lock import model_lock
 
@@ -126,7 +127,7 @@ def calibrate_idle(
     log: Any,
 ) -> CalibrationOutcome:
     """Take the model lock exclusively, build the corpus, run `calibrate --if-requested`."""
-    from ..slots.wiring import build_environment
+    from ..slots.measurement.wiring import build_environment
 
     with model_lock(layout, exclusive=True, wait=False, role="calibration"):
         corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)

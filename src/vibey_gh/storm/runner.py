@@ -49,9 +49,9 @@ from ..lanes.client import ChatClient, production_client, runner_description
 from ..lanes.loop import LaneOptions, LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
-from ..slots.allowed import AllowedAnswer, decide_allowed
-from ..slots.calibrate import CalibrationOutcome
-from ..slots.evidence import pending_requests
+from ..slots.evidence.store import pending_requests
+from ..slots.gate.allowed import AllowedAnswer, decide_allowed
+from ..slots.measurement.calibration_setup import CalibrationOutcome
 from ..state import StateLayout
 from .calibration import CalibrationBackoff, CalibrationPlan, calibrate_idle
 from .lock import file_lock, model_lock
