@@ -1,8 +1,8 @@
 """The four runner kinds, each one `contract.RunnerKind`; `registry` names them.
 
-Light on purpose: `slots allowed` identifies production through these on every decision, and
-the config checks its runner against the registry, so every adapter (httpx, llama.cpp, process
-handling) is imported inside the method that needs it.
+Light on purpose: `slots allowed` identifies production through these on every decision, so
+every adapter (httpx, llama.cpp, process handling) is imported inside the method that needs it.
+Each kind's default port comes from `interfaces.runner_names`, which the config reads too.
 """
 
 from __future__ import annotations
