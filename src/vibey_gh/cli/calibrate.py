@@ -14,6 +14,7 @@ import click
 
 from ..config import CONFIG_NAME, STEP_SECONDS_RANGE, LocalModels
 from ..errors import BadInput
+from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
 from .common import (
     emit_json,
     json_option,
@@ -95,7 +96,7 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 )
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
-@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"]))
+@click.option("--runner", type=click.Choice(RUNNER_NAMES))
 @click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
 @click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
 @click.option(
@@ -203,7 +204,7 @@ def calibrate(
     if demo:
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
-        config = config.with_overrides(runner=runner or "embedded", model=model or "default")
+        config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         window = window or DEMO_WINDOW
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS

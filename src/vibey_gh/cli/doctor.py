@@ -274,7 +274,7 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
         probes = PlatformProbes.detect()
     identify = _injected(ctx, "identify_production")
     if identify is None:
-        from ..runners.identify import identify_production
+        from ..runners.registry import identify_production
 
         identify = identify_production
     drift = _injected(ctx, "production_drift")

@@ -108,7 +108,7 @@ class AllowedDeps:
 
 def default_deps() -> AllowedDeps:
     from ...platforms.probes import PlatformProbes
-    from ...runners.identify import identify_production
+    from ...runners.registry import identify_production
     from ...state import StateLayout
 
     return AllowedDeps(

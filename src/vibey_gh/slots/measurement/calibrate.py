@@ -23,6 +23,7 @@ from ...errors import BadInput, EvidenceError, Refused, VibeyError
 from ...files import leftover_temp_files
 from ...interfaces.slots_interface import ChatSettings
 from ...runners.process import ensure_port_free
+from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.store import (
@@ -162,7 +163,7 @@ def run_calibration(
     if req.out_dir is not None:
         check_out_dir(req.out_dir)
     orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
-    if req.config.runner in ("embedded", "simulated"):
+    if runner_kind(req.config.runner).calibrates_this_package:
         # Also when the pid file named one: a kill between starting a step's runner and
         # recording it leaves the file naming the previous step's runner, still stopping.
         orphans.append(stop_embedded_runner_on_port(req.config.calibration_port))

@@ -33,29 +33,31 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
     from ...platforms.probes import PlatformProbes
     from ...runners.binary_identity import identify_calibration_binary
     from ...runners.drift import production_drift
-    from ...runners.identify import identify_production
-    from ...runners.registry import IN_PACKAGE_KINDS, production_watch, runner_for, watch_url
+    from ...runners.registry import runner_kind
 
     probes = PlatformProbes.detect()
     layout = layout or StateLayout.from_env()
+    kind = runner_kind(config.runner)
     # the embedded and simulated calibration runners are the installed package production runs
-    separate_binary = config.runner not in IN_PACKAGE_KINDS
+    separate_binary = not kind.calibrates_this_package
     return Environment(
         layout=layout,
         clock=SYSTEM_CLOCK,
         device=probes.device.describe(),
-        production_identity=lambda: identify_production(config, layout),
-        production=production_watch(config),
+        production_identity=lambda: kind.identify_production(config, layout),
+        production=kind.watch(config.production),
         memory=probes.memory,
-        runner=runner_for(config.runner, config=config),
+        runner=kind.calibration_runner(config=config),
         log_source=log_source,
         fingerprint_of=compute_fingerprint,
-        calibration_watch=lambda url: watch_url(config.runner, url),
+        calibration_watch=kind.watch,
         calibration_identity=(
             (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
         ),
         production_drift=lambda: production_drift(config),
-        production_footprint=probes.production_footprint(config.production, config.runner),
+        production_footprint=probes.production_footprint(
+            config.production, kind.default_port, kind.process_names
+        ),
         calibration_model_bytes=lambda: model_file_bytes(config),
     )
 
@@ -63,15 +65,9 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
 def model_file_bytes(config: LocalModels) -> int | None:
     """The size of the calibration runner's model file: a GGUF path (llama-server, embedded);
     None for Ollama's named models, which Ollama itself places (and unloads when idle)."""
-    if config.runner == "ollama":
-        return None
-    from ...errors import RunnerNotFound
-    from ...runners.models import resolve_gguf
+    from ...runners.registry import runner_kind
 
-    try:
-        return resolve_gguf(config.model).stat().st_size
-    except (RunnerNotFound, OSError):
-        return None  # starting the runner says what is wrong with the model
+    return runner_kind(config.runner).model_file_bytes(config)
 
 
 def demo_corpus(window: int) -> Corpus:
