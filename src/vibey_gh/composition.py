@@ -102,7 +102,7 @@ def real_collaborators(
         identify_production=identify,
         production_drift=production_drift or _production_drift,
         decide_allowed=decide_allowed or _decide_with(platform, allowed_deps),
-        calibration_environment=calibration_environment or _environment_with(probes),
+        calibration_environment=calibration_environment or _environment_with(probes, clock),
         production_client=production_client or _production_client,
     )
 
@@ -156,12 +156,12 @@ def _production_client(config: LocalModels) -> ChatClient:
 
 
 def _environment_with(
-    probes: Callable[[], PlatformProbes],
+    probes: Callable[[], PlatformProbes], clock: Clock
 ) -> Callable[[LocalModels, StateLayout | None], Environment]:
     def environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
         from .slots.measurement.wiring import build_environment
 
-        return build_environment(config, layout, probes())
+        return build_environment(config, layout, probes(), clock)
 
     return environment
 

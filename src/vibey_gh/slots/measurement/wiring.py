@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...clock import SYSTEM_CLOCK
+from ...clock import SYSTEM_CLOCK, Clock
 from ...config import LocalModels
 from ...state import StateLayout
 from ..corpus.corpus import Corpus, build_demo_corpus, load_corpus
@@ -34,7 +34,10 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
 
 
 def build_environment(
-    config: LocalModels, layout: StateLayout | None = None, probes: PlatformProbes | None = None
+    config: LocalModels,
+    layout: StateLayout | None = None,
+    probes: PlatformProbes | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Environment:
     """A calibration's world for `config`: the real one, on this machine's probes unless given
     (the composition root, `vibey_gh.composition`, hands in its own)."""
@@ -50,7 +53,7 @@ def build_environment(
     separate_binary = config.runner not in IN_PACKAGE_KINDS
     return Environment(
         layout=layout,
-        clock=SYSTEM_CLOCK,
+        clock=clock,
         device=probes.device.describe(),
         production_identity=lambda: identify_production(config, layout),
         production=production_watch(config),
