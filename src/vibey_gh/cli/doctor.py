@@ -1,4 +1,4 @@
-"""`vibey-gh doctor`: what was detected, where each fact came from, and the fingerprint."""
+"""`vibey-gh doctor`: renders what `vibey_gh.doctor` gathers (facts, sources, fingerprint)."""
 
 from __future__ import annotations
 
