@@ -179,6 +179,7 @@ STATE, USERDIRS = "vibey_gh.state", "vibey_gh.userdirs"
 SLOTS = "vibey_gh.slots"
 CORPUS, MEASUREMENT, EVIDENCE = f"{SLOTS}.corpus", f"{SLOTS}.measurement", f"{SLOTS}.evidence"
 REPORT, GATE = f"{SLOTS}.report", f"{SLOTS}.gate"
+COMPOSITION, DOCTOR = "vibey_gh.composition", "vibey_gh.doctor"
 BASE = frozenset({ERRORS, INTERFACES})
 ALLOWED: dict[str, frozenset[str]] = {
     ROOT: frozenset(),
@@ -202,8 +203,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     MEASUREMENT: BASE
     | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
     | {CORPUS, JUDGING, EVIDENCE, REPORT},
+    COMPOSITION: BASE | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE, GATE, MEASUREMENT},
+    DOCTOR: BASE | {CONFIG, PLATFORMS, USERDIRS, EVIDENCE},
     "vibey_gh.storm": BASE
-    | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE}
+    | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE, COMPOSITION}
     | {CORPUS, EVIDENCE, GATE, MEASUREMENT},
 }
 EDGE = "vibey_gh.cli"

@@ -14,8 +14,13 @@ from ..config import load_config
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
-from ..state import StateLayout
-from .common import emit_json, json_option, library_errors, supported_platform_only
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+)
 
 WATCH_INTERVAL_S = 0.5
 
@@ -35,7 +40,7 @@ def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
 
 def default_log_path(kind: str, port: int) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    return StateLayout.from_env().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
+    return collaborators().layout().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
 
 
 def _wait_until_stopped(running: RunningRunner) -> None:

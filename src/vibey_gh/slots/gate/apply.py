@@ -30,7 +30,8 @@ MAX_WINDOW = 1 << 24
 class Answer(Protocol):
     """What `slots allowed` gives back, as far as apply reads it."""
 
-    allowed: int
+    @property
+    def allowed(self) -> int: ...
 
     def line(self) -> str: ...
 

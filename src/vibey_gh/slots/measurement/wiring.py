@@ -1,17 +1,21 @@
-"""Assemble a calibration's Environment from the config: the one place that wires real parts."""
+"""Assemble a calibration's Environment from the config (for the composition root and tests)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...clock import SYSTEM_CLOCK
+from ...clock import SYSTEM_CLOCK, Clock
 from ...config import LocalModels
 from ...state import StateLayout
 from ..corpus.corpus import Corpus, build_demo_corpus, load_corpus
 from ..evidence.fingerprint import compute_fingerprint
 from ..judging.records import LogEventRecord
 from .calibration_setup import Environment
+
+if TYPE_CHECKING:
+    from ...platforms.probes import PlatformProbes
 
 
 def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
@@ -29,20 +33,27 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
     return new_events
 
 
-def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
+def build_environment(
+    config: LocalModels,
+    layout: StateLayout | None = None,
+    probes: PlatformProbes | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Environment:
+    """A calibration's world for `config`: the real one, on this machine's probes unless given
+    (the composition root, `vibey_gh.composition`, hands in its own)."""
     from ...platforms.probes import PlatformProbes
     from ...runners.binary_identity import identify_calibration_binary
     from ...runners.drift import production_drift
     from ...runners.registry import runner_kind
 
-    probes = PlatformProbes.detect()
+    probes = probes or PlatformProbes.detect()
     layout = layout or StateLayout.from_env()
     kind = runner_kind(config.runner)
     # the embedded and simulated calibration runners are the installed package production runs
     separate_binary = not kind.calibrates_this_package
     return Environment(
         layout=layout,
-        clock=SYSTEM_CLOCK,
+        clock=clock,
         device=probes.device.describe(),
         production_identity=lambda: kind.identify_production(config, layout),
         production=kind.watch(config.production),
