@@ -51,12 +51,12 @@ from vibey_gh.config import CONFIG_ENV, LocalModels
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.platforms.probes import PlatformProbes
-from vibey_gh.runners.identify import identify_production
-from vibey_gh.runners.registry import runner_for
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.evidence import evidence_path, seal_evidence
-from vibey_gh.slots.fingerprint import compute_fingerprint
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.runners.registry import identify_production, runner_for
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.store import evidence_path, seal_evidence
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout, state_root
 
 DEMO_EVIDENCE = (

@@ -21,9 +21,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from vibey_gh.slots.corpus import build_corpus, write_corpus
-from vibey_gh.slots.pool import Pool, build_pool
-from vibey_gh.slots.turns import seeded_rank
+from vibey_gh.slots.corpus.corpus import build_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import Pool, build_pool
+from vibey_gh.slots.corpus.turns import seeded_rank
 
 FILES_PER_SPEC = 26
 TEXT_SUFFIXES = (".py", ".md", ".toml", ".txt", ".yml", ".yaml", ".json", ".cfg", "Makefile")

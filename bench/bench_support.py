@@ -17,9 +17,9 @@ from pathlib import Path
 import psutil
 
 from vibey_gh.interfaces.slots_interface import MemorySample
-from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.pool import build_pool
-from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.judging.records import StepRecord
 
 MICRO_WINDOW = 1024
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from bench_support import free_port, micro_corpus, runners_on
 
 from vibey_gh.files import leftover_temp_files
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024

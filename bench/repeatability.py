@@ -28,12 +28,14 @@ from bench_support import MICRO_WINDOW, free_port, micro_corpus, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.slots_interface import MemorySample
-from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-from vibey_gh.slots.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 
@@ -57,9 +59,12 @@ class Quiet:
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         why = (step.measurement or {}).get("why_ended", "")
+        metrics = step_metrics(step)
+        low, high = metrics.interval(0.9)
         print(
             f"  run {self.run}: step {step.index} N={step.slots} {len(step.turns)} turns, "
-            f"{step.ended_at - step.started_at:.1f} s: {verdict_label} ({why})",
+            f"{step.ended_at - step.started_at:.1f} s, {metrics.turns_per_hour:,.0f} turns/h "
+            f"({low:,.0f}–{high:,.0f}): {verdict_label} ({why})",
             flush=True,
         )
 

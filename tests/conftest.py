@@ -1,3 +1,4 @@
-"""The fixtures of every test: see tests/support/fixtures.py (state dir isolation, layout)."""
+"""The fixtures of every test: see tests/support/fixtures.py (state dir isolation, layout, and
+`run_cli`, the CLI with stand-in collaborators)."""
 
 pytest_plugins = ("tests.support.fixtures",)

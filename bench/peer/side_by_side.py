@@ -41,10 +41,10 @@ from bench_support import CpuClock, free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.registry import runner_for
-from vibey_gh.slots.corpus import Corpus, build_corpus, build_demo_corpus, write_corpus
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.metrics import step_metrics
-from vibey_gh.slots.pool import build_pool
+from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, build_demo_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.state import StateLayout
 
 DEFAULT_VENV = Path.home() / ".cache" / "vibey-gh-bench" / "guidellm-venv"

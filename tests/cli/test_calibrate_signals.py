@@ -18,7 +18,7 @@ import pytest
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
 from tests.support.processes import gone
-from vibey_gh.slots.orphans import PID_FILE
+from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

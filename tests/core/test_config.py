@@ -8,15 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from vibey_gh.cli.main import cli
-from vibey_gh.config import (
-    Bounds,
-    LocalModels,
-    choose_config_file,
-    find_config,
-    load_config,
-    parse_config,
-)
+from vibey_gh.config import LocalModels, choose_config_file, find_config, load_config, parse_config
 from vibey_gh.errors import ConfigError
+from vibey_gh.slots.judging.bounds import Bounds
 
 
 def test_no_file_means_the_defaults(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import yaml
 
 from vibey_gh.cli.main import cli
 from vibey_gh.cli.reference import render_cli_reference, walk_commands
-from vibey_gh.config import Bounds, LocalModels, SimulatedModel
+from vibey_gh.config import LocalModels, SimulatedModel
+from vibey_gh.slots.judging.bounds import Bounds
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO / "docs"

@@ -15,8 +15,8 @@ from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.lanes.loop import LaneOptions, run_lane
 from vibey_gh.lanes.records import LaneRecorder, iter_records, new_run_id, read_record
 from vibey_gh.lanes.specs import LaneSpec, load_spec
-from vibey_gh.slots.corpus import build_corpus
-from vibey_gh.slots.pool import build_pool
+from vibey_gh.slots.corpus.corpus import build_corpus
+from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.state import StateLayout
 
 

@@ -26,7 +26,7 @@ from vibey_gh.lanes.plan import opening_messages
 from vibey_gh.lanes.records import LaneRecorder, read_record
 from vibey_gh.lanes.specs import LaneSpec, load_spec
 from vibey_gh.lanes.tools import tool_definitions
-from vibey_gh.slots.pool import build_pool
+from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.state import StateLayout
 
 SETTINGS = ChatSettings(window=4096, max_tokens=64)

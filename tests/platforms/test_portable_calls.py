@@ -100,4 +100,3 @@ def test_the_scan_finds_a_call_however_it_is_written(source: str) -> None:
     assert len(found) == 1
     assert found[0].endswith(": signal.sigtimedwait (not on macOS)")
     assert "tests/platforms/test_portable_calls.py:" in found[0]  # file and line
-

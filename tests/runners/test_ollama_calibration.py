@@ -20,10 +20,11 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.ollama import OllamaRunner
-from vibey_gh.slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
-from vibey_gh.slots.corpus import Corpus, build_demo_corpus
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 DEMO_WINDOW = 4096

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
-from vibey_gh.slots.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
 
 GB = 1_000_000_000
 

@@ -18,12 +18,13 @@ from slot_builders import (
 
 from tests.support.clocks import ManualClock
 from tests.support.evidence import write_evidence_file
-from vibey_gh.config import Bounds, LocalModels
+from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots.allowed import REASON_CODES, AllowedDeps, decide_allowed
-from vibey_gh.slots.evidence import evidence_path, request_path
-from vibey_gh.slots.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.store import evidence_path, request_path
+from vibey_gh.slots.gate.allowed import REASON_CODES, AllowedDeps, decide_allowed
+from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.state import StateLayout
 
 NOW = 2_000_000_000.0
@@ -251,7 +252,7 @@ def build_steps(specs: list[dict]) -> list:
 def test_allowed_never_answers_a_step_that_breaks_a_bound(
     tmp_path_factory, specs, bounds, declaration
 ) -> None:
-    from vibey_gh.slots.judge import judge_sweep
+    from vibey_gh.slots.judging.judge import judge_sweep
 
     root = tmp_path_factory.mktemp("prop")
     steps = build_steps(specs)
@@ -300,7 +301,7 @@ def test_a_standing_request_is_not_rewritten_on_every_ask(tmp_path: Path) -> Non
 
 
 def stored_figures_file(root: Path) -> Path:
-    from vibey_gh.slots.figures import figures_path
+    from vibey_gh.slots.evidence.figures_cache import figures_path
 
     return figures_path(StateLayout(root), compute_fingerprint(DEVICE, RUNNER, WINDOW).id)
 
@@ -309,8 +310,8 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     tmp_path: Path,
 ) -> None:
     from vibey_gh.files import atomic_write_json
-    from vibey_gh.slots.baseline import sweep_figures
-    from vibey_gh.slots.figures import SweepFigures
+    from vibey_gh.slots.judging.baseline import sweep_figures
+    from vibey_gh.slots.judging.figures import SweepFigures
 
     evidence = record(tmp_path, good_sweep())
     stored = stored_figures_file(tmp_path)

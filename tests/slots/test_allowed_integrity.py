@@ -23,13 +23,13 @@ from test_allowed import (
 )
 
 from tests.support.evidence import write_evidence_file
-from vibey_gh.slots.allowed import AllowedAnswer, _state_problem, decide_allowed
-from vibey_gh.slots.evidence import (
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint, fingerprint_id
+from vibey_gh.slots.evidence.store import (
     evidence_path,
     integrity_digest,
     seal_evidence,
 )
-from vibey_gh.slots.fingerprint import compute_fingerprint, fingerprint_id
+from vibey_gh.slots.gate.allowed import AllowedAnswer, _state_problem, decide_allowed
 from vibey_gh.state import StateLayout
 
 TODAY = compute_fingerprint(DEVICE, RUNNER, WINDOW)
@@ -209,7 +209,7 @@ def test_state_problems_are_named(code: int, words: str) -> None:
 
 
 def show(root: Path):  # type: ignore[no-untyped-def]
-    from vibey_gh.slots.show import gather_show
+    from vibey_gh.slots.report.show import gather_show
 
     return gather_show(config=config("measured"), deps=deps_for(root))
 

@@ -13,7 +13,7 @@ from vibey_gh.errors import BadInput, Refused
 from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.probes import PlatformProbes
 from vibey_gh.runners.models import default_model_path
-from vibey_gh.slots.apply import describe_plan, perform_apply, plan_apply
+from vibey_gh.slots.gate.apply import describe_plan, perform_apply, plan_apply
 
 SYSTEMD_COMMANDS = [("systemctl", "daemon-reload"), ("systemctl", "restart", "ollama")]
 

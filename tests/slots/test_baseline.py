@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from slot_builders import answer, make_step, same_answers
 
-from vibey_gh.config import Bounds
-from vibey_gh.slots.baseline import baseline_of, early_verdict, sweep_figures
-from vibey_gh.slots.figures import Agreement, BaselineFigures
+from vibey_gh.slots.judging.baseline import baseline_of, early_verdict, sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import Agreement, BaselineFigures
 
 BOUNDS = Bounds()
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from vibey_gh.config import Bounds, load_config
-from vibey_gh.slots.calibrate import last_good_bounds
+from vibey_gh.config import load_config
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.measurement.calibrate import last_good_bounds
 
 GOOD = "[local_models.bounds]\nmin_gain = 0.25\n"
 

@@ -17,11 +17,12 @@ from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llama_server import LlamaServerRunner
-from vibey_gh.slots.allowed import decide_allowed
-from vibey_gh.slots.calibrate import CalibrationOutcome, CalibrationRequest, run_calibration
-from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.pool import build_pool
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.gate.allowed import decide_allowed
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 LIVE = shutil.which("llama-server")

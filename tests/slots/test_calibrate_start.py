@@ -19,8 +19,9 @@ from vibey_gh.interfaces.slots_interface import (
     RunnerInfo,
     RunnerLaunch,
 )
-from vibey_gh.slots.calibrate import CalibrationRequest, Environment, run_calibration
-from vibey_gh.slots.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
+from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest, Environment
 from vibey_gh.state import StateLayout
 
 DEVICE = DeviceFacts("Mac17,2", "Apple M5", 24 << 30, (), "macOS", "26.6.2")

@@ -16,7 +16,7 @@ from tests.support.repos import make_repo
 from vibey_gh.errors import BadInput
 from vibey_gh.files import canonical_json
 from vibey_gh.lanes.specs import load_specs
-from vibey_gh.slots.corpus import (
+from vibey_gh.slots.corpus.corpus import (
     Corpus,
     build_corpus,
     build_demo_corpus,
@@ -25,8 +25,8 @@ from vibey_gh.slots.corpus import (
     load_corpus,
     write_corpus,
 )
-from vibey_gh.slots.pool import Pool, build_pool, make_pool
-from vibey_gh.slots.turns import sha256_text
+from vibey_gh.slots.corpus.pool import Pool, build_pool, make_pool
+from vibey_gh.slots.corpus.turns import sha256_text
 
 # Golden values: a change here means every stored corpus and checkpoint key changes too.
 SYNTHETIC_POOL_SHA256 = "7e672b119032811437672dcea9ce5888fcb17a8ce6d68aa921868b3af61fd782"

@@ -6,8 +6,8 @@ import pytest
 from test_corpus_support import synthetic_run
 
 from vibey_gh.errors import BadInput
-from vibey_gh.slots.draw import draw_segments, stratum_bounds, stratum_name, stratum_of
-from vibey_gh.slots.pool import make_pool
+from vibey_gh.slots.corpus.draw import draw_segments, stratum_bounds, stratum_name, stratum_of
+from vibey_gh.slots.corpus.pool import make_pool
 
 WINDOW = 4000
 

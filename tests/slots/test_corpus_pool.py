@@ -13,9 +13,9 @@ from vibey_gh.errors import BadInput
 from vibey_gh.lanes.plan import opening_messages
 from vibey_gh.lanes.specs import load_spec
 from vibey_gh.lanes.tools import WorkingTree, list_dir, read_file, tool_definitions
-from vibey_gh.slots.gitsource import GitFailed, GitTree
-from vibey_gh.slots.pool import build_pool, make_pool, select_specs
-from vibey_gh.slots.turns import depth_estimate
+from vibey_gh.slots.corpus.git_source import GitFailed, GitTree
+from vibey_gh.slots.corpus.pool import build_pool, make_pool, select_specs
+from vibey_gh.slots.corpus.turns import depth_estimate
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vibey_gh.slots.pool import PoolRun
-from vibey_gh.slots.turns import Turn
+from vibey_gh.slots.corpus.pool import PoolRun
+from vibey_gh.slots.corpus.turns import Turn
 
 
 def write_spec(

@@ -30,9 +30,10 @@ from vibey_gh.interfaces.slots_interface import (
     TurnResult,
 )
 from vibey_gh.runners.registry import runner_for
-from vibey_gh.slots.calibrate import MAX_REMEASURES, Environment
-from vibey_gh.slots.evidence import load_evidence, request_path, write_request
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.evidence.store import load_evidence, request_path, write_request
+from vibey_gh.slots.measurement.calibrate import MAX_REMEASURES
+from vibey_gh.slots.measurement.calibration_setup import Environment
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 # one-slot steps end once they hold their thirty turns; a turn is a few milliseconds

@@ -19,22 +19,22 @@ from slot_builders import (
 )
 
 from tests.support.evidence import write_evidence_file
-from vibey_gh.config import Bounds
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots import figures as figures_module
-from vibey_gh.slots.baseline import sweep_figures
-from vibey_gh.slots.evidence import evidence_path, load_evidence
-from vibey_gh.slots.figures import (
+from vibey_gh.slots.evidence.figures_cache import (
     FIGURES_KIND,
-    SweepFigures,
     evidence_identity,
     figures_path,
     read_figures,
     save_figures,
 )
-from vibey_gh.slots.fingerprint import Fingerprint, compute_fingerprint
-from vibey_gh.slots.judge import judge_figures, judge_sweep
+from vibey_gh.slots.evidence.fingerprint import Fingerprint, compute_fingerprint
+from vibey_gh.slots.evidence.store import evidence_path, load_evidence
+from vibey_gh.slots.judging import figures as figures_module
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import SweepFigures
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.state import StateLayout
 
 CREATED_AT = 1_900_000_000.0

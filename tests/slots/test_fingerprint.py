@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from vibey_gh.files import canonical_json
 from vibey_gh.interfaces.slots_interface import Accelerator, DeviceFacts, RunnerInfo
-from vibey_gh.slots.fingerprint import (
+from vibey_gh.slots.evidence.fingerprint import (
     FINGERPRINT_FIELDS,
     compute_fingerprint,
     describe_differences,

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from tests.support.evidence import RECORDED
 from vibey_gh.cli.main import cli
-from vibey_gh.config import Bounds
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.html_report import render_html, write_html_report
-from vibey_gh.slots.plots import PLOT_NAMES
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.report.html import render_html, write_html_report
+from vibey_gh.slots.report.plots import PLOT_NAMES
 from vibey_gh.state import StateLayout
 
 FINGERPRINT = "a6e718b9b4a7bd46"

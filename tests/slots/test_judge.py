@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from slot_builders import answer, make_step, same_answers
 
-from vibey_gh.config import Bounds
-from vibey_gh.slots.baseline import baseline_of
-from vibey_gh.slots.judge import judge_step, judge_sweep
+from vibey_gh.slots.judging.baseline import baseline_of
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_step, judge_sweep
 
 BOUNDS = Bounds()
 

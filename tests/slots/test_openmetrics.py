@@ -12,8 +12,8 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from test_allowed import NOW, config, deps_for, good_sweep, record
 
 from vibey_gh.cli.main import cli
-from vibey_gh.slots.allowed import decide_allowed
-from vibey_gh.slots.openmetrics import MetricLabels, openmetrics_text
+from vibey_gh.slots.gate.allowed import decide_allowed
+from vibey_gh.slots.gate.openmetrics import MetricLabels, openmetrics_text
 
 LABELS = MetricLabels("0123456789abcdef", "ollama", "gpt-oss:20b", "65536")
 

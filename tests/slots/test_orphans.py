@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vibey_gh.slots.orphans import (
+from vibey_gh.slots.measurement.orphans import (
     _orphaned_embedded_runner,
     remember_runner,
     stop_orphaned_runner,

@@ -9,10 +9,11 @@ import pytest
 from slot_builders import make_step, same_answers
 
 from tests.support.evidence import RECORDED
-from vibey_gh.config import Bounds
-from vibey_gh.slots.evidence import Evidence, evidence_from_json, load_evidence
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.plots import (
+from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.report.plots import (
     PLOT_AXES,
     PLOT_NAMES,
     build_figures,
@@ -21,7 +22,6 @@ from vibey_gh.slots.plots import (
     sweep_timeline,
     write_plots,
 )
-from vibey_gh.slots.records import StepRecord
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -156,10 +156,10 @@ def test_matplotlib_keeps_its_config_and_cache_under_the_state_root(tmp_path: Pa
     env.update(HOME=str(home), VIBEY_GH_SLOTS_DIR=str(state))
     script = (
         "from pathlib import Path\n"
-        "from vibey_gh.config import Bounds\n"
-        "from vibey_gh.slots.evidence import load_evidence\n"
-        "from vibey_gh.slots.judge import judge_sweep\n"
-        "from vibey_gh.slots.plots import build_figures\n"
+        "from vibey_gh.slots.judging.bounds import Bounds\n"
+        "from vibey_gh.slots.evidence.store import load_evidence\n"
+        "from vibey_gh.slots.judging.judge import judge_sweep\n"
+        "from vibey_gh.slots.report.plots import build_figures\n"
         f"evidence = load_evidence(Path({str(RECORDED)!r}))\n"
         "build_figures(evidence, judge_sweep(evidence.steps, Bounds()), Bounds())\n"
         "import matplotlib\n"

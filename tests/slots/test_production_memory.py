@@ -11,21 +11,21 @@ import pytest
 from slot_builders import GB, make_step, same_answers
 
 from tests.support.clocks import ManualClock
-from vibey_gh.config import Bounds
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.interfaces.slots_interface import ProductionState
 from vibey_gh.platforms.footprint import FootprintReading
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.metrics import step_metrics
-from vibey_gh.slots.production_memory import (
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.production_memory import (
     FootprintSummary,
     charge_sample,
     check_fits_beside_production,
     footprint_sampler,
 )
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.sampler import StepSampler
+from vibey_gh.slots.measurement.sampler import StepSampler
 
 
 def sample(wired: int | None, gpus: tuple[GpuMemory, ...] = ()) -> MemorySample:
@@ -199,7 +199,7 @@ def test_fit_check_passes_when_there_is_room_or_nothing_to_judge() -> None:
 def test_the_report_shows_what_production_held_raw_and_charged() -> None:
     from test_report import synthetic_evidence
 
-    from vibey_gh.slots.report import render_report
+    from vibey_gh.slots.report.markdown import render_report
 
     one = [make_step(i, 1, same_answers(), wired_gb=5.0) for i in range(2)]
     beside = replace(_charged_step(21.0, 6.0), production_gpu_bytes=(2 * GB, None))

@@ -10,19 +10,19 @@ import pytest
 from slot_builders import answer, make_step, same_answers
 
 from tests.support.evidence import EVIDENCE_FIXTURES, RECORDED, RECORDED_FINGERPRINT
-from vibey_gh.config import Bounds
-from vibey_gh.slots.evidence import Evidence, evidence_from_json, load_evidence
-from vibey_gh.slots.judge import judge_sweep
-from vibey_gh.slots.plots import PLOT_NAMES
-from vibey_gh.slots.report import render_report, report_paths, write_report
-from vibey_gh.slots.report_context import NOT_MEASURED
-from vibey_gh.slots.report_facts import (
+from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.report.context_sections import NOT_MEASURED
+from vibey_gh.slots.report.facts import (
     answer_text,
     depth_facts,
     divergence_facts,
     noise_facts,
 )
-from vibey_gh.slots.table import markdown_table, step_rows
+from vibey_gh.slots.report.markdown import render_report, report_paths, write_report
+from vibey_gh.slots.report.plots import PLOT_NAMES
+from vibey_gh.slots.report.step_table import markdown_table, step_rows
 
 # A real sweep (embedded runner, shipped SmolLM2, steps 1,1,2, window 4096, 128 output tokens),
 # with the corpus's per-turn depth estimates added under corpus.depth_estimates.

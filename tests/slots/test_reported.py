@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from slot_builders import make_step, same_answers
 
-from vibey_gh.config import Bounds
 from vibey_gh.runners.logscan import scan_lines
-from vibey_gh.slots.baseline import sweep_figures
-from vibey_gh.slots.figures import StepFigures
-from vibey_gh.slots.judge import judge_figures, judge_step_figures, judge_sweep
-from vibey_gh.slots.records import LogEventRecord, RunnerReported, StepRecord
-from vibey_gh.slots.reported import describe, fill_in, runner_mismatch, runner_reported_from
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import StepFigures
+from vibey_gh.slots.judging.judge import judge_figures, judge_step_figures, judge_sweep
+from vibey_gh.slots.judging.records import LogEventRecord, RunnerReported, StepRecord
+from vibey_gh.slots.judging.reported import describe, fill_in, runner_mismatch, runner_reported_from
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "runners" / "logs"
 MIB = 1 << 20
@@ -149,8 +149,8 @@ def test_runner_reported_survives_the_evidence_file_and_old_steps_still_load() -
 
 
 def test_the_report_prints_each_steps_runner_facts() -> None:
-    from vibey_gh.slots.evidence import evidence_from_json
-    from vibey_gh.slots.report import render_report
+    from vibey_gh.slots.evidence.store import evidence_from_json
+    from vibey_gh.slots.report.markdown import render_report
 
     cuda = reported_in("llama_server_cuda_fa_cpu.log", "llama-server")
     steps = [

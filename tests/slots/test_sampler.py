@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.support.clocks import ManualClock
 from vibey_gh.interfaces.slots_interface import MemorySample, ProductionState
-from vibey_gh.slots.sampler import StepSampler, process_tree_rss
+from vibey_gh.slots.measurement.sampler import StepSampler, process_tree_rss
 
 
 class Scripted:

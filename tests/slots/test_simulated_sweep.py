@@ -16,9 +16,9 @@ from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.config import SimulatedModel
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
-from vibey_gh.slots.wiring import build_environment
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
+from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 
@@ -132,7 +132,7 @@ def test_a_step_during_which_production_worked_is_measured_again(
 def test_the_simulated_runner_is_identified_without_a_production_server(
     runner: str, tmp_path: Path
 ) -> None:
-    from vibey_gh.runners.identify import identify_production
+    from vibey_gh.runners.registry import identify_production
 
     config = replace(simulated_config(), runner=runner)
     info = identify_production(config)

@@ -3,24 +3,26 @@ decisions on it (qualifies / no gain / inconclusive), the ideal N and the patien
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
 from slot_builders import answer, same_answers
 
-from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import TurnResult
-from vibey_gh.slots.figures import StepMetrics
-from vibey_gh.slots.judge import ideal_of, judge_sweep
-from vibey_gh.slots.metrics import (
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import StepMetrics, SweepFigures
+from vibey_gh.slots.judging.judge import ideal_of, judge_figures, judge_sweep
+from vibey_gh.slots.judging.metrics import (
     batch_throughputs,
     measurement_window,
     ramp_up_end,
     step_metrics,
 )
-from vibey_gh.slots.records import StepRecord, TurnRecord
-from vibey_gh.slots.stats import standard_error, t_quantile
-from vibey_gh.slots.sweep import sweep_steps
+from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.stats import Estimate, ratio_interval, standard_error, t_quantile
+from vibey_gh.slots.judging.sweep import sweep_steps
 
 GB = 1_000_000_000
 MEASURED = {"start": None, "end": None, "turns": 0, "why_ended": "test"}
@@ -168,10 +170,23 @@ def test_ideal_is_the_smallest_n_whose_interval_reaches_the_best() -> None:
     five = replace(five, turns_per_hour_low=38_500.0, turns_per_hour_high=44_500.0)
     six = replace(four, slots=6, index=6, metrics=_metrics(39_000.0, 300.0))
     six = replace(six, turns_per_hour_low=38_400.0, turns_per_hour_high=39_600.0)
-    chosen, best = ideal_of([four, five, six])
-    assert best.slots == 5 and chosen.slots == 4  # N=4's interval reaches 41.5k
-    narrow = replace(four, turns_per_hour_high=41_000.0)
-    assert ideal_of([narrow, five, six])[0].slots == 5
+    chosen, best = ideal_of([four, five, six], 0.9)
+    assert best.slots == 5 and chosen.slots == 4  # the N=4 / N=5 ratio's interval reaches 1
+    steady_four = replace(four, metrics=_metrics(40_000.0, 200.0))
+    steady_five = replace(five, metrics=_metrics(41_500.0, 200.0))
+    assert ideal_of([steady_four, steady_five, six], 0.9)[0].slots == 5
+
+
+def test_the_best_steps_own_noise_counts_when_telling_a_smaller_n_from_it() -> None:
+    base = judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2]
+    # N=4's own interval (±1.6%) stops short of N=6's point (+4.6%), but N=6 is noisy (±6%):
+    # the evidence cannot tell them apart, so N=4 is kept
+    four = replace(base, slots=4, index=4, metrics=_metrics(45_064.0, 400.0))
+    six = replace(base, slots=6, index=6, metrics=_metrics(47_152.0, 1_500.0))
+    assert four.metrics.interval(0.9)[1] < six.metrics.turns_per_hour
+    assert ideal_of([four, six], 0.9)[0].slots == 4
+    steady_six = replace(six, metrics=_metrics(47_152.0, 200.0))
+    assert ideal_of([four, steady_six], 0.9)[0].slots == 6
 
 
 def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:
@@ -229,3 +244,79 @@ def test_a_steady_state_step_too_short_for_an_interval_is_inconclusive() -> None
     assert verdict.gain is not None and verdict.gain > 0.10
     assert verdict.label == "inconclusive" and not verdict.qualifies
     assert verdict.gain_low is None and verdict.gain_high is None
+
+
+# --- a gain is a ratio of two measured throughputs: its interval carries both noises
+
+
+def test_a_point_bar_leaves_exactly_the_steps_own_interval() -> None:
+    top = Estimate(12_000.0, 500.0, 10)
+    low, high = ratio_interval(top, Estimate(10_000.0), 0.9)  # type: ignore[misc]
+    half = t_quantile(0.95, 9) * 500.0
+    assert low == pytest.approx((12_000.0 - half) / 10_000.0)
+    assert high == pytest.approx((12_000.0 + half) / 10_000.0)
+
+
+def test_a_noisy_bar_widens_the_gain_interval() -> None:
+    top = Estimate(12_000.0, 500.0, 10)
+    point = ratio_interval(top, Estimate(10_000.0), 0.9)
+    noisy = ratio_interval(top, Estimate(10_000.0, 800.0, 10), 0.9)
+    assert point is not None and noisy is not None
+    assert noisy[0] < point[0] and noisy[1] > point[1]
+    # both relative noises add: 500/12k and 800/10k
+    relative = math.hypot(500.0 / 12_000.0, 800.0 / 10_000.0)
+    assert (noisy[1] - noisy[0]) / 2 / 1.2 > relative  # t > 1 on top of it
+
+
+def test_too_few_batches_count_as_a_point_and_no_bar_gives_none() -> None:
+    top = Estimate(12_000.0, 500.0, 10)
+    assert ratio_interval(top, Estimate(10_000.0, 5_000.0, 3), 0.9) == ratio_interval(
+        top, Estimate(10_000.0), 0.9
+    )
+    assert ratio_interval(top, Estimate(0.0), 0.9) is None
+    assert ratio_interval(Estimate(5.0), Estimate(4.0), 0.9) == (1.25, 1.25)
+
+
+def test_the_welch_degrees_of_freedom_follow_the_noisier_side() -> None:
+    # the bar's noise dominates and it has few batches: t is that of few degrees of freedom
+    top = Estimate(10_000.0, 1.0, 10)
+    bar = Estimate(10_000.0, 1_000.0, 5)
+    low, high = ratio_interval(top, bar, 0.9)  # type: ignore[misc]
+    half = (high - low) / 2
+    assert half == pytest.approx(t_quantile(0.95, 4) * math.hypot(1e-4, 0.1), rel=1e-3)
+
+
+def _with_noisy_bar(figures: SweepFigures, se: float) -> SweepFigures:
+    return replace(figures, baseline=replace(figures.baseline, best_one_slot_se=se))
+
+
+def test_a_step_that_clears_a_steady_bar_is_inconclusive_against_a_noisy_one() -> None:
+    bounds = Bounds(min_gain=0.10, confidence=0.9)
+    # one slot: 1 s turns (3,600 turns/h); N=2 at 1.6 s turns: +25%
+    figures = sweep_figures(_sweep([1.6] * 60))
+    steady = judge_figures(figures, bounds).verdicts[2]
+    assert steady.label == "qualifies"
+    bar = figures.baseline.best_one_slot_turns_per_hour
+    noisy = judge_figures(_with_noisy_bar(figures, 0.12 * bar), bounds).verdicts[2]
+    assert noisy.label == "inconclusive" and not noisy.qualifies
+    assert noisy.gain_low is not None and noisy.gain_low < 0.10 <= noisy.gain_high  # type: ignore[operator]
+    assert noisy.gain == pytest.approx(steady.gain)
+
+
+def test_the_baseline_keeps_the_better_runs_own_noise() -> None:
+    steady = closed_loop(1, [1.0] * 60, index=0)
+    faster_noisy = closed_loop(1, [0.5, 1.0] * 30, index=1)
+    figures = sweep_figures([steady, faster_noisy])
+    assert figures.baseline.best_one_slot_batches == 10
+    assert figures.baseline.best_one_slot_se is not None and figures.baseline.best_one_slot_se > 0
+    # and it survives the figures cache's JSON
+    again = SweepFigures.from_json(figures.to_json())
+    assert again.baseline == figures.baseline
+
+
+def test_figures_kept_before_the_bar_had_noise_still_read() -> None:
+    data = sweep_figures(_sweep([1.0] * 60)).to_json()
+    del data["baseline"]["best_one_slot_se"], data["baseline"]["best_one_slot_batches"]
+    old = SweepFigures.from_json(data)
+    assert old.baseline.best_one_slot_se is None
+    assert judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2].qualifies

@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from slot_builders import answer, make_step, same_answers
 
-from vibey_gh.config import Bounds
-from vibey_gh.slots.records import StepRecord
-from vibey_gh.slots.sweep import sweep_steps
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.sweep import sweep_steps
 
 
 def drive(

@@ -14,8 +14,8 @@ import pytest
 from tests.support.corpus import tiny_corpus
 from vibey_gh.config import MIN_WINDOW
 from vibey_gh.files import canonical_json
-from vibey_gh.slots.corpus import Corpus, write_corpus
-from vibey_gh.slots.turns import sha256_text
+from vibey_gh.slots.corpus.corpus import Corpus, write_corpus
+from vibey_gh.slots.corpus.turns import sha256_text
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration

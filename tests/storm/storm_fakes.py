@@ -10,10 +10,10 @@ from typing import Any
 from vibey_gh.clock import SYSTEM_CLOCK
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ChatSettings, ToolCall, TurnResult
-from vibey_gh.slots.allowed import AllowedAnswer
-from vibey_gh.slots.calibrate import CalibrationOutcome
+from vibey_gh.slots.gate.allowed import AllowedAnswer
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
-from vibey_gh.storm.runner import StormDeps
+from vibey_gh.storm.setup import StormDeps
 
 
 class FakeProduction:

@@ -21,12 +21,13 @@ from vibey_gh.config import load_config
 from vibey_gh.interfaces.slots_interface import RunnerLaunch, RunningRunner
 from vibey_gh.lanes.records import FINISHED_STATUSES, iter_records, read_record
 from vibey_gh.runners.registry import runner_for
-from vibey_gh.slots.allowed import decide_allowed
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.calibration import CalibrationPlan
 from vibey_gh.storm.queue import CLAIM_SUFFIX
-from vibey_gh.storm.runner import StormOptions, default_deps, run_storm, storm_folder
+from vibey_gh.storm.runner import run_storm
+from vibey_gh.storm.setup import StormOptions, default_deps, storm_folder
 
 pytestmark = pytest.mark.integration
 WINDOW = 2048

@@ -14,11 +14,12 @@ from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make
 from vibey_gh.config import LocalModels, load_config
 from vibey_gh.errors import BadInput, ConfigError, Refused
 from vibey_gh.lanes.records import iter_records
-from vibey_gh.slots.calibrate import CalibrationOutcome
-from vibey_gh.slots.evidence import write_request
+from vibey_gh.slots.evidence.store import write_request
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.lock import file_lock, model_lock
-from vibey_gh.storm.runner import StormControl, StormOptions, run_storm, storm_folder
+from vibey_gh.storm.runner import run_storm
+from vibey_gh.storm.setup import StormControl, StormOptions, storm_folder
 
 
 def options(queue: Path, **changes: Any) -> StormOptions:

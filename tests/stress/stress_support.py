@@ -27,9 +27,9 @@ from vibey_gh.interfaces.slots_interface import (
     RunningRunner,
     TurnResult,
 )
-from vibey_gh.slots.calibrate import CalibrationOutcome
-from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.pool import build_pool
+from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 
 # The smallest sweep that still exercises every part: 2 segments of 2 turns, short prompts,
@@ -158,8 +158,9 @@ def resume_second_step(
 ) -> CalibrationOutcome:
     """Resume the baseline sweep in `layout`: only its N=2 step is measured, on the real
     embedded runner (wrapped by `wrap` when given)."""
-    from vibey_gh.slots.calibrate import CalibrationRequest, run_calibration
-    from vibey_gh.slots.wiring import build_environment
+    from vibey_gh.slots.measurement.calibrate import run_calibration
+    from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
+    from vibey_gh.slots.measurement.wiring import build_environment
 
     baseline.install(layout)
     config = config or micro_config()

@@ -26,10 +26,15 @@ from vibey_gh.clock import SYSTEM_CLOCK
 from vibey_gh.config import LocalModels
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots.allowed import AllowedAnswer, AllowedDeps, decide_allowed
-from vibey_gh.slots.evidence import EVIDENCE_SCHEMA, evidence_path, load_evidence, seal_evidence
-from vibey_gh.slots.fingerprint import compute_fingerprint
-from vibey_gh.slots.orphans import PID_FILE
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.store import (
+    EVIDENCE_SCHEMA,
+    evidence_path,
+    load_evidence,
+    seal_evidence,
+)
+from vibey_gh.slots.gate.allowed import AllowedAnswer, AllowedDeps, decide_allowed
+from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration  # a real calibration, or a real step as evidence

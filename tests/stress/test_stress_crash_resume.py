@@ -28,7 +28,7 @@ from stress_support import (
 
 from vibey_gh.cli.main import cli
 from vibey_gh.files import TEMP_PREFIX, atomic_write_json
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.state import StateLayout
 
 SEED = 20260924

@@ -29,7 +29,7 @@ from stress_support import (
 
 from vibey_gh.cli.main import cli
 from vibey_gh.files import atomic_write_json
-from vibey_gh.slots.evidence import load_evidence
+from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.state import StateLayout
 
 # Ignore SIGXFSZ so that a write past RLIMIT_FSIZE fails with EFBIG instead of killing Python.

@@ -20,8 +20,8 @@ from stress_support import (
 )
 
 from vibey_gh.files import canonical_json
-from vibey_gh.slots.corpus import Corpus
-from vibey_gh.slots.turns import sha256_text
+from vibey_gh.slots.corpus.corpus import Corpus
+from vibey_gh.slots.corpus.turns import sha256_text
 
 VALID = micro_corpus_document()
 HASH_KEY = "corpus_sha256"

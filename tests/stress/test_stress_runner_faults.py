@@ -23,13 +23,13 @@ from stress_support import (
 )
 
 from tests.support.progress import Recorder
-from vibey_gh.config import Bounds
 from vibey_gh.interfaces.slots_interface import Runner
 from vibey_gh.runners.process import ensure_port_free
-from vibey_gh.slots.calibrate import CalibrationOutcome
-from vibey_gh.slots.evidence import load_evidence
-from vibey_gh.slots.orphans import PID_FILE
-from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
+from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

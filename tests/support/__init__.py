@@ -10,6 +10,7 @@
 - `clocks`: `ManualClock`, a clock that moves only when slept on.
 - `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
-- `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse)
-  and `layout` (that state dir as a StateLayout); loaded by tests/conftest.py.
+- `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse),
+  `layout` (that state dir as a StateLayout) and `run_cli` (the CLI with stand-in
+  collaborators); loaded by tests/conftest.py.
 """

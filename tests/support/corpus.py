@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vibey_gh.slots.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.pool import build_pool
+from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
+from vibey_gh.slots.corpus.pool import build_pool
 
 TINY_WINDOW = 1024
 SOURCE = (

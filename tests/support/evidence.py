@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from vibey_gh.files import atomic_write_json
-from vibey_gh.slots.evidence import EVIDENCE_SCHEMA, seal_evidence
-from vibey_gh.slots.fingerprint import Fingerprint, fingerprint_id
-from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.evidence.fingerprint import Fingerprint, fingerprint_id
+from vibey_gh.slots.evidence.store import EVIDENCE_SCHEMA, seal_evidence
+from vibey_gh.slots.judging.records import StepRecord
 
 EVIDENCE_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
 RECORDED_FINGERPRINT = "a6e718b9b4a7bd46"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vibey_gh.interfaces.slots_interface import MemorySample
-from vibey_gh.slots.records import StepRecord
+from vibey_gh.slots.judging.records import StepRecord
 
 
 class Quiet:

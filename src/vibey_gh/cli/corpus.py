@@ -69,7 +69,7 @@ def corpus(
       vibey-gh slots corpus --demo --out demo-corpus.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ..slots.corpus import (
+    from ..slots.corpus.corpus import (
         DEFAULT_SEGMENT_TURNS,
         DEFAULT_SEGMENTS_PER_STRATUM,
         DEMO_SEGMENT_TURNS,
@@ -81,7 +81,7 @@ def corpus(
         load_corpus,
         write_corpus,
     )
-    from ..slots.pool import build_pool
+    from ..slots.corpus.pool import build_pool
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
     building = bool(specs or from_lanes or from_transcripts or demo)

@@ -15,8 +15,8 @@ from rich.progress import (
 )
 
 from ..interfaces.slots_interface import MemorySample
-from ..slots.progress_lines import LineProgress, memory_text
-from ..slots.records import StepRecord
+from ..slots.judging.records import StepRecord
+from ..slots.measurement.progress_lines import LineProgress, memory_text
 
 
 def _to_stderr(text: str) -> None:

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..slots.table import COLUMNS
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from ..slots.report.step_table import COLUMNS
+from .common import collaborators, emit_json, json_option, library_errors, stdout_is_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ..slots.show import ShowAnswer, ShownEvidence
+    from ..slots.report.show import ShowAnswer, ShownEvidence
 
 
 @click.command()
@@ -33,10 +33,8 @@ if TYPE_CHECKING:
     help="Also write the report as one self-contained HTML page (plots embedded) to FILE.",
 )
 @json_option
-@click.pass_context
 @library_errors
 def show(
-    ctx: click.Context,
     fingerprint: str | None,
     write_report: bool,
     html_path: Path | None,
@@ -62,11 +60,9 @@ def show(
       vibey-gh slots show --fingerprint f99b07f610204948
       vibey-gh slots show --json
     """
-    from ..slots.show import gather_show
+    from ..slots.report.show import gather_show
 
-    # tests hand in the device and runner identity through the root context
-    deps = (ctx.find_root().obj or {}).get("show_deps")
-    answer = gather_show(fingerprint, write=write_report, deps=deps)
+    answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
     html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
         emit_json({**answer.to_json(), "html": str(html_written) if html_written else None})
@@ -79,7 +75,7 @@ def show(
 def _write_html(answer: ShowAnswer, path: Path) -> Path:
     from ..config import load_config
     from ..errors import EvidenceError
-    from ..slots.html_report import write_html_report
+    from ..slots.report.html import write_html_report
 
     if answer.shown is None:
         raise EvidenceError("no evidence to write as HTML; name one with --fingerprint")
@@ -129,9 +125,9 @@ def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> 
 def _render_shown(
     answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
 ) -> None:
-    from ..slots.judge import gain_range
-    from ..slots.reported import describe as describe_reported
-    from ..slots.table import inconclusive_sentence, markdown_table
+    from ..slots.judging.judge import gain_range
+    from ..slots.judging.reported import describe as describe_reported
+    from ..slots.report.step_table import inconclusive_sentence, markdown_table
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""

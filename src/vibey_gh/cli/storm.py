@@ -8,7 +8,13 @@ from types import FrameType
 
 import click
 
-from .common import emit_json, json_option, library_errors, supported_platform_only
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+)
 
 
 def _say(text: str) -> None:
@@ -102,7 +108,8 @@ def run(
     """
     from ..lanes.loop import LaneOptions
     from ..storm.calibration import CalibrationPlan
-    from ..storm.runner import StormControl, StormOptions, default_deps, run_storm
+    from ..storm.runner import run_storm
+    from ..storm.setup import StormControl, StormOptions, default_deps
     from .calibrate import parse_slots
 
     options = StormOptions(
@@ -133,7 +140,7 @@ def run(
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        summary = run_storm(options, default_deps(_say), control)
+        summary = run_storm(options, default_deps(_say, collaborators()), control)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

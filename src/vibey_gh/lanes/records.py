@@ -20,7 +20,7 @@ Events (every line has "event", "run_id", "t" = epoch seconds and "mono" = monot
     {"event": "end", "status": "answered", "answer": "...", "turns": 3, "retries": 0,
      "tool_calls": 2, "refused_tools": 0, "error": null, "duration_s": ...}
 
-"turn" events are the shape `slots corpus --from-lanes` reads (see `slots.pool`): a retried
+"turn" events are the shape `slots corpus --from-lanes` reads (see `slots.corpus.pool`): a retried
 request is a second "turn" event with the same index, which the pool counts and skips.
 End statuses: "answered" (a plain answer), "max_turns" (no answer within the limit), "failed"
 (a turn the runner did not serve, or malformed tool calls past the retries) and "interrupted"

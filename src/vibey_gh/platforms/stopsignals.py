@@ -25,11 +25,11 @@ STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 class StopSignals:
     """SIGTERM and SIGINT, blocked and taken by a thread of their own.
 
-        stop = StopSignals()
-        stop.block()                 # before any thread that must not take them starts
-        while not stop.wait(1.0):
-            ...                      # look around once a second
-        stop.close()
+    stop = StopSignals()
+    stop.block()                 # before any thread that must not take them starts
+    while not stop.wait(1.0):
+        ...                      # look around once a second
+    stop.close()
     """
 
     def __init__(self) -> None:

@@ -18,7 +18,7 @@ EMBEDDED_PACKAGE = "xllamacpp"
 
 
 def embedded_version() -> str | None:
-    """"xllamacpp <version>" from the installed distribution, without importing llama.cpp."""
+    """ "xllamacpp <version>" from the installed distribution, without importing llama.cpp."""
     version = installed_version(EMBEDDED_PACKAGE)
     return f"{EMBEDDED_PACKAGE} {version}" if version else None
 

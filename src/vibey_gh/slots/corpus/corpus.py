@@ -1,0 +1,289 @@
+"""The corpus a calibration replays: segments drawn from a storm-shaped pool.
+
+How the pool is built is in `slots.corpus.pool`, how segments are drawn in `slots.corpus.draw`.
+A corpus file is one line of canonical JSON (sorted keys, no spaces)::
+
+    {"schema_version": 1, "kind": "vibey-gh slots corpus",
+     "corpus_sha256": "...",        # sha256 of the canonical JSON of everything else here
+     "pool_sha256": "...", "pool": {"runs": 40, "turns": 1096, "dropped_over_window": 3,
+                                    "specs_found": 120, "specs_used": 40},
+     "window": 65536, "seed": 0, "segment_turns": 3, "segments_per_stratum": 5,
+     "commits": [{"repository": "...", "commit": "<sha>", "source": "git"} or
+                 {"repository": "...", "commit": null, "source": "working-tree",
+                  "files": {"<path>": "<sha256>"}}],
+     "strata": [{"name": "<16k", "low": 0, "high": 16384, "segments": 5, "wanted": 5,
+                 "available": 212}, ...],          # shallow to deep
+     "segments": [{"id": "<run>#<first>-<last>", "run_id": "...", "stratum": 0,
+                   "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
+                              "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
+
+The same inputs give a byte-identical file. Reading one checks its schema and recomputes its
+hash: a file edited by hand is refused, never replayed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ...errors import BadInput
+from ...files import atomic_write_text, canonical_json
+from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
+from .draw import STRATA, draw_segments
+from .pool import Pool, build_pool
+from .turns import Segment, Stratum, Turn, sha256_text
+
+__all__ = [
+    "Corpus",
+    "Segment",
+    "Stratum",
+    "Turn",
+    "build_corpus",
+    "build_demo_corpus",
+    "corpus_summary",
+    "demo_specs_dir",
+    "load_corpus",
+    "write_corpus",
+]
+
+SCHEMA_VERSION = 1
+CORPUS_SIZE_LIMIT = DEFAULT_LIMIT
+KIND = "vibey-gh slots corpus"
+DEFAULT_SEGMENTS_PER_STRATUM = 5
+DEFAULT_SEGMENT_TURNS = 3
+# Small enough that the 135M model replays a demo step in a couple of minutes on 2 cores.
+DEMO_WINDOW = 4096
+DEMO_SEGMENTS_PER_STRATUM = 2
+DEMO_SEGMENT_TURNS = 2
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A drawn corpus. `segments` are in replay order; `strata` shallow to deep; `commits`
+    where spec files came from; `dropped_over_window` pool turns deeper than the window."""
+
+    corpus_sha256: str
+    pool_sha256: str
+    window: int
+    seed: int
+    segment_turns: int
+    segments_per_stratum: int
+    segments: tuple[Segment, ...]
+    strata: tuple[Stratum, ...]
+    commits: tuple[dict[str, Any], ...]
+    pool_runs: int
+    pool_turns: int
+    dropped_over_window: int
+    specs_found: int = 0
+    specs_used: int = 0
+
+    @property
+    def turn_count(self) -> int:
+        return sum(len(segment.turns) for segment in self.segments)
+
+    @property
+    def max_depth_estimate(self) -> int:
+        return max((turn.depth_estimate for turn in self.turns()), default=0)
+
+    def turns(self) -> Iterator[Turn]:
+        for segment in self.segments:
+            yield from segment.turns
+
+    def body_json(self) -> dict[str, Any]:
+        """Everything but the hash: what `corpus_sha256` is computed over."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": KIND,
+            "pool_sha256": self.pool_sha256,
+            "pool": {
+                "runs": self.pool_runs,
+                "turns": self.pool_turns,
+                "dropped_over_window": self.dropped_over_window,
+                "specs_found": self.specs_found,
+                "specs_used": self.specs_used,
+            },
+            "window": self.window,
+            "seed": self.seed,
+            "segment_turns": self.segment_turns,
+            "segments_per_stratum": self.segments_per_stratum,
+            "commits": list(self.commits),
+            "strata": [stratum.to_json() for stratum in self.strata],
+            "segments": [segment.to_json() for segment in self.segments],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.body_json(), "corpus_sha256": self.corpus_sha256}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "corpus") -> Corpus:
+        """Validate the schema and the hash; BadInput naming what is wrong."""
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: not a corpus (expected a JSON object)")
+        if data.get("kind") != KIND:
+            raise BadInput(f"{where}: not a corpus file (kind {data.get('kind')!r})")
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise BadInput(
+                f"{where}: corpus schema_version {data.get('schema_version')!r}; "
+                f"this tool reads {SCHEMA_VERSION}"
+            )
+        body = {key: value for key, value in data.items() if key != "corpus_sha256"}
+        recorded = data.get("corpus_sha256")
+        actual = sha256_text(canonical_json(body))
+        if recorded != actual:
+            raise BadInput(
+                f"{where}: content does not match its corpus_sha256 "
+                f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
+            )
+        try:
+            pool = data["pool"]
+            corpus = cls(
+                corpus_sha256=actual,
+                pool_sha256=_typed(data, "pool_sha256", str),
+                window=_typed(data, "window", int),
+                seed=_typed(data, "seed", int),
+                segment_turns=_typed(data, "segment_turns", int),
+                segments_per_stratum=_typed(data, "segments_per_stratum", int),
+                segments=tuple(Segment.from_json(s, where) for s in data["segments"]),
+                strata=tuple(Stratum.from_json(s, where) for s in data["strata"]),
+                commits=tuple(_typed(data, "commits", list)),
+                pool_runs=_typed(pool, "runs", int),
+                pool_turns=_typed(pool, "turns", int),
+                dropped_over_window=_typed(pool, "dropped_over_window", int),
+                specs_found=_typed(pool, "specs_found", int),
+                specs_used=_typed(pool, "specs_used", int),
+            )
+        except (KeyError, TypeError) as exc:
+            raise BadInput(f"{where}: malformed corpus ({type(exc).__name__}: {exc})") from None
+        if len(corpus.strata) != STRATA or not corpus.segments:
+            raise BadInput(f"{where}: malformed corpus (needs {STRATA} strata and a segment)")
+        return corpus
+
+
+def build_corpus(
+    pool: Pool,
+    *,
+    window: int,
+    segments_per_stratum: int = DEFAULT_SEGMENTS_PER_STRATUM,
+    segment_turns: int = DEFAULT_SEGMENT_TURNS,
+    seed: int = 0,
+) -> Corpus:
+    """Draw from `pool` (see `slots.corpus.draw`) and hash the result."""
+    drawn = draw_segments(
+        pool,
+        window=window,
+        segments_per_stratum=segments_per_stratum,
+        segment_turns=segment_turns,
+        seed=seed,
+    )
+    unhashed = Corpus(
+        corpus_sha256="",
+        pool_sha256=pool.sha256,
+        window=window,
+        seed=seed,
+        segment_turns=segment_turns,
+        segments_per_stratum=segments_per_stratum,
+        segments=tuple(_detached(segment) for segment in drawn.segments),
+        strata=drawn.strata,
+        commits=tuple(provenance.to_json() for provenance in pool.provenances),
+        pool_runs=len(pool.runs),
+        pool_turns=pool.turn_count,
+        dropped_over_window=drawn.dropped_over_window,
+        specs_found=pool.specs_found,
+        specs_used=pool.specs_used,
+    )
+    digest = sha256_text(canonical_json(unhashed.body_json()))
+    return replace(unhashed, corpus_sha256=digest)
+
+
+def demo_specs_dir() -> Path:
+    """The lane specs shipped with the package, over the package's own source files."""
+    return Path(__file__).resolve().parents[2] / "demo" / "specs"
+
+
+def build_demo_corpus(
+    window: int = DEMO_WINDOW,
+    segments_per_stratum: int = DEMO_SEGMENTS_PER_STRATUM,
+    segment_turns: int = DEMO_SEGMENT_TURNS,
+    seed: int = 0,
+) -> Corpus:
+    """The embedded demo's corpus: the shipped specs over the installed package's files (at
+    HEAD when the package sits in a git checkout that tracks it, else from disk)."""
+    pool = build_pool(specs=[demo_specs_dir()], seed=seed)
+    return build_corpus(
+        pool,
+        window=window,
+        segments_per_stratum=segments_per_stratum,
+        segment_turns=segment_turns,
+        seed=seed,
+    )
+
+
+def write_corpus(corpus: Corpus, path: Path) -> None:
+    """Write atomically, as one canonical JSON line (byte-identical for identical corpora)."""
+    if path.is_dir():
+        raise BadInput(f"--out {path} is a folder; give a file name")
+    atomic_write_text(path, canonical_json(corpus.to_json()) + "\n")
+
+
+def load_corpus(path: Path) -> Corpus:
+    """Read, validate and hash-check a corpus file."""
+    try:
+        data = loads_json(read_regular_text(path, limit=CORPUS_SIZE_LIMIT))
+    except FileNotFoundError:
+        raise BadInput(f"corpus file not found: {path}") from None
+    except InputProblem as problem:
+        raise BadInput(f"corpus file {path} {problem}") from None
+    return Corpus.from_json(data, f"corpus file {path}")
+
+
+def corpus_summary(corpus: Corpus) -> dict[str, Any]:
+    """What `slots corpus --show --json` prints."""
+    return {
+        "corpus_sha256": corpus.corpus_sha256,
+        "pool_sha256": corpus.pool_sha256,
+        "window": corpus.window,
+        "seed": corpus.seed,
+        "segments": len(corpus.segments),
+        "turns": corpus.turn_count,
+        "strata": [stratum.segments for stratum in corpus.strata],
+        "strata_detail": [
+            {**stratum.to_json(), "shortfall": stratum.shortfall} for stratum in corpus.strata
+        ],
+        "segment_turns": corpus.segment_turns,
+        "segments_per_stratum": corpus.segments_per_stratum,
+        "max_depth_estimate": corpus.max_depth_estimate,
+        "pool_runs": corpus.pool_runs,
+        "pool_turns": corpus.pool_turns,
+        "dropped_over_window": corpus.dropped_over_window,
+        "commits": list(corpus.commits),
+    }
+
+
+def _detached(segment: Segment) -> Segment:
+    """The segment with its own copies of every message: pool turns share message objects,
+    and whoever sends a corpus turn must not be able to change its neighbours."""
+    turns = tuple(
+        replace(turn, messages=copy.deepcopy(turn.messages), tools=copy.deepcopy(turn.tools))
+        for turn in segment.turns
+    )
+    return replace(segment, turns=turns)
+
+
+def _typed(data: Any, key: str, kind: type) -> Any:
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{key!r} must be {kind.__name__}")
+    return value
+
+
+def shortfalls(strata: Sequence[Stratum]) -> list[str]:
+    """One line per short stratum, for the summary."""
+    return [
+        f"stratum {stratum.name}: {stratum.segments} of {stratum.wanted} segments "
+        f"(the pool offered {stratum.available} candidates)"
+        for stratum in strata
+        if stratum.shortfall
+    ]

@@ -1,0 +1,146 @@
+"""The draw: segments of consecutive turns, stratified by depth, chosen by seed.
+
+The window is cut into four strata by estimate — quarters: for 65,536 tokens <16k, 16k–32k,
+32k–48k and ≥48k (the deepest includes the window itself). A candidate segment is any
+`segment_turns` consecutive turns of one run that all fit the window; it belongs to the
+stratum of its deepest turn. Each stratum keeps its `segments_per_stratum` best-ranked
+candidates, the rank being sha256(seed, segment id) — the same draw on every machine and
+Python version. Strata are filled deepest first (deep turns are the scarce ones); each first
+takes segments from runs no other segment uses, then from any run, never overlapping a segment
+already drawn. A stratum with too few candidates is reported short, never topped up from
+another. Turns deeper than the window are dropped and counted; a run whose first turn is
+deeper than the window is an error (the window cannot hold even the plan).
+
+The corpus lists segments round-robin across strata, shallow to deep (one of each, then the
+next of each), so any prefix of it — and any set of concurrent workers — mixes depths as a
+storm does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ...errors import BadInput
+from .pool import Pool
+from .turns import Segment, Stratum, seeded_rank
+
+STRATA = 4
+MIN_WINDOW = 256
+
+
+@dataclass(frozen=True)
+class Draw:
+    segments: tuple[Segment, ...]
+    strata: tuple[Stratum, ...]
+    dropped_over_window: int
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    rank: str
+    run_id: str
+    start: int
+    segment: Segment
+
+
+def stratum_bounds(window: int) -> list[tuple[int, int]]:
+    """[low, high) of each stratum by estimate, shallow to deep."""
+    return [(q * window // STRATA, (q + 1) * window // STRATA) for q in range(STRATA)]
+
+
+def stratum_of(depth: int, window: int) -> int:
+    lows = [low for low, _ in stratum_bounds(window)]
+    return max(q for q, low in enumerate(lows) if depth >= low)
+
+
+def stratum_name(q: int, window: int) -> str:
+    low, high = stratum_bounds(window)[q]
+    if q == 0:
+        return f"<{_tokens(high)}"
+    if q == STRATA - 1:
+        return f"≥{_tokens(low)}"
+    return f"{_tokens(low)}–{_tokens(high)}"
+
+
+def draw_segments(
+    pool: Pool, *, window: int, segments_per_stratum: int, segment_turns: int, seed: int
+) -> Draw:
+    check_draw_options(window, segments_per_stratum, segment_turns)
+    candidates: dict[int, list[_Candidate]] = defaultdict(list)
+    dropped = 0
+    for run in pool.runs:
+        first = run.turns[0]
+        if first.depth_estimate > window:
+            raise BadInput(
+                f"window {window:,} is smaller than turn 0 of run {run.run_id} "
+                f"(estimate {first.depth_estimate:,} tokens): raise --window"
+            )
+        fits = [turn.depth_estimate <= window for turn in run.turns]
+        dropped += fits.count(False)
+        for start in range(len(run.turns) - segment_turns + 1):
+            if not all(fits[start : start + segment_turns]):
+                continue
+            turns = run.turns[start : start + segment_turns]
+            segment_id = f"{run.run_id}#{turns[0].index}-{turns[-1].index}"
+            stratum = stratum_of(max(turn.depth_estimate for turn in turns), window)
+            segment = Segment(segment_id, run.run_id, stratum, turns)
+            candidates[stratum].append(
+                _Candidate(seeded_rank(seed, "segment", segment_id), run.run_id, start, segment)
+            )
+    if not candidates:
+        raise BadInput(
+            f"no run has {segment_turns} consecutive turns inside the window of {window:,} "
+            "tokens: lower --segment-turns or raise --window"
+        )
+    chosen = _choose(candidates, segments_per_stratum, segment_turns)
+    strata = tuple(
+        Stratum(
+            name=stratum_name(q, window),
+            low=low,
+            high=high,
+            segments=len(chosen[q]),
+            wanted=segments_per_stratum,
+            available=len(candidates[q]),
+        )
+        for q, (low, high) in enumerate(stratum_bounds(window))
+    )
+    ordered: list[Segment] = []
+    for position in range(segments_per_stratum):
+        ordered.extend(chosen[q][position] for q in range(STRATA) if position < len(chosen[q]))
+    return Draw(tuple(ordered), strata, dropped)
+
+
+def check_draw_options(window: int, segments_per_stratum: int, segment_turns: int) -> None:
+    if window < MIN_WINDOW:
+        raise BadInput(f"--window must be at least {MIN_WINDOW} tokens, not {window}")
+    if segments_per_stratum < 1:
+        raise BadInput(f"--segments-per-stratum must be at least 1, not {segments_per_stratum}")
+    if segment_turns < 1:
+        raise BadInput(f"--segment-turns must be at least 1, not {segment_turns}")
+
+
+def _choose(
+    candidates: dict[int, list[_Candidate]], per_stratum: int, segment_turns: int
+) -> dict[int, list[Segment]]:
+    used_positions: dict[str, set[int]] = defaultdict(set)
+    chosen: dict[int, list[Segment]] = {q: [] for q in range(STRATA)}
+    for q in reversed(range(STRATA)):
+        ranked = sorted(candidates.get(q, []), key=lambda c: (c.rank, c.segment.id))
+        for fresh_runs_only in (True, False):
+            for candidate in ranked:
+                if len(chosen[q]) == per_stratum:
+                    break
+                taken = used_positions[candidate.run_id]
+                span = set(range(candidate.start, candidate.start + segment_turns))
+                if (fresh_runs_only and taken) or taken & span:
+                    continue
+                taken.update(span)
+                chosen[q].append(candidate.segment)
+    return chosen
+
+
+def _tokens(count: int) -> str:
+    if count >= 1024 and count % 1024 == 0:
+        return f"{count // 1024}k"
+    return f"{count:,}"

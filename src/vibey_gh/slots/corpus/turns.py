@@ -1,0 +1,188 @@
+"""Turns, segments and strata: the pieces a pool and a corpus are made of.
+
+A turn is one request as a lane sends it: the whole message list so far (OpenAI chat format)
+and the tool definitions, asking for the next assistant message. Its depth estimate is the
+number of characters of the messages and tools as compact JSON, divided by 3 and rounded up —
+a conservative stand-in for tokens, used only to stratify and to keep turns inside the window;
+the runner's own prompt count on replay is the measured depth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import BadInput
+from ...files import canonical_json
+
+CHARS_PER_TOKEN_ESTIMATE = 3
+MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def estimate_from_chars(chars: int) -> int:
+    return -(-chars // CHARS_PER_TOKEN_ESTIMATE)
+
+
+def json_list_chars(item_chars: list[int]) -> int:
+    """Length of a compact JSON list whose items are `item_chars` long: brackets and commas."""
+    return 2 + sum(item_chars) + max(len(item_chars) - 1, 0)
+
+
+def depth_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """Characters of `messages` and `tools` as compact JSON, ÷ 3, rounded up."""
+    return estimate_from_chars(len(canonical_json(messages)) + len(canonical_json(tools)))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seeded_rank(seed: int, *parts: str) -> str:
+    """A sort key that shuffles by `seed` the same way on every machine and Python version
+    (sha256, never hash() or a version-dependent generator)."""
+    return sha256_text("\0".join([str(seed), *parts]))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0."""
+
+    id: str
+    run_id: str
+    index: int
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    depth_estimate: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "index": self.index,
+            "depth_estimate": self.depth_estimate,
+            "messages": self.messages,
+            "tools": self.tools,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Turn:
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: a turn must be a JSON object")
+        turn_id = _field(data, "id", str, where)
+        messages = _field(data, "messages", list, where)
+        tools = _field(data, "tools", list, where)
+        check_messages(messages, f"{where}: turn {turn_id}")
+        if not all(isinstance(tool, dict) for tool in tools):
+            raise BadInput(f"{where}: turn {turn_id}: every tool must be a JSON object")
+        return cls(
+            id=turn_id,
+            run_id=_field(data, "run_id", str, where),
+            index=_field(data, "index", int, where),
+            messages=messages,
+            tools=tools,
+            depth_estimate=_field(data, "depth_estimate", int, where),
+        )
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive turns of one run, replayed in order by one worker (its prefix stays warm).
+    `stratum` is the stratum of its deepest turn, 0 being the shallowest."""
+
+    id: str
+    run_id: str
+    stratum: int
+    turns: tuple[Turn, ...]
+
+    @property
+    def depth_estimate(self) -> int:
+        return max(turn.depth_estimate for turn in self.turns)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "stratum": self.stratum,
+            "turns": [turn.to_json() for turn in self.turns],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Segment:
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: a segment must be a JSON object")
+        turns = _field(data, "turns", list, where)
+        if not turns:
+            raise BadInput(f"{where}: segment {data.get('id')!r} has no turns")
+        return cls(
+            id=_field(data, "id", str, where),
+            run_id=_field(data, "run_id", str, where),
+            stratum=_field(data, "stratum", int, where),
+            turns=tuple(Turn.from_json(turn, where) for turn in turns),
+        )
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One depth band [low, high) of the window by estimate (the deepest includes `high`).
+
+    wanted: segments asked for; available: candidate segments the pool offered;
+    segments: segments drawn (fewer than wanted is a shortfall, never filled from elsewhere).
+    """
+
+    name: str
+    low: int
+    high: int
+    segments: int
+    wanted: int
+    available: int
+
+    @property
+    def shortfall(self) -> int:
+        return max(self.wanted - self.segments, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+            "segments": self.segments,
+            "wanted": self.wanted,
+            "available": self.available,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Stratum:
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: a stratum must be a JSON object")
+        return cls(
+            name=_field(data, "name", str, where),
+            low=_field(data, "low", int, where),
+            high=_field(data, "high", int, where),
+            segments=_field(data, "segments", int, where),
+            wanted=_field(data, "wanted", int, where),
+            available=_field(data, "available", int, where),
+        )
+
+
+def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
+    """`messages` must be a non-empty list of objects with a known string `role`."""
+    if not isinstance(messages, list) or not messages:
+        raise BadInput(f"{where}: 'messages' must be a non-empty list")
+    for position, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise BadInput(f"{where}: message {position} is not a JSON object")
+        role = message.get("role")
+        if role not in MESSAGE_ROLES:
+            raise BadInput(
+                f"{where}: message {position} has role {role!r} "
+                f"(expected one of {', '.join(sorted(MESSAGE_ROLES))})"
+            )
+    return messages
+
+
+def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BadInput(f"{where}: field {key!r} must be {kind.__name__}, found {value!r:.40}")
+    return value

@@ -1,0 +1,290 @@
+"""Evidence, checkpoints and calibration requests on disk (design §7).
+
+evidence/<fp>.json       the recorded sweep for one fingerprint (schema below)
+progress/<fp>-<corpus>-<method>.json   completed steps of a sweep in progress
+requests/<fp>.json       written by `allowed` when evidence is missing or stale
+
+Evidence schema (schema_version 1): kind, fingerprint {id, fields}, created_at (epoch s),
+corpus {sha256, pool_sha256, window, segments, turns}, method {hash, slots, max_tokens,
+temperature, seed, runner, window}, bounds (those in force when recorded), steps (StepRecord
+JSON, raw), verdicts (as judged when recorded), decision {ideal, reason, stop_reason},
+clean, recorded, production_version, runner_version, runs_dir, notes, integrity.
+
+Integrity (see `check_integrity`): the fingerprint id is recomputed from the fields recorded
+inside the evidence and must equal the recorded id and the file's name, and `integrity` holds
+the sha256 of the canonical JSON of everything else, so a file copied to another fingerprint's
+name, or edited by hand (a figure, a bound, a field), is unusable evidence. This guards against
+mistakes and careless edits, not against someone who sets out to forge evidence: the digest is
+not a signature, and whoever can write the state folder can recompute it. Evidence without a
+digest (written before digests were recorded) is unusable too, so an edit cannot hide by
+deleting the digest; `slots allowed` answers 1 and requests a calibration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import EvidenceError
+from ...files import atomic_write_json, canonical_json, read_json
+from ...state import StateLayout
+
+if TYPE_CHECKING:
+    from ..judging.records import StepRecord
+
+# The step records are imported where steps are parsed, not above: `slots allowed` without
+# evidence for today's fingerprint reads only the other files' fingerprints.
+
+EVIDENCE_SCHEMA = 1
+PROGRESS_SCHEMA = 1
+REQUEST_SCHEMA = 1
+SECONDS_PER_DAY = 86_400.0
+INTEGRITY_KEY = "integrity"
+INTEGRITY_ALGORITHM = "sha256"
+# Clocks of the machines sharing a state volume may disagree by this much; evidence dated
+# further ahead than this was not recorded by a clock anyone can trust.
+CLOCK_SKEW_TOLERANCE_S = 300.0
+EDITED = "evidence edited after it was recorded"
+_FINGERPRINT_NAME = re.compile(r"[0-9a-f]{16}")
+
+
+def method_hash(method: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(dict(method)).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    path: Path | None
+    data: dict[str, Any]
+    steps: tuple[StepRecord, ...]
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.data["fingerprint"]["id"])
+
+    @property
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return _fingerprint_fields(self.data)
+
+    @property
+    def created_at(self) -> float:
+        return float(self.data["created_at"])
+
+    def age_days(self, now: float) -> float:
+        return age_in_days(self.created_at, now)
+
+
+def age_in_days(created_at: float, now: float) -> float:
+    """Days since `created_at`; 0 for a date later than now (never counted from the future)."""
+    return max(0.0, (now - created_at) / SECONDS_PER_DAY)
+
+
+def future_date_problem(created_at: float, now: float) -> str | None:
+    """Why evidence dated ahead of `now` beyond the skew tolerance is unusable, or None."""
+    ahead = created_at - now
+    if ahead <= CLOCK_SKEW_TOLERANCE_S:
+        return None
+    days = ahead / SECONDS_PER_DAY
+    when = f"{days:.0f} days" if days >= 1 else f"{ahead / 60:.0f} minutes"
+    return f"evidence dated {when} in the future (clock skew allowed: 5 minutes)"
+
+
+def integrity_digest(data: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of the evidence without its integrity entry, as it reads
+    back from disk (so tuples and the like hash as the lists they become)."""
+    body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
+    as_read = json.loads(json.dumps(body, ensure_ascii=False))
+    return hashlib.sha256(canonical_json(as_read).encode("utf-8")).hexdigest()
+
+
+def seal_evidence(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The evidence with its integrity digest recorded beside its content."""
+    body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
+    return {
+        **body,
+        INTEGRITY_KEY: {"algorithm": INTEGRITY_ALGORITHM, "digest": integrity_digest(body)},
+    }
+
+
+def check_integrity(data: dict[str, Any], path: Path | None) -> None:
+    """Raise EvidenceError unless the evidence is what was recorded, under its own name."""
+    from .fingerprint import fingerprint_id
+
+    recorded = str(data["fingerprint"]["id"])
+    computed = fingerprint_id(_fingerprint_fields(data))
+    if computed != recorded:
+        raise EvidenceError(
+            f"{EDITED}: its fingerprint fields give {computed}, not the recorded {recorded}"
+        )
+    # A file named after a fingerprint (`<fp>.json` in the state, `slots-<fp>.json` under
+    # --out) must hold that fingerprint's evidence; a file sent under another name (compared
+    # with `slots compare`) is checked by its fields and digest alone.
+    named = path.stem.removeprefix("slots-") if path is not None else ""
+    if _FINGERPRINT_NAME.fullmatch(named) and named != recorded:
+        raise EvidenceError(
+            f"file named {named} holds the evidence of fingerprint {recorded} "
+            "(copied from another fingerprint)"
+        )
+    seal = data.get(INTEGRITY_KEY)
+    if not isinstance(seal, dict) or not isinstance(seal.get("digest"), str):
+        raise EvidenceError(
+            "evidence has no integrity digest (recorded by an older version); calibrate again"
+        )
+    if seal.get("algorithm") != INTEGRITY_ALGORITHM or seal["digest"] != integrity_digest(data):
+        raise EvidenceError(f"{EDITED} (its integrity digest does not match)")
+
+
+def _fingerprint_fields(data: dict[str, Any]) -> dict[str, Any]:
+    fields = data["fingerprint"].get("fields")
+    return dict(fields) if isinstance(fields, dict) else {}
+
+
+def _check_header(data: dict[str, Any], where: str) -> None:
+    if data.get("kind") != "vibey-gh-evidence":
+        raise EvidenceError(f"{where} is not a vibey-gh evidence file")
+    try:
+        fp = data["fingerprint"]
+        if not isinstance(fp, dict) or not isinstance(fp.get("id"), str):
+            raise KeyError("fingerprint.id")
+        created_at = float(data["created_at"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
+    if not math.isfinite(created_at):
+        raise EvidenceError(f"{where} is malformed: created_at is {created_at}")
+
+
+def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
+    from ..judging.records import StepRecord
+
+    where = str(path) if path else "evidence"
+    _check_header(data, where)
+    try:
+        steps = tuple(StepRecord.from_json(s) for s in data["steps"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
+    return Evidence(path, data, steps)
+
+
+def load_evidence(path: Path) -> Evidence:
+    """Evidence from disk, refused unless it passes `check_integrity`."""
+    data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
+    _check_header(data, str(path))
+    check_integrity(data, path)
+    return evidence_from_json(data, path)
+
+
+def read_fingerprint_fields(path: Path) -> dict[str, Any]:
+    """The fingerprint fields an evidence file was recorded under, without parsing its steps."""
+    data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
+    _check_header(data, str(path))
+    return _fingerprint_fields(data)
+
+
+def evidence_path(layout: StateLayout, fingerprint: str, *, create: bool = True) -> Path:
+    """Where a fingerprint's evidence lives; `create=False` looks without making the folder."""
+    folder = layout.evidence if create else layout.root / "evidence"
+    return folder / f"{fingerprint}.json"
+
+
+def iter_evidence_paths(layout: StateLayout) -> Iterator[Path]:
+    """Evidence files present; none when the folder is missing (nothing is created)."""
+    yield from sorted((layout.root / "evidence").glob("*.json"))
+
+
+def write_evidence(path: Path, data: dict[str, Any]) -> None:
+    atomic_write_json(path, seal_evidence(data))
+
+
+# --- checkpoints -----------------------------------------------------------------------------
+
+
+def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method: str) -> Path:
+    return layout.progress / f"{fingerprint}-{corpus_sha[:12]}-{method}.json"
+
+
+def save_progress(path: Path, key: Mapping[str, Any], steps: list[StepRecord]) -> None:
+    atomic_write_json(
+        path,
+        {
+            "schema_version": PROGRESS_SCHEMA,
+            "kind": "vibey-gh-progress",
+            "key": dict(key),
+            "steps": [s.to_json() for s in steps],
+        },
+    )
+
+
+def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
+    """Completed steps of an interrupted sweep with this key; [] when there is none."""
+    from ..judging.records import StepRecord
+
+    if not path.exists():
+        return []
+    data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
+    if data.get("key") != dict(key):
+        raise EvidenceError(f"progress file {path} belongs to another sweep; remove it to restart")
+    try:
+        return [StepRecord.from_json(s) for s in data["steps"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
+
+
+# --- calibration requests --------------------------------------------------------------------
+
+
+def request_path(layout: StateLayout, fingerprint: str) -> Path:
+    return layout.requests / f"{fingerprint}.json"
+
+
+def write_request(
+    layout: StateLayout,
+    fingerprint: str,
+    fields: Mapping[str, Any],
+    reason: str,
+    now: float,
+    settings: Mapping[str, Any],
+) -> Path:
+    path = request_path(layout, fingerprint)
+    try:
+        standing = read_json(path, kind="calibration request", schema_version=REQUEST_SCHEMA)
+    except EvidenceError:
+        standing = {}
+    if standing.get("reason") == reason and standing.get("settings") == dict(settings):
+        return path  # asked every storm pass: the standing request already says this
+    atomic_write_json(
+        path,
+        {
+            "schema_version": REQUEST_SCHEMA,
+            "kind": "vibey-gh-calibration-request",
+            "fingerprint": {"id": fingerprint, "fields": dict(fields)},
+            "reason": reason,
+            "requested_at": now,
+            "settings": dict(settings),
+        },
+    )
+    return path
+
+
+def pending_requests(layout: StateLayout) -> list[dict[str, Any]]:
+    found = []
+    for path in sorted(layout.requests.glob("*.json")):
+        try:
+            found.append(read_json(path, kind="calibration request", schema_version=REQUEST_SCHEMA))
+        except EvidenceError:
+            continue
+    return found
+
+
+def clear_request(layout: StateLayout, fingerprint: str) -> bool:
+    path = request_path(layout, fingerprint)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True

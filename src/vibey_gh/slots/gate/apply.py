@@ -1,0 +1,176 @@
+"""`slots apply`: give the production runner the number of slots and the window to serve.
+
+The number is `--slots` when given, else what `slots allowed` answers now. A `--slots K` above
+that answer is refused, with what the evidence supports, unless forced: apply stays inside the
+evidence unless told otherwise. The plan is the
+platform's RunnerParallelism's list of actions (commands, files with their content); it is
+shown as it is and performed only when asked. Runners this tool does not manage get a note with
+the command to restart them by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ...config import LocalModels
+from ...errors import BadInput, Refused
+from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
+from ...platforms.commands import format_argv
+from ...platforms.parallelism import is_note
+from ...platforms.probes import PlatformProbes
+from ...runners.registry import runner_kind
+
+MAX_SLOTS = 256
+MIN_WINDOW = 256
+MAX_WINDOW = 1 << 24
+
+
+class Answer(Protocol):
+    """What `slots allowed` gives back, as far as apply reads it."""
+
+    @property
+    def allowed(self) -> int: ...
+
+    def line(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Decide = Callable[[LocalModels], Answer]
+
+
+@dataclass(frozen=True)
+class ApplyPlan:
+    """What apply would do. `why` says where the number of slots came from."""
+
+    runner: str
+    platform: str
+    slots: int
+    window: int
+    why: str
+    actions: tuple[PlannedAction, ...]
+    answer: dict[str, Any] | None = None
+
+    @property
+    def automatic(self) -> bool:
+        """Whether --yes would do anything (a plan of notes is left to the operator)."""
+        return any(not is_note(action) for action in self.actions)
+
+    def to_json(self, performed: list[PlannedAction] | None) -> dict[str, Any]:
+        return {
+            "runner": self.runner,
+            "platform": self.platform,
+            "slots": self.slots,
+            "window": self.window,
+            "why": self.why,
+            "allowed": self.answer,
+            "automatic": self.automatic,
+            "dry_run": performed is None,
+            "performed": [a.description for a in performed] if performed is not None else [],
+            "actions": [action_json(a) for a in self.actions],
+        }
+
+
+def action_json(action: PlannedAction) -> dict[str, Any]:
+    return {
+        "description": action.description,
+        "argv": list(action.argv) or None,
+        "path": str(action.path) if action.path is not None else None,
+        "content": action.content,
+        "manual": is_note(action),
+    }
+
+
+def _check(slots: int | None, window: int | None) -> None:
+    if slots is not None and not 1 <= slots <= MAX_SLOTS:
+        raise BadInput(f"--slots must be between 1 and {MAX_SLOTS}, not {slots}")
+    if window is not None and not MIN_WINDOW <= window <= MAX_WINDOW:
+        raise BadInput(f"--window must be between {MIN_WINDOW} and {MAX_WINDOW}, not {window}")
+
+
+def parallelism_for(config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
+    """The platform's way of setting the configured production runner's parallelism."""
+    return runner_kind(config.runner).parallelism(config, probes)
+
+
+def plan_apply(
+    config: LocalModels,
+    probes: PlatformProbes,
+    *,
+    slots: int | None = None,
+    window: int | None = None,
+    decide: Decide | None = None,
+    force: bool = False,
+) -> tuple[ApplyPlan, RunnerParallelism]:
+    """The plan for `slots` (or the allowed answer's number) slots of `window` tokens.
+
+    Refused: `slots` above what `decide` answers, unless `force`.
+    """
+    _check(slots, window)
+    config = config.with_overrides(window=window)
+    answer_json: dict[str, Any] | None = None
+    if slots is None:
+        if decide is None:
+            raise BadInput("no --slots given and no way to ask `slots allowed`")
+        answer = decide(config)
+        slots = answer.allowed
+        why = f"slots allowed: {answer.line()}"
+        answer_json = answer.to_json()
+    elif slots > 1 and not force:
+        if decide is None:
+            raise BadInput(f"--slots {slots} cannot be checked against `slots allowed`; --force")
+        answer = decide(config)
+        answer_json = answer.to_json()
+        if slots > answer.allowed:
+            raise Refused(_beyond_the_evidence(slots, answer, config, decide))
+        why = f"--slots {slots}, inside what slots allowed answers ({answer.allowed})"
+    elif slots > 1:
+        why = f"--slots {slots}, forced"
+    else:
+        why = f"--slots {slots}"
+    parallelism = parallelism_for(config, probes)
+    plan = ApplyPlan(
+        runner=config.runner,
+        platform=probes.platform,
+        slots=slots,
+        window=config.window,
+        why=why,
+        actions=tuple(parallelism.plan(slots, config.window)),
+        answer=answer_json,
+    )
+    return plan, parallelism
+
+
+def _beyond_the_evidence(slots: int, answer: Answer, config: LocalModels, decide: Decide) -> str:
+    """Why `slots` is refused: the answer, and what the evidence alone supports if that differs."""
+    message = f"--slots {slots} is more than `slots allowed` answers: {answer.line()}"
+    if config.concurrent_runs != "measured":
+        measured = decide(config.with_overrides(concurrent_runs="measured"))
+        message += f"; the evidence alone supports {measured.allowed} ({measured.line()})"
+    return message + f"; --force applies {slots} anyway"
+
+
+def perform_apply(plan: ApplyPlan, parallelism: RunnerParallelism) -> list[PlannedAction]:
+    """Do the plan; return the actions that were done (none for a plan of notes)."""
+    if not plan.automatic:
+        return []
+    parallelism.apply(list(plan.actions))
+    return [action for action in plan.actions if not is_note(action)]
+
+
+def describe_plan(plan: ApplyPlan) -> list[str]:
+    """The plan as lines: each action, then its command or the file and its exact content."""
+    lines = [
+        f"{plan.runner} on {plan.platform}: {plan.slots} slot(s) of {plan.window} tokens "
+        f"({plan.why})"
+    ]
+    for number, action in enumerate(plan.actions, 1):
+        lines.append(f"  {number}. {action.description}")
+        if action.path is not None:
+            lines.append(f"     file {action.path}:")
+            lines.extend(f"       {line}" for line in (action.content or "").splitlines())
+        if action.argv:
+            lines.append(f"     $ {format_argv(action.argv)}")
+    return lines

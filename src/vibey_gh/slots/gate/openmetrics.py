@@ -1,0 +1,94 @@
+"""`slots allowed --format openmetrics`: the answer as gauges an operator can scrape.
+
+Four gauges in the OpenMetrics text format, each labelled with the fingerprint, the runner
+kind, the model and the window the answer is for:
+
+  vibey_gh_slots_allowed              runs that may start now
+  vibey_gh_slots_ideal                the N the evidence supports (only with usable evidence)
+  vibey_gh_evidence_age_seconds       how old that evidence is (only when it could be read)
+  vibey_gh_calibration_requested      1 when the answer wrote a calibration request, else 0
+
+A gauge without a value is left out rather than given a made-up one. `write_textfile` puts
+the text where node-exporter's textfile collector reads it: written beside the target and
+renamed over it, readable by other users (the collector usually runs as another one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import BadInput
+from ...files import atomic_write_shared_text
+from .allowed import AllowedAnswer
+
+TEXTFILE_MODE = 0o644
+GAUGES = (
+    ("vibey_gh_slots_allowed", "Agent runs that may start now on this device (slots allowed)."),
+    ("vibey_gh_slots_ideal", "Parallel runs the recorded evidence supports."),
+    ("vibey_gh_evidence_age_seconds", "Age of the evidence the answer rests on."),
+    ("vibey_gh_calibration_requested", "1 when a calibration was requested for this fingerprint."),
+)
+
+
+@dataclass(frozen=True)
+class MetricLabels:
+    """What the answer is about. Empty strings where it is not known (a config that does not
+    parse names no runner)."""
+
+    fingerprint: str
+    runner: str
+    model: str
+    window: str
+
+    def render(self) -> str:
+        pairs = (
+            ("fingerprint", self.fingerprint),
+            ("runner", self.runner),
+            ("model", self.model),
+            ("window", self.window),
+        )
+        return ",".join(f'{name}="{_escape(value)}"' for name, value in pairs)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def openmetrics_text(answer: AllowedAnswer, labels: MetricLabels) -> str:
+    """The answer as OpenMetrics text, ending with `# EOF`."""
+    values: dict[str, float | None] = {
+        "vibey_gh_slots_allowed": answer.allowed,
+        "vibey_gh_slots_ideal": answer.ideal,
+        "vibey_gh_evidence_age_seconds": answer.evidence_age_s,
+        "vibey_gh_calibration_requested": 1 if answer.requested else 0,
+    }
+    lines: list[str] = []
+    rendered = labels.render()
+    for name, help_text in GAUGES:
+        lines.append(f"# TYPE {name} gauge")
+        lines.append(f"# HELP {name} {help_text}")
+        value = values[name]
+        if value is not None:
+            lines.append(f"{name}{{{rendered}}} {_number(value)}")
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+def write_textfile(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename; a missing folder is bad input."""
+    if not path.parent.is_dir():
+        raise BadInput(f"--textfile {path}: no such folder {path.parent}")
+    if path.is_dir():
+        raise BadInput(f"--textfile {path}: is a folder")
+    try:
+        atomic_write_shared_text(path, text, TEXTFILE_MODE)
+    except PermissionError:
+        raise BadInput(f"--textfile {path}: the folder is not writable") from None
+
+
+__all__ = ["GAUGES", "MetricLabels", "openmetrics_text", "write_textfile"]

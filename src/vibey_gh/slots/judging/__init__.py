@@ -1,0 +1,12 @@
+"""Judging: pure rules over recorded steps; nothing here reads a file, a clock or the config.
+
+Modules: `records` (what a sweep records), `json_fields` (typed reads of recorded JSON),
+`stats` (intervals), `metrics` (a step's metrics), `fidelity` (answers against the one-slot
+answers), `reported` (what the runner said of itself), `baseline` (raw steps to figures, early
+verdicts), `figures` (every number the judge compares), `bounds` (the limits), `judge`
+(verdicts and the ideal N), `sweep` (which N comes next), `trust` (whether the floor can stand).
+
+Public surface: `bounds.Bounds`, `records.StepRecord`, `baseline.sweep_figures`,
+`judge.judge_sweep`, `judge.judge_figures`, `judge.SweepJudgement`, `sweep.sweep_steps`.
+The architecture test (tests/test_architecture.py) keeps this package free of I/O.
+"""

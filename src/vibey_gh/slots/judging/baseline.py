@@ -1,0 +1,158 @@
+"""From raw steps to figures: the one-slot baseline, each step's figures, and early verdicts.
+
+Pure functions of recorded StepRecords. Everything bounds-dependent is left to `judge`, which
+works on the figures made here (or read back from where they are kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ...interfaces.turns import SERVED_REASONS, TurnResult
+from .bounds import Bounds
+from .fidelity import agreement, served_by_turn, structure
+from .figures import BaselineFigures, StepFigures, SweepFigures
+from .metrics import step_metrics
+from .records import StepRecord
+from .reported import runner_mismatch
+
+GB = 1_000_000_000
+# Log event kinds that break a bound whenever they happen during the replay.
+FORBIDDEN_LOG_EVENTS = {
+    "truncation": "truncation",
+    "context_shift": "context shift",
+    "device_failure": "device failure",
+    "reload": "model reload",
+    "eviction": "eviction",
+    "oom": "out of memory",
+    "runner_died": "runner died",
+}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The one-slot runs: the first one's answers, and the figures every step is held to."""
+
+    reference: StepRecord | None
+    reference_served: Mapping[str, TurnResult]
+    figures: BaselineFigures
+
+    def fidelity_threshold(self, bounds: Bounds) -> float:
+        return self.figures.fidelity_threshold(bounds)
+
+
+def reference_of(steps: Sequence[StepRecord]) -> StepRecord | None:
+    """The first one-slot run: the answers every other step is compared with."""
+    return next((s for s in steps if s.slots == 1), None)
+
+
+def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
+    one_slot = [s for s in steps if s.slots == 1]
+    reference = reference_of(steps)
+    reference_served = served_by_turn(reference) if reference else {}
+    self_agreement = 1.0
+    if len(one_slot) >= 2:
+        measured = agreement(reference_served, served_by_turn(one_slot[1])).structural
+        self_agreement = 1.0 if measured is None else measured
+    metrics = [step_metrics(s) for s in one_slot]
+    swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
+    better = max(metrics, key=lambda m: m.turns_per_hour, default=None)
+    return Baseline(
+        reference=reference,
+        reference_served=reference_served,
+        figures=BaselineFigures(
+            self_agreement=self_agreement,
+            best_one_slot_turns_per_hour=better.turns_per_hour if better else 0.0,
+            # the worse of the one-slot runs: their spread is this machine's own noise
+            one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
+            best_one_slot_se=better.turns_per_hour_se if better else None,
+            best_one_slot_batches=better.batches if better else 0,
+        ),
+    )
+
+
+def _failed_served_turns(step: StepRecord, baseline: Baseline) -> tuple[str, ...]:
+    return tuple(
+        f"{t.turn_id} ({t.result.error or t.result.finish_reason})"
+        for t in step.turns
+        if t.turn_id in baseline.reference_served and not t.result.served
+    )
+
+
+def _log_findings(step: StepRecord) -> tuple[str, ...]:
+    counts: dict[str, int] = {}
+    for event in step.log_events:
+        if event.during_replay and event.kind in FORBIDDEN_LOG_EVENTS:
+            counts[event.kind] = counts.get(event.kind, 0) + 1
+    return tuple(f"log: {n} × {FORBIDDEN_LOG_EVENTS[kind]}" for kind, n in sorted(counts.items()))
+
+
+def _reasonless_answers(step: StepRecord) -> int:
+    return sum(
+        1
+        for t in step.turns
+        if t.result.status == 200 and t.result.finish_reason not in SERVED_REASONS
+    )
+
+
+def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
+    is_reference = baseline.reference is not None and step is baseline.reference
+    return StepFigures(
+        index=step.index,
+        slots=step.slots,
+        is_reference=is_reference,
+        metrics=step_metrics(step),
+        memory_budget_bytes=step.memory_budget_bytes,
+        agreement=None
+        if is_reference
+        else agreement(baseline.reference_served, served_by_turn(step)),
+        failed_served=_failed_served_turns(step, baseline),
+        log_findings=_log_findings(step),
+        reasonless=_reasonless_answers(step),
+        runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
+    )
+
+
+def sweep_figures(steps: Sequence[StepRecord]) -> SweepFigures:
+    baseline = baseline_of(steps)
+    return SweepFigures(baseline.figures, tuple(step_figures(s, baseline) for s in steps))
+
+
+def early_verdict(
+    slots: int,
+    turns_so_far: Sequence[TurnResult | None],
+    turn_ids: Sequence[str],
+    baseline: Baseline,
+    bounds: Bounds,
+    corpus_turn_ids: Sequence[str],
+    peak_wired_bytes: int | None,
+    memory_budget_bytes: int | None,
+) -> str | None:
+    """Why a step in flight can already not pass, or None. Only certain outcomes count."""
+    if slots <= 1:
+        return None
+    if peak_wired_bytes is not None and memory_budget_bytes:
+        ceiling = bounds.wired_ceiling * memory_budget_bytes
+        if peak_wired_bytes > ceiling:
+            return f"memory: wired {peak_wired_bytes / GB:.2f} GB crossed the ceiling"
+    mismatches = 0
+    lost = 0
+    for turn_id, result in zip(turn_ids, turns_so_far, strict=True):
+        if result is None or turn_id not in baseline.reference_served:
+            continue
+        if not result.served:
+            return f"served turns: {turn_id} served at one slot failed ({result.error})"
+        if structure(result) != structure(baseline.reference_served[turn_id]):
+            mismatches += 1
+    comparable = sum(1 for t in corpus_turn_ids if t in baseline.reference_served) - lost
+    if comparable <= 0:
+        return None
+    best_possible = (comparable - mismatches) / comparable
+    threshold = baseline.fidelity_threshold(bounds)
+    if best_possible < threshold:
+        return (
+            f"fidelity: {mismatches} of at most {comparable} answers changed structure; "
+            f"agreement can no longer reach {threshold:.3f}"
+        )
+    return None

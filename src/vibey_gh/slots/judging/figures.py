@@ -1,0 +1,259 @@
+"""The figures a sweep is judged on: every number the judge compares with a bound.
+
+They are pure functions of a sweep's raw steps (`baseline.sweep_figures`) and hold nothing
+that depends on the bounds, so judging against today's bounds needs the figures alone
+(`judge.judge_figures`). `slots allowed` judges on every call, so the figures of
+each evidence file are kept beside it (`slots.evidence.figures_cache`), keyed by the evidence
+file's identity and FIGURES_VERSION. They are never the record: the evidence is.
+
+This module imports nothing about turns or step records, so reading stored figures does not,
+and it reads and writes no file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .stats import MIN_BATCHES, Estimate, t_quantile
+
+if TYPE_CHECKING:
+    from .bounds import Bounds
+
+# Bump when any figure is computed differently: stored figures of an older version are rebuilt.
+FIGURES_VERSION = 3
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """The numbers of the step table. None where the data to compute one is missing.
+
+    duration_s / turns_per_hour: over the measurement window of a steady-state step (the whole
+    replay for a step of the one-pass method, which has no window and no interval).
+    window_start / window_end: monotonic seconds of that window; window_turns: turns served in it.
+    batches / turns_per_hour_se: how many equal sub-windows the window was cut into and the
+    standard error of their mean throughput (None with fewer than two): `interval` turns it into
+    an interval at a confidence.
+    """
+
+    served: int
+    total: int
+    duration_s: float
+    turns_per_hour: float
+    output_tokens_per_s: float
+    p50_s: float | None
+    p95_s: float | None
+    peak_wired_bytes: int | None
+    min_free_share: float | None
+    swap_out_mb_per_min: float | None
+    peak_gpu_share: float | None
+    prompt_tokens_min: int | None
+    prompt_tokens_p50: int | None
+    prompt_tokens_max: int | None
+    window_start: float | None = None
+    window_end: float | None = None
+    window_turns: int | None = None
+    batches: int = 0
+    turns_per_hour_se: float | None = None
+    # peak_wired_bytes and peak_gpu_share are charged (production's footprint left out, design
+    # §5); these are the whole machine's, as sampled
+    peak_raw_wired_bytes: int | None = None
+    peak_raw_gpu_share: float | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.turns_per_hour_se is not None and self.batches >= MIN_BATCHES
+
+    @property
+    def throughput(self) -> Estimate:
+        """turns_per_hour with its noise, as the gain intervals take it."""
+        return Estimate(self.turns_per_hour, self.turns_per_hour_se, self.batches)
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """Two-sided interval of turns_per_hour; the point itself when there is no interval."""
+        if self.turns_per_hour_se is None or self.batches < MIN_BATCHES:
+            return self.turns_per_hour, self.turns_per_hour
+        half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
+        return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepMetrics:
+        # figures of the one-pass method have no window and no interval
+        optional: dict[str, Any] = {
+            "window_start": None,
+            "window_end": None,
+            "window_turns": None,
+            "batches": 0,
+            "turns_per_hour_se": None,
+            # figures from before production's footprint was left out have no raw peaks
+            "peak_raw_wired_bytes": None,
+            "peak_raw_gpu_share": None,
+        }
+        values: dict[str, Any] = {
+            name: data[name] if name in data or name not in optional else optional[name]
+            for name in cls.__dataclass_fields__
+        }
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a step's answers agree with the first one-slot run's, over the turns both served."""
+
+    compared: int
+    structural_matches: int
+    exact_matches: int
+    changed_turns: tuple[str, ...]  # turns whose exact answer differs
+
+    @property
+    def structural(self) -> float | None:
+        return self.structural_matches / self.compared if self.compared else None
+
+    @property
+    def exact(self) -> float | None:
+        return self.exact_matches / self.compared if self.compared else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "structural": self.structural,
+            "exact": self.exact,
+            "structural_matches": self.structural_matches,
+            "exact_matches": self.exact_matches,
+            "changed_turns": list(self.changed_turns),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Agreement:
+        return cls(
+            int(data["compared"]),
+            int(data["structural_matches"]),
+            int(data["exact_matches"]),
+            tuple(str(turn) for turn in data["changed_turns"]),
+        )
+
+
+@dataclass(frozen=True)
+class BaselineFigures:
+    """What every step is measured against: the one-slot runs.
+
+    self_agreement: how the two one-slot runs agreed with each other (1.0 with one run).
+    best_one_slot_turns_per_hour: the better one-slot throughput, the bar for a gain.
+    one_slot_swap_mb_per_min: the worse one-slot swap-out rate, this machine's own noise.
+    best_one_slot_se / best_one_slot_batches: the better run's own throughput noise (standard
+      error from that many batch means; None for a run without an interval). A gain is a ratio
+      of two measurements, so its interval carries both (`stats.ratio_interval`).
+    """
+
+    self_agreement: float
+    best_one_slot_turns_per_hour: float
+    one_slot_swap_mb_per_min: float
+    best_one_slot_se: float | None = None
+    best_one_slot_batches: int = 0
+
+    @property
+    def bar(self) -> Estimate:
+        """The better one-slot throughput with its noise: what every gain is a ratio to."""
+        return Estimate(
+            self.best_one_slot_turns_per_hour, self.best_one_slot_se, self.best_one_slot_batches
+        )
+
+    def fidelity_threshold(self, bounds: Bounds) -> float:
+        return self.self_agreement - bounds.fidelity_tolerance
+
+    def swap_limit(self, bounds: Bounds) -> float:
+        return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """One step's figures. The findings here break a bound whatever the bounds say.
+
+    is_reference: this is the first one-slot run, which the others are compared with.
+    agreement: with the reference (None for the reference itself).
+    failed_served: turns served at one slot that failed here, as "id (why)".
+    log_findings: forbidden runner log events during the replay, as "log: n × what".
+    reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
+    runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
+    """
+
+    index: int
+    slots: int
+    is_reference: bool
+    metrics: StepMetrics
+    memory_budget_bytes: int | None
+    agreement: Agreement | None
+    failed_served: tuple[str, ...]
+    log_findings: tuple[str, ...]
+    reasonless: int
+    runner_mismatch: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "slots": self.slots,
+            "is_reference": self.is_reference,
+            "metrics": self.metrics.to_json(),
+            "memory_budget_bytes": self.memory_budget_bytes,
+            "agreement": self.agreement.to_json() if self.agreement else None,
+            "failed_served": list(self.failed_served),
+            "log_findings": list(self.log_findings),
+            "reasonless": self.reasonless,
+            "runner_mismatch": self.runner_mismatch,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepFigures:
+        agreement = data["agreement"]
+        budget = data["memory_budget_bytes"]
+        mismatch = data.get("runner_mismatch")
+        return cls(
+            index=int(data["index"]),
+            slots=int(data["slots"]),
+            is_reference=bool(data["is_reference"]),
+            metrics=StepMetrics.from_json(data["metrics"]),
+            memory_budget_bytes=None if budget is None else int(budget),
+            agreement=Agreement.from_json(agreement) if agreement is not None else None,
+            failed_served=tuple(str(item) for item in data["failed_served"]),
+            log_findings=tuple(str(item) for item in data["log_findings"]),
+            reasonless=int(data["reasonless"]),
+            runner_mismatch=None if mismatch is None else str(mismatch),
+        )
+
+
+@dataclass(frozen=True)
+class SweepFigures:
+    baseline: BaselineFigures
+    steps: tuple[StepFigures, ...]
+
+    @property
+    def without_intervals(self) -> bool:
+        """Every step is of the one-pass method: no measurement window, no interval."""
+        return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": dict(self.baseline.__dict__),
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SweepFigures:
+        base = data["baseline"]
+        return cls(
+            BaselineFigures(
+                float(base["self_agreement"]),
+                float(base["best_one_slot_turns_per_hour"]),
+                float(base["one_slot_swap_mb_per_min"]),
+                _optional_float(base.get("best_one_slot_se")),
+                int(base.get("best_one_slot_batches", 0)),
+            ),
+            tuple(StepFigures.from_json(step) for step in data["steps"]),
+        )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

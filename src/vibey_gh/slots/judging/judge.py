@@ -1,0 +1,302 @@
+"""Bounds and verdicts: a sweep's figures held against today's bounds (design §5).
+
+Nothing here measures anything and nothing here reads raw steps: `baseline.sweep_figures`
+turns recorded StepRecords into figures, and the same figures with the same Bounds always give
+the same verdicts. That is what lets `slots allowed` re-judge old evidence against today's
+config, from figures kept beside the evidence, without parsing every recorded answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .bounds import Bounds
+from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .stats import ratio_interval
+
+if TYPE_CHECKING:
+    from .baseline import Baseline
+    from .records import StepRecord
+
+GB = 1_000_000_000
+
+
+def finite_or_none(value: float) -> float | None:
+    """An interval's end for JSON: an unbounded one (too few turns to tell) is null, since JSON
+    has no infinity and the evidence reader refuses non-finite numbers."""
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one step fares against the bounds.
+
+    label: "floor" (first one-slot run), "baseline" (second), "qualifies", "no gain",
+      "inconclusive", or "breaks <first bound>".
+    broken: every broken bound, as a phrase. warnings: what is reported but not refusing
+      (memory at one slot). gain: throughput over the best one-slot run, minus 1.
+    gain_low / gain_high: the gain's interval at `confidence`: the ratio of the step's throughput
+      to that same bar, with the noise of both (`gain_ratio`; the point gain when neither was
+      measured with an interval).
+      Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
+      gain_high < min_gain, and is inconclusive in between.
+    turns_per_hour_low / turns_per_hour_high: the throughput's interval at `confidence`.
+    """
+
+    index: int
+    slots: int
+    label: str
+    inside_bounds: bool
+    qualifies: bool
+    broken: tuple[str, ...]
+    warnings: tuple[str, ...]
+    gain: float | None
+    agreement: Agreement | None
+    metrics: StepMetrics
+    gain_low: float | None = None
+    gain_high: float | None = None
+    turns_per_hour_low: float = 0.0
+    turns_per_hour_high: float = 0.0
+    confidence: float | None = None
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.label == "inconclusive"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "slots": self.slots,
+            "label": self.label,
+            "inside_bounds": self.inside_bounds,
+            "qualifies": self.qualifies,
+            "broken": list(self.broken),
+            "warnings": list(self.warnings),
+            "gain": self.gain,
+            "gain_low": self.gain_low,
+            "gain_high": self.gain_high,
+            "turns_per_hour_low": self.turns_per_hour_low,
+            "turns_per_hour_high": finite_or_none(self.turns_per_hour_high),
+            "confidence": self.confidence,
+            "agreement": self.agreement.to_json() if self.agreement else None,
+            "metrics": self.metrics.to_json(),
+        }
+
+
+def _memory_findings(step: StepFigures, bounds: Bounds) -> list[str]:
+    findings = []
+    metrics, budget = step.metrics, step.memory_budget_bytes
+    if metrics.peak_wired_bytes is None or budget is None:
+        findings.append("wired memory not measured")
+    else:
+        ceiling = bounds.wired_ceiling * budget
+        if metrics.peak_wired_bytes > ceiling:
+            findings.append(
+                f"peak wired {metrics.peak_wired_bytes / GB:.2f} GB above the ceiling "
+                f"{ceiling / GB:.2f} GB"
+            )
+    if metrics.peak_gpu_share is not None and metrics.peak_gpu_share > bounds.wired_ceiling:
+        findings.append(
+            f"GPU memory {metrics.peak_gpu_share:.0%} above the ceiling {bounds.wired_ceiling:.0%}"
+        )
+    return findings
+
+
+def _swap_finding(metrics: StepMetrics, baseline: BaselineFigures, bounds: Bounds) -> str | None:
+    if metrics.swap_out_mb_per_min is None:
+        return "swap not measured"
+    limit = baseline.swap_limit(bounds)
+    if metrics.swap_out_mb_per_min > limit:
+        return f"swap-out {metrics.swap_out_mb_per_min:.1f} MB/min above {limit:.1f} MB/min"
+    return None
+
+
+def runner_finding(step: StepFigures) -> str | None:
+    """A runner set up otherwise than asked measured another configuration: that breaks a
+    bound whatever the bounds say (at one slot, the floor, it is a warning)."""
+    return step.runner_mismatch
+
+
+def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:
+    metrics = step.metrics
+    broken: list[str] = []
+    warnings: list[str] = []
+    memory = _memory_findings(step, bounds)
+    swap = _swap_finding(metrics, baseline, bounds)
+    runner = runner_finding(step)
+    if step.slots == 1:
+        # one is the floor: memory is reported, never refusing
+        warnings.extend(memory + ([swap] if swap else []) + ([runner] if runner else []))
+        label = "floor" if step.is_reference else "baseline"
+        inside = True
+    else:
+        if runner:
+            broken.append(runner)
+        broken.extend(memory)
+        if swap:
+            broken.append(swap)
+        if step.failed_served:
+            broken.append(
+                f"{len(step.failed_served)} turn(s) served at one slot failed: "
+                f"{step.failed_served[0]}"
+            )
+        broken.extend(step.log_findings)
+        if step.reasonless:
+            broken.append(f"{step.reasonless} answer(s) without stop, length or tool_calls")
+        threshold = baseline.fidelity_threshold(bounds)
+        if step.agreement is None or step.agreement.structural is None:
+            broken.append("fidelity not measured: no turn served in both runs")
+        elif step.agreement.structural < threshold:
+            broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
+        inside = not broken
+        label = "qualifies" if inside else "breaks " + _short(broken[0])
+    best = baseline.best_one_slot_turns_per_hour
+    low, high = metrics.interval(bounds.confidence)
+    # a steady-state step whose window held too few turns for an interval cannot be called
+    unknowable = metrics.window_start is not None and not metrics.has_interval
+    if unknowable:
+        low, high = 0.0, math.inf
+    gain = gain_low = gain_high = None
+    if best > 0:
+        gain = metrics.turns_per_hour / best - 1.0
+        ratio = None if unknowable else gain_ratio(metrics, baseline, bounds.confidence)
+        if ratio is not None:
+            gain_low, gain_high = ratio[0] - 1.0, ratio[1] - 1.0
+    qualifies = step.slots > 1 and inside and gain_low is not None and gain_low >= bounds.min_gain
+    if step.slots > 1 and inside and not qualifies:
+        undecided = unknowable or (gain_high is not None and gain_high >= bounds.min_gain)
+        label = "inconclusive" if undecided else "no gain"
+    return Verdict(
+        index=step.index,
+        slots=step.slots,
+        label=label,
+        inside_bounds=inside,
+        qualifies=qualifies,
+        broken=tuple(broken),
+        warnings=tuple(warnings),
+        gain=gain,
+        agreement=step.agreement,
+        metrics=metrics,
+        gain_low=gain_low,
+        gain_high=gain_high,
+        turns_per_hour_low=low,
+        turns_per_hour_high=high,
+        confidence=bounds.confidence if metrics.has_interval else None,
+    )
+
+
+def gain_ratio(
+    metrics: StepMetrics, baseline: BaselineFigures, confidence: float
+) -> tuple[float, float] | None:
+    """The interval of a step's throughput over the better one-slot run's: both are measured,
+    so both intervals widen it (a noisy baseline can no more decide a verdict than a noisy step)."""
+    return ratio_interval(metrics.throughput, baseline.bar, confidence)
+
+
+def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
+    """One recorded step against the bounds (its figures made on the way)."""
+    from .baseline import step_figures
+
+    return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
+
+
+def _short(finding: str) -> str:
+    if finding.startswith("fidelity"):
+        return "fidelity"
+    if "wired" in finding or "GPU" in finding:
+        return "memory"
+    if finding.startswith("swap"):
+        return "swap"
+    if "served at one slot failed" in finding:
+        return "served turns"
+    if finding.startswith("log:"):
+        return finding.split("× ", 1)[-1]
+    if finding.startswith("runner reported"):
+        return "runner setup"
+    return "done reasons"
+
+
+@dataclass(frozen=True)
+class SweepJudgement:
+    verdicts: tuple[Verdict, ...]
+    ideal: int
+    reason: str
+    figures: SweepFigures
+
+    def verdict_for(self, slots: int) -> Verdict | None:
+        matching = [v for v in self.verdicts if v.slots == slots]
+        return matching[-1] if matching else None
+
+
+def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
+    qualifying = [v for v in verdicts if v.qualifies]
+    if qualifying:
+        chosen, best = ideal_of(qualifying, bounds.confidence)
+        reason = (
+            f"{chosen.slots} slots stayed inside every bound and served "
+            f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
+        )
+        if chosen is not best:
+            reason += (
+                f"; {best.slots} slots measured {best.metrics.turns_per_hour:.1f} turns/h, "
+                f"within {chosen.slots} slots' interval, so the smaller N is kept"
+            )
+        return SweepJudgement(verdicts, chosen.slots, reason, figures)
+    if not any(s.slots == 1 for s in figures.steps):
+        return SweepJudgement(verdicts, 1, "no one-slot run to compare with", figures)
+    multi = [v for v in verdicts if v.slots > 1]
+    if not multi:
+        return SweepJudgement(verdicts, 1, "one: only one slot was measured", figures)
+    parts = [_step_summary(v, bounds) for v in multi]
+    reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
+    return SweepJudgement(verdicts, 1, reason, figures)
+
+
+def ideal_of(qualifying: Sequence[Verdict], confidence: float) -> tuple[Verdict, Verdict]:
+    """(the ideal step, the best one): the smallest qualifying N that the evidence cannot tell
+    from the best qualifying step (design §5); a gain the interval cannot show is never paid
+    for with memory, latency and fidelity. Both steps were measured, so "cannot tell" is the
+    interval of their ratio reaching 1, not one step's interval reaching the other's point:
+    the best of several noisy steps is also the luckiest."""
+    best = max(qualifying, key=lambda v: (v.metrics.turns_per_hour, -v.slots))
+    reaching = [v for v in qualifying if v is best or _cannot_tell(v, best, confidence)]
+    return min(reaching, key=lambda v: (v.slots, v.index)), best
+
+
+def _cannot_tell(step: Verdict, best: Verdict, confidence: float) -> bool:
+    if step.metrics.window_start is not None and not step.metrics.has_interval:
+        return True  # too few turns to tell anything
+    ratio = ratio_interval(step.metrics.throughput, best.metrics.throughput, confidence)
+    return ratio is None or ratio[1] >= 1.0
+
+
+def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
+    """Recorded steps against the bounds: their figures, judged."""
+    from .baseline import sweep_figures
+
+    return judge_figures(sweep_figures(steps), bounds)
+
+
+def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
+    if not verdict.inside_bounds:
+        return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
+    gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
+    if verdict.inconclusive:
+        interval = gain_range(verdict)
+        shown = f" ({interval})" if interval else " (too few turns for an interval)"
+        return (
+            f"N={verdict.slots} gained {gain}{shown}, inconclusive "
+            f"about the {bounds.min_gain:.0%} needed"
+        )
+    return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"
+
+
+def gain_range(verdict: Verdict) -> str:
+    """'+3% to +18%' — the gain's interval as printed; '' without one."""
+    if verdict.gain_low is None or verdict.gain_high is None or verdict.confidence is None:
+        return ""
+    return f"{verdict.gain_low:+.0%} to {verdict.gain_high:+.0%}"

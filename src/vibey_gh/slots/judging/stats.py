@@ -1,0 +1,84 @@
+"""Small statistics for intervals: no dependency beyond the standard library."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+
+def standard_error(samples: Sequence[float]) -> float | None:
+    """Standard error of the mean of `samples`; None with fewer than two."""
+    if len(samples) < 2:
+        return None
+    mean = sum(samples) / len(samples)
+    variance = sum((x - mean) ** 2 for x in samples) / (len(samples) - 1)
+    return math.sqrt(variance / len(samples))
+
+
+def t_quantile(probability: float, dof: int) -> float:
+    """Student's t quantile, by the Cornish–Fisher expansion about the normal one.
+
+    Within 1% of the exact value from 3 degrees of freedom on at the usual confidences; the
+    batch means have 9.
+    """
+    if dof <= 0:
+        return math.inf
+    z = NormalDist().inv_cdf(probability)
+    v = float(dof)
+    return (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+    )
+
+
+# An interval from fewer sub-windows than this is not trusted: with one or two degrees of
+# freedom its width says more about luck than about the runner.
+MIN_BATCHES = 5
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A throughput and what is known of its noise.
+
+    value: the point; se: its standard error from `batches` batch means (None: known only as a
+    point, e.g. a step of the one-pass method). With fewer than MIN_BATCHES batches the
+    standard error is not trusted and the estimate counts as a point.
+    """
+
+    value: float
+    se: float | None = None
+    batches: int = 0
+
+    @property
+    def has_interval(self) -> bool:
+        return self.se is not None and self.batches >= MIN_BATCHES
+
+
+def ratio_interval(
+    top: Estimate, bottom: Estimate, confidence: float
+) -> tuple[float, float] | None:
+    """Interval of top ÷ bottom at `confidence`, from both estimates' own noise.
+
+    First-order (delta method): the ratio's relative variance is the sum of the two relative
+    variances, with Welch–Satterthwaite degrees of freedom for Student's t. A point bottom
+    leaves exactly top's own interval divided by it. None when the bottom is not positive.
+    """
+    if bottom.value <= 0:
+        return None
+    ratio = top.value / bottom.value
+    terms: list[tuple[float, int]] = []
+    for estimate in (top, bottom):
+        if estimate.has_interval and estimate.value > 0 and estimate.se is not None:
+            terms.append(((estimate.se / estimate.value) ** 2, estimate.batches - 1))
+    if not terms:
+        return ratio, ratio
+    variance = sum(v for v, _ in terms)
+    if variance == 0:
+        return ratio, ratio
+    dof = variance**2 / sum(v * v / d for v, d in terms)
+    half = t_quantile(0.5 + confidence / 2.0, max(1, math.floor(dof))) * ratio * math.sqrt(variance)
+    return max(0.0, ratio - half), ratio + half

@@ -1,0 +1,364 @@
+"""`slots calibrate`: run the sweep on a calibration runner beside production, checkpointed.
+
+The loop: identify today's fingerprint (from the calibration binary and the model store when
+production is not running), refuse a calibration runner of another version than production's
+before the first step, wait for (or refuse) a production that holds a model, resume the
+steps a checkpoint holds, then let the sweep generator pick each next slot count; measure it
+(again, up to twice, when production was busy meanwhile), checkpoint it, and finally write the
+evidence. A sweep with no clean step, or whose calibration runner is not production's version,
+is written to --out for the record and not recorded as this device's evidence. A sweep whose
+first one-slot step failed turns (or found the corpus too long for the window) stops there and
+writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...config import LocalModels, load_config
+from ...errors import BadInput, EvidenceError, Refused, VibeyError
+from ...files import leftover_temp_files
+from ...interfaces.slots_interface import ChatSettings
+from ...runners.process import ensure_port_free
+from ...runners.registry import runner_kind
+from ...state import StateLayout
+from ..corpus.corpus import Corpus
+from ..evidence.store import (
+    clear_request,
+    evidence_path,
+    load_progress,
+    method_hash,
+    progress_path,
+    request_path,
+    save_progress,
+)
+from ..judging.baseline import baseline_of
+from ..judging.bounds import Bounds
+from ..judging.metrics import step_metrics
+from ..judging.records import StepRecord
+from ..judging.stats import Estimate
+from ..judging.sweep import sweep_steps
+from ..judging.trust import untrustworthy_floor
+from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
+from .calibration_start import check_identity, identity_of_production, wait_for_idle
+from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
+from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
+from .production_memory import check_fits_beside_production
+from .step import StepContext, StepProgress, measure_step
+
+MAX_REMEASURES = 2
+IDLE_WAIT_S = 600.0
+
+
+class CalibrationProgress(StepProgress, Protocol):
+    def message(self, text: str) -> None: ...
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None: ...
+
+
+def remove_leftover_temp_files(layout: StateLayout) -> None:
+    """Half-written temporary files of a calibration killed mid-write (the finished files they
+    were meant to replace are intact)."""
+    for folder in (layout.root, layout.progress, layout.evidence, layout.requests):
+        for leftover in leftover_temp_files(folder):
+            leftover.unlink(missing_ok=True)
+
+
+def pending_request(env: Environment, window: int) -> tuple[str, bool]:
+    """Today's fingerprint at `window`, and whether a calibration request waits for it."""
+    identity, _absent = identity_of_production(env)
+    fingerprint = env.fingerprint_of(env.device, identity, window)
+    return fingerprint.id, request_path(env.layout, fingerprint.id).exists()
+
+
+def check_corpus_fits(corpus: Corpus, window: int) -> None:
+    if corpus.max_depth_estimate > window:
+        raise BadInput(
+            f"the corpus's deepest turn is ~{corpus.max_depth_estimate} tokens, more than the "
+            f"window {window}; use a larger --window or a corpus drawn for this window"
+        )
+
+
+def last_good_bounds(
+    source: Callable[[], LocalModels], first: Bounds, say: Callable[[str], None]
+) -> Callable[[], Bounds]:
+    """The bounds as the config says now (design §5: re-read at each decision); while the
+    config cannot be read (edited into invalid TOML mid-run), the last good ones, said once."""
+    import threading
+
+    last = [first]
+    said: list[str] = []
+    guard = threading.Lock()  # replay workers ask from their own threads
+
+    def bounds_now() -> Bounds:
+        try:
+            bounds = source().bounds
+        except VibeyError as exc:
+            with guard:
+                first_time = not said
+                said.append(str(exc))
+            if first_time:
+                say(f"the config cannot be read ({exc}); keeping the last good bounds")
+            return last[0]
+        with guard:
+            last[0] = bounds
+            said.clear()
+        return bounds
+
+    return bounds_now
+
+
+def method_of(req: CalibrationRequest) -> dict[str, Any]:
+    return {
+        "runner": req.config.runner,
+        "model": req.config.model,
+        "window": req.window,
+        "max_tokens": req.max_tokens,
+        "temperature": 0.0,
+        "seed": 42,
+        "slots": list(req.slots) if req.slots else "1,1,2,3,…",
+        "max_slots": req.max_slots,
+        "segment_order": "closed-loop workers cycling through the corpus",
+        # steady-state steps with a throughput interval: evidence of the one-pass method
+        # (no "steps" key) has another hash, so its checkpoints are never resumed here
+        "steps": {
+            "kind": "steady-state",
+            "interval": "batch means",
+            "min_seconds": req.config.min_step_seconds,
+            "max_seconds": req.config.step_cap_seconds,
+            # a gain is a ratio of two measured throughputs: its interval carries both
+            "gain_interval": "ratio of the step's and the bar's batch means",
+        },
+    }
+
+
+def run_calibration(
+    req: CalibrationRequest,
+    env: Environment,
+    progress: CalibrationProgress,
+    bounds_source: Callable[[], LocalModels] = load_config,
+) -> CalibrationOutcome:
+    check_corpus_fits(req.corpus, req.window)
+    if req.wait_idle_s is not None and req.wait_idle_s < 0:
+        raise BadInput(f"--wait-idle must be 0 or more seconds, not {req.wait_idle_s:g}")
+    if req.if_requested:
+        identity, _absent = identity_of_production(env)
+        fingerprint = env.fingerprint_of(env.device, identity, req.window)
+        if not request_path(env.layout, fingerprint.id).exists():
+            return CalibrationOutcome(
+                fingerprint.id,
+                None,
+                "no calibration request for this fingerprint",
+                False,
+                False,
+                None,
+                skipped=True,
+            )
+    starting = check_identity(req, env, progress)
+    identity = starting.identity
+    fingerprint = env.fingerprint_of(env.device, identity, req.window)
+    if req.out_dir is not None:
+        check_out_dir(req.out_dir)
+    orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
+    if runner_kind(req.config.runner).calibrates_this_package:
+        # Also when the pid file named one: a kill between starting a step's runner and
+        # recording it leaves the file naming the previous step's runner, still stopping.
+        orphans.append(stop_embedded_runner_on_port(req.config.calibration_port))
+    for orphan in orphans:
+        if orphan is not None:
+            progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
+    state = env.production.poll()
+    if state.busy:
+        held = ", ".join(state.models) or "a model"
+        if not req.wait_idle_s:
+            raise Refused(
+                f"the production runner holds {held}; calibration starts only while it is "
+                "idle (--wait-idle SECONDS waits for it)"
+            )
+        if not wait_for_idle(env.production, env.clock, progress, req.wait_idle_s):
+            raise Refused(
+                f"the production runner still holds {held} after {req.wait_idle_s:g}s of "
+                "waiting; calibration starts only while it is idle"
+            )
+    _check_room_beside_production(req, env, progress)
+    method = method_of(req)
+    key = {
+        "fingerprint": fingerprint.id,
+        "corpus_sha256": req.corpus.corpus_sha256,
+        "method": method_hash(method),
+    }
+    checkpoint = progress_path(env.layout, fingerprint.id, req.corpus.corpus_sha256, key["method"])
+    remove_leftover_temp_files(env.layout)
+    try:
+        steps = load_progress(checkpoint, key)
+    except EvidenceError as exc:
+        raise BadInput(str(exc)) from None
+    resumed = len(steps)
+    if resumed:
+        progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
+
+    bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
+
+    generator = sweep_steps(bounds_now, req.slots, req.max_slots)
+    stop_reason: str | None = None
+    try:
+        slots = next(generator)
+        for done in steps:
+            if done.slots != slots:
+                raise BadInput(f"progress file {checkpoint} does not match this sweep; remove it")
+            slots = generator.send(done)
+    except StopIteration as stop:
+        stop_reason = str(stop.value)
+
+    run_dir = env.layout.runs / (
+        time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(env.clock.now())) + f"-{fingerprint.id}"
+    )
+    ctx = StepContext(
+        runner=env.runner,
+        runner_kind=req.config.runner,
+        model=req.config.model,
+        runner_binary=req.config.runner_binary,
+        port=req.config.calibration_port,
+        corpus=req.corpus,
+        settings=ChatSettings(
+            window=req.window, max_tokens=req.max_tokens, timeout_s=req.request_timeout_s
+        ),
+        memory=env.memory,
+        production=env.production,
+        memory_budget_bytes=env.device.memory_budget_bytes,
+        gpu_budget_bytes=tuple(a.memory_bytes for a in env.device.accelerators),
+        log_source=env.log_source,
+        clock=env.clock,
+        bounds_now=bounds_now,
+        threads=req.threads,
+        runner_pid_file=env.layout.root / PID_FILE,
+        calibration_watch=env.calibration_watch,
+        early_verdicts=req.early_verdicts,
+        min_step_seconds=req.config.min_step_seconds,
+        max_step_seconds=req.config.step_cap_seconds,
+        production_footprint=env.production_footprint,
+    )
+    new_steps = 0
+    unclean = False
+    while stop_reason is None:
+        if req.max_runs is not None and new_steps >= req.max_runs:
+            break
+        ensure_port_free(req.config.calibration_port)  # before this step's folder is made
+        step = _measure_clean(
+            ctx, len(steps), slots, steps, run_dir, env, progress, req.wait_idle_s
+        )
+        new_steps += 1
+        if not step.production.clean:
+            unclean = True
+            stop_reason = (
+                f"step {step.index} (N={slots}) never got a clean measurement: the production "
+                "runner held a model during every attempt"
+            )
+            break
+        if step.slots == 1 and not any(s.slots == 1 for s in steps):
+            untrustworthy = untrustworthy_floor(step, req.corpus.turn_count)
+            if untrustworthy is not None:
+                raise Refused(f"{untrustworthy} (turns: {run_dir})")
+        steps.append(step)
+        save_progress(checkpoint, key, steps)
+        verdict = _latest_label(steps, bounds_now)
+        progress.step_finished(step, verdict)
+        try:
+            slots = generator.send(step)
+        except StopIteration as stop:
+            stop_reason = str(stop.value)
+
+    complete = stop_reason is not None and not unclean
+    result = SweepResult(
+        fingerprint,
+        identity,
+        steps,
+        method,
+        stop_reason,
+        complete,
+        run_dir,
+        production_absent=starting.production_absent,
+        version_mismatch=starting.version_mismatch,
+    )
+    outcome = write_evidence_files(req, env, result)
+    outcome.new_steps, outcome.resumed_steps = new_steps, resumed
+    outcome.version_mismatch = starting.version_mismatch
+    outcome.production_absent = starting.production_absent
+    if complete:
+        checkpoint.unlink(missing_ok=True)
+        if outcome.recorded:
+            clear_request(env.layout, fingerprint.id)
+    return outcome
+
+
+def _check_room_beside_production(
+    req: CalibrationRequest, env: Environment, progress: CalibrationProgress
+) -> None:
+    """Say what production holds, and refuse at once when its model on the GPU leaves no room
+    for the calibration runner's (rather than failing mid-load at the first step)."""
+    if env.production_footprint is None:
+        return
+    held = env.production_footprint.read()
+    if held.host_bytes is not None:
+        progress.message(
+            f"production holds {held.host_bytes / 1e9:.2f} GB, left out of the memory charged "
+            f"to each step ({held.how})"
+        )
+    if env.calibration_model_bytes is None:
+        return
+    check_fits_beside_production(
+        held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
+    )
+
+
+def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:
+    from ..judging.judge import judge_sweep
+
+    return judge_sweep(steps, bounds_now()).verdicts[-1].label
+
+
+def _measure_clean(
+    ctx: StepContext,
+    index: int,
+    slots: int,
+    steps: list[StepRecord],
+    run_dir: Path,
+    env: Environment,
+    progress: CalibrationProgress,
+    wait_idle_s: float | None = None,
+) -> StepRecord:
+    baseline = baseline_of(steps)
+    # the bars the step's gain is decided against: the better one-slot run with its noise
+    # (qualifying) and the best throughput so far as a point (the patience rule, see
+    # judging.sweep.gain_over_best)
+    compare_with: tuple[Estimate, ...] = ()
+    if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
+        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
+        compare_with = (baseline.figures.bar, Estimate(best_so_far.turns_per_hour))
+    discarded = 0
+    while True:
+        attempt = discarded + 1
+        step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
+        step = measure_step(ctx, index, slots, attempt, baseline, step_dir, progress, compare_with)
+        if step.production.clean or discarded >= MAX_REMEASURES:
+            return _with_discards(step, discarded)
+        discarded += 1
+        progress.message(
+            f"step {index} (N={slots}) discarded: the production runner held a model "
+            f"({', '.join(step.production.models_seen) or 'busy'}); measuring again once idle"
+        )
+        if not wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
+            progress.message("production stayed busy; measuring again anyway")
+
+
+def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
+    from dataclasses import replace
+
+    return replace(step, discarded_attempts=discarded)
+
+
+def evidence_location(layout: StateLayout, fingerprint: str) -> Path:
+    return evidence_path(layout, fingerprint)

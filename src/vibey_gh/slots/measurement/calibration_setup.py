@@ -1,0 +1,104 @@
+"""What a calibration is given and what it answers: the request, the injected world, the outcome.
+
+The sweep driver (`calibrate.py`), the start checks (`calibration_start.py`) and the evidence
+writer (`evidence_writer.py`) all speak these; keeping them here lets each import them without
+importing the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...clock import Clock
+from ...config import LocalModels
+from ...interfaces.slots_interface import DeviceFacts, ProductionWatch, RunnerInfo
+from ...state import StateLayout
+from ..corpus.corpus import Corpus
+from ..evidence.fingerprint import Fingerprint
+from .production_memory import FootprintSource
+from .step import LogSource
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """Everything a calibration needs, resolved by the caller (CLI or storm)."""
+
+    config: LocalModels
+    corpus: Corpus
+    window: int
+    max_tokens: int
+    slots: tuple[int, ...] | None = None
+    max_runs: int | None = None
+    max_slots: int = 16
+    if_requested: bool = False
+    out_dir: Path | None = None
+    threads: int | None = None
+    request_timeout_s: float = 600.0
+    # off: every step replays the whole corpus even once its verdict is certain (for
+    # measuring what early verdicts save); the memory ceiling still stops a step at once
+    early_verdicts: bool = True
+    # seconds to wait for production to unload its models before the first step and before
+    # each re-measure; None: refuse at once when it holds one (re-measures wait IDLE_WAIT_S)
+    wait_idle_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The parts of the world a calibration touches, injected."""
+
+    layout: StateLayout
+    clock: Clock
+    device: DeviceFacts
+    production_identity: Callable[[], RunnerInfo]
+    production: ProductionWatch
+    memory: Any  # HostMemorySampler
+    runner: Any  # Runner
+    log_source: LogSource
+    fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
+    calibration_watch: Callable[[str], ProductionWatch] | None = None
+    # the calibration runner's identity from its binary and the model store (None: the same
+    # as production's, as for the embedded runner)
+    calibration_identity: Callable[[], RunnerInfo] | None = None
+    # what production reveals of its settings that differs from the config, in words
+    production_drift: Callable[[], list[str]] | None = None
+    # what production holds (left out of the charged memory), and the calibration model's
+    # file size (for the fit check before the first step); None: not watched / unknown
+    production_footprint: FootprintSource | None = None
+    calibration_model_bytes: Callable[[], int | None] | None = None
+
+
+@dataclass
+class CalibrationOutcome:
+    fingerprint: str
+    ideal: int | None
+    reason: str
+    recorded: bool
+    complete: bool
+    evidence: Path | None
+    out_files: list[Path] = field(default_factory=list)
+    new_steps: int = 0
+    resumed_steps: int = 0
+    stop_reason: str | None = None
+    skipped: bool = False
+    version_mismatch: str | None = None
+    production_absent: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "ideal": self.ideal,
+            "reason": self.reason,
+            "recorded": self.recorded,
+            "complete": self.complete,
+            "evidence": str(self.evidence) if self.evidence else None,
+            "out_files": [str(p) for p in self.out_files],
+            "new_steps": self.new_steps,
+            "resumed_steps": self.resumed_steps,
+            "stop_reason": self.stop_reason,
+            "skipped": self.skipped,
+            "version_mismatch": self.version_mismatch,
+            "production_absent": self.production_absent,
+        }

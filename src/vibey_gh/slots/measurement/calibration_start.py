@@ -1,0 +1,111 @@
+"""What a calibration settles before its first step: whose identity the evidence is keyed to
+(production's, or the calibration binary's when production is not running), whether the
+calibration binary is production's version, and waiting for production to unload its models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from ...clock import Clock
+from ...errors import Refused, RunnerError
+from ...interfaces.slots_interface import ProductionWatch, RunnerInfo
+
+if TYPE_CHECKING:
+    from .calibration_setup import CalibrationRequest, Environment
+
+IDLE_PROGRESS_EVERY_S = 30.0
+
+
+class Messages(Protocol):
+    def message(self, text: str) -> None: ...
+
+
+def identity_of_production(env: Environment) -> tuple[RunnerInfo, str | None]:
+    """Production's identity; when it does not answer, the calibration binary's (the same
+    version and model digest give the same fingerprint), with why production is absent."""
+    try:
+        return env.production_identity(), None
+    except RunnerError as exc:
+        if env.calibration_identity is None:
+            raise
+        return env.calibration_identity(), str(exc)
+
+
+@dataclass(frozen=True)
+class StartingIdentity:
+    """What the evidence is keyed to, and what was found out about production on the way."""
+
+    identity: RunnerInfo
+    production_absent: str | None = None
+    version_mismatch: str | None = None
+
+
+def check_identity(
+    req: CalibrationRequest, env: Environment, progress: Messages
+) -> StartingIdentity:
+    """Before the first step: production's identity (or the calibration binary's when
+    production is not running) and the calibration binary's version compared with it. A
+    mismatch is refused (Refused), unless --out takes evidence that is not this device's."""
+    try:
+        production = env.production_identity()
+    except RunnerError as exc:
+        if env.calibration_identity is None:
+            raise
+        calibration = env.calibration_identity()
+        progress.message(
+            f"production is not answering ({exc}); calibrating anyway: the evidence is keyed to "
+            f"the calibration binary's version {calibration.version or 'unknown'} and the "
+            "model's digest, which production matches once it runs them"
+        )
+        return StartingIdentity(calibration, production_absent=str(exc))
+    if env.production_drift is not None:
+        for difference in env.production_drift():
+            progress.message(f"production differs from the config: {difference}")
+    if env.calibration_identity is None:
+        return StartingIdentity(production)
+    calibration = env.calibration_identity()
+    if not (calibration.version and production.version):
+        return StartingIdentity(production)
+    if calibration.version == production.version:
+        return StartingIdentity(production)
+    line = (
+        f"the calibration {req.config.runner} is version {calibration.version}, "
+        f"production's is {production.version}"
+    )
+    if req.out_dir is None:
+        raise Refused(
+            f"{line}: evidence from another version is not this device's; install the same "
+            "version (or give --out to write this sweep there only)"
+        )
+    mismatch = f"{line}: the evidence goes to {req.out_dir} only"
+    progress.message(mismatch)
+    return StartingIdentity(production, version_mismatch=mismatch)
+
+
+def wait_for_idle(
+    production: ProductionWatch,
+    clock: Clock,
+    progress: Messages,
+    limit_s: float,
+) -> bool:
+    """Poll production once a second until it holds no model (True) or `limit_s` passed
+    (False), saying every IDLE_PROGRESS_EVERY_S what it still holds."""
+    started = clock.monotonic()
+    next_note = started
+    while True:
+        state = production.poll()
+        if not state.busy:
+            return True
+        waited = clock.monotonic() - started
+        if waited >= limit_s:
+            return False
+        if clock.monotonic() >= next_note:
+            held = ", ".join(state.models) or "a model"
+            progress.message(
+                f"waiting for the production runner to unload {held} "
+                f"({waited:.0f}s of at most {limit_s:g}s)"
+            )
+            next_note = clock.monotonic() + IDLE_PROGRESS_EVERY_S
+        clock.sleep(1.0)

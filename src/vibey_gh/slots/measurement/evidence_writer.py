@@ -1,0 +1,186 @@
+"""The evidence writer: a finished (or paused) sweep as evidence JSON, with Markdown beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import BadInput
+from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
+from ...interfaces.slots_interface import RunnerInfo
+from ..evidence.figures_cache import evidence_identity, save_figures
+from ..evidence.fingerprint import Fingerprint
+from ..evidence.store import EVIDENCE_SCHEMA, evidence_from_json, evidence_path, seal_evidence
+from ..judging.baseline import sweep_figures
+from ..judging.judge import judge_sweep
+from ..judging.records import StepRecord
+from ..report.markdown import write_report
+from ..report.summary import render_summary
+from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What a sweep produced, ready to be written down."""
+
+    fingerprint: Fingerprint
+    identity: RunnerInfo
+    steps: Sequence[StepRecord]
+    method: dict[str, Any]
+    stop_reason: str | None
+    complete: bool
+    run_dir: Path
+    # why production did not answer when the sweep started (the identity is then the
+    # calibration binary's); the version mismatch that keeps this sweep out of the record
+    production_absent: str | None = None
+    version_mismatch: str | None = None
+
+
+def build_evidence(
+    req: CalibrationRequest, env: Environment, result: SweepResult
+) -> tuple[dict[str, Any], list[str]]:
+    fingerprint, identity, steps = result.fingerprint, result.identity, result.steps
+    method, stop_reason, complete = result.method, result.stop_reason, result.complete
+    bounds = req.config.bounds
+    judgement = judge_sweep(steps, bounds)
+    notes: list[str] = []
+    versions = {s.runner_version for s in steps if s.runner_version}
+    mismatch = [v for v in versions if identity.version and v != identity.version]
+    if mismatch:
+        notes.append(
+            f"the calibration runner's version {mismatch[0]} differs from production's "
+            f"{identity.version}: not recorded as this device's evidence"
+        )
+    if result.version_mismatch and not mismatch:
+        mismatch = [result.version_mismatch]
+        notes.append(f"{result.version_mismatch}: not recorded as this device's evidence")
+    if result.production_absent:
+        notes.append(
+            f"production was not running ({result.production_absent}): keyed to the "
+            "calibration binary's version and the model's digest"
+        )
+    if not steps:
+        notes.append("no clean step was measured: not recorded as this device's evidence")
+    if not complete:
+        notes.append(
+            "the sweep is not finished ("
+            + (stop_reason or "paused by --max-runs")
+            + "); the decision covers the steps measured so far"
+        )
+    data: dict[str, Any] = {
+        "schema_version": EVIDENCE_SCHEMA,
+        "kind": "vibey-gh-evidence",
+        "fingerprint": {"id": fingerprint.id, "fields": fingerprint.fields},
+        "created_at": env.clock.now(),
+        "device": {
+            "sources": env.device.sources,
+            "missing": env.device.missing,
+            "memory_limit_bytes": env.device.memory_limit_bytes,
+        },
+        "corpus": {
+            "sha256": req.corpus.corpus_sha256,
+            "pool_sha256": req.corpus.pool_sha256,
+            "window": req.corpus.window,
+            "segments": len(req.corpus.segments),
+            "turns": req.corpus.turn_count,
+            "strata": [s.to_json() for s in req.corpus.strata],
+            "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
+        },
+        "method": {**method, "hash": method_hash_of(method)},
+        "bounds": bounds.to_json(),
+        # how sure each step's throughput interval and each verdict's gain interval are
+        "confidence": bounds.confidence,
+        "steps": [s.to_json() for s in steps],
+        "verdicts": [v.to_json() for v in judgement.verdicts],
+        "decision": {
+            "ideal": judgement.ideal,
+            "reason": judgement.reason,
+            "stop_reason": stop_reason,
+        },
+        "complete": complete,
+        "production_version": None if result.production_absent else identity.version,
+        "production_absent": result.production_absent,
+        "runner": {
+            "kind": identity.kind,
+            "model": identity.model,
+            "digest": identity.model_digest,
+            "settings": identity.settings,
+            "settings_source": identity.settings_source,
+        },
+        "runs_dir": str(result.run_dir),
+        "notes": notes,
+    }
+    recorded = bool(steps) and not mismatch
+    data["recorded"] = recorded
+    return data, notes
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an --out that cannot take the evidence before the first step, not after hours of
+    sweep: a file in the way, or a folder that cannot be written. Creates nothing: a sweep that
+    ends recording nothing leaves no folder behind."""
+    import os
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"--out {out_dir} is a file; give a folder for the evidence files")
+    existing = out_dir
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"{existing} is not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"{existing} is not writable"
+    if problem is not None:
+        raise BadInput(f"--out {out_dir}: cannot write there ({problem}); give a writable folder")
+
+
+def method_hash_of(method: dict[str, Any]) -> str:
+    from ..evidence.store import method_hash
+
+    return method_hash(method)
+
+
+def write_evidence_files(
+    req: CalibrationRequest, env: Environment, result: SweepResult
+) -> CalibrationOutcome:
+    fingerprint, steps, stop_reason = result.fingerprint, result.steps, result.stop_reason
+    data, notes = build_evidence(req, env, result)
+    data = seal_evidence(data)
+    evidence = evidence_from_json(data, None)
+    markdown = render_summary(evidence, req.config.bounds)
+    written: list[Path] = []
+    recorded_path: Path | None = None
+    if data["recorded"]:
+        recorded_path = evidence_path(env.layout, fingerprint.id)
+        atomic_write_json(recorded_path, data)
+        # the figures `slots allowed` judges on, so its first answer need not parse all this
+        save_figures(
+            env.layout,
+            fingerprint.id,
+            evidence_identity(recorded_path),
+            evidence.created_at,
+            sweep_figures(evidence.steps),
+        )
+        atomic_write_text(recorded_path.with_suffix(".md"), markdown)
+        write_report(evidence, req.config.bounds, recorded_path.parent, recorded_path.stem)
+    if req.out_dir is not None:
+        ensure_private_dir(req.out_dir)
+        out_json = req.out_dir / f"slots-{fingerprint.id}.json"
+        atomic_write_json(out_json, data)
+        atomic_write_text(out_json.with_suffix(".md"), markdown)
+        written += [out_json, out_json.with_suffix(".md")]
+        written += write_report(evidence, req.config.bounds, req.out_dir, out_json.stem)
+    decision = data["decision"]
+    return CalibrationOutcome(
+        fingerprint=fingerprint.id,
+        ideal=decision["ideal"] if steps else None,
+        reason=decision["reason"] if steps else notes[0],
+        recorded=bool(data["recorded"]),
+        complete=result.complete,
+        evidence=recorded_path,
+        out_files=written,
+        stop_reason=stop_reason,
+    )

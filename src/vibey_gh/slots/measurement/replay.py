@@ -1,0 +1,124 @@
+"""Replay a corpus against a runner with N closed-loop workers, in a steady state.
+
+A worker takes the next segment from a shared cursor that cycles through the corpus and sends
+its turns in order, so it keeps its prefix warm exactly as a lane does; worker i starts at
+segment i. Workers keep taking segments until every segment was taken once and `keep_going`
+says the step has measured enough; from then on each worker stops at its next segment boundary
+(the first one to stop ends the measurement window), and once every corpus turn has an answer
+the others stop after their turn in flight (the drain is not measured).
+
+The driver records raw results with monotonic timestamps; it computes nothing. `check` is
+called after every turn and may end the step early (its reason is returned); turns that finish
+after that, or while `accept` says no (the runner was stopped to protect the machine), are not
+recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ...interfaces.slots_interface import ChatSettings, RunningRunner
+from ..corpus.corpus import Segment
+from ..judging.records import TurnRecord
+
+
+@dataclass
+class ReplayOutcome:
+    turns: list[TurnRecord] = field(default_factory=list)
+    ended_early: str | None = None
+
+
+def _one_pass(_turns: list[TurnRecord]) -> bool:
+    return False
+
+
+class _Cursor:
+    """Which segment comes next, and whether the step is winding down. Used under one lock."""
+
+    def __init__(self, segments: Sequence[Segment]) -> None:
+        self.segments = segments
+        self.taken = 0
+        self.finishing = False
+        self.wanted = {t.id for s in segments for t in s.turns}
+        self.answered: set[str] = set()
+
+    @property
+    def every_segment_taken(self) -> bool:
+        return self.taken >= len(self.segments)
+
+    @property
+    def every_turn_answered(self) -> bool:
+        return self.wanted <= self.answered
+
+    def next_segment(self) -> Segment:
+        segment = self.segments[self.taken % len(self.segments)]
+        self.taken += 1
+        return segment
+
+
+def replay_corpus(
+    runner: RunningRunner,
+    segments: Sequence[Segment],
+    workers: int,
+    settings: ChatSettings,
+    check: Callable[[list[TurnRecord]], str | None],
+    on_turn: Callable[[TurnRecord], None] | None = None,
+    accept: Callable[[], bool] = lambda: True,
+    keep_going: Callable[[list[TurnRecord]], bool] = _one_pass,
+) -> ReplayOutcome:
+    """Replay until every segment was taken and `keep_going` is False (default: one pass)."""
+    outcome = ReplayOutcome()
+    cursor = _Cursor(segments)
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def take() -> Segment | None:
+        with lock:
+            if not segments or stop.is_set():
+                return None
+            if cursor.every_segment_taken and (cursor.finishing or not keep_going(outcome.turns)):
+                cursor.finishing = True
+                return None
+            return cursor.next_segment()
+
+    def work(worker: int) -> None:
+        while (segment := take()) is not None:
+            for turn in segment.turns:
+                if stop.is_set() or not accept():
+                    return
+                with lock:
+                    if cursor.finishing and cursor.every_turn_answered:
+                        return
+                result = runner.chat(turn.messages, turn.tools or None, settings)
+                record = TurnRecord(turn.id, segment.id, worker, result)
+                with lock:
+                    if stop.is_set() or not accept():
+                        stop.set()
+                        return
+                    outcome.turns.append(record)
+                    cursor.answered.add(turn.id)
+                    if on_turn is not None:
+                        on_turn(record)
+                    reason = check(outcome.turns)
+                    if reason is not None:
+                        outcome.ended_early = reason
+                        stop.set()
+                        return
+
+    threads = [
+        threading.Thread(target=work, args=(i,), name=f"replay-worker-{i}", daemon=True)
+        for i in range(workers)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcome
+
+
+def stop_from_outside(outcome: ReplayOutcome, reason: str) -> None:
+    """Record why a step was ended by something other than a turn (the sampler)."""
+    if outcome.ended_early is None:
+        outcome.ended_early = reason

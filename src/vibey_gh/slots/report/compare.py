@@ -1,0 +1,175 @@
+"""`slots compare A B …`: two or more sweeps side by side.
+
+Each argument is a fingerprint (its evidence in the state dir) or an evidence file (one a
+calibration wrote with --out, or a colleague sent). Every sweep is re-judged against today's
+bounds, as `allowed` would judge it. The comparison gives one row per step name (N=1, N=1
+again, N=2, …) with each sweep's turns per hour and verdict, each sweep's decision, and what
+differs between each sweep's fingerprint and the first one's: the device, the runner, the
+model, the window. An unknown fingerprint or a file that is not readable evidence is bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import BadInput, EvidenceError
+from ...state import StateLayout
+from ..evidence.fingerprint import describe_differences
+from ..evidence.store import Evidence, evidence_path, load_evidence
+from ..judging.bounds import Bounds
+from ..judging.judge import SweepJudgement, judge_sweep
+from .step_table import step_rows
+
+FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+
+
+@dataclass(frozen=True)
+class ComparedSweep:
+    """One sweep of the comparison: where it came from, and how it judges today."""
+
+    label: str
+    path: Path
+    evidence: Evidence
+    judgement: SweepJudgement
+
+    @property
+    def steps(self) -> dict[str, tuple[float | None, str]]:
+        """Step name → (turns per hour, verdict)."""
+        rows = step_rows(self.evidence.steps, self.judgement)
+        return {
+            row[0]: (verdict.metrics.turns_per_hour, verdict.label)
+            for row, verdict in zip(rows, self.judgement.verdicts, strict=True)
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.evidence.fingerprint,
+            "path": str(self.path),
+            "fields": self.evidence.fingerprint_fields,
+            "ideal": self.judgement.ideal,
+            "reason": self.judgement.reason,
+            "steps": [
+                {"step": name, "turns_per_hour": turns, "verdict": label}
+                for name, (turns, label) in self.steps.items()
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    sweeps: tuple[ComparedSweep, ...]
+
+    def step_names(self) -> list[str]:
+        names: list[str] = []
+        for sweep in self.sweeps:
+            names += [name for name in sweep.steps if name not in names]
+        return sorted(names, key=_step_order)
+
+    def differences(self) -> list[tuple[str, list[str]]]:
+        """(label, what differs from the first sweep's fingerprint) for every other sweep."""
+        first = self.sweeps[0].evidence.fingerprint_fields
+        return [
+            (s.label, describe_differences(first, s.evidence.fingerprint_fields))
+            for s in self.sweeps[1:]
+        ]
+
+    def rows(self) -> list[list[str]]:
+        """The side-by-side table: one row per step, then the decision."""
+        rows = []
+        for name in self.step_names():
+            row = [name]
+            for sweep in self.sweeps:
+                turns, label = sweep.steps.get(name, (None, ""))
+                row.append("—" if not label else f"{_turns(turns)} ({label})")
+            rows.append(row)
+        rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sweeps": [s.to_json() for s in self.sweeps],
+            "differences": [
+                {"against": self.sweeps[0].evidence.fingerprint, "of": label, "differs": d}
+                for label, d in self.differences()
+            ],
+        }
+
+
+def _turns(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} turns/h"
+
+
+def _step_order(name: str) -> tuple[int, int]:
+    slots = int(name.split("=", 1)[1].split()[0])
+    return slots, 1 if name.endswith("again") else 0
+
+
+def resolve(argument: str, layout: StateLayout) -> Path:
+    """The evidence file an argument names: a fingerprint's in the state dir, or a path."""
+    if FINGERPRINT.fullmatch(argument):
+        path = evidence_path(layout, argument)
+        if not path.is_file():
+            raise BadInput(f"no evidence for fingerprint {argument} in {layout.evidence}")
+        return path
+    path = Path(argument).expanduser()
+    if not path.is_file():
+        raise BadInput(f"{argument}: neither a fingerprint (16 hex digits) nor an evidence file")
+    return path
+
+
+def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Comparison:
+    if len(arguments) < 2:
+        raise BadInput("compare needs at least two fingerprints or evidence files")
+    sweeps = []
+    for argument in arguments:
+        path = resolve(argument, layout)
+        try:
+            evidence = load_evidence(path)
+        except EvidenceError as exc:
+            raise BadInput(f"{argument}: {exc}") from None
+        label = argument if FINGERPRINT.fullmatch(argument) else path.name
+        sweeps.append(ComparedSweep(label, path, evidence, judge_sweep(evidence.steps, bounds)))
+    return Comparison(tuple(sweeps))
+
+
+def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
+    """One plot: every sweep's turns per hour against slots, overlaid; written in one rename."""
+    from ...files import PRIVATE_FILE, atomic_write_shared_bytes
+    from .plots import PLOTS_MISSING, figure_png, plot_title, plots_available
+
+    if not plots_available():
+        raise BadInput(f"--plot {path}: {PLOTS_MISSING.replace('slots show --report', 'this')}")
+
+    if not path.parent.is_dir():
+        raise BadInput(f"--plot {path}: no such folder {path.parent}")
+    if path.is_dir():
+        raise BadInput(f"--plot {path}: is a folder")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(9.0, 5.5), dpi=110, layout="constrained")
+    ax = figure.subplots()
+    for sweep in comparison.sweeps:
+        points = [
+            (v.slots, v.metrics.turns_per_hour)
+            for v in sweep.judgement.verdicts
+            if v.metrics.turns_per_hour is not None
+        ]
+        xs = [p[0] for p in points]
+        ax.plot(xs, [p[1] for p in points], marker="o", label=plot_title(sweep.evidence))
+    ax.set_xlabel("slots (N parallel sequences)")
+    ax.set_ylabel("served turns per hour (turns/h)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    figure.suptitle("Throughput against slots, compared", fontsize=12)
+    try:
+        atomic_write_shared_bytes(path, figure_png(figure), PRIVATE_FILE)
+    except PermissionError:
+        raise BadInput(f"--plot {path}: the folder is not writable") from None
+    return path
+
+
+__all__ = ["ComparedSweep", "Comparison", "compare", "resolve", "write_overlaid_throughput"]

@@ -1,0 +1,462 @@
+"""PNG plots for the evidence report (matplotlib, headless).
+
+matplotlib is imported inside the functions that draw: `slots allowed` imports the slots
+package on every decision and must not pay for it. Figures are built as bare
+`matplotlib.figure.Figure` objects (no pyplot, so no global state and no GUI backend) and
+rendered to PNG bytes with the Agg canvas, then written atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...files import atomic_write_bytes, ensure_private_dir
+from ..evidence.store import Evidence
+from ..judging.bounds import Bounds
+from ..judging.judge import GB, SweepJudgement, Verdict
+from ..judging.metrics import MB
+from ..judging.records import TIMELINE_FIELDS, StepRecord
+from .step_table import step_rows
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+PLOT_NAMES = ("throughput", "latency", "memory", "fidelity")
+# How many axes each figure has: the tests check it, readers rely on the layout.
+PLOT_AXES = {"throughput": 2, "latency": 1, "memory": 3, "fidelity": 1}
+NAN = math.nan
+DPI = 100
+INSIDE_COLOUR, BROKEN_COLOUR, BAND_COLOUR = "tab:blue", "tab:red", "tab:gray"
+LIMIT_COLOUR, IDEAL_COLOUR = "tab:green", "gold"
+
+_T, _WIRED, _USED, _FREE, _SWAP_OUT, _RSS, _GPU = (
+    TIMELINE_FIELDS.index(name)
+    for name in (
+        "t",
+        "wired_bytes",
+        "used_bytes",
+        "free_share",
+        "swap_out_bytes",
+        "runner_rss_bytes",
+        "gpu_used_share",
+    )
+)
+
+
+@dataclass
+class SweepTimeline:
+    """Every step's samples on one axis: seconds of replay, steps laid end to end.
+
+    Replay time rather than wall time: loads between steps and a sweep resumed after a reboot
+    would otherwise leave gaps that hide what each step did. None readings become NaN so the
+    lines break where a reading is missing.
+    """
+
+    x: list[float] = field(default_factory=list)
+    wired_gb: list[float] = field(default_factory=list)
+    used_gb: list[float] = field(default_factory=list)
+    runner_rss_gb: list[float] = field(default_factory=list)
+    free_pct: list[float] = field(default_factory=list)
+    gpu_pct: list[float] = field(default_factory=list)
+    swap_out_mb_per_min: list[float] = field(default_factory=list)
+    steps: list[tuple[float, float, str, float | None]] = field(default_factory=list)
+
+
+def _reading(point: Sequence[float | None], index: int, scale: float) -> float:
+    value = point[index] if len(point) > index else None
+    return NAN if value is None else float(value) / scale
+
+
+def sweep_timeline(
+    steps: Sequence[StepRecord], names: Sequence[str], ceiling: float
+) -> SweepTimeline:
+    """Lay the steps' 1 Hz samples end to end; `steps` holds (start, end, name, ceiling GB)."""
+    line = SweepTimeline()
+    offset = 0.0
+    for step, name in zip(steps, names, strict=True):
+        points = [p for p in step.timeline if len(p) > _T and p[_T] is not None]
+        first = float(points[0][_T] or 0.0) if points else 0.0
+        previous: tuple[float, float] | None = None
+        for point in points:
+            t = float(point[_T] or 0.0) - first
+            line.x.append(offset + t)
+            line.wired_gb.append(_reading(point, _WIRED, GB))
+            line.used_gb.append(_reading(point, _USED, GB))
+            line.runner_rss_gb.append(_reading(point, _RSS, GB))
+            line.free_pct.append(_reading(point, _FREE, 0.01))
+            line.gpu_pct.append(_reading(point, _GPU, 0.01))
+            swapped = _reading(point, _SWAP_OUT, MB)
+            rate = NAN
+            if previous is not None and t > previous[0] and not math.isnan(swapped):
+                rate = max(0.0, swapped - previous[1]) / ((t - previous[0]) / 60.0)
+            line.swap_out_mb_per_min.append(rate)
+            previous = (t, swapped) if not math.isnan(swapped) else previous
+        span = float(points[-1][_T] or 0.0) - first if points else 0.0
+        budget = step.memory_budget_bytes
+        line.steps.append((offset, offset + span, name, ceiling * budget / GB if budget else None))
+        offset += span
+    return line
+
+
+def _figure(rows: int, height: float, title: str, width: float = 9.0) -> tuple[Figure, list[Axes]]:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    axes = list(figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
+    figure.suptitle(title, fontsize=12)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    return figure, axes
+
+
+def _slot_ticks(ax: Axes, verdicts: Sequence[Verdict]) -> None:
+    ticks = sorted({v.slots for v in verdicts})
+    ax.set_xticks(ticks)
+    ax.set_xlim(min(ticks, default=1) - 0.5, max(ticks, default=1) + 0.5)
+    ax.set_xlabel("slots (N parallel sequences)")
+
+
+def _mean_by_slots(
+    verdicts: Sequence[Verdict], values: Sequence[float | None]
+) -> tuple[list[int], list[float]]:
+    grouped: dict[int, list[float]] = {}
+    for verdict, value in zip(verdicts, values, strict=True):
+        if value is not None:
+            grouped.setdefault(verdict.slots, []).append(value)
+    xs = sorted(grouped)
+    return xs, [sum(grouped[x]) / len(grouped[x]) for x in xs]
+
+
+def _points(
+    ax: Axes,
+    verdicts: Sequence[Verdict],
+    values: Sequence[float | None],
+    label: str,
+    marker: str = "o",
+    shift: float = 0.0,
+) -> None:
+    """Markers for every step (crossed when it breaks a bound) and a line through the means.
+
+    `shift` nudges the markers sideways so two series that agree do not hide each other.
+    """
+    xs, means = _mean_by_slots(verdicts, values)
+    (line,) = ax.plot([x + shift for x in xs], means, linewidth=1.5)
+    colour = line.get_color()
+    ax.plot([], [], marker=marker, color=colour, linewidth=1.5, label=label)
+    for verdict, value in zip(verdicts, values, strict=True):
+        if value is None:
+            continue
+        broken = not verdict.inside_bounds
+        ax.plot(
+            [verdict.slots + shift],
+            [value],
+            marker="X" if broken else marker,
+            markersize=9 if broken else 7,
+            color=BROKEN_COLOUR if broken else colour,
+            linestyle="none",
+        )
+
+
+def _one_slot_band(ax: Axes, verdicts: Sequence[Verdict], values: Sequence[float]) -> None:
+    one = [value for v, value in zip(verdicts, values, strict=True) if v.slots == 1]
+    if len(one) >= 2:
+        ax.axhspan(
+            min(one),
+            max(one),
+            color=BAND_COLOUR,
+            alpha=0.25,
+            label="between the one-slot runs (noise)",
+        )
+
+
+def _broken_legend(ax: Axes, verdicts: Sequence[Verdict]) -> None:
+    if any(not v.inside_bounds for v in verdicts):
+        ax.plot([], [], marker="X", color=BROKEN_COLOUR, linestyle="none", label="breaks a bound")
+    ax.legend(fontsize=8, loc="best")
+
+
+def _intervals(ax: Axes, verdicts: Sequence[Verdict], confidence: float | None) -> None:
+    """Each step's throughput interval as an error bar."""
+    shown = [v for v in verdicts if v.turns_per_hour_high > v.turns_per_hour_low]
+    if not shown:
+        return
+    ax.errorbar(
+        [v.slots for v in shown],
+        [v.metrics.turns_per_hour for v in shown],
+        yerr=[
+            [v.metrics.turns_per_hour - v.turns_per_hour_low for v in shown],
+            [v.turns_per_hour_high - v.metrics.turns_per_hour for v in shown],
+        ],
+        fmt="none",
+        ecolor="black",
+        elinewidth=1.0,
+        capsize=4,
+        label=f"{confidence:.0%} interval" if confidence else "interval",
+    )
+
+
+def _gain_line(ax: Axes, judgement: SweepJudgement, min_gain: float | None) -> None:
+    best = judgement.figures.baseline.best_one_slot_turns_per_hour
+    if min_gain is None or best <= 0:
+        return
+    ax.axhline(
+        (1.0 + min_gain) * best,
+        color=LIMIT_COLOUR,
+        linestyle="--",
+        linewidth=1.0,
+        label=f"min_gain: {min_gain:.0%} above the better one-slot run",
+    )
+
+
+def _ideal_mark(ax: Axes, judgement: SweepJudgement) -> None:
+    chosen = judgement.verdict_for(judgement.ideal)
+    if chosen is None or not chosen.qualifies:
+        return
+    ax.plot(
+        [chosen.slots],
+        [chosen.metrics.turns_per_hour],
+        marker="*",
+        markersize=18,
+        color=IDEAL_COLOUR,
+        linestyle="none",
+        label=f"ideal N = {chosen.slots}",
+        zorder=5,
+    )
+
+
+def throughput_figure(
+    judgement: SweepJudgement, title: str, min_gain: float | None = None
+) -> Figure:
+    verdicts = judgement.verdicts
+    figure, (turns_ax, tokens_ax) = _figure(2, 6.5, f"Throughput against slots — {title}")
+    turns = [v.metrics.turns_per_hour for v in verdicts]
+    tokens = [v.metrics.output_tokens_per_s for v in verdicts]
+    _one_slot_band(turns_ax, verdicts, turns)
+    _points(turns_ax, verdicts, list(turns), "served turns per hour")
+    confidence = next((v.confidence for v in verdicts if v.confidence), None)
+    _intervals(turns_ax, verdicts, confidence)
+    _gain_line(turns_ax, judgement, min_gain)
+    _ideal_mark(turns_ax, judgement)
+    turns_ax.set_ylabel("served turns per hour (turns/h)")
+    turns_ax.set_ylim(bottom=0)
+    _broken_legend(turns_ax, verdicts)
+    _one_slot_band(tokens_ax, verdicts, tokens)
+    _points(tokens_ax, verdicts, list(tokens), "output tokens per second", marker="s")
+    tokens_ax.set_ylabel("output tokens per second (tok/s)")
+    tokens_ax.set_ylim(bottom=0)
+    _broken_legend(tokens_ax, verdicts)
+    _slot_ticks(tokens_ax, verdicts)
+    return figure
+
+
+def latency_figure(judgement: SweepJudgement, title: str) -> Figure:
+    verdicts = judgement.verdicts
+    figure, (ax,) = _figure(1, 4.5, f"Latency per served turn against slots — {title}")
+    _points(ax, verdicts, [v.metrics.p50_s for v in verdicts], "p50 (median)")
+    _points(ax, verdicts, [v.metrics.p95_s for v in verdicts], "p95", marker="^")
+    ax.set_ylabel("latency per turn (s)")
+    ax.set_ylim(bottom=0)
+    _broken_legend(ax, verdicts)
+    _slot_ticks(ax, verdicts)
+    return figure
+
+
+def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Figure:
+    compared = [v for v in judgement.verdicts if v.agreement is not None]
+    figure, (ax,) = _figure(1, 4.5, f"Agreement with the first one-slot run — {title}")
+    structural = [v.agreement.structural if v.agreement else None for v in compared]
+    exact = [v.agreement.exact if v.agreement else None for v in compared]
+    threshold = judgement.figures.baseline.fidelity_threshold(bounds)
+    ax.axhline(
+        threshold,
+        color=BROKEN_COLOUR,
+        linestyle="--",
+        linewidth=1.2,
+        label=f"structural threshold {threshold:.3f} "
+        f"(self-agreement − {bounds.fidelity_tolerance:g})",
+    )
+    if compared:
+        _points(ax, compared, structural, "structural (tool calls and argument names)", "o", -0.03)
+        _points(ax, compared, exact, "exact (identical answer)", "s", 0.03)
+    else:
+        ax.text(
+            0.5,
+            0.5,
+            "no step was compared with the first one-slot run",
+            ha="center",
+            transform=ax.transAxes,
+        )
+    ax.set_ylabel("agreement (share of turns served in both, 0–1)")
+    ax.set_ylim(-0.02, 1.05)
+    _broken_legend(ax, compared)
+    _slot_ticks(ax, compared or judgement.verdicts)
+    return figure
+
+
+def _limit_segments(
+    ax: Axes, spans: Sequence[tuple[float, float, float | None]], label: str
+) -> None:
+    """Dashed limit lines over the steps they apply to (value None: none), labelled once."""
+    labelled = False
+    for start, end, value in spans:
+        if value is None:
+            continue
+        ax.hlines(
+            value,
+            start,
+            max(end, start + 1.0),
+            colors=BROKEN_COLOUR,
+            linestyles="--",
+            label="_nolegend_" if labelled else label,
+        )
+        labelled = True
+
+
+def memory_figure(
+    evidence: Evidence, judgement: SweepJudgement, bounds: Bounds, names: Sequence[str], title: str
+) -> Figure:
+    line = sweep_timeline(evidence.steps, names, bounds.wired_ceiling)
+    figure, (memory_ax, free_ax, swap_ax) = _figure(
+        3, 9.0, f"Memory across the sweep — {title}", width=11.5
+    )
+    memory_ax.plot(line.x, line.wired_gb, label="wired (macOS) / in use (Linux)", linewidth=1.3)
+    if any(
+        not math.isnan(u) and not math.isnan(w) and abs(u - w) > 1e-3
+        for u, w in zip(line.used_gb, line.wired_gb, strict=True)
+    ):
+        memory_ax.plot(line.x, line.used_gb, label="used", linewidth=1.0)
+    if any(not math.isnan(r) for r in line.runner_rss_gb):
+        memory_ax.plot(line.x, line.runner_rss_gb, label="runner resident set", linewidth=1.0)
+    _limit_segments(
+        memory_ax,
+        [(start, end, ceiling) for start, end, _, ceiling in line.steps],
+        f"ceiling ({bounds.wired_ceiling:.0%} of memory)",
+    )
+    memory_ax.set_ylabel("memory (GB)")
+    memory_ax.set_ylim(bottom=0)
+    free_ax.plot(line.x, line.free_pct, label="free share", color="tab:green", linewidth=1.3)
+    if any(not math.isnan(g) for g in line.gpu_pct):
+        free_ax.plot(
+            line.x, line.gpu_pct, label="GPU memory used", color="tab:purple", linewidth=1.0
+        )
+    free_ax.set_ylabel("share of memory (%)")
+    free_ax.set_ylim(0, 100)
+    swap_ax.plot(
+        line.x, line.swap_out_mb_per_min, label="swap-out rate", color="tab:orange", linewidth=1.3
+    )
+    limit = judgement.figures.baseline.swap_limit(bounds)
+    _limit_segments(
+        swap_ax,
+        [
+            (start, end, limit if step.slots > 1 else None)
+            for (start, end, _, _), step in zip(line.steps, evidence.steps, strict=True)
+        ],
+        "swap-out limit (more than one slot)",
+    )
+    swap_ax.set_ylabel("swap-out (MB/min)")
+    swap_ax.set_ylim(bottom=0)
+    swap_ax.set_xlabel("replay time across the sweep, steps end to end (s)")
+    for ax in (memory_ax, free_ax, swap_ax):
+        for start, _, _, _ in line.steps[1:]:
+            ax.axvline(start, color="black", linewidth=0.8, alpha=0.6)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for start, end, name, _ in line.steps:
+        memory_ax.text(
+            (start + end) / 2,
+            1.02,
+            name,
+            ha="center",
+            va="bottom",
+            fontsize=9,
+            transform=memory_ax.get_xaxis_transform(),
+        )
+    return figure
+
+
+MATPLOTLIB_HOME_ENV = "MPLCONFIGDIR"
+
+
+def keep_matplotlib_under_state(environ: MutableMapping[str, str] | None = None) -> None:
+    """Point matplotlib's config and font cache at `<state>/cache/matplotlib` (0700) before it
+    is first imported, so a report writes nothing under the home folder. A folder the user
+    chose with MPLCONFIGDIR is kept."""
+    from ...state import StateLayout
+
+    env = os.environ if environ is None else environ
+    if env.get(MATPLOTLIB_HOME_ENV):
+        return
+    folder = ensure_private_dir(StateLayout.from_env(env).cache / "matplotlib")
+    env[MATPLOTLIB_HOME_ENV] = str(folder)
+
+
+def build_figures(
+    evidence: Evidence, judgement: SweepJudgement, bounds: Bounds
+) -> dict[str, Figure]:
+    """Every plot of the report, by name (see PLOT_NAMES), as matplotlib Figures."""
+    keep_matplotlib_under_state()
+    names = [row[0] for row in step_rows(evidence.steps, judgement)]
+    title = plot_title(evidence)
+    return {
+        "throughput": throughput_figure(judgement, title, bounds.min_gain),
+        "latency": latency_figure(judgement, title),
+        "memory": memory_figure(evidence, judgement, bounds, names, title),
+        "fidelity": fidelity_figure(judgement, bounds, title),
+    }
+
+
+PLOTS_MISSING = (
+    "No plots: this install leaves out matplotlib. To get them: "
+    "pip install 'vibey-gh[plots]' (or pipx inject vibey-gh matplotlib), then "
+    "vibey-gh slots show --report."
+)
+
+
+def plot_title(evidence: Evidence) -> str:
+    """What was measured, for people: model, runner, device and window (the fingerprint's
+    hash says none of it)."""
+    fields = evidence.fingerprint_fields
+    runner = evidence.data.get("runner") or {}
+    model = runner.get("model") if isinstance(runner, dict) else None
+    accelerators = fields.get("accelerators") or []
+    device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"
+    if accelerators and isinstance(accelerators, list):
+        device += f" + {accelerators[0]}" if isinstance(accelerators[0], str) else ""
+    kind, version = fields.get("runner_kind") or "runner", fields.get("runner_version") or ""
+    runner_text = f"{kind} {version}".strip()
+    return (
+        f"{model or 'model ' + str(fields.get('model_digest', ''))[:12]} on {runner_text}, "
+        f"{device}, window {fields.get('window')}"
+    )
+
+
+def plots_available(find_module: Callable[[str], object] | None = None) -> bool:
+    """Whether matplotlib is installed (the `plots` extra); the light install leaves it out."""
+    import importlib.util
+
+    return (find_module or importlib.util.find_spec)("matplotlib") is not None
+
+
+def figure_png(figure: Figure) -> bytes:
+    """The figure as PNG bytes; no software tag, so the same figure gives the same bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def write_plots(
+    evidence: Evidence, judgement: SweepJudgement, bounds: Bounds, folder: Path, stem: str
+) -> list[Path]:
+    """Render every plot and write `<stem>-<name>.png` atomically; return the paths."""
+    written = []
+    for name, figure in build_figures(evidence, judgement, bounds).items():
+        path = folder / f"{stem}-{name}.png"
+        atomic_write_bytes(path, figure_png(figure))
+        written.append(path)
+    return written

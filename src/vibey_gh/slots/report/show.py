@@ -1,0 +1,241 @@
+"""`slots show`: the evidence for this device, re-judged against today's bounds.
+
+Today's fingerprint is computed the way `slots allowed` computes it. When it cannot be (the
+production runner does not answer), that is said, and every evidence file present is still
+listed. Evidence for other fingerprints is listed with what differs from today.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...config import LocalModels, load_config
+from ...errors import BadInput, EvidenceError, VibeyError
+from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
+from ..evidence.store import (
+    Evidence,
+    evidence_path,
+    future_date_problem,
+    iter_evidence_paths,
+    load_evidence,
+)
+from ..gate.allowed import AllowedDeps, default_deps
+from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep
+from .markdown import report_paths, write_report
+from .step_table import COLUMNS, step_rows
+
+FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
+
+
+def check_fingerprint(text: str) -> str:
+    value = text.strip().lower()
+    if not FINGERPRINT_PATTERN.fullmatch(value):
+        raise BadInput(
+            f"--fingerprint takes 16 hex digits (as `slots allowed` prints), not {text!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class OtherEvidence:
+    """Evidence for another fingerprint. differences: vs today (None when today is unknown);
+    problem: why the file could not be read."""
+
+    fingerprint: str
+    path: Path
+    created_at: float | None
+    differences: tuple[str, ...] | None
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "path": str(self.path),
+            "created_at": self.created_at,
+            "differences": list(self.differences) if self.differences is not None else None,
+            "problem": self.problem,
+        }
+
+
+@dataclass(frozen=True)
+class ShownEvidence:
+    """One evidence file, judged against today's bounds, and the files that go with it."""
+
+    path: Path
+    evidence: Evidence
+    judgement: SweepJudgement
+    age_days: float
+    stale: bool
+    differences: tuple[str, ...] | None
+    files: tuple[Path, ...]
+    missing_files: tuple[Path, ...]
+    min_gain: float = 0.10  # today's, which the verdicts were judged with
+
+    @property
+    def with_intervals(self) -> bool:
+        """False for evidence of the one-pass method: its throughputs carry no interval."""
+        return all(step.measurement is not None for step in self.evidence.steps)
+
+    @property
+    def confidence(self) -> float | None:
+        return next((v.confidence for v in self.judgement.verdicts if v.confidence), None)
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return step_rows(self.evidence.steps, self.judgement)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.evidence.fingerprint,
+            "path": str(self.path),
+            "created_at": self.evidence.created_at,
+            "age_days": round(self.age_days, 3),
+            "stale": self.stale,
+            "ideal": self.judgement.ideal,
+            "reason": self.judgement.reason,
+            "differences_from_today": list(self.differences)
+            if self.differences is not None
+            else None,
+            "confidence": self.confidence,
+            "measured_with_intervals": self.with_intervals,
+            "columns": list(COLUMNS),
+            "rows": self.rows,
+            "verdicts": [
+                {
+                    "slots": v.slots,
+                    "label": v.label,
+                    "qualifies": v.qualifies,
+                    "gain": v.gain,
+                    "gain_low": v.gain_low,
+                    "gain_high": v.gain_high,
+                    "turns_per_hour": v.metrics.turns_per_hour,
+                    "turns_per_hour_low": v.turns_per_hour_low,
+                    "turns_per_hour_high": finite_or_none(v.turns_per_hour_high),
+                    "broken": list(v.broken),
+                    "warnings": list(v.warnings),
+                    "runner_reported": step.runner_reported.to_json()
+                    if step.runner_reported
+                    else None,
+                }
+                for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
+            ],
+            "files": [str(p) for p in self.files],
+            "missing_files": [str(p) for p in self.missing_files],
+        }
+
+
+@dataclass(frozen=True)
+class ShowAnswer:
+    """today: today's fingerprint, or None with `today_problem`. asked: the fingerprint shown
+    (given, else today's). shown: its evidence, None when there is none. others: the rest."""
+
+    today: Fingerprint | None
+    today_problem: str | None
+    asked: str | None
+    shown: ShownEvidence | None
+    others: tuple[OtherEvidence, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "today": self.today.to_json() if self.today else None,
+            "today_problem": self.today_problem,
+            "fingerprint": self.asked,
+            "evidence": self.shown.to_json() if self.shown else None,
+            "others": [o.to_json() for o in self.others],
+        }
+
+
+def _today(config: LocalModels, deps: AllowedDeps) -> tuple[Fingerprint | None, str | None]:
+    try:
+        identity = deps.identify(config)
+        return compute_fingerprint(deps.device(), identity, config.window), None
+    except VibeyError as exc:
+        return None, f"today's fingerprint cannot be computed: {exc}"
+
+
+def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """(files present, report files missing): the evidence, its summary, the full report."""
+    report = report_paths(path)
+    present = tuple(p for p in [path, path.with_suffix(".md"), *report] if p.exists())
+    return present, tuple(p for p in report if not p.exists())
+
+
+def _shown(
+    path: Path, config: LocalModels, deps: AllowedDeps, today: Fingerprint | None, write: bool
+) -> ShownEvidence:
+    try:
+        evidence = load_evidence(path)
+    except EvidenceError as exc:
+        raise EvidenceError(f"unusable evidence: {exc}") from None
+    future = future_date_problem(evidence.created_at, deps.clock.now())
+    if future is not None:
+        raise EvidenceError(f"unusable {future}: {path}")
+    if write:
+        write_report(evidence, config.bounds, path.parent, path.stem)
+    age = evidence.age_days(deps.clock.now())
+    differences = None
+    if today is not None:
+        differences = tuple(describe_differences(evidence.fingerprint_fields, today.fields))
+    files, missing = _files_of(path)
+    return ShownEvidence(
+        path=path,
+        evidence=evidence,
+        judgement=judge_sweep(evidence.steps, config.bounds),
+        age_days=age,
+        stale=age > config.stale_after_days,
+        differences=differences,
+        files=files,
+        missing_files=missing,
+        min_gain=config.bounds.min_gain,
+    )
+
+
+def _others(
+    layout_paths: list[Path], skip: Path | None, today: Fingerprint | None
+) -> list[OtherEvidence]:
+    found = []
+    for path in layout_paths:
+        if skip is not None and path == skip:
+            continue
+        try:
+            other = load_evidence(path)
+        except EvidenceError as exc:
+            found.append(OtherEvidence(path.stem, path, None, None, str(exc)))
+            continue
+        differences = None
+        if today is not None:
+            differences = tuple(describe_differences(other.fingerprint_fields, today.fields))
+        found.append(OtherEvidence(other.fingerprint, path, other.created_at, differences))
+    return found
+
+
+def gather_show(
+    fingerprint: str | None = None,
+    *,
+    write: bool = False,
+    config: LocalModels | None = None,
+    deps: AllowedDeps | None = None,
+) -> ShowAnswer:
+    """The evidence for `fingerprint` (default: today's) and every other evidence present.
+
+    EvidenceError when a fingerprint was given and has no evidence, or its file is unreadable.
+    `write` (re)writes the full report and plots beside the shown evidence first.
+    """
+    asked = check_fingerprint(fingerprint) if fingerprint is not None else None
+    config = config or load_config()
+    deps = deps or default_deps()
+    today, problem = _today(config, deps)
+    asked = asked or (today.id if today else None)
+    shown: ShownEvidence | None = None
+    path = evidence_path(deps.layout, asked) if asked else None
+    if path is not None and path.exists():
+        shown = _shown(path, config, deps, today, write)
+    elif fingerprint is not None:
+        raise EvidenceError(
+            f"no evidence for fingerprint {asked}; run `vibey-gh slots calibrate` to measure"
+        )
+    others = _others(list(iter_evidence_paths(deps.layout)), path, today)
+    return ShowAnswer(today, problem, asked, shown, tuple(others))

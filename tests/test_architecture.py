@@ -1,0 +1,412 @@
+"""The shape of the code, checked: no import cycles, a pure judge, dependencies that run one way.
+
+The import graph is read from the source with `ast`, never by importing it: every `import` and
+`from … import` counts, at module level, inside functions (lazy imports) and under
+TYPE_CHECKING alike, relative imports resolved. A dependency drawn only for a type is still a
+dependency a reader has to follow. docs/architecture.md is the map these rules keep true.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT_PACKAGE = "vibey_gh"
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of one module of the package by another, where it is written."""
+
+    importer: str
+    target: str
+    file: Path
+    line: int
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}: {self.importer} imports {self.target}"
+
+
+def module_names(src: Path, package: str) -> dict[str, Path]:
+    """Every module of `package` under `src`, by dotted name (a package by its own name)."""
+    names: dict[str, Path] = {}
+    for path in sorted((src / package).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def _base_of(module: str, path: Path, level: int) -> str:
+    parts = module.split(".")
+    if path.name != "__init__.py":
+        parts.pop()  # a module's relative imports start from its package
+    return ".".join(parts[: len(parts) - (level - 1)])
+
+
+def imports_of(module: str, path: Path, known: Iterable[str]) -> list[Import]:
+    """The package-internal imports `module` makes, anywhere in its file."""
+    known = set(known)
+    found: list[Import] = []
+    shown = path.relative_to(SRC.parent) if path.is_relative_to(SRC.parent) else path
+
+    def add(target: str, line: int) -> None:
+        while target and target not in known:  # `a.b.Name` is an import of module `a.b`
+            target = target.rpartition(".")[0]
+        edge = Import(module, target, shown, line)
+        if target and edge not in found:
+            found.append(edge)
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == ROOT_PACKAGE:
+                    add(alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _base_of(module, path, node.level)
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != ROOT_PACKAGE:
+                continue
+            for alias in node.names:  # `from pkg import module` imports the module
+                add(f"{source}.{alias.name}", node.lineno)
+    return found
+
+
+def import_graph(src: Path, package: str) -> dict[str, list[Import]]:
+    names = module_names(src, package)
+    return {name: imports_of(name, path, names) for name, path in names.items()}
+
+
+def strongly_connected(graph: Mapping[str, list[Import]]) -> list[list[str]]:
+    """Tarjan's components with more than one module, or one that imports itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for edge in graph.get(node, []):
+            if edge.target not in index:
+                visit(edge.target)
+                low[node] = min(low[node], low[edge.target])
+            elif edge.target in on_stack:
+                low[node] = min(low[node], index[edge.target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            loops = any(e.target == node for e in graph.get(node, []))
+            if len(component) > 1 or loops:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def cycle_path(graph: Mapping[str, list[Import]], component: list[str]) -> list[Import]:
+    """One concrete cycle through the component's first module, edge by edge."""
+    members = set(component)
+    start = component[0]
+    came_by: dict[str, Import] = {}
+    queue = [start]
+    while queue:  # breadth first, so the cycle printed is a shortest one
+        node = queue.pop(0)
+        for edge in graph.get(node, []):
+            if edge.target == start:
+                path = [edge]
+                while path[0].importer != start:
+                    path.insert(0, came_by[path[0].importer])
+                return path
+            if edge.target in members and edge.target not in came_by:
+                came_by[edge.target] = edge
+                queue.append(edge.target)
+    raise AssertionError(f"no cycle through {start}")  # a component always has one
+
+
+def describe_cycle(graph: Mapping[str, list[Import]], component: list[str]) -> str:
+    path = cycle_path(graph, component)
+    chain = " -> ".join([path[0].importer, *(edge.target for edge in path)])
+    return "\n".join([f"import cycle: {chain}", *(f"  {edge.where()}" for edge in path)])
+
+
+# --- the rules -------------------------------------------------------------------------------
+
+# Cycles known and being removed elsewhere, by name: delete an entry once its cycle is gone
+# (the test fails while an entry names a cycle that no longer exists).
+KNOWN_CYCLES: dict[str, frozenset[str]] = {}
+
+JUDGING = "vibey_gh.slots.judging"
+# What judging may import from the package: itself, the error types, the shared data types.
+JUDGING_MAY_IMPORT = (JUDGING, "vibey_gh.errors", "vibey_gh.interfaces")
+# Standard-library modules that reach files, processes, the network, the clock or the
+# terminal: judging works on values handed to it and returns values.
+IO_MODULES = frozenset(
+    {
+        "asyncio", "fcntl", "glob", "http", "io", "logging", "mmap", "multiprocessing", "os",
+        "pathlib", "select", "selectors", "shutil", "signal", "socket", "sqlite3", "ssl",
+        "subprocess", "sys", "tempfile", "threading", "time", "urllib",
+    }
+)  # fmt: skip
+IO_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
+
+# Which unit may import which: a unit is a top-level module or subpackage of vibey_gh, or a
+# stage package of slots. Anything a unit imports from itself is allowed. `cli` is the edge
+# and may import anything; a unit missing here may import nothing of the package.
+ROOT, ERRORS, INTERFACES = "vibey_gh", "vibey_gh.errors", "vibey_gh.interfaces"
+CLOCK, CONFIG, GUARDED = "vibey_gh.clock", "vibey_gh.config", "vibey_gh.guarded"
+FILES = "vibey_gh.files"
+LANES, PLATFORMS, RUNNERS = "vibey_gh.lanes", "vibey_gh.platforms", "vibey_gh.runners"
+STATE, USERDIRS = "vibey_gh.state", "vibey_gh.userdirs"
+SLOTS = "vibey_gh.slots"
+CORPUS, MEASUREMENT, EVIDENCE = f"{SLOTS}.corpus", f"{SLOTS}.measurement", f"{SLOTS}.evidence"
+REPORT, GATE = f"{SLOTS}.report", f"{SLOTS}.gate"
+COMPOSITION, DOCTOR = "vibey_gh.composition", "vibey_gh.doctor"
+BASE = frozenset({ERRORS, INTERFACES})
+ALLOWED: dict[str, frozenset[str]] = {
+    ROOT: frozenset(),
+    ERRORS: frozenset(),
+    INTERFACES: frozenset(),
+    CLOCK: frozenset(),
+    GUARDED: frozenset(),
+    "vibey_gh.__main__": frozenset({"vibey_gh.cli"}),
+    PLATFORMS: BASE | {CLOCK, FILES},
+    FILES: BASE | {GUARDED, PLATFORMS},
+    USERDIRS: frozenset({PLATFORMS}),
+    STATE: frozenset({FILES, USERDIRS}),
+    CONFIG: BASE | {GUARDED, USERDIRS, JUDGING},
+    RUNNERS: BASE | {ROOT, CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, STATE},
+    LANES: BASE | {CLOCK, CONFIG, FILES, GUARDED, RUNNERS},
+    JUDGING: BASE,
+    CORPUS: BASE | {FILES, GUARDED, LANES},
+    EVIDENCE: BASE | {ROOT, FILES, STATE, JUDGING},
+    GATE: BASE | {CLOCK, CONFIG, FILES, PLATFORMS, RUNNERS, STATE, JUDGING, EVIDENCE},
+    REPORT: BASE | {CONFIG, FILES, STATE, JUDGING, EVIDENCE, GATE},
+    MEASUREMENT: BASE
+    | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
+    | {CORPUS, JUDGING, EVIDENCE, REPORT},
+    COMPOSITION: BASE | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE, GATE, MEASUREMENT},
+    DOCTOR: BASE | {CONFIG, PLATFORMS, USERDIRS, EVIDENCE},
+    "vibey_gh.storm": BASE
+    | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE, COMPOSITION}
+    | {CORPUS, EVIDENCE, GATE, MEASUREMENT},
+}
+EDGE = "vibey_gh.cli"
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    if parts[:2] == ["vibey_gh", "slots"] and len(parts) > 2:
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def cycle_problems(
+    graph: Mapping[str, list[Import]], known: Mapping[str, frozenset[str]]
+) -> list[str]:
+    components = strongly_connected(graph)
+    problems = [
+        describe_cycle(graph, component)
+        for component in components
+        if frozenset(component) not in known.values()
+    ]
+    found = {frozenset(component) for component in components}
+    problems += [
+        f"known cycle {name!r} is gone: delete its entry in KNOWN_CYCLES"
+        for name, members in known.items()
+        if members not in found
+    ]
+    return problems
+
+
+def _io_uses(path: Path) -> Iterator[tuple[str, int]]:
+    """Standard-library I/O modules imported and I/O builtins called, with their lines."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in IO_BUILTINS:
+                yield f"calls {node.func.id}()", node.lineno
+            continue
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in IO_MODULES:
+                yield f"imports {name.split('.')[0]}", node.lineno
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def purity_problems(graph: Mapping[str, list[Import]], files: Mapping[str, Path]) -> list[str]:
+    """Everything under judging that reaches I/O: a package module outside JUDGING_MAY_IMPORT,
+    a standard-library module in IO_MODULES, a call of one of IO_BUILTINS."""
+    problems = []
+    for module in sorted(m for m in graph if _inside(m, JUDGING)):
+        for edge in graph[module]:
+            if not any(_inside(edge.target, ok) for ok in JUDGING_MAY_IMPORT):
+                problems.append(f"{edge.where()} (judging does no I/O)")
+        for use, line in _io_uses(files[module]):
+            problems.append(f"{files[module]}:{line}: {module} {use} (I/O)")
+    return problems
+
+
+def dependency_problems(
+    graph: Mapping[str, list[Import]], allowed: Mapping[str, frozenset[str]], edge_unit: str
+) -> list[str]:
+    problems = []
+    for module in sorted(graph):
+        unit = unit_of(module)
+        if unit == edge_unit:
+            continue
+        for edge in graph[module]:
+            target = unit_of(edge.target)
+            if target == unit or target in allowed.get(unit, frozenset()):
+                continue
+            problems.append(f"{edge.where()} ({unit} may not import {target})")
+    return problems
+
+
+# --- the package ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, list[Import]]:
+    return import_graph(SRC, ROOT_PACKAGE)
+
+
+def test_the_package_has_no_import_cycle(graph: dict[str, list[Import]]) -> None:
+    problems = cycle_problems(graph, KNOWN_CYCLES)
+    assert not problems, "\n".join(problems)
+
+
+def test_judging_does_no_io(graph: dict[str, list[Import]]) -> None:
+    assert any(name.startswith(JUDGING + ".") for name in graph)  # the rule guards something
+    problems = purity_problems(graph, module_names(SRC, ROOT_PACKAGE))
+    assert not problems, "\n".join(problems)
+
+
+def test_every_unit_imports_only_what_the_table_allows(graph: dict[str, list[Import]]) -> None:
+    problems = dependency_problems(graph, ALLOWED, EDGE)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_unit_of_the_package_is_in_the_table(graph: dict[str, list[Import]]) -> None:
+    units = {unit_of(module) for module in graph} - {EDGE, SLOTS}
+    assert units <= set(ALLOWED), sorted(units - set(ALLOWED))
+
+
+# --- the checks themselves catch what they are for ---------------------------------------------
+
+
+def _write(root: Path, files: Mapping[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_cycle_through_a_lazy_import_is_caught_with_file_and_line(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/a.py": "from .b import thing\n",
+            "vibey_gh/b.py": "import json\n\n\ndef thing():\n    from .sub import c\n",
+            "vibey_gh/sub/__init__.py": "",
+            "vibey_gh/sub/c.py": "from ..a import x\n",
+            "vibey_gh/quiet.py": "from . import b\n",
+        },
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    assert strongly_connected(graph) == [["vibey_gh.a", "vibey_gh.b", "vibey_gh.sub.c"]]
+    problems = cycle_problems(graph, {})
+    assert len(problems) == 1
+    assert "vibey_gh.a -> vibey_gh.b -> vibey_gh.sub.c -> vibey_gh.a" in problems[0]
+    assert f"{src / 'vibey_gh' / 'b.py'}:5: vibey_gh.b imports vibey_gh.sub.c" in problems[0]
+    assert (
+        f"{src / 'vibey_gh' / 'sub' / 'c.py'}:1: vibey_gh.sub.c imports vibey_gh.a" in problems[0]
+    )
+
+
+def test_a_known_cycle_passes_and_a_known_cycle_that_is_gone_fails(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {"vibey_gh/__init__.py": "", "vibey_gh/a.py": "import vibey_gh.b\n", "vibey_gh/b.py": ""},
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    assert cycle_problems(graph, {}) == []
+    assert "is gone" in cycle_problems(graph, {"old": frozenset({"vibey_gh.a", "vibey_gh.b"})})[0]
+    (src / "vibey_gh" / "b.py").write_text("from vibey_gh import a\n", encoding="utf-8")
+    graph = import_graph(src, ROOT_PACKAGE)
+    assert cycle_problems(graph, {"a-b": frozenset({"vibey_gh.a", "vibey_gh.b"})}) == []
+
+
+def test_judging_that_reaches_io_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/errors.py": "",
+            "vibey_gh/state.py": "",
+            "vibey_gh/slots/__init__.py": "",
+            "vibey_gh/slots/judging/__init__.py": "",
+            "vibey_gh/slots/judging/fine.py": "import math\nfrom ...errors import X\n",
+            "vibey_gh/slots/judging/judge.py": (
+                "import math\n\n\ndef f():\n    from ...state import StateLayout\n"
+                "    import os.path\n    return open('x')\n"
+            ),
+        },
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    problems = purity_problems(graph, module_names(src, ROOT_PACKAGE))
+    judge = src / "vibey_gh" / "slots" / "judging" / "judge.py"
+    assert problems == [
+        f"{judge}:5: vibey_gh.slots.judging.judge imports vibey_gh.state (judging does no I/O)",
+        f"{judge}:6: vibey_gh.slots.judging.judge imports os (I/O)",
+        f"{judge}:7: vibey_gh.slots.judging.judge calls open() (I/O)",
+    ]
+
+
+def test_an_import_the_table_does_not_allow_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/platforms/__init__.py": "",
+            "vibey_gh/platforms/probe.py": "from ..errors import E\nfrom ..runners import x\n",
+            "vibey_gh/errors.py": "",
+            "vibey_gh/runners/__init__.py": "",
+            "vibey_gh/runners/x.py": "from ..platforms import probe\n",
+            "vibey_gh/cli/__init__.py": "from ..runners import x\n",
+        },
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    problems = dependency_problems(graph, ALLOWED, EDGE)
+    probe = src / "vibey_gh" / "platforms" / "probe.py"
+    assert problems == [
+        f"{probe}:2: vibey_gh.platforms.probe imports vibey_gh.runners.x"
+        " (vibey_gh.platforms may not import vibey_gh.runners)"
+    ]
