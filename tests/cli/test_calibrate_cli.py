@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slots"))
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
-
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.cli.main import cli
 
 

@@ -15,20 +15,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slots"))
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
-
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
+from tests.support.processes import gone
 from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.support.repos import make_repo
 from vibey_gh.cli.main import cli
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Cli Test",
-    "GIT_AUTHOR_EMAIL": "cli@example.invalid",
-    "GIT_COMMITTER_NAME": "Cli Test",
-    "GIT_COMMITTER_EMAIL": "cli@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 FILES = {
     "README.md": "# tiny\n",
     "src/a.py": "A = 1\n" * 40,
@@ -28,24 +19,10 @@ FILES = {
 }
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), *args],
-        env={**os.environ, **GIT_ENV},
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "--no-gpg-sign", "-m", "first")
+    make_repo(root, FILES)
     return root
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -210,8 +209,7 @@ def test_the_text_report_names_the_config_file_in_use(
 def test_production_settings_and_where_production_differs_from_the_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doctor: DoctorCli
 ) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runners"))
-    from runner_support import recorded, serve_recorded
+    from tests.support.runners import recorded, serve_recorded
 
     props = recorded("llama_server/props.json")  # 2 slots of 1024, SmolLM2
     with serve_recorded({"/props": props}) as production:

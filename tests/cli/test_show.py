@@ -13,24 +13,23 @@ import pytest
 from click.testing import Result
 from rich.console import Console
 
+from tests.support.clocks import ManualClock
+from tests.support.evidence import RECORDED, RECORDED_FINGERPRINT, recorded_evidence
 from vibey_gh.cli.show import render_answer
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
+from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.slots.evidence.fingerprint import compute_fingerprint, fingerprint_id
-from vibey_gh.slots.evidence.store import load_evidence, seal_evidence
+from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
+from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.gate.allowed import AllowedDeps
 from vibey_gh.slots.report.show import gather_show
 from vibey_gh.state import StateLayout
 
-RECORDED = (
-    Path(__file__).resolve().parent.parent
-    / "fixtures"
-    / "evidence"
-    / ("slots-a6e718b9b4a7bd46.json")
-)
-FP = "a6e718b9b4a7bd46"
+FP = RECORDED_FINGERPRINT
 RECORDED_AT = 1_796_009_900.0
+# two days after the recorded sweep
+SHOWN_AT = RECORDED_AT + 2 * 86_400.0
 # The device and runner the recorded sweep ran on: today's fingerprint is the recorded one.
 DEVICE = DeviceFacts(None, "AMD EPYC", 25_276_510_208, (), "Debian GNU/Linux", "12")
 RUNNER = RunnerInfo(
@@ -41,17 +40,6 @@ RUNNER = RunnerInfo(
 )
 
 
-class FixedClock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return RECORDED_AT + 2 * 86_400.0
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def install_recorded(root: Path) -> Path:
     target = StateLayout(root).evidence / f"{FP}.json"
     shutil.copyfile(RECORDED, target)
@@ -60,11 +48,13 @@ def install_recorded(root: Path) -> Path:
 
 def install_other(root: Path, runner_version: str = "xllamacpp 2026.09.1") -> str:
     """The recorded sweep as if measured on an older runner: another fingerprint."""
-    data = json.loads(RECORDED.read_text())
-    data["fingerprint"]["fields"]["runner_version"] = runner_version
-    data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
+
+    def older_runner(data: dict[str, Any]) -> None:
+        data["fingerprint"]["fields"]["runner_version"] = runner_version
+
+    data = recorded_evidence(older_runner)
     path = StateLayout(root).evidence / f"{data['fingerprint']['id']}.json"
-    path.write_text(json.dumps(seal_evidence(data)))
+    atomic_write_json(path, data)
     return str(data["fingerprint"]["id"])
 
 
@@ -79,7 +69,10 @@ def identify_as(runner: RunnerInfo = RUNNER, answering: bool = True) -> Any:
 
 def deps_for(root: Path, runner: RunnerInfo = RUNNER, answering: bool = True) -> AllowedDeps:
     return AllowedDeps(
-        StateLayout(root), FixedClock(), lambda: DEVICE, identify_as(runner, answering)
+        StateLayout(root),
+        ManualClock(epoch=SHOWN_AT),
+        lambda: DEVICE,
+        identify_as(runner, answering),
     )
 
 
@@ -94,7 +87,7 @@ def show(run_cli: ShowCli, isolated_state: Path) -> ShowCli:
         return run_cli(
             ["slots", "show", *args],
             layout=lambda: StateLayout(isolated_state),
-            clock=FixedClock(),
+            clock=ManualClock(epoch=SHOWN_AT),
             device=lambda: DEVICE,
             identify_production=identify_as(answering=answering),
         )
@@ -275,12 +268,14 @@ def test_loaded_fixture_is_the_one_the_cli_shows(isolated_state: Path) -> None:
 def test_what_each_steps_runner_reported_is_shown_and_judged(
     isolated_state: Path, show: ShowCli
 ) -> None:
-    data = json.loads(RECORDED.read_text())
     reported = [(1, 4096), (1, 4096), (1, 4096)]  # the N=2 runner served one slot
-    for step, (slots, window) in zip(data["steps"], reported, strict=True):
-        step["runner_reported"] = {"slots": slots, "window": window, "kv_cache_bytes": 96 << 20}
+
+    def as_reported(data: dict[str, Any]) -> None:
+        for step, (slots, window) in zip(data["steps"], reported, strict=True):
+            step["runner_reported"] = {"slots": slots, "window": window, "kv_cache_bytes": 96 << 20}
+
     evidence = StateLayout(isolated_state).evidence / f"{FP}.json"
-    evidence.write_text(json.dumps(seal_evidence(data)))  # as the writer records it
+    atomic_write_json(evidence, recorded_evidence(as_reported))  # as the writer records it
     result = show()
     assert result.exit_code == 0, result.output
     assert "runner reported at start-up:" in result.output

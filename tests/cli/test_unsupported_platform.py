@@ -6,16 +6,14 @@ The platform name is handed in as a collaborator (the `run_cli` fixture), as the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import Result
 
+from tests.support.fixtures import RunCli
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.gate.allowed import decide_allowed
 
-RunCli = Callable[..., Result]
 REASON = "unsupported platform: win32; vibey-gh runs on macOS and Linux"
 
 COMMANDS_THAT_NEED_THE_SEAMS = [

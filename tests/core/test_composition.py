@@ -10,6 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.support.clocks import ManualClock
 from vibey_gh.cli.main import cli
 from vibey_gh.composition import real_collaborators
 from vibey_gh.config import LocalModels
@@ -22,17 +23,6 @@ from vibey_gh.storm.setup import default_deps
 
 DEVICE = DeviceFacts(None, "AMD EPYC", 25_276_510_208, (), "Debian GNU/Linux", "12")
 RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
-
-
-class FixedClock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return 1_796_009_900.0
-
-    def sleep(self, seconds: float) -> None:
-        return None
 
 
 def test_building_the_collaborators_imports_nothing_they_may_not_need() -> None:
@@ -66,7 +56,7 @@ def test_a_replaced_part_is_the_one_the_parts_built_from_it_use(tmp_path: Path) 
 
     parts = real_collaborators(
         layout=lambda: StateLayout(tmp_path),
-        clock=FixedClock(),
+        clock=ManualClock(epoch=1_796_009_900.0),
         device=lambda: DEVICE,
         identify_production=identify,
     )
@@ -105,7 +95,7 @@ def test_the_cli_reads_no_test_only_keys_from_its_context(isolated_state: Path) 
 
 
 def test_the_storm_takes_its_world_from_the_collaborators(tmp_path: Path) -> None:
-    clock = FixedClock()
+    clock = ManualClock(epoch=1_796_009_900.0)
     parts = real_collaborators(layout=lambda: StateLayout(tmp_path), clock=clock, platform="win32")
     deps = default_deps(print, parts)
     assert deps.layout.root == tmp_path and deps.clock is clock

@@ -65,8 +65,7 @@ def test_a_record_lives_under_the_state_root_one_event_a_line(isolated_state: Pa
     assert end["t"] >= start["t"]
 
 
-def test_the_corpus_rebuilds_the_lane_turns_from_its_records(isolated_state: Path, spec) -> None:
-    layout = StateLayout(isolated_state)
+def test_the_corpus_rebuilds_the_lane_turns_from_its_records(layout: StateLayout, spec) -> None:
     _, first = run_one(spec, layout, "rec-a", [read("pkg/a.py"), read("README.md"), answer()])
     _, second = run_one(spec, layout, "rec-b", [parse_error(), read("pkg/a.py"), answer()])
     pool = build_pool(from_lanes=[layout.lanes])
@@ -83,8 +82,7 @@ def test_the_corpus_rebuilds_the_lane_turns_from_its_records(isolated_state: Pat
     assert all(turn.messages in sent for turn in corpus.turns())
 
 
-def test_a_torn_last_line_is_flagged_not_fatal(isolated_state: Path, spec) -> None:
-    layout = StateLayout(isolated_state)
+def test_a_torn_last_line_is_flagged_not_fatal(layout: StateLayout, spec) -> None:
     path, _ = run_one(spec, layout, "rec-t", [answer()])
     with path.open("a", encoding="utf-8") as handle:
         handle.write('{"event": "turn", "run_id": "rec-t", "payl')

@@ -3,7 +3,6 @@ child of its own (as llama-server under `vibey-gh runner serve`, or Ollama's run
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,9 +48,3 @@ def serving_tree(held_bytes: int = 64 * MB, port: int = 0) -> Iterator[ServingTr
         if process.stdin is not None:
             process.stdin.close()
         process.wait(timeout=10)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.clocks import ManualClock
 from vibey_gh.platforms import darwin
 from vibey_gh.platforms.commands import CannedCommandRunner, SubprocessCommandRunner
 from vibey_gh.platforms.darwin import (
@@ -23,17 +24,6 @@ from vibey_gh.platforms.darwin import (
 GIB = 1 << 30
 MIB = 1 << 20
 Fixture = Callable[[str], str]
-
-
-class FixedClock:
-    def monotonic(self) -> float:
-        return 42.0
-
-    def now(self) -> float:
-        return 1_800_000_000.0
-
-    def sleep(self, seconds: float) -> None:
-        pass
 
 
 def arm64_mac(fixture: Fixture) -> CannedCommandRunner:
@@ -190,7 +180,7 @@ def test_probe_with_unreadable_system_profiler(fixture: Fixture) -> None:
 
 
 def test_sample_arm64(fixture: Fixture) -> None:
-    sample = DarwinMemorySampler(arm64_mac(fixture), FixedClock()).sample()
+    sample = DarwinMemorySampler(arm64_mac(fixture), ManualClock(t=42.0)).sample()
     page = 16384
     assert sample.t == 42.0
     assert sample.wired_bytes == 301234 * page
@@ -205,7 +195,7 @@ def test_sample_arm64(fixture: Fixture) -> None:
 def test_sample_x86_64_idle_without_swap(fixture: Fixture) -> None:
     run = arm64_mac(fixture)
     run.answers[darwin.VM_STAT] = (0, fixture("macos_vm_stat_x86_64.txt"))
-    sample = DarwinMemorySampler(run, FixedClock()).sample()
+    sample = DarwinMemorySampler(run, ManualClock(t=42.0)).sample()
     assert sample.wired_bytes == 612345 * 4096
     assert (sample.swap_in_bytes, sample.swap_out_bytes) == (0, 0)
 
@@ -214,7 +204,7 @@ def test_sample_without_memory_pressure_takes_memsize_once(fixture: Fixture) -> 
     run = arm64_mac(fixture)
     del run.answers[darwin.MEMORY_PRESSURE]
     run.answers[darwin.MEMSIZE] = (0, "34359738368\n")
-    sampler = DarwinMemorySampler(run, FixedClock())
+    sampler = DarwinMemorySampler(run, ManualClock(t=42.0))
     first, second = sampler.sample(), sampler.sample()
     assert first.total_bytes == second.total_bytes == 34359738368
     assert first.free_share is None
@@ -225,7 +215,7 @@ def test_sample_without_memory_pressure_takes_memsize_once(fixture: Fixture) -> 
 def test_sample_without_vm_stat_is_unknown_not_zero(fixture: Fixture) -> None:
     run = arm64_mac(fixture)
     del run.answers[darwin.VM_STAT]
-    sample = DarwinMemorySampler(run, FixedClock()).sample()
+    sample = DarwinMemorySampler(run, ManualClock(t=42.0)).sample()
     assert sample.wired_bytes is None and sample.swap_out_bytes is None
     assert sample.missing["wired_bytes"] == "vm_stat not found"
 

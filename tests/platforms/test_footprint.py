@@ -5,27 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from listening_child import MB, free_port, serving_tree
+from listening_child import MB, serving_tree
 
+from tests.support.clocks import ManualClock
+from tests.support.ports import free_port
 from vibey_gh.platforms.footprint import ProductionFootprint, is_this_machine, production_port
 from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.probes import this_platform
 
 GIB = 1 << 30
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> float:
-        return 0.0
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
 
 
 def test_production_tree_is_found_and_its_memory_read() -> None:
@@ -73,7 +61,7 @@ def test_gpu_memory_nvml_cannot_report_leaves_that_gpu_unknown(fake_nvml: Any) -
 
 def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> None:
     port = free_port()
-    clock = Clock()
+    clock = ManualClock()
     footprint = ProductionFootprint(
         f"http://127.0.0.1:{port}",
         8080,

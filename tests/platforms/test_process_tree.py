@@ -6,8 +6,9 @@ import os
 
 import psutil
 import pytest
-from listening_child import MB, free_port, serving_tree
+from listening_child import MB, serving_tree
 
+from tests.support.ports import free_port
 from vibey_gh.platforms.probes import this_platform
 from vibey_gh.platforms.process_tree import (
     counted_resident_bytes,

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from runner_support import write_python_executable
 
+from tests.support.runners import write_python_executable
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
 from vibey_gh.runners.binary_identity import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from runner_support import free_port
 
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.platforms.commands import CannedCommandRunner

@@ -14,11 +14,6 @@ from vibey_gh.state import StateLayout
 
 
 @pytest.fixture
-def layout(tmp_path: Path) -> StateLayout:
-    return StateLayout(tmp_path / "state")
-
-
-@pytest.fixture
 def model(tmp_path: Path) -> Path:
     path = tmp_path / "models" / "tiny.gguf"
     path.parent.mkdir()

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from runner_support import free_port
 
+from tests.support.ports import free_port
+from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
@@ -40,13 +41,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 WINDOW = 512
 SETTINGS = ChatSettings(window=WINDOW, max_tokens=16, temperature=0.0, seed=42, timeout_s=120)
 QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @pytest.fixture(scope="module")

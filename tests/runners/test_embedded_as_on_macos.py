@@ -19,8 +19,8 @@ from pathlib import Path
 import psutil
 import pytest
 from macos_like import macos_like_argv
-from runner_support import free_port
 
+from tests.support.ports import free_port
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.runners.embedded import KIND, child_argv
 from vibey_gh.runners.llamacpp import LlamaCppServer
@@ -87,7 +87,7 @@ def test_it_leaves_when_the_process_that_started_it_is_killed(tmp_path: Path) ->
     starter = (
         "import sys\n"
         "from pathlib import Path\n"
-        "sys.path.insert(0, sys.argv[2])\n"
+        "sys.path[:0] = [sys.argv[2], sys.argv[4]]\n"
         "from test_embedded_as_on_macos import macos_like_runner\n"
         "runner = macos_like_runner(Path(sys.argv[1]), int(sys.argv[3]))\n"
         "runner.wait_ready(180)\n"
@@ -95,9 +95,10 @@ def test_it_leaves_when_the_process_that_started_it_is_killed(tmp_path: Path) ->
         "import time; time.sleep(600)\n"
     )
     log_path = tmp_path / "runner.log"
-    here = str(Path(__file__).resolve().parent)
+    here = Path(__file__).resolve().parent
+    root = here.parents[1]  # where `tests.support` is imported from
     parent = subprocess.Popen(
-        [sys.executable, "-c", starter, str(log_path), here, str(free_port())],
+        [sys.executable, "-c", starter, str(log_path), str(here), str(free_port()), str(root)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from runner_support import free_port, write_fake_ollama
 
+from tests.support.ports import free_port
+from tests.support.runners import write_fake_ollama
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.lanes.tools import tool_call_message, tool_result_message
 from vibey_gh.runners.ollama import OllamaChatClient, chat_payload

@@ -9,8 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from runner_support import Recorded, free_port, recorded, serve_recorded
 
+from tests.support.ports import free_port
+from tests.support.runners import Recorded, recorded, serve_recorded
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.runners.identify import (

@@ -6,8 +6,9 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import FIXTURES, free_port, write_python_executable
 
+from tests.support.ports import free_port
+from tests.support.runners import FIXTURES, write_python_executable
 from vibey_gh.errors import RunnerNotFound
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, RunnerLaunch
 from vibey_gh.runners.llama_server import (

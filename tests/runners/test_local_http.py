@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from runner_support import Recorded, free_port, serve_recorded
 
+from tests.support.ports import free_port
+from tests.support.runners import Recorded, serve_recorded
 from vibey_gh.errors import RunnerError
 from vibey_gh.runners import local_http
 from vibey_gh.runners.local_http import http_get, parse_answer

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from runner_support import log_lines
 
+from tests.support.runners import log_lines
 from vibey_gh.errors import BadInput
 from vibey_gh.runners.logscan import (
     EVENT_KINDS,

@@ -8,8 +8,9 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from runner_support import free_port, recorded, write_fake_ollama
 
+from tests.support.ports import free_port
+from tests.support.runners import recorded, write_fake_ollama
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,

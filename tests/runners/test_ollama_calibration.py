@@ -12,38 +12,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from runner_support import free_port, write_fake_ollama
 
+from tests.support.ports import free_port
+from tests.support.progress import Quiet
+from tests.support.runners import write_fake_ollama
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
-from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.ollama import OllamaRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 DEMO_WINDOW = 4096
-
-
-class Quiet:
-    def message(self, text: str) -> None:
-        pass
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        pass
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        pass
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        pass
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        pass
 
 
 @contextmanager
@@ -113,7 +97,7 @@ def test_demo_corpus_replays_through_ollama_with_every_turn_served(
 
 
 def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus = build_demo_corpus(window=DEMO_WINDOW)
     # A tool call whose recorded arguments are no JSON (models do write such): Ollama refuses
@@ -125,7 +109,6 @@ def test_a_floor_with_failed_turns_stops_the_sweep_and_records_nothing(
             call["function"]["arguments"] = '{"path": '
         broken += [turn.id] if calls else []
     assert broken, "the demo corpus's first segment makes tool calls"
-    layout = StateLayout(isolated_state)
     with ollama_beside_production(tmp_path) as config, pytest.raises(Refused) as refused:
         calibrate(config, corpus, layout, out=tmp_path / "out")
     message = str(refused.value)

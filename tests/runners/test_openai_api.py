@@ -5,8 +5,8 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from runner_support import recorded
 
+from tests.support.runners import recorded
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
 from vibey_gh.runners.openai_api import (
     OpenAIChatClient,

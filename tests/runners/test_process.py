@@ -5,10 +5,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
-from runner_support import free_port
 
+from tests.support.clocks import ManualClock
+from tests.support.ports import free_port
+from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.runners.process import (
     ChildProcess,
@@ -29,27 +30,6 @@ if "--stubborn" in sys.argv:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 time.sleep(600)
 """
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> float:
-        return 1_800_000_000.0 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def wait_for_line(log: Path, prefix: str) -> str:
@@ -130,7 +110,7 @@ def test_wait_ready_times_out_on_the_injected_clock_and_stops_the_child(tmp_path
     child = ChildProcess.start(
         [sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "c.log", name="slow"
     )
-    clock = FakeClock()
+    clock = ManualClock(epoch=1_800_000_000.0)
     with pytest.raises(RunnerError, match="slow was not ready after 5s"):
         child.wait_ready(lambda: False, timeout_s=5, clock=clock)
     assert clock.t >= 5
@@ -143,7 +123,9 @@ def test_wait_ready_returns_the_seconds_waited(tmp_path: Path) -> None:
     )
     answers = iter([False, False, True])
     try:
-        waited = child.wait_ready(lambda: next(answers), timeout_s=5, clock=FakeClock())
+        waited = child.wait_ready(
+            lambda: next(answers), timeout_s=5, clock=ManualClock(epoch=1_800_000_000.0)
+        )
     finally:
         child.stop()
     assert waited == pytest.approx(0.4)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from runner_support import Recorded, free_port, recorded, serve_recorded
-
+from tests.support.ports import free_port
+from tests.support.runners import Recorded, recorded, serve_recorded
 from vibey_gh.runners.production import LlamaServerWatch, NoWatch, OllamaWatch
 
 

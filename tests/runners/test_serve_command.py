@@ -13,8 +13,8 @@ import httpx
 import psutil
 import pytest
 from click.testing import CliRunner
-from runner_support import free_port
 
+from tests.support.ports import free_port
 from vibey_gh.cli.main import cli
 
 

@@ -3,7 +3,6 @@ like llama-server does (the same endpoints, refusals and error bodies)."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.ports import free_port
 from vibey_gh.config import SimulatedModel
 from vibey_gh.interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
@@ -88,12 +88,6 @@ def test_answers_depend_on_the_prompt_and_change_only_under_load_with_noise() ->
 def test_a_short_cap_ends_with_length() -> None:
     answer = answer_for([{"role": "user", "content": "x"}], None, 1, loaded=False, noise=0)
     assert answer.output_tokens == 1 and answer.finish_reason == "length"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -16,19 +16,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.support.processes import gone
 from vibey_gh.runners.process import ChildProcess
 from vibey_gh.runners.watchdog import watched_argv
 
 pytestmark = pytest.mark.timeout(120)
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def wait_until(condition, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]

@@ -116,23 +116,3 @@ def same_answers(n: int = 10) -> list[TurnResult]:
         answer("plain") if i % 2 else answer(tools=[("read_file", {"path": f"f{i}.py"})])
         for i in range(n)
     ]
-
-
-def write_evidence_file(path, fingerprint, steps, created_at: float) -> None:  # type: ignore[no-untyped-def]
-    """An evidence file as calibrate writes it, minimal: what allowed and show read."""
-    from vibey_gh.files import atomic_write_json
-    from vibey_gh.slots.evidence.store import EVIDENCE_SCHEMA, seal_evidence
-
-    atomic_write_json(
-        path,
-        seal_evidence(
-            {
-                "schema_version": EVIDENCE_SCHEMA,
-                "kind": "vibey-gh-evidence",
-                "fingerprint": fingerprint.to_json(),
-                "created_at": created_at,
-                "steps": [s.to_json() for s in steps],
-                "recorded": True,
-            }
-        ),
-    )

@@ -14,9 +14,10 @@ from slot_builders import (
     bounds_strategy,
     make_step,
     same_answers,
-    write_evidence_file,
 )
 
+from tests.support.clocks import ManualClock
+from tests.support.evidence import write_evidence_file
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
@@ -33,19 +34,10 @@ RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
 WINDOW = 65536
 
 
-class FixedClock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return NOW
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def deps_for(root: Path, runner: RunnerInfo = RUNNER) -> AllowedDeps:
-    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, lambda _config: runner)
+    return AllowedDeps(
+        StateLayout(root), ManualClock(epoch=NOW), lambda: DEVICE, lambda _config: runner
+    )
 
 
 def config(declaration: int | str, bounds: Bounds | None = None) -> LocalModels:

@@ -22,6 +22,7 @@ from test_allowed import (
     record,
 )
 
+from tests.support.evidence import write_evidence_file
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint, fingerprint_id
 from vibey_gh.slots.evidence.store import (
     evidence_path,
@@ -61,8 +62,6 @@ def test_evidence_copied_to_another_fingerprints_name_is_unusable(tmp_path: Path
     # measured at another window, copied to the name of today's fingerprint
     other = compute_fingerprint(DEVICE, RUNNER, 1024)
     source = evidence_path(StateLayout(tmp_path), other.id)
-    from slot_builders import write_evidence_file
-
     write_evidence_file(source, other, good_sweep(), NOW - DAY)
     target = evidence_path(StateLayout(tmp_path), TODAY.id)
     target.write_bytes(source.read_bytes())
@@ -74,8 +73,6 @@ def test_evidence_copied_to_another_fingerprints_name_is_unusable(tmp_path: Path
 def test_a_recorded_id_edited_to_todays_is_unusable(tmp_path: Path) -> None:
     other = compute_fingerprint(DEVICE, RUNNER, 1024)
     target = evidence_path(StateLayout(tmp_path), TODAY.id)
-    from slot_builders import write_evidence_file
-
     write_evidence_file(target, other, good_sweep(), NOW - DAY)
     rewrite(target, lambda d: d["fingerprint"].update(id=TODAY.id))
     assert_refused(ask(tmp_path), f"fingerprint fields give {other.id}, not the recorded")
@@ -84,8 +81,6 @@ def test_a_recorded_id_edited_to_todays_is_unusable(tmp_path: Path) -> None:
 def test_a_field_edited_to_todays_is_unusable(tmp_path: Path) -> None:
     other = compute_fingerprint(DEVICE, RUNNER, 1024)
     target = evidence_path(StateLayout(tmp_path), TODAY.id)
-    from slot_builders import write_evidence_file
-
     write_evidence_file(target, other, good_sweep(), NOW - DAY)
 
     def to_today(data: dict) -> None:
@@ -220,8 +215,6 @@ def show(root: Path):  # type: ignore[no-untyped-def]
 
 
 def test_show_refuses_copied_evidence_instead_of_calling_it_todays(tmp_path: Path) -> None:
-    from slot_builders import write_evidence_file
-
     from vibey_gh.errors import EvidenceError
 
     other = compute_fingerprint(DEVICE, RUNNER, 1024)

@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
+from tests.support.progress import Quiet, Recorder
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import MemorySample, RunnerLaunch
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
-from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment
@@ -25,32 +26,6 @@ from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
 MAX_TOKENS = 24
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, object]] = []
-        self.step_started_hook = None
-        self.turn_done_hook = None
-
-    def message(self, text: str) -> None:
-        self.events.append(("message", text))
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self.events.append(("step", (index, slots, attempt)))
-        if self.step_started_hook is not None:
-            self.step_started_hook(index, slots, attempt)
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        self.events.append(("ready", load_seconds))
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        self.events.append(("turn", done))
-        if self.turn_done_hook is not None:
-            self.turn_done_hook(done)
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        self.events.append(("finished", (step.index, verdict_label)))
 
 
 def embedded_config(production_port: int) -> LocalModels:
@@ -65,11 +40,10 @@ def embedded_config(production_port: int) -> LocalModels:
 
 
 def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus, _ = tiny_corpus(tmp_path)
     config = embedded_config(free_port())
-    layout = StateLayout(isolated_state)
     request = CalibrationRequest(
         config=config,
         corpus=corpus,
@@ -78,7 +52,7 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
         slots=(1, 1, 2),
         out_dir=tmp_path / "out",
     )
-    outcome = run_calibration(request, build_environment(config, layout), Recorder())
+    outcome = run_calibration(request, build_environment(config, layout), Quiet())
     assert outcome.recorded and outcome.complete
     assert outcome.evidence is not None and outcome.evidence.with_suffix(".md").exists()
     evidence = load_evidence(outcome.evidence)
@@ -172,7 +146,7 @@ def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
 
 
 def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     from vibey_gh.interfaces.slots_interface import ChatSettings
     from vibey_gh.runners.registry import runner_for
@@ -180,18 +154,13 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     corpus, _ = tiny_corpus(tmp_path)
     production_port = free_port()
     config = embedded_config(production_port)
-    layout = StateLayout(isolated_state)
     recorder = Recorder()
     production: list = []
-    current: list[tuple[int, int]] = []
-
-    def note_step(index: int, slots: int, attempt: int) -> None:
-        current[:] = [(index, attempt)]
 
     def start_production_mid_step(done: int) -> None:
         # runs inside step 2's replay, after its first answer: the step cannot end before
         # production has loaded its model and the 1 Hz sampler has had time to see it
-        if current != [(2, 1)] or done != 1 or production:
+        if recorder.started[-1:] != [(2, 2, 1)] or done != 1 or production:
             return
         runner = runner_for("embedded").start(
             RunnerLaunch(
@@ -209,8 +178,7 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
         )
         time.sleep(2.5)
 
-    recorder.step_started_hook = note_step
-    recorder.turn_done_hook = start_production_mid_step
+    recorder.turn_hook.append(start_production_mid_step)
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
     )
@@ -224,5 +192,5 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     assert steps[2].discarded_attempts == 1
     assert steps[2].attempt == 2
     assert steps[2].production.clean
-    assert ("step", (2, 2, 2)) in recorder.events
-    assert any("discarded" in str(text) for kind, text in recorder.events if kind == "message")
+    assert (2, 2, 2) in recorder.started
+    assert any("discarded" in text for text in recorder.messages)

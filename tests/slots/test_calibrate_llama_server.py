@@ -10,9 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_calibrate_integration import Recorder
-from tiny_corpus import TINY_WINDOW, free_port
 
+from tests.support.corpus import TINY_WINDOW
+from tests.support.ports import free_port
+from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llama_server import LlamaServerRunner
@@ -56,7 +57,7 @@ def short_corpus(folder: Path) -> tuple[Corpus, Path]:
 
 @pytest.mark.timeout(600)
 def test_production_down_then_up_and_a_calibration_beside_it(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     assert LIVE is not None
     corpus, _ = short_corpus(tmp_path)
@@ -70,7 +71,6 @@ def test_production_down_then_up_and_a_calibration_beside_it(
         runner_binary=LIVE,
         min_step_seconds=0.1,  # one pass over the short corpus per step
     )
-    layout = StateLayout(isolated_state)
 
     def calibrate(settings: LocalModels) -> CalibrationOutcome:
         request = CalibrationRequest(
@@ -81,7 +81,7 @@ def test_production_down_then_up_and_a_calibration_beside_it(
             slots=(1, 1),
             threads=2,
         )
-        return run_calibration(request, build_environment(settings, layout), Recorder())
+        return run_calibration(request, build_environment(settings, layout), Quiet())
 
     # production is not running: calibrate anyway, keyed to the binary's version
     absent = calibrate(config)

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.clocks import ManualClock
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput, Refused, RunnerError
 from vibey_gh.interfaces.slots_interface import (
@@ -54,20 +56,6 @@ class Watch:
         return ProductionState(True, False)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> float:
-        return 2_000_000_000.0 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-
 class Messages:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -93,7 +81,7 @@ def environment(
     calibration = RunnerInfo("ollama", calibration_version, "qwen3:8b", "17052f91a42e")
     env = Environment(
         layout=layout,
-        clock=Clock(),
+        clock=ManualClock(epoch=2_000_000_000.0),
         device=DEVICE,
         production_identity=production_identity,
         production=watch or Watch(0),
@@ -117,11 +105,6 @@ def request(tmp_path: Path, **changes: Any) -> CalibrationRequest:
         **changes,
     }
     return CalibrationRequest(**settings)
-
-
-@pytest.fixture
-def layout(isolated_state: Path) -> StateLayout:
-    return StateLayout(isolated_state)
 
 
 def test_another_version_is_refused_before_the_first_step_with_both_versions(

@@ -9,29 +9,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.support.evidence import RECORDED_FINGERPRINT, recorded_evidence
 from vibey_gh.cli.main import cli
-from vibey_gh.slots.evidence.fingerprint import fingerprint_id
-from vibey_gh.slots.evidence.store import seal_evidence
 from vibey_gh.state import StateLayout
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
-RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
-FIRST = "a6e718b9b4a7bd46"
+FIRST = RECORDED_FINGERPRINT
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def changed(change: Any = None) -> dict[str, Any]:
-    """The recorded sweep changed by `change`, keyed and sealed as a calibration would."""
-    data = json.loads(RECORDED.read_text(encoding="utf-8"))
-    if change is not None:
-        change(data)
-    data["fingerprint"]["id"] = fingerprint_id(data["fingerprint"]["fields"])
-    return seal_evidence(data)
 
 
 def stored(fingerprint: str, change: Any = None) -> Path:
     """The recorded sweep, filed in the state dir under `fingerprint` (changed by `change`)."""
-    data = changed(change)
+    data = recorded_evidence(change)
     assert data["fingerprint"]["id"] == fingerprint
     layout = StateLayout.from_env()
     layout.evidence.mkdir(parents=True, exist_ok=True)
@@ -46,7 +34,7 @@ def after_upgrade(data: dict[str, Any]) -> None:
     data["steps"] = data["steps"][:2]  # this sweep stopped after the one-slot runs
 
 
-SECOND = changed(after_upgrade)["fingerprint"]["id"]
+SECOND = recorded_evidence(after_upgrade)["fingerprint"]["id"]
 
 
 def run(*args: str) -> Result:

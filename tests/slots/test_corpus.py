@@ -10,8 +10,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_corpus_support import SOURCE_FILES, make_repo, synthetic_run, write_spec
+from test_corpus_support import SOURCE_FILES, synthetic_run, write_spec
 
+from tests.support.repos import make_repo
 from vibey_gh.errors import BadInput
 from vibey_gh.files import canonical_json
 from vibey_gh.lanes.specs import load_specs

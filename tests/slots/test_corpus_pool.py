@@ -6,16 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_corpus_support import (
-    SOURCE_FILES,
-    commit_all,
-    git,
-    make_repo,
-    synthetic_run,
-    write_files,
-    write_spec,
-)
+from test_corpus_support import SOURCE_FILES, synthetic_run, write_spec
 
+from tests.support.repos import commit_all, git, make_repo, write_files
 from vibey_gh.errors import BadInput
 from vibey_gh.lanes.plan import opening_messages
 from vibey_gh.lanes.specs import load_spec

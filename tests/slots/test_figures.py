@@ -16,9 +16,9 @@ from slot_builders import (
     bounds_strategy,
     make_step,
     same_answers,
-    write_evidence_file,
 )
 
+from tests.support.evidence import write_evidence_file
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.figures_cache import (

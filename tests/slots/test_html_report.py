@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.support.evidence import RECORDED
 from vibey_gh.cli.main import cli
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
@@ -19,8 +20,6 @@ from vibey_gh.slots.report.html import render_html, write_html_report
 from vibey_gh.slots.report.plots import PLOT_NAMES
 from vibey_gh.state import StateLayout
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
-RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
 FINGERPRINT = "a6e718b9b4a7bd46"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SECTIONS = (

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from slot_builders import make_step, same_answers
 
+from tests.support.evidence import RECORDED
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
@@ -22,12 +23,6 @@ from vibey_gh.slots.report.plots import (
     write_plots,
 )
 
-RECORDED = (
-    Path(__file__).resolve().parent.parent
-    / "fixtures"
-    / "evidence"
-    / ("slots-a6e718b9b4a7bd46.json")
-)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

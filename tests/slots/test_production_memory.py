@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from slot_builders import GB, make_step, same_answers
 
+from tests.support.clocks import ManualClock
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.interfaces.slots_interface import ProductionState
@@ -135,17 +136,6 @@ class Idle:
         return ProductionState(reachable=True, busy=False, models=("m",))
 
 
-class Clock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return 1.0
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def test_the_sampler_feeds_the_bounds_charged_figures_and_records_raw_ones(
     tmp_path: Path,
 ) -> None:
@@ -162,7 +152,7 @@ def test_the_sampler_feeds_the_bounds_charged_figures_and_records_raw_ones(
         log_events=lambda: [],
         runner_pid=lambda: os.getpid(),
         samples_path=tmp_path / "samples.jsonl",
-        clock=Clock(),
+        clock=ManualClock(epoch=1.0),
         on_tick=seen.append,
         footprint=read,
     )

@@ -19,9 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from test_calibrate_integration import MAX_TOKENS, Recorder, embedded_config
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
+from test_calibrate_integration import MAX_TOKENS, embedded_config
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
+from tests.support.progress import Recorder
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.platforms.footprint import ProductionFootprint
@@ -205,5 +207,5 @@ def test_a_model_that_cannot_fit_beside_production_stops_before_the_first_step(
         with pytest.raises(Refused, match="cannot fit beside production") as refused:
             run_calibration(request, env, recorder)
     assert "holds 23.00 GB on GPU 0" in str(refused.value)
-    assert not any(kind == "step" for kind, _ in recorder.events)
+    assert recorder.started == []
     assert not layout.runs.exists() or not list(layout.runs.iterdir())

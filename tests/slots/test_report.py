@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from slot_builders import answer, make_step, same_answers
 
+from tests.support.evidence import EVIDENCE_FIXTURES, RECORDED, RECORDED_FINGERPRINT
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
@@ -23,11 +24,9 @@ from vibey_gh.slots.report.markdown import render_report, report_paths, write_re
 from vibey_gh.slots.report.plots import PLOT_NAMES
 from vibey_gh.slots.report.step_table import markdown_table, step_rows
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
 # A real sweep (embedded runner, shipped SmolLM2, steps 1,1,2, window 4096, 128 output tokens),
 # with the corpus's per-turn depth estimates added under corpus.depth_estimates.
-RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
-GOLDEN = FIXTURES / "slots-a6e718b9b4a7bd46-report.md"
+GOLDEN = EVIDENCE_FIXTURES / f"slots-{RECORDED_FINGERPRINT}-report.md"
 STEM = RECORDED.stem
 # Set this to rewrite the golden file from the current renderer — on purpose only, then review
 # the diff like any other change.

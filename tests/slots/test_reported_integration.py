@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.ports import free_port
+from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment
@@ -19,25 +19,8 @@ from vibey_gh.state import StateLayout
 pytestmark = pytest.mark.integration
 
 
-class Quiet:
-    def message(self, text: str) -> None:
-        pass
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        pass
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        pass
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        pass
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        pass
-
-
 def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus, _ = tiny_corpus(tmp_path)
     config = LocalModels(
@@ -51,7 +34,6 @@ def test_a_two_slot_step_records_what_the_runner_said_at_start_up(
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=8, slots=(2,)
     )
-    layout = StateLayout(isolated_state)
     outcome = run_calibration(request, build_environment(config, layout), Quiet())
     assert outcome.evidence is not None
     evidence = load_evidence(outcome.evidence)

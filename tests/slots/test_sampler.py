@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from tests.support.clocks import ManualClock
 from vibey_gh.interfaces.slots_interface import MemorySample, ProductionState
 from vibey_gh.slots.measurement.sampler import StepSampler, process_tree_rss
 
@@ -30,17 +31,6 @@ class Watch(Scripted):
         return self.next()  # type: ignore[no-any-return]
 
 
-class Clock:
-    def monotonic(self) -> float:
-        return 0.0
-
-    def now(self) -> float:
-        return 1.0
-
-    def sleep(self, seconds: float) -> None:
-        return None
-
-
 def memory(t: float, wired: int, swap_out: int) -> MemorySample:
     return MemorySample(t, wired, wired, 100, 0.5, 0, swap_out)
 
@@ -56,7 +46,7 @@ def test_ticks_record_memory_production_and_evictions(tmp_path: Path) -> None:
         log_events=lambda: [],
         runner_pid=lambda: os.getpid(),
         samples_path=tmp_path / "samples.jsonl",
-        clock=Clock(),
+        clock=ManualClock(epoch=1.0),
         calibration=Watch([holding, holding, empty]),
     )
     for _ in range(3):

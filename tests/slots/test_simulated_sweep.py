@@ -11,82 +11,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from tiny_corpus import TINY_WINDOW, free_port, tiny_corpus
 
-from vibey_gh.config import LocalModels, SimulatedModel
-from vibey_gh.interfaces.slots_interface import ChatSettings, MemorySample, RunnerLaunch
+from tests.support.progress import Recorder
+from tests.support.simulated import calibrate, simulated_config
+from vibey_gh.config import SimulatedModel
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.judging.records import StepRecord
-from vibey_gh.slots.measurement.calibrate import run_calibration
-from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
 from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
-MAX_TOKENS = 64
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-        self.started: list[tuple[int, int, int]] = []
-        self.turn_hook: list[object] = []
-
-    def message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self.started.append((index, slots, attempt))
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        return
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        for hook in self.turn_hook:
-            hook(done)  # type: ignore[operator]
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        return
-
-
-def simulated_config(**model: object) -> LocalModels:
-    return LocalModels(
-        concurrent_runs="measured",
-        runner="simulated",
-        window=TINY_WINDOW,
-        calibration_port=free_port(),
-        production_url=f"http://127.0.0.1:{free_port()}",
-        min_step_seconds=1.0,
-        max_step_seconds=3.0,
-        simulated=SimulatedModel(**{"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}),  # type: ignore[arg-type]
-        bounds=Bounds(min_gain=0.10),
-    )
-
-
-def calibrate(
-    tmp_path: Path,
-    layout: StateLayout,
-    config: LocalModels,
-    recorder: Recorder | None = None,
-    **request: object,
-):  # type: ignore[no-untyped-def]
-    corpus, _ = tiny_corpus(tmp_path)
-    env = request.pop("env", None) or build_environment(config, layout)
-    req = CalibrationRequest(
-        config=config,
-        corpus=corpus,
-        window=TINY_WINDOW,
-        max_tokens=MAX_TOKENS,
-        **{"max_slots": 4, **request},  # type: ignore[arg-type]
-    )
-    return corpus, run_calibration(req, env, recorder or Recorder(), bounds_source=lambda: config)
-
 
 def test_a_sweep_on_the_simulated_runner_finds_its_knee(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     # turns of about a third of a second: the harness's own milliseconds per turn stay small
     config = simulated_config(tokens_per_second=200.0)
     corpus, outcome = calibrate(tmp_path, layout, config, max_slots=3)
@@ -107,9 +45,8 @@ def test_a_sweep_on_the_simulated_runner_finds_its_knee(
 
 
 def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     config = simulated_config()
     _, first = calibrate(tmp_path, layout, config, max_runs=2)
     assert not first.complete and first.new_steps == 2
@@ -125,9 +62,8 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
 
 
 def test_a_checkpoint_of_another_step_length_is_not_resumed(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     config = simulated_config()
     calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))
     recorder = Recorder()
@@ -137,8 +73,7 @@ def test_a_checkpoint_of_another_step_length_is_not_resumed(
     assert not any("resuming" in m for m in recorder.messages)
 
 
-def test_the_memory_ceiling_ends_a_step_at_once(tmp_path: Path, isolated_state: Path) -> None:
-    layout = StateLayout(isolated_state)
+def test_the_memory_ceiling_ends_a_step_at_once(tmp_path: Path, layout: StateLayout) -> None:
     config = simulated_config()
     env = build_environment(config, layout)
     # a machine whose whole memory is what this one already has in use
@@ -154,11 +89,10 @@ def test_the_memory_ceiling_ends_a_step_at_once(tmp_path: Path, isolated_state: 
 
 
 def test_a_step_during_which_production_worked_is_measured_again(
-    tmp_path: Path, isolated_state: Path
+    tmp_path: Path, layout: StateLayout
 ) -> None:
     from vibey_gh.runners.registry import runner_for
 
-    layout = StateLayout(isolated_state)
     config = simulated_config()
     production_port = int(config.production.rsplit(":", 1)[1])
     production = runner_for("simulated", simulated=SimulatedModel(tokens_per_second=20.0)).start(

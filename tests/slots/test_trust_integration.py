@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from tiny_corpus import tiny_corpus
 
+from tests.support.corpus import tiny_corpus
 from vibey_gh.config import MIN_WINDOW
 from vibey_gh.files import canonical_json
 from vibey_gh.slots.corpus.corpus import Corpus, write_corpus

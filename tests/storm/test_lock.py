@@ -23,11 +23,6 @@ def take(layout: StateLayout, **kwargs: Any) -> None:
         pass
 
 
-@pytest.fixture
-def layout(isolated_state: Path) -> StateLayout:
-    return StateLayout(isolated_state)
-
-
 def test_lanes_share_it_and_a_calibration_is_refused_naming_them(layout: StateLayout) -> None:
     with model_lock(layout, exclusive=False), model_lock(layout, exclusive=False):
         assert [h.role for h in model_lock_holders(layout)] == ["lane", "lane"]

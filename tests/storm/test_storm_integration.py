@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
 from vibey_gh.config import load_config
 from vibey_gh.interfaces.slots_interface import RunnerLaunch, RunningRunner
 from vibey_gh.lanes.records import FINISHED_STATUSES, iter_records, read_record
@@ -32,12 +32,6 @@ from vibey_gh.storm.setup import StormOptions, default_deps, storm_folder
 pytestmark = pytest.mark.integration
 WINDOW = 2048
 MAX_TOKENS = 16
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +84,10 @@ def make_queue(root: Path, count: int) -> Path:
 
 
 def test_measured_without_evidence_runs_one_at_a_time_then_calibrates(
-    tmp_path: Path, isolated_state: Path, production: RunningRunner
+    tmp_path: Path, layout: StateLayout, production: RunningRunner
 ) -> None:
     write_config(Path.cwd(), production, '"measured"')
     queue = make_queue(tmp_path, 4)
-    layout = StateLayout(isolated_state)
     said: list[str] = []
     options = StormOptions(
         queue=queue,

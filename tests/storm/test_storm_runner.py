@@ -22,11 +22,6 @@ from vibey_gh.storm.runner import run_storm
 from vibey_gh.storm.setup import StormControl, StormOptions, storm_folder
 
 
-@pytest.fixture
-def layout(isolated_state: Path) -> StateLayout:
-    return StateLayout(isolated_state)
-
-
 def options(queue: Path, **changes: Any) -> StormOptions:
     settings: dict[str, Any] = {"once": True, "poll_s": 0.05, **changes}
     return StormOptions(queue=queue, **settings)

@@ -16,11 +16,11 @@ from stress_support import (
     MICRO_MAX_TOKENS,
     MICRO_WINDOW,
     OneSlotBaseline,
-    Recorder,
     micro_config,
     micro_corpus,
 )
 
+from tests.support.progress import Recorder
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment

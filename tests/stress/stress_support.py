@@ -1,4 +1,4 @@
-"""What the stress tests share: a micro corpus, a quiet progress recorder, runner wrappers that
+"""What the stress tests share: a micro corpus, runner wrappers that
 shorten the request timeout or route requests through the fault proxy, and checks that nothing
 on disk was left damaged."""
 
@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
+from tests.support.progress import Recorder
 from vibey_gh.config import LocalModels
 from vibey_gh.files import leftover_temp_files
 from vibey_gh.interfaces.slots_interface import (
     ChatSettings,
-    MemorySample,
     Runner,
     RunnerInfo,
     RunnerLaunch,
@@ -28,7 +29,6 @@ from vibey_gh.interfaces.slots_interface import (
 )
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
 from vibey_gh.slots.corpus.pool import build_pool
-from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 
@@ -68,12 +68,6 @@ def micro_corpus_document() -> dict[str, Any]:
     """The micro corpus as the JSON object its file holds (built in a throwaway folder)."""
     with tempfile.TemporaryDirectory(prefix="micro-corpus-") as folder:
         return micro_corpus(Path(folder))[0].to_json()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def micro_config(**changes: Any) -> LocalModels:
@@ -181,32 +175,6 @@ def resume_second_step(
         slots=BASELINE_SLOTS,
     )
     return run_calibration(request, env, recorder, bounds_source=lambda: config)
-
-
-class Recorder:
-    """A CalibrationProgress that remembers what it was told and can run hooks."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-        self.finished: list[tuple[int, int, str]] = []
-        self.on_turn: Callable[[int, int], None] | None = None
-        self.current_slots = 0
-
-    def message(self, text: str) -> None:
-        self.messages.append(text)
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        self.current_slots = slots
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        pass
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        if self.on_turn is not None:
-            self.on_turn(self.current_slots, done)
-
-    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        self.finished.append((step.index, step.slots, verdict_label))
 
 
 # ---------------------------------------------------------------------------------------------

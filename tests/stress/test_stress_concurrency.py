@@ -139,9 +139,8 @@ def _read_while(
 
 
 def test_allowed_never_sees_a_half_written_evidence_file(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     fingerprint, documents = _documents(one_slot_baseline)
     path = evidence_path(layout, fingerprint.id)
     atomic_write_json(path, documents[0])
@@ -155,10 +154,9 @@ def test_allowed_never_sees_a_half_written_evidence_file(
 
 
 def test_the_reader_loop_does_see_a_torn_write_when_the_writer_is_not_atomic(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
     """The control: the same loop catches a writer that rewrites the file in place."""
-    layout = StateLayout(isolated_state)
     fingerprint, documents = _documents(one_slot_baseline)
     path = evidence_path(layout, fingerprint.id)
     atomic_write_json(path, documents[0])

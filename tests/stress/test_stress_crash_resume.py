@@ -147,9 +147,8 @@ def test_a_kill_right_after_the_runner_starts_leaves_nothing_the_rerun_trips_on(
 
 @pytest.mark.integration
 def test_a_rerun_removes_the_temp_files_a_kill_left_mid_write(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     checkpoint = one_slot_baseline.install(layout)
     data = json.loads(checkpoint.read_text())
     data["steps"].append({**data["steps"][0], "index": 1, "slots": 2})

@@ -64,9 +64,8 @@ def _state_files(layout: StateLayout) -> list[Path]:
 
 @pytest.mark.integration
 def test_port_taken_is_bad_input_in_one_line_and_overwrites_nothing(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     checkpoint = one_slot_baseline.install(layout)
     config = micro_config()
     Path("vibey-gh.toml").write_text(config_toml(config))

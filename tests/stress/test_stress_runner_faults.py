@@ -16,13 +16,13 @@ import pytest
 from fault_proxy import FaultProxy
 from stress_support import (
     OneSlotBaseline,
-    Recorder,
     WrappedRunner,
     assert_state_readable,
     micro_config,
     resume_second_step,
 )
 
+from tests.support.progress import Recorder
 from vibey_gh.interfaces.slots_interface import Runner
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.slots.evidence.store import load_evidence
@@ -79,18 +79,17 @@ def _assert_next_run_works(baseline: OneSlotBaseline, layout: StateLayout) -> No
 def _on_second_step_first_turn(recorder: Recorder, action: Callable[[], None]) -> None:
     fired: list[bool] = []
 
-    def hook(slots: int, done: int) -> None:
-        if slots == 2 and done == 1 and not fired:
+    def hook(done: int) -> None:
+        if recorder.started[-1][1] == 2 and done == 1 and not fired:
             fired.append(True)
             action()
 
-    recorder.on_turn = hook
+    recorder.turn_hook.append(hook)
 
 
 def test_runner_killed_mid_step_refuses_that_step_and_the_next_run_works(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     config = micro_config()
     runner_box: list[WrappedRunner] = []
     recorder = Recorder()
@@ -116,9 +115,8 @@ def test_runner_killed_mid_step_refuses_that_step_and_the_next_run_works(
 
 
 def test_runner_stopped_past_the_request_timeout_fails_the_turn_and_is_stopped(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
-    layout = StateLayout(isolated_state)
     config = micro_config()
     runner_box: list[WrappedRunner] = []
     recorder = Recorder()
@@ -150,9 +148,8 @@ def test_bad_answers_through_a_proxy_fail_their_turns_with_the_reason_kept(
     fault: str,
     error_start: str,
     one_slot_baseline: OneSlotBaseline,
-    isolated_state: Path,
+    layout: StateLayout,
 ) -> None:
-    layout = StateLayout(isolated_state)
     proxies: list[FaultProxy] = []
 
     def through_proxy(upstream: str) -> str:
@@ -191,11 +188,10 @@ def test_bad_answers_through_a_proxy_fail_their_turns_with_the_reason_kept(
 # the workers' tracebacks are a known failure, asserted by the xfail test below
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_memory_ceiling_crossed_ends_the_step_with_a_verdict(
-    one_slot_baseline: OneSlotBaseline, isolated_state: Path
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout
 ) -> None:
     """A ceiling no step above one slot can meet: the sampler stops the runner on its first
     tick of N=2, and the sweep ends on that bound."""
-    layout = StateLayout(isolated_state)
     config = replace(micro_config(), bounds=Bounds(wired_ceiling=0.01))
     outcome = resume_second_step(one_slot_baseline, layout, Recorder(), config=config)
     step = _second_step(outcome)

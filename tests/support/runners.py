@@ -1,9 +1,9 @@
-"""Helpers for the runner tests: recorded answers, a local HTTP stand-in, free ports."""
+"""Runner stand-ins: recorded answers served on 127.0.0.1, executables run by this
+interpreter, and the strict `ollama serve` stand-in."""
 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -30,12 +30,6 @@ def recorded(relative: str) -> Recorded:
 
 def log_lines(name: str) -> list[str]:
     return (FIXTURES / "logs" / name).read_text(encoding="utf-8").split("\n")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

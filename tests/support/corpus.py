@@ -1,9 +1,8 @@
-"""A small, fast corpus for integration sweeps on the embedded runner (window 1024)."""
+"""A small, fast corpus for sweeps on the embedded and simulated runners (window 1024)."""
 
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
@@ -55,9 +54,3 @@ def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     path = folder / "corpus.json"
     write_corpus(corpus, path)
     return corpus, path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
