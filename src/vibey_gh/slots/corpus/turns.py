@@ -13,8 +13,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import BadInput
+from ...errors import BadInput, MalformedJson
 from ...files import canonical_json
+from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -182,7 +183,8 @@ def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise BadInput(f"{where}: field {key!r} must be {kind.__name__}, found {value!r:.40}")
-    return value
+    """A required field of the turn, segment or stratum; bad input names its JSON path."""
+    try:
+        return json_fields.typed(data, key, kind)
+    except MalformedJson as exc:
+        raise BadInput(f"{where}: {exc}") from None
