@@ -277,11 +277,7 @@ class Storm:
 
     def _due_requests(self) -> set[str]:
         """Requested fingerprints this storm has not calibrated and whose backoff is over."""
-        wanted = {
-            str(r.get("fingerprint", {}).get("id"))
-            for r in pending_requests(self.deps.layout)
-            if isinstance(r.get("fingerprint"), dict)
-        }
+        wanted = {request.fingerprint for request in pending_requests(self.deps.layout)}
         return self.backoff.due(wanted, self.deps.clock.monotonic())
 
     def _calibration_not_run(self, due: set[str], why: str) -> None:
