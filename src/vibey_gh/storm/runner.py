@@ -49,7 +49,7 @@ from ..lanes.client import ChatClient, production_client, runner_description
 from ..lanes.loop import LaneOptions, LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
-from ..slots.evidence.store import pending_requests
+from ..slots.evidence.requests import pending_requests
 from ..slots.gate.allowed import AllowedAnswer, decide_allowed
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from ..state import StateLayout

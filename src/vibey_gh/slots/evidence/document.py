@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
 
-EVIDENCE_SCHEMA = 1
-EVIDENCE_KIND = "vibey-gh-evidence"
-INTEGRITY_KEY = "integrity"
 # The order the fields are written in (the digest sorts keys; people reading the file do not).
 _NAMED = (
     "schema_version",

@@ -1,6 +1,6 @@
 """Evidence on disk (design §7): where it lives, its integrity, and the one reader and writer
 of its file (the document's fields are in `document.py`, checkpoints in `checkpoints.py`,
-requests in `requests.py`; their names are importable from here too).
+requests in `requests.py`).
 
 evidence/<fp>.json       the recorded sweep for one fingerprint (schema below)
 progress/<fp>-<corpus>-<method>.json   completed steps of a sweep in progress
@@ -36,15 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json
-from ...interfaces import json_fields
 from ...state import StateLayout
-from .document import EVIDENCE_SCHEMA, INTEGRITY_KEY, EvidenceDocument
+from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
+    from .document import EvidenceDocument
 
-# The step records are imported where steps are parsed, not above: `slots allowed` without
-# evidence for today's fingerprint reads only the other files' fingerprints.
+# The document, the step records and the field reader are imported where a file is parsed,
+# not above: `slots allowed` with the figures cache current reads no evidence file at all.
 
 SECONDS_PER_DAY = 86_400.0
 INTEGRITY_ALGORITHM = "sha256"
@@ -157,7 +157,9 @@ def _fingerprint_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_header(data: dict[str, Any], where: str) -> None:
-    if data.get("kind") != "vibey-gh-evidence":
+    from ...interfaces import json_fields
+
+    if data.get("kind") != EVIDENCE_KIND:
         raise EvidenceError(f"{where} is not a vibey-gh evidence file")
     try:
         with json_fields.within("evidence"):
@@ -174,6 +176,8 @@ def _check_header(data: dict[str, Any], where: str) -> None:
 def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
     """The one reader of evidence JSON: MalformedJson naming the bad field's JSON path and,
     for a file, the file."""
+    from .document import EvidenceDocument
+
     where = str(path) if path else "evidence"
     _check_header(data, where)
     try:
@@ -219,55 +223,3 @@ def write_evidence(path: Path, document: EvidenceDocument) -> dict[str, Any]:
     data = sealed_json(document)
     atomic_write_json(path, data)
     return data
-
-
-# Checkpoints and requests have their own modules; their names stay importable from here.
-from .checkpoints import (  # noqa: E402
-    PROGRESS_SCHEMA,
-    ProgressDocument,
-    load_progress,
-    progress_path,
-    read_progress,
-    save_progress,
-)
-from .requests import (  # noqa: E402
-    REQUEST_SCHEMA,
-    RequestDocument,
-    clear_request,
-    pending_requests,
-    read_request,
-    request_path,
-    write_request,
-)
-
-__all__ = [
-    "CLOCK_SKEW_TOLERANCE_S",
-    "EVIDENCE_SCHEMA",
-    "PROGRESS_SCHEMA",
-    "REQUEST_SCHEMA",
-    "Evidence",
-    "EvidenceDocument",
-    "ProgressDocument",
-    "RequestDocument",
-    "age_in_days",
-    "check_integrity",
-    "clear_request",
-    "evidence_from_json",
-    "evidence_path",
-    "future_date_problem",
-    "integrity_digest",
-    "iter_evidence_paths",
-    "load_evidence",
-    "load_progress",
-    "method_hash",
-    "pending_requests",
-    "progress_path",
-    "read_fingerprint_fields",
-    "read_progress",
-    "read_request",
-    "request_path",
-    "save_progress",
-    "seal_evidence",
-    "write_evidence",
-    "write_request",
-]
