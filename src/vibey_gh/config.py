@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
 from .slots.judging.bounds import Bounds
 from .userdirs import user_config_dir
 
@@ -26,13 +27,6 @@ CONFIG_NAME = "vibey-gh.toml"
 CONFIG_SIZE_LIMIT = MIB
 MIN_WINDOW = 256
 MAX_WINDOW = 1 << 24
-RUNNER_KINDS = ("embedded", "llama-server", "ollama", "simulated")
-DEFAULT_PRODUCTION_URL = {
-    "ollama": "http://127.0.0.1:11434",
-    "llama-server": "http://127.0.0.1:8080",
-    "embedded": "http://127.0.0.1:8080",
-    "simulated": "http://127.0.0.1:8080",
-}
 MIN_STEP_SECONDS = 60.0
 # A step inconclusive after min_step_seconds is measured longer, up to this many times as long.
 MAX_STEP_FACTOR = 5.0
@@ -68,7 +62,7 @@ class LocalModels:
     """The validated `[local_models]` table. `source` is the file it came from, or None."""
 
     concurrent_runs: Declaration = 1
-    runner: str = "embedded"
+    runner: str = DEFAULT_RUNNER
     model: str = "default"
     window: int = 4096
     production_url: str | None = None
@@ -96,7 +90,7 @@ class LocalModels:
 
     @property
     def production(self) -> str:
-        return self.production_url or DEFAULT_PRODUCTION_URL[self.runner]
+        return self.production_url or default_production_url(self.runner)
 
     def with_overrides(self, **changes: Any) -> LocalModels:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -159,7 +153,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     if not isinstance(simulated_raw, dict):
         raise ConfigError(f"{where}: local_models.simulated must be a table")
     simulated = _parse_simulated(_Reader(simulated_raw, where, "local_models.simulated"))
-    runner = reader.choice("runner", RUNNER_KINDS, "embedded")
+    runner = reader.choice("runner", RUNNER_NAMES, DEFAULT_RUNNER)
     shortest, longest = _step_seconds(reader)
     config = LocalModels(
         concurrent_runs=reader.declaration("concurrent_runs"),

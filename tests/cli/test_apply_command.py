@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from vibey_gh.cli.main import cli
 from vibey_gh.platforms.commands import CannedCommandRunner
@@ -31,8 +32,20 @@ def use_config(text: str) -> None:
 OLLAMA_CONFIG = '[local_models]\nrunner = "ollama"\nwindow = 8192\n'
 
 
-def invoke(args: list[str], **obj: Any) -> Any:
-    return CliRunner().invoke(cli, ["slots", "apply", *args], obj=obj)
+ApplyCli = Callable[..., Result]
+
+
+@pytest.fixture
+def apply_cli(run_cli: ApplyCli) -> ApplyCli:
+    """`slots apply ARGS` on the given probes (a temporary root, recorded commands) and with
+    the given `decide_allowed`; the rest real."""
+
+    def run(args: list[str], probes: PlatformProbes | None = None, **parts: Any) -> Result:
+        if probes is not None:
+            parts["probes"] = lambda: probes
+        return run_cli(["slots", "apply", *args], **parts)
+
+    return run
 
 
 def allows(number: int) -> Any:
@@ -43,11 +56,11 @@ def drop_in(root: Path) -> Path:
     return root / "etc/systemd/system/ollama.service.d/vibey-gh-slots.conf"
 
 
-def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path) -> None:
+def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner()
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "2"], platform_probes=probes, decide_allowed=allows(3))
+    result = apply_cli(["--slots", "2"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == (
@@ -62,13 +75,13 @@ def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path) -> None:
     assert not drop_in(tmp_path).exists()
 
 
-def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path) -> None:
+def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(
+    result = apply_cli(
         ["--slots", "2", "--window", "16384", "--yes"],
-        platform_probes=probes,
+        probes=probes,
         decide_allowed=allows(3),
     )
     assert result.exit_code == 0, result.output
@@ -79,29 +92,31 @@ def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path) -> None:
     assert run.calls == SYSTEMD_COMMANDS
 
 
-def test_yes_on_macos_runs_launchctl_and_restarts_the_app(tmp_path: Path) -> None:
+def test_yes_on_macos_runs_launchctl_and_restarts_the_app(
+    tmp_path: Path, apply_cli: ApplyCli
+) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in MAC_COMMANDS})
     probes = PlatformProbes.detect("darwin", tmp_path, run)
-    result = invoke(["--slots", "2", "--yes"], platform_probes=probes, decide_allowed=allows(3))
+    result = apply_cli(["--slots", "2", "--yes"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     assert run.calls == MAC_COMMANDS
 
 
-def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path) -> None:
+def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({SYSTEMD_COMMANDS[0]: (0, ""), SYSTEMD_COMMANDS[1]: (5, "")})
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "2", "--yes"], platform_probes=probes, decide_allowed=allows(3))
+    result = apply_cli(["--slots", "2", "--yes"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 1
     assert "error: `systemctl restart ollama` exited 5" in result.output
     assert "Traceback" not in result.output
 
 
-def test_json_dry_run(tmp_path: Path) -> None:
+def test_json_dry_run(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
-    result = invoke(["--slots", "3", "--json"], platform_probes=probes, decide_allowed=allows(3))
+    result = apply_cli(["--slots", "3", "--json"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["slots"], data["window"], data["dry_run"], data["automatic"]) == (
@@ -125,10 +140,10 @@ class StubAnswer:
         return {"allowed": self.allowed, "reason": "measured: stub"}
 
 
-def test_without_slots_the_allowed_answer_is_applied(tmp_path: Path) -> None:
+def test_without_slots_the_allowed_answer_is_applied(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
-    result = invoke(["--json"], platform_probes=probes, decide_allowed=lambda config: StubAnswer(4))
+    result = apply_cli(["--json"], probes=probes, decide_allowed=lambda config: StubAnswer(4))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["slots"] == 4
@@ -136,10 +151,12 @@ def test_without_slots_the_allowed_answer_is_applied(tmp_path: Path) -> None:
     assert "OLLAMA_NUM_PARALLEL=4" in data["actions"][0]["content"]
 
 
-def test_default_declaration_applies_one_with_the_real_allowed(tmp_path: Path) -> None:
+def test_default_declaration_applies_one_with_the_real_allowed(
+    tmp_path: Path, apply_cli: ApplyCli
+) -> None:
     # no config: declaration 1 and the embedded runner; `slots allowed` answers without probing
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
-    result = invoke(["--yes"], platform_probes=probes)
+    result = apply_cli(["--yes"], probes=probes)
     assert result.exit_code == 0, result.output
     assert "1 slot(s) of 4096 tokens (slots allowed: 1 — declared 1" in result.output
     assert "vibey-gh runner serve --runner embedded --slots 1 --window 4096" in result.output
@@ -147,15 +164,15 @@ def test_default_declaration_applies_one_with_the_real_allowed(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("args", [["--slots", "0"], ["--slots", "x"], ["--window", "100"]])
-def test_bad_options_exit_2(args: list[str]) -> None:
-    assert invoke(args).exit_code == 2
+def test_bad_options_exit_2(args: list[str], apply_cli: ApplyCli) -> None:
+    assert apply_cli(args).exit_code == 2
 
 
-def test_bad_config_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+def test_bad_config_exits_2_and_writes_nothing(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config('[local_models]\nrunner = "vllm"\n')
     run = CannedCommandRunner()
-    result = invoke(
-        ["--slots", "2", "--yes"], platform_probes=PlatformProbes.detect("linux", tmp_path, run)
+    result = apply_cli(
+        ["--slots", "2", "--yes"], probes=PlatformProbes.detect("linux", tmp_path, run)
     )
     assert result.exit_code == 2
     assert "local_models.runner" in result.output
@@ -170,7 +187,7 @@ def test_help_has_examples() -> None:
 
 
 def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
-    tmp_path: Path,
+    tmp_path: Path, apply_cli: ApplyCli
 ) -> None:
     use_config(OLLAMA_CONFIG)  # declaration 1 (the default)
     run = CannedCommandRunner()
@@ -181,7 +198,7 @@ def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
         asked.append(config.concurrent_runs)
         return StubAnswer(1 if config.concurrent_runs == 1 else 2)
 
-    result = invoke(["--slots", "4", "--yes"], platform_probes=probes, decide_allowed=decide)
+    result = apply_cli(["--slots", "4", "--yes"], probes=probes, decide_allowed=decide)
     assert result.exit_code == 1
     assert result.stderr == (
         "error: --slots 4 is more than `slots allowed` answers: 1 — measured: stub; the evidence "
@@ -191,23 +208,23 @@ def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
     assert run.calls == [] and not drop_in(tmp_path).exists()
 
 
-def test_force_applies_slots_above_the_answer(tmp_path: Path) -> None:
+def test_force_applies_slots_above_the_answer(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
     probes = PlatformProbes.detect("linux", tmp_path, run)
-    result = invoke(["--slots", "4", "--yes", "--force"], platform_probes=probes)
+    result = apply_cli(["--slots", "4", "--yes", "--force"], probes=probes)
     assert result.exit_code == 0, result.output
     assert "4 slot(s) of 8192 tokens (--slots 4, forced)" in result.output
     assert "OLLAMA_NUM_PARALLEL=4" in drop_in(tmp_path).read_text()
 
 
 def test_with_the_real_allowed_and_no_evidence_slots_above_one_are_refused(
-    tmp_path: Path,
+    tmp_path: Path, apply_cli: ApplyCli
 ) -> None:
     # production (Ollama) does not answer here: the real `allowed` answers 1
     use_config(OLLAMA_CONFIG + 'production_url = "http://127.0.0.1:9"\n')
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
-    result = invoke(["--slots", "2"], platform_probes=probes)
+    result = apply_cli(["--slots", "2"], probes=probes)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: --slots 2 is more than `slots allowed` answers: 1")
     assert result.stderr.count("\n") == 1

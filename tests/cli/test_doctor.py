@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import RunnerInfo
@@ -43,13 +43,24 @@ def server_without_dmi(root: Path) -> PlatformProbes:
     return PlatformProbes.detect("linux", root, CannedCommandRunner(), NvmlGpus(importer=no_pynvml))
 
 
-def doctor(args: list[str], **obj: Any) -> Any:
-    return CliRunner().invoke(cli, ["doctor", *args], obj=obj)
+DoctorCli = Callable[..., Result]
 
 
-def test_every_field_has_a_source_or_a_reason(tmp_path: Path) -> None:
+@pytest.fixture
+def doctor(run_cli: DoctorCli) -> DoctorCli:
+    """`vibey-gh ARGS doctor ...` (global options first) on the given probes; the rest real."""
+
+    def run(args: list[str], probes: PlatformProbes | None = None, **parts: Any) -> Result:
+        if probes is not None:
+            parts["probes"] = lambda: probes
+        return run_cli(["doctor", *args], **parts)
+
+    return run
+
+
+def test_every_field_has_a_source_or_a_reason(tmp_path: Path, doctor: DoctorCli) -> None:
     probes = server_without_dmi(tmp_path)
-    result = doctor(["--json"], platform_probes=probes, identify_production=lambda c: RUNNER)
+    result = doctor(["--json"], probes=probes, identify_production=lambda c: RUNNER)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     device = data["device"]
@@ -77,11 +88,11 @@ def test_every_field_has_a_source_or_a_reason(tmp_path: Path) -> None:
     assert data["memory_now"]["wired_bytes"] == 3 << 30
 
 
-def test_fingerprint_is_the_library_one(tmp_path: Path) -> None:
+def test_fingerprint_is_the_library_one(tmp_path: Path, doctor: DoctorCli) -> None:
     probes = server_without_dmi(tmp_path)
     result = doctor(
         ["--json", "--window", "32768"],
-        platform_probes=probes,
+        probes=probes,
         identify_production=lambda c: RUNNER,
     )
     data = json.loads(result.output)
@@ -92,7 +103,7 @@ def test_fingerprint_is_the_library_one(tmp_path: Path) -> None:
     assert data["fingerprint_missing"] is None
 
 
-def test_model_override_reaches_identification(tmp_path: Path) -> None:
+def test_model_override_reaches_identification(tmp_path: Path, doctor: DoctorCli) -> None:
     asked: list[LocalModels] = []
 
     def identify(config: LocalModels) -> RunnerInfo:
@@ -101,15 +112,15 @@ def test_model_override_reaches_identification(tmp_path: Path) -> None:
 
     doctor(
         ["--model", "qwen3:8b"],
-        platform_probes=server_without_dmi(tmp_path),
+        probes=server_without_dmi(tmp_path),
         identify_production=identify,
     )
     assert asked[0].model == "qwen3:8b"
 
 
-def test_text_report_names_sources_and_reasons(tmp_path: Path) -> None:
+def test_text_report_names_sources_and_reasons(tmp_path: Path, doctor: DoctorCli) -> None:
     probes = server_without_dmi(tmp_path)
-    result = doctor([], platform_probes=probes, identify_production=lambda c: RUNNER)
+    result = doctor([], probes=probes, identify_production=lambda c: RUNNER)
     assert result.exit_code == 0, result.output
     text = result.output
     assert re.search(
@@ -122,28 +133,28 @@ def test_text_report_names_sources_and_reasons(tmp_path: Path) -> None:
     assert f"fingerprint: {expected}" in text
 
 
-def test_runner_that_does_not_answer_still_reports_the_device(tmp_path: Path) -> None:
+def test_runner_that_does_not_answer_still_reports_the_device(
+    tmp_path: Path, doctor: DoctorCli
+) -> None:
     def unreachable(config: LocalModels) -> RunnerInfo:
         raise RunnerError("no answer from http://127.0.0.1:11434/api/version: connection refused")
 
     probes = server_without_dmi(tmp_path)
-    result = doctor([], platform_probes=probes, identify_production=unreachable)
+    result = doctor([], probes=probes, identify_production=unreachable)
     assert result.exit_code == 0
     assert "AMD EPYC 9454" in result.output
     assert (
         "fingerprint: none — the production runner could not be identified: "
         "no answer from http://127.0.0.1:11434/api/version: connection refused"
     ) in result.output
-    data = json.loads(
-        doctor(["--json"], platform_probes=probes, identify_production=unreachable).output
-    )
+    data = json.loads(doctor(["--json"], probes=probes, identify_production=unreachable).output)
     assert data["fingerprint"] is None and data["runner"] is None
     assert "connection refused" in data["runner_error"]
 
 
-def test_unsupported_platform_reports_why(tmp_path: Path) -> None:
+def test_unsupported_platform_reports_why(tmp_path: Path, doctor: DoctorCli) -> None:
     probes = PlatformProbes.detect("win32", tmp_path, CannedCommandRunner())
-    result = doctor(["--json"], platform_probes=probes, identify_production=lambda c: RUNNER)
+    result = doctor(["--json"], probes=probes, identify_production=lambda c: RUNNER)
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert data["platform"] == "win32"
@@ -151,7 +162,7 @@ def test_unsupported_platform_reports_why(tmp_path: Path) -> None:
     assert data["memory_now"]["missing"]["wired_bytes"] == "unsupported platform: win32"
 
 
-def test_this_machine_with_the_real_embedded_runner() -> None:
+def test_this_machine_with_the_real_embedded_runner(doctor: DoctorCli) -> None:
     # the default config: the embedded runner and the shipped model, identified for real
     result = doctor(["--json"])
     assert result.exit_code == 0, result.output
@@ -163,34 +174,33 @@ def test_this_machine_with_the_real_embedded_runner() -> None:
     assert data["device"]["memory_bytes"]["value"] > 0
 
 
-def test_bad_config_exits_2() -> None:
+def test_bad_config_exits_2(doctor: DoctorCli) -> None:
     Path("vibey-gh.toml").write_text("[local_models]\nwindow = 12\n")
     result = doctor([])
     assert result.exit_code == 2
     assert "local_models.window" in result.output
 
 
-def test_help_has_examples() -> None:
+def test_help_has_examples(doctor: DoctorCli) -> None:
     result = doctor(["--help"])
     assert result.exit_code == 0
     assert "Examples:" in result.output and "vibey-gh doctor --json" in result.output
 
 
-def test_the_text_report_names_the_config_file_in_use(tmp_path: Path) -> None:
+def test_the_text_report_names_the_config_file_in_use(
+    tmp_path: Path, doctor: DoctorCli, run_cli: DoctorCli
+) -> None:
     probes = server_without_dmi(tmp_path)
-    runner = CliRunner()
-    defaults = runner.invoke(
-        cli, ["doctor"], obj={"platform_probes": probes, "identify_production": lambda c: RUNNER}
-    )
+    defaults = doctor([], probes=probes, identify_production=lambda c: RUNNER)
     assert defaults.exit_code == 0, defaults.output
     assert defaults.output.startswith("config: none found, defaults in use (looked for --config")
     chosen = tmp_path / "lab.toml"
     chosen.write_text("[local_models]\nwindow = 8192\n")
     Path("vibey-gh.toml").write_text("[local_models]\nwindow = 16384\n")
-    result = runner.invoke(
-        cli,
+    result = run_cli(
         ["--config", str(chosen), "doctor"],
-        obj={"platform_probes": probes, "identify_production": lambda c: RUNNER},
+        probes=lambda: probes,
+        identify_production=lambda c: RUNNER,
     )
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"config: {chosen}\n")
@@ -198,7 +208,7 @@ def test_the_text_report_names_the_config_file_in_use(tmp_path: Path) -> None:
 
 
 def test_production_settings_and_where_production_differs_from_the_config(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doctor: DoctorCli
 ) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runners"))
     from runner_support import recorded, serve_recorded
@@ -214,8 +224,8 @@ def test_production_settings_and_where_production_differs_from_the_config(
         )
         monkeypatch.chdir(tmp_path)
         probes = server_without_dmi(tmp_path / "root")
-        text = doctor([], platform_probes=probes).output
-        data = json.loads(doctor(["--json"], platform_probes=probes).output)
+        text = doctor([], probes=probes).output
+        data = json.loads(doctor(["--json"], probes=probes).output)
     assert re.search(
         r"settings +runner_args=-fa on --cache-type-k q8_0 +\[config runner_args\]", text
     )

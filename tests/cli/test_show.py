@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from rich.console import Console
 
-from vibey_gh.cli.main import cli
 from vibey_gh.cli.show import render_answer
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
@@ -51,15 +52,6 @@ class FixedClock:
         return None
 
 
-def deps_for(root: Path, runner: RunnerInfo = RUNNER, answering: bool = True) -> AllowedDeps:
-    def identify(_config: LocalModels) -> RunnerInfo:
-        if not answering:
-            raise RunnerError("production runner at http://127.0.0.1:8080 does not answer")
-        return runner
-
-    return AllowedDeps(StateLayout(root), FixedClock(), lambda: DEVICE, identify)
-
-
 def install_recorded(root: Path) -> Path:
     target = StateLayout(root).evidence / f"{FP}.json"
     shutil.copyfile(RECORDED, target)
@@ -76,19 +68,47 @@ def install_other(root: Path, runner_version: str = "xllamacpp 2026.09.1") -> st
     return str(data["fingerprint"]["id"])
 
 
-def run(root: Path, *args: str, deps: AllowedDeps | None = None) -> Result:
-    return CliRunner().invoke(
-        cli, ["slots", "show", *args], obj={"show_deps": deps or deps_for(root)}
+def identify_as(runner: RunnerInfo = RUNNER, answering: bool = True) -> Any:
+    def identify(_config: LocalModels) -> RunnerInfo:
+        if not answering:
+            raise RunnerError("production runner at http://127.0.0.1:8080 does not answer")
+        return runner
+
+    return identify
+
+
+def deps_for(root: Path, runner: RunnerInfo = RUNNER, answering: bool = True) -> AllowedDeps:
+    return AllowedDeps(
+        StateLayout(root), FixedClock(), lambda: DEVICE, identify_as(runner, answering)
     )
+
+
+ShowCli = Callable[..., Result]
+
+
+@pytest.fixture
+def show(run_cli: ShowCli, isolated_state: Path) -> ShowCli:
+    """`slots show ARGS` on the recorded device and runner, two days after the recording."""
+
+    def run(*args: str, answering: bool = True) -> Result:
+        return run_cli(
+            ["slots", "show", *args],
+            layout=lambda: StateLayout(isolated_state),
+            clock=FixedClock(),
+            device=lambda: DEVICE,
+            identify_production=identify_as(answering=answering),
+        )
+
+    return run
 
 
 def test_the_fixture_is_todays_fingerprint() -> None:
     assert compute_fingerprint(DEVICE, RUNNER, 4096).id == FP
 
 
-def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path) -> None:
+def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path, show: ShowCli) -> None:
     evidence = install_recorded(isolated_state)
-    result = run(isolated_state)
+    result = show()
     assert result.exit_code == 0, result.output
     out = result.output
     assert f"evidence {FP} (today's fingerprint)" in out
@@ -101,10 +121,10 @@ def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path) -> No
 
 
 def test_report_flag_writes_the_report_and_plots_beside_the_evidence(
-    isolated_state: Path,
+    isolated_state: Path, show: ShowCli
 ) -> None:
     evidence = install_recorded(isolated_state)
-    result = run(isolated_state, "--report")
+    result = show("--report")
     assert result.exit_code == 0, result.output
     folder = evidence.parent
     for name in ("report.md", "throughput.png", "latency.png", "memory.png", "fidelity.png"):
@@ -114,10 +134,10 @@ def test_report_flag_writes_the_report_and_plots_beside_the_evidence(
     assert "--report` writes it" not in result.output
 
 
-def test_json_has_the_rows_verdicts_and_others(isolated_state: Path) -> None:
+def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowCli) -> None:
     install_recorded(isolated_state)
     other = install_other(isolated_state)
-    result = run(isolated_state, "--json")
+    result = show("--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["fingerprint"] == FP and data["today"]["id"] == FP
@@ -132,35 +152,41 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path) -> None:
     ]
 
 
-def test_no_evidence_at_all_is_said_and_exits_zero(isolated_state: Path) -> None:
-    result = run(isolated_state)
+def test_no_evidence_at_all_is_said_and_exits_zero(isolated_state: Path, show: ShowCli) -> None:
+    result = show()
     assert result.exit_code == 0
     assert f"no evidence for today's fingerprint {FP}" in result.output
     assert "no evidence in the state dir" in result.output
 
 
-def test_other_fingerprints_are_listed_with_what_differs(isolated_state: Path) -> None:
+def test_other_fingerprints_are_listed_with_what_differs(
+    isolated_state: Path, show: ShowCli
+) -> None:
     other = install_other(isolated_state)
-    result = run(isolated_state)
+    result = show()
     assert result.exit_code == 0
     assert f"no evidence for today's fingerprint {FP}" in result.output
     assert f"  {other}  measured 2026-11-30" in result.output
     assert "differs: runner xllamacpp 2026.09.1 → xllamacpp 2026.10.11549" in result.output
 
 
-def test_production_not_answering_still_lists_the_evidence(isolated_state: Path) -> None:
+def test_production_not_answering_still_lists_the_evidence(
+    isolated_state: Path, show: ShowCli
+) -> None:
     install_recorded(isolated_state)
-    result = run(isolated_state, deps=deps_for(isolated_state, answering=False))
+    result = show(answering=False)
     assert result.exit_code == 0
     assert "today's fingerprint cannot be computed: production runner" in result.output
     assert f"  {FP}  measured" in result.output
     assert "what differs is unknown" in result.output
 
 
-def test_a_given_fingerprint_shows_that_evidence_and_its_differences(isolated_state: Path) -> None:
+def test_a_given_fingerprint_shows_that_evidence_and_its_differences(
+    isolated_state: Path, show: ShowCli
+) -> None:
     install_recorded(isolated_state)
     other = install_other(isolated_state)
-    result = run(isolated_state, "--fingerprint", other.upper())
+    result = show("--fingerprint", other.upper())
     assert result.exit_code == 0, result.output
     assert f"evidence {other} — measured" in result.output
     assert "differs from today: runner xllamacpp 2026.09.1 → xllamacpp 2026.10.11549" in (
@@ -169,8 +195,10 @@ def test_a_given_fingerprint_shows_that_evidence_and_its_differences(isolated_st
     assert f"  {FP}  measured" in result.output  # today's is now among the others
 
 
-def test_a_given_fingerprint_without_evidence_exits_one(isolated_state: Path) -> None:
-    result = run(isolated_state, "--fingerprint", "0000000000000000")
+def test_a_given_fingerprint_without_evidence_exits_one(
+    isolated_state: Path, show: ShowCli
+) -> None:
+    result = show("--fingerprint", "0000000000000000")
     assert result.exit_code == 1
     assert "no evidence for fingerprint 0000000000000000; run `vibey-gh slots calibrate`" in (
         result.output
@@ -178,31 +206,37 @@ def test_a_given_fingerprint_without_evidence_exits_one(isolated_state: Path) ->
 
 
 @pytest.mark.parametrize("bad", ["xyz", "a6e718b9b4a7bd4", "a6e718b9b4a7bd46a", "../../etc"])
-def test_a_malformed_fingerprint_is_bad_input(isolated_state: Path, bad: str) -> None:
-    result = run(isolated_state, "--fingerprint", bad)
+def test_a_malformed_fingerprint_is_bad_input(
+    isolated_state: Path, bad: str, show: ShowCli
+) -> None:
+    result = show("--fingerprint", bad)
     assert result.exit_code == 2
     assert "--fingerprint takes 16 hex digits" in result.output
 
 
-def test_an_unreadable_evidence_file_is_listed_not_fatal(isolated_state: Path) -> None:
+def test_an_unreadable_evidence_file_is_listed_not_fatal(
+    isolated_state: Path, show: ShowCli
+) -> None:
     install_recorded(isolated_state)
     broken = StateLayout(isolated_state).evidence / "ffffffffffffffff.json"
     broken.write_text("{ not json")
-    result = run(isolated_state)
+    result = show()
     assert result.exit_code == 0
     assert "ffffffffffffffff  measured unknown time  unreadable:" in result.output
     assert broken.read_text() == "{ not json"
 
 
-def test_unreadable_evidence_asked_for_by_fingerprint_exits_one(isolated_state: Path) -> None:
+def test_unreadable_evidence_asked_for_by_fingerprint_exits_one(
+    isolated_state: Path, show: ShowCli
+) -> None:
     broken = StateLayout(isolated_state).evidence / "ffffffffffffffff.json"
     broken.write_text("[]")
-    result = run(isolated_state, "--fingerprint", "ffffffffffffffff")
+    result = show("--fingerprint", "ffffffffffffffff")
     assert result.exit_code == 1
     assert "does not hold a JSON object" in result.output
 
 
-def test_stale_evidence_is_marked(isolated_state: Path) -> None:
+def test_stale_evidence_is_marked(isolated_state: Path, show: ShowCli) -> None:
     install_recorded(isolated_state)
     answer = gather_show(config=LocalModels(stale_after_days=1.0), deps=deps_for(isolated_state))
     assert answer.shown is not None and answer.shown.stale
@@ -238,27 +272,31 @@ def test_loaded_fixture_is_the_one_the_cli_shows(isolated_state: Path) -> None:
     assert load_evidence(path).fingerprint == FP
 
 
-def test_what_each_steps_runner_reported_is_shown_and_judged(isolated_state: Path) -> None:
+def test_what_each_steps_runner_reported_is_shown_and_judged(
+    isolated_state: Path, show: ShowCli
+) -> None:
     data = json.loads(RECORDED.read_text())
     reported = [(1, 4096), (1, 4096), (1, 4096)]  # the N=2 runner served one slot
     for step, (slots, window) in zip(data["steps"], reported, strict=True):
         step["runner_reported"] = {"slots": slots, "window": window, "kv_cache_bytes": 96 << 20}
     evidence = StateLayout(isolated_state).evidence / f"{FP}.json"
     evidence.write_text(json.dumps(seal_evidence(data)))  # as the writer records it
-    result = run(isolated_state)
+    result = show()
     assert result.exit_code == 0, result.output
     assert "runner reported at start-up:" in result.output
     assert "  N=1 again  1 slot(s) × 4096 tokens, KV cache 96.0 MiB" in result.output
     assert "  N=2        breaks runner setup, -84.9% — runner reported 1 slot(s), not the 2" in (
         result.output
     )
-    shown = json.loads(run(isolated_state, "--json").output)["evidence"]
+    shown = json.loads(show("--json").output)["evidence"]
     assert shown["verdicts"][2]["runner_reported"]["slots"] == 1
 
 
-def test_evidence_without_runner_reports_shows_no_such_lines(isolated_state: Path) -> None:
+def test_evidence_without_runner_reports_shows_no_such_lines(
+    isolated_state: Path, show: ShowCli
+) -> None:
     install_recorded(isolated_state)
-    result = run(isolated_state)
+    result = show()
     assert result.exit_code == 0 and "runner reported" not in result.output
-    shown = json.loads(run(isolated_state, "--json").output)["evidence"]
+    shown = json.loads(show("--json").output)["evidence"]
     assert [v["runner_reported"] for v in shown["verdicts"]] == [None, None, None]

@@ -1,20 +1,21 @@
 """On an OS other than macOS and Linux: one line naming the supported platforms, never a crash.
 
-The platform name is handed in (`obj={"platform": ...}`), as the probes take theirs.
+The platform name is handed in as a collaborator (the `run_cli` fixture), as the probes take theirs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.gate.allowed import decide_allowed
 
+RunCli = Callable[..., Result]
 REASON = "unsupported platform: win32; vibey-gh runs on macOS and Linux"
 
 COMMANDS_THAT_NEED_THE_SEAMS = [
@@ -28,9 +29,9 @@ COMMANDS_THAT_NEED_THE_SEAMS = [
 
 @pytest.mark.parametrize("args", COMMANDS_THAT_NEED_THE_SEAMS, ids=lambda a: " ".join(a[:2]))
 def test_a_command_that_needs_the_seams_refuses_in_one_line(
-    args: list[str], isolated_state: Path
+    args: list[str], isolated_state: Path, run_cli: RunCli
 ) -> None:
-    result = CliRunner().invoke(cli, args, obj={"platform": "win32"})
+    result = run_cli(args, platform="win32")
     assert result.exit_code == 1, result.output
     assert result.output == f"error: {REASON}\n"
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -46,10 +47,12 @@ def test_allowed_answers_one_with_the_reason(declaration: int | str, tmp_path: P
     assert (answer.fingerprint, answer.requested, answer.request) == (None, False, None)
 
 
-def test_allowed_on_the_command_line_exits_0_with_the_reason(isolated_state: Path) -> None:
-    plain = CliRunner().invoke(cli, ["slots", "allowed"], obj={"platform": "win32"})
+def test_allowed_on_the_command_line_exits_0_with_the_reason(
+    isolated_state: Path, run_cli: RunCli
+) -> None:
+    plain = run_cli(["slots", "allowed"], platform="win32")
     assert (plain.exit_code, plain.output) == (0, f"1 — {REASON}\n")
-    as_json = CliRunner().invoke(cli, ["slots", "allowed", "--json"], obj={"platform": "win32"})
+    as_json = run_cli(["slots", "allowed", "--json"], platform="win32")
     assert as_json.exit_code == 0
     data = json.loads(as_json.output)
     assert (data["allowed"], data["reason"], data["fingerprint"]) == (1, REASON, None)
@@ -58,10 +61,10 @@ def test_allowed_on_the_command_line_exits_0_with_the_reason(isolated_state: Pat
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin"])
-def test_macos_and_linux_are_not_refused(platform: str) -> None:
+def test_macos_and_linux_are_not_refused(platform: str, run_cli: RunCli) -> None:
     config = LocalModels(concurrent_runs=1)
     answer = decide_allowed(config, platform=platform)
     assert (answer.allowed, answer.reason) == (1, "declared 1 (concurrent_runs = 1)")
-    result = CliRunner().invoke(cli, ["storm", "run", "no-such-queue"], obj={"platform": platform})
+    result = run_cli(["storm", "run", "no-such-queue"], platform=platform)
     assert "unsupported platform" not in result.output
     assert result.exit_code == 2 and "no such queue folder" in result.output

@@ -31,7 +31,7 @@ class Clock:
 def test_production_tree_is_found_and_its_memory_read() -> None:
     with serving_tree(held_bytes=80 * MB) as tree:
         footprint = ProductionFootprint(
-            f"http://127.0.0.1:{tree.port}", "llama-server", this_platform(), None
+            f"http://127.0.0.1:{tree.port}", 8080, ("llama-server",), this_platform(), None
         )
         held = footprint.read()
         assert held.pids[0] == tree.pid and tree.child_pid in held.pids
@@ -48,7 +48,7 @@ def test_gpu_memory_is_production_trees_share_of_each_gpu(fake_nvml: Any) -> Non
             compute={0: [(tree.pid, GIB), (tree.child_pid, 12 * GIB), (1, 2 * GIB)], 1: []},
         )
         footprint = ProductionFootprint(
-            f"http://localhost:{tree.port}", "ollama", this_platform(), NvmlGpus(library)
+            f"http://localhost:{tree.port}", 11434, ("ollama",), this_platform(), NvmlGpus(library)
         )
         held = footprint.read()
     assert held.gpu_bytes == {0: 13 * GIB, 1: 0}
@@ -62,7 +62,11 @@ def test_gpu_memory_nvml_cannot_report_leaves_that_gpu_unknown(fake_nvml: Any) -
             compute={0: [(tree.child_pid, None)], 1: [(tree.pid, 4 * GIB)]},
         )
         footprint = ProductionFootprint(
-            f"http://127.0.0.1:{tree.port}", "llama-server", this_platform(), NvmlGpus(library)
+            f"http://127.0.0.1:{tree.port}",
+            8080,
+            ("llama-server",),
+            this_platform(),
+            NvmlGpus(library),
         )
         assert footprint.read().gpu_bytes == {0: None, 1: 4 * GIB}
 
@@ -71,7 +75,13 @@ def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> N
     port = free_port()
     clock = Clock()
     footprint = ProductionFootprint(
-        f"http://127.0.0.1:{port}", "embedded", this_platform(), None, clock, retry_s=10.0
+        f"http://127.0.0.1:{port}",
+        8080,
+        ("vibey_gh.runners.embedded",),
+        this_platform(),
+        None,
+        clock,
+        retry_s=10.0,
     )
     held = footprint.read()
     assert held.host_bytes is None and held.gpu_bytes is None
@@ -87,7 +97,7 @@ def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> N
 
 
 def test_production_elsewhere_is_not_this_machines_to_leave_out() -> None:
-    footprint = ProductionFootprint("http://10.1.2.3:8080", "llama-server", "linux", None)
+    footprint = ProductionFootprint("http://10.1.2.3:8080", 8080, ("llama-server",), "linux", None)
     held = footprint.read()
     assert held.host_bytes is None
     assert held.how == "production runs on 10.1.2.3, not this machine: nothing left out"
@@ -96,5 +106,6 @@ def test_production_elsewhere_is_not_this_machines_to_leave_out() -> None:
 def test_hosts_and_ports() -> None:
     assert is_this_machine("127.0.0.1") and is_this_machine("::1") and is_this_machine("localhost")
     assert not is_this_machine("192.0.2.7")
-    assert production_port("http://127.0.0.1", "ollama") == 11434
-    assert production_port("http://127.0.0.1:9000", "ollama") == 9000
+    assert production_port("http://127.0.0.1", 11434) == 11434
+    assert production_port("http://127.0.0.1:9000", 11434) == 9000
+    assert production_port("http://127.0.0.1:bad", 8080) == 8080

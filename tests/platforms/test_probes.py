@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from source_scan import Use, source_files, uses_in, uses_in_source
 
-from vibey_gh.errors import BadInput
 from vibey_gh.platforms import darwin
 from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.darwin import DarwinDeviceProbe, DarwinMemorySampler
@@ -66,39 +65,16 @@ def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
     assert probes.memory.swap_space().reason == reason
 
 
-def test_ollama_parallelism_per_platform(tmp_path: Path) -> None:
+def test_service_parallelism_per_platform(tmp_path: Path) -> None:
     run = CannedCommandRunner()
-    mac = PlatformProbes.detect("darwin", run=run).parallelism("ollama")
-    linux = PlatformProbes.detect("linux", tmp_path, run).parallelism("ollama")
-    other = PlatformProbes.detect("win32", run=run).parallelism("ollama")
+    mac = PlatformProbes.detect("darwin", run=run).service_parallelism()
+    linux = PlatformProbes.detect("linux", tmp_path, run).service_parallelism()
+    other = PlatformProbes.detect("win32", run=run).service_parallelism()
     assert isinstance(mac, MacOSAppParallelism)
     assert isinstance(linux, SystemdParallelism) and linux.root == tmp_path
     assert isinstance(other, ManualParallelism)
     (note,) = other.plan(2, 8192)
     assert "OLLAMA_NUM_PARALLEL=2" in note.description and not note.argv
-
-
-def test_embedded_and_llama_server_only_print_the_restart_command() -> None:
-    probes = PlatformProbes.detect("linux", run=CannedCommandRunner())
-    (embedded,) = probes.parallelism("embedded", production_url="http://127.0.0.1:8099").plan(
-        2, 4096
-    )
-    assert embedded.argv == () and embedded.path is None
-    assert embedded.description.endswith(
-        "vibey-gh runner serve --runner embedded --slots 2 --window 4096 --port 8099"
-    )
-    (server,) = probes.parallelism(
-        "llama-server", model="/models/m.gguf", binary="/opt/llama-server"
-    ).plan(3, 4096)
-    assert server.argv == ()
-    assert server.description.endswith(
-        "/opt/llama-server -m /models/m.gguf -np 3 -c 12288 --host 127.0.0.1 --port 8080"
-    )
-
-
-def test_unknown_runner_kind_is_bad_input() -> None:
-    with pytest.raises(BadInput, match="unknown runner 'vllm'"):
-        PlatformProbes.detect("linux", run=CannedCommandRunner()).parallelism("vllm")
 
 
 # Outside platforms/, none of these: naming the OS, its modules, or the calls that differ

@@ -16,10 +16,10 @@ from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.runners.identify import (
     digest_from_tags,
     identify_ollama,
-    identify_production,
     version_from_props,
 )
 from vibey_gh.runners.models import default_model_path, installed_version
+from vibey_gh.runners.registry import identify_production
 from vibey_gh.state import StateLayout
 
 # --- llama-server: /props --------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_identifying_production_imports_neither_httpx_nor_llama_cpp(
         probe = (
             "import sys\n"
             "from vibey_gh.config import LocalModels\n"
-            "from vibey_gh.runners.identify import identify_production\n"
+            "from vibey_gh.runners.registry import identify_production\n"
             f"info = identify_production(LocalModels(**{settings!r}))\n"
             "assert info.kind == " + repr(kind) + ", info\n"
             "assert info.model_digest, info\n"

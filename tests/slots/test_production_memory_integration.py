@@ -27,6 +27,7 @@ from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.platforms.footprint import ProductionFootprint
 from vibey_gh.platforms.nvidia import GpuProcesses
 from vibey_gh.platforms.probes import PlatformProbes, this_platform
+from vibey_gh.runners.registry import runner_kind
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
@@ -35,6 +36,7 @@ from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
+EMBEDDED = runner_kind("embedded")
 MB = 1_000_000
 GB = 1_000_000_000
 # 16 slots x 4096 tokens: a KV cache of ~1.5 GB that production holds for as long as it runs
@@ -111,7 +113,9 @@ def _rest_of_machine(production_port: int) -> float:
     shared machine moves it between the two calibrations; comparing peaks above it cancels
     that drift."""
     probes = PlatformProbes.detect()
-    footprint = probes.production_footprint(f"http://127.0.0.1:{production_port}", "embedded")
+    footprint = probes.production_footprint(
+        f"http://127.0.0.1:{production_port}", EMBEDDED.default_port, EMBEDDED.process_names
+    )
     readings = []
     for _ in range(5):
         wired = probes.memory.sample().wired_bytes
@@ -186,7 +190,11 @@ def test_a_model_that_cannot_fit_beside_production_stops_before_the_first_step(
         env = replace(
             real,
             production_footprint=ProductionFootprint(
-                f"http://127.0.0.1:{production.port}", "embedded", this_platform(), gpu
+                f"http://127.0.0.1:{production.port}",
+                EMBEDDED.default_port,
+                EMBEDDED.process_names,
+                this_platform(),
+                gpu,
             ),
             memory=WithGpu(real.memory, gpu.gpu),
         )

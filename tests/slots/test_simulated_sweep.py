@@ -198,7 +198,7 @@ def test_a_step_during_which_production_worked_is_measured_again(
 def test_the_simulated_runner_is_identified_without_a_production_server(
     runner: str, tmp_path: Path
 ) -> None:
-    from vibey_gh.runners.identify import identify_production
+    from vibey_gh.runners.registry import identify_production
 
     config = replace(simulated_config(), runner=runner)
     info = identify_production(config)

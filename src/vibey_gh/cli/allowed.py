@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import emit_json, injected_platform, json_option, library_errors, window_option
+from .common import collaborators, emit_json, json_option, library_errors, window_option
 
 if TYPE_CHECKING:
     from ..slots.gate.allowed import AllowedAnswer
@@ -69,16 +69,14 @@ def allowed(
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     chosen = "json" if as_json else (output_format or "text")
     if chosen == "openmetrics" or textfile is not None:
-        answer, labels = _answer_with_labels(model, window, injected_platform())
+        answer, labels = _answer_with_labels(model, window)
         from ..slots.gate.openmetrics import openmetrics_text, write_textfile
 
         metrics = openmetrics_text(answer, labels)
         if textfile is not None:
             write_textfile(textfile, metrics)
     else:
-        from ..slots.gate.allowed import decide_allowed
-
-        answer = decide_allowed(model=model, window=window, platform=injected_platform())
+        answer = collaborators().answer_allowed(model, window)
     if chosen == "json":
         emit_json(answer.to_json())
     elif chosen == "openmetrics":
@@ -88,19 +86,19 @@ def allowed(
 
 
 def _answer_with_labels(
-    model: str | None, window: int | None, platform: str | None
+    model: str | None, window: int | None
 ) -> tuple[AllowedAnswer, MetricLabels]:
     """The answer, and the labels of what it is about (the config's, when it parses)."""
     from ..config import load_config
     from ..errors import ConfigError
-    from ..slots.gate.allowed import decide_allowed
     from ..slots.gate.openmetrics import MetricLabels
 
+    parts = collaborators()
     try:
         config = load_config().with_overrides(model=model, window=window)
     except ConfigError:
-        answer = decide_allowed(model=model, window=window, platform=platform)  # 1, the error
+        answer = parts.answer_allowed(model, window)  # 1, the error
         return answer, MetricLabels("", "", model or "", str(window or ""))
-    answer = decide_allowed(config, platform=platform)
+    answer = parts.decide_allowed(config)
     labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
     return answer, labels

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from ..config import LocalModels, load_config
-from .common import emit_json, json_option, library_errors, supported_platform_only, window_option
-
-
-def _probes(ctx: click.Context) -> Any:
-    # tests hand in probes built on a temporary root and a recording command runner
-    injected = (ctx.find_root().obj or {}).get("platform_probes")
-    if injected is not None:
-        return injected
-    from ..platforms.probes import PlatformProbes
-
-    return PlatformProbes.detect()
-
-
-def _decide(ctx: click.Context) -> Any:
-    injected = (ctx.find_root().obj or {}).get("decide_allowed")
-    if injected is not None:
-        return injected
-    from ..slots.gate.allowed import decide_allowed
-
-    def decide(config: LocalModels) -> Any:
-        return decide_allowed(config)
-
-    return decide
+from ..config import load_config
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+    window_option,
+)
 
 
 @click.command()
@@ -43,11 +26,9 @@ def _decide(ctx: click.Context) -> Any:
 @click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
 @click.option("--force", is_flag=True, help="Apply a --slots above what `slots allowed` answers.")
 @json_option
-@click.pass_context
 @library_errors
 @supported_platform_only
 def apply(
-    ctx: click.Context,
     slots: int | None,
     window: int | None,
     yes: bool,
@@ -79,8 +60,9 @@ def apply(
     from ..slots.gate.apply import describe_plan, perform_apply, plan_apply
 
     config = load_config()
+    parts = collaborators()
     plan, parallelism = plan_apply(
-        config, _probes(ctx), slots=slots, window=window, decide=_decide(ctx), force=force
+        config, parts.probes(), slots=slots, window=window, decide=parts.decide_allowed, force=force
     )
     if not as_json:
         for line in describe_plan(plan):

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..config import CONFIG_NAME, STEP_SECONDS_RANGE, LocalModels
 from ..errors import BadInput
+from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
 from .common import (
+    collaborators,
     emit_json,
     json_option,
     library_errors,
@@ -22,6 +24,9 @@ from .common import (
     supported_platform_only,
     window_option,
 )
+
+if TYPE_CHECKING:
+    from ..slots.gate.allowed import AllowedAnswer
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -95,7 +100,7 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 )
 @click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
-@click.option("--runner", type=click.Choice(["embedded", "llama-server", "ollama", "simulated"]))
+@click.option("--runner", type=click.Choice(RUNNER_NAMES))
 @click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
 @click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
 @click.option(
@@ -181,18 +186,21 @@ def calibrate(
     from ..config import load_config
     from ..slots.measurement.calibrate import pending_request, run_calibration
     from ..slots.measurement.calibration_setup import CalibrationRequest
-    from ..slots.measurement.wiring import build_environment, demo_corpus, load_corpus_for
+    from ..slots.measurement.wiring import demo_corpus, load_corpus_for
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
+    parts = collaborators()
     if if_requested and not demo:
         # a storm or a cluster Job asks often: answer before building or reading any corpus
         asked = config.with_overrides(runner=runner, model=model)
         asked = asked.with_overrides(window=window or asked.window)
-        fingerprint, requested = pending_request(build_environment(asked), asked.window)
+        fingerprint, requested = pending_request(
+            parts.calibration_environment(asked, None), asked.window
+        )
         if not requested:
             message = "no calibration request for this fingerprint"
             if as_json:
@@ -203,7 +211,7 @@ def calibrate(
     if demo:
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
-        config = config.with_overrides(runner=runner or "embedded", model=model or "default")
+        config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         window = window or DEMO_WINDOW
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
@@ -231,7 +239,7 @@ def calibrate(
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
     )
-    env = build_environment(config)
+    env = parts.calibration_environment(config, None)
     progress = make_progress(live=stdout_is_terminal() and not as_json)
     from ..storm.lock import model_lock
 
@@ -261,7 +269,7 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    after = what_allowed_answers_now(config)
+    after = what_allowed_answers_now(config, parts.decide_allowed)
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
         return
@@ -280,11 +288,11 @@ def calibrate(
         click.echo(line)
 
 
-def what_allowed_answers_now(config: LocalModels) -> dict[str, Any]:
+def what_allowed_answers_now(
+    config: LocalModels, decide_allowed: Callable[[LocalModels], AllowedAnswer]
+) -> dict[str, Any]:
     """What `slots allowed` answers after the sweep, and, when the declaration is not
     "measured", what it would answer with it and the config line that says so."""
-    from ..slots.gate.allowed import decide_allowed
-
     after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
     if config.concurrent_runs != "measured":
         measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))

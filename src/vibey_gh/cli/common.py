@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -15,6 +16,8 @@ from .edge import error_line, json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..composition import Collaborators
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,10 +33,35 @@ class CliError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
-def debug_enabled() -> bool:
+@dataclass(frozen=True)
+class CliState:
+    """What the root group hands every command (click's `obj`): the collaborators they act
+    through and whether --debug was given."""
+
+    collaborators: Collaborators
+    debug: bool = False
+
+
+def _cli_state() -> CliState | None:
     ctx = click.get_current_context(silent=True)
-    root = ctx.find_root() if ctx else None
-    return bool(root and root.obj and root.obj.get("debug"))
+    state = ctx.find_root().obj if ctx else None
+    return state if isinstance(state, CliState) else None
+
+
+def collaborators() -> Collaborators:
+    """The collaborators of this invocation, as the root group chose them (`cli/main.py`);
+    the real ones for a command run without the root group."""
+    state = _cli_state()
+    if state is not None:
+        return state.collaborators
+    from ..composition import real_collaborators
+
+    return real_collaborators()
+
+
+def debug_enabled() -> bool:
+    state = _cli_state()
+    return state is not None and state.debug
 
 
 def library_errors(func: F) -> F:
@@ -52,14 +80,6 @@ def library_errors(func: F) -> F:
     return cast(F, wrapper)
 
 
-def injected_platform() -> str | None:
-    """The platform name tests hand in as `obj={"platform": ...}`; None means this machine's."""
-    ctx = click.get_current_context(silent=True)
-    root = ctx.find_root() if ctx else None
-    injected = (root.obj or {}).get("platform") if root else None
-    return injected if isinstance(injected, str) else None
-
-
 def supported_platform_only(func: F) -> F:
     """Refuse in one line (exit 1) on an OS the tool does not run on, before anything else.
 
@@ -71,7 +91,7 @@ def supported_platform_only(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from ..platforms.support import require_supported_platform
 
-        require_supported_platform(injected_platform())
+        require_supported_platform(collaborators().platform)
         return func(*args, **kwargs)
 
     return cast(F, wrapper)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import emit_json, json_option, library_errors
+from .common import collaborators, emit_json, json_option, library_errors
 
 
 @click.command()
@@ -36,9 +36,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     from ..config import load_config
     from ..slots.report.compare import compare as compare_sweeps
     from ..slots.report.compare import write_overlaid_throughput
-    from ..state import StateLayout
 
-    comparison = compare_sweeps(list(sweeps), StateLayout.from_env(), load_config().bounds)
+    comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:
         emit_json({**comparison.to_json(), "plot": str(plotted) if plotted else None})

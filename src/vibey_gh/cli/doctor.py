@@ -1,152 +1,18 @@
-"""`vibey-gh doctor`: what was detected, where each fact came from, and the fingerprint."""
+"""`vibey-gh doctor`: renders what `vibey_gh.doctor` gathers (facts, sources, fingerprint)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from ..config import CONFIG_ENV, CONFIG_NAME, LocalModels, load_config
-from ..errors import VibeyError
-from ..interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
+from ..config import load_config
+from ..doctor import DEVICE_ROWS, DoctorReport, config_in_use, gather
+from ..interfaces.slots_interface import MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
-from ..slots.evidence.fingerprint import Fingerprint, compute_fingerprint
-from ..userdirs import user_config_dir
-from .common import emit_json, json_option, library_errors, window_option
+from .common import collaborators, emit_json, json_option, library_errors, window_option
 
-DEVICE_ROWS = (
-    ("hardware model", "hardware_model"),
-    ("processor", "processor"),
-    ("memory", "memory_bytes"),
-    ("memory limit", "memory_limit_bytes"),
-    ("accelerators", "accelerators"),
-    ("os name", "os_name"),
-    ("os version", "os_version"),
-)
 LABEL_WIDTH = 16
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    """Everything doctor found. `runner` is None when identification failed (`runner_error`);
-    the fingerprint then cannot be computed and `fingerprint_missing` says why."""
-
-    platform: str
-    config: LocalModels
-    device: DeviceFacts
-    memory: MemorySample
-    swap: SwapSpace
-    runner: RunnerInfo | None
-    runner_error: str | None
-    fingerprint: Fingerprint | None
-    fingerprint_missing: str | None
-    drift: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        device = {}
-        for _, name in DEVICE_ROWS:
-            value = getattr(self.device, name)
-            if name == "accelerators":
-                value = [
-                    {
-                        "name": a.name,
-                        "memory_bytes": a.memory_bytes,
-                        "kind": a.kind,
-                        "index": a.index,
-                    }
-                    for a in value
-                ]
-            device[name] = {
-                "value": value,
-                "source": self.device.sources.get(name),
-                "missing": self.device.missing.get(name),
-            }
-        memory = self.memory
-        return {
-            "platform": self.platform,
-            "config": str(self.config.source) if self.config.source else None,
-            "device": device,
-            "memory_now": {
-                "wired_bytes": memory.wired_bytes,
-                "used_bytes": memory.used_bytes,
-                "total_bytes": memory.total_bytes,
-                "free_share": memory.free_share,
-                "swap_in_bytes": memory.swap_in_bytes,
-                "swap_out_bytes": memory.swap_out_bytes,
-                "gpus": [
-                    {
-                        "index": g.index,
-                        "name": g.name,
-                        "used_bytes": g.used_bytes,
-                        "total_bytes": g.total_bytes,
-                    }
-                    for g in memory.gpus
-                ],
-                "missing": memory.missing,
-            },
-            "swap": {
-                "total_bytes": self.swap.total_bytes,
-                "used_bytes": self.swap.used_bytes,
-                "source": self.swap.source,
-                "missing": self.swap.reason,
-            },
-            "runner": None
-            if self.runner is None
-            else {
-                "kind": self.runner.kind,
-                "version": self.runner.version,
-                "model": self.runner.model,
-                "model_digest": self.runner.model_digest,
-                "missing": self.runner.missing,
-                "settings": self.runner.settings,
-                "settings_source": self.runner.settings_source,
-                "serving_slots": self.runner.serving_slots,
-            },
-            "differs_from_config": list(self.drift),
-            "runner_error": self.runner_error,
-            "production_url": self.config.production,
-            "window": self.config.window,
-            "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
-            "fingerprint_missing": self.fingerprint_missing,
-        }
-
-
-def gather(
-    config: LocalModels,
-    probes: Any,
-    identify: Callable[[LocalModels], RunnerInfo],
-    drift: Callable[[LocalModels], list[str]] | None = None,
-) -> DoctorReport:
-    """Probe the device, read memory once, identify the production runner, fingerprint, and
-    compare what production shows of its settings with the config."""
-    device = probes.device.describe()
-    memory = probes.memory.sample()
-    swap = probes.memory.swap_space()
-    runner: RunnerInfo | None = None
-    runner_error: str | None = None
-    try:
-        runner = identify(config)
-    except (VibeyError, OSError) as exc:
-        runner_error = str(exc) or type(exc).__name__
-    fingerprint = compute_fingerprint(device, runner, config.window) if runner else None
-    missing = None
-    if runner is None:
-        missing = f"the production runner could not be identified: {runner_error}"
-    differences = tuple(drift(config)) if drift is not None and runner is not None else ()
-    return DoctorReport(
-        probes.platform,
-        config,
-        device,
-        memory,
-        swap,
-        runner,
-        runner_error,
-        fingerprint,
-        missing,
-        differences,
-    )
 
 
 def _value(name: str, value: Any) -> str:
@@ -218,16 +84,6 @@ def render(report: DoctorReport) -> list[str]:
     return lines
 
 
-def config_in_use(config: LocalModels) -> str:
-    """The file the settings came from, or where one would be looked for."""
-    if config.source is not None:
-        return str(config.source)
-    return (
-        f"none found, defaults in use (looked for --config / ${CONFIG_ENV}, ./{CONFIG_NAME}, "
-        f"then {user_config_dir() / CONFIG_NAME})"
-    )
-
-
 def _settings_rows(runner: RunnerInfo) -> list[str]:
     """Production's own settings (fingerprinted) and the slots it serves, where known."""
     rows: list[str] = []
@@ -243,18 +99,12 @@ def _settings_rows(runner: RunnerInfo) -> list[str]:
     return rows
 
 
-def _injected(ctx: click.Context, key: str) -> Any:
-    # tests hand in probes on a temporary root, or a stand-in runner identification
-    return (ctx.find_root().obj or {}).get(key)
-
-
 @click.command()
 @click.option("--model", help="Identify this model instead of the configured one.")
 @window_option("Fingerprint for this window.")
 @json_option
-@click.pass_context
 @library_errors
-def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: bool) -> None:
+def doctor(model: str | None, window: int | None, as_json: bool) -> None:
     """What was detected on this machine: every device fact and where it came from (or why it
     is missing), memory now, the production runner's identity, and the fingerprint that
     evidence is keyed to. Always exits 0 once the config is readable: doctor reports, it does
@@ -267,22 +117,8 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
       vibey-gh doctor --model qwen3:8b --window 32768
     """
     config = load_config().with_overrides(model=model, window=window)
-    probes = _injected(ctx, "platform_probes")
-    if probes is None:
-        from ..platforms.probes import PlatformProbes
-
-        probes = PlatformProbes.detect()
-    identify = _injected(ctx, "identify_production")
-    if identify is None:
-        from ..runners.identify import identify_production
-
-        identify = identify_production
-    drift = _injected(ctx, "production_drift")
-    if drift is None:
-        from ..runners.drift import production_drift
-
-        drift = production_drift
-    report = gather(config, probes, identify, drift)
+    parts = collaborators()
+    report = gather(config, parts.probes(), parts.identify_production, parts.production_drift)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -290,4 +126,4 @@ def doctor(ctx: click.Context, model: str | None, window: int | None, as_json: b
             click.echo(line)
 
 
-__all__ = ["DoctorReport", "doctor", "gather", "render"]
+__all__ = ["doctor", "render"]

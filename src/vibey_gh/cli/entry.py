@@ -64,11 +64,11 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
 
 def answer_allowed(args: AllowedArgs) -> int:
     """Print the answer as `slots allowed` does; return the exit code."""
-    from ..slots.gate.allowed import decide_allowed
+    from ..composition import real_collaborators
 
     model, window, as_json = args
     try:
-        answer = decide_allowed(model=model, window=window)
+        answer = real_collaborators().answer_allowed(model, window)
     except Exception as exc:
         reported = error_line(exc)
         if reported is None:

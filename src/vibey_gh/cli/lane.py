@@ -9,7 +9,13 @@ from types import FrameType
 
 import click
 
-from .common import emit_json, json_option, library_errors, supported_platform_only
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+)
 
 
 @click.command()
@@ -57,18 +63,18 @@ def run(
     """
     from ..config import load_config
     from ..interfaces.slots_interface import ChatSettings
-    from ..lanes.client import production_client, runner_description
+    from ..lanes.client import runner_description
     from ..lanes.loop import LaneOptions, check_repository, run_lane
     from ..lanes.records import LaneRecorder, new_run_id
     from ..lanes.specs import load_spec
-    from ..state import StateLayout
     from ..storm.lock import model_lock
 
     config = load_config()
     spec = load_spec(spec_path)
     options = LaneOptions(max_turns=max_turns, retries=retries)
     executor = check_repository(spec)
-    layout = StateLayout.from_env()
+    parts = collaborators()
+    layout = parts.layout()
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -82,7 +88,7 @@ def run(
         with model_lock(
             layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop
         ):
-            client = production_client(config)
+            client = parts.production_client(config)
             try:
                 recorder = LaneRecorder(layout.lanes, new_run_id(spec.id))
                 settings = ChatSettings(

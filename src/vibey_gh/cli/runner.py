@@ -13,9 +13,14 @@ import click
 from ..config import load_config
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
-from ..runners.registry import DEFAULT_PORTS, check_kind, runner_for
-from ..state import StateLayout
-from .common import emit_json, json_option, library_errors, supported_platform_only
+from ..runners.registry import RUNNER_NAMES, runner_kind
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+)
 
 WATCH_INTERVAL_S = 0.5
 
@@ -35,7 +40,7 @@ def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
 
 def default_log_path(kind: str, port: int) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    return StateLayout.from_env().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
+    return collaborators().layout().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
 
 
 def _wait_until_stopped(running: RunningRunner) -> None:
@@ -51,9 +56,9 @@ def _wait_until_stopped(running: RunningRunner) -> None:
 @click.command()
 @click.option(
     "--runner",
-    "runner_kind",
+    "runner_name",
     default=None,
-    help="embedded, llama-server, ollama or simulated (default: [local_models] runner).",
+    help=f"{', '.join(RUNNER_NAMES[:-1])} or {RUNNER_NAMES[-1]} (default: [local_models] runner).",
 )
 @click.option("--slots", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
@@ -93,7 +98,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
 @library_errors
 @supported_platform_only
 def serve(
-    runner_kind: str | None,
+    runner_name: str | None,
     slots: int,
     window: int | None,
     port: int | None,
@@ -119,8 +124,9 @@ def serve(
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
     config = load_config()
-    kind = check_kind(runner_kind or config.runner)
-    chosen_port = port or DEFAULT_PORTS[kind]
+    chosen = runner_kind(runner_name or config.runner)
+    kind = chosen.name
+    chosen_port = port or chosen.default_port
     launch = RunnerLaunch(
         slots=slots,
         window=window or config.window,
@@ -133,7 +139,7 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     running: RunningRunner | None = None
     try:
-        running = runner_for(kind, simulated=config.simulated).start(launch)
+        running = chosen.calibration_runner(simulated=config.simulated).start(launch)
         running.wait_ready(ready_timeout)
         facts = {
             "runner": kind,

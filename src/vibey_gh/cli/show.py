@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..slots.report.step_table import COLUMNS
-from .common import emit_json, json_option, library_errors, stdout_is_terminal
+from .common import collaborators, emit_json, json_option, library_errors, stdout_is_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,10 +33,8 @@ if TYPE_CHECKING:
     help="Also write the report as one self-contained HTML page (plots embedded) to FILE.",
 )
 @json_option
-@click.pass_context
 @library_errors
 def show(
-    ctx: click.Context,
     fingerprint: str | None,
     write_report: bool,
     html_path: Path | None,
@@ -64,9 +62,7 @@ def show(
     """
     from ..slots.report.show import gather_show
 
-    # tests hand in the device and runner identity through the root context
-    deps = (ctx.find_root().obj or {}).get("show_deps")
-    answer = gather_show(fingerprint, write=write_report, deps=deps)
+    answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
     html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
         emit_json({**answer.to_json(), "html": str(html_written) if html_written else None})

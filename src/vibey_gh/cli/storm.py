@@ -8,7 +8,13 @@ from types import FrameType
 
 import click
 
-from .common import emit_json, json_option, library_errors, supported_platform_only
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    supported_platform_only,
+)
 
 
 def _say(text: str) -> None:
@@ -133,7 +139,7 @@ def run(
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        summary = run_storm(options, default_deps(_say), control)
+        summary = run_storm(options, default_deps(_say, collaborators()), control)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -9,23 +9,10 @@ the Ollama client turns them into Ollama's own on the way out.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from ..config import LocalModels
-from ..interfaces.slots_interface import ChatSettings, TurnResult
-
-
-class ChatClient(Protocol):
-    """What a lane needs of a runner: one request per turn, and a close."""
-
-    def chat(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        settings: ChatSettings,
-    ) -> TurnResult: ...
-
-    def close(self) -> None: ...
+from ..runners.contract import ChatClient as ChatClient  # what a lane needs of a runner
 
 
 def production_client(config: LocalModels) -> ChatClient:

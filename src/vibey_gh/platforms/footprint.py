@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -30,13 +30,6 @@ from .process_tree import (
     tree_pids,
 )
 
-DEFAULT_PORTS = {"ollama": 11434, "llama-server": 8080, "embedded": 8080}
-# the process names each kind of production runner carries
-RUNNER_NAMES = {
-    "ollama": ("ollama",),
-    "llama-server": ("llama-server",),
-    "embedded": ("vibey_gh.runners.embedded",),
-}
 RETRY_S = 10.0
 LOCAL_NAMES = {"localhost", "ip6-localhost"}
 
@@ -82,21 +75,24 @@ def is_this_machine(host: str | None) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def production_port(url: str, runner_kind: str) -> int:
+def production_port(url: str, default_port: int) -> int:
     try:
-        return urlsplit(url).port or DEFAULT_PORTS.get(runner_kind, 8080)
+        return urlsplit(url).port or default_port
     except ValueError:
-        return DEFAULT_PORTS.get(runner_kind, 8080)
+        return default_port
 
 
 class ProductionFootprint:
-    """Reads production's footprint (see the module's note). `exclude` gives pids never taken
-    for production: the calibration runner's tree and this process."""
+    """Reads production's footprint (see the module's note). `default_port`: where production
+    listens when its URL names no port; `process_names`: what its process may be called (both
+    the runner kind's). `exclude` gives pids never taken for production: the calibration
+    runner's tree and this process."""
 
     def __init__(
         self,
         production_url: str,
-        runner_kind: str,
+        default_port: int,
+        process_names: Sequence[str],
         family: str,
         gpus: GpuProcessSource | None,
         clock: Clock = SYSTEM_CLOCK,
@@ -104,7 +100,8 @@ class ProductionFootprint:
         retry_s: float = RETRY_S,
     ) -> None:
         self._url = production_url
-        self._kind = runner_kind
+        self._default_port = default_port
+        self._process_names = tuple(process_names)
         self._family = family
         self._gpus = gpus
         self._clock = clock
@@ -122,10 +119,8 @@ class ProductionFootprint:
         if self._root is None and recently:
             return
         self._searched_at = now
-        port = production_port(self._url, self._kind)
-        listener = find_listener(
-            port, RUNNER_NAMES.get(self._kind, ()), exclude=set(self._exclude())
-        )
+        port = production_port(self._url, self._default_port)
+        listener = find_listener(port, self._process_names, exclude=set(self._exclude()))
         self._root, self._how = listener.pid, listener.how
 
     def read(self) -> FootprintReading:

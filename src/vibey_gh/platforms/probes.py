@@ -8,13 +8,12 @@ their readings are None with the reason "unsupported platform: X".
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import BadInput
 from ..interfaces.identity import DeviceFacts
 from .commands import SubprocessCommandRunner
 from .readings import SwapSpace
@@ -48,7 +47,6 @@ SAMPLE_FIELDS = (
     "swap_out_bytes",
     "gpus",
 )
-DEFAULT_PORTS = {"ollama": 11434, "llama-server": 8080, "embedded": 8080}
 
 
 class MemorySampler(Protocol):
@@ -145,22 +143,23 @@ class PlatformProbes:
         return cls(family, device, memory, runner, root, gpu_processes)
 
     def production_footprint(
-        self, production_url: str, runner_kind: str, clock: Clock = SYSTEM_CLOCK
+        self,
+        production_url: str,
+        default_port: int,
+        process_names: Sequence[str] = (),
+        clock: Clock = SYSTEM_CLOCK,
     ) -> ProductionFootprint:
-        """What the production runner's process tree holds on this machine, read per call."""
+        """What the production runner's process tree holds on this machine, read per call.
+        `default_port` and `process_names` are the runner kind's (`runners.contract`)."""
         from .footprint import ProductionFootprint
 
-        return ProductionFootprint(production_url, runner_kind, self.platform, self.gpus, clock)
+        return ProductionFootprint(
+            production_url, default_port, process_names, self.platform, self.gpus, clock
+        )
 
-    def parallelism(
-        self,
-        runner_kind: str,
-        *,
-        production_url: str | None = None,
-        model: str = "default",
-        binary: str | None = None,
-    ) -> RunnerParallelism:
-        """How to give the production runner N slots of W tokens on this platform."""
+    def service_parallelism(self) -> RunnerParallelism:
+        """How to give an Ollama service N slots of W tokens on this platform: the macOS app,
+        a systemd unit, else a note for the operator."""
         from .parallelism import (
             CONTEXT_LENGTH,
             NUM_PARALLEL,
@@ -169,67 +168,14 @@ class PlatformProbes:
             SystemdParallelism,
         )
 
-        port = _port(production_url, runner_kind)
-        if runner_kind == "ollama":
-            if self.platform == "darwin":
-                return MacOSAppParallelism(self.run)
-            if self.platform == "linux":
-                return SystemdParallelism(self.run, self.root)
-            return ManualParallelism(
-                lambda n, w: (
-                    f"set {NUM_PARALLEL}={n} and {CONTEXT_LENGTH}={w} in the "
-                    f"environment of `ollama serve` and restart it ({self.platform} is not managed "
-                    "by this tool)"
-                )
+        if self.platform == "darwin":
+            return MacOSAppParallelism(self.run)
+        if self.platform == "linux":
+            return SystemdParallelism(self.run, self.root)
+        return ManualParallelism(
+            lambda n, w: (
+                f"set {NUM_PARALLEL}={n} and {CONTEXT_LENGTH}={w} in the "
+                f"environment of `ollama serve` and restart it ({self.platform} is not managed "
+                "by this tool)"
             )
-        if runner_kind == "embedded":
-            return ManualParallelism(
-                lambda n, w: f"restart the embedded runner with {n} slot(s) of {w} tokens",
-                lambda n, w: (
-                    "vibey-gh",
-                    "runner",
-                    "serve",
-                    "--runner",
-                    "embedded",
-                    "--slots",
-                    str(n),
-                    "--window",
-                    str(w),
-                    "--port",
-                    str(port),
-                    *(("--model", model) if model != "default" else ()),
-                ),
-            )
-        if runner_kind == "llama-server":
-            return ManualParallelism(
-                lambda n, w: (
-                    f"restart llama-server with {n} slot(s) of {w} tokens "
-                    f"(-c is the total, {n} x {w})"
-                ),
-                lambda n, w: (
-                    binary or "llama-server",
-                    "-m",
-                    model,
-                    "-np",
-                    str(n),
-                    "-c",
-                    str(n * w),
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                ),
-            )
-        raise BadInput(
-            f"unknown runner {runner_kind!r}: expected one of ollama, llama-server, embedded"
         )
-
-
-def _port(url: str | None, runner_kind: str) -> int:
-    default = DEFAULT_PORTS.get(runner_kind, 8080)
-    if not url:
-        return default
-    try:
-        return urlsplit(url).port or default
-    except ValueError:
-        return default

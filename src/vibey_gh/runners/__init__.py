@@ -1,1 +1,2 @@
-"""Runner adapters: embedded (xllamacpp), llama-server and Ollama, chosen in registry.py."""
+"""Runner kinds (embedded, llama-server, Ollama, simulated): each one `contract.RunnerKind`
+(`kinds`), named by `registry`; the adapters that start and speak to them beside."""

@@ -1,5 +1,7 @@
 """Who the production runner is: kind, version and model digest, without starting anything.
 
+Each kind's `identify_production` (`kinds`) calls its function here.
+
 `slots allowed` asks this on every decision, so it speaks to production through the small
 socket GET of `local_http` and never imports an adapter (httpx, llama.cpp, process handling).
 The embedded runner is identified from the installed package and the model file alone, so
@@ -15,51 +17,43 @@ from ..config import LocalModels
 from ..errors import RunnerError
 from ..interfaces.identity import RunnerInfo
 from ..state import StateLayout
-from .registry import check_kind
 
 if TYPE_CHECKING:
     from .settings import EnvironmentReader
 
 
-def identify_production(
-    config: LocalModels,
-    state: StateLayout | None = None,
-    read_environment: EnvironmentReader | None = None,
+def identify_ollama_production(
+    config: LocalModels, read_environment: EnvironmentReader | None = None
 ) -> RunnerInfo:
-    """Kind, version, model digest and settings of the production setup, starting nothing.
-
-    embedded: the installed xllamacpp and the GGUF's sha256. simulated: this package's version
-    and a digest of the capacity model. ollama: what production says on /api/version and
-    /api/tags, and the environment it runs with. llama-server: production's /props build and
-    slots, the GGUF's sha256 and the config's runner_args. RunnerError when the production
-    runner that must say its version does not answer.
-    """
+    """What production says on /api/version and /api/tags, and the environment it runs with."""
     from .settings import production_settings
 
-    kind = check_kind(config.runner)
-    if kind == "ollama":
-        info = identify_ollama(config.production, config.model)
-        settings = production_settings(config, read_environment)
-        if settings.missing:
-            info.missing["settings"] = settings.missing
-        return replace(
-            info,
-            settings=settings.fingerprinted,
-            settings_source=settings.source,
-            serving_slots=settings.serving_slots,
-        )
-    if kind == "simulated":
-        from .simulated_model import simulated_identity
+    info = identify_ollama(config.production, config.model)
+    settings = production_settings(config, read_environment)
+    if settings.missing:
+        info.missing["settings"] = settings.missing
+    return replace(
+        info,
+        settings=settings.fingerprinted,
+        settings_source=settings.source,
+        serving_slots=settings.serving_slots,
+    )
 
-        return simulated_identity(config.simulated)
-    if kind == "embedded":
-        from .versions import embedded_version
 
-        version = embedded_version()
-        info = gguf_identity(config, version, state)
-        if version is None:
-            info.missing["version"] = "the xllamacpp package is not installed"
-        return info
+def identify_embedded(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
+    """The installed xllamacpp and the GGUF's sha256."""
+    from .versions import embedded_version
+
+    version = embedded_version()
+    info = gguf_identity(config, version, state)
+    if version is None:
+        info.missing["version"] = "the xllamacpp package is not installed"
+    return info
+
+
+def identify_llama_server(config: LocalModels, state: StateLayout | None = None) -> RunnerInfo:
+    """Production's /props build and slots, the GGUF's sha256 and the config's runner_args;
+    RunnerError when production does not say its build."""
     props = _llama_server_props(config.production)
     info = gguf_identity(config, version_from_props(props), state)
     return replace(info, serving_slots=slots_from_props(props))

@@ -1,33 +1,51 @@
-"""The one place that names runner kinds: start a runner of a kind, watch one at a URL, chat
-with one (the same client for lanes and for calibration).
+"""The one place that maps a runner kind's name to its `contract.RunnerKind`.
 
-Adapters are imported only when asked for. Who production is (`identify.identify_production`)
-lives beside this module, light enough for `slots allowed` to ask on every decision.
+Everything a kind knows (default port and URL, who production is, how to watch it, how to set
+its parallelism, its calibration runner, its chat client) is asked of `runner_kind(name)`; the
+functions below are the common questions asked by name. Light enough for `slots allowed` to
+identify production on every decision: the kinds import their adapters only when asked. The
+names alone, which the config reads, are in `interfaces.runner_names`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import LocalModels, SimulatedModel
 from ..errors import BadInput
-from ..state import StateLayout
+from ..interfaces.runner_names import DEFAULT_RUNNER as DEFAULT_RUNNER
+from ..interfaces.runner_names import RUNNER_NAMES as RUNNER_NAMES
+from .kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
 
 if TYPE_CHECKING:
+    from ..config import LocalModels, SimulatedModel
+    from ..interfaces.identity import RunnerInfo
     from ..interfaces.slots_interface import ProductionWatch, Runner
-    from .ollama import OllamaChatClient
-    from .openai_api import OpenAIChatClient
+    from ..state import StateLayout
+    from .contract import ChatClient, RunnerKind
+    from .settings import EnvironmentReader
 
-RUNNER_NAMES = ("embedded", "llama-server", "ollama", "simulated")
-# kinds whose calibration runner is this installed package itself: production's own version
-IN_PACKAGE_KINDS = frozenset({"embedded", "simulated"})
-DEFAULT_PORTS = {"embedded": 8080, "llama-server": 8080, "ollama": 11434, "simulated": 8080}
+_KINDS: dict[str, RunnerKind] = {
+    kind.name: kind for kind in (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
+}
 
 
-def check_kind(kind: str) -> str:
-    if kind not in RUNNER_NAMES:
-        raise BadInput(f"unknown runner {kind!r}; valid runners: {', '.join(RUNNER_NAMES)}")
-    return kind
+def runner_kind(name: str) -> RunnerKind:
+    """The kind named `name`; BadInput naming the valid kinds otherwise."""
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise BadInput(
+            f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}"
+        ) from None
+
+
+def registered_names() -> tuple[str, ...]:
+    """The names of the kinds registered here, in order (the same as `RUNNER_NAMES`)."""
+    return tuple(_KINDS)
+
+
+def check_kind(name: str) -> str:
+    return runner_kind(name).name
 
 
 def runner_for(
@@ -39,24 +57,23 @@ def runner_for(
     """The Runner that starts servers of `kind`, with `config`'s production settings (its
     runner_args, or production's Ollama environment); BadInput naming the valid kinds
     otherwise. `simulated`: a simulated runner's capacity model (default: the config's)."""
-    check_kind(kind)
-    if kind == "simulated":
-        from .simulated import SimulatedRunner
+    return runner_kind(kind).calibration_runner(state, config, simulated)
 
-        return SimulatedRunner(simulated or (config.simulated if config else None), state)
-    if kind == "embedded":
-        from .embedded import EmbeddedRunner
 
-        return EmbeddedRunner(state)
-    if kind == "llama-server":
-        from .llama_server import LlamaServerRunner
+def identify_production(
+    config: LocalModels,
+    state: StateLayout | None = None,
+    read_environment: EnvironmentReader | None = None,
+) -> RunnerInfo:
+    """Kind, version, model digest and settings of the production setup, starting nothing.
 
-        return LlamaServerRunner(state, runner_args=config.runner_args if config else ())
-    from .ollama import OllamaRunner
-    from .settings import production_settings
-
-    settings = production_settings(config) if config is not None else None
-    return OllamaRunner(settings=settings)
+    embedded: the installed xllamacpp and the GGUF's sha256. simulated: this package's version
+    and a digest of the capacity model. ollama: what production says on /api/version and
+    /api/tags, and the environment it runs with. llama-server: production's /props build and
+    slots, the GGUF's sha256 and the config's runner_args. RunnerError when the production
+    runner that must say its version does not answer.
+    """
+    return runner_kind(config.runner).identify_production(config, state, read_environment)
 
 
 def production_watch(config: LocalModels) -> ProductionWatch:
@@ -67,20 +84,10 @@ def production_watch(config: LocalModels) -> ProductionWatch:
 
 def watch_url(kind: str, base_url: str) -> ProductionWatch:
     """What a runner of `kind` at `base_url` holds: production's, or the calibration runner's."""
-    from .production import LlamaServerWatch, OllamaWatch
-
-    if check_kind(kind) == "ollama":
-        return OllamaWatch(base_url)
-    return LlamaServerWatch(base_url)
+    return runner_kind(kind).watch(base_url)
 
 
-def chat_client(kind: str, base_url: str, model: str) -> OllamaChatClient | OpenAIChatClient:
+def chat_client(kind: str, base_url: str, model: str) -> ChatClient:
     """The chat client of a runner of `kind` at `base_url`, in that runner's wire format:
     Ollama's /api/chat, or llama.cpp's OpenAI-compatible API for embedded and llama-server."""
-    if check_kind(kind) == "ollama":
-        from .ollama import OllamaChatClient
-
-        return OllamaChatClient(base_url, model)
-    from .openai_api import OpenAIChatClient
-
-    return OpenAIChatClient(base_url)
+    return runner_kind(kind).chat_client(base_url, model)

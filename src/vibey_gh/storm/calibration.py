@@ -9,6 +9,7 @@ for, and holds the model lock exclusively: no lane starts while it runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,11 @@ from ..slots.corpus.corpus import (
 )
 from ..slots.corpus.pool import build_pool
 from ..slots.measurement.calibrate import run_calibration
-from ..slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
+from ..slots.measurement.calibration_setup import (
+    CalibrationOutcome,
+    CalibrationRequest,
+    Environment,
+)
 from ..slots.measurement.progress_lines import LineProgress
 from ..state import StateLayout
 from .lock import model_lock
@@ -125,10 +130,11 @@ def calibrate_idle(
     done_folder: Path,
     plan: CalibrationPlan,
     log: Any,
+    *,
+    environment: Callable[[LocalModels, StateLayout | None], Environment],
 ) -> CalibrationOutcome:
-    """Take the model lock exclusively, build the corpus, run `calibrate --if-requested`."""
-    from ..slots.measurement.wiring import build_environment
-
+    """Take the model lock exclusively, build the corpus, run `calibrate --if-requested` in
+    the calibration world `environment` builds (the composition root's)."""
     with model_lock(layout, exclusive=True, wait=False, role="calibration"):
         corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
         log(
@@ -146,4 +152,4 @@ def calibrate_idle(
             threads=plan.threads,
         )
         progress = LineProgress(lambda text: log(f"calibration: {text}"), every_s=60.0)
-        return run_calibration(request, build_environment(config, layout), progress)
+        return run_calibration(request, environment(config, layout), progress)

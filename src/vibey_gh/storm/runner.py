@@ -31,6 +31,7 @@ lane run (`events.jsonl`) and `storm.log`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import threading
@@ -38,24 +39,27 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..clock import SYSTEM_CLOCK, Clock
+from ..clock import Clock
 from ..config import LocalModels, load_config
 from ..errors import BadInput, ConfigError, Refused, VibeyError
 from ..files import append_line_durably
 from ..interfaces.slots_interface import ChatSettings
-from ..lanes.client import ChatClient, production_client, runner_description
+from ..lanes.client import ChatClient, runner_description
 from ..lanes.loop import LaneOptions, LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
 from ..slots.evidence.requests import pending_requests
-from ..slots.gate.allowed import AllowedAnswer, decide_allowed
+from ..slots.gate.allowed import AllowedAnswer
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from ..state import StateLayout
 from .calibration import CalibrationBackoff, CalibrationPlan, calibrate_idle
 from .lock import file_lock, model_lock
 from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
+
+if TYPE_CHECKING:
+    from ..composition import Collaborators
 
 LOG_FILE = "storm.log"
 # What follows a pass: poll again later, wait for a lane to end, pass again now, or stop.
@@ -104,14 +108,20 @@ class StormDeps:
     echo: Callable[[str], None]
 
 
-def default_deps(echo: Callable[[str], None]) -> StormDeps:
+def default_deps(
+    echo: Callable[[str], None], collaborators: Collaborators | None = None
+) -> StormDeps:
+    """The storm's world from the composition root's collaborators (default: the real ones)."""
+    from ..composition import real_collaborators
+
+    parts = collaborators or real_collaborators()
     return StormDeps(
-        layout=StateLayout.from_env(),
-        clock=SYSTEM_CLOCK,
+        layout=parts.layout(),
+        clock=parts.clock,
         load_config=load_config,
-        decide=lambda config: decide_allowed(config),
-        client_for=production_client,
-        calibrate=calibrate_idle,
+        decide=parts.decide_allowed,
+        client_for=parts.production_client,
+        calibrate=functools.partial(calibrate_idle, environment=parts.calibration_environment),
         echo=echo,
     )
 

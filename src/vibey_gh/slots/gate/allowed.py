@@ -108,7 +108,7 @@ class AllowedDeps:
 
 def default_deps() -> AllowedDeps:
     from ...platforms.probes import PlatformProbes
-    from ...runners.identify import identify_production
+    from ...runners.registry import identify_production
     from ...state import StateLayout
 
     return AllowedDeps(
@@ -124,10 +124,11 @@ def decide_allowed(
     *,
     model: str | None = None,
     window: int | None = None,
-    deps: AllowedDeps | None = None,
+    deps: AllowedDeps | Callable[[], AllowedDeps] | None = None,
     platform: str | None = None,
 ) -> AllowedAnswer:
-    """The answer for `config` on `platform` (default: this machine's)."""
+    """The answer for `config` on `platform` (default: this machine's). `deps` may be a
+    function that builds them: it is called only once the answer needs the world."""
     from ...platforms.support import unsupported_platform_reason
 
     if config is None:
@@ -147,7 +148,7 @@ def decide_allowed(
         )
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    deps = deps or default_deps()
+    deps = default_deps() if deps is None else deps if isinstance(deps, AllowedDeps) else deps()
     try:
         identity = deps.identify(config)
     except VibeyError as exc:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...config import LocalModels
-from ...errors import BadInput, Refused, RunnerNotFound
+from ...errors import BadInput, Refused
 from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
 from ...platforms.commands import format_argv
 from ...platforms.parallelism import is_note
 from ...platforms.probes import PlatformProbes
-from ...runners.models import resolve_gguf
+from ...runners.registry import runner_kind
 
 MAX_SLOTS = 256
 MIN_WINDOW = 256
@@ -30,7 +30,8 @@ MAX_WINDOW = 1 << 24
 class Answer(Protocol):
     """What `slots allowed` gives back, as far as apply reads it."""
 
-    allowed: int
+    @property
+    def allowed(self) -> int: ...
 
     def line(self) -> str: ...
 
@@ -89,21 +90,9 @@ def _check(slots: int | None, window: int | None) -> None:
         raise BadInput(f"--window must be between {MIN_WINDOW} and {MAX_WINDOW}, not {window}")
 
 
-def _model_shown(config: LocalModels) -> str:
-    try:
-        return str(resolve_gguf(config.model))
-    except RunnerNotFound:
-        return config.model
-
-
 def parallelism_for(config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
     """The platform's way of setting the configured production runner's parallelism."""
-    return probes.parallelism(
-        config.runner,
-        production_url=config.production,
-        model=_model_shown(config) if config.runner == "llama-server" else config.model,
-        binary=config.runner_binary,
-    )
+    return runner_kind(config.runner).parallelism(config, probes)
 
 
 def plan_apply(

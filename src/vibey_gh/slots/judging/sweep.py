@@ -2,8 +2,8 @@
 
 Steps are N = 1, 1, 2, 3, … (or an explicit list). The sweep stops at the first step above one
 slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
-over the best throughput so far. A step counts as such only when the whole interval of its
-throughput over the best step's (both measured, both noisy) is below that bar; one whose
+over the best throughput so far. A step counts as such only when its whole throughput
+interval is below that bar (see `gain_over_best`); one whose
 interval clears it resets the count, and one whose interval straddles it (inconclusive) leaves
 the count as it was. Bounds are re-read (through
 `bounds_now`) at every decision.
@@ -21,7 +21,7 @@ from .figures import StepMetrics
 from .judge import Verdict, judge_sweep
 from .metrics import step_metrics
 from .records import StepRecord
-from .stats import ratio_interval
+from .stats import Estimate, ratio_interval
 
 DEFAULT_MAX_SLOTS = 16
 
@@ -29,14 +29,20 @@ DEFAULT_MAX_SLOTS = 16
 def gain_over_best(
     verdict: Verdict, best_before: StepMetrics | None, confidence: float
 ) -> tuple[float, float] | None:
-    """Interval of a step's throughput over the best step before it (both measured, so both
-    intervals count); None when too few turns tell nothing. With nothing served before, any
-    step is a gain."""
+    """Interval of a step's throughput over the best throughput before it; None when too few
+    turns tell nothing. With nothing served before, any step is a gain.
+
+    Only the step's own noise counts here, not the best step's: this rule decides whether to
+    measure on (a cost), not a recorded verdict, and measuring the new step longer cannot
+    narrow an earlier step's interval — with both noises a plateau after a briefly measured
+    best step stays undecided to the cap, step after step, and the sweep never stops."""
     if best_before is None or best_before.turns_per_hour <= 0:
         return math.inf, math.inf
     if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
         return None
-    return ratio_interval(verdict.metrics.throughput, best_before.throughput, confidence)
+    return ratio_interval(
+        verdict.metrics.throughput, Estimate(best_before.turns_per_hour), confidence
+    )
 
 
 def default_order(index: int) -> int:

@@ -6,7 +6,7 @@ checks before the first step), `step` (one step: start, preload, replay, sample,
 `replay` (N closed-loop workers in a steady state), `sampler` (the 1 Hz sampler),
 `production_memory` (memory charged for production), `orphans` (a runner left by a crash),
 `progress_lines` (progress as plain lines), `evidence_writer` (a sweep as evidence files),
-`wiring` (the real parts a calibration runs with).
+`wiring` (a calibration's real parts, assembled for `vibey_gh.composition`).
 
 Public surface: `calibrate.run_calibration`, `calibration_setup.CalibrationRequest`,
 `calibration_setup.Environment`, `calibration_setup.CalibrationOutcome`,

@@ -23,6 +23,7 @@ from ...errors import BadInput, EvidenceError, Refused, VibeyError
 from ...files import leftover_temp_files
 from ...interfaces.slots_interface import ChatSettings
 from ...runners.process import ensure_port_free
+from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.checkpoints import load_progress, progress_path, save_progress
@@ -156,7 +157,7 @@ def run_calibration(
     if req.out_dir is not None:
         check_out_dir(req.out_dir)
     orphans = [stop_orphaned_runner(env.layout.root / PID_FILE)]
-    if req.config.runner in ("embedded", "simulated"):
+    if runner_kind(req.config.runner).calibrates_this_package:
         # Also when the pid file named one: a kill between starting a step's runner and
         # recording it leaves the file naming the previous step's runner, still stopping.
         orphans.append(stop_embedded_runner_on_port(req.config.calibration_port))
@@ -324,12 +325,13 @@ def _measure_clean(
     wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
-    # the bars the step's gain is decided against: the better one-slot run (qualifying) and
-    # the best throughput so far (the patience rule)
+    # the bars the step's gain is decided against: the better one-slot run with its noise
+    # (qualifying) and the best throughput so far as a point (the patience rule, see
+    # judging.sweep.gain_over_best)
     compare_with: tuple[Estimate, ...] = ()
     if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
         best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
-        compare_with = (baseline.figures.bar, best_so_far.throughput)
+        compare_with = (baseline.figures.bar, Estimate(best_so_far.turns_per_hour))
     discarded = 0
     while True:
         attempt = discarded + 1

@@ -1,17 +1,21 @@
-"""Assemble a calibration's Environment from the config: the one place that wires real parts."""
+"""Assemble a calibration's Environment from the config (for the composition root and tests)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...clock import SYSTEM_CLOCK
+from ...clock import SYSTEM_CLOCK, Clock
 from ...config import LocalModels
 from ...state import StateLayout
 from ..corpus.corpus import Corpus, build_demo_corpus, load_corpus
 from ..evidence.fingerprint import compute_fingerprint
 from ..judging.records import LogEventRecord
 from .calibration_setup import Environment
+
+if TYPE_CHECKING:
+    from ...platforms.probes import PlatformProbes
 
 
 def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
@@ -29,33 +33,42 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
     return new_events
 
 
-def build_environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
+def build_environment(
+    config: LocalModels,
+    layout: StateLayout | None = None,
+    probes: PlatformProbes | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Environment:
+    """A calibration's world for `config`: the real one, on this machine's probes unless given
+    (the composition root, `vibey_gh.composition`, hands in its own)."""
     from ...platforms.probes import PlatformProbes
     from ...runners.binary_identity import identify_calibration_binary
     from ...runners.drift import production_drift
-    from ...runners.identify import identify_production
-    from ...runners.registry import IN_PACKAGE_KINDS, production_watch, runner_for, watch_url
+    from ...runners.registry import runner_kind
 
-    probes = PlatformProbes.detect()
+    probes = probes or PlatformProbes.detect()
     layout = layout or StateLayout.from_env()
+    kind = runner_kind(config.runner)
     # the embedded and simulated calibration runners are the installed package production runs
-    separate_binary = config.runner not in IN_PACKAGE_KINDS
+    separate_binary = not kind.calibrates_this_package
     return Environment(
         layout=layout,
-        clock=SYSTEM_CLOCK,
+        clock=clock,
         device=probes.device.describe(),
-        production_identity=lambda: identify_production(config, layout),
-        production=production_watch(config),
+        production_identity=lambda: kind.identify_production(config, layout),
+        production=kind.watch(config.production),
         memory=probes.memory,
-        runner=runner_for(config.runner, config=config),
+        runner=kind.calibration_runner(config=config),
         log_source=log_source,
         fingerprint_of=compute_fingerprint,
-        calibration_watch=lambda url: watch_url(config.runner, url),
+        calibration_watch=kind.watch,
         calibration_identity=(
             (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
         ),
         production_drift=lambda: production_drift(config),
-        production_footprint=probes.production_footprint(config.production, config.runner),
+        production_footprint=probes.production_footprint(
+            config.production, kind.default_port, kind.process_names
+        ),
         calibration_model_bytes=lambda: model_file_bytes(config),
     )
 
@@ -63,15 +76,9 @@ def build_environment(config: LocalModels, layout: StateLayout | None = None) ->
 def model_file_bytes(config: LocalModels) -> int | None:
     """The size of the calibration runner's model file: a GGUF path (llama-server, embedded);
     None for Ollama's named models, which Ollama itself places (and unloads when idle)."""
-    if config.runner == "ollama":
-        return None
-    from ...errors import RunnerNotFound
-    from ...runners.models import resolve_gguf
+    from ...runners.registry import runner_kind
 
-    try:
-        return resolve_gguf(config.model).stat().st_size
-    except (RunnerNotFound, OSError):
-        return None  # starting the runner says what is wrong with the model
+    return runner_kind(config.runner).model_file_bytes(config)
 
 
 def demo_corpus(window: int) -> Corpus:

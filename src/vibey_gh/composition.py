@@ -1,0 +1,177 @@
+"""The composition root: the one place that builds the real parts the commands act through.
+
+The CLI (`cli/main.py` builds one `Collaborators` per invocation), the storm
+(`storm.runner.default_deps`), the `slots allowed` fast path (`cli/entry.py`) and, through the
+CLI, the Helm chart's scripts all take the machine, the production runner, the state and the
+clock from here. A test replaces some of the parts by keyword (`real_collaborators(probes=…)`)
+and keeps the rest real; the suite does that through one fixture, `collaborators` in
+tests/conftest.py.
+
+Every part is built on first use, inside the function that needs it: `slots allowed` is asked
+on every storm pass and pays only for what its answer reads (a declared 1 reads nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from .config import LocalModels
+    from .interfaces.slots_interface import DeviceFacts, RunnerInfo
+    from .lanes.client import ChatClient
+    from .platforms.probes import PlatformProbes
+    from .slots.gate.allowed import AllowedAnswer, AllowedDeps
+    from .slots.measurement.calibration_setup import Environment
+    from .state import StateLayout
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """The parts of the world the commands touch, each built when it is first asked for.
+
+    platform: the OS name the commands act for (None: this machine's). clock: wall and
+    monotonic time. layout: where the state lives. probes: the device, memory and production
+    footprint probes of `platform`. device: the device facts a fingerprint is made of.
+    identify_production: what the production runner runs (kind, version, model digest,
+    settings). production_drift: where production's own settings differ from the config.
+    decide_allowed: what `slots allowed` answers for a config already read.
+    calibration_environment: everything a calibration touches (runner, memory sampler,
+    production watch and footprint, log source, fingerprint). production_client: a chat client
+    for the production runner (lanes).
+    """
+
+    platform: str | None
+    clock: Clock
+    layout: Callable[[], StateLayout]
+    probes: Callable[[], PlatformProbes]
+    device: Callable[[], DeviceFacts]
+    identify_production: Callable[[LocalModels], RunnerInfo]
+    production_drift: Callable[[LocalModels], list[str]]
+    decide_allowed: Callable[[LocalModels], AllowedAnswer]
+    calibration_environment: Callable[[LocalModels, StateLayout | None], Environment]
+    production_client: Callable[[LocalModels], ChatClient]
+
+    def allowed_deps(self) -> AllowedDeps:
+        """What the allowed answer and `slots show` read from the world."""
+        return _allowed_deps(self.layout, self.clock, self.device, self.identify_production)
+
+    def answer_allowed(self, model: str | None, window: int | None) -> AllowedAnswer:
+        """`slots allowed` as asked on the command line: the config is read here, and one that
+        does not parse is the answer's reason (1), as is an unsupported platform."""
+        from .slots.gate.allowed import decide_allowed
+
+        return decide_allowed(
+            model=model, window=window, platform=self.platform, deps=self.allowed_deps
+        )
+
+
+def real_collaborators(
+    *,
+    platform: str | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    layout: Callable[[], StateLayout] | None = None,
+    probes: Callable[[], PlatformProbes] | None = None,
+    device: Callable[[], DeviceFacts] | None = None,
+    identify_production: Callable[[LocalModels], RunnerInfo] | None = None,
+    production_drift: Callable[[LocalModels], list[str]] | None = None,
+    decide_allowed: Callable[[LocalModels], AllowedAnswer] | None = None,
+    calibration_environment: Callable[[LocalModels, StateLayout | None], Environment] | None = None,
+    production_client: Callable[[LocalModels], ChatClient] | None = None,
+) -> Collaborators:
+    """The real parts, except those given: a part left out is built from the parts given (the
+    device from the probes given, the allowed answer from the layout, clock, device and
+    identification given), so a replaced part is the one every command sees."""
+    layout = layout or _state_layout
+    probes = probes or _probes_of(platform)
+    device = device or _device_of(probes)
+    identify = identify_production or _identify_production
+
+    def allowed_deps() -> AllowedDeps:
+        return _allowed_deps(layout, clock, device, identify)
+
+    return Collaborators(
+        platform=platform,
+        clock=clock,
+        layout=layout,
+        probes=probes,
+        device=device,
+        identify_production=identify,
+        production_drift=production_drift or _production_drift,
+        decide_allowed=decide_allowed or _decide_with(platform, allowed_deps),
+        calibration_environment=calibration_environment or _environment_with(probes, clock),
+        production_client=production_client or _production_client,
+    )
+
+
+def _allowed_deps(
+    layout: Callable[[], StateLayout],
+    clock: Clock,
+    device: Callable[[], DeviceFacts],
+    identify: Callable[[LocalModels], RunnerInfo],
+) -> AllowedDeps:
+    from .slots.gate.allowed import AllowedDeps
+
+    return AllowedDeps(layout(), clock, device, identify)
+
+
+def _state_layout() -> StateLayout:
+    from .state import StateLayout
+
+    return StateLayout.from_env()
+
+
+def _probes_of(platform: str | None) -> Callable[[], PlatformProbes]:
+    def probes() -> PlatformProbes:
+        from .platforms.probes import PlatformProbes
+
+        return PlatformProbes.detect() if platform is None else PlatformProbes.detect(platform)
+
+    return probes
+
+
+def _device_of(probes: Callable[[], PlatformProbes]) -> Callable[[], DeviceFacts]:
+    return lambda: probes().device.describe()
+
+
+def _identify_production(config: LocalModels) -> RunnerInfo:
+    from .runners.registry import identify_production
+
+    return identify_production(config)
+
+
+def _production_drift(config: LocalModels) -> list[str]:
+    from .runners.drift import production_drift
+
+    return production_drift(config)
+
+
+def _production_client(config: LocalModels) -> ChatClient:
+    from .lanes.client import production_client
+
+    return production_client(config)
+
+
+def _environment_with(
+    probes: Callable[[], PlatformProbes], clock: Clock
+) -> Callable[[LocalModels, StateLayout | None], Environment]:
+    def environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
+        from .slots.measurement.wiring import build_environment
+
+        return build_environment(config, layout, probes(), clock)
+
+    return environment
+
+
+def _decide_with(
+    platform: str | None, allowed_deps: Callable[[], AllowedDeps]
+) -> Callable[[LocalModels], AllowedAnswer]:
+    def decide(config: LocalModels) -> AllowedAnswer:
+        from .slots.gate.allowed import decide_allowed
+
+        return decide_allowed(config, deps=allowed_deps, platform=platform)
+
+    return decide

@@ -1,0 +1,163 @@
+"""What `vibey-gh doctor` reports: every device fact and where it came from (or why it is
+missing), memory now, the production runner's identity and settings, the fingerprint evidence
+is keyed to, and where production differs from the config. Gathered here, rendered by the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
+from .errors import VibeyError
+from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
+from .platforms.readings import SwapSpace
+from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
+from .userdirs import user_config_dir
+
+if TYPE_CHECKING:
+    from .platforms.probes import PlatformProbes
+
+DEVICE_ROWS = (
+    ("hardware model", "hardware_model"),
+    ("processor", "processor"),
+    ("memory", "memory_bytes"),
+    ("memory limit", "memory_limit_bytes"),
+    ("accelerators", "accelerators"),
+    ("os name", "os_name"),
+    ("os version", "os_version"),
+)
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """Everything doctor found. `runner` is None when identification failed (`runner_error`);
+    the fingerprint then cannot be computed and `fingerprint_missing` says why."""
+
+    platform: str
+    config: LocalModels
+    device: DeviceFacts
+    memory: MemorySample
+    swap: SwapSpace
+    runner: RunnerInfo | None
+    runner_error: str | None
+    fingerprint: Fingerprint | None
+    fingerprint_missing: str | None
+    drift: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        device = {}
+        for _, name in DEVICE_ROWS:
+            value = getattr(self.device, name)
+            if name == "accelerators":
+                value = [
+                    {
+                        "name": a.name,
+                        "memory_bytes": a.memory_bytes,
+                        "kind": a.kind,
+                        "index": a.index,
+                    }
+                    for a in value
+                ]
+            device[name] = {
+                "value": value,
+                "source": self.device.sources.get(name),
+                "missing": self.device.missing.get(name),
+            }
+        memory = self.memory
+        return {
+            "platform": self.platform,
+            "config": str(self.config.source) if self.config.source else None,
+            "device": device,
+            "memory_now": {
+                "wired_bytes": memory.wired_bytes,
+                "used_bytes": memory.used_bytes,
+                "total_bytes": memory.total_bytes,
+                "free_share": memory.free_share,
+                "swap_in_bytes": memory.swap_in_bytes,
+                "swap_out_bytes": memory.swap_out_bytes,
+                "gpus": [
+                    {
+                        "index": g.index,
+                        "name": g.name,
+                        "used_bytes": g.used_bytes,
+                        "total_bytes": g.total_bytes,
+                    }
+                    for g in memory.gpus
+                ],
+                "missing": memory.missing,
+            },
+            "swap": {
+                "total_bytes": self.swap.total_bytes,
+                "used_bytes": self.swap.used_bytes,
+                "source": self.swap.source,
+                "missing": self.swap.reason,
+            },
+            "runner": None
+            if self.runner is None
+            else {
+                "kind": self.runner.kind,
+                "version": self.runner.version,
+                "model": self.runner.model,
+                "model_digest": self.runner.model_digest,
+                "missing": self.runner.missing,
+                "settings": self.runner.settings,
+                "settings_source": self.runner.settings_source,
+                "serving_slots": self.runner.serving_slots,
+            },
+            "differs_from_config": list(self.drift),
+            "runner_error": self.runner_error,
+            "production_url": self.config.production,
+            "window": self.config.window,
+            "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
+            "fingerprint_missing": self.fingerprint_missing,
+        }
+
+
+def gather(
+    config: LocalModels,
+    probes: PlatformProbes,
+    identify: Callable[[LocalModels], RunnerInfo],
+    drift: Callable[[LocalModels], list[str]] | None = None,
+) -> DoctorReport:
+    """Probe the device, read memory once, identify the production runner, fingerprint, and
+    compare what production shows of its settings with the config."""
+    device = probes.device.describe()
+    memory = probes.memory.sample()
+    swap = probes.memory.swap_space()
+    runner: RunnerInfo | None = None
+    runner_error: str | None = None
+    try:
+        runner = identify(config)
+    except (VibeyError, OSError) as exc:
+        runner_error = str(exc) or type(exc).__name__
+    fingerprint = compute_fingerprint(device, runner, config.window) if runner else None
+    missing = None
+    if runner is None:
+        missing = f"the production runner could not be identified: {runner_error}"
+    differences = tuple(drift(config)) if drift is not None and runner is not None else ()
+    return DoctorReport(
+        probes.platform,
+        config,
+        device,
+        memory,
+        swap,
+        runner,
+        runner_error,
+        fingerprint,
+        missing,
+        differences,
+    )
+
+
+def config_in_use(config: LocalModels) -> str:
+    """The file the settings came from, or where one would be looked for."""
+    if config.source is not None:
+        return str(config.source)
+    return (
+        f"none found, defaults in use (looked for --config / ${CONFIG_ENV}, ./{CONFIG_NAME}, "
+        f"then {user_config_dir() / CONFIG_NAME})"
+    )
+
+
+__all__ = ["DEVICE_ROWS", "DoctorReport", "config_in_use", "gather"]
