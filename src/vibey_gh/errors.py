@@ -45,14 +45,22 @@ class MalformedJson(EvidenceError, ValueError):
     string, got 3`); readers add the outer parts of the path as the error passes out through
     them (`interfaces.json_fields.within`)."""
 
-    def __init__(self, problem: str, path: tuple[str | int, ...] = ()) -> None:
+    def __init__(
+        self, problem: str, path: tuple[str | int, ...] = (), source: str | None = None
+    ) -> None:
         self.problem = problem
         self.path = path
-        super().__init__(f"{json_path(path)}: {problem}" if path else problem)
+        self.source = source
+        where = f"{json_path(path)}: {problem}" if path else problem
+        super().__init__(f"{source} is malformed: {where}" if source else where)
 
     def under(self, *outer: str | int) -> MalformedJson:
         """The same problem, seen from the object that holds this field at `outer`."""
-        return MalformedJson(self.problem, (*outer, *self.path))
+        return MalformedJson(self.problem, (*outer, *self.path), self.source)
+
+    def in_file(self, source: str) -> MalformedJson:
+        """The same problem, naming the file (or document) that holds it."""
+        return MalformedJson(self.problem, self.path, source)
 
 
 def json_path(parts: tuple[str | int, ...]) -> str:

@@ -129,8 +129,10 @@ def test_a_bad_field_in_a_file_names_the_file_and_the_path(tmp_path: Path) -> No
         MalformedJson,
         match=r"slots-a6e718b9b4a7bd46\.json is malformed: "
         r"evidence\.steps\[2\]\.turns\[12\]\.result\.finish_reason: expected a string, got 3$",
-    ):
+    ) as caught:
         load_evidence(path)
+    assert caught.value.path == ("evidence", "steps", 2, "turns", 12, "result", "finish_reason")
+    assert caught.value.source == str(path) and caught.value.problem == "expected a string, got 3"
 
 
 def test_an_old_file_without_the_newer_fields_still_reads_and_verifies() -> None:

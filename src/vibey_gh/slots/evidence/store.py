@@ -168,7 +168,7 @@ def _check_header(data: dict[str, Any], where: str) -> None:
                 json_fields.text(fingerprint, "id")
             created_at = json_fields.number(data, "created_at")
     except MalformedJson as exc:
-        raise MalformedJson(f"{where} is malformed: {exc}") from None
+        raise exc.in_file(where) from None
     if not math.isfinite(created_at):
         raise EvidenceError(f"{where} is malformed: created_at is {created_at}")
 
@@ -183,7 +183,10 @@ def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
     try:
         document = EvidenceDocument.from_json(data)
     except MalformedJson as exc:
-        raise MalformedJson(f"{where} is malformed: {exc}") from None
+        raise exc.in_file(where) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # not a field the reader checks (it checks every one it reads): still one clear line
+        raise EvidenceError(f"{where} is malformed: {type(exc).__name__}: {exc}") from None
     return Evidence(path, document)
 
 
