@@ -1,7 +1,7 @@
 """The composition root: the one place that builds the real parts the commands act through.
 
 The CLI (`cli/main.py` builds one `Collaborators` per invocation), the storm
-(`storm.runner.default_deps`), the `slots allowed` fast path (`cli/entry.py`) and, through the
+(`storm.setup.default_deps`), the `slots allowed` fast path (`cli/entry.py`) and, through the
 CLI, the Helm chart's scripts all take the machine, the production runner, the state and the
 clock from here. A test replaces some of the parts by keyword (`real_collaborators(probes=…)`)
 and keeps the rest real; the suite does that through one fixture, `collaborators` in

@@ -18,7 +18,7 @@ from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.probes import PlatformProbes
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.state import StateLayout
-from vibey_gh.storm.runner import default_deps
+from vibey_gh.storm.setup import default_deps
 
 DEVICE = DeviceFacts(None, "AMD EPYC", 25_276_510_208, (), "Debian GNU/Linux", "12")
 RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")

@@ -13,7 +13,7 @@ from vibey_gh.interfaces.slots_interface import ChatSettings, ToolCall, TurnResu
 from vibey_gh.slots.gate.allowed import AllowedAnswer
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
-from vibey_gh.storm.runner import StormDeps
+from vibey_gh.storm.setup import StormDeps
 
 
 class FakeProduction:

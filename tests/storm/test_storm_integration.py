@@ -26,7 +26,8 @@ from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.calibration import CalibrationPlan
 from vibey_gh.storm.queue import CLAIM_SUFFIX
-from vibey_gh.storm.runner import StormOptions, default_deps, run_storm, storm_folder
+from vibey_gh.storm.runner import run_storm
+from vibey_gh.storm.setup import StormOptions, default_deps, storm_folder
 
 pytestmark = pytest.mark.integration
 WINDOW = 2048

@@ -18,7 +18,8 @@ from vibey_gh.slots.evidence.requests import write_request
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.lock import file_lock, model_lock
-from vibey_gh.storm.runner import StormControl, StormOptions, run_storm, storm_folder
+from vibey_gh.storm.runner import run_storm
+from vibey_gh.storm.setup import StormControl, StormOptions, storm_folder
 
 
 @pytest.fixture

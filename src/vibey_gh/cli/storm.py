@@ -108,7 +108,8 @@ def run(
     """
     from ..lanes.loop import LaneOptions
     from ..storm.calibration import CalibrationPlan
-    from ..storm.runner import StormControl, StormOptions, default_deps, run_storm
+    from ..storm.runner import run_storm
+    from ..storm.setup import StormControl, StormOptions, default_deps
     from .calibrate import parse_slots
 
     options = StormOptions(

@@ -1,0 +1,139 @@
+"""What a storm is set up with: its options, the control its signal handlers share, the world it
+touches (built from the composition root), its log and the summary it returns."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..clock import Clock
+from ..config import LocalModels, load_config
+from ..files import append_line_durably
+from ..lanes.client import ChatClient
+from ..lanes.loop import LaneOptions
+from ..slots.gate.allowed import AllowedAnswer
+from ..state import StateLayout
+from .calibration import CalibrationPlan, calibrate_idle
+from .queue import DONE, FAILED, PENDING
+
+if TYPE_CHECKING:
+    from ..composition import Collaborators
+
+LOG_FILE = "storm.log"
+# What follows a pass: poll again later, wait for a lane to end, pass again now, or stop.
+WAIT, FULL, AGAIN, END = "wait", "full", "again", "end"
+DEFAULT_POLL_S = 30.0
+
+
+@dataclass(frozen=True)
+class StormOptions:
+    queue: Path
+    once: bool = False
+    max_passes: int | None = None
+    poll_s: float = DEFAULT_POLL_S
+    lane: LaneOptions = field(default_factory=LaneOptions)
+    max_tokens: int | None = None
+    calibration: CalibrationPlan = field(default_factory=CalibrationPlan)
+
+
+@dataclass
+class StormControl:
+    """Shared with the signal handlers: `stop` asks for a clean stop; `calibrating` tells a
+    handler that a stop must interrupt a calibration instead of waiting for it."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    wake: threading.Event = field(default_factory=threading.Event)
+    calibrating: bool = False
+
+    def request_stop(self) -> None:
+        self.stop.set()
+        self.wake.set()
+
+
+Calibrate = Callable[[LocalModels, StateLayout, Path, Path, CalibrationPlan, Any], Any]
+
+
+@dataclass(frozen=True)
+class StormDeps:
+    """The world the storm touches, injectable for tests."""
+
+    layout: StateLayout
+    clock: Clock
+    load_config: Callable[[], LocalModels]
+    decide: Callable[[LocalModels], AllowedAnswer]
+    client_for: Callable[[LocalModels], ChatClient]
+    calibrate: Calibrate
+    echo: Callable[[str], None]
+
+
+def default_deps(
+    echo: Callable[[str], None], collaborators: Collaborators | None = None
+) -> StormDeps:
+    """The storm's world from the composition root's collaborators (default: the real ones)."""
+    from ..composition import real_collaborators
+
+    parts = collaborators or real_collaborators()
+    return StormDeps(
+        layout=parts.layout(),
+        clock=parts.clock,
+        load_config=load_config,
+        decide=parts.decide_allowed,
+        client_for=parts.production_client,
+        calibrate=functools.partial(calibrate_idle, environment=parts.calibration_environment),
+        echo=echo,
+    )
+
+
+@dataclass
+class StormSummary:
+    passes: int = 0
+    started: int = 0
+    settled: dict[str, int] = field(default_factory=lambda: {DONE: 0, FAILED: 0, PENDING: 0})
+    calibrations: list[dict[str, Any]] = field(default_factory=list)
+    stopped: bool = False
+    log: Path | None = None
+    records: Path | None = None
+    queue: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passes": self.passes,
+            "lanes_started": self.started,
+            "lanes_done": self.settled[DONE],
+            "lanes_failed": self.settled[FAILED],
+            "lanes_interrupted": self.settled[PENDING],
+            "calibrations": self.calibrations,
+            "stopped": self.stopped,
+            "log": str(self.log) if self.log else None,
+            "records": str(self.records) if self.records else None,
+            "queue": self.queue,
+        }
+
+
+def storm_folder(layout: StateLayout, queue_root: Path) -> Path:
+    """`lanes/storm-<queue name>-<8 hex of its path>`: one per queue folder."""
+    resolved = str(queue_root.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", queue_root.resolve().name) or "queue"
+    digest = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:8]
+    return layout.lanes / f"storm-{slug}-{digest}"
+
+
+class StormLog:
+    """Timestamped lines in storm.log (appended and fsynced), echoed to stderr."""
+
+    def __init__(self, path: Path, clock: Clock, echo: Callable[[str], None]) -> None:
+        self.path, self.clock, self.echo = path, clock, echo
+        self._lock = threading.Lock()
+
+    def __call__(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))
+        with self._lock:
+            append_line_durably(self.path, f"{stamp} {message}")
+        self.echo(message)
