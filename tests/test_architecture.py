@@ -184,7 +184,7 @@ BASE = frozenset({ERRORS, INTERFACES})
 ALLOWED: dict[str, frozenset[str]] = {
     ROOT: frozenset(),
     ERRORS: frozenset(),
-    INTERFACES: frozenset(),
+    INTERFACES: frozenset({ERRORS}),
     CLOCK: frozenset(),
     GUARDED: frozenset(),
     "vibey_gh.__main__": frozenset({"vibey_gh.cli"}),

@@ -39,5 +39,37 @@ class EvidenceError(VibeyError):
     """An evidence, progress or request file is unreadable or has the wrong schema."""
 
 
+class MalformedJson(EvidenceError, ValueError):
+    """A field of a JSON document is missing or of the wrong type. The message names the
+    field by its JSON path (`evidence.steps[3].turns[12].result.finish_reason: expected a
+    string, got 3`); readers add the outer parts of the path as the error passes out through
+    them (`interfaces.json_fields.within`)."""
+
+    def __init__(
+        self, problem: str, path: tuple[str | int, ...] = (), source: str | None = None
+    ) -> None:
+        self.problem = problem
+        self.path = path
+        self.source = source
+        where = f"{json_path(path)}: {problem}" if path else problem
+        super().__init__(f"{source} is malformed: {where}" if source else where)
+
+    def under(self, *outer: str | int) -> MalformedJson:
+        """The same problem, seen from the object that holds this field at `outer`."""
+        return MalformedJson(self.problem, (*outer, *self.path), self.source)
+
+    def in_file(self, source: str) -> MalformedJson:
+        """The same problem, naming the file (or document) that holds it."""
+        return MalformedJson(self.problem, self.path, source)
+
+
+def json_path(parts: tuple[str | int, ...]) -> str:
+    """`("evidence", "steps", 3, "slots")` as `evidence.steps[3].slots`."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
 class UnsupportedPlatform(Refused):
     """This operating system is not one the tool runs on (macOS, Linux) (exit 1)."""

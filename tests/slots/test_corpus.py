@@ -218,3 +218,40 @@ def test_corpus_turns_share_no_message_objects() -> None:
     first.messages[0]["content"] = "changed by a careless sender"
     assert second.messages[0]["content"] != "changed by a careless sender"
     assert first.tools is not second.tools
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "where"),
+    [
+        (("seed",), None, "seed: missing"),
+        (("window",), "big", "window: expected a whole number, got 'big'"),
+        (("pool", "runs"), 1.5, "pool.runs: expected a whole number, got 1.5"),
+        (("segments",), {}, "segments: expected a list, got {}"),
+        (("segments", 0, "turns", 1, "id"), 3, "segments[0].turns[1].id: expected a string, got 3"),
+        (
+            ("segments", 0, "stratum"),
+            True,
+            "segments[0].stratum: expected a whole number, got True",
+        ),
+        (("strata", 2, "wanted"), "4", "strata[2].wanted: expected a whole number, got '4'"),
+    ],
+)
+def test_a_bad_corpus_field_is_named_by_its_json_path(
+    tmp_path: Path, path: tuple[str | int, ...], value: object, where: str
+) -> None:
+    file = tmp_path / "corpus.json"
+    write_corpus(synthetic_corpus(), file)
+    data = json.loads(file.read_text(encoding="utf-8"))
+    holder = data
+    for part in path[:-1]:
+        holder = holder[part]
+    if value is None:
+        del holder[path[-1]]
+    else:
+        holder[path[-1]] = value
+    body = {key: value for key, value in data.items() if key != "corpus_sha256"}
+    data["corpus_sha256"] = sha256_text(canonical_json(body))
+    file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BadInput) as caught:
+        load_corpus(file)
+    assert str(caught.value) == f"corpus file {file}: malformed corpus ({where})"

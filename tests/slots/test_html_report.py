@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import shutil
 import subprocess
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -95,8 +96,9 @@ def test_without_matplotlib_the_page_says_how_to_get_plots(tmp_path: Path) -> No
 
 
 def test_text_is_escaped() -> None:
-    evidence = load_evidence(RECORDED)
-    evidence.data["notes"] = ["<script>alert(1)</script> & more"]
+    recorded = load_evidence(RECORDED)
+    notes = ("<script>alert(1)</script> & more",)
+    evidence = replace(recorded, document=replace(recorded.document, notes=notes))
     text = render_html(evidence, Bounds(), {})
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in text
 

@@ -144,7 +144,8 @@ def test_runner_reported_survives_the_evidence_file_and_old_steps_still_load() -
     del old["runner_reported"]
     assert StepRecord.from_json(old).runner_reported is None
     damaged = dict(data, runner_reported={"slots": "two"})
-    with pytest.raises(ValueError, match="'slots' must be a whole number"):
+    bad_slots = "runner_reported.slots: expected a whole number, got 'two'"
+    with pytest.raises(ValueError, match=bad_slots):
         StepRecord.from_json(damaged)
 
 

@@ -14,7 +14,7 @@ from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make
 from vibey_gh.config import LocalModels, load_config
 from vibey_gh.errors import BadInput, ConfigError, Refused
 from vibey_gh.lanes.records import iter_records
-from vibey_gh.slots.evidence.store import write_request
+from vibey_gh.slots.evidence.requests import write_request
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.lock import file_lock, model_lock

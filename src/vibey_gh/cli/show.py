@@ -79,7 +79,9 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
 
     if answer.shown is None:
         raise EvidenceError("no evidence to write as HTML; name one with --fingerprint")
-    return write_html_report(answer.shown.evidence, load_config().bounds, path)
+    return write_html_report(
+        answer.shown.evidence, load_config().bounds, path, judgement=answer.shown.judgement
+    )
 
 
 def _console() -> Console:

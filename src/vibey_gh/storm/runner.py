@@ -43,7 +43,7 @@ from ..lanes.client import ChatClient, runner_description
 from ..lanes.loop import LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
-from ..slots.evidence.store import pending_requests
+from ..slots.evidence.requests import pending_requests
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from .calibration import CalibrationBackoff
 from .lock import file_lock, model_lock
@@ -176,11 +176,7 @@ class Storm:
 
     def _due_requests(self) -> set[str]:
         """Requested fingerprints this storm has not calibrated and whose backoff is over."""
-        wanted = {
-            str(r.get("fingerprint", {}).get("id"))
-            for r in pending_requests(self.deps.layout)
-            if isinstance(r.get("fingerprint"), dict)
-        }
+        wanted = {request.fingerprint for request in pending_requests(self.deps.layout)}
         return self.backoff.due(wanted, self.deps.clock.monotonic())
 
     def _calibration_not_run(self, due: set[str], why: str) -> None:

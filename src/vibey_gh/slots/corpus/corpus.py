@@ -24,17 +24,20 @@ hash: a file edited by hand is refused, never replayed.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ...errors import BadInput
+from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
+from ...interfaces import json_fields
 from .draw import STRATA, draw_segments
 from .pool import Pool, build_pool
 from .turns import Segment, Stratum, Turn, sha256_text
+
+T = TypeVar("T")
 
 __all__ = [
     "Corpus",
@@ -138,7 +141,7 @@ class Corpus:
                 f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
             )
         try:
-            pool = data["pool"]
+            pool = json_fields.mapping(data, "pool", json_fields.REQUIRED)
             corpus = cls(
                 corpus_sha256=actual,
                 pool_sha256=_typed(data, "pool_sha256", str),
@@ -146,15 +149,17 @@ class Corpus:
                 seed=_typed(data, "seed", int),
                 segment_turns=_typed(data, "segment_turns", int),
                 segments_per_stratum=_typed(data, "segments_per_stratum", int),
-                segments=tuple(Segment.from_json(s, where) for s in data["segments"]),
-                strata=tuple(Stratum.from_json(s, where) for s in data["strata"]),
+                segments=tuple(_each(data, "segments", Segment.from_json, where)),
+                strata=tuple(_each(data, "strata", Stratum.from_json, where)),
                 commits=tuple(_typed(data, "commits", list)),
-                pool_runs=_typed(pool, "runs", int),
-                pool_turns=_typed(pool, "turns", int),
-                dropped_over_window=_typed(pool, "dropped_over_window", int),
-                specs_found=_typed(pool, "specs_found", int),
-                specs_used=_typed(pool, "specs_used", int),
+                pool_runs=_typed(pool, "runs", int, "pool"),
+                pool_turns=_typed(pool, "turns", int, "pool"),
+                dropped_over_window=_typed(pool, "dropped_over_window", int, "pool"),
+                specs_found=_typed(pool, "specs_found", int, "pool"),
+                specs_used=_typed(pool, "specs_used", int, "pool"),
             )
+        except MalformedJson as exc:
+            raise BadInput(f"{where}: malformed corpus ({exc})") from None
         except (KeyError, TypeError) as exc:
             raise BadInput(f"{where}: malformed corpus ({type(exc).__name__}: {exc})") from None
         if len(corpus.strata) != STRATA or not corpus.segments:
@@ -272,11 +277,14 @@ def _detached(segment: Segment) -> Segment:
     return replace(segment, turns=turns)
 
 
-def _typed(data: Any, key: str, kind: type) -> Any:
-    value = data[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TypeError(f"{key!r} must be {kind.__name__}")
-    return value
+def _typed(data: Any, key: str, kind: type, *outer: str) -> Any:
+    with json_fields.within(*outer):
+        return json_fields.typed(data, key, kind)
+
+
+def _each(data: Any, key: str, parse: Callable[[Any, str], T], where: str) -> list[T]:
+    """Every segment or stratum; one that is not an object is named by its JSON path."""
+    return json_fields.each(data, key, lambda item: parse(item, where), json_fields.REQUIRED)
 
 
 def shortfalls(strata: Sequence[Stratum]) -> list[str]:

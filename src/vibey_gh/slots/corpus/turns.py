@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import BadInput
 from ...files import canonical_json
+from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -118,7 +119,7 @@ class Segment:
             id=_field(data, "id", str, where),
             run_id=_field(data, "run_id", str, where),
             stratum=_field(data, "stratum", int, where),
-            turns=tuple(Turn.from_json(turn, where) for turn in turns),
+            turns=tuple(json_fields.each(data, "turns", lambda turn: Turn.from_json(turn, where))),
         )
 
 
@@ -182,7 +183,6 @@ def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise BadInput(f"{where}: field {key!r} must be {kind.__name__}, found {value!r:.40}")
-    return value
+    """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
+    which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
+    return json_fields.typed(data, key, kind)

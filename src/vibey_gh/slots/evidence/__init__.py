@@ -1,9 +1,13 @@
 """Evidence: what a calibration leaves on disk and `slots allowed` reads back (design §7).
 
-Modules: `store` (evidence, checkpoint and request files: schema, paths, load, seal),
-`fingerprint` (what evidence is keyed to), `figures_cache` (the judged figures kept beside
-each evidence file).
+Modules: `document` (the evidence file as a typed document), `store` (evidence paths,
+integrity, the one reader and writer of evidence files), `checkpoints` (progress files of a
+sweep in progress), `requests` (calibration requests), `fingerprint` (what evidence is keyed
+to), `figures_cache` (the judged figures kept beside each evidence file).
 
-Public surface: `store.load_evidence`, `store.evidence_path`, `store.Evidence`,
-`fingerprint.compute_fingerprint`, `fingerprint.Fingerprint`, `figures_cache.read_figures`.
+Public surface: `store.load_evidence`, `store.write_evidence`, `store.evidence_path`,
+`store.Evidence`, `document.EvidenceDocument`, `checkpoints.ProgressDocument`,
+`requests.RequestDocument`, `fingerprint.compute_fingerprint`, `fingerprint.Fingerprint`,
+`figures_cache.read_figures`. A damaged file fails as `errors.MalformedJson`, naming the
+field's JSON path.
 """

@@ -1,4 +1,6 @@
-"""Evidence, checkpoints and calibration requests on disk (design §7).
+"""Evidence on disk (design §7): where it lives, its integrity, and the one reader and writer
+of its file (the document's fields are in `document.py`, checkpoints in `checkpoints.py`,
+requests in `requests.py`).
 
 evidence/<fp>.json       the recorded sweep for one fingerprint (schema below)
 progress/<fp>-<corpus>-<method>.json   completed steps of a sweep in progress
@@ -28,24 +30,23 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import EvidenceError
+from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json
 from ...state import StateLayout
+from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
+    from .document import EvidenceDocument
 
-# The step records are imported where steps are parsed, not above: `slots allowed` without
-# evidence for today's fingerprint reads only the other files' fingerprints.
+# The document, the step records and the field reader are imported where a file is parsed,
+# not above: `slots allowed` with the figures cache current reads no evidence file at all.
 
-EVIDENCE_SCHEMA = 1
-PROGRESS_SCHEMA = 1
-REQUEST_SCHEMA = 1
 SECONDS_PER_DAY = 86_400.0
-INTEGRITY_KEY = "integrity"
 INTEGRITY_ALGORITHM = "sha256"
 # Clocks of the machines sharing a state volume may disagree by this much; evidence dated
 # further ahead than this was not recorded by a clock anyone can trust.
@@ -60,21 +61,31 @@ def method_hash(method: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Evidence:
+    """An evidence document and the file it was read from (None: not yet written)."""
+
     path: Path | None
-    data: dict[str, Any]
-    steps: tuple[StepRecord, ...]
+    document: EvidenceDocument
+
+    @property
+    def steps(self) -> tuple[StepRecord, ...]:
+        return self.document.steps
 
     @property
     def fingerprint(self) -> str:
-        return str(self.data["fingerprint"]["id"])
+        return self.document.fingerprint
 
     @property
     def fingerprint_fields(self) -> dict[str, Any]:
-        return _fingerprint_fields(self.data)
+        return dict(self.document.fingerprint_fields)
 
     @property
     def created_at(self) -> float:
-        return float(self.data["created_at"])
+        return self.document.created_at
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The document as JSON, as written."""
+        return self.document.to_json()
 
     def age_days(self, now: float) -> float:
         return age_in_days(self.created_at, now)
@@ -146,29 +157,37 @@ def _fingerprint_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_header(data: dict[str, Any], where: str) -> None:
-    if data.get("kind") != "vibey-gh-evidence":
+    from ...interfaces import json_fields
+
+    if data.get("kind") != EVIDENCE_KIND:
         raise EvidenceError(f"{where} is not a vibey-gh evidence file")
     try:
-        fp = data["fingerprint"]
-        if not isinstance(fp, dict) or not isinstance(fp.get("id"), str):
-            raise KeyError("fingerprint.id")
-        created_at = float(data["created_at"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
+        with json_fields.within("evidence"):
+            fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
+            with json_fields.within("fingerprint"):
+                json_fields.text(fingerprint, "id")
+            created_at = json_fields.number(data, "created_at")
+    except MalformedJson as exc:
+        raise exc.in_file(where) from None
     if not math.isfinite(created_at):
         raise EvidenceError(f"{where} is malformed: created_at is {created_at}")
 
 
 def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
-    from ..judging.records import StepRecord
+    """The one reader of evidence JSON: MalformedJson naming the bad field's JSON path and,
+    for a file, the file."""
+    from .document import EvidenceDocument
 
     where = str(path) if path else "evidence"
     _check_header(data, where)
     try:
-        steps = tuple(StepRecord.from_json(s) for s in data["steps"])
+        document = EvidenceDocument.from_json(data)
+    except MalformedJson as exc:
+        raise exc.in_file(where) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EvidenceError(f"{where} is malformed: missing or bad {exc}") from None
-    return Evidence(path, data, steps)
+        # not a field the reader checks (it checks every one it reads): still one clear line
+        raise EvidenceError(f"{where} is malformed: {type(exc).__name__}: {exc}") from None
+    return Evidence(path, document)
 
 
 def load_evidence(path: Path) -> Evidence:
@@ -197,94 +216,13 @@ def iter_evidence_paths(layout: StateLayout) -> Iterator[Path]:
     yield from sorted((layout.root / "evidence").glob("*.json"))
 
 
-def write_evidence(path: Path, data: dict[str, Any]) -> None:
-    atomic_write_json(path, seal_evidence(data))
+def sealed_json(document: EvidenceDocument) -> dict[str, Any]:
+    """The one writer of evidence JSON: the document with its integrity digest."""
+    return seal_evidence(document.to_json())
 
 
-# --- checkpoints -----------------------------------------------------------------------------
-
-
-def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method: str) -> Path:
-    return layout.progress / f"{fingerprint}-{corpus_sha[:12]}-{method}.json"
-
-
-def save_progress(path: Path, key: Mapping[str, Any], steps: list[StepRecord]) -> None:
-    atomic_write_json(
-        path,
-        {
-            "schema_version": PROGRESS_SCHEMA,
-            "kind": "vibey-gh-progress",
-            "key": dict(key),
-            "steps": [s.to_json() for s in steps],
-        },
-    )
-
-
-def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
-    """Completed steps of an interrupted sweep with this key; [] when there is none."""
-    from ..judging.records import StepRecord
-
-    if not path.exists():
-        return []
-    data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
-    if data.get("key") != dict(key):
-        raise EvidenceError(f"progress file {path} belongs to another sweep; remove it to restart")
-    try:
-        return [StepRecord.from_json(s) for s in data["steps"]]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
-
-
-# --- calibration requests --------------------------------------------------------------------
-
-
-def request_path(layout: StateLayout, fingerprint: str) -> Path:
-    return layout.requests / f"{fingerprint}.json"
-
-
-def write_request(
-    layout: StateLayout,
-    fingerprint: str,
-    fields: Mapping[str, Any],
-    reason: str,
-    now: float,
-    settings: Mapping[str, Any],
-) -> Path:
-    path = request_path(layout, fingerprint)
-    try:
-        standing = read_json(path, kind="calibration request", schema_version=REQUEST_SCHEMA)
-    except EvidenceError:
-        standing = {}
-    if standing.get("reason") == reason and standing.get("settings") == dict(settings):
-        return path  # asked every storm pass: the standing request already says this
-    atomic_write_json(
-        path,
-        {
-            "schema_version": REQUEST_SCHEMA,
-            "kind": "vibey-gh-calibration-request",
-            "fingerprint": {"id": fingerprint, "fields": dict(fields)},
-            "reason": reason,
-            "requested_at": now,
-            "settings": dict(settings),
-        },
-    )
-    return path
-
-
-def pending_requests(layout: StateLayout) -> list[dict[str, Any]]:
-    found = []
-    for path in sorted(layout.requests.glob("*.json")):
-        try:
-            found.append(read_json(path, kind="calibration request", schema_version=REQUEST_SCHEMA))
-        except EvidenceError:
-            continue
-    return found
-
-
-def clear_request(layout: StateLayout, fingerprint: str) -> bool:
-    path = request_path(layout, fingerprint)
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+def write_evidence(path: Path, document: EvidenceDocument) -> dict[str, Any]:
+    """Write the sealed document atomically (0600); return the JSON written."""
+    data = sealed_json(document)
+    atomic_write_json(path, data)
+    return data

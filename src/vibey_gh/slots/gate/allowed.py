@@ -328,7 +328,7 @@ def _request(
     reason_code: str,
     evidence: Path | None = None,
 ) -> AllowedAnswer:
-    from ..evidence.store import write_request
+    from ..evidence.requests import write_request
 
     settings = {"runner": config.runner, "model": config.model, "window": config.window}
     try:

@@ -1,6 +1,6 @@
 """Judging: pure rules over recorded steps; nothing here reads a file, a clock or the config.
 
-Modules: `records` (what a sweep records), `json_fields` (typed reads of recorded JSON),
+Modules: `records` (what a sweep records, read through `interfaces.json_fields`),
 `stats` (intervals), `metrics` (a step's metrics), `fidelity` (answers against the one-slot
 answers), `reported` (what the runner said of itself), `baseline` (raw steps to figures, early
 verdicts), `figures` (every number the judge compares), `bounds` (the limits), `judge`

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...interfaces import json_fields
 from ...interfaces.turns import TurnResult
-from . import json_fields
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class TurnRecord:
             turn_id=json_fields.text(data, "turn_id"),
             segment_id=json_fields.text(data, "segment_id"),
             worker=json_fields.integer(data, "worker"),
-            result=turn_result_from_json(json_fields.mapping(data, "result")),
+            result=json_fields.nested(data, "result", turn_result_from_json),
         )
 
 
@@ -51,10 +51,13 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     json_fields.number(data, "started")
     json_fields.number(data, "ended")
     json_fields.text(data, "error", None)
-    for call in json_fields.items(data, "tool_calls"):
-        json_fields.text(call, "name")
-        json_fields.mapping(call, "arguments")
+    json_fields.each(data, "tool_calls", _check_tool_call)
     return TurnResult.from_json(data)
+
+
+def _check_tool_call(call: Any) -> None:
+    json_fields.text(call, "name")
+    json_fields.mapping(call, "arguments")
 
 
 # One timeline point: (t, wired_bytes, used_bytes, free_share, swap_in_bytes, swap_out_bytes,
@@ -263,8 +266,7 @@ class StepRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
-        """Raises ValueError naming the field when the data is not what this tool wrote."""
-        timeline = json_fields.items(data, "timeline")
+        """Raises MalformedJson naming the field when the data is not what this tool wrote."""
         return cls(
             index=json_fields.integer(data, "index"),
             slots=json_fields.integer(data, "slots"),
@@ -273,19 +275,14 @@ class StepRecord:
             started_at=json_fields.number(data, "started_at"),
             ended_at=json_fields.number(data, "ended_at"),
             load_seconds=json_fields.number(data, "load_seconds", None),
-            turns=tuple(TurnRecord.from_json(t) for t in json_fields.items(data, "turns")),
-            timeline=tuple(json_fields.optional_numbers(p, "a timeline point") for p in timeline),
+            turns=tuple(json_fields.each(data, "turns", TurnRecord.from_json)),
+            timeline=tuple(json_fields.each(data, "timeline", _timeline_point)),
             memory_budget_bytes=json_fields.integer(data, "memory_budget_bytes", None),
-            gpu_budget_bytes=tuple(
-                int(v) if v is not None else None
-                for v in json_fields.optional_numbers(
-                    json_fields.items(data, "gpu_budget_bytes"), "gpu_budget_bytes"
-                )
-            ),
-            log_events=tuple(
-                LogEventRecord.from_json(e) for e in json_fields.items(data, "log_events")
-            ),
-            production=ProductionRecord.from_json(json_fields.mapping(data, "production")),
+            gpu_budget_bytes=_optional_byte_counts(data, "gpu_budget_bytes") or (),
+            log_events=tuple(json_fields.each(data, "log_events", LogEventRecord.from_json)),
+            production=json_fields.nested(data, "production", ProductionRecord.from_json)
+            if data.get("production") is not None
+            else ProductionRecord(),
             ended_early=json_fields.text(data, "ended_early", None),
             runner_version=json_fields.text(data, "runner_version", None),
             corpus_turns=json_fields.integer(data, "corpus_turns", 0),
@@ -298,7 +295,7 @@ class StepRecord:
             ),
             production_gpu_bytes=_optional_byte_counts(data, "production_gpu_bytes"),
             production_footprint=json_fields.text(data, "production_footprint", None),
-            runner_reported=RunnerReported.from_json(data["runner_reported"])
+            runner_reported=json_fields.nested(data, "runner_reported", RunnerReported.from_json)
             if data.get("runner_reported") is not None
             else None,
         )
@@ -308,5 +305,11 @@ def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, .
     """A list of byte counts (None entries allowed), or None when absent (older evidence)."""
     if data.get(key) is None:
         return None
-    values = json_fields.optional_numbers(json_fields.items(data, key), key)
+    listed = json_fields.items(data, key)
+    with json_fields.within(key):
+        values = json_fields.optional_numbers(listed, key)
     return tuple(int(v) if v is not None else None for v in values)
+
+
+def _timeline_point(point: Any) -> tuple[float | int | None, ...]:
+    return json_fields.optional_numbers(point, "a timeline point")

@@ -26,15 +26,9 @@ from ...runners.process import ensure_port_free
 from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
-from ..evidence.store import (
-    clear_request,
-    evidence_path,
-    load_progress,
-    method_hash,
-    progress_path,
-    request_path,
-    save_progress,
-)
+from ..evidence.checkpoints import load_progress, progress_path, save_progress
+from ..evidence.requests import clear_request, request_path
+from ..evidence.store import evidence_path, method_hash
 from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
 from ..judging.metrics import step_metrics

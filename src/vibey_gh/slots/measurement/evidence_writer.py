@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,11 +10,13 @@ from typing import Any
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
+from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.store import EVIDENCE_SCHEMA, evidence_from_json, evidence_path, seal_evidence
+from ..evidence.store import Evidence, evidence_path, sealed_json
 from ..judging.baseline import sweep_figures
-from ..judging.judge import judge_sweep
+from ..judging.bounds import Bounds
+from ..judging.judge import SweepJudgement, judge_sweep
 from ..judging.records import StepRecord
 from ..report.markdown import write_report
 from ..report.summary import render_summary
@@ -38,13 +40,17 @@ class SweepResult:
     version_mismatch: str | None = None
 
 
+# How a sweep is judged: `judge.judge_sweep`, or a stand-in that counts its calls.
+Judge = Callable[[Sequence[StepRecord], Bounds], SweepJudgement]
+
+
 def build_evidence(
-    req: CalibrationRequest, env: Environment, result: SweepResult
-) -> tuple[dict[str, Any], list[str]]:
+    req: CalibrationRequest, env: Environment, result: SweepResult, judgement: SweepJudgement
+) -> EvidenceDocument:
+    """The evidence document of a sweep, with the judgement made of its steps."""
     fingerprint, identity, steps = result.fingerprint, result.identity, result.steps
     method, stop_reason, complete = result.method, result.stop_reason, result.complete
     bounds = req.config.bounds
-    judgement = judge_sweep(steps, bounds)
     notes: list[str] = []
     versions = {s.runner_version for s in steps if s.runner_version}
     mismatch = [v for v in versions if identity.version and v != identity.version]
@@ -69,17 +75,16 @@ def build_evidence(
             + (stop_reason or "paused by --max-runs")
             + "); the decision covers the steps measured so far"
         )
-    data: dict[str, Any] = {
-        "schema_version": EVIDENCE_SCHEMA,
-        "kind": "vibey-gh-evidence",
-        "fingerprint": {"id": fingerprint.id, "fields": fingerprint.fields},
-        "created_at": env.clock.now(),
-        "device": {
+    return EvidenceDocument(
+        fingerprint=fingerprint.id,
+        fingerprint_fields=fingerprint.fields,
+        created_at=env.clock.now(),
+        device={
             "sources": env.device.sources,
             "missing": env.device.missing,
             "memory_limit_bytes": env.device.memory_limit_bytes,
         },
-        "corpus": {
+        corpus={
             "sha256": req.corpus.corpus_sha256,
             "pool_sha256": req.corpus.pool_sha256,
             "window": req.corpus.window,
@@ -88,33 +93,27 @@ def build_evidence(
             "strata": [s.to_json() for s in req.corpus.strata],
             "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
         },
-        "method": {**method, "hash": method_hash_of(method)},
-        "bounds": bounds.to_json(),
+        method={**method, "hash": method_hash_of(method)},
+        bounds=bounds.to_json(),
         # how sure each step's throughput interval and each verdict's gain interval are
-        "confidence": bounds.confidence,
-        "steps": [s.to_json() for s in steps],
-        "verdicts": [v.to_json() for v in judgement.verdicts],
-        "decision": {
-            "ideal": judgement.ideal,
-            "reason": judgement.reason,
-            "stop_reason": stop_reason,
-        },
-        "complete": complete,
-        "production_version": None if result.production_absent else identity.version,
-        "production_absent": result.production_absent,
-        "runner": {
+        confidence=bounds.confidence,
+        steps=tuple(steps),
+        verdicts=tuple(v.to_json() for v in judgement.verdicts),
+        decision=Decision(judgement.ideal, judgement.reason, stop_reason),
+        complete=complete,
+        production_version=None if result.production_absent else identity.version,
+        production_absent=result.production_absent,
+        runner={
             "kind": identity.kind,
             "model": identity.model,
             "digest": identity.model_digest,
             "settings": identity.settings,
             "settings_source": identity.settings_source,
         },
-        "runs_dir": str(result.run_dir),
-        "notes": notes,
-    }
-    recorded = bool(steps) and not mismatch
-    data["recorded"] = recorded
-    return data, notes
+        runs_dir=str(result.run_dir),
+        notes=tuple(notes),
+        recorded=bool(steps) and not mismatch,
+    )
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -144,16 +143,20 @@ def method_hash_of(method: dict[str, Any]) -> str:
 
 
 def write_evidence_files(
-    req: CalibrationRequest, env: Environment, result: SweepResult
+    req: CalibrationRequest, env: Environment, result: SweepResult, judge: Judge = judge_sweep
 ) -> CalibrationOutcome:
+    """Write the evidence, its summary and its report; the sweep is judged once, here, and
+    that judgement is what the evidence, the summary, the report and its plots say."""
     fingerprint, steps, stop_reason = result.fingerprint, result.steps, result.stop_reason
-    data, notes = build_evidence(req, env, result)
-    data = seal_evidence(data)
-    evidence = evidence_from_json(data, None)
-    markdown = render_summary(evidence, req.config.bounds)
+    bounds = req.config.bounds
+    judgement = judge(steps, bounds)
+    document = build_evidence(req, env, result, judgement)
+    data = sealed_json(document)
+    evidence = Evidence(None, document)
+    markdown = render_summary(evidence, bounds, judgement)
     written: list[Path] = []
     recorded_path: Path | None = None
-    if data["recorded"]:
+    if document.recorded:
         recorded_path = evidence_path(env.layout, fingerprint.id)
         atomic_write_json(recorded_path, data)
         # the figures `slots allowed` judges on, so its first answer need not parse all this
@@ -165,20 +168,21 @@ def write_evidence_files(
             sweep_figures(evidence.steps),
         )
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)
-        write_report(evidence, req.config.bounds, recorded_path.parent, recorded_path.stem)
+        write_report(
+            evidence, bounds, recorded_path.parent, recorded_path.stem, judgement=judgement
+        )
     if req.out_dir is not None:
         ensure_private_dir(req.out_dir)
         out_json = req.out_dir / f"slots-{fingerprint.id}.json"
         atomic_write_json(out_json, data)
         atomic_write_text(out_json.with_suffix(".md"), markdown)
         written += [out_json, out_json.with_suffix(".md")]
-        written += write_report(evidence, req.config.bounds, req.out_dir, out_json.stem)
-    decision = data["decision"]
+        written += write_report(evidence, bounds, req.out_dir, out_json.stem, judgement=judgement)
     return CalibrationOutcome(
         fingerprint=fingerprint.id,
-        ideal=decision["ideal"] if steps else None,
-        reason=decision["reason"] if steps else notes[0],
-        recorded=bool(data["recorded"]),
+        ideal=judgement.ideal if steps else None,
+        reason=judgement.reason if steps else document.notes[0],
+        recorded=document.recorded,
         complete=result.complete,
         evidence=recorded_path,
         out_files=written,

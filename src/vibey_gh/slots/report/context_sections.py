@@ -49,7 +49,7 @@ def _field_value(name: str, value: object) -> str:
 
 def device_section(evidence: Evidence) -> list[str]:
     fields = evidence.fingerprint_fields
-    device = evidence.data.get("device") or {}
+    device = evidence.document.device
     sources, missing = device.get("sources") or {}, device.get("missing") or {}
     rows = []
     for name in sorted(fields):
@@ -72,8 +72,8 @@ def device_section(evidence: Evidence) -> list[str]:
 
 
 def corpus_section(evidence: Evidence) -> list[str]:
-    corpus = evidence.data.get("corpus") or {}
-    method = evidence.data.get("method") or {}
+    corpus = evidence.document.corpus
+    method = evidence.document.method
     lines = [
         "## Corpus and method",
         "",
@@ -116,7 +116,7 @@ BOUND_MEANINGS = {
 
 def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     used = bounds.to_json()
-    recorded = evidence.data.get("bounds") or {}
+    recorded = evidence.document.bounds
     rows = []
     for name, value in used.items():
         then = recorded.get(name)

@@ -81,7 +81,7 @@ def step_names(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[s
 def _estimates_of(evidence: Evidence, given: Mapping[str, int] | None) -> Mapping[str, int]:
     if given is not None:
         return given
-    recorded = (evidence.data.get("corpus") or {}).get("depth_estimates")
+    recorded = evidence.document.corpus.get("depth_estimates")
     return {str(k): int(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
 
 

@@ -22,6 +22,7 @@ from ...errors import BadInput
 from ...files import PRIVATE_FILE, atomic_write_shared_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
+from ..judging.judge import SweepJudgement
 from .markdown import render_report
 
 IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<src>[^)]*)\)$")
@@ -139,14 +140,17 @@ def render_html(
     plots: Mapping[str, bytes],
     depth_estimates: Mapping[str, int] | None = None,
     plots_note: str | None = None,
+    judgement: SweepJudgement | None = None,
 ) -> str:
-    """The whole page: the report's sections, with `plots` (name → PNG bytes) embedded."""
+    """The whole page: the report's sections, with `plots` (name → PNG bytes) embedded;
+    `judgement` is the sweep as already judged against `bounds` (judged when not given)."""
     markdown = render_report(
         evidence,
         bounds,
         {name: PLOT_SOURCE + name for name in plots},
         depth_estimates,
         plots_note=plots_note,
+        judgement=judgement,
     )
     title = f"Slots evidence report {evidence.fingerprint}"
     return (
@@ -160,10 +164,15 @@ def render_html(
 
 
 def write_html_report(
-    evidence: Evidence, bounds: Bounds, path: Path, plotting: bool | None = None
+    evidence: Evidence,
+    bounds: Bounds,
+    path: Path,
+    plotting: bool | None = None,
+    judgement: SweepJudgement | None = None,
 ) -> Path:
     """Write the page to `path` in one rename (0600); the folder must exist and is left as
-    it is. Without matplotlib the page has no plots and says how to get them."""
+    it is. Without matplotlib the page has no plots and says how to get them. `judgement`:
+    the sweep as already judged against `bounds` (judged here when not given)."""
     from ..judging.judge import judge_sweep
     from .plots import PLOTS_MISSING, build_figures, figure_png, plots_available
 
@@ -173,12 +182,19 @@ def write_html_report(
         raise BadInput(f"--html {path}: is a folder")
     if plotting is None:
         plotting = plots_available()
+    if judgement is None:
+        judgement = judge_sweep(evidence.steps, bounds)
     plots: dict[str, bytes] = {}
     if plotting:
-        judgement = judge_sweep(evidence.steps, bounds)
         figures = build_figures(evidence, judgement, bounds)
         plots = {name: figure_png(figure) for name, figure in figures.items()}
-    page = render_html(evidence, bounds, plots, plots_note=None if plotting else PLOTS_MISSING)
+    page = render_html(
+        evidence,
+        bounds,
+        plots,
+        plots_note=None if plotting else PLOTS_MISSING,
+        judgement=judgement,
+    )
     try:
         atomic_write_shared_text(path, page, PRIVATE_FILE)
     except PermissionError:

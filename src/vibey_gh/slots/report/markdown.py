@@ -51,17 +51,17 @@ def _gb(value: float | None) -> str:
 
 
 def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
-    recorded = evidence.data.get("decision") or {}
+    recorded = evidence.document.decision
     lines = ["## Decision", "", f"**Ideal N = {judgement.ideal}.** {judgement.reason}."]
-    if recorded and recorded.get("ideal") != judgement.ideal:
+    if recorded is not None and recorded.ideal != judgement.ideal:
         lines += [
             "",
-            f"When it was recorded this evidence supported {recorded.get('ideal')} "
-            f"({recorded.get('reason')}); the bounds used here differ.",
+            f"When it was recorded this evidence supported {recorded.ideal} "
+            f"({recorded.reason}); the bounds used here differ.",
         ]
-    if recorded.get("stop_reason"):
-        lines += ["", f"Why the sweep ended: {recorded['stop_reason']}."]
-    if not evidence.data.get("complete", True):
+    if recorded is not None and recorded.stop_reason:
+        lines += ["", f"Why the sweep ended: {recorded.stop_reason}."]
+    if not evidence.document.complete:
         lines += ["", "The sweep is not finished: the decision covers the steps measured so far."]
     return lines
 
@@ -284,10 +284,13 @@ def render_report(
     plots: Mapping[str, str] | None = None,
     depth_estimates: Mapping[str, int] | None = None,
     plots_note: str | None = None,
+    judgement: SweepJudgement | None = None,
 ) -> str:
     """The report as Markdown. `plots` maps a plot's name to the file name to embed;
-    `plots_note` says why there are none."""
-    judgement = judge_sweep(evidence.steps, bounds)
+    `plots_note` says why there are none; `judgement` is the sweep as already judged against
+    `bounds` (judged here when not given)."""
+    if judgement is None:
+        judgement = judge_sweep(evidence.steps, bounds)
     names = step_names(evidence.steps, judgement)
     fields = evidence.fingerprint_fields
     shown = dict(plots or {})
@@ -306,7 +309,7 @@ def render_report(
         f"{fields.get('runner_version')} at {_tokens(fields.get('window'))} tokens per slot. "
         + (
             "Recorded as this device's evidence."
-            if evidence.data.get("recorded")
+            if evidence.document.recorded
             else "Not recorded as this device's evidence."
         ),
         "",
@@ -335,7 +338,7 @@ def render_report(
         "",
         *not_measured_section(evidence, depth),
     ]
-    notes = evidence.data.get("notes") or []
+    notes = evidence.document.notes
     if notes:
         lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
@@ -348,6 +351,7 @@ def write_report(
     stem: str,
     depth_estimates: Mapping[str, int] | None = None,
     plotting: bool | None = None,
+    judgement: SweepJudgement | None = None,
 ) -> list[Path]:
     """Write `<stem>-report.md` and its plots `<stem>-<plot>.png` into `folder`; return them.
 
@@ -357,7 +361,8 @@ def write_report(
     """
     from .plots import PLOTS_MISSING, plots_available, write_plots
 
-    judgement = judge_sweep(evidence.steps, bounds)
+    if judgement is None:
+        judgement = judge_sweep(evidence.steps, bounds)
     if plotting is None:
         plotting = plots_available()
     written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []
@@ -367,6 +372,7 @@ def write_report(
         {_plot_name(p, stem): p.name for p in written},
         depth_estimates,
         plots_note=None if plotting else PLOTS_MISSING,
+        judgement=judgement,
     )
     report = folder / f"{stem}{REPORT_SUFFIX}"
     atomic_write_text(report, markdown)

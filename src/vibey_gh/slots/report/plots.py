@@ -422,7 +422,7 @@ def plot_title(evidence: Evidence) -> str:
     """What was measured, for people: model, runner, device and window (the fingerprint's
     hash says none of it)."""
     fields = evidence.fingerprint_fields
-    runner = evidence.data.get("runner") or {}
+    runner = evidence.document.runner
     model = runner.get("model") if isinstance(runner, dict) else None
     accelerators = fields.get("accelerators") or []
     device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"

@@ -173,8 +173,10 @@ def _shown(
     future = future_date_problem(evidence.created_at, deps.clock.now())
     if future is not None:
         raise EvidenceError(f"unusable {future}: {path}")
+    # judged once against today's bounds: the answer, the report and its plots say the same
+    judgement = judge_sweep(evidence.steps, config.bounds)
     if write:
-        write_report(evidence, config.bounds, path.parent, path.stem)
+        write_report(evidence, config.bounds, path.parent, path.stem, judgement=judgement)
     age = evidence.age_days(deps.clock.now())
     differences = None
     if today is not None:
@@ -183,7 +185,7 @@ def _shown(
     return ShownEvidence(
         path=path,
         evidence=evidence,
-        judgement=judge_sweep(evidence.steps, config.bounds),
+        judgement=judgement,
         age_days=age,
         stale=age > config.stale_after_days,
         differences=differences,

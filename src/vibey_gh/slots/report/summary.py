@@ -6,13 +6,18 @@ import time
 
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import judge_sweep
+from ..judging.judge import SweepJudgement, judge_sweep
 from .step_table import markdown_table, step_rows
 
 
-def render_summary(evidence: Evidence, bounds: Bounds) -> str:
-    data = evidence.data
-    judgement = judge_sweep(evidence.steps, bounds)
+def render_summary(
+    evidence: Evidence, bounds: Bounds, judgement: SweepJudgement | None = None
+) -> str:
+    """The summary; `judgement` is the sweep as already judged against `bounds` (judged here
+    when not given)."""
+    document = evidence.document
+    if judgement is None:
+        judgement = judge_sweep(evidence.steps, bounds)
     fields = evidence.fingerprint_fields
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(evidence.created_at))
     lines = [
@@ -27,9 +32,10 @@ def render_summary(evidence: Evidence, bounds: Bounds) -> str:
         "",
         markdown_table(step_rows(evidence.steps, judgement)),
         "",
-        f"Corpus {data['corpus']['sha256'][:16]}… ({data['corpus']['turns']} turns in "
-        f"{data['corpus']['segments']} segments); stop: {data['decision'].get('stop_reason')}.",
+        f"Corpus {str(document.corpus.get('sha256'))[:16]}… ({document.corpus.get('turns')} "
+        f"turns in {document.corpus.get('segments')} segments); "
+        f"stop: {document.decision.stop_reason if document.decision else None}.",
     ]
-    for note in data.get("notes") or []:
+    for note in document.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines) + "\n"

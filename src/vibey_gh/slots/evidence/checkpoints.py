@@ -1,0 +1,94 @@
+"""Checkpoints: the completed steps of a sweep in progress, so an interrupted sweep resumes.
+
+progress/<fp>-<corpus>-<method>.json holds {schema_version, kind, key, steps}: the key says
+which sweep the steps belong to (fingerprint, corpus, method); a file with another key is
+another sweep's and is never resumed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import EvidenceError, MalformedJson
+from ...files import atomic_write_json, read_json
+from ...interfaces import json_fields
+from ...state import StateLayout
+
+if TYPE_CHECKING:
+    from ..judging.records import StepRecord
+
+PROGRESS_SCHEMA = 1
+PROGRESS_KIND = "vibey-gh-progress"
+
+
+@dataclass(frozen=True)
+class ProgressDocument:
+    """One checkpoint file: the sweep's key and the steps it has completed."""
+
+    key: Mapping[str, Any]
+    steps: tuple[StepRecord, ...]
+    schema_version: int = PROGRESS_SCHEMA
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "kind": PROGRESS_KIND,
+            "key": dict(self.key),
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ProgressDocument:
+        """Raises MalformedJson naming the bad field's path, from `progress`."""
+        from ..judging.records import StepRecord
+
+        with json_fields.within("progress"):
+            return cls(
+                schema_version=json_fields.integer(data, "schema_version", PROGRESS_SCHEMA),
+                key=json_fields.mapping(data, "key", json_fields.REQUIRED),
+                steps=tuple(
+                    json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
+                ),
+            )
+
+
+def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method: str) -> Path:
+    return layout.progress / f"{fingerprint}-{corpus_sha[:12]}-{method}.json"
+
+
+def save_progress(path: Path, key: Mapping[str, Any], steps: Sequence[StepRecord]) -> None:
+    atomic_write_json(path, ProgressDocument(dict(key), tuple(steps)).to_json())
+
+
+def read_progress(path: Path) -> ProgressDocument:
+    """A checkpoint file; EvidenceError (MalformedJson naming the field) when unusable."""
+    data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
+    return ProgressDocument.from_json(data)
+
+
+def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
+    """Completed steps of an interrupted sweep with this key; [] when there is none."""
+    if not path.exists():
+        return []
+    data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
+    if data.get("key") != dict(key):
+        raise EvidenceError(f"progress file {path} belongs to another sweep; remove it to restart")
+    try:
+        return list(ProgressDocument.from_json(data).steps)
+    except MalformedJson as exc:
+        raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
+
+
+__all__ = [
+    "PROGRESS_SCHEMA",
+    "ProgressDocument",
+    "load_progress",
+    "progress_path",
+    "read_progress",
+    "save_progress",
+]

@@ -1,0 +1,195 @@
+"""The evidence file as a typed document: what `slots calibrate` writes and every reader reads.
+
+`EvidenceDocument.to_json` is the one writer of the file's content (the store seals and writes
+it) and `EvidenceDocument.from_json` the one reader: every field is read through
+`interfaces.json_fields`, so a damaged file fails as one `MalformedJson` that names the field's
+JSON path (`evidence.steps[3].turns[12].result.finish_reason: expected a string, got 3`).
+
+The sections that describe rather than decide (device, corpus, method, bounds as recorded,
+runner) stay JSON objects: the reports show what they hold, and an older file may hold less.
+Keys this version does not name are kept in `extra`, so nothing a newer or older writer put in
+the file is lost on the way through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...errors import MalformedJson
+from ...interfaces import json_fields
+from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
+
+if TYPE_CHECKING:
+    from ..judging.records import StepRecord
+
+# The order the fields are written in (the digest sorts keys; people reading the file do not).
+_NAMED = (
+    "schema_version",
+    "kind",
+    "fingerprint",
+    "created_at",
+    "device",
+    "corpus",
+    "method",
+    "bounds",
+    "confidence",
+    "steps",
+    "verdicts",
+    "decision",
+    "complete",
+    "production_version",
+    "production_absent",
+    "runner",
+    "runs_dir",
+    "notes",
+    "recorded",
+    INTEGRITY_KEY,
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision as judged when the evidence was recorded, and why the sweep ended."""
+
+    ideal: int | None = None
+    reason: str = ""
+    stop_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ideal": self.ideal, "reason": self.reason, "stop_reason": self.stop_reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Decision:
+        return cls(
+            ideal=json_fields.integer(data, "ideal", None),
+            reason=json_fields.text(data, "reason", ""),
+            stop_reason=json_fields.text(data, "stop_reason", None),
+        )
+
+
+@dataclass(frozen=True)
+class EvidenceDocument:
+    """One evidence file (see docs/reference/evidence.md for what each field means).
+
+    fingerprint / fingerprint_fields: the fingerprint's id and the fields it hashes.
+    confidence: how sure the intervals are (None in files older than the field).
+    verdicts: each step's verdict as judged when recorded (kept for readers of the file; the
+      tool re-judges the steps). decision: the ideal and the stop reason as then judged (None
+      in a file that records none).
+    complete: False for a paused or stopped sweep. recorded: kept as the device's evidence.
+    integrity: the digest `store.seal_evidence` adds; None before sealing.
+    """
+
+    fingerprint: str
+    fingerprint_fields: Mapping[str, Any]
+    created_at: float
+    steps: tuple[StepRecord, ...]
+    schema_version: int = EVIDENCE_SCHEMA
+    device: Mapping[str, Any] = field(default_factory=dict)
+    corpus: Mapping[str, Any] = field(default_factory=dict)
+    method: Mapping[str, Any] = field(default_factory=dict)
+    bounds: Mapping[str, Any] = field(default_factory=dict)
+    confidence: float | None = None
+    verdicts: tuple[Mapping[str, Any], ...] = ()
+    decision: Decision | None = None
+    complete: bool = True
+    production_version: str | None = None
+    production_absent: str | None = None
+    runner: Mapping[str, Any] = field(default_factory=dict)
+    runs_dir: str | None = None
+    notes: tuple[str, ...] = ()
+    recorded: bool = False
+    integrity: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's content, in the order it has always been written."""
+        data: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "kind": EVIDENCE_KIND,
+            "fingerprint": {"id": self.fingerprint, "fields": dict(self.fingerprint_fields)},
+            "created_at": self.created_at,
+            "device": dict(self.device),
+            "corpus": dict(self.corpus),
+            "method": dict(self.method),
+            "bounds": dict(self.bounds),
+            "confidence": self.confidence,
+            "steps": [step.to_json() for step in self.steps],
+            "verdicts": [dict(verdict) for verdict in self.verdicts],
+            "decision": None if self.decision is None else self.decision.to_json(),
+            "complete": self.complete,
+            "production_version": self.production_version,
+            "production_absent": self.production_absent,
+            "runner": dict(self.runner),
+            "runs_dir": self.runs_dir,
+            "notes": list(self.notes),
+            "recorded": self.recorded,
+            **self.extra,
+        }
+        if self.integrity is not None:
+            data[INTEGRITY_KEY] = dict(self.integrity)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> EvidenceDocument:
+        """Raises MalformedJson naming the bad field's path, from `evidence`."""
+        with json_fields.within("evidence"):
+            return cls._read(data)
+
+    @classmethod
+    def _read(cls, data: Any) -> EvidenceDocument:
+        from ..judging.records import StepRecord
+
+        if json_fields.text(data, "kind") != EVIDENCE_KIND:
+            raise MalformedJson(f"expected {EVIDENCE_KIND!r}, got {data['kind']!r:.40}", ("kind",))
+        fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
+        with json_fields.within("fingerprint"):
+            fingerprint_id = json_fields.text(fingerprint, "id")
+            fingerprint_fields = json_fields.mapping(fingerprint, "fields")
+        created_at = json_fields.number(data, "created_at")
+        if created_at != created_at or created_at in (float("inf"), float("-inf")):
+            raise MalformedJson(f"expected a finite number, got {created_at}", ("created_at",))
+        return cls(
+            schema_version=json_fields.integer(data, "schema_version", EVIDENCE_SCHEMA),
+            fingerprint=fingerprint_id,
+            fingerprint_fields=fingerprint_fields,
+            created_at=created_at,
+            device=json_fields.mapping(data, "device"),
+            corpus=json_fields.mapping(data, "corpus"),
+            method=json_fields.mapping(data, "method"),
+            bounds=json_fields.mapping(data, "bounds"),
+            confidence=json_fields.number(data, "confidence", None),
+            steps=tuple(
+                json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
+            ),
+            verdicts=tuple(json_fields.each(data, "verdicts", _an_object)),
+            decision=json_fields.nested(data, "decision", Decision.from_json)
+            if data.get("decision")
+            else None,
+            complete=json_fields.boolean(data, "complete", True),
+            production_version=json_fields.text(data, "production_version", None),
+            production_absent=json_fields.text(data, "production_absent", None),
+            runner=json_fields.mapping(data, "runner"),
+            runs_dir=json_fields.text(data, "runs_dir", None),
+            notes=tuple(json_fields.each(data, "notes", _a_string)),
+            recorded=json_fields.boolean(data, "recorded", False),
+            integrity=json_fields.mapping(data, INTEGRITY_KEY) if INTEGRITY_KEY in data else None,
+            extra={key: value for key, value in data.items() if key not in _NAMED},
+        )
+
+
+def _an_object(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise MalformedJson(f"expected an object, got {value!r:.40}")
+    return value
+
+
+def _a_string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise MalformedJson(f"expected a string, got {value!r:.40}")
+    return value
+
+
+__all__ = ["EVIDENCE_KIND", "EVIDENCE_SCHEMA", "Decision", "EvidenceDocument"]
