@@ -7,8 +7,8 @@ import math
 from dataclasses import replace
 
 import pytest
-from slot_builders import answer, same_answers
 
+from tests.support.slot_builders import answer, same_answers
 from vibey_gh.interfaces.slots_interface import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds

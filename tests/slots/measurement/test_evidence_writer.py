@@ -10,6 +10,7 @@ from typing import Any
 
 from tiny_corpus import TINY_WINDOW, tiny_corpus
 
+from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.identity import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import Fingerprint
@@ -22,7 +23,7 @@ from vibey_gh.slots.measurement.evidence_writer import SweepResult, write_eviden
 from vibey_gh.slots.report.summary import render_summary
 from vibey_gh.state import StateLayout
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+FIXTURES = EVIDENCE_FIXTURES
 RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
 MARK = "judged once, at the end of the sweep"
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from slot_builders import answer
-
+from tests.support.slot_builders import answer
 from vibey_gh.slots.judging.fidelity import agreement, first_divergence, structure
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from slot_builders import answer, make_step, same_answers
-
+from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW
 from vibey_gh.slots.judging.trust import untrustworthy_floor
 

@@ -6,9 +6,9 @@ import math
 from pathlib import Path
 
 import pytest
-from slot_builders import make_step, same_answers
 
 from tests.support.evidence import RECORDED
+from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep

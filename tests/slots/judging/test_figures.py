@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from slot_builders import (
+
+from tests.support.evidence import write_evidence_file
+from tests.support.slot_builders import (
     answer,
     bounds_strategy,
     make_step,
     same_answers,
 )
-
-from tests.support.evidence import write_evidence_file
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.figures_cache import (

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.errors import EvidenceError, MalformedJson
 from vibey_gh.interfaces import json_fields
 from vibey_gh.slots.evidence.checkpoints import (
@@ -35,7 +36,7 @@ from vibey_gh.slots.evidence.store import (
 )
 from vibey_gh.state import StateLayout
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+FIXTURES = EVIDENCE_FIXTURES
 # recorded by an earlier version: no `confidence` and no `production_absent`
 RECORDED = FIXTURES / "slots-a6e718b9b4a7bd46.json"
 

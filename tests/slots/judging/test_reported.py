@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from slot_builders import make_step, same_answers
 
+from tests.support.runners import FIXTURES
+from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.runners.logscan import scan_lines
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
@@ -16,7 +16,7 @@ from vibey_gh.slots.judging.judge import judge_figures, judge_step_figures, judg
 from vibey_gh.slots.judging.records import LogEventRecord, RunnerReported, StepRecord
 from vibey_gh.slots.judging.reported import describe, fill_in, runner_mismatch, runner_reported_from
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "runners" / "logs"
+LOGS = FIXTURES / "logs"
 MIB = 1 << 20
 
 

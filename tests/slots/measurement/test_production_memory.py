@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from slot_builders import GB, make_step, same_answers
 
 from tests.support.clocks import ManualClock
+from tests.support.slot_builders import GB, make_step, same_answers
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.interfaces.slots_interface import ProductionState

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from slot_builders import (
+
+from tests.support.clocks import ManualClock
+from tests.support.evidence import write_evidence_file
+from tests.support.slot_builders import (
     answer,
     bounds_strategy,
     make_step,
     same_answers,
 )
-
-from tests.support.clocks import ManualClock
-from tests.support.evidence import write_evidence_file
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
