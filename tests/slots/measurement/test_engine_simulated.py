@@ -30,7 +30,8 @@ from vibey_gh.interfaces.slots_interface import (
     TurnResult,
 )
 from vibey_gh.runners.registry import runner_for
-from vibey_gh.slots.evidence.store import load_evidence, request_path, write_request
+from vibey_gh.slots.evidence.requests import request_path, write_request
+from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import MAX_REMEASURES
 from vibey_gh.slots.measurement.calibration_setup import Environment
 from vibey_gh.slots.measurement.wiring import build_environment

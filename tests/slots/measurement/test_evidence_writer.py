@@ -8,8 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tiny_corpus import TINY_WINDOW, tiny_corpus
-
+from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.identity import DeviceFacts, RunnerInfo

@@ -17,7 +17,8 @@ from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.config import SimulatedModel
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.measurement.step import ENDED_BAR_CAP, ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
 from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
@@ -36,7 +37,18 @@ def test_a_sweep_on_the_simulated_runner_finds_its_knee(
         assert {t.turn_id for t in step.turns} == wanted, "every corpus turn at least once"
         assert step.measurement is not None
         assert step.measurement["end"] - step.measurement["start"] >= 0.5
-        assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP)
+        if step.slots > 1:
+            assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP)
+            continue
+        # a one-slot run is the bar: measured on until its interval is within ±min_gain/2
+        assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_BAR_CAP)
+        metrics = step_metrics(step)
+        low, high = metrics.interval(0.9)
+        half_width = (high - low) / 2 / metrics.turns_per_hour
+        if step.measurement["why_ended"] == ENDED_BAR_CAP:
+            assert not metrics.has_interval or half_width > 0.05
+        else:
+            assert half_width <= 0.05 + 0.01  # within a batch of the moment it was decided
     assert evidence.data["confidence"] == 0.9
     two = evidence.data["verdicts"][2]
     assert two["gain_low"] <= two["gain"] <= two["gain_high"]

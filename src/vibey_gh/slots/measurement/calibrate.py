@@ -125,6 +125,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             "max_seconds": req.config.step_cap_seconds,
             # a gain is a ratio of two measured throughputs: its interval carries both
             "gain_interval": "ratio of the step's and the bar's batch means",
+            # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
+            "one_slot_until": "interval within half of min_gain",
         },
     }
 

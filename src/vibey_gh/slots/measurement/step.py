@@ -51,6 +51,7 @@ from .sampler import StepSampler
 ENDED_DECIDED = "the interval decided"
 ENDED_MINIMUM = "measured the minimum time"
 ENDED_CAP = "inconclusive at max_step_seconds"
+ENDED_BAR_CAP = "measured to max_step_seconds"
 
 
 class StepProgress(Protocol):
@@ -108,11 +109,19 @@ class _Stopping:
         if measured < self.ctx.min_step_seconds:
             return True
         if measured >= self.ctx.max_step_seconds:
-            self.why = ENDED_CAP if self.slots > 1 and self.compare_with else ENDED_MINIMUM
+            if self.slots <= 1:
+                self.why = ENDED_BAR_CAP
+            else:
+                self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
             return False
         if len(served_ends(turns, start, now)) < WANTED_WINDOW_TURNS:
             return True  # too few turns yet for ten batches
-        if self.slots <= 1 or not self.compare_with:
+        if self.slots <= 1:
+            if self.bar_too_wide(turns, start, now):
+                return True
+            self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
+            return False
+        if not self.compare_with:
             self.why = ENDED_MINIMUM
             return False
         if self.undecided(turns, start, now):
@@ -120,14 +129,31 @@ class _Stopping:
         self.why = ENDED_DECIDED
         return False
 
-    def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+    def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """A one-slot run is the bar every gain is a ratio to, so it is measured until its own
+        interval is within half of `min_gain` either side (or the cap): a bar known only to
+        ±20% could let no 10% gain qualify however long the steps after it ran."""
         bounds = self.ctx.bounds_now()
+        here = self._estimate(turns, start, now)
+        if here is None or here.value <= 0 or not here.has_interval:
+            return True
+        low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
+        return (high - low) / 2.0 > bounds.min_gain / 2.0
+
+    @staticmethod
+    def _estimate(turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
         ends = served_ends(turns, start, now)
         batches = batch_throughputs(ends, start, now)
         se = batch_standard_error(batches, start, now)
         if se is None:
+            return None
+        return Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
+
+    def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        bounds = self.ctx.bounds_now()
+        here = self._estimate(turns, start, now)
+        if here is None:
             return True
-        here = Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
         wanted = 1.0 + bounds.min_gain
         for bar in self.compare_with:
             ratio = ratio_interval(here, bar, bounds.confidence)
