@@ -128,7 +128,8 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     "--max-step-seconds",
     type=float,
     default=None,
-    help="Measure an inconclusive step at most this long (default: 5 × the minimum).",
+    help="Measure an inconclusive step, or a one-slot run whose interval is still wider than "
+    "half of min_gain, at most this long (default: 5 × the minimum).",
 )
 @click.option(
     "--no-early-verdicts",
@@ -163,7 +164,8 @@ def calibrate(
     The calibration runner is started beside production on `calibration_port` (11435); the
     production runner is never restarted. Each step replays the corpus with N closed-loop
     workers in a steady state (every turn once and at least --min-step-seconds of measurement;
-    longer, up to --max-step-seconds, while its gain interval is inconclusive) while memory,
+    longer, up to --max-step-seconds, while its gain interval is inconclusive, and a one-slot
+    run while its own interval is wider than half of min_gain) while memory,
     swap, the runner's log and production are watched every second. Every completed step is
     checkpointed: rerun the same command to resume. `--demo --runner simulated` shows a whole
     sweep in about a minute without a model.
