@@ -35,6 +35,8 @@ def test_a_stop_signal_stops_the_sweep_cleanly_and_keeps_the_checkpoint(
         "[local_models]\n"
         + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
         + f'production_url = "http://127.0.0.1:{free_port()}"\n'
+        # short steps: what is tested is the stop, not the step length
+        + "min_step_seconds = 1\n"
     )
     layout = StateLayout(isolated_state)
     command = [
