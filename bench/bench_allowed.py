@@ -230,6 +230,7 @@ def main() -> int:
                 window=MICRO_WINDOW,
                 calibration_port=free_port(),
                 production_url=production_url,
+                min_step_seconds=2.0,  # the evidence is what is timed, not its precision
             )
             print("recording evidence: a --slots 1,1,2 sweep on the micro corpus", file=sys.stderr)
             os.environ["VIBEY_GH_SLOTS_DIR"] = str(state)  # the GGUF digest cache lives there
