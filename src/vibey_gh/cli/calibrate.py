@@ -32,8 +32,8 @@ DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
 DEMO_MAX_SLOTS = 4
 # Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
-# or one that has not yet served the 30 turns an interval wants) keep its five steps within a
-# few minutes on two cores.
+# a one-slot run whose interval is still wider than ±5%, or one that has not yet served the 30
+# turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
 DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.judging.sweep, not imported for --help)
