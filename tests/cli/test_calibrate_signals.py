@@ -8,15 +8,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.support.corpus import TINY_WINDOW, tiny_corpus
-from tests.support.ports import free_port
+from tests.support.corpus import calibrate_command, embedded_work_dir, tiny_corpus
 from tests.support.processes import gone
 from vibey_gh.slots.measurement.orphans import PID_FILE
 from vibey_gh.state import StateLayout
@@ -29,21 +27,10 @@ def test_a_stop_signal_stops_the_sweep_cleanly_and_keeps_the_checkpoint(
     tmp_path: Path, isolated_state: Path, sig: signal.Signals
 ) -> None:
     _, corpus_path = tiny_corpus(tmp_path)
-    work = tmp_path / "cwd"
-    work.mkdir()
-    (work / "vibey-gh.toml").write_text(
-        "[local_models]\n"
-        + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
-        + f'production_url = "http://127.0.0.1:{free_port()}"\n'
-        # short steps: what is tested is the stop, not the step length
-        + "min_step_seconds = 1\n"
-    )
+    # short steps: what is tested is the stop, not the step length
+    work = embedded_work_dir(tmp_path, "min_step_seconds = 1\n")
     layout = StateLayout(isolated_state)
-    command = [
-        sys.executable, "-m", "vibey_gh.cli.main", "slots", "calibrate",
-        "--corpus", str(corpus_path), "--window", str(TINY_WINDOW), "--slots", "1,1,2",
-        "--max-tokens", "24",
-    ]  # fmt: skip
+    command = calibrate_command(corpus_path, 24)
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
     sweep = subprocess.Popen(command, cwd=work, env=env, stderr=subprocess.PIPE, text=True)
     pid_file = isolated_state / PID_FILE

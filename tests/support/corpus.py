@@ -54,3 +54,30 @@ def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     path = folder / "corpus.json"
     write_corpus(corpus, path)
     return corpus, path
+
+
+def embedded_work_dir(folder: Path, extra_config: str = "") -> Path:
+    """A working directory whose vibey-gh.toml runs the embedded runner at the tiny window on
+    free ports, production down; `extra_config` lines are added under [local_models]."""
+    from .ports import free_port
+
+    work = folder / "cwd"
+    work.mkdir()
+    (work / "vibey-gh.toml").write_text(
+        "[local_models]\n"
+        + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
+        + f'production_url = "http://127.0.0.1:{free_port()}"\n'
+        + extra_config
+    )
+    return work
+
+
+def calibrate_command(corpus_path: Path, max_tokens: int, *extra: str) -> list[str]:
+    """`slots calibrate` on the tiny corpus, N = 1, 1, 2, as its own process."""
+    import sys
+
+    return [
+        sys.executable, "-m", "vibey_gh.cli.main", "slots", "calibrate",
+        "--corpus", str(corpus_path), "--window", str(TINY_WINDOW), "--slots", "1,1,2",
+        "--max-tokens", str(max_tokens), *extra,
+    ]  # fmt: skip

@@ -6,13 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.corpus import TINY_WINDOW, tiny_corpus
+from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_dir, tiny_corpus
 from tests.support.ports import free_port
 from tests.support.progress import Quiet, Recorder
 from vibey_gh.config import LocalModels
@@ -75,36 +74,14 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
 
 
 def _calibrate_cmd(corpus_path: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "vibey_gh.cli.main",
-        "slots",
-        "calibrate",
-        "--corpus",
-        str(corpus_path),
-        "--window",
-        str(TINY_WINDOW),
-        "--slots",
-        "1,1,2",
-        "--max-tokens",
-        str(MAX_TOKENS),
-        "--min-step-seconds",
-        "0.1",
-    ]
+    return calibrate_command(corpus_path, MAX_TOKENS, "--min-step-seconds", "0.1")
 
 
 def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
     tmp_path: Path, isolated_state: Path
 ) -> None:
     _, corpus_path = tiny_corpus(tmp_path)
-    work = tmp_path / "cwd"
-    work.mkdir()
-    (work / "vibey-gh.toml").write_text(
-        "[local_models]\n"
-        + f'runner = "embedded"\nwindow = {TINY_WINDOW}\ncalibration_port = {free_port()}\n'
-        + f'production_url = "http://127.0.0.1:{free_port()}"\n'
-    )
+    work = embedded_work_dir(tmp_path)
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
     layout = StateLayout(isolated_state)
     first = subprocess.Popen(
