@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import BadInput
+from ...errors import BadInput, MalformedJson
 from ...files import canonical_json
 from ...interfaces import json_fields
 
@@ -47,7 +47,12 @@ def seeded_rank(seed: int, *parts: str) -> str:
 
 @dataclass(frozen=True)
 class Turn:
-    """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0."""
+    """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
+
+    `think_s` is the time the run spent outside the model before this turn (its tools), in
+    seconds; None where the source has no timing. It is left out of the JSON when None, so a
+    corpus from an untimed source keeps the bytes (and the sha256) it had before the field.
+    """
 
     id: str
     run_id: str
@@ -55,9 +60,10 @@ class Turn:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     depth_estimate: int
+    think_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "run_id": self.run_id,
             "index": self.index,
@@ -65,6 +71,9 @@ class Turn:
             "messages": self.messages,
             "tools": self.tools,
         }
+        if self.think_s is not None:
+            data["think_s"] = self.think_s
+        return data
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> Turn:
@@ -83,6 +92,7 @@ class Turn:
             messages=messages,
             tools=tools,
             depth_estimate=_field(data, "depth_estimate", int, where),
+            think_s=_think_seconds(data),
         )
 
 
@@ -180,6 +190,14 @@ def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
                 f"(expected one of {', '.join(sorted(MESSAGE_ROLES))})"
             )
     return messages
+
+
+def _think_seconds(data: dict[str, Any]) -> float | None:
+    """A turn's `think_s`: absent or null when unknown, else a finite number >= 0."""
+    value: float | None = json_fields.number(data, "think_s", None)
+    if value is not None and not (0.0 <= value < float("inf")):
+        raise MalformedJson("expected a finite number of seconds >= 0", ("think_s",))
+    return value
 
 
 def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
