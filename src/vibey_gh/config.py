@@ -48,13 +48,15 @@ class SimulatedModel:
 
     knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
     spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
-    decode speed.
+    decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
+    share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
     """
 
     knee: int = 4
     noise: float = 0.1
     seed: int = 0
     tokens_per_second: float = 400.0
+    scaling: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ def _parse_simulated(reader: _Reader) -> SimulatedModel:
         tokens_per_second=reader.number(
             "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
         ),
+        scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
     )
     reader.reject_unknown()
     return model

@@ -52,7 +52,9 @@ class LlamaCppServer:
         self._version = version
         self._state = state
         self._clock = clock
-        self._chat = OpenAIChatClient(self.base_url, transport=transport, monotonic=clock.monotonic)
+        self._chat = OpenAIChatClient(
+            self.base_url, transport=transport, monotonic=clock.monotonic, runner_name=kind
+        )
         self._probe = httpx.Client(transport=transport, trust_env=False, timeout=1.0)
         self._ready_s: float | None = None
 
