@@ -15,13 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .latency_figures import LatencyFigures, QuantileSample
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 3
+FIGURES_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ class BaselineFigures:
     best_one_slot_se / best_one_slot_batches: the better run's own throughput noise (standard
       error from that many batch means; None for a run without an interval). A gain is a ratio
       of two measurements, so its interval carries both (`stats.ratio_interval`).
+    best_one_slot_latency: the turn latencies of the one-slot run with the lower p95, the base
+      of `latency_factor` (None without a served one-slot turn).
     """
 
     self_agreement: float
@@ -153,6 +156,7 @@ class BaselineFigures:
     one_slot_swap_mb_per_min: float
     best_one_slot_se: float | None = None
     best_one_slot_batches: int = 0
+    best_one_slot_latency: QuantileSample | None = None
 
     @property
     def bar(self) -> Estimate:
@@ -178,6 +182,7 @@ class StepFigures:
     log_findings: forbidden runner log events during the replay, as "log: n × what".
     reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
     runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
+    latency: TTFT, ITL and turn latency (`latency_figures`); None in figures made before.
     """
 
     index: int
@@ -190,6 +195,7 @@ class StepFigures:
     log_findings: tuple[str, ...]
     reasonless: int
     runner_mismatch: str | None = None
+    latency: LatencyFigures | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,6 +209,7 @@ class StepFigures:
             "log_findings": list(self.log_findings),
             "reasonless": self.reasonless,
             "runner_mismatch": self.runner_mismatch,
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
     @classmethod
@@ -221,6 +228,7 @@ class StepFigures:
             log_findings=tuple(str(item) for item in data["log_findings"]),
             reasonless=int(data["reasonless"]),
             runner_mismatch=None if mismatch is None else str(mismatch),
+            latency=LatencyFigures.from_json(data.get("latency")),
         )
 
 
@@ -235,8 +243,13 @@ class SweepFigures:
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
+        base = self.baseline
+        latency = base.best_one_slot_latency
         return {
-            "baseline": dict(self.baseline.__dict__),
+            "baseline": {
+                **base.__dict__,
+                "best_one_slot_latency": latency.to_json() if latency else None,
+            },
             "steps": [step.to_json() for step in self.steps],
         }
 
@@ -250,6 +263,7 @@ class SweepFigures:
                 float(base["one_slot_swap_mb_per_min"]),
                 _optional_float(base.get("best_one_slot_se")),
                 int(base.get("best_one_slot_batches", 0)),
+                QuantileSample.from_json(base.get("best_one_slot_latency")),
             ),
             tuple(StepFigures.from_json(step) for step in data["steps"]),
         )

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .stats import ratio_interval
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class Verdict:
       Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
       gain_high < min_gain, and is inconclusive in between.
     turns_per_hour_low / turns_per_hour_high: the throughput's interval at `confidence`.
+    latency: the step's TTFT, ITL and turn latency figures (None in figures made before).
     """
 
     index: int
@@ -61,6 +63,7 @@ class Verdict:
     turns_per_hour_low: float = 0.0
     turns_per_hour_high: float = 0.0
     confidence: float | None = None
+    latency: LatencyFigures | None = None
 
     @property
     def inconclusive(self) -> bool:
@@ -83,6 +86,7 @@ class Verdict:
             "confidence": self.confidence,
             "agreement": self.agreement.to_json() if self.agreement else None,
             "metrics": self.metrics.to_json(),
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
 
@@ -151,6 +155,9 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
             broken.append("fidelity not measured: no turn served in both runs")
         elif step.agreement.structural < threshold:
             broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
+        slow, doubts = latency_findings(step.latency, baseline.best_one_slot_latency, bounds)
+        broken.extend(slow)
+        warnings.extend(doubts)
         inside = not broken
         label = "qualifies" if inside else "breaks " + _short(broken[0])
     best = baseline.best_one_slot_turns_per_hour
@@ -185,6 +192,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         turns_per_hour_low=low,
         turns_per_hour_high=high,
         confidence=bounds.confidence if metrics.has_interval else None,
+        latency=step.latency,
     )
 
 
@@ -204,6 +212,8 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
 
 
 def _short(finding: str) -> str:
+    if finding.startswith(LATENCY_BOUND_KEYS):
+        return finding.split(":", 1)[0]
     if finding.startswith("fidelity"):
         return "fidelity"
     if "wired" in finding or "GPU" in finding:
@@ -232,6 +242,25 @@ class SweepJudgement:
 
 
 def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    judgement = _judge_figures(figures, bounds)
+    note = latency_decided(judgement.verdicts, judgement.ideal)
+    return replace(judgement, reason=judgement.reason + note) if note else judgement
+
+
+def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
+    """'; N=3 refused by …' when a latency bound alone refused the next larger N: that bound
+    decided. (An answer of one already names every step's first broken bound.)"""
+    if ideal <= 1:
+        return ""
+    for verdict in sorted(verdicts, key=lambda v: v.slots):
+        if verdict.slots > ideal and verdict.broken:
+            if all(f.startswith(LATENCY_BOUND_KEYS) for f in verdict.broken):
+                return f"; N={verdict.slots} refused by {verdict.broken[0]}"
+            return ""
+    return ""
+
+
+def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     qualifying = [v for v in verdicts if v.qualifies]
     if qualifying:

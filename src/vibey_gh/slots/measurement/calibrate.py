@@ -116,6 +116,9 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         "slots": list(req.slots) if req.slots else "1,1,2,3,…",
         "max_slots": req.max_slots,
         "segment_order": "closed-loop workers cycling through the corpus",
+        # turns are streamed and reassembled, their token timing recorded: a checkpoint of
+        # unstreamed steps (no such key) has another hash and is never resumed here
+        "turns": "streamed",
         # steady-state steps with a throughput interval: evidence of the one-pass method
         # (no "steps" key) has another hash, so its checkpoints are never resumed here
         "steps": {
@@ -220,7 +223,10 @@ def run_calibration(
         port=req.config.calibration_port,
         corpus=req.corpus,
         settings=ChatSettings(
-            window=req.window, max_tokens=req.max_tokens, timeout_s=req.request_timeout_s
+            window=req.window,
+            max_tokens=req.max_tokens,
+            timeout_s=req.request_timeout_s,
+            stream=True,
         ),
         memory=env.memory,
         production=env.production,
