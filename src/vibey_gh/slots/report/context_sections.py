@@ -111,7 +111,14 @@ BOUND_MEANINGS = {
     "run by this share",
     "patience": "the sweep stops after this many steps whose interval is below that gain",
     "confidence": "how sure each throughput and gain interval is",
+    "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
+    "itl_p95_seconds": "p95 inter-token latency ≤ this (s), shown by its interval; off when unset",
+    "latency_factor": "p95 turn latency ≤ this × the better one-slot run's; off when unset",
 }
+
+
+def _bound_value(value: object) -> str:
+    return "off" if value is None else f"{value:g}"
 
 
 def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
@@ -119,10 +126,9 @@ def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     recorded = evidence.document.bounds
     rows = []
     for name, value in used.items():
-        then = recorded.get(name)
-        rows.append(
-            [name, f"{value:g}", "—" if then is None else f"{then:g}", BOUND_MEANINGS[name]]
-        )
+        then = recorded.get(name, "—")
+        shown_then = then if then == "—" else _bound_value(then)
+        rows.append([name, _bound_value(value), shown_then, BOUND_MEANINGS[name]])
     return [
         "## Bounds",
         "",
