@@ -169,6 +169,7 @@ def _render_shown(
         for name, step in zip(names, shown.evidence.steps, strict=True):
             out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
+    _render_latency(shown, console)
     out("files:")
     for path in shown.files:
         out(f"  {path}", markup=False)
@@ -178,6 +179,24 @@ def _render_shown(
             f"{shown.evidence.fingerprint} --report` writes it)",
             markup=False,
         )
+
+
+def _render_latency(shown: ShownEvidence, console: Console) -> None:
+    """The latency table and what it says about the ideal N and the latency bounds."""
+    from ..slots.report.latency_table import latency_step_lines
+
+    if not any(v.latency for v in shown.judgement.verdicts):
+        return
+    confidence = shown.bounds.confidence
+    console.print(
+        f"latency, p50 / p95 (the p95's distribution-free interval at {confidence:.0%}):",
+        markup=False,
+    )
+    names = [row[0] for row in shown.rows]
+    for line in latency_step_lines(shown.judgement, confidence, names):
+        console.print(line, markup=False)
+    for line in shown.latency_lines:
+        console.print(line, markup=False)
 
 
 # The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold rather

@@ -174,7 +174,7 @@ def test_the_latency_factor_compares_with_the_better_one_slot_p95() -> None:
     low, high = factor_interval(slow, base, 0.9)
     point = (slow.value() or 0.0) / (base.value() or 1.0)
     assert low is not None and high is not None and low < point < high
-    assert 1.5 < low, "clearly above a factor of 1.5"
+    assert low > 1.5, "clearly above a factor of 1.5"
     verdict, _ = latency_findings(
         replace(latency_figures([answer("x")], None), latency=slow),
         base,

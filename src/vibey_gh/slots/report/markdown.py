@@ -134,6 +134,24 @@ def _throughput_section(
     return lines
 
 
+def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
+    from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
+
+    lines = [
+        "## Latency",
+        "",
+        "Per step, over the served turns that started in its measurement window: time to first "
+        "token (TTFT, from sending the turn to the first chunk of text or tool call), "
+        "inter-token latency (ITL, the mean gap between the later tokens), decode speed, and "
+        "the whole turn. Each p95 carries its distribution-free interval (order statistics) at "
+        f"{bounds.confidence:.0%} confidence.",
+        "",
+        markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
+    ]
+    said = latency_lines(judgement, bounds)
+    return lines + (["", *(f"- {line}" for line in said)] if said else [])
+
+
 def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
     baseline = judgement.figures.baseline
     threshold = baseline.fidelity_threshold(bounds)
@@ -320,6 +338,8 @@ def render_report(
         "",
         *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),
+        "",
+        *_latency_section(judgement, bounds),
         *image("latency", "latency against slots"),
         "",
         *_fidelity_section(evidence, judgement, bounds),
