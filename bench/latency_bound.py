@@ -14,7 +14,12 @@ does when a bound changes). Printed per run: both answers and, per N, the predic
 measured p95 turn latency and p50 TTFT and ITL, each as a multiple of one slot's.
 
     python bench/latency_bound.py                       # 5 seeds, scaling 0.5, knee 32
-    python bench/latency_bound.py --runs 3 --factor 1.8
+    python bench/latency_bound.py --runs 3 --factor 1.8 --corpus demo --max-tokens 64
+
+The default corpus is the micro one (four short turns of similar depth) with answers capped at
+16 tokens, so turns differ by the runner's noise rather than by their length: a p95 is then
+pinned down by a few hundred turns. (On the demo corpus a p95 sits among a handful of its
+longest prompts, and its interval spans them.)
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from bench_support import free_port, runner_seconds
+from bench_support import MICRO_WINDOW, free_port, micro_corpus, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.slots_interface import MemorySample
-from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, build_demo_corpus
+from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
@@ -90,13 +95,15 @@ def latency_table(judgement: SweepJudgement, knee: int, scaling: float) -> list[
     return rows
 
 
-def one_run(seed: int, args: argparse.Namespace) -> tuple[int, int, float]:
+def one_run(
+    seed: int, args: argparse.Namespace, corpus: Corpus, window: int
+) -> tuple[int, int, float]:
     folder = Path(tempfile.mkdtemp(prefix="vibey-latency-"))
     try:
         config = LocalModels(
             concurrent_runs="measured",
             runner="simulated",
-            window=DEMO_WINDOW,
+            window=window,
             calibration_port=free_port(),
             production_url=f"http://127.0.0.1:{free_port()}",
             min_step_seconds=args.min_step_seconds,
@@ -110,8 +117,8 @@ def one_run(seed: int, args: argparse.Namespace) -> tuple[int, int, float]:
         )
         request = CalibrationRequest(
             config=config,
-            corpus=build_demo_corpus(window=DEMO_WINDOW),
-            window=DEMO_WINDOW,
+            corpus=corpus,
+            window=window,
             max_tokens=args.max_tokens,
             max_slots=args.max_slots,
         )
@@ -141,13 +148,20 @@ def main() -> int:
     parser.add_argument("--noise", type=float, default=0.1)
     parser.add_argument("--factor", type=float, default=1.5)
     parser.add_argument("--tokens-per-second", type=float, default=100.0)
-    parser.add_argument("--min-step-seconds", type=float, default=8.0)
-    parser.add_argument("--max-slots", type=int, default=6)
-    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--min-step-seconds", type=float, default=15.0)
+    parser.add_argument("--max-slots", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--corpus", choices=("micro", "demo"), default="micro")
     args = parser.parse_args()
+    if args.corpus == "micro":
+        corpus, _ = micro_corpus(Path(tempfile.mkdtemp(prefix="vibey-latency-corpus-")))
+        window = MICRO_WINDOW
+    else:
+        corpus, window = build_demo_corpus(window=DEMO_WINDOW), DEMO_WINDOW
     print(
         f"{args.runs} calibrations, simulated runner (knee {args.knee}, scaling "
-        f"{args.scaling:g}, noise {args.noise:g}, {args.tokens_per_second:g} tokens/s), "
+        f"{args.scaling:g}, noise {args.noise:g}, {args.tokens_per_second:g} tokens/s, "
+        f"{args.corpus} corpus, {args.max_tokens} output tokens), "
         f"judged without and with latency_factor = {args.factor:g}",
         flush=True,
     )
@@ -155,7 +169,7 @@ def main() -> int:
     free_answers, bounded_answers = [], []
     for seed in range(args.runs):
         print(f"run {seed} (seed {seed}):", flush=True)
-        free, bounded, seconds = one_run(seed, args)
+        free, bounded, seconds = one_run(seed, args, corpus, window)
         free_answers.append(free)
         bounded_answers.append(bounded)
         print(f"  runner time {seconds:.0f} s", flush=True)

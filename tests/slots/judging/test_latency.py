@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
-from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -28,27 +28,6 @@ from vibey_gh.slots.judging.latency_figures import (
 )
 from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
 from vibey_gh.slots.judging.stats import quantile_ranks
-
-
-def streamed(result: TurnResult, ttft: float, itl: float) -> TurnResult:
-    tokens = result.output_tokens or 1
-    first = result.started + ttft
-    return replace(
-        result,
-        streamed=True,
-        first_token=first,
-        last_token=first + itl * (tokens - 1),
-        token_chunks=tokens,
-    )
-
-
-def timed(step: StepRecord, ttft: float, itl: float, spread: float = 0.0) -> StepRecord:
-    """Every turn streamed with this TTFT and ITL (TTFT growing by `spread` a turn)."""
-    turns = tuple(
-        replace(t, result=streamed(t.result, ttft + spread * i, itl))
-        for i, t in enumerate(step.turns)
-    )
-    return replace(step, turns=turns)
 
 
 def test_ttft_and_itl_of_a_streamed_turn() -> None:
