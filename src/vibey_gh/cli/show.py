@@ -40,13 +40,18 @@ def show(
     html_path: Path | None,
     as_json: bool,
 ) -> None:
-    """The evidence for this device: step table, verdicts, ideal N and report files.
+    """The evidence for this device: step table, latency, verdicts, ideal N and report files.
 
     Today's fingerprint is computed as `slots allowed` computes it (device, runner version,
     model digest, window); its evidence is re-judged against today's bounds. Evidence for
     other fingerprints in the state dir is listed with what differs from today. When today's
     fingerprint cannot be computed (the production runner does not answer), that is said and
     the evidence present is still listed.
+
+    Latency per step: p50 and p95 of time to first token (TTFT), inter-token latency (ITL) and
+    the whole turn, each p95 with its distribution-free interval; what the ideal N costs in
+    latency against one slot; and, for each latency bound set in [local_models.bounds]
+    (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when --fingerprint names evidence that does not exist or
