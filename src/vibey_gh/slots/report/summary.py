@@ -7,6 +7,7 @@ import time
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
+from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from .step_table import markdown_table, step_rows
 
 
@@ -31,6 +32,9 @@ def render_summary(
         f"**Ideal: {judgement.ideal}.** {judgement.reason}.",
         "",
         markdown_table(step_rows(evidence.steps, judgement)),
+        "",
+        markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
+        *(f"\n{line}." for line in latency_lines(judgement, bounds)),
         "",
         f"Corpus {str(document.corpus.get('sha256'))[:16]}… ({document.corpus.get('turns')} "
         f"turns in {document.corpus.get('segments')} segments); "
