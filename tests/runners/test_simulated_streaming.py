@@ -167,3 +167,11 @@ def test_a_runner_that_does_not_stream_fails_the_turn_naming_itself() -> None:
         "llama-server at http://127.0.0.1:9"
     )
     assert "did not stream" in result.error
+
+
+def test_a_sublinear_model_is_another_fingerprint_and_a_linear_one_keeps_its_own() -> None:
+    from vibey_gh.runners.simulated_model import model_digest, model_name
+
+    linear = SimulatedModel()
+    assert "scaling" not in model_name(linear)  # evidence measured before scaling still matches
+    assert model_digest(SimulatedModel(scaling=0.5)) != model_digest(linear)
