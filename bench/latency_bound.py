@@ -143,6 +143,7 @@ def one_run(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--knee", type=int, default=32)
     parser.add_argument("--scaling", type=float, default=0.5)
     parser.add_argument("--noise", type=float, default=0.1)
@@ -167,7 +168,7 @@ def main() -> int:
     )
     started = time.monotonic()
     free_answers, bounded_answers = [], []
-    for seed in range(args.runs):
+    for seed in range(args.first_seed, args.first_seed + args.runs):
         print(f"run {seed} (seed {seed}):", flush=True)
         free, bounded, seconds = one_run(seed, args, corpus, window)
         free_answers.append(free)
