@@ -78,7 +78,7 @@ def latency_table(judgement: SweepJudgement, knee: int, scaling: float) -> list[
     base = min(ones, key=lambda v: v.latency.latency.value() or 0.0)  # type: ignore[union-attr]
     assert base.latency is not None and base.latency.latency is not None
     b = base.latency
-    rows = ["     N  predicted  p95 turn  p50 TTFT  p50 ITL   p95 turn (s)  verdict"]
+    rows = ["     N  predicted  p95 turn  p50 TTFT  p50 ITL   p95 turn (s)    gain  verdict"]
     seen: set[int] = set()
     for verdict in judgement.verdicts:
         figures = verdict.latency
@@ -90,7 +90,8 @@ def latency_table(judgement: SweepJudgement, knee: int, scaling: float) -> list[
             f"  {verdict.slots:4d}  {predicted_latency(verdict.slots, knee, scaling):8.2f}×  "
             f"{_ratio(p95, b.latency.value() if b.latency else None):>8}  "
             f"{_ratio(figures.ttft_p50_s, b.ttft_p50_s):>8}  "
-            f"{_ratio(figures.itl_p50_s, b.itl_p50_s):>7}   {p95 or 0.0:11.3f}  {verdict.label}"
+            f"{_ratio(figures.itl_p50_s, b.itl_p50_s):>7}   {p95 or 0.0:11.3f}  "
+            f"{'' if verdict.gain is None else format(verdict.gain, '+6.0%'):>6}  {verdict.label}"
         )
     return rows
 
