@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Sequence
 from .bounds import Bounds
 from .figures import StepMetrics
 from .judge import Verdict, judge_sweep
+from .knee import adds_less_than
 from .metrics import step_metrics
 from .records import StepRecord
 from .stats import Estimate, ratio_interval
@@ -81,7 +82,17 @@ def sweep_steps(
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
         over_best = gain_over_best(verdict, best_before, bounds.confidence)
-        if over_best is not None and over_best[1] < 1.0 + bounds.min_gain:
+        # the knee rule's own test, so a step patience stops on never becomes the answer
+        if (
+            over_best is not None
+            and best_before is not None
+            and adds_less_than(
+                verdict.metrics.throughput,
+                best_before.turns_per_hour,
+                bounds.min_gain,
+                bounds.confidence,
+            )
+        ):
             strikes += 1
         elif over_best is not None and over_best[0] >= 1.0 + bounds.min_gain:
             strikes = 0
