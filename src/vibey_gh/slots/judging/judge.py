@@ -262,6 +262,22 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
+def knee_json(judgement: SweepJudgement, min_gain: float) -> dict[str, Any] | None:
+    """The knee for scripts: its N, what each step past it adds over the best step before it,
+    and the sentence the report prints; None when the ideal N is 1 for want of a knee."""
+    found = judgement.knee
+    if found is None:
+        return None
+    return {
+        "slots": found.chosen.slots,
+        "past": [
+            {"slots": p.slots, "adds": p.adds, "below_min_gain": p.below_min_gain}
+            for p in found.past
+        ],
+        "plateau": plateau_sentence(found, min_gain) or None,
+    }
+
+
 def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
     """The verdicts as the knee rule reads them: turns/h with its noise."""
     return [

@@ -150,5 +150,18 @@ def plateau_sentence(found: Knee, min_gain: float, figure: str = "turns/h") -> s
     return f"N={names} {verb} {adds} more {figure}, each over the best step before it: {why}"
 
 
+def knee_paragraph(found: Knee, min_gain: float, figure: str = "turns/h") -> str:
+    """The rule in one paragraph, with this sweep's knee as its example."""
+    text = (
+        f"The ideal N is the knee, N={found.chosen.slots}: the last step whose {figure} over "
+        f"the best step before it cleared a {min_gain:.0%} gain at the low end of that "
+        "ratio's interval. More slots cost memory, latency and fidelity, so a step that adds "
+        "less than min_gain — what the patience rule calls no gain — or whose gain the "
+        "interval cannot show is not paid for, however precisely it was measured."
+    )
+    plateau = plateau_sentence(found, min_gain, figure)
+    return text + (f" Past the knee, {plateau}." if plateau else "")
+
+
 def _join(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
