@@ -142,12 +142,13 @@ def plateau_sentence(found: Knee, min_gain: float, figure: str = "turns/h") -> s
         return ""
     names = _join([str(p.slots) for p in found.past])
     adds = _join([f"{p.adds:+.1%}" for p in found.past])
-    verb = "adds" if len(found.past) == 1 else "add"
+    one = len(found.past) == 1
+    verb, each = ("adds", "") if one else ("add", "each ")
     if all(p.below_min_gain for p in found.past):
         why = f"below min_gain ({min_gain:.0%})"
     else:
-        why = f"none shown to add min_gain ({min_gain:.0%})"
-    return f"N={names} {verb} {adds} more {figure}, each over the best step before it: {why}"
+        why = f"{'not' if one else 'none'} shown to add min_gain ({min_gain:.0%})"
+    return f"N={names} {verb} {adds} more {figure}, {each}over the best step before it: {why}"
 
 
 def knee_paragraph(found: Knee, min_gain: float, figure: str = "turns/h") -> str:
