@@ -58,7 +58,7 @@ def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str
         lines += [
             "",
             f"When it was recorded this evidence supported {recorded.ideal} "
-            f"({recorded.reason}); the bounds used here differ.",
+            f"({recorded.reason}); it is judged here by today's bounds and rule.",
         ]
     if recorded is not None and recorded.stop_reason:
         lines += ["", f"Why the sweep ended: {recorded.stop_reason}."]
