@@ -6,13 +6,17 @@ capacity overlaps across workers), and long steady steps measure that creep prec
 that takes "the smallest N the evidence cannot tell from the best" walks onto the plateau.
 So each step is held to the best step measured before it, as the patience rule holds it:
 
-- a step *climbs* when it qualifies and the interval of its throughput over the best step
-  before it (the ratio of two measurements, both noises) lies wholly at or above 1 + min_gain:
-  the evidence shows it added min_gain over everything measured before it;
-- a step *adds less than min_gain* when its whole interval is below min_gain over that best
-  throughput — patience's "no gain" (`adds_less_than`, which the sweep uses too);
+- a step *climbs* when it qualifies and its whole throughput interval lies at or above
+  min_gain over the best throughput measured before it — the gain that resets the patience
+  count;
+- a step *adds less than min_gain* when its whole interval lies below that — patience's
+  "no gain" (`adds_less_than`, which the sweep uses too);
 - the ideal N is the last step that climbs (never one with more slots than the best qualifying
   step); with none, one.
+
+Both tests read the step's own interval against the earlier step's throughput, as the patience
+rule does: the sweep measures a step on until they decide, and measuring it longer could never
+narrow the earlier step's interval.
 
 A gain too small to count, or one the interval cannot show, is never paid for: what patience
 stopped on never becomes the answer, and neither does a step that only might have gained. The
@@ -61,12 +65,16 @@ def adds_less_than(step: Estimate, best_before: float, min_gain: float, confiden
     return ratio is not None and ratio[1] < 1.0 + min_gain
 
 
-def climbs(step: Estimate, best_before: Estimate, min_gain: float, confidence: float) -> bool:
-    """The interval of step ÷ best_before (both measured, both noises) lies wholly at or above
-    1 + min_gain: the step shows a min_gain gain. With nothing served before, any step does."""
-    if best_before.value <= 0:
+def climbs(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
+    """The step's whole interval is at or above `min_gain` over `best_before` (a point): the
+    gain that resets the patience count. With nothing served before, any step climbs.
+
+    Only the step's own noise counts, as in `adds_less_than`: the sweep measures a step on
+    until exactly this is decided, and measuring it longer could never narrow the interval of
+    the step before it."""
+    if best_before <= 0:
         return True
-    ratio = ratio_interval(step, best_before, confidence)
+    ratio = ratio_interval(step, Estimate(best_before), confidence)
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
@@ -117,7 +125,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or climbs(r.throughput, prior.throughput, min_gain, confidence)
+            or climbs(r.throughput, prior.throughput.value, min_gain, confidence)
         )
     )
     if not climbed:
