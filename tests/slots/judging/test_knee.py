@@ -96,8 +96,7 @@ def test_a_gain_the_interval_cannot_show_is_never_paid_for() -> None:
     assert found is not None and found.chosen.slots == 4
     assert found.past[0].slots == 5 and not found.past[0].below_min_gain
     assert plateau_sentence(found, 0.10) == (
-        "N=5 adds +8.1% more turns/h, over the best step before it: "
-        "not shown to add min_gain (10%)"
+        "N=5 adds +8.1% more turns/h, over the best step before it: not shown to add min_gain (10%)"
     )
 
 

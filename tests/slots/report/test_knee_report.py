@@ -49,7 +49,7 @@ def test_the_report_explains_the_knee_with_this_sweep(tmp_path: Path) -> None:
     evidence = load_evidence(record_plateau(tmp_path))
     report = render_report(evidence, Bounds())
     assert "**Ideal N = 4.**" in report
-    assert "The ideal N is the knee, N=4: the last step whose turns/h over the best step" in report
+    assert "The ideal N is the knee, N=4: the last step whose whole turns/h interval" in report
     assert f"Past the knee, {PLATEAU}: below min_gain (10%)." in report
     # the decision recorded with the evidence was on the plateau: the report says it differs
     assert "When it was recorded this evidence supported 6 (6 slots stayed inside every " in report

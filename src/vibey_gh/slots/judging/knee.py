@@ -162,9 +162,9 @@ def plateau_sentence(found: Knee, min_gain: float, figure: str = "turns/h") -> s
 def knee_paragraph(found: Knee, min_gain: float, figure: str = "turns/h") -> str:
     """The rule in one paragraph, with this sweep's knee as its example."""
     text = (
-        f"The ideal N is the knee, N={found.chosen.slots}: the last step whose {figure} over "
-        f"the best step before it cleared a {min_gain:.0%} gain at the low end of that "
-        "ratio's interval. More slots cost memory, latency and fidelity, so a step that adds "
+        f"The ideal N is the knee, N={found.chosen.slots}: the last step whose whole {figure} "
+        f"interval cleared a {min_gain:.0%} gain over the best step before it. More slots "
+        "cost memory, latency and fidelity, so a step that adds "
         "less than min_gain — what the patience rule calls no gain — or whose gain the "
         "interval cannot show is not paid for, however precisely it was measured."
     )
