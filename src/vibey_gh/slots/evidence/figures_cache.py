@@ -23,7 +23,6 @@ A cache that fails any of this is as good as absent: the caller rebuilds it from
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, canonical_json, read_json
+from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
 from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
 from ..judging import figures as figures_module
 
@@ -60,7 +59,7 @@ class EvidenceBytes:
     def __init__(self, path: Path, raw: bytes) -> None:
         self.path = path
         self.raw = raw
-        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.sha256 = sha256_hex(raw)
 
 
 def read_evidence_bytes(path: Path) -> EvidenceBytes:
@@ -96,7 +95,7 @@ def created_at_in(raw: bytes) -> float | None:
 
 
 def _sealed(body: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(body).encode("utf-8"))
 
 
 def _key(fingerprint: str, identity: dict[str, str], integrity: str) -> dict[str, Any]:

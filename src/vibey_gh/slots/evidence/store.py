@@ -24,7 +24,6 @@ deleting the digest; `slots allowed` answers 1 and requests a calibration.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, canonical_json, read_json
+from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
 from ...guarded import InputProblem, loads_json_bytes
 from ...state import StateLayout
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
@@ -57,7 +56,7 @@ _FINGERPRINT_NAME = re.compile(r"[0-9a-f]{16}")
 
 
 def method_hash(method: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(dict(method)).encode()).hexdigest()[:12]
+    return sha256_hex(canonical_json(dict(method)).encode())[:12]
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ def integrity_digest(data: Mapping[str, Any]) -> str:
     back from disk (so tuples and the like hash as the lists they become)."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
     as_read = json.loads(json.dumps(body, ensure_ascii=False))
-    return hashlib.sha256(canonical_json(as_read).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(as_read).encode("utf-8"))
 
 
 def seal_evidence(data: Mapping[str, Any]) -> dict[str, Any]:
