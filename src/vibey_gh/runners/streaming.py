@@ -13,6 +13,7 @@ error naming it: figures labelled as streamed are never taken from an unstreamed
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, Protocol
@@ -21,13 +22,13 @@ import httpx
 
 from ..guarded import InputProblem, loads_json
 from ..interfaces.slots_interface import ChatSettings, TurnResult
+from .replies import UnusableReply, read_reply
 
 CONNECT_TIMEOUT_S = 5.0
 # One chunk is a token or a whole tool call; a line longer than this is not a runner talking.
 MAX_LINE_BYTES = 1 << 20
 # A whole answer: 768 tokens of chunks is well under a megabyte.
 MAX_STREAM_BYTES = 64 << 20
-MAX_ERROR_BYTES = 1 << 20
 
 
 class StreamProblem(ValueError):
@@ -74,6 +75,15 @@ class TokenClock:
         )
 
 
+def before(deadline: float, pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """`pieces` until `deadline` (the machine's monotonic clock): a runner dripping a byte at a
+    time never trips a read timeout, so the whole answer has a deadline of its own."""
+    for piece in pieces:
+        if time.monotonic() > deadline:
+            raise StreamProblem("it did not end in time")
+        yield piece
+
+
 def split_lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
     """The lines of a byte stream, each at most MAX_LINE_BYTES, the whole at most
     MAX_STREAM_BYTES; a last line without its newline is still a line."""
@@ -106,19 +116,6 @@ def decode_line(line: bytes) -> Any:
         raise StreamProblem(f"a line {problem}") from None
 
 
-def _error_body(response: httpx.Response) -> Any:
-    raw = b""
-    for piece in response.iter_bytes():
-        raw += piece
-        if len(raw) > MAX_ERROR_BYTES:
-            break
-    text = raw[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
-    try:
-        return loads_json(text)
-    except InputProblem:
-        return text
-
-
 def _failed(started: float, ended: float, error: str, status: int | None = None) -> TurnResult:
     return TurnResult(status, None, None, None, "", (), started, ended, error)
 
@@ -148,9 +145,13 @@ def post_streamed_turn(
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:
         with client.stream("POST", url, json=payload, timeout=timeout) as response:
-            if response.status_code != 200:
-                body = _error_body(response)
-                return parse_error(response.status_code, body, started, monotonic())
+            status = response.status_code
+            if status != 200:
+                try:
+                    body = read_reply(response, runner_name, settings.timeout_s)
+                except UnusableReply as exc:
+                    return _failed(started, monotonic(), str(exc), status)
+                return parse_error(status, body, started, monotonic())
             kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if kind != media_type:
                 return _failed(
@@ -160,7 +161,8 @@ def post_streamed_turn(
                     f"not {media_type})",
                     response.status_code,
                 )
-            for line in split_lines(response.iter_bytes()):
+            deadline = time.monotonic() + settings.timeout_s
+            for line in split_lines(before(deadline, response.iter_bytes())):
                 text = payload_lines(line)
                 if text is None:
                     continue

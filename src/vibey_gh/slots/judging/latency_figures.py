@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...errors import MalformedJson
+from ...interfaces import json_fields
 from .stats import quantile_ranks
 
 if TYPE_CHECKING:
@@ -69,10 +71,19 @@ class QuantileSample:
         return {"count": self.count, "tail_from": self.tail_from, "tail": list(self.tail)}
 
     @classmethod
-    def from_json(cls, data: Any) -> QuantileSample | None:
-        if data is None:
-            return None
-        return cls(int(data["count"]), int(data["tail_from"]), tuple(map(float, data["tail"])))
+    def from_json(cls, data: dict[str, Any]) -> QuantileSample:
+        """A stored sample; MalformedJson naming a field of the wrong type or range."""
+        count = json_fields.integer(data, "count")
+        start = json_fields.integer(data, "tail_from")
+        tail = json_fields.optional_numbers(json_fields.items(data, "tail"), "tail")
+        if count < 1 or not 1 <= start <= count or len(tail) != count - start + 1:
+            raise MalformedJson(f"expected a tail of ranks {start}…{count}, got {len(tail)}")
+        values = tuple(float(v) for v in tail if v is not None)
+        if len(values) != len(tail) or list(values) != sorted(values):
+            raise MalformedJson("expected sorted numbers", ("tail",))
+        if not all(math.isfinite(v) and v >= 0.0 for v in values):
+            raise MalformedJson("expected finite numbers ≥ 0", ("tail",))
+        return cls(count, start, values)
 
 
 @dataclass(frozen=True)
@@ -113,25 +124,26 @@ class LatencyFigures:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> LatencyFigures | None:
-        if data is None:
-            return None
+    def from_json(cls, data: dict[str, Any]) -> LatencyFigures:
+        """Stored figures; MalformedJson naming a field of the wrong type."""
         return cls(
-            turns=int(data["turns"]),
-            timed=int(data["timed"]),
-            latency_p50_s=_float(data.get("latency_p50_s")),
-            latency=QuantileSample.from_json(data.get("latency")),
-            ttft_p50_s=_float(data.get("ttft_p50_s")),
-            ttft=QuantileSample.from_json(data.get("ttft")),
-            itl_p50_s=_float(data.get("itl_p50_s")),
-            itl=QuantileSample.from_json(data.get("itl")),
-            decode_tokens_per_s_p50=_float(data.get("decode_tokens_per_s_p50")),
-            missing=None if data.get("missing") is None else str(data["missing"]),
+            turns=json_fields.integer(data, "turns"),
+            timed=json_fields.integer(data, "timed"),
+            latency_p50_s=json_fields.number(data, "latency_p50_s", None),
+            latency=_sample(data, "latency"),
+            ttft_p50_s=json_fields.number(data, "ttft_p50_s", None),
+            ttft=_sample(data, "ttft"),
+            itl_p50_s=json_fields.number(data, "itl_p50_s", None),
+            itl=_sample(data, "itl"),
+            decode_tokens_per_s_p50=json_fields.number(data, "decode_tokens_per_s_p50", None),
+            missing=json_fields.text(data, "missing", None),
         )
 
 
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _sample(data: dict[str, Any], key: str) -> QuantileSample | None:
+    if data.get(key) is None:
+        return None
+    return json_fields.nested(data, key, QuantileSample.from_json)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ..evidence.store import (
 )
 from ..gate.allowed import AllowedDeps, default_deps
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep
+from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
 from .step_table import COLUMNS, step_rows
@@ -107,6 +107,7 @@ class ShownEvidence:
             "stale": self.stale,
             "ideal": self.judgement.ideal,
             "reason": self.judgement.reason,
+            "knee": knee_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,
