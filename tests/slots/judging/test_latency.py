@@ -10,6 +10,8 @@ import pytest
 
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces import json_fields
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -22,6 +24,7 @@ from vibey_gh.slots.judging.latency import (
 )
 from vibey_gh.slots.judging.latency_figures import (
     UNSTREAMED,
+    LatencyFigures,
     QuantileSample,
     factor_interval,
     latency_findings,
@@ -169,3 +172,23 @@ def test_figures_with_latency_survive_a_round_trip() -> None:
     again = SweepFigures.from_json(figures.to_json())
     assert again == figures
     assert again.baseline.best_one_slot_latency is not None
+
+
+@pytest.mark.parametrize(
+    "stored,problem",
+    [
+        ({"count": 3, "tail_from": 2, "tail": [2.0, 1.0]}, "expected sorted numbers"),
+        ({"count": 3, "tail_from": 2, "tail": [1.0]}, "expected a tail of ranks 2…3"),
+        ({"count": 3, "tail_from": 2, "tail": [1.0, "x"]}, "expected a number"),
+        ({"count": 3, "tail_from": 2, "tail": [-1.0, 1.0]}, "expected finite numbers ≥ 0"),
+        ({"count": "3", "tail_from": 2, "tail": [1.0, 2.0]}, "expected a whole number"),
+    ],
+)
+def test_a_damaged_stored_sample_is_refused_naming_the_field(
+    stored: dict[str, object], problem: str
+) -> None:
+    figures = latency_figures([answer("x")], None).to_json()
+    figures["latency"] = stored
+    with pytest.raises(MalformedJson, match=problem) as caught:
+        json_fields.nested({"latency": figures}, "latency", LatencyFigures.from_json)
+    assert str(caught.value).startswith("latency.latency")
