@@ -44,9 +44,7 @@ def test_a_corpus_the_window_refuses_stops_the_sweep_at_once(
     command += ["--max-tokens", "8", "--out", str(tmp_path / "out"), "--min-step-seconds", "0.1"]
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
     work = embedded_work_dir(tmp_path)
-    done = subprocess.run(
-        command, env=env, cwd=work, capture_output=True, text=True, timeout=300
-    )
+    done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert lines[-1].startswith("error: the corpus does not fit this window: "), done.stderr
