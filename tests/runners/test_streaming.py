@@ -4,11 +4,14 @@ unstreamed message; a stream is read in bounded lines; a broken stream fails the
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.hostile import HOSTILE_KINDS, hostile_production
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.runners.openai_api import (
     OpenAIChatClient,
@@ -16,7 +19,7 @@ from vibey_gh.runners.openai_api import (
     parse_chat_completion,
     sse_payload,
 )
-from vibey_gh.runners.streaming import MAX_LINE_BYTES, StreamProblem, split_lines
+from vibey_gh.runners.streaming import MAX_LINE_BYTES, StreamProblem, before, split_lines
 
 STREAM = ChatSettings(window=512, stream=True)
 MESSAGES = [{"role": "user", "content": "read both"}]
@@ -149,3 +152,27 @@ def test_a_refusal_before_the_stream_is_read_as_an_error_body() -> None:
     client = OpenAIChatClient("http://127.0.0.1:9", transport=httpx.MockTransport(answer))
     result = client.chat(MESSAGES, None, STREAM)
     assert result.status == 400 and result.error == "refused: over window"
+
+
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_a_hostile_runner_fails_a_streamed_turn_without_hanging(kind: str) -> None:
+    settings = ChatSettings(window=512, stream=True, timeout_s=2.0)
+    with hostile_production(kind) as server:
+        client = OpenAIChatClient(server.url, runner_name="llama-server")
+        try:
+            started = time.monotonic()
+            result = client.chat(MESSAGES, None, settings)
+        finally:
+            client.close()
+    assert not result.served and result.error
+    assert time.monotonic() - started < 15.0
+
+
+def test_a_stream_that_drips_ends_at_its_deadline() -> None:
+    def drip() -> Iterator[bytes]:
+        while True:
+            time.sleep(0.05)
+            yield b"d"
+
+    with pytest.raises(StreamProblem, match="did not end in time"):
+        list(split_lines(before(time.monotonic() + 0.3, drip())))
