@@ -26,6 +26,25 @@ _PATH = click.Path(path_type=Path)
     type=_PATH,
     help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
 )
+@click.option(
+    "--from-traces",
+    multiple=True,
+    type=_PATH,
+    help="Recorded agent trace (kv-cache-tester JSON), or a folder of them.",
+)
+@click.option(
+    "--fit",
+    type=click.Choice(["scale", "drop"]),
+    default="scale",
+    show_default=True,
+    help="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
+)
+@click.option(
+    "--from-sessions",
+    multiple=True,
+    type=_PATH,
+    help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
+)
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
 @click.option("--segments-per-stratum", type=int, default=None, help="Default 5 (demo 2).")
@@ -41,6 +60,9 @@ def corpus(
     from_lanes: tuple[Path, ...],
     from_transcripts: tuple[Path, ...],
     from_chat_logs: tuple[Path, ...],
+    from_traces: tuple[Path, ...],
+    fit: str,
+    from_sessions: tuple[Path, ...],
     demo: bool,
     window: int | None,
     segments_per_stratum: int | None,
@@ -55,7 +77,12 @@ def corpus(
     A pool comes from lane specs (--specs, repeatable: each spec's plan, then one read_file
     turn per file at the spec's commit), from lane records (--from-lanes: the payloads the
     lanes sent) or from transcripts (--from-transcripts, or --from-chat-logs: JSON Lines of
-    OpenAI-style `messages` arrays, bare or under "messages"). The corpus takes
+    OpenAI-style `messages` arrays, bare or under "messages"), from recorded agent traces
+    (--from-traces: token counts and KV-block ids, replayed as stand-in text that shares
+    exactly the prefixes the trace shares; --fit scales or drops what is deeper than the
+    window) or from coding-agent session logs (--from-sessions: Codex CLI rollouts under
+    ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
+    with the tool time between turns). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). The same inputs give a byte-identical file.
 
@@ -66,6 +93,8 @@ def corpus(
       vibey-gh slots corpus --from-lanes ~/.local/state/vibey-gh/slots/lanes --out corpus.json
       vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
       vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
+      vibey-gh slots corpus --from-traces traces/ --window 65536 --fit scale --out corpus.json
+      vibey-gh slots corpus --from-sessions ~/.codex/sessions --window 32768 --out corpus.json
       vibey-gh slots corpus --demo --out demo-corpus.json
       vibey-gh slots corpus --show corpus.json --json
     """
@@ -84,7 +113,7 @@ def corpus(
     from ..slots.corpus.pool import build_pool
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
-    building = bool(specs or from_lanes or from_transcripts or demo)
+    building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
     if show is not None:
         if building or out is not None:
             raise BadInput("--show reads a corpus; it takes no inputs and no --out")
@@ -93,13 +122,15 @@ def corpus(
         return
     if not building:
         raise BadInput(
-            "nothing to do: give --specs, --from-lanes, --from-transcripts or --demo "
+            "nothing to do: give --specs, --from-lanes, --from-transcripts, --from-traces, "
+            "--from-sessions or --demo "
             "with --out FILE, or --show FILE"
         )
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
     if demo:
-        if specs or from_lanes or from_transcripts or sample_specs is not None:
+        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
+        if any(others) or sample_specs is not None:
             raise BadInput("--demo uses the shipped specs; give no other inputs")
         built = build_demo_corpus(
             window=_given(window, DEMO_WINDOW),
@@ -117,6 +148,10 @@ def corpus(
             sample_specs=sample_specs,
             from_lanes=from_lanes,
             from_transcripts=from_transcripts,
+            from_traces=from_traces,
+            from_sessions=from_sessions,
+            window=window,
+            fit=fit,
             seed=seed,
         )
         built = build_corpus(

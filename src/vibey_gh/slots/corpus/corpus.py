@@ -13,6 +13,9 @@ A corpus file is one line of canonical JSON (sorted keys, no spaces)::
                   "files": {"<path>": "<sha256>"}}],
      "strata": [{"name": "<16k", "low": 0, "high": 16384, "segments": 5, "wanted": 5,
                  "available": 212}, ...],          # shallow to deep
+     "sources": [{"source": "trace", "id": "...", "fit": "scale", "runs": [...]},
+                 {"source": "session", "agent": "codex", "id": "...", "started": "..."}],
+                                   # only when the pool holds traces or sessions
      "segments": [{"id": "<run>#<first>-<last>", "run_id": "...", "stratum": 0,
                    "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
                               "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
@@ -82,6 +85,7 @@ class Corpus:
     dropped_over_window: int
     specs_found: int = 0
     specs_used: int = 0
+    sources: tuple[dict[str, Any], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -115,6 +119,8 @@ class Corpus:
             "commits": list(self.commits),
             "strata": [stratum.to_json() for stratum in self.strata],
             "segments": [segment.to_json() for segment in self.segments],
+            # Left out when empty, so a corpus without traces or sessions keeps its bytes.
+            **({"sources": list(self.sources)} if self.sources else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -157,6 +163,7 @@ class Corpus:
                 dropped_over_window=_typed(pool, "dropped_over_window", int, "pool"),
                 specs_found=_typed(pool, "specs_found", int, "pool"),
                 specs_used=_typed(pool, "specs_used", int, "pool"),
+                sources=tuple(json_fields.each(data, "sources", _source)),
             )
         except MalformedJson as exc:
             raise BadInput(f"{where}: malformed corpus ({exc})") from None
@@ -198,6 +205,7 @@ def build_corpus(
         dropped_over_window=drawn.dropped_over_window,
         specs_found=pool.specs_found,
         specs_used=pool.specs_used,
+        sources=pool.sources,
     )
     digest = sha256_text(canonical_json(unhashed.body_json()))
     return replace(unhashed, corpus_sha256=digest)
@@ -264,7 +272,15 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "pool_turns": corpus.pool_turns,
         "dropped_over_window": corpus.dropped_over_window,
         "commits": list(corpus.commits),
+        "sources": list(corpus.sources),
     }
+
+
+def _source(item: Any) -> dict[str, Any]:
+    """One entry of `sources`: where trace or session runs came from (an object)."""
+    if not isinstance(item, dict) or not isinstance(item.get("source"), str):
+        raise MalformedJson("expected an object with a 'source' string")
+    return item
 
 
 def _detached(segment: Segment) -> Segment:

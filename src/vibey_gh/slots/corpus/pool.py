@@ -49,6 +49,7 @@ from ...lanes.tools import (
 )
 from .git_source import Provenance, SpecTree, TreeCache
 from .turns import (
+    PoolRun,
     Turn,
     check_messages,
     depth_estimate,
@@ -64,19 +65,11 @@ TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
-class PoolRun:
-    """One run's turns in order. `source` is "spec", "lanes" or "transcript"."""
-
-    run_id: str
-    source: str
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True)
 class Pool:
     """Every turn built, before any window is applied.
 
     provenances: where spec files came from (commit, or working-tree file hashes);
+    sources: where trace and session runs came from (`traces`, `sessions`), for the corpus;
     specs_found / specs_used: specs discovered and kept by --sample-specs (0 without specs);
     notes: what the builder skipped, for the summary (never part of a hash).
     """
@@ -87,6 +80,7 @@ class Pool:
     specs_found: int = 0
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
+    sources: tuple[dict[str, Any], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -99,12 +93,20 @@ def build_pool(
     sample_specs: int | None = None,
     from_lanes: Sequence[Path] = (),
     from_transcripts: Sequence[Path] = (),
+    from_traces: Sequence[Path] = (),
+    from_sessions: Sequence[Path] = (),
+    window: int | None = None,
+    fit: str = "scale",
     seed: int = 0,
     git: str = "git",
 ) -> Pool:
-    """The pool from any mix of the three sources; an empty pool is an error."""
-    if not (specs or from_lanes or from_transcripts):
-        raise BadInput("give --specs, --from-lanes or --from-transcripts (or --demo)")
+    """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
+    into `window` (`fit`: "scale" or "drop"), so they need it."""
+    if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
+        raise BadInput(
+            "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
+            "(or --demo)"
+        )
     runs: list[PoolRun] = []
     notes: list[str] = []
     provenances: list[Provenance] = []
@@ -128,7 +130,24 @@ def build_pool(
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
-    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used)
+    sources: list[dict[str, Any]] = []
+    if from_traces:
+        if window is None:
+            raise BadInput("traces are fitted into a window: give --window")
+        from .traces import runs_from_traces
+
+        traced = runs_from_traces(from_traces, window=window, fit=fit)
+        runs.extend(traced.runs)
+        sources.extend(traced.sources)
+        notes.extend(traced.notes)
+    if from_sessions:
+        from .sessions import runs_from_sessions
+
+        logged = runs_from_sessions(from_sessions)
+        runs.extend(logged.runs)
+        sources.extend(logged.sources)
+        notes.extend(logged.notes)
+    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
 
 
 def make_pool(
@@ -138,6 +157,7 @@ def make_pool(
     *,
     specs_found: int = 0,
     specs_used: int = 0,
+    sources: Iterable[dict[str, Any]] = (),
 ) -> Pool:
     """Sort the runs, refuse duplicates and empty pools, and hash."""
     by_id: dict[str, PoolRun] = {}
@@ -156,6 +176,7 @@ def make_pool(
         specs_found=specs_found,
         specs_used=specs_used,
         notes=tuple(notes),
+        sources=tuple(sources),
     )
 
 
@@ -180,6 +201,11 @@ def pool_sha256(runs: Sequence[PoolRun]) -> str:
                 "messages": [digest(message) for message in turn.messages],
                 "tools": digest(turn.tools),
             }
+            # Fields newer than the hash are in it only where set: old pools hash as before.
+            if turn.think_s is not None:
+                line["think_s"] = turn.think_s
+            if turn.max_tokens is not None:
+                line["max_tokens"] = turn.max_tokens
             total.update(canonical_json(line).encode("utf-8") + b"\n")
     return total.hexdigest()
 

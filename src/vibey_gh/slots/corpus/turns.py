@@ -50,8 +50,10 @@ class Turn:
     """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
 
     `think_s` is the time the run spent outside the model before this turn (its tools), in
-    seconds; None where the source has no timing. It is left out of the JSON when None, so a
-    corpus from an untimed source keeps the bytes (and the sha256) it had before the field.
+    seconds; None where the source has no timing. `max_tokens` caps this turn's answer below
+    the calibration's own cap (a recorded trace's output length); None = the calibration's cap.
+    Both are left out of the JSON when None, so a corpus from a source without them keeps the
+    bytes (and the sha256) it had before the fields.
     """
 
     id: str
@@ -61,6 +63,7 @@ class Turn:
     tools: list[dict[str, Any]]
     depth_estimate: int
     think_s: float | None = None
+    max_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -73,6 +76,8 @@ class Turn:
         }
         if self.think_s is not None:
             data["think_s"] = self.think_s
+        if self.max_tokens is not None:
+            data["max_tokens"] = self.max_tokens
         return data
 
     @classmethod
@@ -93,7 +98,18 @@ class Turn:
             tools=tools,
             depth_estimate=_field(data, "depth_estimate", int, where),
             think_s=_think_seconds(data),
+            max_tokens=_answer_cap(data),
         )
+
+
+@dataclass(frozen=True)
+class PoolRun:
+    """One run's turns in order. `source` is "spec", "lanes", "transcript", "trace" or
+    "session"."""
+
+    run_id: str
+    source: str
+    turns: tuple[Turn, ...]
 
 
 @dataclass(frozen=True)
@@ -197,6 +213,14 @@ def _think_seconds(data: dict[str, Any]) -> float | None:
     value: float | None = json_fields.number(data, "think_s", None)
     if value is not None and not (0.0 <= value < float("inf")):
         raise MalformedJson("expected a finite number of seconds >= 0", ("think_s",))
+    return value
+
+
+def _answer_cap(data: dict[str, Any]) -> int | None:
+    """A turn's `max_tokens`: absent or null when the calibration's cap applies, else >= 1."""
+    value: int | None = json_fields.integer(data, "max_tokens", None)
+    if value is not None and value < 1:
+        raise MalformedJson("expected a whole number of tokens >= 1", ("max_tokens",))
     return value
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...interfaces.slots_interface import ChatSettings, RunningRunner
-from ..corpus.corpus import Segment
+from ..corpus.corpus import Segment, Turn
 from ..judging.records import TurnRecord
 
 
@@ -91,7 +91,7 @@ def replay_corpus(
                 with lock:
                     if cursor.finishing and cursor.every_turn_answered:
                         return
-                result = runner.chat(turn.messages, turn.tools or None, settings)
+                result = runner.chat(turn.messages, turn.tools or None, _capped(settings, turn))
                 record = TurnRecord(turn.id, segment.id, worker, result)
                 with lock:
                     if stop.is_set() or not accept():
@@ -116,6 +116,13 @@ def replay_corpus(
     for thread in threads:
         thread.join()
     return outcome
+
+
+def _capped(settings: ChatSettings, turn: Turn) -> ChatSettings:
+    """The turn's own answer cap (a recorded answer's length) where it is below the step's."""
+    if turn.max_tokens is None or turn.max_tokens >= settings.max_tokens:
+        return settings
+    return replace(settings, max_tokens=turn.max_tokens)
 
 
 def stop_from_outside(outcome: ReplayOutcome, reason: str) -> None:
