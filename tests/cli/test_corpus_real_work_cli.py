@@ -44,6 +44,8 @@ def test_the_fixture_sessions_give_the_same_bytes_on_rerun(tmp_path: Path) -> No
         str(SESSIONS),
         "--window",
         "4096",
+        "--shape",
+        "segments",
         "--segment-turns",
         "1",
         "--segments-per-stratum",

@@ -132,6 +132,18 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )
 @click.option(
+    "--think-time",
+    metavar="recorded|none|SECONDS",
+    help="Wait before each turn, as a lane runs its tools: each turn's recorded think time, "
+    "none (back to back), or a fixed number of seconds (default: config; recorded when the "
+    "corpus holds think times, else none).",
+)
+@click.option(
+    "--think-cap",
+    metavar="SECONDS",
+    help="Cut longer recorded think times to this (default: config, 60).",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -157,6 +169,8 @@ def calibrate(
     no_early_verdicts: bool,
     min_step_seconds: float | None,
     max_step_seconds: float | None,
+    think_time: str | None,
+    think_cap: str | None,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
@@ -169,6 +183,9 @@ def calibrate(
     swap, the runner's log and production are watched every second. Every completed step is
     checkpointed: rerun the same command to resume. `--demo --runner simulated` shows a whole
     sweep in about a minute without a model.
+
+    Before each turn a worker waits as the lane ran its tools (--think-time, --think-cap). A
+    corpus of whole runs is decided on runs per hour, one of segments on turns per hour.
 
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
@@ -184,6 +201,8 @@ def calibrate(
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
+      vibey-gh slots calibrate --corpus runs.json --think-time recorded --think-cap 120
+      vibey-gh slots calibrate --corpus runs.json --think-time 20     # what if tools took 20 s
     """
     from ..config import load_config
     from ..slots.measurement.calibrate import pending_request, run_calibration
@@ -192,6 +211,7 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    thinking = _think_overrides(think_time, think_cap)
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
@@ -224,7 +244,7 @@ def calibrate(
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
-    config = config.with_overrides(window=window)
+    config = config.with_overrides(window=window, **thinking)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
         config=config,
@@ -315,6 +335,23 @@ def describe_after(after: dict[str, Any]) -> list[str]:
         )
         lines.append(f"  {after['config_line']}")
     return lines
+
+
+def _think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
+    """The config changes --think-time and --think-cap ask for; bad values are bad input."""
+    from ..slots.judging.think import check_think_cap, parse_think_time
+
+    changes: dict[str, Any] = {}
+    if think_time is not None:
+        mode, seconds = parse_think_time(think_time.strip())
+        changes["think_time"] = seconds if mode == "fixed" else mode
+    if think_cap is not None:
+        try:
+            cap: Any = float(think_cap)
+        except ValueError:
+            cap = think_cap
+        changes["think_cap_s"] = check_think_cap(cap)
+    return changes
 
 
 def _step_seconds(

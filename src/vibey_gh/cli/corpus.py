@@ -47,8 +47,20 @@ _PATH = click.Path(path_type=Path)
 )
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
-@click.option("--segments-per-stratum", type=int, default=None, help="Default 5 (demo 2).")
-@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2).")
+@click.option(
+    "--shape",
+    type=click.Choice(["runs", "segments"]),
+    default=None,
+    help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
+    "transcripts (their own tool time), segments from specs and --demo.",
+)
+@click.option(
+    "--segments-per-stratum",
+    type=int,
+    default=None,
+    help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
+)
+@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
 @click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
@@ -65,6 +77,7 @@ def corpus(
     from_sessions: tuple[Path, ...],
     demo: bool,
     window: int | None,
+    shape: str | None,
     segments_per_stratum: int | None,
     segment_turns: int | None,
     seed: int,
@@ -84,13 +97,16 @@ def corpus(
     ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
     with the tool time between turns). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
-    --window by estimate (characters ÷ 3). The same inputs give a byte-identical file.
+    --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
+    every turn in order, each run in the quarter of its deepest turn. The same inputs give a
+    byte-identical file.
 
     \b
     Examples:
       vibey-gh slots corpus --specs lanes/specs --window 65536 --out corpus.json
       vibey-gh slots corpus --specs lanes/specs --sample-specs 40 --seed 0 --out corpus.json
       vibey-gh slots corpus --from-lanes ~/.local/state/vibey-gh/slots/lanes --out corpus.json
+      vibey-gh slots corpus --specs lanes/specs --shape runs --out runs.json
       vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
       vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
       vibey-gh slots corpus --from-traces traces/ --window 65536 --fit scale --out corpus.json
@@ -128,6 +144,13 @@ def corpus(
         )
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
+    if shape is None:
+        # recorded work replays whole, with its own tool time; specs and the demo have no
+        # timing and keep the decision record's segment method (see docs/decision.md)
+        recorded = from_lanes or from_transcripts or from_traces or from_sessions
+        shape = "runs" if recorded else "segments"
+    if shape == "runs" and segment_turns is not None:
+        raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
     if demo:
         others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
         if any(others) or sample_specs is not None:
@@ -137,6 +160,7 @@ def corpus(
             segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
             segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
             seed=seed,
+            shape=shape,
         )
     else:
         if window is None:
@@ -160,6 +184,7 @@ def corpus(
             segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
             segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
             seed=seed,
+            shape=shape,
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
@@ -180,9 +205,13 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"  pool sha256    {summary['pool_sha256']}  "
         f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
     )
+    units = (
+        f"{summary['segments']} whole runs"
+        if summary["shape"] == "runs"
+        else f"{summary['segments']} segments of {summary['segment_turns']} turns"
+    )
     click.echo(
-        f"  window {summary['window']:,}, seed {summary['seed']}, "
-        f"{summary['segments']} segments of {summary['segment_turns']} turns "
+        f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
         f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
     )
     if summary["dropped_over_window"]:

@@ -1,4 +1,4 @@
-"""The corpus a calibration replays: segments drawn from a storm-shaped pool.
+"""The corpus a calibration replays: segments or whole runs drawn from a storm-shaped pool.
 
 How the pool is built is in `slots.corpus.pool`, how segments are drawn in `slots.corpus.draw`.
 A corpus file is one line of canonical JSON (sorted keys, no spaces)::
@@ -20,6 +20,11 @@ A corpus file is one line of canonical JSON (sorted keys, no spaces)::
                    "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
                               "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
 
+A corpus of whole runs (shape "runs") also holds ``"shape": "runs"``; each of its segments
+is one run, every turn of it that fits the window, and `segment_turns` is 0. A file without
+`shape` holds segments (the method it was written with before runs existed), so the
+segment corpora written before keep their bytes and their sha256.
+
 The same inputs give a byte-identical file. Reading one checks its schema and recomputes its
 hash: a file edited by hand is refused, never replayed.
 """
@@ -36,13 +41,14 @@ from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
-from .draw import STRATA, draw_segments
+from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
 
 __all__ = [
+    "SHAPES",
     "Corpus",
     "Segment",
     "Stratum",
@@ -58,6 +64,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 CORPUS_SIZE_LIMIT = DEFAULT_LIMIT
 KIND = "vibey-gh slots corpus"
+# "segments": k consecutive turns a unit (the decision record's method); "runs": whole runs.
+SHAPE_RUNS = "runs"
+SHAPE_SEGMENTS = "segments"
+SHAPES = (SHAPE_RUNS, SHAPE_SEGMENTS)
 DEFAULT_SEGMENTS_PER_STRATUM = 5
 DEFAULT_SEGMENT_TURNS = 3
 # Small enough that the 135M model replays a demo step in a couple of minutes on 2 cores.
@@ -86,6 +96,11 @@ class Corpus:
     specs_found: int = 0
     specs_used: int = 0
     sources: tuple[dict[str, Any], ...] = ()
+    shape: str = SHAPE_SEGMENTS
+
+    @property
+    def whole_runs(self) -> bool:
+        return self.shape == SHAPE_RUNS
 
     @property
     def turn_count(self) -> int:
@@ -101,7 +116,9 @@ class Corpus:
 
     def body_json(self) -> dict[str, Any]:
         """Everything but the hash: what `corpus_sha256` is computed over."""
+        shape = {"shape": self.shape} if self.whole_runs else {}
         return {
+            **shape,
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
             "pool_sha256": self.pool_sha256,
@@ -146,6 +163,9 @@ class Corpus:
                 f"{where}: content does not match its corpus_sha256 "
                 f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
             )
+        shape = data.get("shape", SHAPE_SEGMENTS)
+        if shape not in SHAPES:
+            raise BadInput(f"{where}: corpus shape {shape!r} (expected runs or segments)")
         try:
             pool = json_fields.mapping(data, "pool", json_fields.REQUIRED)
             corpus = cls(
@@ -164,6 +184,7 @@ class Corpus:
                 specs_found=_typed(pool, "specs_found", int, "pool"),
                 specs_used=_typed(pool, "specs_used", int, "pool"),
                 sources=tuple(json_fields.each(data, "sources", _source)),
+                shape=shape,
             )
         except MalformedJson as exc:
             raise BadInput(f"{where}: malformed corpus ({exc})") from None
@@ -181,15 +202,23 @@ def build_corpus(
     segments_per_stratum: int = DEFAULT_SEGMENTS_PER_STRATUM,
     segment_turns: int = DEFAULT_SEGMENT_TURNS,
     seed: int = 0,
+    shape: str = SHAPE_SEGMENTS,
 ) -> Corpus:
-    """Draw from `pool` (see `slots.corpus.draw`) and hash the result."""
-    drawn = draw_segments(
-        pool,
-        window=window,
-        segments_per_stratum=segments_per_stratum,
-        segment_turns=segment_turns,
-        seed=seed,
-    )
+    """Draw from `pool` (see `slots.corpus.draw`) and hash the result. For whole runs
+    `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0)."""
+    if shape not in SHAPES:
+        raise BadInput(f"--shape must be runs or segments, not {shape!r}")
+    if shape == SHAPE_RUNS:
+        drawn = draw_runs(pool, window=window, runs_per_stratum=segments_per_stratum, seed=seed)
+        segment_turns = 0
+    else:
+        drawn = draw_segments(
+            pool,
+            window=window,
+            segments_per_stratum=segments_per_stratum,
+            segment_turns=segment_turns,
+            seed=seed,
+        )
     unhashed = Corpus(
         corpus_sha256="",
         pool_sha256=pool.sha256,
@@ -206,6 +235,7 @@ def build_corpus(
         specs_found=pool.specs_found,
         specs_used=pool.specs_used,
         sources=pool.sources,
+        shape=shape,
     )
     digest = sha256_text(canonical_json(unhashed.body_json()))
     return replace(unhashed, corpus_sha256=digest)
@@ -221,6 +251,7 @@ def build_demo_corpus(
     segments_per_stratum: int = DEMO_SEGMENTS_PER_STRATUM,
     segment_turns: int = DEMO_SEGMENT_TURNS,
     seed: int = 0,
+    shape: str = SHAPE_SEGMENTS,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
@@ -259,6 +290,7 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "pool_sha256": corpus.pool_sha256,
         "window": corpus.window,
         "seed": corpus.seed,
+        "shape": corpus.shape,
         "segments": len(corpus.segments),
         "turns": corpus.turn_count,
         "strata": [stratum.segments for stratum in corpus.strata],

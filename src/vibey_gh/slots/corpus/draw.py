@@ -1,4 +1,4 @@
-"""The draw: segments of consecutive turns, stratified by depth, chosen by seed.
+"""The draw: segments of consecutive turns, or whole runs, stratified by depth, chosen by seed.
 
 The window is cut into four strata by estimate — quarters: for 65,536 tokens <16k, 16k–32k,
 32k–48k and ≥48k (the deepest includes the window itself). A candidate segment is any
@@ -11,6 +11,14 @@ already drawn. A stratum with too few candidates is reported short, never topped
 another. Turns deeper than the window are dropped and counted; a run whose first turn is
 deeper than the window is an error (the window cannot hold even the plan).
 
+Whole runs (`draw_runs`, the corpus shape "runs") are drawn the same way with a run as the
+unit: a run keeps its turns up to the first one deeper than the window (a lane would have been
+refused there; the rest are dropped and counted) and belongs to the stratum of its deepest kept
+turn, so a stratum holds the runs that reach that depth. Each stratum keeps its
+`segments_per_stratum` best-ranked runs, the rank being sha256(seed, "run", run id); a run sits
+in one stratum only, so no two drawn runs overlap. Runs mostly end deep, so the shallow strata
+of a whole-run draw are often short: that is reported, never topped up.
+
 The corpus lists segments round-robin across strata, shallow to deep (one of each, then the
 next of each), so any prefix of it — and any set of concurrent workers — mixes depths as a
 storm does.
@@ -19,6 +27,7 @@ storm does.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 
 from ...errors import BadInput
@@ -94,19 +103,57 @@ def draw_segments(
             "tokens: lower --segment-turns or raise --window"
         )
     chosen = _choose(candidates, segments_per_stratum, segment_turns)
+    return _ordered(chosen, candidates, window, segments_per_stratum, dropped)
+
+
+def draw_runs(pool: Pool, *, window: int, runs_per_stratum: int, seed: int) -> Draw:
+    """Whole runs, one unit per run, in the stratum of the run's deepest turn that fits."""
+    check_draw_options(window, runs_per_stratum, 1)
+    candidates: dict[int, list[Segment]] = defaultdict(list)
+    dropped = 0
+    for run in pool.runs:
+        first = run.turns[0]
+        if first.depth_estimate > window:
+            raise BadInput(
+                f"window {window:,} is smaller than turn 0 of run {run.run_id} "
+                f"(estimate {first.depth_estimate:,} tokens): raise --window"
+            )
+        over = [turn.depth_estimate > window for turn in run.turns]
+        kept = run.turns[: over.index(True)] if True in over else run.turns
+        dropped += len(run.turns) - len(kept)
+        stratum = stratum_of(max(turn.depth_estimate for turn in kept), window)
+        run_id = f"{run.run_id}#{kept[0].index}-{kept[-1].index}"
+        candidates[stratum].append(Segment(run_id, run.run_id, stratum, kept))
+    chosen = {
+        q: sorted(candidates.get(q, []), key=lambda s: (seeded_rank(seed, "run", s.id), s.id))[
+            :runs_per_stratum
+        ]
+        for q in range(STRATA)
+    }
+    return _ordered(chosen, candidates, window, runs_per_stratum, dropped)
+
+
+def _ordered(
+    chosen: dict[int, list[Segment]],
+    candidates: Mapping[int, Sized],
+    window: int,
+    per_stratum: int,
+    dropped: int,
+) -> Draw:
+    """The strata's report and the units round-robin across strata, shallow to deep."""
     strata = tuple(
         Stratum(
             name=stratum_name(q, window),
             low=low,
             high=high,
             segments=len(chosen[q]),
-            wanted=segments_per_stratum,
-            available=len(candidates[q]),
+            wanted=per_stratum,
+            available=len(candidates.get(q, ())),
         )
         for q, (low, high) in enumerate(stratum_bounds(window))
     )
     ordered: list[Segment] = []
-    for position in range(segments_per_stratum):
+    for position in range(per_stratum):
         ordered.extend(chosen[q][position] for q in range(STRATA) if position < len(chosen[q]))
     return Draw(tuple(ordered), strata, dropped)
 

@@ -13,14 +13,16 @@ line. Lines whose "event" is "turn" are requests as the lane sent them::
 
 `run_id` defaults to the events file's folder (relative to DIR) and `index` to the order of the
 run's turn events; a second event with the same run and index (a retry) is counted and skipped.
-Other events are ignored. A last line that does not parse (a crash mid-write) is skipped and
+"reply" events give each turn's think time (`slots.corpus.think_time`); other events are
+ignored. A last line that does not parse (a crash mid-write) is skipped and
 reported; any other bad line is an error.
 
 From transcripts (`--from-transcripts FILE`, or `--from-chat-logs FILE`): JSON Lines, one
 conversation a line, with `messages` (OpenAI chat format), optional `tools` and optional `id`
 (default "<file name>:<line>"); a line may also be the bare `messages` array, as chat logs
 exported by agent tools often are. Every prefix that ends just before an assistant message is
-a turn.
+a turn. Messages may carry a `timestamp`, which gives each turn's think time
+(`slots.corpus.think_time`) and is not sent.
 
 `pool_sha256` is the sha256 of one canonical JSON line per turn, runs sorted by id, each line
 holding the turn's id, run, index and depth estimate and the sha256 of each message and of the
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,12 @@ from ...lanes.tools import (
     tool_result_message,
 )
 from .git_source import Provenance, SpecTree, TreeCache
+from .think_time import (
+    event_time,
+    lane_think_times,
+    transcript_think_times,
+    without_timestamps,
+)
 from .turns import (
     PoolRun,
     Turn,
@@ -130,23 +138,13 @@ def build_pool(
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
-    sources: list[dict[str, Any]] = []
-    if from_traces:
-        if window is None:
-            raise BadInput("traces are fitted into a window: give --window")
-        from .traces import runs_from_traces
+    # Traces and session logs are read lazily: most pools come from specs or lanes.
+    from .recorded import recorded_runs
 
-        traced = runs_from_traces(from_traces, window=window, fit=fit)
-        runs.extend(traced.runs)
-        sources.extend(traced.sources)
-        notes.extend(traced.notes)
-    if from_sessions:
-        from .sessions import runs_from_sessions
-
-        logged = runs_from_sessions(from_sessions)
-        runs.extend(logged.runs)
-        sources.extend(logged.sources)
-        notes.extend(logged.notes)
+    recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
+    runs.extend(recorded.runs)
+    notes.extend(recorded.notes)
+    sources = recorded.sources
     return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
 
 
@@ -268,6 +266,8 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
     if not files:
         raise BadInput(f"no {EVENTS_FILE} file under {folder}")
     collected: dict[str, dict[int, Turn]] = {}
+    sent: dict[str, dict[int, tuple[float | None, float | None]]] = {}
+    answered: dict[str, dict[int, tuple[float | None, float | None]]] = {}
     notes: list[str] = []
     duplicates = 0
     for file in files:
@@ -276,7 +276,12 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
             default_run = folder.name
         counters: dict[str, int] = {}
         for where, _, event in _json_lines(file, tolerate_torn_tail=True, notes=notes):
-            if not isinstance(event, dict) or event.get("event") != "turn":
+            if not isinstance(event, dict):
+                continue
+            if event.get("event") == "reply":
+                _note_reply(event, default_run, answered)
+                continue
+            if event.get("event") != "turn":
                 continue
             run_id = event.get("run_id", default_run)
             if not isinstance(run_id, str) or not run_id:
@@ -291,13 +296,27 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
                 duplicates += 1
                 continue
             run[index] = _turn(run_id, index, messages, tools)
+            sent.setdefault(run_id, {})[index] = event_time(event)
     if duplicates:
         notes.append(f"skipped {duplicates} repeated turn event(s) (retries) in {folder}")
-    runs = [
-        PoolRun(run_id, "lanes", tuple(turns[i] for i in sorted(turns)))
-        for run_id, turns in collected.items()
-    ]
+    runs = []
+    for run_id, turns in collected.items():
+        indices = sorted(turns)
+        thinks = lane_think_times(sent.get(run_id, {}), answered.get(run_id, {}), indices)
+        timed = (replace(turns[i], think_s=t) for i, t in zip(indices, thinks, strict=True))
+        runs.append(PoolRun(run_id, "lanes", tuple(timed)))
     return runs, notes
+
+
+def _note_reply(
+    event: dict[str, Any],
+    default_run: str,
+    answered: dict[str, dict[int, tuple[float | None, float | None]]],
+) -> None:
+    """Keep when each turn's last answer arrived; a reply that names no turn is not used."""
+    run_id, index = event.get("run_id", default_run), event.get("index")
+    if isinstance(run_id, str) and isinstance(index, int) and not isinstance(index, bool):
+        answered.setdefault(run_id, {})[index] = event_time(event)
 
 
 def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
@@ -315,15 +334,17 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
         run_id = record.get("id", f"{path.name}:{line_number}")
         if not isinstance(run_id, str) or not run_id:
             raise BadInput(f"{where}: 'id' must be a non-empty string")
-        messages, tools = _payload(record, where)
+        timed_messages, tools = _payload(record, where)
         answers = [
             position
-            for position, message in enumerate(messages)
+            for position, message in enumerate(timed_messages)
             if position > 0 and message["role"] == "assistant"
         ]
+        thinks = transcript_think_times(timed_messages, answers)
+        messages = without_timestamps(timed_messages)
         turns = [
-            _turn(run_id, index, messages[:position], tools)
-            for index, position in enumerate(answers)
+            replace(_turn(run_id, index, messages[:position], tools), think_s=think)
+            for index, (position, think) in enumerate(zip(answers, thinks, strict=True))
         ]
         if turns:
             runs.append(PoolRun(run_id, "transcript", tuple(turns)))

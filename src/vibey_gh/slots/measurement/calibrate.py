@@ -35,6 +35,7 @@ from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
 from ..judging.stats import Estimate
 from ..judging.sweep import sweep_steps
+from ..judging.think import ThinkPolicy, resolve_policy
 from ..judging.trust import untrustworthy_floor
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import check_identity, identity_of_production, wait_for_idle
@@ -105,6 +106,25 @@ def last_good_bounds(
     return bounds_now
 
 
+def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
+    """The wait before each turn: the config's (or the command line's) for this corpus."""
+    recorded = (turn.think_s for turn in req.corpus.turns())
+    return resolve_policy(req.config.think_time, req.config.think_cap_s, recorded)
+
+
+def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
+    """A run whose waits alone outlast a step's cap could never complete inside one."""
+    cap = req.config.step_cap_seconds
+    for unit in req.corpus.segments:
+        waits = sum(policy.seconds_before(turn.think_s) for turn in unit.turns)
+        if waits >= cap:
+            raise BadInput(
+                f"{unit.id} waits {waits:g} s of think time, at least a step's cap of "
+                f"{cap:g} s, so it could never complete inside a step: lower --think-cap or "
+                "--think-time, or raise --max-step-seconds"
+            )
+
+
 def method_of(req: CalibrationRequest) -> dict[str, Any]:
     return {
         "runner": req.config.runner,
@@ -128,6 +148,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
             "one_slot_until": "interval within half of min_gain",
         },
+        # the wait before each turn: a checkpoint of another policy is never resumed
+        "think": think_policy_of(req).to_json(),
     }
 
 
@@ -138,6 +160,8 @@ def run_calibration(
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
     check_corpus_fits(req.corpus, req.window)
+    think = think_policy_of(req)
+    check_runs_fit_a_step(req, think)
     if req.wait_idle_s is not None and req.wait_idle_s < 0:
         raise BadInput(f"--wait-idle must be 0 or more seconds, not {req.wait_idle_s:g}")
     if req.if_requested:
@@ -236,6 +260,7 @@ def run_calibration(
         min_step_seconds=req.config.min_step_seconds,
         max_step_seconds=req.config.step_cap_seconds,
         production_footprint=env.production_footprint,
+        think=think,
     )
     new_steps = 0
     unclean = False
@@ -331,9 +356,9 @@ def _measure_clean(
     # (qualifying) and the best throughput so far as a point (the patience rule, see
     # judging.sweep.gain_over_best)
     compare_with: tuple[Estimate, ...] = ()
-    if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
-        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
-        compare_with = (baseline.figures.bar, Estimate(best_so_far.turns_per_hour))
+    if slots > 1 and baseline.figures.best_rate > 0:
+        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
+        compare_with = (baseline.figures.bar, Estimate(best_so_far.rate))
     discarded = 0
     while True:
         attempt = discarded + 1

@@ -86,6 +86,7 @@ def build_evidence(
         },
         corpus={
             "sha256": req.corpus.corpus_sha256,
+            "shape": req.corpus.shape,
             "pool_sha256": req.corpus.pool_sha256,
             "window": req.corpus.window,
             "segments": len(req.corpus.segments),
