@@ -220,6 +220,10 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
     for commit in summary["commits"]:
         where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
         click.echo(f"  read {commit['repository']} at {where}")
+    from ..slots.report.corpus_profile import profile_lines
+
+    for line in profile_lines(summary["profile"]):
+        click.echo(f"  {line}")
     click.echo("  strata (by estimate):")
     for stratum in summary["strata_detail"]:
         short = (

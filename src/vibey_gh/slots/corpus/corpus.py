@@ -43,6 +43,7 @@ from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_tex
 from ...interfaces import json_fields
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
+from .profile import corpus_profile
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
@@ -305,6 +306,7 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "dropped_over_window": corpus.dropped_over_window,
         "commits": list(corpus.commits),
         "sources": list(corpus.sources),
+        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources),
     }
 
 

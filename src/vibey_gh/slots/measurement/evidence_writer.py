@@ -10,6 +10,7 @@ from typing import Any
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
+from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
@@ -93,6 +94,7 @@ def build_evidence(
             "turns": req.corpus.turn_count,
             "strata": [s.to_json() for s in req.corpus.strata],
             "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
+            "profile": corpus_profile(req.corpus.segments, req.corpus.commits, req.corpus.sources),
         },
         method={**method, "hash": method_hash_of(method)},
         bounds=bounds.to_json(),

@@ -7,6 +7,7 @@ import json
 
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
+from .corpus_profile import profile_lines
 from .facts import DepthFacts
 from .step_table import markdown_table
 
@@ -84,6 +85,12 @@ def corpus_section(evidence: Evidence) -> list[str]:
         f"output cap {method.get('max_tokens')} tokens; runner {method.get('runner')}, "
         f"model {method.get('model')}; steps {method.get('slots')}",
     ]
+    profile = corpus.get("profile")
+    if isinstance(profile, dict):
+        try:
+            lines += [f"- {line}" for line in profile_lines(profile)]
+        except (KeyError, TypeError, ValueError):
+            lines.append("- corpus profile: not readable in this evidence file")
     strata = corpus.get("strata") or []
     if strata:
         rows = [
