@@ -270,7 +270,15 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
     """Write atomically, as one canonical JSON line (byte-identical for identical corpora)."""
     if path.is_dir():
         raise BadInput(f"--out {path} is a folder; give a file name")
-    atomic_write_text(path, canonical_json(corpus.to_json()) + "\n")
+    text = canonical_json(corpus.to_json()) + "\n"
+    if len(text) > CORPUS_SIZE_LIMIT:
+        # A file past the reader's limit could never be replayed: say so now, write nothing.
+        raise BadInput(
+            f"the corpus would be {len(text) >> 20} MiB, more than the "
+            f"{CORPUS_SIZE_LIMIT >> 20} MiB a corpus file may hold: draw fewer runs "
+            "(--segments-per-stratum) or segments (--shape segments)"
+        )
+    atomic_write_text(path, text)
 
 
 def load_corpus(path: Path) -> Corpus:
