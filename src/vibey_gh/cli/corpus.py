@@ -45,6 +45,11 @@ _PATH = click.Path(path_type=Path)
     type=_PATH,
     help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
 )
+@click.option(
+    "--fill-window",
+    is_flag=True,
+    help="Let the deepest spec run read on until its last turn nearly fills --window.",
+)
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
 @click.option(
@@ -75,6 +80,7 @@ def corpus(
     from_traces: tuple[Path, ...],
     fit: str,
     from_sessions: tuple[Path, ...],
+    fill_window: bool,
     demo: bool,
     window: int | None,
     shape: str | None,
@@ -161,6 +167,7 @@ def corpus(
             segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
             seed=seed,
             shape=shape,
+            fill_window=fill_window,
         )
     else:
         if window is None:
@@ -176,6 +183,7 @@ def corpus(
             from_sessions=from_sessions,
             window=window,
             fit=fit,
+            fill_window=fill_window,
             seed=seed,
         )
         built = build_corpus(
@@ -231,6 +239,13 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
             if stratum["shortfall"]
             else ""
         )
-        click.echo(
-            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}{short}"
+        deepest = (
+            f"  deepest {stratum['deepest_estimate']:,} ({stratum['deepest_share']:.0%})"
+            if stratum["deepest_estimate"]
+            else ""
         )
+        click.echo(
+            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}"
+            f"{deepest}{short}"
+        )
+    click.echo(f"  deepest stratum: {summary['deepest_stratum']}")

@@ -69,3 +69,16 @@ def test_the_deepest_scaled_trace_turn_fits_the_window_by_the_runners_count(
     # Inside the window, and the stand-in text costs about what the estimate says.
     assert counted <= WINDOW
     assert counted >= 0.85 * deepest.depth_estimate
+
+
+@pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"the sample traces are absent ({SAMPLES})")
+def test_a_demo_sized_trace_corpus_fills_the_window_by_the_runners_count(
+    runner: RunningRunner,
+) -> None:
+    # Tokenizing needs no context: the runner's small window does not limit the count.
+    window = 65536
+    pool = build_pool(from_traces=[SAMPLES], window=window, fit="scale")
+    corpus = build_corpus(pool, window=window, segments_per_stratum=2, segment_turns=2)
+    deepest = max(corpus.turns(), key=lambda turn: turn.depth_estimate)
+    counted = runner_count(runner, deepest.messages)
+    assert 0.9 * window <= counted <= window

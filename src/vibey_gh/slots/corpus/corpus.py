@@ -43,7 +43,7 @@ from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_tex
 from ...interfaces import json_fields
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
-from .profile import corpus_profile
+from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
@@ -209,8 +209,18 @@ def build_corpus(
     `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0)."""
     if shape not in SHAPES:
         raise BadInput(f"--shape must be runs or segments, not {shape!r}")
+    # Filled pools (read-on specs, traces scaled to the window) replay their deepest turn.
+    filled = any(
+        source.get("source") == "fill" or source.get("fit") == "scale" for source in pool.sources
+    )
     if shape == SHAPE_RUNS:
-        drawn = draw_runs(pool, window=window, runs_per_stratum=segments_per_stratum, seed=seed)
+        drawn = draw_runs(
+            pool,
+            window=window,
+            runs_per_stratum=segments_per_stratum,
+            seed=seed,
+            deepest_first=filled,
+        )
         segment_turns = 0
     else:
         drawn = draw_segments(
@@ -219,6 +229,7 @@ def build_corpus(
             segments_per_stratum=segments_per_stratum,
             segment_turns=segment_turns,
             seed=seed,
+            deepest_first=filled,
         )
     unhashed = Corpus(
         corpus_sha256="",
@@ -253,16 +264,18 @@ def build_demo_corpus(
     segment_turns: int = DEMO_SEGMENT_TURNS,
     seed: int = 0,
     shape: str = SHAPE_SEGMENTS,
+    fill_window: bool = False,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
-    pool = build_pool(specs=[demo_specs_dir()], seed=seed)
+    pool = build_pool(specs=[demo_specs_dir()], seed=seed, window=window, fill_window=fill_window)
     return build_corpus(
         pool,
         window=window,
         segments_per_stratum=segments_per_stratum,
         segment_turns=segment_turns,
         seed=seed,
+        shape=shape,
     )
 
 
@@ -304,8 +317,16 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "turns": corpus.turn_count,
         "strata": [stratum.segments for stratum in corpus.strata],
         "strata_detail": [
-            {**stratum.to_json(), "shortfall": stratum.shortfall} for stratum in corpus.strata
+            {**stratum.to_json(), "shortfall": stratum.shortfall, **deepest}
+            for stratum, deepest in zip(
+                corpus.strata,
+                deepest_per_stratum(corpus.segments, len(corpus.strata), corpus.window),
+                strict=True,
+            )
         ],
+        "deepest_stratum": deepest_stratum_note(
+            corpus.segments, corpus.window, corpus.sources, corpus.commits
+        ),
         "segment_turns": corpus.segment_turns,
         "segments_per_stratum": corpus.segments_per_stratum,
         "max_depth_estimate": corpus.max_depth_estimate,

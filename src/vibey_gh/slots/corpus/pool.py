@@ -31,7 +31,6 @@ tool list — the same pool hashes the same wherever it is built.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +48,7 @@ from ...lanes.tools import (
     tool_definitions,
     tool_result_message,
 )
+from .fill import fill_deepest_spec_run
 from .git_source import Provenance, SpecTree, TreeCache
 from .think_time import (
     event_time,
@@ -63,6 +63,7 @@ from .turns import (
     depth_estimate,
     estimate_from_chars,
     json_list_chars,
+    pool_sha256,
     seeded_rank,
     sha256_text,
 )
@@ -105,11 +106,13 @@ def build_pool(
     from_sessions: Sequence[Path] = (),
     window: int | None = None,
     fit: str = "scale",
+    fill_window: bool = False,
     seed: int = 0,
     git: str = "git",
 ) -> Pool:
     """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
-    into `window` (`fit`: "scale" or "drop"), so they need it."""
+    into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
+    toward it (`slots.corpus.fill`), so both need it."""
     if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
         raise BadInput(
             "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
@@ -117,6 +120,7 @@ def build_pool(
         )
     runs: list[PoolRun] = []
     notes: list[str] = []
+    sources: list[dict[str, Any]] = []
     provenances: list[Provenance] = []
     found = used = 0
     if specs:
@@ -124,7 +128,11 @@ def build_pool(
         chosen = select_specs(all_specs, sample_specs, seed)
         found, used = len(all_specs), len(chosen)
         trees = TreeCache(git)
-        runs.extend(runs_from_specs(chosen, trees))
+        spec_runs = runs_from_specs(chosen, trees)
+        if fill_window:
+            spec_runs, filled = fill_deepest_spec_run(chosen, spec_runs, trees, _window(window))
+            sources.append(filled)
+        runs.extend(spec_runs)
         provenances = trees.provenances()
         if used < found:
             notes.append(f"sampled {used} of {found} specs with seed {seed}")
@@ -144,7 +152,7 @@ def build_pool(
     recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
     runs.extend(recorded.runs)
     notes.extend(recorded.notes)
-    sources = recorded.sources
+    sources.extend(recorded.sources)
     return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
 
 
@@ -176,36 +184,6 @@ def make_pool(
         notes=tuple(notes),
         sources=tuple(sources),
     )
-
-
-def pool_sha256(runs: Sequence[PoolRun]) -> str:
-    digests: dict[int, str] = {}
-
-    def digest(item: Any) -> str:
-        # Turns of one run share their message objects, so each is serialized once.
-        key = id(item)
-        if key not in digests:
-            digests[key] = sha256_text(canonical_json(item))
-        return digests[key]
-
-    total = hashlib.sha256()
-    for run in runs:
-        for turn in run.turns:
-            line = {
-                "id": turn.id,
-                "run_id": turn.run_id,
-                "index": turn.index,
-                "depth_estimate": turn.depth_estimate,
-                "messages": [digest(message) for message in turn.messages],
-                "tools": digest(turn.tools),
-            }
-            # Fields newer than the hash are in it only where set: old pools hash as before.
-            if turn.think_s is not None:
-                line["think_s"] = turn.think_s
-            if turn.max_tokens is not None:
-                line["max_tokens"] = turn.max_tokens
-            total.update(canonical_json(line).encode("utf-8") + b"\n")
-    return total.hexdigest()
 
 
 def select_specs(specs: Sequence[LaneSpec], sample: int | None, seed: int) -> list[LaneSpec]:
@@ -398,3 +376,9 @@ def _json_lines(
                 continue
             raise BadInput(f"{where}: {str(problem).removeprefix('is ')}") from None
         yield where, number, value
+
+
+def _window(window: int | None) -> int:
+    if window is None:
+        raise BadInput("filling the window needs one: give --window")
+    return window

@@ -107,3 +107,44 @@ def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]])
             for session in sessions
         ]
     return found
+
+
+def deepest_per_stratum(
+    segments: Sequence[Segment], strata: int, window: int
+) -> list[dict[str, Any]]:
+    """Each stratum's deepest drawn turn by estimate, and its share of the window."""
+    deepest = [0] * strata
+    for segment in segments:
+        if 0 <= segment.stratum < strata:
+            deepest[segment.stratum] = max(deepest[segment.stratum], segment.depth_estimate)
+    return [
+        {"deepest_estimate": depth, "deepest_share": round(depth / window, 4)} for depth in deepest
+    ]
+
+
+# The deepest stratum counts as filled when its deepest turn reaches this share of the window.
+FILLED_SHARE = 0.9
+
+
+def deepest_stratum_note(
+    segments: Sequence[Segment],
+    window: int,
+    sources: Sequence[dict[str, Any]],
+    commits: Sequence[dict[str, Any]],
+) -> str:
+    """Whether the deepest stratum reaches the window, and if not, why it cannot."""
+    depth = max((segment.depth_estimate for segment in segments), default=0)
+    share = depth / window
+    kinds = {str(source.get("source")) for source in sources}
+    if share >= FILLED_SHARE:
+        how = "scaled traces" if "trace" in kinds else "filled" if "fill" in kinds else "as drawn"
+        return f"reaches {share:.0%} of the window by estimate ({how})"
+    if "fill" in kinds:
+        why = "the repositories hold too little text to fill it"
+    elif "trace" in kinds:
+        why = "--fit drop keeps the traces' own depths"
+    elif commits:
+        why = "the specs end sooner; --fill-window reads on"
+    else:
+        why = "recorded runs are as deep as they were recorded"
+    return f"cannot be filled: reaches {share:.0%} of the window by estimate ({why})"

@@ -10,6 +10,7 @@ the runner's own prompt count on replay is the measured depth.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,3 +229,33 @@ def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
     which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
     return json_fields.typed(data, key, kind)
+
+
+def pool_sha256(runs: Sequence[PoolRun]) -> str:
+    digests: dict[int, str] = {}
+
+    def digest(item: Any) -> str:
+        # Turns of one run share their message objects, so each is serialized once.
+        key = id(item)
+        if key not in digests:
+            digests[key] = sha256_text(canonical_json(item))
+        return digests[key]
+
+    total = hashlib.sha256()
+    for run in runs:
+        for turn in run.turns:
+            line = {
+                "id": turn.id,
+                "run_id": turn.run_id,
+                "index": turn.index,
+                "depth_estimate": turn.depth_estimate,
+                "messages": [digest(message) for message in turn.messages],
+                "tools": digest(turn.tools),
+            }
+            # Fields newer than the hash are in it only where set: old pools hash as before.
+            if turn.think_s is not None:
+                line["think_s"] = turn.think_s
+            if turn.max_tokens is not None:
+                line["max_tokens"] = turn.max_tokens
+            total.update(canonical_json(line).encode("utf-8") + b"\n")
+    return total.hexdigest()
