@@ -144,6 +144,12 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     help="Cut longer recorded think times to this (default: config, 60).",
 )
 @click.option(
+    "--split-window",
+    is_flag=True,
+    help="What-if: replay the corpus at a smaller window (default half the corpus's); deeper "
+    "turns are sent and counted as refused, never cut. Written to --out only, never evidence.",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -171,6 +177,7 @@ def calibrate(
     max_step_seconds: float | None,
     think_time: str | None,
     think_cap: str | None,
+    split_window: bool,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
@@ -203,6 +210,13 @@ def calibrate(
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
       vibey-gh slots calibrate --corpus runs.json --think-time recorded --think-cap 120
       vibey-gh slots calibrate --corpus runs.json --think-time 20     # what if tools took 20 s
+      vibey-gh slots calibrate --corpus corpus.json --split-window --slots 1,2 --out what-if
+
+    --split-window asks the question "two slots of half the window cost one full slot's KV
+    cache": the corpus, drawn for its own window, is replayed at half of it (or --window);
+    each step reports the turns served and refused, the shortest refused prompt by the
+    runner's count and the throughput of what it served. `slots compare` shows it beside the
+    full-window evidence.
     """
     from ..config import load_config
     from ..slots.measurement.calibrate import pending_request, run_calibration
@@ -234,16 +248,18 @@ def calibrate(
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        window = window or DEMO_WINDOW
+        corpus = demo_corpus(DEMO_WINDOW if split_window else window or DEMO_WINDOW)
+        window = window or (corpus.window // 2 if split_window else corpus.window)
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
-        corpus = demo_corpus(window)
     else:
         config = config.with_overrides(runner=runner, model=model)
-        window = window or config.window
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
+        if split_window and window is None:
+            window = corpus.window // 2
+        window = window or config.window
     config = config.with_overrides(window=window, **thinking)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
@@ -260,6 +276,7 @@ def calibrate(
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
+        split_window=split_window,
     )
     env = parts.calibration_environment(config, None)
     progress = make_progress(live=stdout_is_terminal() and not as_json)

@@ -150,6 +150,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
+        # only when set: the method of every ordinary sweep keeps its hash
+        **({"split_window": True} if req.split_window else {}),
     }
 
 
@@ -159,7 +161,11 @@ def run_calibration(
     progress: CalibrationProgress,
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
-    check_corpus_fits(req.corpus, req.window)
+    if req.split_window:
+        if req.out_dir is None:
+            raise BadInput("--split-window is a what-if, never evidence: give --out FOLDER")
+    else:
+        check_corpus_fits(req.corpus, req.window)
     think = think_policy_of(req)
     check_runs_fit_a_step(req, think)
     if req.wait_idle_s is not None and req.wait_idle_s < 0:
@@ -280,7 +286,9 @@ def run_calibration(
             )
             break
         if step.slots == 1 and not any(s.slots == 1 for s in steps):
-            untrustworthy = untrustworthy_floor(step, req.corpus.turn_count)
+            untrustworthy = untrustworthy_floor(
+                step, req.corpus.turn_count, refusals_expected=req.split_window
+            )
             if untrustworthy is not None:
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)

@@ -68,6 +68,13 @@ def build_evidence(
             f"production was not running ({result.production_absent}): keyed to the "
             "calibration binary's version and the model's digest"
         )
+    split = bool(method.get("split_window"))
+    if split:
+        notes.append(
+            f"a split-window what-if: the corpus was replayed at a {req.window}-token window and "
+            "its deeper turns were sent and refused; written to --out only, never recorded as "
+            "this device's evidence (refusing a turn one full slot serves breaks a bound)"
+        )
     if not steps:
         notes.append("no clean step was measured: not recorded as this device's evidence")
     if not complete:
@@ -115,7 +122,7 @@ def build_evidence(
         },
         runs_dir=str(result.run_dir),
         notes=tuple(notes),
-        recorded=bool(steps) and not mismatch,
+        recorded=bool(steps) and not mismatch and not split,
     )
 
 

@@ -31,6 +31,7 @@ from .facts import (
     noise_facts,
     step_names,
 )
+from .split_window import split_window_section
 from .step_table import inconclusive_sentence, markdown_table, step_rows, throughput_cell
 
 REPORT_SUFFIX = "-report.md"
@@ -317,6 +318,7 @@ def render_report(
         *(["", f"> {plots_note}"] if plots_note else []),
         "",
         *_steps_section(evidence, judgement),
+        *(["", *what_if] if (what_if := split_window_section(evidence, judgement)) else []),
         "",
         *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),

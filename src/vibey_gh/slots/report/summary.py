@@ -7,6 +7,7 @@ import time
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
+from .split_window import split_window_section
 from .step_table import markdown_table, step_rows
 
 
@@ -36,6 +37,9 @@ def render_summary(
         f"turns in {document.corpus.get('segments')} segments); "
         f"stop: {document.decision.stop_reason if document.decision else None}.",
     ]
+    what_if = split_window_section(evidence, judgement)
+    if what_if:
+        lines += ["", *what_if]
     for note in document.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines) + "\n"
