@@ -8,6 +8,8 @@ input). A `response_item` payload is tagged by `type`:
 
 * `message` — `role` ("user", "developer", "system" or "assistant") and `content`, a list of
   `{"type": "input_text" | "output_text", "text"}` (and `input_image`, which is left out);
+  developer and system messages are sent as system messages at the start, as user messages
+  after it;
 * `reasoning` — the start of an answer (its content is not replayed);
 * `function_call` — `name`, `arguments` (a JSON string), `call_id`;
 * `custom_tool_call` — `name`, `input` (free text), `call_id`;
@@ -45,8 +47,9 @@ def read_codex_record(record: Any, builder: SessionBuilder, facts: SessionFacts)
     payload = json_fields.mapping(record, "payload", json_fields.REQUIRED)
     with json_fields.within("payload"):
         if kind == "session_meta":
-            facts.session_id = json_fields.text(payload, "id", None)
-            facts.version = json_fields.text(payload, "cli_version", None)
+            # A resumed or forked session repeats earlier sessions' lines: the first one names it.
+            facts.session_id = facts.session_id or json_fields.text(payload, "id", None)
+            facts.version = facts.version or json_fields.text(payload, "cli_version", None)
             instructions = payload.get("instructions")
             if isinstance(instructions, str) and instructions and not builder.messages:
                 builder.add_input({"role": "system", "content": instructions}, at)
@@ -66,7 +69,11 @@ def _response_item(
         if role == "assistant":
             builder.add_text(text, at)
         elif role in _INPUT_ROLES:
-            builder.add_input({"role": _INPUT_ROLES[role], "content": text}, at)
+            # Chat templates take system messages only at the start: a later developer
+            # message (the agent's own instructions mid-session) is sent as the user's.
+            opening = all(message["role"] == "system" for message in builder.messages)
+            mapped = _INPUT_ROLES[role] if opening else "user"
+            builder.add_input({"role": mapped, "content": text}, at)
         else:
             raise MalformedJson(f"unknown role {safe_name(role)!r}", ("role",))
     elif kind == "reasoning":

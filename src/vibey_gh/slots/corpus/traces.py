@@ -99,8 +99,10 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
         for thread in threads:
             run, facts = _build_run(thread, scope, block_size, window, fit)
             run_facts.append(facts)
-            if run is None:
+            if run is None and thread.requests:
                 notes.append(f"trace {trace_id}: run {thread.run_id} has no turn inside the window")
+            elif run is None:
+                notes.append(f"trace {trace_id}: sub-agent {thread.run_id} made no request")
             else:
                 runs.append(run)
                 if facts["dropped_turns"]:
@@ -157,7 +159,9 @@ def _collect(
     threads: list[TraceThread],
 ) -> None:
     """The requests of `holder` into `thread`; each sub-agent entry into a thread of its own."""
-    for position, entry in enumerate(json_fields.items(holder, "requests", json_fields.REQUIRED)):
+    # A trace must list requests; a sub-agent entry without any is replayed as nothing.
+    required = json_fields.REQUIRED if holder.get("type") != "subagent" else None
+    for position, entry in enumerate(json_fields.items(holder, "requests", required)):
         with json_fields.within("requests", position):
             if not isinstance(entry, dict):
                 raise MalformedJson("a request must be a JSON object")
