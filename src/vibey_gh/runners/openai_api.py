@@ -11,6 +11,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -145,7 +146,7 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
     choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
     message = as_dict(choice.get("message"))
     usage = as_dict(body.get("usage"))
-    return answered_turn(
+    answered = answered_turn(
         status,
         choice.get("finish_reason"),
         usage.get("prompt_tokens"),
@@ -154,6 +155,18 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
         started,
         ended,
     )
+    return replace(answered, cached_tokens=cached_prompt_tokens(body))
+
+
+def cached_prompt_tokens(body: dict[str, Any]) -> int | None:
+    """Prompt tokens the runner reused from its cache: `usage.prompt_tokens_details
+    .cached_tokens` (OpenAI's field, which llama-server fills), else llama-server's
+    `timings.cache_n`; None when the answer says neither."""
+    details = as_dict(as_dict(body.get("usage")).get("prompt_tokens_details"))
+    cached = _int_or_none(details.get("cached_tokens"))
+    if cached is None:
+        cached = _int_or_none(as_dict(body.get("timings")).get("cache_n"))
+    return cached
 
 
 def answered_turn(

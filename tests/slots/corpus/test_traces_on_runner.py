@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
-from vibey_gh.interfaces.slots_interface import RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch, RunningRunner
 from vibey_gh.runners.embedded import EmbeddedRunner
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
@@ -82,3 +82,21 @@ def test_a_demo_sized_trace_corpus_fills_the_window_by_the_runners_count(
     deepest = max(corpus.turns(), key=lambda turn: turn.depth_estimate)
     counted = runner_count(runner, deepest.messages)
     assert 0.9 * window <= counted <= window
+
+
+def test_a_trace_runs_shared_blocks_come_back_from_the_runners_prompt_cache(
+    runner: RunningRunner, tmp_path: Path
+) -> None:
+    requests = [
+        {"t": 0, "type": "n", "in": 64 * n + 5, "out": 1, "hash_ids": list(range(1, n + 1))}
+        for n in (8, 10)
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"id": "warm", "block_size": 64, "requests": requests}))
+    (run,) = build_pool(from_traces=[path], window=WINDOW, fit="scale").runs
+    settings = ChatSettings(window=WINDOW, max_tokens=1, timeout_s=240)
+    first, second = (runner.chat(turn.messages, None, settings) for turn in run.turns)
+    assert first.served and second.served, (first.error, second.error)
+    assert first.prompt_tokens is not None and second.cached_tokens is not None
+    # The second request repeats the first's eight blocks: the runner reuses them.
+    assert second.cached_tokens >= 0.9 * 64 * 8

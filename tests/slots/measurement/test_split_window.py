@@ -101,3 +101,15 @@ def test_refusals_count_each_turns_first_answer() -> None:
     step = make_step(0, 1, [answer("a"), refused, answer("b")])
     counted = refusals_of(step)
     assert (counted.served, counted.refused, counted.shortest_refused_tokens) == (2, 1, 700)
+
+
+def test_the_cached_share_counts_served_turns_that_report_it() -> None:
+    from tests.support.slot_builders import make_step
+    from vibey_gh.slots.judging.prefix_cache import cached_prompt_share
+
+    warm = replace(answer("a"), prompt_tokens=100, cached_tokens=90)
+    cold = replace(answer("b"), prompt_tokens=100, cached_tokens=0)
+    silent = answer("c")
+    refused = replace(answer(status=400, reason=None, error=REFUSED_OVER_WINDOW), cached_tokens=5)
+    assert cached_prompt_share(make_step(0, 1, [warm, cold, silent, refused])) == 0.45
+    assert cached_prompt_share(make_step(0, 1, [silent])) is None

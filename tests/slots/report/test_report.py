@@ -232,3 +232,20 @@ def test_the_report_shows_the_corpus_profile_where_the_evidence_carries_it() -> 
     assert "- shared prefix 53% of the characters sent" in report
     assert "- tool time (s) p10 0.5 / p50 6 / p90 9 / max 9 (5 turns timed)" in report
     assert "- from codex session 0199d1c4 (2026-03-02T10:00:00+00:00" in report
+
+
+def test_the_summary_says_how_much_of_the_prompts_came_from_the_runners_cache() -> None:
+    from vibey_gh.slots.report.summary import render_summary
+
+    def warm(data: dict[str, Any]) -> None:
+        for step in data["steps"]:
+            for turn in step["turns"]:
+                result = turn["result"]
+                if result.get("prompt_tokens"):
+                    result["cached_tokens"] = result["prompt_tokens"] // 2
+
+    evidence = evidence_from_json(recorded_evidence(warm), None)
+    line = "Prompt tokens the runner took from its cache (a prefix it already held): N=1 "
+    assert line in render_summary(evidence, Bounds())
+    assert line in render_report(evidence, Bounds())
+    assert "from its cache" not in render_summary(load_evidence(RECORDED), Bounds())

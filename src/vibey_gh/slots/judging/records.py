@@ -66,6 +66,7 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     json_fields.number(data, "started")
     json_fields.number(data, "ended")
     json_fields.text(data, "error", None)
+    json_fields.integer(data, "cached_tokens", None)
     json_fields.each(data, "tool_calls", _check_tool_call)
     return TurnResult.from_json(data)
 

@@ -31,7 +31,7 @@ from .facts import (
     noise_facts,
     step_names,
 )
-from .split_window import split_window_section
+from .split_window import prefix_cache_lines, split_window_section
 from .step_table import inconclusive_sentence, markdown_table, step_rows, throughput_cell
 
 REPORT_SUFFIX = "-report.md"
@@ -319,6 +319,7 @@ def render_report(
         "",
         *_steps_section(evidence, judgement),
         *(["", *what_if] if (what_if := split_window_section(evidence, judgement)) else []),
+        *(["", *cache] if (cache := prefix_cache_lines(evidence, judgement)) else []),
         "",
         *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),

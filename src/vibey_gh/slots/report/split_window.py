@@ -1,12 +1,16 @@
-"""The split-window what-if, as people read it: per step, what was served, what was refused as
-longer than the window (and the shortest refused prompt by the runner's count), and the
-throughput of what was served. Shown in the summary and the report of such a sweep, and by
-`slots compare` beside full-window evidence."""
+"""The split-window what-if and the prompt cache, as people read them.
+
+The what-if: per step, what was served, what was refused as longer than the window (and the
+shortest refused prompt by the runner's count), and the throughput of what was served; in the
+summary and the report of such a sweep, and by `slots compare` beside full-window evidence.
+The prompt cache: each step's share of prompt tokens the runner reused, where it reports them.
+"""
 
 from __future__ import annotations
 
 from ..evidence.store import Evidence
 from ..judging.judge import SweepJudgement
+from ..judging.prefix_cache import cached_prompt_share
 from ..judging.refusals import refusals_of
 from .step_table import markdown_table, step_rows, throughput_cell
 
@@ -50,3 +54,18 @@ def split_window_section(evidence: Evidence, judgement: SweepJudgement) -> list[
         "",
         markdown_table(split_window_rows(evidence, judgement), COLUMNS),
     ]
+
+
+def prefix_cache_lines(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
+    """One line: each step's share of prompt tokens the runner took from its cache, where the
+    runner says (nothing when no step's turns do)."""
+    names = step_rows(evidence.steps, judgement)
+    shares = [
+        (named[0], share)
+        for step, named in zip(evidence.steps, names, strict=True)
+        if (share := cached_prompt_share(step)) is not None
+    ]
+    if not shares:
+        return []
+    listed = ", ".join(f"{name} {share:.0%}" for name, share in shares)
+    return [f"Prompt tokens the runner took from its cache (a prefix it already held): {listed}."]

@@ -7,7 +7,7 @@ import time
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
-from .split_window import split_window_section
+from .split_window import prefix_cache_lines, split_window_section
 from .step_table import markdown_table, step_rows
 
 
@@ -40,6 +40,9 @@ def render_summary(
     what_if = split_window_section(evidence, judgement)
     if what_if:
         lines += ["", *what_if]
+    cache = prefix_cache_lines(evidence, judgement)
+    if cache:
+        lines += ["", *cache]
     for note in document.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines) + "\n"
