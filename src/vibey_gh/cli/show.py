@@ -187,17 +187,14 @@ def terminal_headers(columns: Sequence[str] = COLUMNS) -> tuple[str, ...]:
     """The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold
     rather than being cut, so no figure is ever shown truncated."""
     return tuple(
-        "fidelity struct / exact" if column.startswith("fidelity") else column
-        for column in columns
+        "fidelity struct / exact" if column.startswith("fidelity") else column for column in columns
     )
 
 
 TERMINAL_HEADERS = terminal_headers()
 
 
-def _rich_table(
-    rows: list[list[str]], console: Console, columns: Sequence[str] = COLUMNS
-) -> Table:
+def _rich_table(rows: list[list[str]], console: Console, columns: Sequence[str] = COLUMNS) -> Table:
     """Steps as rows when they fit the terminal, else steps as columns (narrow terminals)."""
     from rich import box
     from rich.table import Table
@@ -224,7 +221,6 @@ def _natural_width(rows: list[list[str]], headers: Sequence[str] = TERMINAL_HEAD
     """Width of the wide table with nothing folded: the widest cell or header of each column,
     three characters between columns (padding and rule) and one at each edge."""
     widths = [
-        max([len(header), *(len(row[i]) for row in rows)])
-        for i, header in enumerate(headers)
+        max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
     ]
     return sum(widths) + 3 * (len(widths) - 1) + 2

@@ -160,6 +160,7 @@ def step_rows(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[li
 
 def markdown_table(rows: Sequence[Sequence[str]], columns: Sequence[str] = COLUMNS) -> str:
     """`columns`: COLUMNS, or `columns_for(judgement)` for a table of steps."""
+
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
