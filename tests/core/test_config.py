@@ -234,8 +234,8 @@ def test_step_lengths_and_the_simulated_runner_are_read() -> None:
 
 
 def test_think_time_and_its_cap_are_read() -> None:
-    assert (parse_config({}, None).think_time, parse_config({}, None).think_cap_s) == (None, 60.0)
+    assert (parse_config({}, None).think_time, parse_config({}, None).think_cap) == (None, 60.0)
     for value, expected in (("recorded", "recorded"), ("none", "none"), (12, 12.0), (0.5, 0.5)):
         raw = {"local_models": {"think_time": value, "think_cap": 120}}
         config = parse_config(raw, None)
-        assert (config.think_time, config.think_cap_s) == (expected, 120.0)
+        assert (config.think_time, config.think_cap) == (expected, 120.0)
