@@ -93,3 +93,27 @@ def test_an_outside_stop_wakes_a_worker_in_its_think_time(runner: RunningRunner)
     timer.join()
     assert [r.turn_id for r in outcome.turns] == ["a#0"]
     assert time.monotonic() - began < 10.0
+
+
+def test_the_drain_wakes_a_worker_in_its_think_time(runner: RunningRunner) -> None:
+    # every corpus turn is answered once; worker 1 then waits a long think time before a
+    # repeat while worker 0 ends the measurement: the drain needs no more turns, so it wakes
+    sent: set[str] = set()
+
+    def think(turn: Turn) -> float:
+        repeat = turn.id in sent
+        sent.add(turn.id)
+        return 60.0 if repeat and threading.current_thread().name.endswith("-1") else 0.0
+
+    began = time.monotonic()
+    outcome = replay_corpus(
+        runner,
+        [run("a", [0.0]), run("b", [0.0])],
+        2,
+        SETTINGS,
+        never,
+        keep_going=lambda turns: len(turns) < 3,
+        think=think,
+    )
+    assert time.monotonic() - began < 10.0
+    assert {r.turn_id for r in outcome.turns} == {"a#0", "b#0"}
