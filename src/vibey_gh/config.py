@@ -84,7 +84,7 @@ class LocalModels:
     # the wait before each replayed turn: "recorded", "none" or seconds; None: recorded where
     # the corpus holds think times, else none (slots.judging.think)
     think_time: str | float | None = None
-    think_cap_s: float = DEFAULT_THINK_CAP_S
+    think_cap: float = DEFAULT_THINK_CAP_S
 
     @property
     def step_cap_seconds(self) -> float:
@@ -178,7 +178,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         min_step_seconds=shortest,
         max_step_seconds=longest,
         think_time=_think_time(reader),
-        think_cap_s=_think_cap(reader),
+        think_cap=_think_cap(reader),
     )
     reader.reject_unknown(extra={"bounds", "simulated"})
     return config

@@ -146,6 +146,7 @@ def test_from_lanes_and_from_transcripts(tmp_path: Path) -> None:
     assert default.exit_code == 0, default.output
     summary = json.loads(default.stdout)
     assert (summary["shape"], summary["segments"], summary["turns"]) == ("runs", 1, 2)
+    assert (summary["timed_turns"], summary["think_s_total"]) == (0, 0)
     assert json.loads(out.read_text())["shape"] == "runs"
 
 
@@ -316,3 +317,20 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "Examples:" in result.output
     assert "vibey-gh slots corpus --show corpus.json --json" in result.output
+
+
+def test_a_timed_transcript_gives_whole_runs_that_say_their_think_time(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "u", "timestamp": "2026-03-01T09:00:00Z"},
+        {"role": "assistant", "content": "a", "timestamp": "2026-03-01T09:00:02Z"},
+        {"role": "tool", "content": "r", "timestamp": "2026-03-01T09:00:17Z"},
+        {"role": "assistant", "content": "b", "timestamp": "2026-03-01T09:00:19Z"},
+    ]
+    path, out = tmp_path / "t.jsonl", tmp_path / "c.json"
+    path.write_text(json.dumps({"messages": messages}) + "\n", encoding="utf-8")
+    result = run("--from-transcripts", str(path), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "1 whole run (2 turns" in result.stdout
+    assert "think time known for 2 of 2 turns, 15.0 s in all" in result.stdout
+    turns = json.loads(out.read_text())["segments"][0]["turns"]
+    assert [turn.get("think_s") for turn in turns] == [0.0, 15.0]

@@ -367,7 +367,7 @@ def _think_overrides(think_time: str | None, think_cap: str | None) -> dict[str,
             cap: Any = float(think_cap)
         except ValueError:
             cap = think_cap
-        changes["think_cap_s"] = check_think_cap(cap)
+        changes["think_cap"] = check_think_cap(cap)
     return changes
 
 

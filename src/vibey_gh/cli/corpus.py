@@ -214,7 +214,7 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
     )
     units = (
-        f"{summary['segments']} whole runs"
+        f"{summary['segments']} whole run{'' if summary['segments'] == 1 else 's'}"
         if summary["shape"] == "runs"
         else f"{summary['segments']} segments of {summary['segment_turns']} turns"
     )
@@ -222,6 +222,13 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
         f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
     )
+    if summary["timed_turns"]:
+        click.echo(
+            f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
+            f"{summary['think_s_total']:,.1f} s in all (replayed with --think-time recorded)"
+        )
+    else:
+        click.echo("  no think time recorded: replayed back to back unless --think-time says")
     if summary["dropped_over_window"]:
         dropped = summary["dropped_over_window"]
         click.echo(f"  dropped {dropped:,} pool turns deeper than the window")

@@ -330,6 +330,9 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "segment_turns": corpus.segment_turns,
         "segments_per_stratum": corpus.segments_per_stratum,
         "max_depth_estimate": corpus.max_depth_estimate,
+        # turns whose tool time before them is known, and that time in all
+        "timed_turns": sum(1 for turn in corpus.turns() if turn.think_s is not None),
+        "think_s_total": sum(turn.think_s or 0.0 for turn in corpus.turns()),
         "pool_runs": corpus.pool_runs,
         "pool_turns": corpus.pool_turns,
         "dropped_over_window": corpus.dropped_over_window,

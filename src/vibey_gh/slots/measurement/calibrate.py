@@ -109,7 +109,7 @@ def last_good_bounds(
 def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
     """The wait before each turn: the config's (or the command line's) for this corpus."""
     recorded = (turn.think_s for turn in req.corpus.turns())
-    return resolve_policy(req.config.think_time, req.config.think_cap_s, recorded)
+    return resolve_policy(req.config.think_time, req.config.think_cap, recorded)
 
 
 def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:

@@ -111,6 +111,8 @@ def replay_corpus(
                 return None
             if cursor.every_segment_taken and (cursor.finishing or not keep_going(outcome.turns)):
                 cursor.finishing = True
+                if cursor.every_turn_answered:
+                    wake.set()  # the drain needs no more turns: no one waits out a think time
                 return None
             return cursor.next_segment()
 
@@ -132,6 +134,8 @@ def replay_corpus(
                         return
                     outcome.turns.append(record)
                     cursor.answered.add(turn.id)
+                    if cursor.finishing and cursor.every_turn_answered:
+                        wake.set()
                     if on_turn is not None:
                         on_turn(record)
                     reason = check(outcome.turns)
