@@ -15,6 +15,7 @@ they were recorded and cannot be filled: the summary says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...files import canonical_json
@@ -59,7 +60,7 @@ def _read_on(run: PoolRun, spec: LaneSpec, tree: SpecTree, window: int) -> tuple
     message_chars = [len(canonical_json(message)) for message in messages]
     tools_chars = len(canonical_json(last.tools))
     run_id = run.run_id + FILLED_SUFFIX
-    turns = [_renamed(turn, run_id) for turn in run.turns]
+    turns = [replace(turn, id=f"{run_id}#{turn.index}", run_id=run_id) for turn in run.turns]
     added = 0
     for path in rest:
         if turns[-1].depth_estimate >= FILL_TARGET * window:
@@ -78,16 +79,3 @@ def _read_on(run: PoolRun, spec: LaneSpec, tree: SpecTree, window: int) -> tuple
         added += 1
         turns.append(Turn(f"{run_id}#{index}", run_id, index, list(messages), last.tools, depth))
     return PoolRun(run_id, run.source, tuple(turns)), added
-
-
-def _renamed(turn: Turn, run_id: str) -> Turn:
-    return Turn(
-        id=f"{run_id}#{turn.index}",
-        run_id=run_id,
-        index=turn.index,
-        messages=turn.messages,
-        tools=turn.tools,
-        depth_estimate=turn.depth_estimate,
-        think_s=turn.think_s,
-        max_tokens=turn.max_tokens,
-    )

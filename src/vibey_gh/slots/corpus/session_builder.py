@@ -11,7 +11,7 @@ from typing import Any
 
 from ...errors import MalformedJson
 from ...files import canonical_json
-from .turns import PoolRun, Turn, estimate_from_chars, json_list_chars
+from .turns import Turn, estimate_from_chars, json_list_chars
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,48}")
 
@@ -62,9 +62,6 @@ class SessionBuilder:
         self.messages = [*system]
         self._chars = []
         self.add_input({"role": "user", "content": summary}, at)
-
-    def run(self) -> PoolRun:
-        return PoolRun(self.run_id, "session", tuple(self.turns))
 
     def _answer(self, at: float | None) -> dict[str, Any]:
         self.begin_answer(at)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from .claude_session import CLAUDE_TYPES, read_claude_record
 from .codex_rollout import CODEX_TYPES, read_codex_record
 from .json_lines import json_records
 from .session_builder import SessionBuilder, SessionFacts, safe_name
-from .turns import PoolRun, Turn
+from .turns import PoolRun
 
 SESSION_SUFFIXES = (".jsonl",)
 
@@ -82,8 +82,9 @@ def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
                 f"({sum(pending_unknown.values())} record(s) of unknown type)"
             )
         run_id = f"{facts.agent}:{safe_name(facts.session_id or path.stem)}"
-        builder.run_id = run_id
-        turns = tuple(_renamed(turn, run_id) for turn in builder.turns)
+        turns = tuple(
+            replace(turn, id=f"{run_id}#{turn.index}", run_id=run_id) for turn in builder.turns
+        )
         if turns:
             runs.append(PoolRun(run_id, "session", turns))
         else:
@@ -109,18 +110,6 @@ def recognise(record: Any) -> str | None:
 
 def _type_of(record: Any) -> Any:
     return record.get("type") if isinstance(record, dict) else None
-
-
-def _renamed(turn: Turn, run_id: str) -> Turn:
-    return Turn(
-        id=f"{run_id}#{turn.index}",
-        run_id=run_id,
-        index=turn.index,
-        messages=turn.messages,
-        tools=turn.tools,
-        depth_estimate=turn.depth_estimate,
-        think_s=turn.think_s,
-    )
 
 
 def _notes(path: Path, facts: SessionFacts, builder: SessionBuilder) -> list[str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -245,17 +245,7 @@ def _inside(turns: list[Turn], window: int) -> list[Turn]:
     """The turns inside the window, renumbered so a run's turns stay consecutive."""
     kept = [turn for turn in turns if turn.depth_estimate <= window]
     return [
-        Turn(
-            id=f"{turn.run_id}#{index}",
-            run_id=turn.run_id,
-            index=index,
-            messages=turn.messages,
-            tools=turn.tools,
-            depth_estimate=turn.depth_estimate,
-            think_s=turn.think_s,
-            max_tokens=turn.max_tokens,
-        )
-        for index, turn in enumerate(kept)
+        replace(turn, id=f"{turn.run_id}#{index}", index=index) for index, turn in enumerate(kept)
     ]
 
 
