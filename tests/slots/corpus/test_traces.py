@@ -147,3 +147,9 @@ def test_the_sample_traces_build_a_byte_identical_corpus_twice(tmp_path: Path) -
     turns = [turn for segment in data["segments"] for turn in segment["turns"]]
     assert max(turn["depth_estimate"] for turn in turns) <= 8192
     assert all("think_s" in turn and "max_tokens" in turn for turn in turns)
+
+
+def test_a_trace_id_that_is_not_a_plain_name_is_bad_input(tmp_path: Path) -> None:
+    path = write_trace(tmp_path, "odd", [request(8, [1, 2])], id="two\nlines")
+    with pytest.raises(BadInput, match=r"id: expected 1 to 48 letters"):
+        runs_from_traces([path], window=4096, fit="scale")

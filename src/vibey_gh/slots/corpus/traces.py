@@ -17,6 +17,8 @@ Sub-agent entries (`"type": "subagent"` with requests of their own) become child
 replay them concurrently with other runs, as an agent's sub-agents run beside it. Their
 block ids share the trace's scope.
 
+A trace file is one JSON document, read whole up to 256 MiB (the samples are under 1 MB).
+
 Depths reach 700k tokens, far past a local window. `--fit scale` multiplies every depth of a
 run by one factor so its deepest turn fills the window (every block keeps at least one
 token; a run too long even then loses its deepest turns, counted); `--fit drop` keeps depths
@@ -36,6 +38,7 @@ from ...errors import BadInput, MalformedJson
 from ...guarded import InputProblem, loads_json, read_regular_bytes
 from ...interfaces import json_fields
 from .block_text import block_text
+from .session_builder import safe_name
 from .turns import PoolRun, Turn, depth_estimate
 
 FIT_MODES = ("scale", "drop")
@@ -138,8 +141,9 @@ def _parse(data: Any, path: Path) -> tuple[str, int, str, list[TraceThread]]:
     if not isinstance(data, dict):
         raise MalformedJson("a trace must be a JSON object")
     trace_id = json_fields.text(data, "id", path.stem)
-    if not trace_id:
-        raise MalformedJson("expected a non-empty string", ("id",))
+    # The id names runs, turns and lines of output: nothing but a plain name passes.
+    if safe_name(trace_id) != trace_id:
+        raise MalformedJson("expected 1 to 48 letters, digits, '.', '_', ':' or '-'", ("id",))
     block_size = json_fields.integer(data, "block_size")
     if block_size < 1:
         raise MalformedJson("expected a whole number of tokens >= 1", ("block_size",))
