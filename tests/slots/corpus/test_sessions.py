@@ -134,3 +134,24 @@ def test_records_stream_without_holding_the_file(tmp_path: Path) -> None:
     tracemalloc.stop()
     assert count == 5000
     assert peak < 4 << 20
+
+
+def test_a_file_of_sidechain_lines_only_is_that_sub_agents_run(tmp_path: Path) -> None:
+    lines = []
+    for raw in CLAUDE.read_text().splitlines()[:-1]:  # without the torn last line
+        record = json.loads(raw)
+        if record.get("type") in ("user", "assistant"):
+            record["isSidechain"] = True
+        lines.append(json.dumps(record))
+    path = tmp_path / "agent-a1b2.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    imported = runs_from_sessions([CLAUDE, path])
+    ids = sorted(run.run_id for run in imported.runs)
+    assert ids == [
+        "claude-code:5c3e9a70-1d2b-4f8e-b6a1-92d4c0e7f318",
+        "claude-code:5c3e9a70-1d2b-4f8e-b6a1-92d4c0e7f318.agent-a1b2",
+    ]
+    side = next(run for run in imported.runs if run.run_id.endswith("agent-a1b2"))
+    # The same requests as the main file's: its lines, read as one conversation.
+    assert [turn.think_s for turn in side.turns] == [None, 6.0, 0.5]
+    assert any("sub-agent's conversation" in note for note in imported.notes)

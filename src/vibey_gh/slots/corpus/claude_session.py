@@ -12,8 +12,9 @@ sub-agent's messages kept in the same file) and `message`, in the Anthropic Mess
   replayed). One answer may be written as several lines, one per content block.
 
 `summary`, `system`, `file-history-snapshot` and the like carry no model input and are passed
-over. Sidechain lines (a sub-agent's own conversation) are skipped and counted: the session's
-run is the main conversation.
+over. Sidechain lines (a sub-agent's own conversation) are kept apart and counted: the
+session's run is the main conversation, and a file holding only sidechain lines (a sub-agent's
+own log) is that sub-agent's run.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def read_claude_record(record: Any, builder: SessionBuilder, facts: SessionFacts
     facts.version = facts.version or json_fields.text(record, "version", None)
     if json_fields.boolean(record, "isSidechain", False):
         facts.skipped["sidechain lines"] += 1
-        return
+        builder = facts.side_builder()
     message = json_fields.mapping(record, "message", json_fields.REQUIRED)
     with json_fields.within("message"):
         content = message.get("content")

@@ -107,6 +107,13 @@ class SessionFacts:
     records: int = 0
     unknown: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    # a sub-agent's side conversation, kept apart: the run only when the file holds no other
+    side: SessionBuilder | None = None
+
+    def side_builder(self) -> SessionBuilder:
+        if self.side is None:
+            self.side = SessionBuilder(run_id="side")
+        return self.side
 
     def seen(self, at_text: str | None) -> None:
         if at_text is not None:

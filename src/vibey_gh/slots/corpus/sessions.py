@@ -82,6 +82,12 @@ def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
                 f"({sum(pending_unknown.values())} record(s) of unknown type)"
             )
         run_id = f"{facts.agent}:{safe_name(facts.session_id or path.stem)}"
+        if not builder.turns and facts.side is not None and facts.side.turns:
+            # A sub-agent's own log: it shares its parent's session id, so the file names it.
+            builder = facts.side
+            facts.skipped.pop("sidechain lines", None)
+            run_id = f"{run_id}.{safe_name(path.stem)}"
+            notes.append(f"session {path.name} is a sub-agent's conversation: its own run")
         turns = tuple(
             replace(turn, id=f"{run_id}#{turn.index}", run_id=run_id) for turn in builder.turns
         )
