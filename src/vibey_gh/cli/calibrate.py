@@ -308,11 +308,15 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    after = what_allowed_answers_now(config, parts.decide_allowed)
+    # A what-if is never evidence: what `allowed` answers is not its business (and asking
+    # would file a calibration request as a side effect).
+    after = None if split_window else what_allowed_answers_now(config, parts.decide_allowed)
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
         return
-    if outcome.version_mismatch:
+    if split_window:
+        click.echo("a split-window what-if: written to --out only, never this device's evidence")
+    elif outcome.version_mismatch:
         click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
     elif not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
@@ -323,7 +327,7 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
-    for line in describe_after(after):
+    for line in describe_after(after) if after is not None else []:
         click.echo(line)
 
 
