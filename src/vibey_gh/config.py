@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .interfaces.bounds import Bounds
 from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
-from .slots.judging.bounds import Bounds
-from .slots.judging.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
+from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -82,7 +82,7 @@ class LocalModels:
     max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
     simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
     # the wait before each replayed turn: "recorded", "none" or seconds; None: recorded where
-    # the corpus holds think times, else none (slots.judging.think)
+    # the corpus holds think times, else none (interfaces.think)
     think_time: str | float | None = None
     think_cap: float = DEFAULT_THINK_CAP_S
 

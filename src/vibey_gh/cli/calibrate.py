@@ -360,7 +360,7 @@ def describe_after(after: dict[str, Any]) -> list[str]:
 
 def _think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
     """The config changes --think-time and --think-cap ask for; bad values are bad input."""
-    from ..slots.judging.think import check_think_cap, parse_think_time
+    from ..interfaces.think import check_think_cap, parse_think_time
 
     changes: dict[str, Any] = {}
     if think_time is not None:

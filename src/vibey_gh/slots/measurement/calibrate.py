@@ -22,6 +22,7 @@ from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, Refused, VibeyError
 from ...files import leftover_temp_files
 from ...interfaces.slots_interface import ChatSettings
+from ...interfaces.think import ThinkPolicy, resolve_policy
 from ...runners.process import ensure_port_free
 from ...runners.registry import runner_kind
 from ...state import StateLayout
@@ -35,7 +36,6 @@ from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
 from ..judging.stats import Estimate
 from ..judging.sweep import sweep_steps
-from ..judging.think import ThinkPolicy, resolve_policy
 from ..judging.trust import untrustworthy_floor
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import check_identity, identity_of_production, wait_for_idle

@@ -28,6 +28,7 @@ from ...interfaces.slots_interface import (
     RunningRunner,
     TurnResult,
 )
+from ...interfaces.think import ThinkPolicy
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
@@ -43,7 +44,6 @@ from ..judging.metrics import (
 from ..judging.records import LogEventRecord, StepRecord, TurnRecord
 from ..judging.reported import fill_in, runner_reported_from
 from ..judging.stats import Estimate, ratio_interval
-from ..judging.think import ThinkPolicy
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside

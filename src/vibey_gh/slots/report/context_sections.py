@@ -7,9 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...interfaces.think import ThinkPolicy
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.think import ThinkPolicy
 from .corpus_profile import profile_lines
 from .facts import DepthFacts
 from .step_table import markdown_table

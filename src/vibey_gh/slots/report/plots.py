@@ -236,11 +236,10 @@ def throughput_figure(
 ) -> Figure:
     verdicts = judgement.verdicts
     decided_by = judgement.figures.decided_by
-    figure, (turns_ax, tokens_ax) = _figure(
-        2, 6.5, f"Throughput against slots, decided on {decided_by} — {title}"
-    )
+    figure, (turns_ax, tokens_ax) = _figure(2, 6.5, f"Throughput against slots — {title}")
     turns = [v.metrics.rate for v in verdicts]
     tokens = [v.metrics.output_tokens_per_s for v in verdicts]
+    # the figure the sweep was decided on: the axis says which
     what = "completed runs per hour" if decided_by == "runs/h" else "served turns per hour"
     _one_slot_band(turns_ax, verdicts, turns)
     _points(turns_ax, verdicts, list(turns), what)

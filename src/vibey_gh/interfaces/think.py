@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import BadInput
+from ..errors import BadInput
 
 RECORDED = "recorded"
 NONE = "none"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vibey_gh.errors import BadInput
-from vibey_gh.slots.judging.think import (
+from vibey_gh.interfaces.think import (
     DEFAULT_THINK_CAP_S,
     ThinkPolicy,
     check_think_cap,
