@@ -106,6 +106,8 @@ def test_an_over_window_prompt_is_a_failed_turn_refused_over_window(
     assert turn.status == 400
     assert turn.error == REFUSED_OVER_WINDOW
     assert not turn.served
+    # the runner's own count of the refused prompt, from its refusal
+    assert turn.prompt_tokens is not None and turn.prompt_tokens > WINDOW
     for _ in range(50):  # the runner may flush its log line a moment after answering
         errors = [e for e in tail.new_events() if e.kind == "request_error"]
         if errors:
