@@ -12,13 +12,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import EvidenceError
-from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
+from .errors import BadInput, EvidenceError
+from .guarded import DEFAULT_LIMIT, InputProblem, kind_of, loads_json, read_regular_text
 from .platforms.durability import fsync_directory, fsync_durably
+from .platforms.system_paths import kernel_filesystem_of
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -77,12 +79,51 @@ def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
             handle.flush()
             fsync_durably(handle.fileno())
             os.fchmod(handle.fileno(), mode)
+        _refuse_replacing_special(path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
     fsync_directory(path.parent)
+
+
+def _refuse_replacing_special(path: Path) -> None:
+    """The rename replaces whatever has the name: never let that be a device node, a FIFO or
+    a socket (a link is replaced itself, never what it points to)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise BadInput(f"{path} is {kind_of(mode)}, not a regular file; not replaced")
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse, before any work, a file the user named with `option` for the tool to write: one
+    in a kernel file system (/proc, /sys, /dev), or one that exists and is not a regular file
+    (a device, a FIFO, a socket, a folder). One line, BadInput (exit 2)."""
+    mode = _output_mode(path, option)
+    if mode is not None and not stat.S_ISREG(mode):
+        raise BadInput(f"{option} {path} is {kind_of(mode)}, not a regular file; name a file")
+
+
+def check_output_folder(path: Path, option: str) -> None:
+    """As `check_output_file`, for a folder the tool writes its files into."""
+    mode = _output_mode(path, option)
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise BadInput(f"{option} {path} is {kind_of(mode)}; name a folder")
+
+
+def _output_mode(path: Path, option: str) -> int | None:
+    """The st_mode of what `path` names now (links followed), None when nothing is there."""
+    kernel = kernel_filesystem_of(path)
+    if kernel is not None:
+        raise BadInput(f"{option} {path} is in {kernel}, the kernel's, not a place for files")
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None  # missing, under a file, or not visible to us: the caller or the write says
 
 
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:

@@ -37,8 +37,10 @@ class InputProblem(ValueError):
     """What is wrong with a file or text, phrased to follow its name."""
 
 
-def _kind_of(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of this st_mode is, for a message (\"a FIFO\", \"a folder\", …)."""
     for test, name in (
+        (stat.S_ISREG, "a regular file"),
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
@@ -56,7 +58,7 @@ def _refuse_special(path: Path) -> None:
     except OSError:
         return
     if not stat.S_ISREG(mode):
-        raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+        raise InputProblem(f"is {kind_of(mode)}, not a regular file")
 
 
 def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
@@ -73,7 +75,7 @@ def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+            raise InputProblem(f"is {kind_of(mode)}, not a regular file")
         chunks: list[bytes] = []
         size = 0
         while True:

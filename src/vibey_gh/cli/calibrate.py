@@ -192,6 +192,10 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    if out_dir is not None:
+        from ..files import check_output_folder
+
+        check_output_folder(out_dir, "--out")  # again, with writability, before the first step
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..errors import BadInput
+from ..files import check_output_file
 from .common import collaborators, emit_json, json_option, library_errors
 
 
@@ -37,6 +39,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     from ..slots.report.compare import compare as compare_sweeps
     from ..slots.report.compare import write_overlaid_throughput
 
+    if plot_path is not None:
+        check_plot_target(plot_path)
     comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:
@@ -54,3 +58,9 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
         click.echo(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
     if plotted is not None:
         click.echo(f"plot: {plotted}")
+
+
+def check_plot_target(path: Path) -> None:
+    check_output_file(path, "--plot")
+    if not path.parent.is_dir():
+        raise BadInput(f"--plot {path}: no such folder {path.parent}")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
+from ..files import check_output_file
 from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)
@@ -98,6 +99,7 @@ def corpus(
         )
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
+    check_output_file(out, "--out")
     if demo:
         if specs or from_lanes or from_transcripts or sample_specs is not None:
             raise BadInput("--demo uses the shipped specs; give no other inputs")

@@ -12,6 +12,7 @@ import click
 
 from ..config import load_config
 from ..errors import RunnerError
+from ..files import check_output_file
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
 from .common import (
@@ -83,7 +84,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
 @click.option(
     "--log",
     "log_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Runner log file (default: under the state dir's runs/).",
 )
@@ -123,6 +124,8 @@ def serve(
       vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
+    if log_path is not None:
+        check_output_file(log_path, "--log")
     config = load_config()
     chosen = runner_kind(runner_name or config.runner)
     kind = chosen.name

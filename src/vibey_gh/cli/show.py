@@ -62,6 +62,8 @@ def show(
     """
     from ..slots.report.show import gather_show
 
+    if html_path is not None:
+        check_html_target(html_path)
     answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
     html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
@@ -70,6 +72,15 @@ def show(
     render_answer(answer, _console(), rich_table=stdout_is_terminal())
     if html_written is not None:
         click.echo(f"html report: {html_written}")
+
+
+def check_html_target(path: Path) -> None:
+    from ..errors import BadInput
+    from ..files import check_output_file
+
+    check_output_file(path, "--html")
+    if not path.parent.is_dir():
+        raise BadInput(f"--html {path}: no such folder {path.parent}")
 
 
 def _write_html(answer: ShowAnswer, path: Path) -> Path:
