@@ -23,12 +23,24 @@ FILE_OPTIONS: dict[str, Callable[[str], list[str]]] = {
     "corpus --out": lambda target: ["slots", "corpus", "--demo", "--out", target],
     "compare --plot": lambda target: ["slots", "compare", "no-such.json", "--plot", target],
     "runner serve --log": lambda target: [
-        "runner", "serve", "--runner", "embedded", "--model", "no-such.gguf", "--log", target,
+        "runner",
+        "serve",
+        "--runner",
+        "embedded",
+        "--model",
+        "no-such.gguf",
+        "--log",
+        target,
     ],  # fmt: skip
 }
 FOLDER_OPTIONS: dict[str, Callable[[str], list[str]]] = {
     "calibrate --out": lambda target: [
-        "slots", "calibrate", "--corpus", "no-such.json", "--out", target,
+        "slots",
+        "calibrate",
+        "--corpus",
+        "no-such.json",
+        "--out",
+        target,
     ],  # fmt: skip
 }
 

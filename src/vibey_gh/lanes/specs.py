@@ -12,7 +12,8 @@ Format (every key required except `commit`; any other key is an error)::
 `files` are relative to `repository`, never absolute and never through `..`. A glob uses `*`
 and `?` (not crossing `/`), `**` (any depth) and `[...]`; its matches are read in sorted order
 after the files before it, and a file named twice is read once. A path or glob that matches
-nothing is an error: a spec that silently reads less would measure less.
+nothing is an error: a spec that silently reads less would measure less. Matching is bounded
+(`lanes.globs`): a spec whose globs would take too long is refused, saying so.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any
 
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .globs import Glob, MatchBudget
+from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
 
 SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit")
 REQUIRED_KEYS = ("id", "title", "task", "repository", "files")
@@ -134,8 +137,10 @@ def load_specs(paths: Iterable[Path]) -> list[LaneSpec]:
 
 def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
     """The spec's files in reading order, globs expanded against `available` (relative POSIX
-    paths of every file in the repository at the commit read)."""
+    paths of every file in the repository at the commit read). The globs' matching shares one
+    budget (`lanes.globs`): a spec that would take too long is refused, saying so."""
     present = set(available)
+    budget = MatchBudget(spec.where)
     ordered: dict[str, None] = {}
     for pattern in spec.files:
         if _GLOB_CHARS.isdisjoint(pattern):
@@ -143,43 +148,12 @@ def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
                 raise BadInput(f"{spec.where}: file not found in {spec.repository}: {pattern}")
             ordered.setdefault(pattern, None)
             continue
-        regex = glob_regex(pattern)
-        matches = sorted(path for path in available if regex.match(path))
+        matches = sorted(Glob(pattern).matching(available, budget))
         if not matches:
             raise BadInput(f"{spec.where}: no file in {spec.repository} matches {pattern!r}")
         for path in matches:
             ordered.setdefault(path, None)
     return list(ordered)
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """The regular expression for one glob (the syntax is in the module docstring)."""
-    parts: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            parts.append("(?:[^/]+/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1 : end]
-            negate = body.startswith("!")
-            body = body[1:] if negate else body
-            parts.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        else:
-            parts.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(parts) + r"\Z")
 
 
 def _text(raw: dict[str, Any], key: str, where: str) -> str:
