@@ -127,7 +127,14 @@ def _output_mode(path: Path, option: str) -> int | None:
 
 
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+    atomic_write_bytes(path, utf8(text), mode)
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8. A lone surrogate, which a JSON string can carry (`"\\ud800"`, say in a
+    runner's reply) but UTF-8 cannot, is written as that same escape: JSON text reads back
+    equal, and valid text is encoded exactly as by `str.encode`."""
+    return text.encode("utf-8", errors="backslashreplace")
 
 
 def canonical_json(data: Any) -> str:
@@ -169,7 +176,7 @@ def append_line_durably(path: Path, line: str) -> None:
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
-        os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+        os.write(fd, utf8(line.rstrip("\n") + "\n"))
         fsync_durably(fd)
     finally:
         os.close(fd)
@@ -182,7 +189,7 @@ def leftover_temp_files(folder: Path) -> Iterator[Path]:
 
 
 def atomic_write_shared_text(path: Path, text: str, mode: int) -> None:
-    atomic_write_shared_bytes(path, text.encode("utf-8"), mode)
+    atomic_write_shared_bytes(path, utf8(text), mode)
 
 
 def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -18,6 +19,7 @@ from vibey_gh.files import (
     check_output_folder,
     leftover_temp_files,
     read_json,
+    utf8,
 )
 
 
@@ -100,3 +102,14 @@ def test_output_checks_pass_what_is_missing_or_of_the_right_kind(tmp_path: Path)
     check_output_folder(tmp_path / "missing" / "below", "--out")
     with pytest.raises(BadInput, match="is a folder, not a regular file"):
         check_output_file(tmp_path, "--out")
+
+
+def test_a_lone_surrogate_is_written_as_its_json_escape_and_reads_back(tmp_path: Path) -> None:
+    value = {"path": "pkg/\ud800.py"}  # what json.loads gives for a runner's "\ud800"
+    append_line_durably(tmp_path / "events.jsonl", json.dumps(value, ensure_ascii=False))
+    atomic_write_text(tmp_path / "one.json", json.dumps(value, ensure_ascii=False))
+    for name in ("events.jsonl", "one.json"):
+        raw = (tmp_path / name).read_bytes()
+        assert b"\\ud800" in raw
+        assert json.loads(raw.decode("utf-8")) == value
+    assert utf8("plain é") == "plain é".encode()

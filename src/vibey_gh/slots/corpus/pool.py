@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BadInput
-from ...files import canonical_json
+from ...files import canonical_json, utf8
 from ...guarded import InputProblem, loads_json, read_regular_text
 from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
@@ -180,7 +180,7 @@ def pool_sha256(runs: Sequence[PoolRun]) -> str:
                 "messages": [digest(message) for message in turn.messages],
                 "tools": digest(turn.tools),
             }
-            total.update(canonical_json(line).encode("utf-8") + b"\n")
+            total.update(utf8(canonical_json(line)) + b"\n")
     return total.hexdigest()
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import BadInput, MalformedJson
-from ...files import canonical_json
+from ...files import canonical_json, utf8
 from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
@@ -36,7 +36,7 @@ def depth_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
 
 
 def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def seeded_rank(seed: int, *parts: str) -> str:
