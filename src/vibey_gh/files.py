@@ -30,7 +30,8 @@ _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) as 0700 whatever the umask; tighten `path` itself
-    if it is ours and too open. Parents that already exist are left as they are."""
+    if it is ours, too open, and a folder rather than a link to one. Parents that already exist
+    are left as they are."""
     missing: list[Path] = []
     probe = path
     while not probe.is_dir() and probe != probe.parent:
@@ -47,7 +48,8 @@ def ensure_private_dir(path: Path) -> Path:
         with contextlib.suppress(PermissionError):
             folder.chmod(PRIVATE_DIR)
     with contextlib.suppress(PermissionError):
-        if path.stat().st_mode & 0o077:
+        info = os.lstat(path)  # a link is left alone: tightening it would change its target
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o077:
             path.chmod(PRIVATE_DIR)
     return path
 
