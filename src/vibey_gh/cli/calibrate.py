@@ -174,7 +174,10 @@ def calibrate(
     and the model's digest, which production matches once it runs them. A calibration
     binary of another version than production's is refused before the first step, unless
     --out is given (the sweep then goes there only). --wait-idle waits for production to
-    unload its models, before the first step and before each re-measure.
+    unload its models, before the first step and before each re-measure. An --out folder in
+    /proc, /sys or /dev, or a path that exists and is not a folder, is refused before anything
+    else (exit 2). SIGTERM, SIGINT or SIGHUP stops the sweep within a few seconds, even while
+    the runner is reading a prompt or writing an answer.
 
     \b
     Examples:

@@ -27,7 +27,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     Each SWEEP is a fingerprint (its evidence in the state dir) or an evidence file (one that
     `slots calibrate --out` wrote, or a colleague sent). Every sweep is re-judged against
     today's bounds. Good for two devices, two windows, or before and after an upgrade.
-    An unknown fingerprint or a damaged file is bad input (exit 2).
+    An unknown fingerprint or a damaged file is bad input (exit 2), and so is a --plot path in
+    /proc, /sys or /dev or one that exists and is not a regular file (refused first).
 
     \b
     Examples:

@@ -59,6 +59,9 @@ def corpus(
     OpenAI-style `messages` arrays, bare or under "messages"). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). The same inputs give a byte-identical file.
+    An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
+    refused before anything is built (exit 2). A spec whose repository is a system folder, or
+    whose globs would take too long to match, is refused naming the spec (exit 2).
 
     \b
     Examples:

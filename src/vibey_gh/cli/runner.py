@@ -115,7 +115,10 @@ def serve(
     The simulated runner serves llama-server's API over the capacity model of
     [local_models.simulated] (knee, noise, seed, tokens_per_second) instead of a model.
     It binds 127.0.0.1 only, prints its URL and log path once the model is loaded, and stops its
-    whole process tree on exit. With --json the same facts are printed as one JSON object.
+    whole process tree on exit: the embedded runner within a few seconds even in the middle of
+    a prompt or an answer. With --json the same facts are printed as one JSON object. A --log
+    path in /proc, /sys or /dev, or one that exists and is not a regular file, is refused
+    (exit 2).
 
     \b
     Examples:

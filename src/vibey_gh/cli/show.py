@@ -50,7 +50,8 @@ def show(
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when --fingerprint names evidence that does not exist or
-    cannot be read; 2 for a malformed fingerprint.
+    cannot be read; 2 for a malformed fingerprint, or an --html path in /proc, /sys or /dev or
+    one that exists and is not a regular file (refused before anything is read).
 
     \b
     Examples:
