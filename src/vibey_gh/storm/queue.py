@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, EvidenceError
-from ..files import atomic_write_json, ensure_private_dir, read_json
+from ..files import atomic_write_json, check_output_folder, ensure_private_dir, read_json
 from ..lanes.records import EVENTS_FILE, read_record
 from ..platforms.durability import fsync_directory
 
@@ -62,6 +62,7 @@ class StormQueue:
     """One queue folder. Only one storm works a queue at a time (the storm's queue lock)."""
 
     def __init__(self, root: Path, clock: Clock = SYSTEM_CLOCK) -> None:
+        check_output_folder(root, "queue folder")  # the storm writes its folders and lock there
         if not root.is_dir():
             raise BadInput(f"no such queue folder: {root} (it needs a pending/ folder of specs)")
         self.root = root.resolve()
