@@ -4,7 +4,7 @@
 Two commands, each stopped in both phases of a turn:
 
 * `vibey-gh runner serve --runner embedded` (1 slot × 4096) serving a streamed chat that this
-  script sends itself: mid-prompt is 1 s into a prompt of about 3,500 tokens, before its first
+  script sends itself: mid-prompt is 1 s into a prompt of about 3,000 tokens, before its first
   token; mid-decode is 0.5 s after the first token of a long answer;
 * `vibey-gh slots calibrate --demo --slots 1,1,2`: the phase is read from the calibration
   runner's log; mid-prompt is 1 s after a turn's prompt starts (with no token of it yet),
