@@ -96,10 +96,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 class MatchBudget:
     """The steps one spec's globs may take; `spend` raises BadInput once they run out."""
 
-    def __init__(self, where: str, steps: int = MAX_MATCH_STEPS) -> None:
+    def __init__(self, where: str, steps: int | None = None) -> None:
         self.where = where
-        self.left = steps
-        self.total = steps
+        self.total = MAX_MATCH_STEPS if steps is None else steps
+        self.left = self.total
 
     def spend(self, steps: int, pattern: str, files: int) -> None:
         self.left -= steps
