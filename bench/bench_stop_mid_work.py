@@ -19,6 +19,7 @@ slowest stop. A stop that takes longer than 60 s is reported as such.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -29,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -54,6 +55,17 @@ def stop_time(root: psutil.Process) -> float | None:
     for process in alive:
         process.kill()
     return None if alive else took
+
+
+@contextlib.contextmanager
+def stopped_in_any_case(process: subprocess.Popen[str]) -> Iterator[None]:
+    """Whatever happens to the measurement, the command and what it started do not outlive it."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            stop_time(psutil.Process(process.pid))
+            process.wait()
 
 
 def vibey_gh(args: list[str], state: Path, cwd: Path, **kwargs: object) -> subprocess.Popen[str]:
@@ -95,33 +107,34 @@ def serve_stop(folder: Path, phase: str) -> float | None:
          "--port", str(port), "--threads", "2", "--json"],
         folder / "state", folder, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    assert serve.stdout is not None
-    printed = ""
-    while not printed.endswith("}\n"):  # the facts, as one (indented) JSON object
-        line = serve.stdout.readline()
-        if not line:
-            raise SystemExit("runner serve ended before it was ready")
-        printed += line
-    facts = json.loads(printed)
-    first_token, ended = threading.Event(), threading.Event()
-    content, max_tokens = (LONG_PROMPT, 8) if phase == "prompt" else (STORY, 2000)
-    threading.Thread(
-        target=stream_chat,
-        args=(facts["url"], content, max_tokens, first_token, ended),
-        daemon=True,
-    ).start()
-    if phase == "prompt":
-        time.sleep(1.0)
-        if first_token.is_set() or ended.is_set():
-            raise SystemExit("the long prompt was not in flight after 1 s (read, or refused)")
-    else:
-        if not first_token.wait(120):
-            raise SystemExit("no token within 120 s")
-        time.sleep(0.5)
-        if ended.is_set():
-            raise SystemExit("the answer ended before the stop")
-    took = stop_time(psutil.Process(serve.pid))
-    serve.wait()
+    with stopped_in_any_case(serve):
+        assert serve.stdout is not None
+        printed = ""
+        while not printed.endswith("}\n"):  # the facts, as one (indented) JSON object
+            line = serve.stdout.readline()
+            if not line:
+                raise SystemExit("runner serve ended before it was ready")
+            printed += line
+        facts = json.loads(printed)
+        first_token, ended = threading.Event(), threading.Event()
+        content, max_tokens = (LONG_PROMPT, 8) if phase == "prompt" else (STORY, 2000)
+        threading.Thread(
+            target=stream_chat,
+            args=(facts["url"], content, max_tokens, first_token, ended),
+            daemon=True,
+        ).start()
+        if phase == "prompt":
+            time.sleep(1.0)
+            if first_token.is_set() or ended.is_set():
+                raise SystemExit("the long prompt was not in flight after 1 s (read, or refused)")
+        else:
+            if not first_token.wait(120):
+                raise SystemExit("no token within 120 s")
+            time.sleep(0.5)
+            if ended.is_set():
+                raise SystemExit("the answer ended before the stop")
+        took = stop_time(psutil.Process(serve.pid))
+        serve.wait()
     return took
 
 
@@ -160,18 +173,20 @@ def calibrate_stop(folder: Path, phase: str) -> float | None:
          "--threads", "2"],
         state, folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    ready: Callable[[str], bool] = prompt_in_flight if phase == "prompt" else decoding
-    deadline = time.monotonic() + 600
-    while not ready(runner_log(state)):
-        if time.monotonic() > deadline or sweep.poll() is not None:
-            raise SystemExit(f"calibrate never reached the {phase} phase")
-        time.sleep(0.1)
-    if phase == "prompt":
-        time.sleep(1.0)
-        if not prompt_in_flight(runner_log(state)):
-            return calibrate_stop(_fresh(folder), phase)  # that prompt was short: try again
-    took = stop_time(psutil.Process(sweep.pid))
-    sweep.wait()
+    with stopped_in_any_case(sweep):
+        ready: Callable[[str], bool] = prompt_in_flight if phase == "prompt" else decoding
+        deadline = time.monotonic() + 600
+        while not ready(runner_log(state)):
+            if time.monotonic() > deadline or sweep.poll() is not None:
+                raise SystemExit(f"calibrate never reached the {phase} phase")
+            time.sleep(0.1)
+        if phase == "prompt":
+            time.sleep(1.0)
+            if not prompt_in_flight(runner_log(state)):
+                stop_time(psutil.Process(sweep.pid))
+                return calibrate_stop(_fresh(folder), phase)  # that prompt was short: again
+        took = stop_time(psutil.Process(sweep.pid))
+        sweep.wait()
     return took
 
 
