@@ -13,14 +13,13 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput, EvidenceError
 from .guarded import DEFAULT_LIMIT, InputProblem, kind_of, loads_json, read_regular_text
 from .platforms.durability import fsync_directory, fsync_durably
-from .platforms.system_paths import kernel_filesystem_of
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -101,33 +100,6 @@ def _refuse_replacing_special(path: Path) -> None:
         raise BadInput(f"{path} is {kind_of(mode)}, not a regular file; not replaced")
 
 
-def check_output_file(path: Path, option: str) -> None:
-    """Refuse, before any work, a file the user named with `option` for the tool to write: one
-    in a kernel file system (/proc, /sys, /dev), or one that exists and is not a regular file
-    (a device, a FIFO, a socket, a folder). One line, BadInput (exit 2)."""
-    mode = _output_mode(path, option)
-    if mode is not None and not stat.S_ISREG(mode):
-        raise BadInput(f"{option} {path} is {kind_of(mode)}, not a regular file; name a file")
-
-
-def check_output_folder(path: Path, option: str) -> None:
-    """As `check_output_file`, for a folder the tool writes its files into."""
-    mode = _output_mode(path, option)
-    if mode is not None and not stat.S_ISDIR(mode):
-        raise BadInput(f"{option} {path} is {kind_of(mode)}; name a folder")
-
-
-def _output_mode(path: Path, option: str) -> int | None:
-    """The st_mode of what `path` names now (links followed), None when nothing is there."""
-    kernel = kernel_filesystem_of(path)
-    if kernel is not None:
-        raise BadInput(f"{option} {path} is in {kernel}, the kernel's, not a place for files")
-    try:
-        return os.stat(path).st_mode
-    except OSError:
-        return None  # missing, under a file, or not visible to us: the caller or the write says
-
-
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
     atomic_write_bytes(path, utf8(text), mode)
 
@@ -142,6 +114,26 @@ def utf8(text: str) -> bytes:
 def canonical_json(data: Any) -> str:
     """Sorted keys, no spaces: the form hashed for fingerprints and corpus digests."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha256_maker() -> Callable[[bytes], Any]:
+    # The interpreter's own sha256 where it has one: hashlib loads OpenSSL first, several
+    # milliseconds of the `slots allowed` budget, to hash a few kilobytes. (Large files, such
+    # as a model's digest, use hashlib, which is faster per byte.)
+    try:
+        return __import__("_sha256").sha256  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        import hashlib
+
+        return hashlib.sha256
+
+
+_SHA256 = _sha256_maker()
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of `data`, as 64 hex digits."""
+    return str(_SHA256(data).hexdigest())
 
 
 def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:

@@ -15,12 +15,11 @@ from vibey_gh.files import (
     atomic_write_json,
     atomic_write_shared_text,
     atomic_write_text,
-    check_output_file,
-    check_output_folder,
     leftover_temp_files,
     read_json,
     utf8,
 )
+from vibey_gh.platforms.system_paths import check_output_file, check_output_folder
 
 
 def test_atomic_write_is_private_and_replaces_whole(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def calibrate(
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     if out_dir is not None:
-        from ..files import check_output_folder
+        from ..platforms.system_paths import check_output_folder
 
         check_output_folder(out_dir, "--out")  # again, with writability, before the first step
     if wait_idle is not None and not wait_idle >= 0:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import BadInput
-from ..files import check_output_file
+from ..platforms.system_paths import check_output_file
 from .common import collaborators, emit_json, json_option, library_errors
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
-from ..files import check_output_file
+from ..platforms.system_paths import check_output_file
 from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)

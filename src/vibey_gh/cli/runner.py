@@ -12,8 +12,8 @@ import click
 
 from ..config import load_config
 from ..errors import RunnerError
-from ..files import check_output_file
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
+from ..platforms.system_paths import check_output_file
 from ..runners.registry import RUNNER_NAMES, runner_kind
 from .common import (
     collaborators,

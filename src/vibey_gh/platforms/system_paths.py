@@ -8,13 +8,19 @@
   A folder inside them (`/usr/src/project`, `~/code/app`) is the user's choice and is allowed.
 
 Paths are judged as written (made absolute) and with every link resolved, so neither a link
-to `/dev/full` nor `/proc/self/../../dev/full` gets through.
+to `/dev/full` nor `/proc/self/../../dev/full` gets through. `check_output_file` and
+`check_output_folder` are the one check every option that names an output runs before any
+work.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+
+from ..errors import BadInput
+from ..guarded import kind_of
 
 KERNEL_FILESYSTEMS = ("/proc", "/sys", "/dev")
 SYSTEM_FOLDERS = frozenset(
@@ -67,3 +73,30 @@ def _this_users_home() -> set[str]:
         return _seen_as(Path.home())
     except (RuntimeError, KeyError):  # no HOME and no password entry: no home folder to refuse
         return set()
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse, before any work, a file the user named with `option` for the tool to write: one
+    in a kernel file system (/proc, /sys, /dev), or one that exists and is not a regular file
+    (a device, a FIFO, a socket, a folder). One line, BadInput (exit 2)."""
+    mode = _output_mode(path, option)
+    if mode is not None and not stat.S_ISREG(mode):
+        raise BadInput(f"{option} {path} is {kind_of(mode)}, not a regular file; name a file")
+
+
+def check_output_folder(path: Path, option: str) -> None:
+    """As `check_output_file`, for a folder the tool writes its files into."""
+    mode = _output_mode(path, option)
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise BadInput(f"{option} {path} is {kind_of(mode)}; name a folder")
+
+
+def _output_mode(path: Path, option: str) -> int | None:
+    """The st_mode of what `path` names now (links followed), None when nothing is there."""
+    kernel = kernel_filesystem_of(path)
+    if kernel is not None:
+        raise BadInput(f"{option} {path} is in {kernel}, the kernel's, not a place for files")
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None  # missing, under a file, or not visible to us: the caller or the write says

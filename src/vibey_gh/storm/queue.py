@@ -26,9 +26,10 @@ from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, EvidenceError
-from ..files import atomic_write_json, check_output_folder, ensure_private_dir, read_json
+from ..files import atomic_write_json, ensure_private_dir, read_json
 from ..lanes.records import EVENTS_FILE, read_record
 from ..platforms.durability import fsync_directory
+from ..platforms.system_paths import check_output_folder
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 STATES = (PENDING, RUNNING, DONE, FAILED)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput
-from ...files import atomic_write_shared_text, check_output_file
+from ...files import atomic_write_shared_text
+from ...platforms.system_paths import check_output_file
 from .allowed import AllowedAnswer
 
 TEXTFILE_MODE = 0o644

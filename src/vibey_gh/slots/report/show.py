@@ -23,7 +23,7 @@ from ..evidence.store import (
     load_evidence,
 )
 from ..gate.allowed import AllowedDeps, default_deps
-from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep
+from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
 from .markdown import report_paths, write_report
 from .step_table import COLUMNS, step_rows
 
@@ -96,6 +96,7 @@ class ShownEvidence:
             "stale": self.stale,
             "ideal": self.judgement.ideal,
             "reason": self.judgement.reason,
+            "knee": knee_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,
