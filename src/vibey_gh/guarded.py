@@ -52,8 +52,10 @@ class NotJson(InputProblem):
     """The text is not JSON at all (as opposed to JSON refused for its depth or numbers)."""
 
 
-def _kind_of(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of this st_mode is, for a message (\"a FIFO\", \"a folder\", …)."""
     for test, name in (
+        (stat.S_ISREG, "a regular file"),
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
@@ -71,7 +73,7 @@ def _refuse_special(path: Path) -> None:
     except OSError:
         return
     if not stat.S_ISREG(mode):
-        raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+        raise InputProblem(f"is {kind_of(mode)}, not a regular file")
 
 
 def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
@@ -88,7 +90,7 @@ def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+            raise InputProblem(f"is {kind_of(mode)}, not a regular file")
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -124,7 +126,7 @@ def iter_regular_lines(
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+            raise InputProblem(f"is {kind_of(mode)}, not a regular file")
         number = 0
         pending = bytearray()
         while chunk := os.read(fd, MIB):

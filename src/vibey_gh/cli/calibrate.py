@@ -198,7 +198,10 @@ def calibrate(
     and the model's digest, which production matches once it runs them. A calibration
     binary of another version than production's is refused before the first step, unless
     --out is given (the sweep then goes there only). --wait-idle waits for production to
-    unload its models, before the first step and before each re-measure.
+    unload its models, before the first step and before each re-measure. An --out folder in
+    /proc, /sys or /dev, or a path that exists and is not a folder, is refused before anything
+    else (exit 2). SIGTERM, SIGINT or SIGHUP stops the sweep within a few seconds, even while
+    the runner is reading a prompt or writing an answer.
 
     \b
     Examples:
@@ -226,6 +229,10 @@ def calibrate(
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     thinking = _think_overrides(think_time, think_cap)
+    if out_dir is not None:
+        from ..platforms.system_paths import check_output_folder
+
+        check_output_folder(out_dir, "--out")  # again, with writability, before the first step
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()

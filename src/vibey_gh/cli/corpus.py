@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
+from ..platforms.system_paths import check_output_file
 from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)
@@ -106,6 +107,9 @@ def corpus(
     --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
     every turn in order, each run in the quarter of its deepest turn. The same inputs give a
     byte-identical file.
+    An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
+    refused before anything is built (exit 2). A spec whose repository is a system folder, or
+    whose globs would take too long to match, is refused naming the spec (exit 2).
 
     \b
     Examples:
@@ -150,6 +154,7 @@ def corpus(
         )
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
+    check_output_file(out, "--out")
     if shape is None:
         # recorded work replays whole, with its own tool time; specs and the demo have no
         # timing and keep the decision record's segment method (see docs/decision.md)

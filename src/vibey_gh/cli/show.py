@@ -53,7 +53,8 @@ def show(
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when --fingerprint names evidence that does not exist or
-    cannot be read; 2 for a malformed fingerprint.
+    cannot be read; 2 for a malformed fingerprint, or an --html path in /proc, /sys or /dev or
+    one that exists and is not a regular file (refused before anything is read).
 
     \b
     Examples:
@@ -65,6 +66,8 @@ def show(
     """
     from ..slots.report.show import gather_show
 
+    if html_path is not None:
+        check_html_target(html_path)
     answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
     html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
@@ -73,6 +76,15 @@ def show(
     render_answer(answer, _console(), rich_table=stdout_is_terminal())
     if html_written is not None:
         click.echo(f"html report: {html_written}")
+
+
+def check_html_target(path: Path) -> None:
+    from ..errors import BadInput
+    from ..platforms.system_paths import check_output_file
+
+    check_output_file(path, "--html")
+    if not path.parent.is_dir():
+        raise BadInput(f"--html {path}: no such folder {path.parent}")
 
 
 def _write_html(answer: ShowAnswer, path: Path) -> Path:

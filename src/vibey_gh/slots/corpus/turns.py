@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import BadInput, MalformedJson
-from ...files import canonical_json
+from ...files import canonical_json, utf8
 from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
@@ -37,7 +37,7 @@ def depth_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
 
 
 def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def seeded_rank(seed: int, *parts: str) -> str:
@@ -257,5 +257,5 @@ def pool_sha256(runs: Sequence[PoolRun]) -> str:
                 line["think_s"] = turn.think_s
             if turn.max_tokens is not None:
                 line["max_tokens"] = turn.max_tokens
-            total.update(canonical_json(line).encode("utf-8") + b"\n")
+            total.update(utf8(canonical_json(line)) + b"\n")
     return total.hexdigest()

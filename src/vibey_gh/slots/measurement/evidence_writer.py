@@ -10,6 +10,7 @@ from typing import Any
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
+from ...platforms.system_paths import check_output_folder
 from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
@@ -129,12 +130,12 @@ def build_evidence(
 
 def check_out_dir(out_dir: Path) -> None:
     """Refuse an --out that cannot take the evidence before the first step, not after hours of
-    sweep: a file in the way, or a folder that cannot be written. Creates nothing: a sweep that
-    ends recording nothing leaves no folder behind."""
+    sweep: a path in a kernel file system (/proc, /sys, /dev), a file in the way, or a folder
+    that cannot be written. Creates nothing: a sweep that ends recording nothing leaves no
+    folder behind."""
     import os
 
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BadInput(f"--out {out_dir} is a file; give a folder for the evidence files")
+    check_output_folder(out_dir, "--out")
     existing = out_dir
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
