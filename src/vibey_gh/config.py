@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ConfigError
+from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
 from .interfaces.bounds import Bounds
 from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
+from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -83,6 +84,10 @@ class LocalModels:
     min_step_seconds: float = MIN_STEP_SECONDS
     max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
     simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
+    # the wait before each replayed turn: "recorded", "none" or seconds; None: recorded where
+    # the corpus holds think times, else none (interfaces.think)
+    think_time: str | float | None = None
+    think_cap: float = DEFAULT_THINK_CAP_S
 
     @property
     def step_cap_seconds(self) -> float:
@@ -175,6 +180,8 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         simulated=simulated,
         min_step_seconds=shortest,
         max_step_seconds=longest,
+        think_time=_think_time(reader),
+        think_cap=_think_cap(reader),
     )
     reader.reject_unknown(extra={"bounds", "simulated"})
     return config
@@ -193,6 +200,30 @@ def _step_seconds(reader: _Reader) -> tuple[float, float | None]:
             "max_step_seconds", f"must be at least min_step_seconds ({shortest:g}), not {longest:g}"
         )
     return shortest, longest
+
+
+def _think_time(reader: _Reader) -> str | float | None:
+    value = reader.table.get("think_time")
+    reader.seen.add("think_time")
+    if value is None:
+        return None
+    try:
+        mode, seconds = parse_think_time(value, "think_time")
+    except BadInput:
+        raise reader.fail(
+            "think_time", f'must be "recorded", "none" or seconds >= 0, not {value!r}'
+        ) from None
+    return seconds if mode == "fixed" else mode
+
+
+def _think_cap(reader: _Reader) -> float:
+    value = reader.table.get("think_cap", DEFAULT_THINK_CAP_S)
+    reader.seen.add("think_cap")
+    try:
+        return check_think_cap(value, "think_cap")
+    except BadInput:
+        problem = f"must be a number of seconds above 0, not {value!r}"
+        raise reader.fail("think_cap", problem) from None
 
 
 def _parse_simulated(reader: _Reader) -> SimulatedModel:

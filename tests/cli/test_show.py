@@ -138,6 +138,9 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowC
     assert shown["ideal"] == 1 and shown["stale"] is False
     assert [row[0] for row in shown["rows"]] == ["N=1", "N=1 again", "N=2"]
     assert [v["label"] for v in shown["verdicts"]] == ["floor", "baseline", "no gain"]
+    # evidence from before whole runs: segments, decided on turns per hour, no run figures
+    assert shown["decided_by"] == "turns/h" and "turns/h" in shown["columns"]
+    assert {(v["decided_by"], v["runs_per_hour"]) for v in shown["verdicts"]} == {("turns/h", None)}
     assert shown["differences_from_today"] == []
     assert [o["fingerprint"] for o in data["others"]] == [other]
     assert data["others"][0]["differences"] == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +58,8 @@ def show(
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when --fingerprint names evidence that does not exist or
-    cannot be read; 2 for a malformed fingerprint.
+    cannot be read; 2 for a malformed fingerprint, or an --html path in /proc, /sys or /dev or
+    one that exists and is not a regular file (refused before anything is read).
 
     \b
     Examples:
@@ -69,6 +71,8 @@ def show(
     """
     from ..slots.report.show import gather_show
 
+    if html_path is not None:
+        check_html_target(html_path)
     answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
     html_written = _write_html(answer, html_path) if html_path is not None else None
     if as_json:
@@ -77,6 +81,15 @@ def show(
     render_answer(answer, _console(), rich_table=stdout_is_terminal())
     if html_written is not None:
         click.echo(f"html report: {html_written}")
+
+
+def check_html_target(path: Path) -> None:
+    from ..errors import BadInput
+    from ..platforms.system_paths import check_output_file
+
+    check_output_file(path, "--html")
+    if not path.parent.is_dir():
+        raise BadInput(f"--html {path}: no such folder {path.parent}")
 
 
 def _write_html(answer: ShowAnswer, path: Path) -> Path:
@@ -136,7 +149,7 @@ def _render_shown(
 ) -> None:
     from ..slots.judging.judge import gain_range
     from ..slots.judging.reported import describe as describe_reported
-    from ..slots.report.step_table import inconclusive_sentence, markdown_table
+    from ..slots.report.step_table import columns_for, inconclusive_sentence, markdown_table
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
@@ -147,10 +160,11 @@ def _render_shown(
     )
     if shown.differences:
         out("differs from today: " + ", ".join(shown.differences))
+    columns = columns_for(shown.judgement)
     if rich_table:
-        out(_rich_table(shown.rows, console))
+        out(_rich_table(shown.rows, console, columns))
     else:
-        out(markdown_table(shown.rows), markup=False)
+        out(markdown_table(shown.rows, columns), markup=False)
     out("verdicts:")
     names = [row[0] for row in shown.rows]
     for name, verdict in zip(names, shown.judgement.verdicts, strict=True):
@@ -175,6 +189,7 @@ def _render_shown(
         out("runner reported at start-up:")
         for name, step in zip(names, shown.evidence.steps, strict=True):
             out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
+    out(f"decided on {shown.judgement.figures.decided_by}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
     _render_latency(shown, console)
     out("files:")
@@ -206,40 +221,44 @@ def _render_latency(shown: ShownEvidence, console: Console) -> None:
         console.print(line, markup=False)
 
 
-# The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold rather
-# than being cut, so no figure is ever shown truncated.
-TERMINAL_HEADERS = tuple(
-    "fidelity struct / exact" if column.startswith("fidelity") else column for column in COLUMNS
-)
+def terminal_headers(columns: Sequence[str] = COLUMNS) -> tuple[str, ...]:
+    """The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold
+    rather than being cut, so no figure is ever shown truncated."""
+    return tuple(
+        "fidelity struct / exact" if column.startswith("fidelity") else column for column in columns
+    )
 
 
-def _rich_table(rows: list[list[str]], console: Console) -> Table:
+TERMINAL_HEADERS = terminal_headers()
+
+
+def _rich_table(rows: list[list[str]], console: Console, columns: Sequence[str] = COLUMNS) -> Table:
     """Steps as rows when they fit the terminal, else steps as columns (narrow terminals)."""
     from rich import box
     from rich.table import Table
 
+    headers = terminal_headers(columns)
     wide = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
-    for header in TERMINAL_HEADERS:
+    for header in headers:
         numeric = header not in ("step", "verdict", "slots × window")
         wide.add_column(header, justify="right" if numeric else "left", no_wrap=True)
     for row in rows:
         wide.add_row(*row)
-    if _natural_width(rows) <= console.width:
+    if _natural_width(rows, headers) <= console.width:
         return wide
     narrow = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     narrow.add_column("", style="bold", no_wrap=True)
     for row in rows:
         narrow.add_column(row[0], justify="right", overflow="fold")
-    for index, header in enumerate(TERMINAL_HEADERS[1:], start=1):
+    for index, header in enumerate(headers[1:], start=1):
         narrow.add_row(header, *(row[index] for row in rows))
     return narrow
 
 
-def _natural_width(rows: list[list[str]]) -> int:
+def _natural_width(rows: list[list[str]], headers: Sequence[str] = TERMINAL_HEADERS) -> int:
     """Width of the wide table with nothing folded: the widest cell or header of each column,
     three characters between columns (padding and rule) and one at each edge."""
     widths = [
-        max([len(header), *(len(row[i]) for row in rows)])
-        for i, header in enumerate(TERMINAL_HEADERS)
+        max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
     ]
     return sum(widths) + 3 * (len(widths) - 1) + 2

@@ -29,6 +29,8 @@ class TurnResult:
       text: the answer text ("" for a pure tool call or a failure).
       tool_calls: the tool calls, in order.
       started / ended: monotonic seconds around the request.
+      cached_tokens: prompt tokens the runner took from its prompt cache (a prefix it already
+        held), None when it does not say.
       error: why the turn failed (None when served), e.g. "refused: over window",
         "http 500: error parsing tool call", "no done reason", "timeout after 600s".
       streamed: the answer came as a stream and was reassembled; the three fields below are
@@ -47,6 +49,7 @@ class TurnResult:
     started: float
     ended: float
     error: str | None = None
+    cached_tokens: int | None = None
     streamed: bool = False
     first_token: float | None = None
     last_token: float | None = None
@@ -71,6 +74,8 @@ class TurnResult:
             "started": self.started,
             "ended": self.ended,
             "error": self.error,
+            # left out when unknown: results recorded before the field keep their bytes
+            **({"cached_tokens": self.cached_tokens} if self.cached_tokens is not None else {}),
         }
         if self.streamed:
             data["streamed"] = True
@@ -92,6 +97,7 @@ class TurnResult:
                 for c in data.get("tool_calls") or []
             ),
             started=float(data["started"]),
+            cached_tokens=data.get("cached_tokens"),
             ended=float(data["ended"]),
             error=data.get("error"),
             streamed=bool(data.get("streamed", False)),

@@ -9,8 +9,10 @@ into the turn's error text, so a caller never sees a transport exception.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -97,6 +99,22 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+_REQUEST_TOKENS = re.compile(r"request \((\d{1,12}) tokens\)")
+
+
+def refused_prompt_tokens(body: Any) -> int | None:
+    """The prompt's length as the runner counted it when it refused it as over the window:
+    llama-server's `error.n_prompt_tokens`, else the "request (N tokens)" of its message (which
+    Ollama passes on inside its own error string); None when the refusal does not say."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        counted = _int_or_none(error.get("n_prompt_tokens"))
+        if counted is not None:
+            return counted
+    found = _REQUEST_TOKENS.search(json.dumps(body) if not isinstance(body, str) else body)
+    return int(found.group(1)) if found else None
+
+
 def failed_answer(
     status: int,
     body: Any,
@@ -109,12 +127,12 @@ def failed_answer(
     a refusal of an over-window prompt, another HTTP error, a body that is no object, or an
     error reported inside a 200."""
 
-    def failed(error: str) -> TurnResult:
-        return TurnResult(status, None, None, None, "", (), started, ended, error)
+    def failed(error: str, prompt_tokens: int | None = None) -> TurnResult:
+        return TurnResult(status, None, prompt_tokens, None, "", (), started, ended, error)
 
     if status != 200:
         if status == 400 and over_window(body):
-            return failed(REFUSED_OVER_WINDOW)
+            return failed(REFUSED_OVER_WINDOW, refused_prompt_tokens(body))
         return failed(f"http {status}: {describe(body)}")
     if not isinstance(body, dict):
         return failed("answer is not a JSON object")
@@ -134,7 +152,7 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
     choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
     message = as_dict(choice.get("message"))
     usage = as_dict(body.get("usage"))
-    return answered_turn(
+    answered = answered_turn(
         status,
         choice.get("finish_reason"),
         usage.get("prompt_tokens"),
@@ -143,6 +161,18 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
         started,
         ended,
     )
+    return replace(answered, cached_tokens=cached_prompt_tokens(body))
+
+
+def cached_prompt_tokens(body: dict[str, Any]) -> int | None:
+    """Prompt tokens the runner reused from its cache: `usage.prompt_tokens_details
+    .cached_tokens` (OpenAI's field, which llama-server fills), else llama-server's
+    `timings.cache_n`; None when the answer says neither."""
+    details = as_dict(as_dict(body.get("usage")).get("prompt_tokens_details"))
+    cached = _int_or_none(details.get("cached_tokens"))
+    if cached is None:
+        cached = _int_or_none(as_dict(body.get("timings")).get("cache_n"))
+    return cached
 
 
 def answered_turn(
@@ -225,6 +255,7 @@ class OpenAIChunks:
         self.finish: Any = None
         self.prompt_tokens: Any = None
         self.output_tokens: Any = None
+        self.cached: int | None = None
         self.error: str | None = None
 
     def take(self, chunk: Any) -> bool:
@@ -250,6 +281,8 @@ class OpenAIChunks:
         return carried
 
     def _counts(self, chunk: dict[str, Any]) -> None:
+        cached = cached_prompt_tokens(chunk)
+        self.cached = cached if cached is not None else self.cached
         usage = as_dict(chunk.get("usage"))
         if "completion_tokens" in usage:
             self.prompt_tokens = usage.get("prompt_tokens")
@@ -286,9 +319,10 @@ class OpenAIChunks:
                 for _, c in sorted(self.calls.items())
             ],
         }
-        return answered_turn(
+        answered = answered_turn(
             status, self.finish, self.prompt_tokens, self.output_tokens, message, started, ended
         )
+        return replace(answered, cached_tokens=self.cached)
 
 
 def decode_body(response: httpx.Response, timeout_s: float) -> Any:

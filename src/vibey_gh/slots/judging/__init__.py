@@ -1,7 +1,8 @@
 """Judging: pure rules over recorded steps; nothing here reads a file, a clock or the config.
 
 Modules: `records` (what a sweep records, read through `interfaces.json_fields`),
-`stats` (intervals), `metrics` (a step's metrics), `fidelity` (answers against the one-slot
+`stats` (intervals), `metrics` (a step's metrics), `runs` (whole runs on replay: runs per
+hour, run latency), `fidelity` (answers against the one-slot
 answers), `reported` (what the runner said of itself), `baseline` (raw steps to figures, early
 verdicts), `figures` (every number the judge compares), `bounds` (the limits), `judge`
 (verdicts and the ideal N), `sweep` (which N comes next), `trust` (whether the floor can stand).

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from ...interfaces.turns import SERVED_REASONS, TurnResult
 from .bounds import Bounds
 from .fidelity import agreement, served_by_turn, structure
-from .figures import BaselineFigures, StepFigures, SweepFigures
+from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
 from .latency import latency_figures
 from .latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord
 from .reported import runner_mismatch
+from .runs import figure_of
 
 GB = 1_000_000_000
 # Log event kinds that break a bound whenever they happen during the replay.
@@ -59,7 +60,7 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
         self_agreement = 1.0 if measured is None else measured
     metrics = [step_metrics(s) for s in one_slot]
     swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
-    better = max(metrics, key=lambda m: m.turns_per_hour, default=None)
+    better = max(metrics, key=lambda m: m.rate, default=None)
     return Baseline(
         reference=reference,
         reference_served=reference_served,
@@ -70,6 +71,10 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
             one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
             best_one_slot_se=better.turns_per_hour_se if better else None,
             best_one_slot_batches=better.batches if better else 0,
+            decided_by=figure_of(steps[0].shape) if steps else TURNS_PER_HOUR,
+            best_one_slot_runs_per_hour=better.runs_per_hour if better else None,
+            best_one_slot_runs_se=better.runs_per_hour_se if better else None,
+            best_one_slot_run_batches=better.run_batches if better else 0,
             best_one_slot_latency=_lower_p95(one_slot_latencies(steps)),
         ),
     )

@@ -128,16 +128,16 @@ def _one_slot_band(ax: Axes, verdicts: Sequence[Verdict], values: Sequence[float
 
 
 def _intervals(ax: Axes, verdicts: Sequence[Verdict], confidence: float | None) -> None:
-    """Each step's throughput interval as an error bar."""
-    shown = [v for v in verdicts if v.turns_per_hour_high > v.turns_per_hour_low]
+    """Each step's interval of the deciding figure as an error bar."""
+    shown = [v for v in verdicts if math.isfinite(v.rate_high) and v.rate_high > v.rate_low]
     if not shown:
         return
     ax.errorbar(
         [v.slots for v in shown],
-        [v.metrics.turns_per_hour for v in shown],
+        [v.metrics.rate for v in shown],
         yerr=[
-            [v.metrics.turns_per_hour - v.turns_per_hour_low for v in shown],
-            [v.turns_per_hour_high - v.metrics.turns_per_hour for v in shown],
+            [v.metrics.rate - v.rate_low for v in shown],
+            [v.rate_high - v.metrics.rate for v in shown],
         ],
         fmt="none",
         ecolor="black",
@@ -148,7 +148,7 @@ def _intervals(ax: Axes, verdicts: Sequence[Verdict], confidence: float | None) 
 
 
 def _gain_line(ax: Axes, judgement: SweepJudgement, min_gain: float | None) -> None:
-    best = judgement.figures.baseline.best_one_slot_turns_per_hour
+    best = judgement.figures.baseline.best_rate
     if min_gain is None or best <= 0:
         return
     ax.axhline(
@@ -166,7 +166,7 @@ def _ideal_mark(ax: Axes, judgement: SweepJudgement) -> None:
         return
     ax.plot(
         [chosen.slots],
-        [chosen.metrics.turns_per_hour],
+        [chosen.metrics.rate],
         marker="*",
         markersize=18,
         color=IDEAL_COLOUR,
@@ -180,16 +180,19 @@ def throughput_figure(
     judgement: SweepJudgement, title: str, min_gain: float | None = None
 ) -> Figure:
     verdicts = judgement.verdicts
+    decided_by = judgement.figures.decided_by
     figure, (turns_ax, tokens_ax) = new_figure(2, 6.5, f"Throughput against slots — {title}")
-    turns = [v.metrics.turns_per_hour for v in verdicts]
+    turns = [v.metrics.rate for v in verdicts]
     tokens = [v.metrics.output_tokens_per_s for v in verdicts]
+    # the figure the sweep was decided on: the axis says which
+    what = "completed runs per hour" if decided_by == "runs/h" else "served turns per hour"
     _one_slot_band(turns_ax, verdicts, turns)
-    points(turns_ax, verdicts, list(turns), "served turns per hour")
+    points(turns_ax, verdicts, list(turns), what)
     confidence = next((v.confidence for v in verdicts if v.confidence), None)
     _intervals(turns_ax, verdicts, confidence)
     _gain_line(turns_ax, judgement, min_gain)
     _ideal_mark(turns_ax, judgement)
-    turns_ax.set_ylabel("served turns per hour (turns/h)")
+    turns_ax.set_ylabel(f"{what} ({decided_by})")
     turns_ax.set_ylim(bottom=0)
     broken_legend(turns_ax, verdicts)
     _one_slot_band(tokens_ax, verdicts, tokens)

@@ -27,7 +27,7 @@ from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
-from .step_table import COLUMNS, step_rows
+from .step_table import columns_for, step_rows
 
 FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
 
@@ -113,7 +113,8 @@ class ShownEvidence:
             else None,
             "confidence": self.confidence,
             "measured_with_intervals": self.with_intervals,
-            "columns": list(COLUMNS),
+            "decided_by": self.judgement.figures.decided_by,
+            "columns": list(columns_for(self.judgement)),
             "rows": self.rows,
             "verdicts": [
                 {
@@ -126,6 +127,14 @@ class ShownEvidence:
                     "turns_per_hour": v.metrics.turns_per_hour,
                     "turns_per_hour_low": v.turns_per_hour_low,
                     "turns_per_hour_high": finite_or_none(v.turns_per_hour_high),
+                    "runs_per_hour": v.metrics.runs_per_hour,
+                    "runs_per_hour_low": v.runs_per_hour_low,
+                    "runs_per_hour_high": None
+                    if v.runs_per_hour_high is None
+                    else finite_or_none(v.runs_per_hour_high),
+                    "run_p50_s": v.metrics.run_p50_s,
+                    "run_p95_s": v.metrics.run_p95_s,
+                    "decided_by": v.decided_by,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
                     "runner_reported": step.runner_reported.to_json()

@@ -1,4 +1,10 @@
-"""The step table (the seed's columns), as rows of strings for Markdown and the terminal."""
+"""The step table (the seed's columns), as rows of strings for Markdown and the terminal.
+
+A sweep of whole runs is decided on runs per hour: its table says so in the throughput
+column's header ("runs/h (turns/h)"), shows runs per hour with their interval and the turns
+per hour beside them, and gives the latency columns as "turn / run" (a run's latency being
+its first send to its last answer, tool time included).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +29,19 @@ COLUMNS = (
 )
 
 
+RUN_COLUMNS = tuple(
+    {"turns/h": "runs/h (turns/h)", "p50 s": "p50 s turn / run", "p95 s": "p95 s turn / run"}.get(
+        column, column
+    )
+    for column in COLUMNS
+)
+
+
+def columns_for(judgement: SweepJudgement) -> tuple[str, ...]:
+    """The table's columns: the run columns where the sweep is decided on runs per hour."""
+    return RUN_COLUMNS if judgement.figures.decided_by == "runs/h" else COLUMNS
+
+
 def _num(value: float | None, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
@@ -33,12 +52,37 @@ def _short(value: float) -> str:
 
 
 def throughput_cell(verdict: Verdict) -> str:
-    """'36,315 turns/h (31.2k–40.9k)': the point and its interval, where it has one."""
-    point = verdict.metrics.turns_per_hour
+    """'36,315 (31.2k–40.9k)': the deciding figure's point and its interval, where it has one;
+    for runs, the turns per hour after it ('412 (380–441); 2,310 turns/h')."""
+    text = _rate_cell(verdict)
+    if verdict.metrics.on_runs:
+        text += f"; {verdict.metrics.turns_per_hour:,.0f} turns/h"
+    return text
+
+
+def throughput_sentence(verdict: Verdict) -> str:
+    """The cell as words: '36,315 (31.2k–40.9k) turns/h', or for runs
+    '412 (380–441) runs/h (2,310 turns/h)'."""
+    if not verdict.metrics.on_runs:
+        return f"{_rate_cell(verdict)} turns/h"
+    return f"{_rate_cell(verdict)} runs/h ({verdict.metrics.turns_per_hour:,.0f} turns/h)"
+
+
+def _rate_cell(verdict: Verdict) -> str:
+    point = verdict.metrics.rate
+    units = "runs" if verdict.metrics.on_runs else "turns"
     if verdict.confidence is None:  # measured without an interval
-        return f"{point:.1f}" + (" (too few turns for an interval)" if verdict.inconclusive else "")
-    text = f"{point:,.0f}" if point >= 1000 else f"{point:.1f}"
-    return text + f" ({_short(verdict.turns_per_hour_low)}–{_short(verdict.turns_per_hour_high)})"
+        text = f"{point:.1f}" + (
+            f" (too few {units} for an interval)" if verdict.inconclusive else ""
+        )
+    else:
+        text = f"{point:,.0f}" if point >= 1000 else f"{point:.1f}"
+        text += f" ({_short(verdict.rate_low)}–{_short(verdict.rate_high)})"
+    return text
+
+
+def _latency_cell(turn: float | None, run: float | None, on_runs: bool) -> str:
+    return f"{_num(turn, '.1f')} / {_num(run, '.1f')}" if on_runs else _num(turn, ".1f")
 
 
 def verdict_cell(verdict: Verdict) -> str:
@@ -101,8 +145,8 @@ def step_rows(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[li
                 f"{m.served}/{step.corpus_turns or m.total}",
                 throughput_cell(verdict),
                 f"{m.output_tokens_per_s:.2f}",
-                _num(m.p50_s, ".1f"),
-                _num(m.p95_s, ".1f"),
+                _latency_cell(m.p50_s, m.run_p50_s, m.on_runs),
+                _latency_cell(m.p95_s, m.run_p95_s, m.on_runs),
                 "—" if m.peak_wired_bytes is None else f"{m.peak_wired_bytes / 1e9:.2f} GB",
                 "—" if m.min_free_share is None else f"{m.min_free_share:.0%}",
                 _num(m.swap_out_mb_per_min, ".1f")
@@ -115,6 +159,8 @@ def step_rows(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[li
 
 
 def markdown_table(rows: Sequence[Sequence[str]], columns: Sequence[str] = COLUMNS) -> str:
+    """`columns`: COLUMNS, or `columns_for(judgement)` for a table of steps."""
+
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
