@@ -228,6 +228,7 @@ class BaselineFigures:
         if self.decided_by == RUNS_PER_HOUR:
             return self.best_one_slot_runs_per_hour or 0.0
         return self.best_one_slot_turns_per_hour
+
     best_one_slot_latency: QuantileSample | None = None
 
     @property
