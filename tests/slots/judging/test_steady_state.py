@@ -22,7 +22,13 @@ from vibey_gh.slots.judging.metrics import (
     step_metrics,
 )
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
-from vibey_gh.slots.judging.stats import Estimate, ratio_interval, standard_error, t_quantile
+from vibey_gh.slots.judging.stats import (
+    Estimate,
+    normal_quantile,
+    ratio_interval,
+    standard_error,
+    t_quantile,
+)
 from vibey_gh.slots.judging.sweep import sweep_steps
 
 GB = 1_000_000_000
@@ -283,3 +289,25 @@ def test_figures_kept_before_the_bar_had_noise_still_read() -> None:
     old = SweepFigures.from_json(data)
     assert old.baseline.best_one_slot_se is None
     assert judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2].qualifies
+
+
+@pytest.mark.parametrize(
+    ("probability", "quantile"),
+    [
+        (0.5, 0.0),
+        (0.9, 1.2815515655446004),
+        (0.95, 1.6448536269514722),
+        (0.975, 1.959963984540054),
+        (0.995, 2.5758293035489004),
+        (1e-9, -5.997807015007687),
+    ],
+)
+def test_the_normal_quantile_matches_the_tables(probability: float, quantile: float) -> None:
+    assert normal_quantile(probability) == pytest.approx(quantile, rel=1e-12, abs=1e-12)
+    assert normal_quantile(1.0 - probability) == pytest.approx(-quantile, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("probability", [0.0, 1.0, -0.1, 1.5])
+def test_the_normal_quantile_needs_a_probability_inside_0_and_1(probability: float) -> None:
+    with pytest.raises(ValueError, match="a probability between 0 and 1"):
+        normal_quantile(probability)
