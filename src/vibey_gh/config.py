@@ -9,6 +9,7 @@ no side effects.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -49,13 +50,15 @@ class SimulatedModel:
 
     knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
     spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
-    decode speed.
+    decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
+    share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
     """
 
     knee: int = 4
     noise: float = 0.1
     seed: int = 0
     tokens_per_second: float = 400.0
+    scaling: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ def _parse_simulated(reader: _Reader) -> SimulatedModel:
         tokens_per_second=reader.number(
             "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
         ),
+        scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
     )
     reader.reject_unknown()
     return model
@@ -251,6 +255,10 @@ def _parse_bounds(reader: _Reader) -> Bounds:
         min_gain=reader.number("min_gain", defaults.min_gain, low=0.0, high=100.0),
         patience=reader.integer("patience", defaults.patience, low=1, high=100),
         confidence=reader.number("confidence", defaults.confidence, low=0.5, high=0.999),
+        # latency objectives: off unless set
+        ttft_p95_seconds=reader.optional_above("ttft_p95_seconds", 0.0),
+        itl_p95_seconds=reader.optional_above("itl_p95_seconds", 0.0),
+        latency_factor=reader.optional_at_least("latency_factor", 1.0),
     )
     reader.reject_unknown()
     return bounds
@@ -311,6 +319,29 @@ class _Reader:
         if not low <= float(value) <= high:
             raise self.fail(key, f"must be between {low} and {high}, not {value}")
         return float(value)
+
+    def _optional_finite(self, key: str) -> float | None:
+        value = self._get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"must be a number, not {value!r}")
+        if not math.isfinite(value):
+            raise self.fail(key, f"must be a finite number, not {value}")
+        return float(value)
+
+    def optional_above(self, key: str, low: float) -> float | None:
+        """A number above `low`, or None when the key is absent (the bound is off)."""
+        value = self._optional_finite(key)
+        if value is not None and value <= low:
+            raise self.fail(key, f"must be above {low:g}, not {value:g}")
+        return value
+
+    def optional_at_least(self, key: str, low: float) -> float | None:
+        value = self._optional_finite(key)
+        if value is not None and value < low:
+            raise self.fail(key, f"must be at least {low:g}, not {value:g}")
+        return value
 
     def string(self, key: str, default: str) -> str:
         value = self._get(key)

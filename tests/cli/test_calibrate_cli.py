@@ -133,7 +133,7 @@ def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(
 @pytest.mark.parametrize(
     ("make_out", "message"),
     [
-        (lambda root: root / "a-file", "is a file; give a folder for the evidence files"),
+        (lambda root: root / "a-file", "is a regular file; name a folder"),
         (lambda root: root / "a-file" / "below", "a-file is not a folder); give a writable folder"),
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
@@ -68,17 +69,7 @@ def make_step(
     turns = []
     for i, result in enumerate(answers):
         start = duration * i / count
-        stretched = TurnResult(
-            result.status,
-            result.finish_reason,
-            result.prompt_tokens,
-            result.output_tokens,
-            result.text,
-            result.tool_calls,
-            start,
-            start + duration / count,
-            result.error,
-        )
+        stretched = dataclasses.replace(result, started=start, ended=start + duration / count)
         turns.append(TurnRecord(f"t{i}", f"s{i // 3}", i % slots, stretched))
     timeline = (
         (0.0, int(wired_gb * GB), int(wired_gb * GB), 0.5, 0, 0, None, None),

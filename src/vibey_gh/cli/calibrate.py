@@ -144,6 +144,12 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     help="Cut longer recorded think times to this (default: config, 60).",
 )
 @click.option(
+    "--split-window",
+    is_flag=True,
+    help="What-if: replay the corpus at a smaller window (default half the corpus's); deeper "
+    "turns are sent and counted as refused, never cut. Written to --out only, never evidence.",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -171,6 +177,7 @@ def calibrate(
     max_step_seconds: float | None,
     think_time: str | None,
     think_cap: str | None,
+    split_window: bool,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
@@ -191,7 +198,10 @@ def calibrate(
     and the model's digest, which production matches once it runs them. A calibration
     binary of another version than production's is refused before the first step, unless
     --out is given (the sweep then goes there only). --wait-idle waits for production to
-    unload its models, before the first step and before each re-measure.
+    unload its models, before the first step and before each re-measure. An --out folder in
+    /proc, /sys or /dev, or a path that exists and is not a folder, is refused before anything
+    else (exit 2). SIGTERM, SIGINT or SIGHUP stops the sweep within a few seconds, even while
+    the runner is reading a prompt or writing an answer.
 
     \b
     Examples:
@@ -203,6 +213,13 @@ def calibrate(
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
       vibey-gh slots calibrate --corpus runs.json --think-time recorded --think-cap 120
       vibey-gh slots calibrate --corpus runs.json --think-time 20     # what if tools took 20 s
+      vibey-gh slots calibrate --corpus corpus.json --split-window --slots 1,2 --out what-if
+
+    --split-window asks the question "two slots of half the window cost one full slot's KV
+    cache": the corpus, drawn for its own window, is replayed at half of it (or --window);
+    each step reports the turns served and refused, the shortest refused prompt by the
+    runner's count and the throughput of what it served. `slots compare` shows it beside the
+    full-window evidence.
     """
     from ..config import load_config
     from ..slots.measurement.calibrate import pending_request, run_calibration
@@ -212,6 +229,10 @@ def calibrate(
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     thinking = _think_overrides(think_time, think_cap)
+    if out_dir is not None:
+        from ..platforms.system_paths import check_output_folder
+
+        check_output_folder(out_dir, "--out")  # again, with writability, before the first step
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
@@ -234,16 +255,18 @@ def calibrate(
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        window = window or DEMO_WINDOW
+        corpus = demo_corpus(DEMO_WINDOW if split_window else window or DEMO_WINDOW)
+        window = window or (corpus.window // 2 if split_window else corpus.window)
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
-        corpus = demo_corpus(window)
     else:
         config = config.with_overrides(runner=runner, model=model)
-        window = window or config.window
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
+        if split_window and window is None:
+            window = corpus.window // 2
+        window = window or config.window
     config = config.with_overrides(window=window, **thinking)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
@@ -260,6 +283,7 @@ def calibrate(
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
+        split_window=split_window,
     )
     env = parts.calibration_environment(config, None)
     progress = make_progress(live=stdout_is_terminal() and not as_json)
@@ -291,11 +315,15 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    after = what_allowed_answers_now(config, parts.decide_allowed)
+    # A what-if is never evidence: what `allowed` answers is not its business (and asking
+    # would file a calibration request as a side effect).
+    after = None if split_window else what_allowed_answers_now(config, parts.decide_allowed)
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
         return
-    if outcome.version_mismatch:
+    if split_window:
+        click.echo("a split-window what-if: written to --out only, never this device's evidence")
+    elif outcome.version_mismatch:
         click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
     elif not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
@@ -306,7 +334,7 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
-    for line in describe_after(after):
+    for line in describe_after(after) if after is not None else []:
         click.echo(line)
 
 

@@ -13,6 +13,9 @@ A corpus file is one line of canonical JSON (sorted keys, no spaces)::
                   "files": {"<path>": "<sha256>"}}],
      "strata": [{"name": "<16k", "low": 0, "high": 16384, "segments": 5, "wanted": 5,
                  "available": 212}, ...],          # shallow to deep
+     "sources": [{"source": "trace", "id": "...", "fit": "scale", "runs": [...]},
+                 {"source": "session", "agent": "codex", "id": "...", "started": "..."}],
+                                   # only when the pool holds traces or sessions
      "segments": [{"id": "<run>#<first>-<last>", "run_id": "...", "stratum": 0,
                    "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
                               "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
@@ -40,6 +43,7 @@ from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_tex
 from ...interfaces import json_fields
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
+from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
@@ -92,6 +96,7 @@ class Corpus:
     dropped_over_window: int
     specs_found: int = 0
     specs_used: int = 0
+    sources: tuple[dict[str, Any], ...] = ()
     shape: str = SHAPE_SEGMENTS
 
     @property
@@ -132,6 +137,8 @@ class Corpus:
             "commits": list(self.commits),
             "strata": [stratum.to_json() for stratum in self.strata],
             "segments": [segment.to_json() for segment in self.segments],
+            # Left out when empty, so a corpus without traces or sessions keeps its bytes.
+            **({"sources": list(self.sources)} if self.sources else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -177,6 +184,7 @@ class Corpus:
                 dropped_over_window=_typed(pool, "dropped_over_window", int, "pool"),
                 specs_found=_typed(pool, "specs_found", int, "pool"),
                 specs_used=_typed(pool, "specs_used", int, "pool"),
+                sources=tuple(json_fields.each(data, "sources", _source)),
                 shape=shape,
             )
         except MalformedJson as exc:
@@ -201,8 +209,18 @@ def build_corpus(
     `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0)."""
     if shape not in SHAPES:
         raise BadInput(f"--shape must be runs or segments, not {shape!r}")
+    # Filled pools (read-on specs, traces scaled to the window) replay their deepest turn.
+    filled = any(
+        source.get("source") == "fill" or source.get("fit") == "scale" for source in pool.sources
+    )
     if shape == SHAPE_RUNS:
-        drawn = draw_runs(pool, window=window, runs_per_stratum=segments_per_stratum, seed=seed)
+        drawn = draw_runs(
+            pool,
+            window=window,
+            runs_per_stratum=segments_per_stratum,
+            seed=seed,
+            deepest_first=filled,
+        )
         segment_turns = 0
     else:
         drawn = draw_segments(
@@ -211,6 +229,7 @@ def build_corpus(
             segments_per_stratum=segments_per_stratum,
             segment_turns=segment_turns,
             seed=seed,
+            deepest_first=filled,
         )
     unhashed = Corpus(
         corpus_sha256="",
@@ -227,6 +246,7 @@ def build_corpus(
         dropped_over_window=drawn.dropped_over_window,
         specs_found=pool.specs_found,
         specs_used=pool.specs_used,
+        sources=pool.sources,
         shape=shape,
     )
     digest = sha256_text(canonical_json(unhashed.body_json()))
@@ -244,16 +264,18 @@ def build_demo_corpus(
     segment_turns: int = DEMO_SEGMENT_TURNS,
     seed: int = 0,
     shape: str = SHAPE_SEGMENTS,
+    fill_window: bool = False,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
-    pool = build_pool(specs=[demo_specs_dir()], seed=seed)
+    pool = build_pool(specs=[demo_specs_dir()], seed=seed, window=window, fill_window=fill_window)
     return build_corpus(
         pool,
         window=window,
         segments_per_stratum=segments_per_stratum,
         segment_turns=segment_turns,
         seed=seed,
+        shape=shape,
     )
 
 
@@ -261,7 +283,15 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
     """Write atomically, as one canonical JSON line (byte-identical for identical corpora)."""
     if path.is_dir():
         raise BadInput(f"--out {path} is a folder; give a file name")
-    atomic_write_text(path, canonical_json(corpus.to_json()) + "\n")
+    text = canonical_json(corpus.to_json()) + "\n"
+    if len(text) > CORPUS_SIZE_LIMIT:
+        # A file past the reader's limit could never be replayed: say so now, write nothing.
+        raise BadInput(
+            f"the corpus would be {len(text) >> 20} MiB, more than the "
+            f"{CORPUS_SIZE_LIMIT >> 20} MiB a corpus file may hold: draw fewer runs "
+            "(--segments-per-stratum) or segments (--shape segments)"
+        )
+    atomic_write_text(path, text)
 
 
 def load_corpus(path: Path) -> Corpus:
@@ -287,8 +317,16 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "turns": corpus.turn_count,
         "strata": [stratum.segments for stratum in corpus.strata],
         "strata_detail": [
-            {**stratum.to_json(), "shortfall": stratum.shortfall} for stratum in corpus.strata
+            {**stratum.to_json(), "shortfall": stratum.shortfall, **deepest}
+            for stratum, deepest in zip(
+                corpus.strata,
+                deepest_per_stratum(corpus.segments, len(corpus.strata), corpus.window),
+                strict=True,
+            )
         ],
+        "deepest_stratum": deepest_stratum_note(
+            corpus.segments, corpus.window, corpus.sources, corpus.commits
+        ),
         "segment_turns": corpus.segment_turns,
         "segments_per_stratum": corpus.segments_per_stratum,
         "max_depth_estimate": corpus.max_depth_estimate,
@@ -299,7 +337,16 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "pool_turns": corpus.pool_turns,
         "dropped_over_window": corpus.dropped_over_window,
         "commits": list(corpus.commits),
+        "sources": list(corpus.sources),
+        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources),
     }
+
+
+def _source(item: Any) -> dict[str, Any]:
+    """One entry of `sources`: where trace or session runs came from (an object)."""
+    if not isinstance(item, dict) or not isinstance(item.get("source"), str):
+        raise MalformedJson("expected an object with a 'source' string")
+    return item
 
 
 def _detached(segment: Segment) -> Segment:

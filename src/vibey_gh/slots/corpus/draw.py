@@ -19,6 +19,9 @@ turn, so a stratum holds the runs that reach that depth. Each stratum keeps its
 in one stratum only, so no two drawn runs overlap. Runs mostly end deep, so the shallow strata
 of a whole-run draw are often short: that is reported, never topped up.
 
+With a filled window (`slots.corpus.fill`), the unit holding the pool's deepest turn ranks
+first in the deepest stratum, so the filled depth is always replayed.
+
 The corpus lists segments round-robin across strata, shallow to deep (one of each, then the
 next of each), so any prefix of it — and any set of concurrent workers — mixes depths as a
 storm does.
@@ -73,7 +76,13 @@ def stratum_name(q: int, window: int) -> str:
 
 
 def draw_segments(
-    pool: Pool, *, window: int, segments_per_stratum: int, segment_turns: int, seed: int
+    pool: Pool,
+    *,
+    window: int,
+    segments_per_stratum: int,
+    segment_turns: int,
+    seed: int,
+    deepest_first: bool = False,
 ) -> Draw:
     check_draw_options(window, segments_per_stratum, segment_turns)
     candidates: dict[int, list[_Candidate]] = defaultdict(list)
@@ -102,11 +111,15 @@ def draw_segments(
             f"no run has {segment_turns} consecutive turns inside the window of {window:,} "
             "tokens: lower --segment-turns or raise --window"
         )
+    if deepest_first:
+        _put_deepest_first(candidates[STRATA - 1])
     chosen = _choose(candidates, segments_per_stratum, segment_turns)
     return _ordered(chosen, candidates, window, segments_per_stratum, dropped)
 
 
-def draw_runs(pool: Pool, *, window: int, runs_per_stratum: int, seed: int) -> Draw:
+def draw_runs(
+    pool: Pool, *, window: int, runs_per_stratum: int, seed: int, deepest_first: bool = False
+) -> Draw:
     """Whole runs, one unit per run, in the stratum of the run's deepest turn that fits."""
     check_draw_options(window, runs_per_stratum, 1)
     candidates: dict[int, list[Segment]] = defaultdict(list)
@@ -124,12 +137,13 @@ def draw_runs(pool: Pool, *, window: int, runs_per_stratum: int, seed: int) -> D
         stratum = stratum_of(max(turn.depth_estimate for turn in kept), window)
         run_id = f"{run.run_id}#{kept[0].index}-{kept[-1].index}"
         candidates[stratum].append(Segment(run_id, run.run_id, stratum, kept))
-    chosen = {
-        q: sorted(candidates.get(q, []), key=lambda s: (seeded_rank(seed, "run", s.id), s.id))[
-            :runs_per_stratum
-        ]
-        for q in range(STRATA)
-    }
+    deepest = max((s.depth_estimate for s in candidates[STRATA - 1]), default=None)
+
+    def rank(unit: Segment) -> tuple[bool, str, str]:
+        first = deepest_first and unit.depth_estimate == deepest
+        return (not first, seeded_rank(seed, "run", unit.id), unit.id)
+
+    chosen = {q: sorted(candidates.get(q, []), key=rank)[:runs_per_stratum] for q in range(STRATA)}
     return _ordered(chosen, candidates, window, runs_per_stratum, dropped)
 
 
@@ -165,6 +179,15 @@ def check_draw_options(window: int, segments_per_stratum: int, segment_turns: in
         raise BadInput(f"--segments-per-stratum must be at least 1, not {segments_per_stratum}")
     if segment_turns < 1:
         raise BadInput(f"--segment-turns must be at least 1, not {segment_turns}")
+
+
+def _put_deepest_first(candidates: list[_Candidate]) -> None:
+    """The candidate holding the deepest turn ranks first (a filled window is measured)."""
+    if candidates:
+        deepest = max(candidates, key=lambda c: (c.segment.depth_estimate, c.segment.id))
+        candidates[candidates.index(deepest)] = _Candidate(
+            "", deepest.run_id, deepest.start, deepest.segment
+        )
 
 
 def _choose(

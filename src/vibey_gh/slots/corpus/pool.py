@@ -31,7 +31,6 @@ tool list — the same pool hashes the same wherever it is built.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +48,7 @@ from ...lanes.tools import (
     tool_definitions,
     tool_result_message,
 )
+from .fill import fill_deepest_spec_run
 from .git_source import Provenance, SpecTree, TreeCache
 from .think_time import (
     event_time,
@@ -57,11 +57,13 @@ from .think_time import (
     without_timestamps,
 )
 from .turns import (
+    PoolRun,
     Turn,
     check_messages,
     depth_estimate,
     estimate_from_chars,
     json_list_chars,
+    pool_sha256,
     seeded_rank,
     sha256_text,
 )
@@ -72,19 +74,11 @@ TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
-class PoolRun:
-    """One run's turns in order. `source` is "spec", "lanes" or "transcript"."""
-
-    run_id: str
-    source: str
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True)
 class Pool:
     """Every turn built, before any window is applied.
 
     provenances: where spec files came from (commit, or working-tree file hashes);
+    sources: where trace and session runs came from (`traces`, `sessions`), for the corpus;
     specs_found / specs_used: specs discovered and kept by --sample-specs (0 without specs);
     notes: what the builder skipped, for the summary (never part of a hash).
     """
@@ -95,6 +89,7 @@ class Pool:
     specs_found: int = 0
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
+    sources: tuple[dict[str, Any], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -107,14 +102,25 @@ def build_pool(
     sample_specs: int | None = None,
     from_lanes: Sequence[Path] = (),
     from_transcripts: Sequence[Path] = (),
+    from_traces: Sequence[Path] = (),
+    from_sessions: Sequence[Path] = (),
+    window: int | None = None,
+    fit: str = "scale",
+    fill_window: bool = False,
     seed: int = 0,
     git: str = "git",
 ) -> Pool:
-    """The pool from any mix of the three sources; an empty pool is an error."""
-    if not (specs or from_lanes or from_transcripts):
-        raise BadInput("give --specs, --from-lanes or --from-transcripts (or --demo)")
+    """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
+    into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
+    toward it (`slots.corpus.fill`), so both need it."""
+    if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
+        raise BadInput(
+            "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
+            "(or --demo)"
+        )
     runs: list[PoolRun] = []
     notes: list[str] = []
+    sources: list[dict[str, Any]] = []
     provenances: list[Provenance] = []
     found = used = 0
     if specs:
@@ -122,7 +128,11 @@ def build_pool(
         chosen = select_specs(all_specs, sample_specs, seed)
         found, used = len(all_specs), len(chosen)
         trees = TreeCache(git)
-        runs.extend(runs_from_specs(chosen, trees))
+        spec_runs = runs_from_specs(chosen, trees)
+        if fill_window:
+            spec_runs, filled = fill_deepest_spec_run(chosen, spec_runs, trees, _window(window))
+            sources.append(filled)
+        runs.extend(spec_runs)
         provenances = trees.provenances()
         if used < found:
             notes.append(f"sampled {used} of {found} specs with seed {seed}")
@@ -136,7 +146,14 @@ def build_pool(
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
-    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used)
+    # Traces and session logs are read lazily: most pools come from specs or lanes.
+    from .recorded import recorded_runs
+
+    recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
+    runs.extend(recorded.runs)
+    notes.extend(recorded.notes)
+    sources.extend(recorded.sources)
+    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
 
 
 def make_pool(
@@ -146,6 +163,7 @@ def make_pool(
     *,
     specs_found: int = 0,
     specs_used: int = 0,
+    sources: Iterable[dict[str, Any]] = (),
 ) -> Pool:
     """Sort the runs, refuse duplicates and empty pools, and hash."""
     by_id: dict[str, PoolRun] = {}
@@ -164,32 +182,8 @@ def make_pool(
         specs_found=specs_found,
         specs_used=specs_used,
         notes=tuple(notes),
+        sources=tuple(sources),
     )
-
-
-def pool_sha256(runs: Sequence[PoolRun]) -> str:
-    digests: dict[int, str] = {}
-
-    def digest(item: Any) -> str:
-        # Turns of one run share their message objects, so each is serialized once.
-        key = id(item)
-        if key not in digests:
-            digests[key] = sha256_text(canonical_json(item))
-        return digests[key]
-
-    total = hashlib.sha256()
-    for run in runs:
-        for turn in run.turns:
-            line = {
-                "id": turn.id,
-                "run_id": turn.run_id,
-                "index": turn.index,
-                "depth_estimate": turn.depth_estimate,
-                "messages": [digest(message) for message in turn.messages],
-                "tools": digest(turn.tools),
-            }
-            total.update(canonical_json(line).encode("utf-8") + b"\n")
-    return total.hexdigest()
 
 
 def select_specs(specs: Sequence[LaneSpec], sample: int | None, seed: int) -> list[LaneSpec]:
@@ -382,3 +376,9 @@ def _json_lines(
                 continue
             raise BadInput(f"{where}: {str(problem).removeprefix('is ')}") from None
         yield where, number, value
+
+
+def _window(window: int | None) -> int:
+    if window is None:
+        raise BadInput("filling the window needs one: give --window")
+    return window

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from .latency_figures import LatencyFigures, QuantileSample
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 if TYPE_CHECKING:
@@ -207,6 +208,8 @@ class BaselineFigures:
       the one with more runs per hour, and best_one_slot_runs_per_hour / _runs_se /
       _run_batches are its runs per hour and their noise; best_one_slot_turns_per_hour is
       that same run's turns per hour.
+    best_one_slot_latency: the turn latencies of the one-slot run with the lower p95, the base
+      of `latency_factor` (None without a served one-slot turn).
     """
 
     self_agreement: float
@@ -225,6 +228,8 @@ class BaselineFigures:
         if self.decided_by == RUNS_PER_HOUR:
             return self.best_one_slot_runs_per_hour or 0.0
         return self.best_one_slot_turns_per_hour
+
+    best_one_slot_latency: QuantileSample | None = None
 
     @property
     def bar(self) -> Estimate:
@@ -254,6 +259,7 @@ class StepFigures:
     log_findings: forbidden runner log events during the replay, as "log: n × what".
     reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
     runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
+    latency: TTFT, ITL and turn latency (`latency_figures`); None in figures made before.
     """
 
     index: int
@@ -266,6 +272,7 @@ class StepFigures:
     log_findings: tuple[str, ...]
     reasonless: int
     runner_mismatch: str | None = None
+    latency: LatencyFigures | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -279,6 +286,7 @@ class StepFigures:
             "log_findings": list(self.log_findings),
             "reasonless": self.reasonless,
             "runner_mismatch": self.runner_mismatch,
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
     @classmethod
@@ -303,6 +311,9 @@ class StepFigures:
             log_findings=_texts(data, "log_findings"),
             reasonless=_count(data, "reasonless"),
             runner_mismatch=json_fields.text(data, "runner_mismatch", None),
+            latency=None
+            if data.get("latency") is None
+            else json_fields.nested(data, "latency", LatencyFigures.from_json),
         )
 
 
@@ -321,8 +332,13 @@ class SweepFigures:
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
+        base = self.baseline
+        latency = base.best_one_slot_latency
         return {
-            "baseline": dict(self.baseline.__dict__),
+            "baseline": {
+                **base.__dict__,
+                "best_one_slot_latency": latency.to_json() if latency else None,
+            },
             "steps": [step.to_json() for step in self.steps],
         }
 
@@ -347,6 +363,9 @@ def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
         _amount(data, "best_one_slot_runs_per_hour", None),
         _amount(data, "best_one_slot_runs_se", None),
         _count(data, "best_one_slot_run_batches", 0),
+        None
+        if data.get("best_one_slot_latency") is None
+        else json_fields.nested(data, "best_one_slot_latency", QuantileSample.from_json),
     )
 
 

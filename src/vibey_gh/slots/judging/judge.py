@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .knee import Knee, Rate, knee, plateau_sentence
+from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .stats import ratio_interval
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Verdict:
     runs_per_hour_low / runs_per_hour_high: the runs per hour's, for a corpus of whole runs
       (None otherwise). The verdict is taken on `metrics.decided_by`; `rate_low`/`rate_high`
       are that figure's interval.
+    latency: the step's TTFT, ITL and turn latency figures (None in figures made before).
     """
 
     index: int
@@ -67,6 +69,7 @@ class Verdict:
     confidence: float | None = None
     runs_per_hour_low: float | None = None
     runs_per_hour_high: float | None = None
+    latency: LatencyFigures | None = None
 
     @property
     def inconclusive(self) -> bool:
@@ -108,6 +111,7 @@ class Verdict:
             else finite_or_none(self.runs_per_hour_high),
             "agreement": self.agreement.to_json() if self.agreement else None,
             "metrics": self.metrics.to_json(),
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
 
@@ -176,6 +180,9 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
             broken.append("fidelity not measured: no turn served in both runs")
         elif step.agreement.structural < threshold:
             broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
+        slow, doubts = latency_findings(step.latency, baseline.best_one_slot_latency, bounds)
+        broken.extend(slow)
+        warnings.extend(doubts)
         inside = not broken
         label = "qualifies" if inside else "breaks " + _short(broken[0])
     best = baseline.best_rate
@@ -216,6 +223,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         confidence=bounds.confidence if metrics.has_interval else None,
         runs_per_hour_low=runs_low,
         runs_per_hour_high=runs_high,
+        latency=step.latency,
     )
 
 
@@ -235,6 +243,8 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
 
 
 def _short(finding: str) -> str:
+    if finding.startswith(LATENCY_BOUND_KEYS):
+        return finding.split(":", 1)[0]
     if finding.startswith("fidelity"):
         return "fidelity"
     if "wired" in finding or "GPU" in finding:
@@ -264,6 +274,25 @@ class SweepJudgement:
 
 
 def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    judgement = _judge_figures(figures, bounds)
+    note = latency_decided(judgement.verdicts, judgement.ideal)
+    return replace(judgement, reason=judgement.reason + note) if note else judgement
+
+
+def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
+    """'; N=3 refused by …' when a latency bound alone refused the next larger N: that bound
+    decided. (An answer of one already names every step's first broken bound.)"""
+    if ideal <= 1:
+        return ""
+    for verdict in sorted(verdicts, key=lambda v: v.slots):
+        if verdict.slots > ideal and verdict.broken:
+            if all(f.startswith(LATENCY_BOUND_KEYS) for f in verdict.broken):
+                return f"; N={verdict.slots} refused by {verdict.broken[0]}"
+            return ""
+    return ""
+
+
+def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     found = knee(rates_of(verdicts), bounds.min_gain, bounds.confidence)
     if found is not None:

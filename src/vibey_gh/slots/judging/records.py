@@ -66,6 +66,11 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     json_fields.number(data, "started")
     json_fields.number(data, "ended")
     json_fields.text(data, "error", None)
+    json_fields.integer(data, "cached_tokens", None)
+    json_fields.boolean(data, "streamed", False)
+    json_fields.number(data, "first_token", None)
+    json_fields.number(data, "last_token", None)
+    json_fields.integer(data, "token_chunks", 0)
     json_fields.each(data, "tool_calls", _check_tool_call)
     return TurnResult.from_json(data)
 

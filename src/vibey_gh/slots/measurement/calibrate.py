@@ -136,6 +136,9 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         "slots": list(req.slots) if req.slots else "1,1,2,3,…",
         "max_slots": req.max_slots,
         "segment_order": "closed-loop workers cycling through the corpus",
+        # turns are streamed and reassembled, their token timing recorded: a checkpoint of
+        # unstreamed steps (no such key) has another hash and is never resumed here
+        "turns": "streamed",
         # steady-state steps with a throughput interval: evidence of the one-pass method
         # (no "steps" key) has another hash, so its checkpoints are never resumed here
         "steps": {
@@ -150,6 +153,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
+        # only when set: the method of every ordinary sweep keeps its hash
+        **({"split_window": True} if req.split_window else {}),
     }
 
 
@@ -159,7 +164,11 @@ def run_calibration(
     progress: CalibrationProgress,
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
-    check_corpus_fits(req.corpus, req.window)
+    if req.split_window:
+        if req.out_dir is None:
+            raise BadInput("--split-window is a what-if, never evidence: give --out FOLDER")
+    else:
+        check_corpus_fits(req.corpus, req.window)
     think = think_policy_of(req)
     check_runs_fit_a_step(req, think)
     if req.wait_idle_s is not None and req.wait_idle_s < 0:
@@ -244,7 +253,10 @@ def run_calibration(
         port=req.config.calibration_port,
         corpus=req.corpus,
         settings=ChatSettings(
-            window=req.window, max_tokens=req.max_tokens, timeout_s=req.request_timeout_s
+            window=req.window,
+            max_tokens=req.max_tokens,
+            timeout_s=req.request_timeout_s,
+            stream=True,
         ),
         memory=env.memory,
         production=env.production,
@@ -280,7 +292,9 @@ def run_calibration(
             )
             break
         if step.slots == 1 and not any(s.slots == 1 for s in steps):
-            untrustworthy = untrustworthy_floor(step, req.corpus.turn_count)
+            untrustworthy = untrustworthy_floor(
+                step, req.corpus.turn_count, refusals_expected=req.split_window
+            )
             if untrustworthy is not None:
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)

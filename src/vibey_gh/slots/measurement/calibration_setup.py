@@ -43,6 +43,9 @@ class CalibrationRequest:
     # seconds to wait for production to unload its models before the first step and before
     # each re-measure; None: refuse at once when it holds one (re-measures wait IDLE_WAIT_S)
     wait_idle_s: float | None = None
+    # the split-window what-if: turns deeper than the window are sent and counted as refused
+    # (never cut); written to --out only, never recorded as evidence
+    split_window: bool = False
 
 
 @dataclass(frozen=True)

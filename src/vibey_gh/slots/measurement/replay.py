@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...interfaces.slots_interface import ChatSettings, RunningRunner
 from ..corpus.corpus import Segment, Turn
@@ -124,7 +124,7 @@ def replay_corpus(
                 seconds = think(turn)
                 if seconds > 0 and (not wait(seconds) or drained()):
                     return
-                result = runner.chat(turn.messages, turn.tools or None, settings)
+                result = runner.chat(turn.messages, turn.tools or None, _capped(settings, turn))
                 closes = position == len(segment.turns) - 1
                 record = TurnRecord(turn.id, segment.id, worker, result, seconds, closes)
                 with lock:
@@ -159,6 +159,13 @@ def replay_corpus(
         stop.set()
         wake.set()
     return outcome
+
+
+def _capped(settings: ChatSettings, turn: Turn) -> ChatSettings:
+    """The turn's own answer cap (a recorded answer's length) where it is below the step's."""
+    if turn.max_tokens is None or turn.max_tokens >= settings.max_tokens:
+        return settings
+    return replace(settings, max_tokens=turn.max_tokens)
 
 
 def stop_from_outside(outcome: ReplayOutcome, reason: str) -> None:

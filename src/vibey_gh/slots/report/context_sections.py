@@ -10,6 +10,7 @@ from typing import Any
 from ...interfaces.think import ThinkPolicy
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
+from .corpus_profile import profile_lines
 from .facts import DepthFacts
 from .step_table import markdown_table
 
@@ -95,6 +96,12 @@ def corpus_section(evidence: Evidence) -> list[str]:
         f"output cap {method.get('max_tokens')} tokens; runner {method.get('runner')}, "
         f"model {method.get('model')}; steps {method.get('slots')}",
     ]
+    profile = corpus.get("profile")
+    if isinstance(profile, dict):
+        try:
+            lines += [f"- {line}" for line in profile_lines(profile)]
+        except (KeyError, TypeError, ValueError):
+            lines.append("- corpus profile: not readable in this evidence file")
     strata = corpus.get("strata") or []
     if strata:
         rows = [
@@ -122,7 +129,14 @@ BOUND_MEANINGS = {
     "run by this share",
     "patience": "the sweep stops after this many steps whose interval is below that gain",
     "confidence": "how sure each throughput and gain interval is",
+    "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
+    "itl_p95_seconds": "p95 inter-token latency ≤ this (s), shown by its interval; off when unset",
+    "latency_factor": "p95 turn latency ≤ this × the better one-slot run's; off when unset",
 }
+
+
+def _bound_value(value: object) -> str:
+    return "off" if value is None else f"{value:g}"
 
 
 def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
@@ -130,10 +144,9 @@ def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     recorded = evidence.document.bounds
     rows = []
     for name, value in used.items():
-        then = recorded.get(name)
-        rows.append(
-            [name, f"{value:g}", "—" if then is None else f"{then:g}", BOUND_MEANINGS[name]]
-        )
+        then = recorded.get(name, "—")
+        shown_then = then if then == "—" else _bound_value(then)
+        rows.append([name, _bound_value(value), shown_then, BOUND_MEANINGS[name]])
     return [
         "## Bounds",
         "",

@@ -32,6 +32,7 @@ from .facts import (
     noise_facts,
     step_names,
 )
+from .split_window import prefix_cache_lines, split_window_section
 from .step_table import (
     columns_for,
     inconclusive_sentence,
@@ -142,6 +143,24 @@ def _throughput_section(
     if judgement.knee is not None:
         lines += ["", knee_paragraph(judgement.knee, bounds.min_gain, judgement.figures.decided_by)]
     return lines
+
+
+def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
+    from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
+
+    lines = [
+        "## Latency",
+        "",
+        "Per step, over the served turns that started in its measurement window: time to first "
+        "token (TTFT, from sending the turn to the first chunk of text or tool call), "
+        "inter-token latency (ITL, the mean gap between the later tokens), decode speed, and "
+        "the whole turn. Each p95 carries its distribution-free interval (order statistics) at "
+        f"{bounds.confidence:.0%} confidence.",
+        "",
+        markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
+    ]
+    said = latency_lines(judgement, bounds)
+    return lines + (["", *(f"- {line}" for line in said)] if said else [])
 
 
 def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
@@ -327,9 +346,13 @@ def render_report(
         *(["", f"> {plots_note}"] if plots_note else []),
         "",
         *_steps_section(evidence, judgement),
+        *(["", *what_if] if (what_if := split_window_section(evidence, judgement)) else []),
+        *(["", *cache] if (cache := prefix_cache_lines(evidence, judgement)) else []),
         "",
         *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),
+        "",
+        *_latency_section(judgement, bounds),
         *image("latency", "latency against slots"),
         "",
         *_fidelity_section(evidence, judgement, bounds),

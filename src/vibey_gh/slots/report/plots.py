@@ -22,19 +22,29 @@ from ..judging.bounds import Bounds
 from ..judging.judge import GB, SweepJudgement, Verdict
 from ..judging.metrics import MB
 from ..judging.records import TIMELINE_FIELDS, StepRecord
+from .latency_plot import latency_figure
+from .plot_parts import (
+    BAND_COLOUR,
+    BROKEN_COLOUR,
+    DPI,
+    IDEAL_COLOUR,
+    LIMIT_COLOUR,
+    broken_legend,
+    new_figure,
+    points,
+    slot_ticks,
+)
 from .step_table import step_rows
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+
 PLOT_NAMES = ("throughput", "latency", "memory", "fidelity")
 # How many axes each figure has: the tests check it, readers rely on the layout.
-PLOT_AXES = {"throughput": 2, "latency": 1, "memory": 3, "fidelity": 1}
+PLOT_AXES = {"throughput": 2, "latency": 2, "memory": 3, "fidelity": 1}
 NAN = math.nan
-DPI = 100
-INSIDE_COLOUR, BROKEN_COLOUR, BAND_COLOUR = "tab:blue", "tab:red", "tab:gray"
-LIMIT_COLOUR, IDEAL_COLOUR = "tab:green", "gold"
 
 _T, _WIRED, _USED, _FREE, _SWAP_OUT, _RSS, _GPU = (
     TIMELINE_FIELDS.index(name)
@@ -105,65 +115,6 @@ def sweep_timeline(
     return line
 
 
-def _figure(rows: int, height: float, title: str, width: float = 9.0) -> tuple[Figure, list[Axes]]:
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-    axes = list(figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
-    figure.suptitle(title, fontsize=12)
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-    return figure, axes
-
-
-def _slot_ticks(ax: Axes, verdicts: Sequence[Verdict]) -> None:
-    ticks = sorted({v.slots for v in verdicts})
-    ax.set_xticks(ticks)
-    ax.set_xlim(min(ticks, default=1) - 0.5, max(ticks, default=1) + 0.5)
-    ax.set_xlabel("slots (N parallel sequences)")
-
-
-def _mean_by_slots(
-    verdicts: Sequence[Verdict], values: Sequence[float | None]
-) -> tuple[list[int], list[float]]:
-    grouped: dict[int, list[float]] = {}
-    for verdict, value in zip(verdicts, values, strict=True):
-        if value is not None:
-            grouped.setdefault(verdict.slots, []).append(value)
-    xs = sorted(grouped)
-    return xs, [sum(grouped[x]) / len(grouped[x]) for x in xs]
-
-
-def _points(
-    ax: Axes,
-    verdicts: Sequence[Verdict],
-    values: Sequence[float | None],
-    label: str,
-    marker: str = "o",
-    shift: float = 0.0,
-) -> None:
-    """Markers for every step (crossed when it breaks a bound) and a line through the means.
-
-    `shift` nudges the markers sideways so two series that agree do not hide each other.
-    """
-    xs, means = _mean_by_slots(verdicts, values)
-    (line,) = ax.plot([x + shift for x in xs], means, linewidth=1.5)
-    colour = line.get_color()
-    ax.plot([], [], marker=marker, color=colour, linewidth=1.5, label=label)
-    for verdict, value in zip(verdicts, values, strict=True):
-        if value is None:
-            continue
-        broken = not verdict.inside_bounds
-        ax.plot(
-            [verdict.slots + shift],
-            [value],
-            marker="X" if broken else marker,
-            markersize=9 if broken else 7,
-            color=BROKEN_COLOUR if broken else colour,
-            linestyle="none",
-        )
-
-
 def _one_slot_band(ax: Axes, verdicts: Sequence[Verdict], values: Sequence[float]) -> None:
     one = [value for v, value in zip(verdicts, values, strict=True) if v.slots == 1]
     if len(one) >= 2:
@@ -174,12 +125,6 @@ def _one_slot_band(ax: Axes, verdicts: Sequence[Verdict], values: Sequence[float
             alpha=0.25,
             label="between the one-slot runs (noise)",
         )
-
-
-def _broken_legend(ax: Axes, verdicts: Sequence[Verdict]) -> None:
-    if any(not v.inside_bounds for v in verdicts):
-        ax.plot([], [], marker="X", color=BROKEN_COLOUR, linestyle="none", label="breaks a bound")
-    ax.legend(fontsize=8, loc="best")
 
 
 def _intervals(ax: Axes, verdicts: Sequence[Verdict], confidence: float | None) -> None:
@@ -236,44 +181,32 @@ def throughput_figure(
 ) -> Figure:
     verdicts = judgement.verdicts
     decided_by = judgement.figures.decided_by
-    figure, (turns_ax, tokens_ax) = _figure(2, 6.5, f"Throughput against slots — {title}")
+    figure, (turns_ax, tokens_ax) = new_figure(2, 6.5, f"Throughput against slots — {title}")
     turns = [v.metrics.rate for v in verdicts]
     tokens = [v.metrics.output_tokens_per_s for v in verdicts]
     # the figure the sweep was decided on: the axis says which
     what = "completed runs per hour" if decided_by == "runs/h" else "served turns per hour"
     _one_slot_band(turns_ax, verdicts, turns)
-    _points(turns_ax, verdicts, list(turns), what)
+    points(turns_ax, verdicts, list(turns), what)
     confidence = next((v.confidence for v in verdicts if v.confidence), None)
     _intervals(turns_ax, verdicts, confidence)
     _gain_line(turns_ax, judgement, min_gain)
     _ideal_mark(turns_ax, judgement)
     turns_ax.set_ylabel(f"{what} ({decided_by})")
     turns_ax.set_ylim(bottom=0)
-    _broken_legend(turns_ax, verdicts)
+    broken_legend(turns_ax, verdicts)
     _one_slot_band(tokens_ax, verdicts, tokens)
-    _points(tokens_ax, verdicts, list(tokens), "output tokens per second", marker="s")
+    points(tokens_ax, verdicts, list(tokens), "output tokens per second", marker="s")
     tokens_ax.set_ylabel("output tokens per second (tok/s)")
     tokens_ax.set_ylim(bottom=0)
-    _broken_legend(tokens_ax, verdicts)
-    _slot_ticks(tokens_ax, verdicts)
-    return figure
-
-
-def latency_figure(judgement: SweepJudgement, title: str) -> Figure:
-    verdicts = judgement.verdicts
-    figure, (ax,) = _figure(1, 4.5, f"Latency per served turn against slots — {title}")
-    _points(ax, verdicts, [v.metrics.p50_s for v in verdicts], "p50 (median)")
-    _points(ax, verdicts, [v.metrics.p95_s for v in verdicts], "p95", marker="^")
-    ax.set_ylabel("latency per turn (s)")
-    ax.set_ylim(bottom=0)
-    _broken_legend(ax, verdicts)
-    _slot_ticks(ax, verdicts)
+    broken_legend(tokens_ax, verdicts)
+    slot_ticks(tokens_ax, verdicts)
     return figure
 
 
 def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Figure:
     compared = [v for v in judgement.verdicts if v.agreement is not None]
-    figure, (ax,) = _figure(1, 4.5, f"Agreement with the first one-slot run — {title}")
+    figure, (ax,) = new_figure(1, 4.5, f"Agreement with the first one-slot run — {title}")
     structural = [v.agreement.structural if v.agreement else None for v in compared]
     exact = [v.agreement.exact if v.agreement else None for v in compared]
     threshold = judgement.figures.baseline.fidelity_threshold(bounds)
@@ -286,8 +219,8 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
         f"(self-agreement − {bounds.fidelity_tolerance:g})",
     )
     if compared:
-        _points(ax, compared, structural, "structural (tool calls and argument names)", "o", -0.03)
-        _points(ax, compared, exact, "exact (identical answer)", "s", 0.03)
+        points(ax, compared, structural, "structural (tool calls and argument names)", "o", -0.03)
+        points(ax, compared, exact, "exact (identical answer)", "s", 0.03)
     else:
         ax.text(
             0.5,
@@ -298,8 +231,8 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
         )
     ax.set_ylabel("agreement (share of turns served in both, 0–1)")
     ax.set_ylim(-0.02, 1.05)
-    _broken_legend(ax, compared)
-    _slot_ticks(ax, compared or judgement.verdicts)
+    broken_legend(ax, compared)
+    slot_ticks(ax, compared or judgement.verdicts)
     return figure
 
 
@@ -326,7 +259,7 @@ def memory_figure(
     evidence: Evidence, judgement: SweepJudgement, bounds: Bounds, names: Sequence[str], title: str
 ) -> Figure:
     line = sweep_timeline(evidence.steps, names, bounds.wired_ceiling)
-    figure, (memory_ax, free_ax, swap_ax) = _figure(
+    figure, (memory_ax, free_ax, swap_ax) = new_figure(
         3, 9.0, f"Memory across the sweep — {title}", width=11.5
     )
     memory_ax.plot(line.x, line.wired_gb, label="wired (macOS) / in use (Linux)", linewidth=1.3)
@@ -408,7 +341,7 @@ def build_figures(
     title = plot_title(evidence)
     return {
         "throughput": throughput_figure(judgement, title, bounds.min_gain),
-        "latency": latency_figure(judgement, title),
+        "latency": latency_figure(judgement, title, bounds),
         "memory": memory_figure(evidence, judgement, bounds, names, title),
         "fidelity": fidelity_figure(judgement, bounds, title),
     }

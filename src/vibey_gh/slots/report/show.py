@@ -23,7 +23,9 @@ from ..evidence.store import (
     load_evidence,
 )
 from ..gate.allowed import AllowedDeps, default_deps
+from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
+from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
 from .step_table import columns_for, step_rows
 
@@ -73,6 +75,7 @@ class ShownEvidence:
     files: tuple[Path, ...]
     missing_files: tuple[Path, ...]
     min_gain: float = 0.10  # today's, which the verdicts were judged with
+    bounds: Bounds = Bounds()  # today's
 
     @property
     def with_intervals(self) -> bool:
@@ -86,6 +89,14 @@ class ShownEvidence:
     @property
     def rows(self) -> list[list[str]]:
         return step_rows(self.evidence.steps, self.judgement)
+
+    @property
+    def latency_rows(self) -> list[list[str]]:
+        return latency_rows(self.judgement, self.bounds.confidence)
+
+    @property
+    def latency_lines(self) -> list[str]:
+        return latency_lines(self.judgement, self.bounds)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,9 +140,11 @@ class ShownEvidence:
                     "runner_reported": step.runner_reported.to_json()
                     if step.runner_reported
                     else None,
+                    "latency": verdict_latency_json(v),
                 }
                 for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
             ],
+            "latency": latency_json(self.judgement, self.bounds),
             "files": [str(p) for p in self.files],
             "missing_files": [str(p) for p in self.missing_files],
         }
@@ -202,6 +215,7 @@ def _shown(
         files=files,
         missing_files=missing,
         min_gain=config.bounds.min_gain,
+        bounds=config.bounds,
     )
 
 
