@@ -132,6 +132,18 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )
 @click.option(
+    "--restart",
+    is_flag=True,
+    help="Discard this device and corpus's checkpoint (measured with other options) and "
+    "start the sweep over.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Port of the calibration runner (default: config calibration_port, 11435).",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -155,6 +167,8 @@ def calibrate(
     request_timeout: float,
     wait_idle: float | None,
     no_early_verdicts: bool,
+    restart: bool,
+    port: int | None,
     min_step_seconds: float | None,
     max_step_seconds: float | None,
     as_json: bool,
@@ -167,8 +181,9 @@ def calibrate(
     longer, up to --max-step-seconds, while its gain interval is inconclusive, and a one-slot
     run while its own interval is wider than half of min_gain) while memory,
     swap, the runner's log and production are watched every second. Every completed step is
-    checkpointed: rerun the same command to resume. `--demo --runner simulated` shows a whole
-    sweep in about a minute without a model.
+    checkpointed: rerun the same command to resume (a larger --max-slots extends the sweep;
+    options that change how a step is measured are named and need --restart). `--demo
+    --runner simulated` shows a whole sweep in about a minute without a model.
 
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
@@ -182,6 +197,8 @@ def calibrate(
       vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
+      vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
+      vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
     """
@@ -225,6 +242,8 @@ def calibrate(
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
     config = config.with_overrides(window=window)
+    if port is not None:
+        config = replace(config, calibration_port=port)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
         config=config,
@@ -240,6 +259,7 @@ def calibrate(
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
+        restart=restart,
     )
     env = parts.calibration_environment(config, None)
     progress = make_progress(live=stdout_is_terminal() and not as_json)

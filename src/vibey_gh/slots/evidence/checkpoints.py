@@ -1,8 +1,10 @@
 """Checkpoints: the completed steps of a sweep in progress, so an interrupted sweep resumes.
 
-progress/<fp>-<corpus>-<method>.json holds {schema_version, kind, key, steps}: the key says
-which sweep the steps belong to (fingerprint, corpus, method); a file with another key is
-another sweep's and is never resumed from.
+progress/<fp>-<corpus>-<method>.json holds {schema_version, kind, key, steps, method}: the key
+says which sweep the steps belong to (fingerprint, corpus, the hash of how a step is measured);
+a file with another key is another sweep's and is never resumed from. `method` (absent from
+files written before it was kept) is what the hash was taken of, so a rerun measured another
+way can name the options that changed (`slots.measurement.resume`).
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ class ProgressDocument:
     key: Mapping[str, Any]
     steps: tuple[StepRecord, ...]
     schema_version: int = PROGRESS_SCHEMA
+    method: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema_version": self.schema_version,
             "kind": PROGRESS_KIND,
             "key": dict(self.key),
             "steps": [step.to_json() for step in self.steps],
         }
+        if self.method is not None:
+            data["method"] = dict(self.method)
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> ProgressDocument:
@@ -52,6 +58,7 @@ class ProgressDocument:
                 steps=tuple(
                     json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
                 ),
+                method=json_fields.mapping(data, "method") or None,
             )
 
 
@@ -59,8 +66,14 @@ def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method
     return layout.progress / f"{fingerprint}-{corpus_sha[:12]}-{method}.json"
 
 
-def save_progress(path: Path, key: Mapping[str, Any], steps: Sequence[StepRecord]) -> None:
-    atomic_write_json(path, ProgressDocument(dict(key), tuple(steps)).to_json())
+def save_progress(
+    path: Path,
+    key: Mapping[str, Any],
+    steps: Sequence[StepRecord],
+    method: Mapping[str, Any] | None = None,
+) -> None:
+    document = ProgressDocument(dict(key), tuple(steps), method=method)
+    atomic_write_json(path, document.to_json())
 
 
 def read_progress(path: Path) -> ProgressDocument:

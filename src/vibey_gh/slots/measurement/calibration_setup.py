@@ -43,6 +43,8 @@ class CalibrationRequest:
     # seconds to wait for production to unload its models before the first step and before
     # each re-measure; None: refuse at once when it holds one (re-measures wait IDLE_WAIT_S)
     wait_idle_s: float | None = None
+    # discard this device and corpus's checkpoints (measured with other options) and start over
+    restart: bool = False
 
 
 @dataclass(frozen=True)
