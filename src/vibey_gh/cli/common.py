@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -71,6 +72,8 @@ def library_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            reader_went_away()
         except (OSError, VibeyError) as exc:
             reported = error_line(exc)
             if reported is None or debug_enabled():
@@ -78,6 +81,28 @@ def library_errors(func: F) -> F:
             raise CliError(*reported) from None
 
     return cast(F, wrapper)
+
+
+def reader_went_away() -> None:
+    """The reader of stdout closed it (`vibey-gh doctor | head`): it had all it wanted, so
+    stop quietly and successfully, with nothing more flushed to the closed pipe."""
+    sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
+    raise SystemExit(0)
+
+
+class _FlushQuietly:
+    """stdout after its reader left: the interpreter's last flush finds the pipe closed, and
+    that is no error worth a traceback."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def flush(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
 
 
 def supported_platform_only(func: F) -> F:

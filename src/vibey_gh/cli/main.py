@@ -88,6 +88,7 @@ def _collaborators_given(given: object) -> Collaborators:
         "show": "show:show",
         "apply": "apply:apply",
         "compare": "compare:compare",
+        "forget": "forget:forget",
     },
 )
 def slots() -> None:

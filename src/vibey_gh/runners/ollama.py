@@ -203,8 +203,13 @@ class OllamaChatClient:
         seconds = self._clock.monotonic() - started
         body = decode_body(response)
         if response.status_code != 200:
+            # Ollama answers 404 for a model it has not pulled
+            hint = (
+                f"; pull it first: ollama pull {self.model}" if response.status_code == 404 else ""
+            )
             raise RunnerError(
-                f"loading {self.model} failed: http {response.status_code}: {unwrap_error(body)}"
+                f"loading {self.model} failed: http {response.status_code}: "
+                f"{unwrap_error(body)}{hint}"
             )
         if as_dict(body).get("done_reason") != "load":
             raise RunnerError(f"loading {self.model} gave no load confirmation: {body!r:.200}")

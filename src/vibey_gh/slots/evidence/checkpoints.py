@@ -97,9 +97,55 @@ def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
 
 
+@dataclass(frozen=True)
+class CheckpointFile:
+    """One checkpoint on disk as `doctor` lists it: whose it is, how much it holds, and why it
+    cannot be read (`problem`) when it cannot."""
+
+    path: Path
+    fingerprint: str | None
+    steps: int
+    size_bytes: int
+    modified: float
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "fingerprint": self.fingerprint,
+            "steps": self.steps,
+            "size_bytes": self.size_bytes,
+            "modified": self.modified,
+            "problem": self.problem,
+        }
+
+
+def list_checkpoints(folder: Path) -> list[CheckpointFile]:
+    """Every checkpoint file in `folder` (the state's progress folder), oldest first."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # removed meanwhile
+        fingerprint, steps, problem = None, 0, None
+        try:
+            document = read_progress(path)
+            fingerprint = str(document.key.get("fingerprint") or "") or None
+            steps = len(document.steps)
+        except EvidenceError as exc:
+            problem = str(exc)
+        found.append(CheckpointFile(path, fingerprint, steps, stat.st_size, stat.st_mtime, problem))
+    return sorted(found, key=lambda c: (c.modified, c.path.name))
+
+
 __all__ = [
     "PROGRESS_SCHEMA",
+    "CheckpointFile",
     "ProgressDocument",
+    "list_checkpoints",
     "load_progress",
     "progress_path",
     "read_progress",

@@ -44,6 +44,9 @@ from .resume import open_checkpoint, replay_completed
 from .step import StepContext, StepProgress, measure_step
 
 MAX_REMEASURES = 2
+PORT_ADVICE = (
+    "stop that process, or calibrate on another port (--port N, or [local_models] calibration_port)"
+)
 IDLE_WAIT_S = 600.0
 
 
@@ -235,7 +238,8 @@ def run_calibration(
     while stop_reason is None:
         if req.max_runs is not None and new_steps >= req.max_runs:
             break
-        ensure_port_free(req.config.calibration_port)  # before this step's folder is made
+        # before this step's folder is made
+        ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
         step = _measure_clean(
             ctx, len(steps), slots, steps, run_dir, env, progress, req.wait_idle_s
         )
