@@ -20,7 +20,7 @@ from .common import (
     emit_json,
     json_option,
     library_errors,
-    stdout_is_terminal,
+    stderr_is_terminal,
     supported_platform_only,
     window_option,
 )
@@ -262,7 +262,7 @@ def calibrate(
         restart=restart,
     )
     env = parts.calibration_environment(config, None)
-    progress = make_progress(live=stdout_is_terminal() and not as_json)
+    progress = make_progress(live=stderr_is_terminal())
     from ..storm.lock import model_lock
 
     stopped_by: list[int] = []

@@ -136,6 +136,11 @@ def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
 
 
+def stderr_is_terminal() -> bool:
+    """Progress goes to stderr: live bars when a person watches it, plain lines otherwise."""
+    return sys.stderr.isatty()
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
 

@@ -40,6 +40,7 @@ from .calibration_start import check_identity, identity_of_production, wait_for_
 from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .production_memory import check_fits_beside_production
+from .progress_lines import SweepPlan, overhead_of
 from .resume import open_checkpoint, replay_completed
 from .step import StepContext, StepProgress, measure_step
 
@@ -52,6 +53,8 @@ IDLE_WAIT_S = 600.0
 
 class CalibrationProgress(StepProgress, Protocol):
     def message(self, text: str) -> None: ...
+
+    def sweep_started(self, plan: SweepPlan) -> None: ...
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None: ...
 
@@ -204,6 +207,17 @@ def run_calibration(
     )
     resumed = len(steps)
     slots = next_slots or 0
+    if stop_reason is None:
+        progress.sweep_started(
+            SweepPlan(
+                explicit=req.slots,
+                max_slots=req.max_slots,
+                done=resumed,
+                min_step_s=req.config.min_step_seconds,
+                max_step_s=req.config.step_cap_seconds,
+                overhead_s=overhead_of(steps),
+            )
+        )
 
     run_dir = env.layout.runs / (
         time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(env.clock.now())) + f"-{fingerprint.id}"
