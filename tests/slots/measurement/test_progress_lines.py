@@ -29,7 +29,8 @@ def test_time_left_runs_from_one_short_step_to_every_step_at_its_cap() -> None:
 
 
 def test_durations_read_at_a_glance() -> None:
-    assert [duration_text(s) for s in (45, 720, 12_600)] == ["45 s", "12 min", "3.5 h"]
+    shown = [duration_text(s) for s in (0.5, 45, 720, 12_600)]
+    assert shown == ["0.5 s", "45 s", "12 min", "3.5 h"]
 
 
 def test_overhead_is_the_time_outside_the_measurement_window() -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .noise import one_slot_noise, too_noisy_sentence
 from .stats import ratio_interval
 
 if TYPE_CHECKING:
@@ -253,6 +254,9 @@ def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
         return SweepJudgement(verdicts, 1, "one: only one slot was measured", figures)
     parts = [_step_summary(v, bounds) for v in multi]
     reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
+    undecided = [v.slots for v in multi if v.inside_bounds and v.inconclusive]
+    if undecided:  # the noise decided, not the evidence: say so, and what would decide
+        reason += ". " + too_noisy_sentence(undecided, one_slot_noise(verdicts), bounds)
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
@@ -287,9 +291,10 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
     if verdict.inconclusive:
         interval = gain_range(verdict)
-        shown = f" ({interval})" if interval else " (too few turns for an interval)"
+        if not interval:  # a point without its interval reads as a finding: leave it out
+            return f"N={verdict.slots} held too few turns for an interval"
         return (
-            f"N={verdict.slots} gained {gain}{shown}, inconclusive "
+            f"N={verdict.slots} gained {gain} ({interval}), inconclusive "
             f"about the {bounds.min_gain:.0%} needed"
         )
     return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"

@@ -87,6 +87,8 @@ class CalibrationOutcome:
     skipped: bool = False
     version_mismatch: str | None = None
     production_absent: str | None = None
+    # what the answer rests on (`judging.noise.VERDICT_CODES`); None with no step measured
+    verdict_code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,4 +105,5 @@ class CalibrationOutcome:
             "skipped": self.skipped,
             "version_mismatch": self.version_mismatch,
             "production_absent": self.production_absent,
+            "verdict_code": self.verdict_code,
         }

@@ -26,7 +26,9 @@ def memory_text(sample: MemorySample | None) -> str:
 
 
 def duration_text(seconds: float) -> str:
-    """A short, rounded duration: 45 s, 12 min, 3.5 h."""
+    """A short, rounded duration: 0.5 s, 45 s, 12 min, 3.5 h."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 90 * 60:
