@@ -84,10 +84,11 @@ def library_errors(func: F) -> F:
 
 
 def reader_went_away() -> None:
-    """The reader of stdout closed it (`vibey-gh doctor | head`): it had all it wanted, so
-    stop quietly and successfully, with nothing more flushed to the closed pipe."""
+    """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 1,
+    as click does and as the `slots allowed` fast path does, nothing more flushed to the
+    closed pipe and no "Broken pipe" error line."""
     sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
-    raise SystemExit(0)
+    raise SystemExit(1)
 
 
 class _FlushQuietly:
