@@ -306,6 +306,9 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
+    if outcome.evidence is not None:
+        # a demo's fingerprint (its runner, window) need not be the config's: name it
+        click.echo(f"see it:   vibey-gh slots show {outcome.fingerprint}")
     for line in describe_after(after):
         click.echo(line)
 

@@ -136,11 +136,14 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
         emit_json(
             {
                 **report.to_json(),
+                "state_dir": str(layout.root),
                 "calibrate": {"ready": ready, "checks": [c.to_json() for c in checks]},
             }
         )
     else:
-        for line in render(report) + render_checks(checks):
+        lines = render(report)
+        lines.insert(1, f"state folder: {layout.root}")
+        for line in lines + render_checks(checks):
             click.echo(line)
 
 

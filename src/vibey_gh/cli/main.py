@@ -96,7 +96,7 @@ def slots() -> None:
 
     \b
     Examples:
-      vibey-gh slots corpus --specs specs/ --window 32768 --out corpus.json
+      vibey-gh slots corpus --specs my-specs/ --window 32768 --out corpus.json
       vibey-gh slots calibrate --corpus corpus.json
       vibey-gh slots allowed --json
       vibey-gh slots show --html report.html

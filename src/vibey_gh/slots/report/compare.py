@@ -138,10 +138,14 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's turns per hour against slots, overlaid; written in one rename."""
     from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-    from .plots import PLOTS_MISSING, figure_png, plot_title, plots_available
+    from .plots import figure_png, plot_title, plots_available
 
     if not plots_available():
-        raise BadInput(f"--plot {path}: {PLOTS_MISSING.replace('slots show --report', 'this')}")
+        raise BadInput(
+            f"--plot {path}: this install leaves out matplotlib; to plot, install it "
+            "(pip install 'vibey-gh[plots]', or pipx inject vibey-gh matplotlib) and run "
+            "this command again"
+        )
 
     if not path.parent.is_dir():
         raise BadInput(f"--plot {path}: no such folder {path.parent}")
