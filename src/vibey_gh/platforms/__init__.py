@@ -3,6 +3,6 @@
 `support` says which OS this is and whether the tool runs on it (macOS, Linux);
 `probes.PlatformProbes` picks what the machine is and how much memory it uses. The calls that
 differ between systems live here too: durable writes (`durability`: F_FULLFSYNC on macOS),
-file locks (`locks`), process groups and sessions (`processes`) and the embedded runner's stop
+file locks (`locks`), who holds a port (`ports`), process groups and sessions (`processes`) and the embedded runner's stop
 signals (`stopsignals`). Nothing outside this package names an OS or makes those calls.
 """

@@ -138,3 +138,15 @@ def test_a_plot_without_matplotlib_says_how_to_get_it(
     assert "pip install 'vibey-gh[plots]'" in result.stderr
     assert result.stderr.rstrip().endswith("and run this command again")
     assert "vibey-gh this" not in result.stderr
+
+
+def test_the_overlaid_plot_ticks_whole_slot_counts_only() -> None:
+    from vibey_gh.config import LocalModels
+    from vibey_gh.slots.report.compare import compare, overlaid_throughput_figure
+
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    comparison = compare([FIRST, SECOND], StateLayout.from_env(), LocalModels().bounds)
+    (ax,) = overlaid_throughput_figure(comparison).get_axes()
+    ticks = list(ax.get_xticks())
+    assert ticks == [1, 2], "no N = 1.5"
