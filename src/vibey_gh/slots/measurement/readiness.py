@@ -11,37 +11,21 @@ one pass instead of one missing piece at a time.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ...config import LocalModels
 from ...errors import BadInput, RunnerError, VibeyError
 from ...files import atomic_write_text
 from ...interfaces.slots_interface import ProductionState, RunnerInfo
+from ...runners.calibration_needs import FAIL, OK, WARN, Check, binary_check, model_check
 from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..evidence.checkpoints import list_checkpoints
 
-OK, WARN, FAIL = "ok", "warn", "fail"
 PORT_ADVICE = "stop it, or calibrate on another port: --port N or [local_models] calibration_port"
 WRITE_PROBE = ".doctor-write-check"
-
-
-@dataclass(frozen=True)
-class Check:
-    """One thing calibrate needs: `status` ok, warn (calibrate runs, but read this) or fail
-    (calibrate would stop here); `todo` says what to do when it is not ok."""
-
-    name: str
-    status: str
-    detail: str
-    todo: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "detail": self.detail, "todo": self.todo}
 
 
 @dataclass(frozen=True)
@@ -64,7 +48,7 @@ def real_parts(
         from ...runners.binary_identity import calibration_binary_version
         from ...runners.process import ensure_port_free
 
-        separate = config.runner in ("llama-server", "ollama")
+        separate = not runner_kind(config.runner).calibrates_this_package
         return ReadinessParts(
             production=production,
             production_error=production_error,
@@ -83,85 +67,14 @@ def calibration_checks(
     when it cannot be computed), to say which checkpoints it would resume."""
     production, production_error = parts.production, parts.production_error
     checks = [
-        _binary(config, parts, production),
-        _model(config, production),
+        binary_check(config, parts.calibration_version, production),
+        model_check(config, production),
         _port(config, parts),
         _state_dir(layout),
         _production_check(config, production, production_error, parts.poll_production),
     ]
     checks.extend(_checkpoints(layout, today))
     return checks
-
-
-def _binary(config: LocalModels, parts: ReadinessParts, production: RunnerInfo | None) -> Check:
-    name = "calibration runner"
-    if config.runner == "embedded":
-        if importlib.util.find_spec("xllamacpp") is None:
-            return Check(
-                name,
-                FAIL,
-                "the embedded runner needs xllamacpp, which is not installed",
-                "pip install 'vibey-gh[embedded]' (pipx: pipx inject vibey-gh xllamacpp)",
-            )
-        return Check(name, OK, "embedded llama.cpp (xllamacpp) installed")
-    if parts.calibration_version is None:
-        return Check(name, OK, f"{config.runner}, started by this package")
-    try:
-        binary, version = parts.calibration_version(config)
-    except (VibeyError, OSError) as exc:
-        return Check(
-            name,
-            FAIL,
-            str(exc),
-            f"install {config.runner}, or set [local_models] runner_binary to its path",
-        )
-    if version is None:
-        return Check(
-            name,
-            FAIL,
-            f"`{binary} --version` names no {config.runner} version",
-            f"runner_binary must be {config.runner} itself: evidence is keyed to its version",
-        )
-    if production is not None and production.version and production.version != version:
-        return Check(
-            name,
-            FAIL,
-            f"{binary}: version {version}, production's is {production.version}",
-            "install the same version as production (or calibrate with --out, not recorded)",
-        )
-    return Check(name, OK, f"{binary} {version}")
-
-
-def _model(config: LocalModels, production: RunnerInfo | None) -> Check:
-    name = "model"
-    if config.runner == "simulated":
-        return Check(name, OK, "the simulated runner's capacity model")
-    if config.runner == "ollama":
-        if production is None:
-            return Check(
-                name,
-                WARN,
-                f"{config.model}: cannot ask production whether it is pulled",
-                f"start Ollama, then check with: ollama list (ollama pull {config.model})",
-            )
-        if production.model_digest is None:
-            return Check(
-                name,
-                FAIL,
-                f"{config.model} is not pulled",
-                f"ollama pull {config.model}",
-            )
-        return Check(name, OK, f"{config.model} pulled ({production.model_digest[:12]})")
-    from ...errors import RunnerNotFound
-    from ...runners.models import resolve_gguf
-
-    try:
-        path = resolve_gguf(config.model)
-    except RunnerNotFound as exc:
-        return Check(
-            name, FAIL, str(exc), "set [local_models] model to a GGUF file (or --model PATH)"
-        )
-    return Check(name, OK, str(path))
 
 
 def _port(config: LocalModels, parts: ReadinessParts) -> Check:
