@@ -61,10 +61,12 @@ def test_a_smaller_max_slots_keeps_the_steps_it_covers(tmp_path: Path, layout: S
     assert recorder.started == [], "every step it asks for was measured"
     said = [m for m in recorder.messages if m.startswith("keeping")]
     assert said == [
-        "keeping 3 of 4 completed step(s); N=3 lie beyond where this sweep ends and are left "
-        "out of it"
+        "keeping 3 of 4 completed step(s); N=3 lie beyond where this sweep ends: left out of "
+        "it, kept in the checkpoint"
     ]
     assert [s.slots for s in load_evidence(outcome.evidence).steps] == [1, 1, 2]
+    (checkpoint,) = layout.progress.glob("*.json")
+    assert len(json.loads(checkpoint.read_text(encoding="utf-8"))["steps"]) == 4
 
 
 def test_a_changed_step_length_is_named_and_nothing_is_discarded(

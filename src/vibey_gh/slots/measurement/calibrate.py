@@ -202,6 +202,7 @@ def run_calibration(
     bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
     generator = sweep_steps(bounds_now, req.slots, req.max_slots)
+    loaded = len(steps)
     steps, next_slots, stop_reason = replay_completed(
         generator, steps, checkpoint.path, progress.message
     )
@@ -294,7 +295,9 @@ def run_calibration(
     outcome.new_steps, outcome.resumed_steps = new_steps, resumed
     outcome.version_mismatch = starting.version_mismatch
     outcome.production_absent = starting.production_absent
-    if complete:
+    # steps beyond a smaller --max-slots stay in the checkpoint until a sweep measures anew
+    keeps_more = loaded > resumed and new_steps == 0
+    if complete and not keeps_more:
         checkpoint.path.unlink(missing_ok=True)
         if outcome.recorded:
             clear_request(env.layout, fingerprint.id)

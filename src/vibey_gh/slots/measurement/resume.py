@@ -195,7 +195,7 @@ def replay_completed(
                 left_out = ", ".join(f"N={s.slots}" for s in beyond)
                 say(
                     f"keeping {len(kept)} of {len(steps)} completed step(s); {left_out} "
-                    "lie beyond where this sweep ends and are left out of it"
+                    "lie beyond where this sweep ends: left out of it, kept in the checkpoint"
                 )
             return kept, None, str(stop.value)
     return steps, slots, None
