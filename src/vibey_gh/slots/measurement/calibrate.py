@@ -209,6 +209,8 @@ def run_calibration(
     resumed = len(steps)
     slots = next_slots or 0
     if stop_reason is None:
+        # a port taken now is said before anything else (it is checked again at each step)
+        ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
         progress.sweep_started(
             SweepPlan(
                 explicit=req.slots,
