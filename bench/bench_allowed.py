@@ -21,7 +21,9 @@ The package's modules are compiled to bytecode first, as installing a wheel does
 PYTHONDONTWRITEBYTECODE set and nothing compiled, every run would compile them again.
 
 With hyperfine on PATH it does the timing (--warmup 3); otherwise a Python loop of
-subprocess runs. `python -c pass` is timed too: the interpreter's own start-up share.
+subprocess runs, which also reports each run's CPU time (user + system, from getrusage): on a
+shared machine the wall time swings with the neighbours' load, the CPU time much less.
+`python -c pass` is timed too: the interpreter's own start-up share.
 
     python bench/bench_allowed.py [--runs 30]
 """
@@ -32,6 +34,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -139,14 +142,25 @@ def ollama_stand_in() -> Iterator[str]:
         server.server_close()
 
 
+CPU_TIMES: dict[int, list[float]] = {}  # by id() of the wall-time list they go with
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_loop(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> list[float]:
     for _ in range(3):
         subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=True)
-    times = []
+    times: list[float] = []
+    cpu: list[float] = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _children_cpu()
         subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=True)
         times.append(time.perf_counter() - start)
+        cpu.append(_children_cpu() - start_cpu)
+    CPU_TIMES[id(times)] = cpu
     return times
 
 
@@ -167,10 +181,12 @@ def time_hyperfine(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -
 def describe(name: str, times: list[float], answer: str) -> None:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    cpu = CPU_TIMES.get(id(times))
+    cpu_text = f"  cpu p50 {statistics.median(cpu) * 1000:6.1f} ms" if cpu else ""
     print(
         f"{name:<14} mean {statistics.fmean(times) * 1000:6.1f} ms  "
-        f"p50 {ordered[len(ordered) // 2] * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms  "
-        f"-> {answer}"
+        f"p50 {ordered[len(ordered) // 2] * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms"
+        f"{cpu_text}  -> {answer}"
     )
 
 

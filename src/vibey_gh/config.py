@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .interfaces.bounds import Bounds
 from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
-from .slots.judging.bounds import Bounds
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"

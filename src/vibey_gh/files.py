@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,26 @@ def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
 def canonical_json(data: Any) -> str:
     """Sorted keys, no spaces: the form hashed for fingerprints and corpus digests."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha256_maker() -> Callable[[bytes], Any]:
+    # The interpreter's own sha256 where it has one: hashlib loads OpenSSL first, several
+    # milliseconds of the `slots allowed` budget, to hash a few kilobytes. (Large files, such
+    # as a model's digest, use hashlib, which is faster per byte.)
+    try:
+        return __import__("_sha256").sha256  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        import hashlib
+
+        return hashlib.sha256
+
+
+_SHA256 = _sha256_maker()
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of `data`, as 64 hex digits."""
+    return str(_SHA256(data).hexdigest())
 
 
 def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,11 @@ from vibey_gh.errors import EvidenceError
 from vibey_gh.files import ensure_private_dir, read_json
 from vibey_gh.guarded import (
     InputProblem,
+    NotJson,
+    gather_capped,
     json_depth,
     loads_json,
+    loads_json_bytes,
     loads_toml,
     nesting_depth,
     read_regular_bytes,
@@ -115,3 +119,41 @@ def test_a_file_in_the_way_of_a_folder_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "out").write_text("x")
     with pytest.raises(NotADirectoryError):
         ensure_private_dir(tmp_path / "out" / "runs")
+
+
+def test_the_depth_scan_reads_an_unclosed_string_of_escaped_quotes_once() -> None:
+    # tried again from every quote inside it, this took seconds per 20,000 quotes
+    text = '"' + '\\"' * 100_000
+    assert json_depth(text) == 0
+    assert json_depth("[" + text) == 1
+    with pytest.raises(NotJson, match="is not valid JSON"):
+        loads_json(text)
+
+
+def test_the_depth_scan_counts_past_a_string_ending_in_a_backslash() -> None:
+    assert json_depth('[["a\\\\"], {"b": "\\\\"}]') == 2
+
+
+def test_reply_bytes_are_json_or_not_json() -> None:
+    assert loads_json_bytes(b'{"a": [1, 2]}') == {"a": [1, 2]}
+    with pytest.raises(NotJson, match="is not UTF-8 text"):
+        loads_json_bytes(b"\xff\xfe{}")
+    with pytest.raises(NotJson, match="is not valid JSON"):
+        loads_json_bytes(b"<html>busy</html>")
+    with pytest.raises(InputProblem, match="nested more than 64 levels deep") as refused:
+        loads_json_bytes(b"[" * 200_000 + b"]" * 200_000)
+    assert not isinstance(refused.value, NotJson)
+
+
+def test_chunks_past_the_cap_are_refused_as_soon_as_they_pass_it() -> None:
+    taken: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for index in range(1000):
+            taken.append(index)
+            yield b"x" * 1024
+
+    with pytest.raises(InputProblem, match="is larger than 4096 bytes, the most read"):
+        gather_capped(chunks(), 4096)
+    assert len(taken) == 5
+    assert gather_capped(iter([b"ab", b"c"]), 3) == b"abc"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -103,6 +104,26 @@ def test_a_bad_line_before_the_end_is_bad_input(tmp_path: Path) -> None:
     path.write_text('not json\n{"event": "end", "status": "answered"}\n', encoding="utf-8")
     with pytest.raises(BadInput, match="events.jsonl:1"):
         read_record(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("[" * 200_000 + "]" * 200_000, "nested more than 64 levels deep"),
+        ('{"event": "turn", "x": NaN}', "non-finite number NaN"),
+    ],
+)
+def test_a_hostile_line_is_bad_input_naming_it(tmp_path: Path, line: str, problem: str) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(line + '\n{"event": "end", "status": "answered"}\n', encoding="utf-8")
+    with pytest.raises(BadInput, match=f"events.jsonl:1: .*{problem}"):
+        read_record(path)
+
+
+def test_a_record_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "events.jsonl")
+    with pytest.raises(BadInput, match="is a FIFO, not a regular file"):
+        read_record(tmp_path / "events.jsonl")
 
 
 def test_run_ids_are_unique_and_records_are_never_reused(isolated_state: Path) -> None:

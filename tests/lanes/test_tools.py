@@ -123,6 +123,12 @@ def test_run_tool_accepts_json_strings_and_objects(tree: WorkingTree) -> None:
     [
         ("read_file", "{not json", "error: the tool arguments are not valid JSON"),
         ("read_file", "[1]", "error: the tool arguments must be a JSON object"),
+        (
+            "read_file",
+            "[" * 200_000 + "]" * 200_000,
+            "error: the tool arguments cannot be used: the JSON is nested more than 64 levels",
+        ),
+        ("read_file", '{"path": NaN}', "error: the tool arguments cannot be used: the JSON holds"),
         ("read_file", {}, "error: read_file needs a 'path' string"),
         ("read_file", {"path": "a", "offset": "2"}, "error: read_file 'offset' must be"),
         ("read_file", {"path": "a", "limit": True}, "error: read_file 'limit' must be"),

@@ -132,7 +132,7 @@ def test_nothing_listening_is_no_answer() -> None:
 
 
 def test_an_oversized_answer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local_http, "MAX_ANSWER_BYTES", 100)
+    monkeypatch.setattr(local_http, "MAX_REPLY_BYTES", 100)
     with (
         raw_server(b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 500) as (url, _, _),
         pytest.raises(RunnerError, match="larger than 100 bytes"),

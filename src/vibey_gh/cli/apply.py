@@ -46,6 +46,12 @@ def apply(
     Environment= lines, daemon-reload, restart. The embedded runner and llama-server are not
     restarted by this tool: it prints the command to restart them with.
 
+    What was measured is what is restored: when the number comes from evidence, production
+    gets the settings that evidence was measured with — llama-server's runner_args in its
+    restart command, Ollama's capacity variables (runner_env) beside the two above. A
+    production variable the evidence was not measured with cannot be taken away, so apply
+    refuses it (exit 1), naming it.
+
     Every action is printed exactly (commands, and files with their content) before anything
     happens; nothing happens without --yes. Restarting a runner fails the requests it is serving.
 

@@ -59,7 +59,9 @@ def show(
 
     Today's fingerprint is computed as `slots allowed` computes it (device, runner version,
     model digest, window); its evidence is re-judged against today's bounds. Evidence for
-    other fingerprints in the state dir is listed with what differs from today. When today's
+    other fingerprints in the state dir is listed with what differs from today. The ideal N
+    is the knee: the last step that showed a min_gain gain over the best step before it; the
+    steps past it are named with what they add. When today's
     fingerprint cannot be computed (the production runner does not answer), that is said and
     the evidence present is still listed.
 

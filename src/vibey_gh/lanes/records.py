@@ -29,7 +29,6 @@ End statuses: "answered" (a plain answer), "max_turns" (no answer within the lim
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -42,6 +41,7 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
 from ..files import append_line_durably, canonical_json, ensure_private_dir
+from ..guarded import InputProblem, NotJson, loads_json, read_regular_text
 from ..interfaces.slots_interface import ChatSettings, TurnResult
 from .specs import LaneSpec
 
@@ -211,22 +211,24 @@ def read_record(path: Path) -> LaneRecord:
     if path.is_dir():
         path = path / EVENTS_FILE
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_regular_text(path).splitlines()
     except FileNotFoundError:
         raise BadInput(f"no lane record at {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read lane record {path}: {exc}") from None
+    except InputProblem as problem:
+        raise BadInput(f"lane record {path} {problem}") from None
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
     events: list[dict[str, Any]] = []
     torn = False
     for position, (number, line) in enumerate(numbered):
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
+            event = loads_json(line)
+        except NotJson as problem:
             if position == len(numbered) - 1:
                 torn = True
                 continue
-            raise BadInput(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            raise BadInput(f"{path}:{number}: {problem}") from None
+        except InputProblem as problem:
+            raise BadInput(f"{path}:{number}: {problem}") from None
         if not isinstance(event, dict) or not isinstance(event.get("event"), str):
             raise BadInput(f"{path}:{number}: not a lane event")
         events.append(event)

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from ..guarded import InputProblem, NotJson, loads_json
+
 # Enough for a whole source file of a few hundred lines (about 4,000 tokens by the
 # characters ÷ 3 estimate); longer files are cut rather than allowed to fill a lane's window.
 TOOL_RESULT_CHAR_CAP = 12_000
@@ -248,9 +250,11 @@ def tool_result_message(call_id: str, name: str, content: str) -> dict[str, Any]
 def _decode_arguments(arguments: Mapping[str, Any] | str) -> dict[str, Any] | str:
     if isinstance(arguments, str):
         try:
-            decoded = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+            decoded = loads_json(arguments) if arguments.strip() else {}
+        except NotJson:
             return "error: the tool arguments are not valid JSON"
+        except InputProblem as problem:  # nested too deep, non-finite numbers
+            return f"error: the tool arguments cannot be used: the JSON {problem}"
         arguments = decoded
     if not isinstance(arguments, Mapping):
         return "error: the tool arguments must be a JSON object"

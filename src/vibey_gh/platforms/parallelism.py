@@ -9,7 +9,7 @@ note for the operator: nothing automatic happens for it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import Refused, RunnerError
@@ -92,19 +92,23 @@ class MacOSAppParallelism:
     fingerprint; the plan says so.
     """
 
-    def __init__(self, run: CommandRunner, app: str = "Ollama") -> None:
+    def __init__(
+        self, run: CommandRunner, app: str = "Ollama", settings: Mapping[str, str] | None = None
+    ) -> None:
         self.run = run
         self.app = app
+        # the other variables the evidence was measured with, set beside the two of ours
+        self.settings = dict(sorted((settings or {}).items()))
 
     def plan(self, slots: int, window: int) -> list[PlannedAction]:
+        variables = {NUM_PARALLEL: str(slots), CONTEXT_LENGTH: str(window), **self.settings}
         return [
-            PlannedAction(
-                f"set {NUM_PARALLEL}={slots} for apps started from now on (until reboot)",
-                argv=("launchctl", "setenv", NUM_PARALLEL, str(slots)),
-            ),
-            PlannedAction(
-                f"set {CONTEXT_LENGTH}={window} for apps started from now on (until reboot)",
-                argv=("launchctl", "setenv", CONTEXT_LENGTH, str(window)),
+            *(
+                PlannedAction(
+                    f"set {name}={value} for apps started from now on (until reboot)",
+                    argv=("launchctl", "setenv", name, value),
+                )
+                for name, value in variables.items()
             ),
             PlannedAction(
                 f"quit the {self.app} app (its server stops; running requests fail)",
@@ -134,11 +138,14 @@ class SystemdParallelism:
         root: Path = Path("/"),
         unit: str = "ollama",
         writable: Callable[[Path], bool] = can_write,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
         self.run = run
         self.root = root
         self.unit = unit
         self.writable = writable
+        # the other variables the evidence was measured with, set beside the two of ours
+        self.settings = dict(sorted((settings or {}).items()))
 
     @property
     def drop_in(self) -> Path:
@@ -151,12 +158,14 @@ class SystemdParallelism:
             "[Service]\n"
             f'Environment="{NUM_PARALLEL}={slots}"\n'
             f'Environment="{CONTEXT_LENGTH}={window}"\n'
+            + "".join(f'Environment="{name}={value}"\n' for name, value in self.settings.items())
         )
 
     def plan(self, slots: int, window: int) -> list[PlannedAction]:
         return [
             PlannedAction(
-                f"write a drop-in for {self.unit}.service with the two Environment= lines",
+                f"write a drop-in for {self.unit}.service with "
+                f"{2 + len(self.settings)} Environment= lines",
                 path=self.drop_in,
                 content=self.render(slots, window),
             ),

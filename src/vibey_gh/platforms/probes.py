@@ -8,7 +8,7 @@ their readings are None with the reason "unsupported platform: X".
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -159,9 +159,10 @@ class PlatformProbes:
             production_url, default_port, process_names, self.platform, self.gpus, clock
         )
 
-    def service_parallelism(self) -> RunnerParallelism:
-        """How to give an Ollama service N slots of W tokens on this platform: the macOS app,
-        a systemd unit, else a note for the operator."""
+    def service_parallelism(self, settings: Mapping[str, str] | None = None) -> RunnerParallelism:
+        """How to give an Ollama service N slots of W tokens, and the other `settings` it was
+        measured with, on this platform: the macOS app, a systemd unit, else a note for the
+        operator."""
         from .parallelism import (
             CONTEXT_LENGTH,
             NUM_PARALLEL,
@@ -171,9 +172,9 @@ class PlatformProbes:
         )
 
         if self.platform == "darwin":
-            return MacOSAppParallelism(self.run)
+            return MacOSAppParallelism(self.run, settings=settings)
         if self.platform == "linux" and (self.root / SYSTEMD_BOOTED).is_dir():
-            return SystemdParallelism(self.run, self.root)
+            return SystemdParallelism(self.run, self.root, settings=settings)
         why = (
             "this host does not run systemd, so no drop-in is written"
             if self.platform == "linux"

@@ -9,7 +9,6 @@ rebuilt, never trusted.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ CHUNK = 1 << 20
 
 
 def sha256_file(path: Path) -> str:
+    import hashlib  # only on a cache miss: OpenSSL's sha256 is the fastest over gigabytes
+
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK):

@@ -168,6 +168,9 @@ class LlamaServerKind(_LlamaCppFamily):
                 "127.0.0.1",
                 "--port",
                 str(port),
+                # production's own settings, as measured: leaving them out would restart it
+                # unlike the runner the evidence is about
+                *config.runner_args,
             ),
         )
 
@@ -245,8 +248,11 @@ class OllamaKind:
         return OllamaWatch(base_url)
 
     def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
-        # the Ollama service's environment: the macOS app, a systemd unit, else a note
-        return probes.service_parallelism()
+        # the Ollama service's environment: the macOS app, a systemd unit, else a note; with
+        # the configured runner_env's capacity variables, which the evidence was measured with
+        from .settings import measured_variables
+
+        return probes.service_parallelism(measured_variables(config.runner_env or {}))
 
     def calibration_runner(
         self,

@@ -6,12 +6,12 @@ http.client costs about 20 ms because it loads `ssl` and the `email` parser. The
 short GET each to a server on this machine, so plain http:// is spoken over a socket here:
 one HTTP/1.1 request, its answer framed by Content-Length, chunked encoding or the end of the
 stream. https:// URLs go through http.client. Every failure becomes RunnerError
-"no answer from URL: why".
+"no answer from URL: why"; an answer larger than `MAX_REPLY_BYTES`, or JSON nested too deep or
+holding non-finite numbers, is an `UnusableReply` (see `replies`).
 """
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from dataclasses import dataclass
@@ -19,9 +19,10 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import RunnerError
+from ..guarded import size_text
+from .replies import MAX_REPLY_BYTES, decode_reply
 
 DEFAULT_TIMEOUT_S = 1.0
-MAX_ANSWER_BYTES = 16 << 20  # a status answer is kilobytes; more is not a runner talking
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,7 @@ def http_get(url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> HttpAnswer:
     except (OSError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__
         raise RunnerError(f"no answer from {url}: {reason}") from None
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        body: Any = json.loads(text)
-    except ValueError:
-        body = text
-    return HttpAnswer(status, body)
+    return HttpAnswer(status, decode_reply(raw, url))
 
 
 def _target(parts: SplitResult) -> str:
@@ -81,7 +77,7 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
     # port that would read as "in use" to the next start.
     with socket.create_connection((host, port), timeout=timeout_s) as sock:
         sock.sendall(request)
-        raw = b""
+        raw = bytearray()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -89,9 +85,9 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
             sock.settimeout(remaining)
             chunk = sock.recv(65536)
             raw += chunk
-            if len(raw) > MAX_ANSWER_BYTES:
-                raise ValueError(f"answer larger than {MAX_ANSWER_BYTES} bytes")
-            answer = framed_answer(raw, ended=not chunk)
+            if len(raw) > MAX_REPLY_BYTES:
+                raise ValueError(f"answer larger than {size_text(MAX_REPLY_BYTES)}, the most read")
+            answer = framed_answer(bytes(raw), ended=not chunk)
             if answer is not None:
                 return answer
 
@@ -156,11 +152,11 @@ def _unchunk(data: bytes) -> bytes:
         line_end = data.find(b"\r\n", position)
         if line_end < 0:
             raise _CutShort("chunked answer cut short")
-        size_text = data[position:line_end].split(b";", 1)[0].strip()
+        size_field = data[position:line_end].split(b";", 1)[0].strip()
         try:
-            size = int(size_text, 16)
+            size = int(size_field, 16)
         except ValueError:
-            raise ValueError(f"bad chunk size {size_text[:20]!r}") from None
+            raise ValueError(f"bad chunk size {size_field[:20]!r}") from None
         if size == 0:
             return b"".join(body)
         start = line_end + 2
@@ -177,7 +173,10 @@ def _get_tls(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
     try:
         connection.request("GET", _target(parts), headers={"Accept": "application/json"})
         response = connection.getresponse()
-        return response.status, response.read()
+        raw = response.read(MAX_REPLY_BYTES + 1)
+        if len(raw) > MAX_REPLY_BYTES:
+            raise ValueError(f"answer larger than {size_text(MAX_REPLY_BYTES)}, the most read")
+        return response.status, raw
     except http.client.HTTPException as exc:
         raise ValueError(str(exc) or type(exc).__name__) from None
     finally:

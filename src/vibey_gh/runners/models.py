@@ -9,7 +9,6 @@ RECORD lists every file the wheel installed. That folder is read directly first,
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import sys
@@ -54,12 +53,24 @@ def installed_version(name: str) -> str | None:
         return None
 
 
+def _record_path(line: str) -> str:
+    """The path of one RECORD line (CSV: path,hash,size); csv is loaded only for a quoted one,
+    which a path holding a comma or a quote needs."""
+    if not line.startswith('"'):
+        return line.split(",", 1)[0]
+    import csv
+
+    row = next(csv.reader([line]), [])
+    return row[0] if row else ""
+
+
 def _gguf_from_record(info: Path) -> Path | None:
     try:
         with (info / "RECORD").open(encoding="utf-8", newline="") as handle:
-            for row in csv.reader(handle):
-                if row and row[0].endswith(".gguf"):
-                    path = (info.parent / row[0]).resolve()
+            for line in handle:
+                name = _record_path(line.rstrip("\r\n"))
+                if name.endswith(".gguf"):
+                    path = (info.parent / name).resolve()
                     if path.is_file():
                         return path
     except OSError:

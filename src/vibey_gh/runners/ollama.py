@@ -16,7 +16,6 @@ objects — Ollama's Go type refuses a string with HTTP 400 — a tool result's 
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -25,6 +24,7 @@ import httpx
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import RunnerError
+from ..guarded import InputProblem, loads_json
 from ..interfaces.slots_interface import (
     ChatSettings,
     RunnerInfo,
@@ -89,8 +89,8 @@ def ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and isinstance(function.get("arguments"), str):
                 try:
-                    decoded = json.loads(function["arguments"] or "{}")
-                except json.JSONDecodeError:
+                    decoded = loads_json(function["arguments"] or "{}")
+                except InputProblem:
                     continue
                 if isinstance(decoded, dict):
                     function["arguments"] = decoded
@@ -128,8 +128,8 @@ def unwrap_error(body: Any) -> str:
     text = error_message(body, "no message")
     if text.startswith("{"):
         try:
-            inner = json.loads(text)
-        except ValueError:
+            inner = loads_json(text)
+        except InputProblem:
             return text
         return error_message(inner, text)
     return text
@@ -194,22 +194,19 @@ class OllamaChatClient:
             raise RunnerError(f"loading {self.model} needs the window its turns will use")
         payload = chat_payload(self.model, [], None, ChatSettings(window=self.window))
         started = self._clock.monotonic()
+        url = self.base_url + "/api/chat"
         try:
-            response = self._client.post(
-                self.base_url + "/api/chat", json=payload, timeout=PRELOAD_TIMEOUT_S
-            )
+            with self._client.stream("POST", url, json=payload, timeout=PRELOAD_TIMEOUT_S) as reply:
+                status = reply.status_code
+                body = decode_body(reply, PRELOAD_TIMEOUT_S)
         except httpx.HTTPError as exc:
             raise RunnerError(f"loading {self.model} failed: {exc or type(exc).__name__}") from None
         seconds = self._clock.monotonic() - started
-        body = decode_body(response)
-        if response.status_code != 200:
+        if status != 200:
             # Ollama answers 404 for a model it has not pulled
-            hint = (
-                f"; pull it first: ollama pull {self.model}" if response.status_code == 404 else ""
-            )
+            hint = f"; pull it first: ollama pull {self.model}" if status == 404 else ""
             raise RunnerError(
-                f"loading {self.model} failed: http {response.status_code}: "
-                f"{unwrap_error(body)}{hint}"
+                f"loading {self.model} failed: http {status}: {unwrap_error(body)}{hint}"
             )
         if as_dict(body).get("done_reason") != "load":
             raise RunnerError(f"loading {self.model} gave no load confirmation: {body!r:.200}")

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from ..guarded import InputProblem, loads_json
 from ..interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
     SERVED_REASONS,
@@ -22,6 +23,7 @@ from ..interfaces.slots_interface import (
     TurnResult,
 )
 from .local_http import as_dict
+from .replies import UnusableReply, read_reply
 
 CHAT_PATH = "/v1/chat/completions"
 CONNECT_TIMEOUT_S = 5.0
@@ -76,8 +78,8 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            parsed = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
+            parsed = loads_json(raw) if raw.strip() else {}
+        except InputProblem:
             return {"_unparsed": raw}
         if isinstance(parsed, dict):
             return parsed
@@ -175,11 +177,9 @@ def answered_turn(
     )
 
 
-def decode_body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
+def decode_body(response: httpx.Response, timeout_s: float) -> Any:
+    """The body of a streamed response (see `replies.read_reply`)."""
+    return read_reply(response, str(response.request.url), timeout_s)
 
 
 def post_turn(
@@ -192,11 +192,13 @@ def post_turn(
 ) -> TurnResult:
     """POST one turn and parse it; transport failures become failed turns with status None."""
     started = monotonic()
+    timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:
-        response = client.post(
-            url, json=payload, timeout=httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
-        )
-        body = decode_body(response)
+        with client.stream("POST", url, json=payload, timeout=timeout) as response:
+            status = response.status_code
+            body = decode_body(response, settings.timeout_s)
+    except UnusableReply as exc:
+        return TurnResult(status, None, None, None, "", (), started, monotonic(), str(exc))
     except httpx.TimeoutException:
         ended = monotonic()
         return TurnResult(
@@ -210,7 +212,7 @@ def post_turn(
     except RuntimeError:
         # httpx raises this when the client was closed under us: the runner was stopped
         return TurnResult(None, None, None, None, "", (), started, monotonic(), "runner stopped")
-    return parse(response.status_code, body, started, monotonic())
+    return parse(status, body, started, monotonic())
 
 
 class OpenAIChatClient:

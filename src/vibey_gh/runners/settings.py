@@ -105,12 +105,18 @@ def production_settings(
     else:
         reader = read_environment or read_service_environment
         environment, source, missing = reader(READ_FROM_PRODUCTION)
-    fingerprinted = {
+    return ProductionSettings(measured_variables(environment), environment, source, missing)
+
+
+def measured_variables(environment: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `environment` that are part of a fingerprint: what a calibration runs
+    with, and what `slots apply` gives production back (not the ones the calibration owns, nor
+    the model store)."""
+    return {
         name: value
         for name, value in sorted(environment.items())
         if name not in CALIBRATION_OWNED_VARIABLES and name != MODELS_VARIABLE
     }
-    return ProductionSettings(fingerprinted, environment, source, missing)
 
 
 def default_models_dir(environ: Mapping[str, str]) -> Path:

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..config import SimulatedModel
+from ..guarded import loads_json_bytes
 from ..platforms.stopsignals import StopSignals, wait_until_stopped
 from .process import LOOPBACK
 from .simulated_model import (
@@ -184,7 +185,7 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error(404, "File Not Found", "not_found_error"))
                 return
             try:
-                request = json.loads(raw)
+                request = loads_json_bytes(raw)
             except ValueError:
                 self._send(400, _error(400, "invalid JSON in the request", "invalid_request_error"))
                 return

@@ -324,22 +324,23 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     assert SweepFigures.from_json(data["figures"]) == sweep_figures(good_sweep())
     assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
 
-    # stored figures that lie: N=3 agreeing fully with one slot would beat N=2
+    # stored figures that lie (N=3 agreeing fully with one slot would beat N=2) are not
+    # believed: they are made again from the evidence
     three = data["figures"]["steps"][3]
     assert three["slots"] == 3
     three["agreement"]["structural_matches"] = three["agreement"]["compared"]
     three["metrics"]["turns_per_hour"] = 5000.0  # beyond N=2's interval
     atomic_write_json(stored, data)
-    lied = decide_allowed(config("measured"), deps=deps_for(tmp_path))
-    assert (lied.allowed, lied.ideal) == (3, 3)
-    assert lied.reason.startswith("measured: 3 slots stayed inside every bound")
-
-    # the same evidence written again is a new file: the figures are made from it again
-    record(tmp_path, good_sweep())
-    assert evidence.exists()
     assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
     again = json.loads(stored.read_text())
     assert SweepFigures.from_json(again["figures"]) == sweep_figures(good_sweep())
+
+    # the same evidence written again holds the same bytes: the kept figures still count
+    kept = stored.stat().st_ino
+    record(tmp_path, good_sweep())
+    assert evidence.exists()
+    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
+    assert stored.stat().st_ino == kept
 
 
 def test_bounds_tightened_after_the_figures_were_kept_still_apply(tmp_path: Path) -> None:
@@ -355,7 +356,7 @@ def test_bounds_tightened_after_the_figures_were_kept_still_apply(tmp_path: Path
     assert (stored.stat().st_ino, stored.read_bytes()) == kept  # judged from the kept figures
 
 
-def test_the_age_of_the_evidence_is_kept_with_its_figures(tmp_path: Path) -> None:
+def test_the_age_of_the_evidence_is_read_from_the_evidence_not_its_figures(tmp_path: Path) -> None:
     from vibey_gh.files import atomic_write_json
 
     record(tmp_path, good_sweep(), age_days=41)
@@ -364,10 +365,11 @@ def test_the_age_of_the_evidence_is_kept_with_its_figures(tmp_path: Path) -> Non
     assert "stale: evidence is 41 days old" in first.reason
     stored = stored_figures_file(tmp_path)
     data = json.loads(stored.read_text())
-    assert data["created_at"] == NOW - 41 * DAY
-    data["created_at"] = NOW - DAY  # kept figures that say the evidence is fresh are believed
+    assert "created_at" not in data  # the age is read from the evidence on every call
+    data["created_at"] = NOW - DAY  # kept figures that say the evidence is fresh are not read
     atomic_write_json(stored, data)
-    assert decide_allowed(config("measured"), deps=deps_for(tmp_path)).allowed == 2
+    again = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert again.allowed == 1 and "stale: evidence is 41 days old" in again.reason
 
 
 def test_figures_that_cannot_be_kept_do_not_change_the_answer(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from vibey_gh.slots.evidence.figures_cache import (
     save_figures,
 )
 from vibey_gh.slots.evidence.fingerprint import Fingerprint, compute_fingerprint
-from vibey_gh.slots.evidence.store import evidence_path, load_evidence
+from vibey_gh.slots.evidence.store import evidence_path, load_evidence, recorded_digest
 from vibey_gh.slots.judging import figures as figures_module
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
@@ -187,7 +187,7 @@ def stored_from_evidence(layout: StateLayout, path: Path) -> SweepFigures:
     identity = evidence_identity(path)
     evidence = load_evidence(path)
     figures = sweep_figures(evidence.steps)
-    save_figures(layout, FINGERPRINT.id, identity, evidence.created_at, figures)
+    save_figures(layout, FINGERPRINT.id, identity, recorded_digest(evidence), figures)
     return figures
 
 
@@ -207,21 +207,24 @@ def test_stored_figures_are_read_back_for_the_same_evidence(tmp_path: Path) -> N
     assert read_figures(layout, FINGERPRINT.id, path) == (CREATED_AT, figures)
     stored = json.loads(figures_path(layout, FINGERPRINT.id).read_text())
     assert stored["kind"] == FIGURES_KIND
-    assert stored["evidence"] == evidence_identity(path)
+    assert stored["evidence"] == {
+        "sha256": evidence_identity(path)["sha256"],
+        "integrity": recorded_digest(load_evidence(path)),
+    }
     # another fingerprint has nothing stored
     assert read_figures(layout, "0" * len(FINGERPRINT.id), path) is None
 
 
-def test_rewritten_evidence_makes_stored_figures_stale_even_with_the_same_bytes(
-    tmp_path: Path,
-) -> None:
+def test_stored_figures_are_keyed_to_the_evidence_bytes_not_the_file(tmp_path: Path) -> None:
     layout = StateLayout(tmp_path)
     path = write_evidence(layout)
     stored_from_evidence(layout, path)
     before = (path.read_bytes(), path.stat().st_ino)
-    write_evidence(layout)
+    write_evidence(layout)  # the same bytes again, in a new file
     assert path.read_bytes() == before[0]
     assert path.stat().st_ino != before[1]
+    assert read_figures(layout, FINGERPRINT.id, path) is not None
+    write_evidence_file(path, FINGERPRINT, good_sweep(), CREATED_AT + 1)  # other bytes
     assert read_figures(layout, FINGERPRINT.id, path) is None
 
 
@@ -231,9 +234,12 @@ def test_figures_saved_under_an_identity_taken_before_a_rewrite_are_not_trusted(
     layout = StateLayout(tmp_path)
     path = write_evidence(layout)
     identity = evidence_identity(path)
-    figures = sweep_figures(load_evidence(path).steps)
-    write_evidence(layout)  # a calibration finishes between the read and the save
-    save_figures(layout, FINGERPRINT.id, identity, CREATED_AT, figures)
+    evidence = load_evidence(path)
+    # a calibration finishes between the read and the save
+    write_evidence_file(path, FINGERPRINT, good_sweep(), CREATED_AT + 60)
+    save_figures(
+        layout, FINGERPRINT.id, identity, recorded_digest(evidence), sweep_figures(evidence.steps)
+    )
     assert figures_path(layout, FINGERPRINT.id).exists()
     assert read_figures(layout, FINGERPRINT.id, path) is None
 
@@ -254,14 +260,19 @@ DAMAGES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "wrong kind": lambda data: data.update(kind="vibey-gh-evidence"),
     "wrong schema": lambda data: data.update(schema_version=99),
     "other tool version": lambda data: data.update(tool_version="0.0.0-other"),
-    "other evidence": lambda data: data["evidence"].update(size=data["evidence"]["size"] + 1),
-    "no created_at": lambda data: data.pop("created_at"),
+    "other evidence bytes": lambda data: data["evidence"].update(sha256="0" * 64),
+    "other integrity digest": lambda data: data["evidence"].update(integrity="1" * 64),
+    "other fingerprint": lambda data: data.update(fingerprint="0" * 16),
+    "no seal": lambda data: data.pop("seal"),
+    "edited figure": lambda data: data["figures"]["steps"][1]["metrics"].update(
+        peak_wired_bytes=1000
+    ),
+    "created_at added": lambda data: data.update(created_at=4_000_000_000.0),
     "no figures": lambda data: data.pop("figures"),
     "missing step metric": _drop_step_metric,
     "missing baseline figure": lambda data: data["figures"]["baseline"].pop("self_agreement"),
     "steps not a list": lambda data: data["figures"].update(steps=5),
     "agreement not an object": lambda data: data["figures"]["steps"][1].update(agreement=3),
-    "created_at not a number": lambda data: data.update(created_at="yesterday"),
 }
 
 

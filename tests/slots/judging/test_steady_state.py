@@ -1,5 +1,6 @@
 """Steady-state steps as pure functions: the measurement window, batch means, the interval,
-decisions on it (qualifies / no gain / inconclusive), the ideal N and the patience rule."""
+decisions on it (qualifies / no gain / inconclusive) and the patience rule (the ideal N:
+test_knee.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from tests.support.slot_builders import answer, same_answers
 from vibey_gh.interfaces.slots_interface import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.judging.figures import StepMetrics, SweepFigures
-from vibey_gh.slots.judging.judge import ideal_of, judge_figures, judge_sweep
+from vibey_gh.slots.judging.figures import SweepFigures
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import (
     batch_throughputs,
     measurement_window,
@@ -21,7 +22,13 @@ from vibey_gh.slots.judging.metrics import (
     step_metrics,
 )
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
-from vibey_gh.slots.judging.stats import Estimate, ratio_interval, standard_error, t_quantile
+from vibey_gh.slots.judging.stats import (
+    Estimate,
+    normal_quantile,
+    ratio_interval,
+    standard_error,
+    t_quantile,
+)
 from vibey_gh.slots.judging.sweep import sweep_steps
 
 GB = 1_000_000_000
@@ -119,16 +126,6 @@ def test_one_pass_steps_keep_their_old_throughput_and_have_no_interval() -> None
     assert metrics.interval(0.9) == (metrics.turns_per_hour, metrics.turns_per_hour)
 
 
-def _metrics(point: float, se: float | None, slots: int = 2) -> StepMetrics:
-    return StepMetrics(
-        served=10, total=10, duration_s=10.0, turns_per_hour=point, output_tokens_per_s=1.0,
-        p50_s=None, p95_s=None, peak_wired_bytes=None, min_free_share=None,
-        swap_out_mb_per_min=None, peak_gpu_share=None, prompt_tokens_min=None,
-        prompt_tokens_p50=None, prompt_tokens_max=None, batches=10 if se else 0,
-        turns_per_hour_se=se,
-    )  # fmt: skip
-
-
 def _sweep(*noisy: list[float]) -> list[StepRecord]:
     """Two one-slot runs of 1 s turns, then one step per given turn-length list at N=2…"""
     one = [closed_loop(1, [1.0] * 60, index=i) for i in range(2)]
@@ -159,34 +156,6 @@ def test_no_gain_only_when_the_whole_interval_is_below_min_gain() -> None:
     verdict = judge_sweep(steps, bounds).verdicts[2]
     assert verdict.gain_high is not None and verdict.gain_high < 0.10
     assert verdict.label == "no gain"
-
-
-def test_ideal_is_the_smallest_n_whose_interval_reaches_the_best() -> None:
-    bounds = Bounds(min_gain=0.10)
-    base = judge_sweep(_sweep([1.0] * 60), bounds).verdicts[2]
-    four = replace(base, slots=4, index=4, metrics=_metrics(40_000.0, 1500.0))
-    four = replace(four, turns_per_hour_low=37_000.0, turns_per_hour_high=43_000.0)
-    five = replace(four, slots=5, index=5, metrics=_metrics(41_500.0, 1500.0))
-    five = replace(five, turns_per_hour_low=38_500.0, turns_per_hour_high=44_500.0)
-    six = replace(four, slots=6, index=6, metrics=_metrics(39_000.0, 300.0))
-    six = replace(six, turns_per_hour_low=38_400.0, turns_per_hour_high=39_600.0)
-    chosen, best = ideal_of([four, five, six], 0.9)
-    assert best.slots == 5 and chosen.slots == 4  # the N=4 / N=5 ratio's interval reaches 1
-    steady_four = replace(four, metrics=_metrics(40_000.0, 200.0))
-    steady_five = replace(five, metrics=_metrics(41_500.0, 200.0))
-    assert ideal_of([steady_four, steady_five, six], 0.9)[0].slots == 5
-
-
-def test_the_best_steps_own_noise_counts_when_telling_a_smaller_n_from_it() -> None:
-    base = judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2]
-    # N=4's own interval (±1.6%) stops short of N=6's point (+4.6%), but N=6 is noisy (±6%):
-    # the evidence cannot tell them apart, so N=4 is kept
-    four = replace(base, slots=4, index=4, metrics=_metrics(45_064.0, 400.0))
-    six = replace(base, slots=6, index=6, metrics=_metrics(47_152.0, 1_500.0))
-    assert four.metrics.interval(0.9)[1] < six.metrics.turns_per_hour
-    assert ideal_of([four, six], 0.9)[0].slots == 4
-    steady_six = replace(six, metrics=_metrics(47_152.0, 200.0))
-    assert ideal_of([four, steady_six], 0.9)[0].slots == 6
 
 
 def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:
@@ -320,3 +289,25 @@ def test_figures_kept_before_the_bar_had_noise_still_read() -> None:
     old = SweepFigures.from_json(data)
     assert old.baseline.best_one_slot_se is None
     assert judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2].qualifies
+
+
+@pytest.mark.parametrize(
+    ("probability", "quantile"),
+    [
+        (0.5, 0.0),
+        (0.9, 1.2815515655446004),
+        (0.95, 1.6448536269514722),
+        (0.975, 1.959963984540054),
+        (0.995, 2.5758293035489004),
+        (1e-9, -5.997807015007687),
+    ],
+)
+def test_the_normal_quantile_matches_the_tables(probability: float, quantile: float) -> None:
+    assert normal_quantile(probability) == pytest.approx(quantile, rel=1e-12, abs=1e-12)
+    assert normal_quantile(1.0 - probability) == pytest.approx(-quantile, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("probability", [0.0, 1.0, -0.1, 1.5])
+def test_the_normal_quantile_needs_a_probability_inside_0_and_1(probability: float) -> None:
+    with pytest.raises(ValueError, match="a probability between 0 and 1"):
+        normal_quantile(probability)

@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import replace
 
-from tests.support.slot_builders import answer, make_step, same_answers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.slot_builders import GB, answer, make_step, same_answers
 from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.sweep import sweep_steps
 
 
@@ -60,3 +67,74 @@ def test_max_slots_ends_a_sweep_that_keeps_gaining() -> None:
     asked, reason = drive(durations, Bounds())
     assert asked[-1] == 8
     assert "largest slot count" in reason
+
+
+# --- the sweep and the knee agree: a step patience stops on is never the answer
+
+
+def noisy_step(
+    index: int, slots: int, scale: float, noise: float, rng: random.Random
+) -> StepRecord:
+    """`slots` closed-loop workers, each serving 40 turns of `scale` seconds × exp(noise · z)."""
+    turns: list[TurnRecord] = []
+    for worker in range(slots):
+        clock = 0.0
+        for i in range(40):
+            length = scale * math.exp(noise * rng.gauss(0.0, 1.0))
+            result = answer("plain", started=clock, ended=clock + length)
+            turns.append(TurnRecord(f"t{i % 10}", f"s{i}", worker, result))
+            clock += length
+    turns.sort(key=lambda t: t.result.ended)
+    return StepRecord(
+        index=index,
+        slots=slots,
+        window=4096,
+        attempt=1,
+        started_at=0.0,
+        ended_at=1.0,
+        load_seconds=None,
+        turns=tuple(turns),
+        timeline=(
+            (0.0, 4 * GB, 4 * GB, 0.5, 0, 0, None, None),
+            (100.0, 4 * GB, 4 * GB, 0.5, 0, 0, None, None),
+        ),
+        memory_budget_bytes=24 * GB,
+        corpus_turns=10,
+        measurement={"start": None, "end": None, "turns": 0, "why_ended": "test"},
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0.5, 1.0), min_size=8, max_size=8),
+    st.floats(0.0, 0.3),
+    st.integers(0, 2**32),
+)
+def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
+    shrink: list[float], noise: float, seed: int
+) -> None:
+    """Throughput grows by a random factor per step (turn length × N ÷ a running product)."""
+    bounds = Bounds()
+    rng = random.Random(seed)
+    generator = sweep_steps(lambda: bounds, max_slots=8)
+    steps: list[StepRecord] = []
+    slots = next(generator)
+    speed = 1.0
+    try:
+        while True:
+            if slots > 1:
+                speed *= 1.0 + 0.6 * (1.0 - shrink[slots - 1])  # 0% to +30% per step
+            steps.append(noisy_step(len(steps), slots, slots / speed, noise, rng))
+            slots = generator.send(steps[-1])
+    except StopIteration as stop:
+        reason = str(stop.value)
+    ideal = judge_sweep(steps, bounds).ideal
+    best = 0.0
+    for step in steps:
+        metrics = step_metrics(step)
+        no_gain = metrics.interval(bounds.confidence)[1] < (1 + bounds.min_gain) * best
+        if step.slots > 1 and metrics.has_interval and no_gain:
+            assert ideal != step.slots, reason
+        best = max(best, metrics.turns_per_hour)
+    if "without a 10% gain" in reason:
+        assert ideal != steps[-1].slots

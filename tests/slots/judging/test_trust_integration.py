@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.corpus import tiny_corpus
+from tests.support.corpus import embedded_work_dir, tiny_corpus
 from vibey_gh.config import MIN_WINDOW
 from vibey_gh.files import canonical_json
 from vibey_gh.slots.corpus.corpus import Corpus, write_corpus
@@ -43,7 +43,8 @@ def test_a_corpus_the_window_refuses_stops_the_sweep_at_once(
     command += ["--corpus", str(corpus_path), "--window", str(MIN_WINDOW), "--slots", "1,1,2"]
     command += ["--max-tokens", "8", "--out", str(tmp_path / "out"), "--min-step-seconds", "0.1"]
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    work = embedded_work_dir(tmp_path)
+    done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert lines[-1].startswith("error: the corpus does not fit this window: "), done.stderr

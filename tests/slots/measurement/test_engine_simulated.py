@@ -197,7 +197,7 @@ def test_production_busy_through_every_attempt_leaves_evidence_for_out_only(
     assert not outcome.recorded and not outcome.complete and outcome.evidence is None
     assert outcome.stop_reason is not None
     assert "never got a clean measurement" in outcome.stop_reason
-    written = json.loads((out / f"slots-{outcome.fingerprint}.json").read_text())
+    written = json.loads((out / f"slots-{outcome.fingerprint}-not-recorded.json").read_text())
     assert written["recorded"] is False and written["steps"] == []
     assert "no clean step was measured: not recorded as this device's evidence" in written["notes"]
     assert list(layout.evidence.glob("*.json")) == []
@@ -255,10 +255,11 @@ def test_a_sweep_of_another_version_goes_to_out_and_leaves_the_request_standing(
     assert outcome.complete and not outcome.recorded and outcome.evidence is None
     assert recorder.messages[0].endswith(f"the evidence goes to {out} only")
     assert outcome.version_mismatch == recorder.messages[0]
-    written = json.loads((out / f"slots-{fingerprint.id}.json").read_text())
+    written = json.loads((out / f"slots-{fingerprint.id}-not-recorded.json").read_text())
     assert written["recorded"] is False and len(written["steps"]) == 2
     said = f"{outcome.version_mismatch}: not recorded as this device's evidence"
     assert said in written["notes"]
-    assert {p.name for p in out.iterdir()} >= {f"slots-{fingerprint.id}.md"}
+    assert {p.name for p in out.iterdir()} >= {f"slots-{fingerprint.id}-not-recorded.md"}
+    assert not (out / f"slots-{fingerprint.id}.json").exists(), "no fingerprint's name"
     assert list(layout.evidence.glob("*.json")) == []
     assert request_path(layout, fingerprint.id).exists(), "the request still waits"

@@ -2,84 +2,163 @@
 
 `slots allowed` judges on every call and an evidence file holds every answer of every turn;
 parsing one of a megabyte costs tens of milliseconds. So the figures (`judging.figures`) are
-stored keyed by the evidence file's identity, the figures' version and the tool's version, and
-rebuilt from the evidence whenever any differs or the file is damaged. They are never the
-record: the evidence is.
+kept, and rebuilt from the evidence whenever anything about them does not hold. They are
+derived data, never the record, and never trusted:
+
+* they are keyed to the exact bytes of the evidence file they were made from (its sha256), the
+  integrity digest recorded inside it, its fingerprint, the cache's own schema, the figures'
+  version and the tool's version: a rewritten, renamed or hard-linked evidence file, or the
+  figures of another one copied beside it, is rebuilt;
+* the cache file carries a digest of its own content, so a figure edited by hand (a peak, a
+  standard error) is rebuilt — like the evidence's digest, this stops mistakes and careless
+  edits, not someone who recomputes it (docs/reference/evidence.md);
+* every figure is checked for its type and range on reading (`SweepFigures.from_json`);
+* what the answer rests on besides the figures is read from the evidence's own bytes, not from
+  the cache: when it was recorded (`created_at`), that it was recorded as this device's
+  evidence (`recorded: true`) and the fingerprint it names. Evidence whose bytes do not show
+  these in the layout this tool writes is judged from the evidence itself.
+
+A cache that fails any of this is as good as absent: the caller rebuilds it from the evidence.
 """
 
 from __future__ import annotations
 
-import os
+import json
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import __version__
-from ...errors import EvidenceError
-from ...files import atomic_write_json, read_json
+from ...errors import EvidenceError, MalformedJson
+from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
+from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
 from ..judging import figures as figures_module
 
 if TYPE_CHECKING:
     from ...state import StateLayout
     from ..judging.figures import SweepFigures
 
-FIGURES_SCHEMA = 1
+FIGURES_SCHEMA = 2
 FIGURES_KIND = "vibey-gh-figures"
+SEAL_KEY = "seal"
+EVIDENCE_LIMIT = DEFAULT_LIMIT
+# Top-level lines of an evidence file as this tool writes it (sorted keys, two-space indent): a
+# JSON string holds no raw line break, so a line starting with exactly two spaces is top level.
+_CREATED_AT = re.compile(rb'\n  "created_at": (-?[0-9][0-9.eE+-]*),\n')
+_RECORDED_TRUE = b'\n  "recorded": true,\n'
+
+
+class EvidenceBytes:
+    """An evidence file's bytes as read once: the figures and the answer come from these.
+
+    A plain class, not a dataclass: `slots allowed` creates every class it imports, and a
+    dataclass costs it most of a millisecond."""
+
+    __slots__ = ("path", "raw", "sha256")
+
+    def __init__(self, path: Path, raw: bytes) -> None:
+        self.path = path
+        self.raw = raw
+        self.sha256 = sha256_hex(raw)
+
+
+def read_evidence_bytes(path: Path) -> EvidenceBytes:
+    """The evidence file's bytes (a regular file, size-capped); EvidenceError saying why not."""
+    try:
+        return EvidenceBytes(path, read_regular_bytes(path, limit=EVIDENCE_LIMIT))
+    except FileNotFoundError:
+        raise EvidenceError(f"evidence file not found: {path}") from None
+    except InputProblem as problem:
+        raise EvidenceError(f"evidence file {path} {problem}") from None
 
 
 def figures_path(layout: StateLayout, fingerprint: str) -> Path:
     return layout.cache / "figures" / f"{fingerprint}.json"
 
 
-def evidence_identity(evidence: Path) -> dict[str, int]:
-    """What stored figures are keyed by; take it before reading the evidence they come from."""
-    # Every rewrite is an atomic rename, so a new inode: a same-size rewrite within the same
-    # nanosecond still differs.
-    stat = os.stat(evidence)
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
+def evidence_identity(evidence: Path) -> dict[str, str]:
+    """What stored figures are keyed by: the sha256 of the evidence file's bytes."""
+    return {"sha256": read_evidence_bytes(evidence).sha256}
+
+
+def created_at_in(raw: bytes) -> float | None:
+    """The evidence's own `created_at`, read from its bytes in the layout this tool writes;
+    None when they are in another layout (then the evidence is parsed instead)."""
+    found = _CREATED_AT.findall(raw)
+    if len(found) != 1:
+        return None
+    try:
+        value = float(found[0])
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def _sealed(body: dict[str, Any]) -> str:
+    return sha256_hex(canonical_json(body).encode("utf-8"))
+
+
+def _key(fingerprint: str, identity: dict[str, str], integrity: str) -> dict[str, Any]:
+    return {
+        "schema_version": FIGURES_SCHEMA,
+        "kind": FIGURES_KIND,
+        "figures_version": figures_module.FIGURES_VERSION,
+        "tool_version": __version__,
+        "fingerprint": fingerprint,
+        "evidence": {"sha256": identity.get("sha256"), "integrity": integrity},
+    }
 
 
 def read_figures(
-    layout: StateLayout, fingerprint: str, evidence: Path
+    layout: StateLayout, fingerprint: str, evidence: Path | EvidenceBytes
 ) -> tuple[float, SweepFigures] | None:
-    """(created_at, figures) stored for this very evidence file, or None: rebuild them."""
+    """(created_at, figures) kept for exactly these evidence bytes, or None: rebuild them.
+
+    `created_at` is the evidence's, read from its bytes."""
     try:
+        held = evidence if isinstance(evidence, EvidenceBytes) else read_evidence_bytes(evidence)
         data = read_json(figures_path(layout, fingerprint), kind="figures")
-        if (
-            data.get("schema_version") != FIGURES_SCHEMA
-            or data.get("kind") != FIGURES_KIND
-            or data.get("figures_version") != figures_module.FIGURES_VERSION
-            or data.get("tool_version") != __version__
-            or data.get("evidence") != evidence_identity(evidence)
-        ):
-            return None
-        return float(data["created_at"]), figures_module.SweepFigures.from_json(data["figures"])
-    except (EvidenceError, OSError, KeyError, TypeError, ValueError, AttributeError):
+    except (EvidenceError, OSError):
+        return None
+    created_at = created_at_in(held.raw)
+    if created_at is None or _RECORDED_TRUE not in held.raw:
+        return None
+    recorded = data.get("evidence")
+    integrity = recorded.get("integrity") if isinstance(recorded, dict) else None
+    if not isinstance(integrity, str) or not re.fullmatch(r"[0-9a-f]{64}", integrity):
+        return None
+    expected = _key(fingerprint, {"sha256": held.sha256}, integrity)
+    if any(data.get(name) != value for name, value in expected.items()):
+        return None
+    body = {name: value for name, value in data.items() if name != SEAL_KEY}
+    if data.get(SEAL_KEY) != _sealed(body) or set(body) != {*expected, "figures"}:
+        return None
+    # the fingerprint and the digest the figures were made for are named in the evidence
+    named = f'"id": "{fingerprint}"'.encode()
+    if named not in held.raw or f'"digest": "{integrity}"'.encode() not in held.raw:
+        return None
+    try:
+        return created_at, figures_module.SweepFigures.from_json(data["figures"])
+    except MalformedJson:
         return None
 
 
 def save_figures(
     layout: StateLayout,
     fingerprint: str,
-    identity: dict[str, int],
-    created_at: float,
+    identity: dict[str, str],
+    integrity: str,
     figures: SweepFigures,
 ) -> None:
-    """Keep the figures of the evidence whose identity was taken before it was read.
+    """Keep the figures made from the evidence bytes whose `identity` (`evidence_identity`,
+    `EvidenceBytes.sha256`) and recorded integrity digest are given.
 
     A failure to write only costs the next call a rebuild, so it is not an error.
     """
+    body = {**_key(fingerprint, identity, integrity), "figures": figures.to_json()}
+    # as it reads back (tuples become lists), so the seal holds for what is read
+    body = json.loads(json.dumps(body))
     try:
-        atomic_write_json(
-            figures_path(layout, fingerprint),
-            {
-                "schema_version": FIGURES_SCHEMA,
-                "kind": FIGURES_KIND,
-                "figures_version": figures_module.FIGURES_VERSION,
-                "tool_version": __version__,
-                "evidence": identity,
-                "created_at": created_at,
-                "figures": figures.to_json(),
-            },
-        )
+        atomic_write_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})
     except OSError:
         return

@@ -11,12 +11,11 @@ sees the same facts.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...files import canonical_json
+from ...files import canonical_json, sha256_hex
 from ...interfaces.identity import DeviceFacts, RunnerInfo
 
 FINGERPRINT_FIELDS = (
@@ -76,7 +75,7 @@ def fingerprint_id(fields: dict[str, Any]) -> str:
     settings = fields.get(SETTINGS_FIELD)
     if settings:
         chosen[SETTINGS_FIELD] = settings
-    digest = hashlib.sha256(canonical_json(chosen).encode("utf-8")).hexdigest()
+    digest = sha256_hex(canonical_json(chosen).encode("utf-8"))
     return digest[:ID_LENGTH]
 
 

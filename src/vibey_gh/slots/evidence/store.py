@@ -24,7 +24,6 @@ deleting the digest; `slots allowed` answers 1 and requests a calibration.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -35,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, canonical_json, read_json
+from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
+from ...guarded import InputProblem, loads_json_bytes
 from ...state import StateLayout
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
@@ -56,7 +56,7 @@ _FINGERPRINT_NAME = re.compile(r"[0-9a-f]{16}")
 
 
 def method_hash(method: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(dict(method)).encode()).hexdigest()[:12]
+    return sha256_hex(canonical_json(dict(method)).encode())[:12]
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def integrity_digest(data: Mapping[str, Any]) -> str:
     back from disk (so tuples and the like hash as the lists they become)."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
     as_read = json.loads(json.dumps(body, ensure_ascii=False))
-    return hashlib.sha256(canonical_json(as_read).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(as_read).encode("utf-8"))
 
 
 def seal_evidence(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,6 +198,42 @@ def load_evidence(path: Path) -> Evidence:
     return evidence_from_json(data, path)
 
 
+def load_evidence_bytes(raw: bytes, path: Path) -> Evidence:
+    """`load_evidence` of bytes already read from `path` (so what is judged is what was read)."""
+    try:
+        data = loads_json_bytes(raw)
+    except InputProblem as problem:
+        raise EvidenceError(f"evidence file {path} {problem}") from None
+    if not isinstance(data, dict):
+        raise EvidenceError(f"evidence file {path} does not hold a JSON object")
+    if data.get("schema_version") != EVIDENCE_SCHEMA:
+        raise EvidenceError(
+            f"evidence file {path} has schema_version {data.get('schema_version')!r}; "
+            f"this tool reads {EVIDENCE_SCHEMA}"
+        )
+    _check_header(data, str(path))
+    check_integrity(data, path)
+    return evidence_from_json(data, path)
+
+
+def not_recorded_problem(evidence: Evidence) -> str | None:
+    """Why `evidence` counts nowhere, or None: a sweep the calibration refused to record (its
+    runner's version was not production's, no step was clean) is written to --out for the
+    record only, sealed with `recorded: false`, and stays that wherever it is copied."""
+    if evidence.document.recorded:
+        return None
+    why = next((note for note in evidence.document.notes if "not recorded" in note), None)
+    return "a sweep that was not recorded as this device's evidence" + (f" ({why})" if why else "")
+
+
+def recorded_digest(evidence: Evidence) -> str:
+    """The integrity digest sealed into `evidence` (checked when it was loaded); the digest of
+    its content for evidence not yet sealed."""
+    seal = evidence.document.integrity or {}
+    digest = seal.get("digest")
+    return digest if isinstance(digest, str) else integrity_digest(evidence.data)
+
+
 def read_fingerprint_fields(path: Path) -> dict[str, Any]:
     """The fingerprint fields an evidence file was recorded under, without parsing its steps."""
     data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
@@ -209,6 +245,13 @@ def evidence_path(layout: StateLayout, fingerprint: str, *, create: bool = True)
     """Where a fingerprint's evidence lives; `create=False` looks without making the folder."""
     folder = layout.evidence if create else layout.root / "evidence"
     return folder / f"{fingerprint}.json"
+
+
+def out_name(fingerprint: str, recorded: bool) -> str:
+    """The file name of a sweep written to --out: `slots-<fp>.json` for recorded evidence; a
+    sweep that was not recorded gets a name that is no fingerprint's, so neither its name nor
+    a copy of it passes for the device's evidence."""
+    return f"slots-{fingerprint}.json" if recorded else f"slots-{fingerprint}-not-recorded.json"
 
 
 def iter_evidence_paths(layout: StateLayout) -> Iterator[Path]:

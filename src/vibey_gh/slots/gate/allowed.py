@@ -248,22 +248,25 @@ def _decide_from_state(
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:
-    """When the evidence was recorded, and its figures: kept ones, or made from the evidence."""
-    from ..evidence.figures_cache import evidence_identity, read_figures, save_figures
+    """When the evidence was recorded, and its figures: kept ones, or made from the evidence.
 
-    kept = read_figures(layout, fingerprint, path)
+    The evidence file is read once; kept figures count only for exactly these bytes, and
+    evidence that was not recorded as this device's (written to --out only) counts nowhere."""
+    from ..evidence.figures_cache import read_evidence_bytes, read_figures, save_figures
+
+    held = read_evidence_bytes(path)
+    kept = read_figures(layout, fingerprint, held)
     if kept is not None:
         return kept
-    from ..evidence.store import load_evidence
+    from ..evidence.store import load_evidence_bytes, not_recorded_problem, recorded_digest
     from ..judging.baseline import sweep_figures
 
-    try:
-        identity = evidence_identity(path)
-    except OSError as exc:
-        raise EvidenceError(f"cannot read evidence file {path}: {exc.strerror}") from None
-    evidence = load_evidence(path)
+    evidence = load_evidence_bytes(held.raw, path)
+    problem = not_recorded_problem(evidence)
+    if problem is not None:
+        raise EvidenceError(problem)
     figures = sweep_figures(evidence.steps)
-    save_figures(layout, fingerprint, identity, evidence.created_at, figures)
+    save_figures(layout, fingerprint, {"sha256": held.sha256}, recorded_digest(evidence), figures)
     return evidence.created_at, figures
 
 

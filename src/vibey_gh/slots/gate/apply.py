@@ -6,13 +6,22 @@ evidence unless told otherwise. The plan is the
 platform's RunnerParallelism's list of actions (commands, files with their content); it is
 shown as it is and performed only when asked. Runners this tool does not manage get a note with
 the command to restart them by hand.
+
+What was measured is what is restored: when the number comes from evidence, production gets
+the settings that evidence was measured with (llama-server's `runner_args` in its restart
+command; Ollama's capacity variables beside OLLAMA_NUM_PARALLEL and OLLAMA_CONTEXT_LENGTH), read
+from the evidence's own fingerprint fields. When production runs with a capacity variable the
+evidence was not measured with, apply cannot take it away (it only sets variables), so it
+refuses and says which.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...config import LocalModels
 from ...errors import BadInput, Refused
@@ -21,6 +30,9 @@ from ...platforms.commands import format_argv
 from ...platforms.parallelism import is_note
 from ...platforms.probes import PlatformProbes
 from ...runners.registry import runner_kind
+
+if TYPE_CHECKING:
+    from ...runners.settings import EnvironmentReader
 
 MAX_SLOTS = 256
 MIN_WINDOW = 256
@@ -103,10 +115,13 @@ def plan_apply(
     window: int | None = None,
     decide: Decide | None = None,
     force: bool = False,
+    read_environment: EnvironmentReader | None = None,
 ) -> tuple[ApplyPlan, RunnerParallelism]:
-    """The plan for `slots` (or the allowed answer's number) slots of `window` tokens.
+    """The plan for `slots` (or the allowed answer's number) slots of `window` tokens, with the
+    settings the evidence behind the answer was measured with.
 
-    Refused: `slots` above what `decide` answers, unless `force`.
+    Refused: `slots` above what `decide` answers, unless `force`; production running with
+    settings the evidence was not measured with that apply cannot undo.
     """
     _check(slots, window)
     config = config.with_overrides(window=window)
@@ -130,6 +145,7 @@ def plan_apply(
         why = f"--slots {slots}, forced"
     else:
         why = f"--slots {slots}"
+    config = as_measured(config, answer_json, read_environment)
     parallelism = parallelism_for(config, probes)
     plan = ApplyPlan(
         runner=config.runner,
@@ -141,6 +157,67 @@ def plan_apply(
         answer=answer_json,
     )
     return plan, parallelism
+
+
+def as_measured(
+    config: LocalModels,
+    answer: dict[str, Any] | None,
+    read_environment: EnvironmentReader | None = None,
+) -> LocalModels:
+    """`config` with the runner settings of the evidence the answer rests on (unchanged when
+    it rests on none); Refused when production has settings apply cannot take back."""
+    from ...errors import EvidenceError
+    from ..evidence.fingerprint import SETTINGS_FIELD
+    from ..evidence.store import read_fingerprint_fields
+
+    evidence = answer.get("evidence") if answer else None
+    if not isinstance(evidence, str):
+        return config
+    try:
+        fields = read_fingerprint_fields(Path(evidence))
+    except EvidenceError as exc:
+        raise Refused(f"cannot read what the evidence was measured with: {exc}") from None
+    measured = fields.get(SETTINGS_FIELD) or {}
+    if not isinstance(measured, dict) or fields.get("window") != config.window:
+        raise Refused(
+            f"the evidence {evidence} was measured with a window of {fields.get('window')!r}, "
+            f"not {config.window}; nothing to apply from it"
+        )
+    if config.runner == "llama-server":
+        return replace(config, runner_args=tuple(shlex.split(str(measured.get("runner_args", "")))))
+    if config.runner == "ollama":
+        settings = {str(name): str(value) for name, value in measured.items()}
+        _refuse_unmeasured_variables(settings, read_environment)
+        return replace(config, runner_env=settings)
+    return config
+
+
+def _refuse_unmeasured_variables(
+    measured: dict[str, str], read_environment: EnvironmentReader | None
+) -> None:
+    """Production's capacity variables the evidence was not measured with: apply only sets
+    variables, so one it would have to remove is refused, named."""
+    from ...runners.settings import (
+        OLLAMA_CAPACITY_VARIABLES,
+        measured_variables,
+        read_service_environment,
+    )
+
+    current, source, missing = (read_environment or read_service_environment)(
+        OLLAMA_CAPACITY_VARIABLES
+    )
+    if missing is not None:
+        return  # production's environment cannot be read: the measured values are set
+    extra = {
+        name: value for name, value in measured_variables(current).items() if name not in measured
+    }
+    if extra:
+        named = ", ".join(f"{name}={value}" for name, value in extra.items())
+        raise Refused(
+            f"production runs with {named} ({source}), which the evidence was not measured "
+            "with, and apply cannot remove a variable: remove it from production's environment, "
+            "or calibrate with it (runner_env)"
+        )
 
 
 def _beyond_the_evidence(slots: int, answer: Answer, config: LocalModels, decide: Decide) -> str:

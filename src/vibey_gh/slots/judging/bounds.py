@@ -1,34 +1,12 @@
-"""The bounds a step is held against (design §5): the limits, with their defaults.
+"""The bounds a step is held against (design §5), as the judge names them.
 
-The config file's `[local_models.bounds]` table overrides them (`config.py` reads it); the
-judge only ever receives a Bounds, so judging reads no configuration itself.
+`Bounds` itself lives in `interfaces.bounds`: the config reads it from `[local_models.bounds]`
+and the judge receives it, and the config (which `slots allowed` loads on every call) should
+not load the judging package to get one data type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from ...interfaces.bounds import Bounds
 
-
-@dataclass(frozen=True)
-class Bounds:
-    """The limits a step must stay inside (design §5). Re-read at every decision."""
-
-    wired_ceiling: float = 0.80
-    swap_factor: float = 2.0
-    swap_floor_mb_per_min: float = 64.0
-    fidelity_tolerance: float = 0.05
-    min_gain: float = 0.10
-    patience: int = 2
-    # how sure an interval is: a step qualifies when its gain interval at this confidence
-    # clears min_gain (design §5 "Steady state and confidence")
-    confidence: float = 0.90
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Bounds:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+__all__ = ["Bounds"]

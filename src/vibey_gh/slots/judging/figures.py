@@ -7,7 +7,10 @@ each evidence file are kept beside it (`slots.evidence.figures_cache`), keyed by
 file's identity and FIGURES_VERSION. They are never the record: the evidence is.
 
 This module imports nothing about turns or step records, so reading stored figures does not,
-and it reads and writes no file.
+and it reads and writes no file. Stored figures are derived data anyone could edit: each
+`from_json` checks every field's type and range (a count is a whole number ≥ 0, a rate or a
+standard error a finite number ≥ 0, a share between 0 and 1) and raises `MalformedJson`
+naming the field, so a damaged store is rebuilt from the evidence, never judged on.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...errors import MalformedJson
+from ...interfaces import json_fields
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 if TYPE_CHECKING:
@@ -81,22 +86,31 @@ class StepMetrics:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepMetrics:
-        # figures of the one-pass method have no window and no interval
-        optional: dict[str, Any] = {
-            "window_start": None,
-            "window_end": None,
-            "window_turns": None,
-            "batches": 0,
-            "turns_per_hour_se": None,
-            # figures from before production's footprint was left out have no raw peaks
-            "peak_raw_wired_bytes": None,
-            "peak_raw_gpu_share": None,
-        }
-        values: dict[str, Any] = {
-            name: data[name] if name in data or name not in optional else optional[name]
-            for name in cls.__dataclass_fields__
-        }
-        return cls(**values)
+        # figures of the one-pass method have no window and no interval; figures from before
+        # production's footprint was left out have no raw peaks
+        return cls(
+            served=_count(data, "served"),
+            total=_count(data, "total"),
+            duration_s=_amount(data, "duration_s"),
+            turns_per_hour=_amount(data, "turns_per_hour"),
+            output_tokens_per_s=_amount(data, "output_tokens_per_s"),
+            p50_s=_amount(data, "p50_s", None),
+            p95_s=_amount(data, "p95_s", None),
+            peak_wired_bytes=_count(data, "peak_wired_bytes", None),
+            min_free_share=_share(data, "min_free_share"),
+            swap_out_mb_per_min=_amount(data, "swap_out_mb_per_min", None),
+            peak_gpu_share=_amount(data, "peak_gpu_share", None),
+            prompt_tokens_min=_count(data, "prompt_tokens_min", None),
+            prompt_tokens_p50=_count(data, "prompt_tokens_p50", None),
+            prompt_tokens_max=_count(data, "prompt_tokens_max", None),
+            window_start=json_fields.number(data, "window_start", None),
+            window_end=json_fields.number(data, "window_end", None),
+            window_turns=_count(data, "window_turns", None),
+            batches=_count(data, "batches", 0),
+            turns_per_hour_se=_amount(data, "turns_per_hour_se", None),
+            peak_raw_wired_bytes=_count(data, "peak_raw_wired_bytes", None),
+            peak_raw_gpu_share=_amount(data, "peak_raw_gpu_share", None),
+        )
 
 
 @dataclass(frozen=True)
@@ -128,12 +142,12 @@ class Agreement:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Agreement:
-        return cls(
-            int(data["compared"]),
-            int(data["structural_matches"]),
-            int(data["exact_matches"]),
-            tuple(str(turn) for turn in data["changed_turns"]),
-        )
+        compared = _count(data, "compared")
+        structural = _count(data, "structural_matches")
+        exact = _count(data, "exact_matches")
+        if max(structural, exact) > compared:
+            raise MalformedJson(f"more matches than the {compared} turns compared")
+        return cls(compared, structural, exact, _texts(data, "changed_turns"))
 
 
 @dataclass(frozen=True)
@@ -207,20 +221,26 @@ class StepFigures:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepFigures:
-        agreement = data["agreement"]
-        budget = data["memory_budget_bytes"]
-        mismatch = data.get("runner_mismatch")
+        json_fields.mapping(data, "agreement", json_fields.REQUIRED)  # an object or null
+        agreement = (
+            None
+            if data["agreement"] is None
+            else json_fields.nested(data, "agreement", Agreement.from_json)
+        )
+        slots = _count(data, "slots")
+        if slots < 1:
+            raise MalformedJson("expected at least 1 slot", ("slots",))
         return cls(
-            index=int(data["index"]),
-            slots=int(data["slots"]),
-            is_reference=bool(data["is_reference"]),
-            metrics=StepMetrics.from_json(data["metrics"]),
-            memory_budget_bytes=None if budget is None else int(budget),
-            agreement=Agreement.from_json(agreement) if agreement is not None else None,
-            failed_served=tuple(str(item) for item in data["failed_served"]),
-            log_findings=tuple(str(item) for item in data["log_findings"]),
-            reasonless=int(data["reasonless"]),
-            runner_mismatch=None if mismatch is None else str(mismatch),
+            index=_count(data, "index"),
+            slots=slots,
+            is_reference=json_fields.boolean(data, "is_reference"),
+            metrics=json_fields.nested(data, "metrics", StepMetrics.from_json),
+            memory_budget_bytes=_count(data, "memory_budget_bytes", None),
+            agreement=agreement,
+            failed_served=_texts(data, "failed_served"),
+            log_findings=_texts(data, "log_findings"),
+            reasonless=_count(data, "reasonless"),
+            runner_mismatch=json_fields.text(data, "runner_mismatch", None),
         )
 
 
@@ -242,18 +262,50 @@ class SweepFigures:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SweepFigures:
-        base = data["baseline"]
-        return cls(
-            BaselineFigures(
-                float(base["self_agreement"]),
-                float(base["best_one_slot_turns_per_hour"]),
-                float(base["one_slot_swap_mb_per_min"]),
-                _optional_float(base.get("best_one_slot_se")),
-                int(base.get("best_one_slot_batches", 0)),
-            ),
-            tuple(StepFigures.from_json(step) for step in data["steps"]),
-        )
+        """Figures as stored; MalformedJson naming the first field of a wrong type or range."""
+        baseline = json_fields.nested(data, "baseline", _baseline_from_json)
+        steps = json_fields.each(data, "steps", StepFigures.from_json, json_fields.REQUIRED)
+        return cls(baseline, tuple(steps))
 
 
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
+    agreement = _share(data, "self_agreement", json_fields.REQUIRED)
+    assert agreement is not None
+    return BaselineFigures(
+        agreement,
+        _amount(data, "best_one_slot_turns_per_hour"),
+        _amount(data, "one_slot_swap_mb_per_min"),
+        _amount(data, "best_one_slot_se", None),
+        _count(data, "best_one_slot_batches", 0),
+    )
+
+
+def _count(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
+    """A whole number ≥ 0 (None where `default` is None and the field is null or absent)."""
+    value = json_fields.integer(data, key, default)
+    if value is not None and value < 0:
+        raise MalformedJson(f"expected a count ≥ 0, got {value}", (key,))
+    return value
+
+
+def _amount(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
+    """A finite number ≥ 0: a rate, a duration, a standard error."""
+    value = json_fields.number(data, key, default)
+    if value is not None and not 0.0 <= value < float("inf"):
+        raise MalformedJson(f"expected a finite number ≥ 0, got {value!r}", (key,))
+    return value
+
+
+def _share(data: Any, key: str, default: Any = None) -> float | None:
+    value = json_fields.number(data, key, default)
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise MalformedJson(f"expected a share between 0 and 1, got {value!r}", (key,))
+    return value  # type: ignore[no-any-return]
+
+
+def _texts(data: Any, key: str) -> tuple[str, ...]:
+    values = json_fields.items(data, key, json_fields.REQUIRED)
+    for index, value in enumerate(values):
+        if not isinstance(value, str):
+            raise MalformedJson(f"expected a string, got {value!r:.40}", (key, index))
+    return tuple(values)

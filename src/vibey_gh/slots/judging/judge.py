@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .knee import Knee, Rate, knee, plateau_sentence
 from .noise import one_slot_noise, too_noisy_sentence
 from .stats import ratio_interval
 
@@ -226,6 +227,7 @@ class SweepJudgement:
     ideal: int
     reason: str
     figures: SweepFigures
+    knee: Knee | None = None  # how the ideal N was found; None when it is 1 for want of one
 
     def verdict_for(self, slots: int) -> Verdict | None:
         matching = [v for v in self.verdicts if v.slots == slots]
@@ -234,48 +236,65 @@ class SweepJudgement:
 
 def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
-    qualifying = [v for v in verdicts if v.qualifies]
-    if qualifying:
-        chosen, best = ideal_of(qualifying, bounds.confidence)
+    found = knee(rates_of(verdicts), bounds.min_gain, bounds.confidence)
+    if found is not None:
+        chosen = next(v for v in verdicts if v.index == found.chosen.index)
         reason = (
             f"{chosen.slots} slots stayed inside every bound and served "
             f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
         )
-        if chosen is not best:
-            reason += (
-                f"; {best.slots} slots measured {best.metrics.turns_per_hour:.1f} turns/h, "
-                f"within {chosen.slots} slots' interval, so the smaller N is kept"
-            )
-        return SweepJudgement(verdicts, chosen.slots, reason, figures)
+        plateau = plateau_sentence(found, bounds.min_gain)
+        if plateau:
+            reason += f"; the knee is {chosen.slots}: {plateau}"
+        return SweepJudgement(verdicts, chosen.slots, reason, figures, found)
     if not any(s.slots == 1 for s in figures.steps):
         return SweepJudgement(verdicts, 1, "no one-slot run to compare with", figures)
     multi = [v for v in verdicts if v.slots > 1]
     if not multi:
         return SweepJudgement(verdicts, 1, "one: only one slot was measured", figures)
-    parts = [_step_summary(v, bounds) for v in multi]
-    reason = "one: no step beat one slot inside every bound — " + "; ".join(parts)
+    if any(v.qualifies for v in multi):
+        reason = (
+            f"one: no step that beat one slot showed a {bounds.min_gain:.0%} gain over "
+            "the best step before it — "
+        )
+    else:
+        reason = "one: no step beat one slot inside every bound — "
+    reason += "; ".join(_step_summary(v, bounds) for v in multi)
     undecided = [v.slots for v in multi if v.inside_bounds and v.inconclusive]
     if undecided:  # the noise decided, not the evidence: say so, and what would decide
         reason += ". " + too_noisy_sentence(undecided, one_slot_noise(verdicts), bounds)
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
-def ideal_of(qualifying: Sequence[Verdict], confidence: float) -> tuple[Verdict, Verdict]:
-    """(the ideal step, the best one): the smallest qualifying N that the evidence cannot tell
-    from the best qualifying step (design §5); a gain the interval cannot show is never paid
-    for with memory, latency and fidelity. Both steps were measured, so "cannot tell" is the
-    interval of their ratio reaching 1, not one step's interval reaching the other's point:
-    the best of several noisy steps is also the luckiest."""
-    best = max(qualifying, key=lambda v: (v.metrics.turns_per_hour, -v.slots))
-    reaching = [v for v in qualifying if v is best or _cannot_tell(v, best, confidence)]
-    return min(reaching, key=lambda v: (v.slots, v.index)), best
+def knee_json(judgement: SweepJudgement, min_gain: float) -> dict[str, Any] | None:
+    """The knee for scripts: its N, what each step past it adds over the best step before it,
+    and the sentence the report prints; None when the ideal N is 1 for want of a knee."""
+    found = judgement.knee
+    if found is None:
+        return None
+    return {
+        "slots": found.chosen.slots,
+        "past": [
+            {"slots": p.slots, "adds": p.adds, "below_min_gain": p.below_min_gain}
+            for p in found.past
+        ],
+        "plateau": plateau_sentence(found, min_gain) or None,
+    }
 
 
-def _cannot_tell(step: Verdict, best: Verdict, confidence: float) -> bool:
-    if step.metrics.window_start is not None and not step.metrics.has_interval:
-        return True  # too few turns to tell anything
-    ratio = ratio_interval(step.metrics.throughput, best.metrics.throughput, confidence)
-    return ratio is None or ratio[1] >= 1.0
+def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
+    """The verdicts as the knee rule reads them: turns/h with its noise."""
+    return [
+        Rate(
+            index=v.index,
+            slots=v.slots,
+            throughput=v.metrics.throughput,
+            qualifies=v.qualifies,
+            counts=v.inside_bounds,
+            too_short=v.metrics.window_start is not None and not v.metrics.has_interval,
+        )
+        for v in verdicts
+    ]
 
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
@@ -289,6 +308,11 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
     if not verdict.inside_bounds:
         return f"N={verdict.slots} {verdict.label} ({verdict.broken[0]})"
     gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
+    if verdict.qualifies:
+        return (
+            f"N={verdict.slots} gained {gain} over one slot but not shown "
+            f"{bounds.min_gain:.0%} over the best step before it"
+        )
     if verdict.inconclusive:
         interval = gain_range(verdict)
         if not interval:  # a point without its interval reads as a finding: leave it out

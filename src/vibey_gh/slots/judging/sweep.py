@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Sequence
 from .bounds import Bounds
 from .figures import StepMetrics
 from .judge import Verdict, judge_sweep
+from .knee import adds_less_than, climbs
 from .metrics import step_metrics
 from .records import StepRecord
 from .stats import Estimate, ratio_interval
@@ -81,10 +82,15 @@ def sweep_steps(
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
         over_best = gain_over_best(verdict, best_before, bounds.confidence)
-        if over_best is not None and over_best[1] < 1.0 + bounds.min_gain:
-            strikes += 1
-        elif over_best is not None and over_best[0] >= 1.0 + bounds.min_gain:
-            strikes = 0
+        # the knee rule's own tests: a step patience stops on is never the answer, and the
+        # step that resets the count is one the answer may be
+        if over_best is not None and best_before is not None:
+            best = best_before.turns_per_hour
+            throughput = verdict.metrics.throughput
+            if adds_less_than(throughput, best, bounds.min_gain, bounds.confidence):
+                strikes += 1
+            elif climbs(throughput, best, bounds.min_gain, bounds.confidence):
+                strikes = 0
         if strikes >= bounds.patience:
             return (
                 f"stopped after {strikes} steps without a {bounds.min_gain:.0%} gain "

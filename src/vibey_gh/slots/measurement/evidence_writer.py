@@ -13,7 +13,8 @@ from ...interfaces.slots_interface import RunnerInfo
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.store import Evidence, evidence_path, sealed_json
+from ..evidence.schema import INTEGRITY_KEY
+from ..evidence.store import Evidence, evidence_path, out_name, sealed_json
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
@@ -165,7 +166,7 @@ def write_evidence_files(
             env.layout,
             fingerprint.id,
             evidence_identity(recorded_path),
-            evidence.created_at,
+            data[INTEGRITY_KEY]["digest"],
             sweep_figures(evidence.steps),
         )
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)
@@ -174,7 +175,7 @@ def write_evidence_files(
         )
     if req.out_dir is not None:
         ensure_private_dir(req.out_dir)
-        out_json = req.out_dir / f"slots-{fingerprint.id}.json"
+        out_json = req.out_dir / out_name(fingerprint.id, document.recorded)
         atomic_write_json(out_json, data)
         atomic_write_text(out_json.with_suffix(".md"), markdown)
         written += [out_json, out_json.with_suffix(".md")]

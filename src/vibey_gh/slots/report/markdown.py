@@ -21,6 +21,7 @@ from ...files import atomic_write_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import GB, SweepJudgement, gain_range, judge_sweep
+from ..judging.knee import knee_paragraph
 from ..judging.metrics import percentile
 from ..judging.reported import describe as describe_reported
 from .context_sections import bounds_section, corpus_section, device_section, not_measured_section
@@ -57,7 +58,7 @@ def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str
         lines += [
             "",
             f"When it was recorded this evidence supported {recorded.ideal} "
-            f"({recorded.reason}); the bounds used here differ.",
+            f"({recorded.reason}); it is judged here by today's bounds and rule.",
         ]
     if recorded is not None and recorded.stop_reason:
         lines += ["", f"Why the sweep ended: {recorded.stop_reason}."]
@@ -131,6 +132,8 @@ def _throughput_section(
         lines.append(line + f": {verdict.label}.")
         if verdict.inconclusive:
             lines.append("  " + inconclusive_sentence(verdict, step, bounds.min_gain))
+    if judgement.knee is not None:
+        lines += ["", knee_paragraph(judgement.knee, bounds.min_gain)]
     return lines
 
 

@@ -23,7 +23,7 @@ from ..evidence.store import (
     load_evidence,
 )
 from ..gate.allowed import AllowedDeps, default_deps
-from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep
+from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
 from ..judging.noise import decidability
 from .markdown import report_paths, write_report
 from .step_table import step_rows, step_values
@@ -106,6 +106,7 @@ class ShownEvidence:
             "ideal": self.judgement.ideal,
             "reason": self.judgement.reason,
             "verdict_code": self.verdict_code,
+            "knee": knee_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,

@@ -276,13 +276,17 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
     views = []
     one_slot_seen = 0
     ideal_marked = False
+    chosen = judgement.knee.chosen.index if judgement.knee is not None else None
     for step, verdict in zip(steps, judgement.verdicts, strict=True):
         if step.slots == 1:
             one_slot_seen += 1
             name = "N=1" if one_slot_seen == 1 else "N=1 again"
         else:
             name = f"N={step.slots}"
-        ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
+        if chosen is not None:
+            ideal = verdict.index == chosen
+        else:
+            ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
         ideal_marked = ideal_marked or ideal
         views.append(StepView(step, verdict, name, ideal))
     return views

@@ -1,0 +1,80 @@
+"""Every runner reply goes through one bounded reader: a hostile reply to a status GET is a
+RunnerError, to a chat turn a failed turn saying what was wrong, never a crash, a hang or a
+reply read whole."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.support.hostile import HOSTILE_KINDS, hostile_production
+from vibey_gh.errors import RunnerError
+from vibey_gh.interfaces.slots_interface import ChatSettings
+from vibey_gh.runners.local_http import http_get
+from vibey_gh.runners.ollama import OllamaChatClient
+from vibey_gh.runners.openai_api import OpenAIChatClient, parse_arguments
+from vibey_gh.runners.production import LlamaServerWatch, OllamaWatch
+from vibey_gh.runners.replies import UnusableReply, decode_reply
+
+SETTINGS = ChatSettings(window=512, max_tokens=8, timeout_s=1.5)
+MESSAGES = [{"role": "user", "content": "hello"}]
+# what each kind of reply is called, in the failed turn's error or the RunnerError
+SAID = {
+    "deep": "nested more than 64 levels deep",
+    "nan": "non-finite number NaN",
+    "huge": "larger than 16 MiB",
+    "drip": "did not end in time",
+    "garbage": "connection failed",
+}
+STATUS_SAID = {**SAID, "huge": "no answer", "drip": "timed out", "garbage": "not an HTTP answer"}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_a_status_get_of_a_hostile_reply_is_a_runner_error(kind: str) -> None:
+    with hostile_production(kind) as production:
+        started = time.monotonic()
+        with pytest.raises(RunnerError, match=STATUS_SAID[kind]):
+            http_get(production.url + "/props", timeout_s=1.0)
+    assert time.monotonic() - started < 5.0
+
+
+@pytest.mark.parametrize("watch", [LlamaServerWatch, OllamaWatch])
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_a_hostile_production_polls_as_unreachable(kind: str, watch: type) -> None:
+    with hostile_production(kind) as production:
+        state = watch(production.url).poll()
+    assert (state.reachable, state.busy) == (False, False)
+    assert production.url in (state.reason or "")
+
+
+@pytest.mark.parametrize("client", ["openai", "ollama"])
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_a_hostile_chat_reply_is_a_failed_turn_saying_why(kind: str, client: str) -> None:
+    with hostile_production(kind) as production:
+        chat = (
+            OpenAIChatClient(production.url)
+            if client == "openai"
+            else OllamaChatClient(production.url, "model", 512)
+        )
+        started = time.monotonic()
+        try:
+            turn = chat.chat(MESSAGES, None, SETTINGS)
+        finally:
+            chat.close()
+    assert time.monotonic() - started < 3 * SETTINGS.timeout_s + 2.0
+    assert not turn.served
+    assert turn.error is not None and SAID[kind] in turn.error, turn.error
+    assert "runner stopped" not in turn.error
+
+
+def test_a_deep_tool_argument_string_is_kept_unparsed() -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+    assert parse_arguments(deep) == {"_unparsed": deep}
+
+
+def test_text_that_is_no_json_is_kept_as_text_and_json_refused_is_named() -> None:
+    assert decode_reply(b"Service Unavailable", "u") == "Service Unavailable"
+    assert decode_reply(b'{"a": [1]}', "u") == {"a": [1]}
+    with pytest.raises(UnusableReply, match="unusable answer from u: it holds the non-finite"):
+        decode_reply(b'{"a": -Infinity}', "u")

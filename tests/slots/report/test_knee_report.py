@@ -1,0 +1,56 @@
+"""The report, `slots show` and its JSON name the knee and what the steps past it add."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from tests.slots.gate.test_allowed import config, deps_for
+from tests.slots.gate.test_allowed_knee import record_plateau
+from vibey_gh.cli.show import render_answer
+from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.report.markdown import render_report
+from vibey_gh.slots.report.show import gather_show
+
+PLATEAU = "N=5 and 6 add +5.0% and +2.7% more turns/h, each over the best step before it"
+
+
+def test_show_names_the_knee_and_the_plateau(tmp_path: Path) -> None:
+    record_plateau(tmp_path)
+    answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
+    assert answer.shown is not None
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=400, highlight=False, color_system=None)
+    render_answer(answer, console, markdown=True)
+    text = buffer.getvalue()
+    assert "ideal N = 4 — 4 slots stayed inside every bound" in text
+    assert f"the knee is 4: {PLATEAU}: below min_gain (10%)" in text
+
+
+def test_show_json_carries_the_knee(tmp_path: Path) -> None:
+    record_plateau(tmp_path)
+    answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
+    assert answer.shown is not None
+    data = answer.shown.to_json()
+    assert data["ideal"] == 4
+    knee = data["knee"]
+    assert knee["slots"] == 4
+    assert [(p["slots"], round(p["adds"], 3), p["below_min_gain"]) for p in knee["past"]] == [
+        (5, 0.05, True),
+        (6, 0.027, True),
+    ]
+    assert knee["plateau"].startswith(PLATEAU)
+
+
+def test_the_report_explains_the_knee_with_this_sweep(tmp_path: Path) -> None:
+    evidence = load_evidence(record_plateau(tmp_path))
+    report = render_report(evidence, Bounds())
+    assert "**Ideal N = 4.**" in report
+    assert "The ideal N is the knee, N=4: the last step whose whole turns/h interval" in report
+    assert f"Past the knee, {PLATEAU}: below min_gain (10%)." in report
+    # the decision recorded with the evidence was on the plateau: the report says it differs
+    assert "When it was recorded this evidence supported 6 (6 slots stayed inside every " in report
+    assert "it is judged here by today's bounds and rule." in report
