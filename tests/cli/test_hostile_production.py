@@ -13,6 +13,7 @@ from click.testing import Result
 
 from tests.support.fixtures import RunCli
 from tests.support.hostile import HOSTILE_KINDS, hostile_production
+from vibey_gh.cli.entry import main as entry_main
 
 # A status GET is cut off after a second; a command asks production a few times.
 COMMAND_SECONDS = 30.0
@@ -137,3 +138,14 @@ def test_a_storm_keeps_passing_while_production_drips(run_cli: RunCli, tmp_path:
     assert result.exit_code == 0, result.output
     for number in (1, 2, 3):
         assert f"pass {number}: allowed 1 — production runner: no answer from" in result.output
+
+
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_the_executable_s_fast_path_answers_too(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with hostile_production(kind) as production:
+        use_production(production.url)
+        assert entry_main(["slots", "allowed", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["allowed"], answer["reason_code"]) == (1, "production_unreachable")

@@ -17,8 +17,9 @@ are not part of the fingerprint.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..config import LocalModels
 
@@ -136,3 +137,39 @@ def calibration_base_env(
     if MODELS_VARIABLE not in env:
         env[MODELS_VARIABLE] = environ.get(MODELS_VARIABLE) or str(default_models_dir(environ))
     return env
+
+
+def with_measured_settings(
+    config: LocalModels,
+    measured: Mapping[str, Any],
+    read_environment: EnvironmentReader | None = None,
+) -> LocalModels:
+    """`config` with production's settings as the evidence recorded them (`measured`, its
+    fingerprint's `runner_settings`), for `slots apply` to give production back: llama-server's
+    runner_args, Ollama's variables. Refused when production runs with an Ollama capacity
+    variable the evidence was not measured with: apply only sets variables, never removes one."""
+    if config.runner == "llama-server":
+        import shlex
+
+        return replace(
+            config, runner_args=tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))
+        )
+    if config.runner != "ollama":
+        return config
+    settings = {str(name): str(value) for name, value in measured.items()}
+    current, source, missing = (read_environment or read_service_environment)(
+        OLLAMA_CAPACITY_VARIABLES
+    )
+    extra = {
+        name: value for name, value in measured_variables(current).items() if name not in settings
+    }
+    if missing is None and extra:
+        from ..errors import Refused
+
+        named = ", ".join(f"{name}={value}" for name, value in extra.items())
+        raise Refused(
+            f"production runs with {named} ({source}), which the evidence was not measured "
+            "with, and apply cannot remove a variable: remove it from production's environment, "
+            "or calibrate with it (runner_env)"
+        )
+    return replace(config, runner_env=settings)

@@ -17,9 +17,8 @@ refuses and says which.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -183,41 +182,9 @@ def as_measured(
             f"the evidence {evidence} was measured with a window of {fields.get('window')!r}, "
             f"not {config.window}; nothing to apply from it"
         )
-    if config.runner == "llama-server":
-        return replace(config, runner_args=tuple(shlex.split(str(measured.get("runner_args", "")))))
-    if config.runner == "ollama":
-        settings = {str(name): str(value) for name, value in measured.items()}
-        _refuse_unmeasured_variables(settings, read_environment)
-        return replace(config, runner_env=settings)
-    return config
+    from ...runners.settings import with_measured_settings
 
-
-def _refuse_unmeasured_variables(
-    measured: dict[str, str], read_environment: EnvironmentReader | None
-) -> None:
-    """Production's capacity variables the evidence was not measured with: apply only sets
-    variables, so one it would have to remove is refused, named."""
-    from ...runners.settings import (
-        OLLAMA_CAPACITY_VARIABLES,
-        measured_variables,
-        read_service_environment,
-    )
-
-    current, source, missing = (read_environment or read_service_environment)(
-        OLLAMA_CAPACITY_VARIABLES
-    )
-    if missing is not None:
-        return  # production's environment cannot be read: the measured values are set
-    extra = {
-        name: value for name, value in measured_variables(current).items() if name not in measured
-    }
-    if extra:
-        named = ", ".join(f"{name}={value}" for name, value in extra.items())
-        raise Refused(
-            f"production runs with {named} ({source}), which the evidence was not measured "
-            "with, and apply cannot remove a variable: remove it from production's environment, "
-            "or calibrate with it (runner_env)"
-        )
+    return with_measured_settings(config, measured, read_environment)
 
 
 def _beyond_the_evidence(slots: int, answer: Answer, config: LocalModels, decide: Decide) -> str:
