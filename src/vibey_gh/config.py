@@ -9,6 +9,7 @@ no side effects.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -16,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ConfigError
+from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
 from .interfaces.bounds import Bounds
 from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
+from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -48,13 +50,15 @@ class SimulatedModel:
 
     knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
     spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
-    decode speed.
+    decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
+    share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
     """
 
     knee: int = 4
     noise: float = 0.1
     seed: int = 0
     tokens_per_second: float = 400.0
+    scaling: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,10 @@ class LocalModels:
     min_step_seconds: float = MIN_STEP_SECONDS
     max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
     simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
+    # the wait before each replayed turn: "recorded", "none" or seconds; None: recorded where
+    # the corpus holds think times, else none (interfaces.think)
+    think_time: str | float | None = None
+    think_cap: float = DEFAULT_THINK_CAP_S
 
     @property
     def step_cap_seconds(self) -> float:
@@ -172,6 +180,8 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         simulated=simulated,
         min_step_seconds=shortest,
         max_step_seconds=longest,
+        think_time=_think_time(reader),
+        think_cap=_think_cap(reader),
     )
     reader.reject_unknown(extra={"bounds", "simulated"})
     return config
@@ -192,6 +202,30 @@ def _step_seconds(reader: _Reader) -> tuple[float, float | None]:
     return shortest, longest
 
 
+def _think_time(reader: _Reader) -> str | float | None:
+    value = reader.table.get("think_time")
+    reader.seen.add("think_time")
+    if value is None:
+        return None
+    try:
+        mode, seconds = parse_think_time(value, "think_time")
+    except BadInput:
+        raise reader.fail(
+            "think_time", f'must be "recorded", "none" or seconds >= 0, not {value!r}'
+        ) from None
+    return seconds if mode == "fixed" else mode
+
+
+def _think_cap(reader: _Reader) -> float:
+    value = reader.table.get("think_cap", DEFAULT_THINK_CAP_S)
+    reader.seen.add("think_cap")
+    try:
+        return check_think_cap(value, "think_cap")
+    except BadInput:
+        problem = f"must be a number of seconds above 0, not {value!r}"
+        raise reader.fail("think_cap", problem) from None
+
+
 def _parse_simulated(reader: _Reader) -> SimulatedModel:
     defaults = SimulatedModel()
     model = SimulatedModel(
@@ -201,6 +235,7 @@ def _parse_simulated(reader: _Reader) -> SimulatedModel:
         tokens_per_second=reader.number(
             "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
         ),
+        scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
     )
     reader.reject_unknown()
     return model
@@ -220,6 +255,10 @@ def _parse_bounds(reader: _Reader) -> Bounds:
         min_gain=reader.number("min_gain", defaults.min_gain, low=0.0, high=100.0),
         patience=reader.integer("patience", defaults.patience, low=1, high=100),
         confidence=reader.number("confidence", defaults.confidence, low=0.5, high=0.999),
+        # latency objectives: off unless set
+        ttft_p95_seconds=reader.optional_above("ttft_p95_seconds", 0.0),
+        itl_p95_seconds=reader.optional_above("itl_p95_seconds", 0.0),
+        latency_factor=reader.optional_at_least("latency_factor", 1.0),
     )
     reader.reject_unknown()
     return bounds
@@ -280,6 +319,29 @@ class _Reader:
         if not low <= float(value) <= high:
             raise self.fail(key, f"must be between {low} and {high}, not {value}")
         return float(value)
+
+    def _optional_finite(self, key: str) -> float | None:
+        value = self._get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"must be a number, not {value!r}")
+        if not math.isfinite(value):
+            raise self.fail(key, f"must be a finite number, not {value}")
+        return float(value)
+
+    def optional_above(self, key: str, low: float) -> float | None:
+        """A number above `low`, or None when the key is absent (the bound is off)."""
+        value = self._optional_finite(key)
+        if value is not None and value <= low:
+            raise self.fail(key, f"must be above {low:g}, not {value:g}")
+        return value
+
+    def optional_at_least(self, key: str, low: float) -> float | None:
+        value = self._optional_finite(key)
+        if value is not None and value < low:
+            raise self.fail(key, f"must be at least {low:g}, not {value:g}")
+        return value
 
     def string(self, key: str, default: str) -> str:
         value = self._get(key)

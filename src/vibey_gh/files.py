@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import EvidenceError
-from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
+from .errors import BadInput, EvidenceError
+from .guarded import DEFAULT_LIMIT, InputProblem, kind_of, loads_json, read_regular_text
 from .platforms.durability import fsync_directory, fsync_durably
 
 PRIVATE_DIR = 0o700
@@ -28,7 +29,8 @@ _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) as 0700 whatever the umask; tighten `path` itself
-    if it is ours and too open. Parents that already exist are left as they are."""
+    if it is ours, too open, and a folder rather than a link to one. Parents that already exist
+    are left as they are."""
     missing: list[Path] = []
     probe = path
     while not probe.is_dir() and probe != probe.parent:
@@ -45,7 +47,8 @@ def ensure_private_dir(path: Path) -> Path:
         with contextlib.suppress(PermissionError):
             folder.chmod(PRIVATE_DIR)
     with contextlib.suppress(PermissionError):
-        if path.stat().st_mode & 0o077:
+        info = os.lstat(path)  # a link is left alone: tightening it would change its target
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o077:
             path.chmod(PRIVATE_DIR)
     return path
 
@@ -77,6 +80,7 @@ def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
             handle.flush()
             fsync_durably(handle.fileno())
             os.fchmod(handle.fileno(), mode)
+        _refuse_replacing_special(path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -85,8 +89,26 @@ def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
     fsync_directory(path.parent)
 
 
+def _refuse_replacing_special(path: Path) -> None:
+    """The rename replaces whatever has the name: never let that be a device node, a FIFO or
+    a socket (a link is replaced itself, never what it points to)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise BadInput(f"{path} is {kind_of(mode)}, not a regular file; not replaced")
+
+
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+    atomic_write_bytes(path, utf8(text), mode)
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8. A lone surrogate, which a JSON string can carry (`"\\ud800"`, say in a
+    runner's reply) but UTF-8 cannot, is written as that same escape: JSON text reads back
+    equal, and valid text is encoded exactly as by `str.encode`."""
+    return text.encode("utf-8", errors="backslashreplace")
 
 
 def canonical_json(data: Any) -> str:
@@ -148,7 +170,7 @@ def append_line_durably(path: Path, line: str) -> None:
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
-        os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+        os.write(fd, utf8(line.rstrip("\n") + "\n"))
         fsync_durably(fd)
     finally:
         os.close(fd)
@@ -161,7 +183,7 @@ def leftover_temp_files(folder: Path) -> Iterator[Path]:
 
 
 def atomic_write_shared_text(path: Path, text: str, mode: int) -> None:
-    atomic_write_shared_bytes(path, text.encode("utf-8"), mode)
+    atomic_write_shared_bytes(path, utf8(text), mode)
 
 
 def atomic_write_shared_bytes(path: Path, data: bytes, mode: int) -> None:

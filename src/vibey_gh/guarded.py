@@ -26,7 +26,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,10 @@ class NotJson(InputProblem):
     """The text is not JSON at all (as opposed to JSON refused for its depth or numbers)."""
 
 
-def _kind_of(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of this st_mode is, for a message (\"a FIFO\", \"a folder\", …)."""
     for test, name in (
+        (stat.S_ISREG, "a regular file"),
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
@@ -71,7 +73,7 @@ def _refuse_special(path: Path) -> None:
     except OSError:
         return
     if not stat.S_ISREG(mode):
-        raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+        raise InputProblem(f"is {kind_of(mode)}, not a regular file")
 
 
 def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
@@ -88,7 +90,7 @@ def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputProblem(f"is {_kind_of(mode)}, not a regular file")
+            raise InputProblem(f"is {kind_of(mode)}, not a regular file")
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -100,6 +102,47 @@ def read_regular_bytes(path: Path, *, limit: int = DEFAULT_LIMIT) -> bytes:
             if size > limit:
                 raise InputProblem(f"is larger than {limit // MIB or 1} MiB, the most read")
         return b"".join(chunks)
+    except OSError as exc:
+        raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def iter_regular_lines(
+    path: Path, *, line_limit: int = DEFAULT_LIMIT
+) -> Iterator[tuple[int, bytes, bool]]:
+    """The lines of the regular file `path`, one at a time, never the whole file in memory:
+    (line number from 1, the line's bytes without its newline, whether a newline ended it).
+
+    A line longer than `line_limit` bytes is refused (a log of any size streams; one record
+    that would not fit in memory does not). FileNotFoundError passes through."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        _refuse_special(path)
+        raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputProblem(f"is {kind_of(mode)}, not a regular file")
+        number = 0
+        pending = bytearray()
+        while chunk := os.read(fd, MIB):
+            pending += chunk
+            start = 0
+            while (end := pending.find(b"\n", start)) >= 0:
+                number += 1
+                yield number, bytes(pending[start:end]), True
+                start = end + 1
+            del pending[:start]
+            if len(pending) > line_limit:
+                raise InputProblem(
+                    f"has a line {number + 1} longer than {line_limit // MIB or 1} MiB"
+                )
+        if pending:
+            yield number + 1, bytes(pending), False
     except OSError as exc:
         raise InputProblem(f"cannot be read ({exc.strerror or exc})") from None
     finally:

@@ -58,6 +58,10 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
             "--max-step-seconds 10 is below the minimum 30",
         ),
         (["--demo", "--min-step-seconds", "0"], "--min-step-seconds"),
+        (["--demo", "--think-time", "-1"], "--think-time must be recorded, none or a number"),
+        (["--demo", "--think-time", "later"], "--think-time must be recorded, none or a number"),
+        (["--demo", "--think-cap", "0"], "--think-cap must be a number of seconds above 0"),
+        (["--demo", "--think-cap", "long"], "--think-cap must be a number of seconds above 0"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -77,6 +81,27 @@ def test_a_corpus_edited_by_hand_is_refused_and_left_alone(tmp_path: Path) -> No
     assert code == 2
     assert "hash" in err
     assert path.read_text() == edited
+
+
+@pytest.mark.parametrize(
+    ("think", "message"),
+    [
+        (["--think-time", "recorded"], "this corpus holds no think times"),
+        (["--think-time", "400"], "could never complete inside a step"),
+    ],
+)
+def test_think_time_the_corpus_cannot_take_is_refused_before_the_first_step(
+    tmp_path: Path, isolated_state: Path, think: list[str], message: str
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    before = path.read_bytes()
+    code, _, err = invoke(
+        "slots", "calibrate", "--corpus", str(path), "--window", str(TINY_WINDOW), *think
+    )
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+    assert path.read_bytes() == before
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())
 
 
 def test_a_window_smaller_than_the_deepest_turn_is_refused(tmp_path: Path) -> None:
@@ -108,7 +133,7 @@ def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(
 @pytest.mark.parametrize(
     ("make_out", "message"),
     [
-        (lambda root: root / "a-file", "is a file; give a folder for the evidence files"),
+        (lambda root: root / "a-file", "is a regular file; name a folder"),
         (lambda root: root / "a-file" / "below", "a-file is not a folder); give a writable folder"),
     ],
 )

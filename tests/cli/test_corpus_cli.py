@@ -129,6 +129,8 @@ def test_from_lanes_and_from_transcripts(tmp_path: Path) -> None:
         str(tmp_path / "lanes"),
         "--from-transcripts",
         str(transcripts),
+        "--shape",
+        "segments",
         "--segment-turns",
         "2",
         "--out",
@@ -139,6 +141,23 @@ def test_from_lanes_and_from_transcripts(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert (summary["pool_runs"], summary["pool_turns"]) == (2, 4)
     assert summary["strata"] == [2, 0, 0, 0]
+    assert summary["shape"] == "segments"
+    default = run("--from-lanes", str(tmp_path / "lanes"), "--out", str(out), "--json")
+    assert default.exit_code == 0, default.output
+    summary = json.loads(default.stdout)
+    assert (summary["shape"], summary["segments"], summary["turns"]) == ("runs", 1, 2)
+    assert (summary["timed_turns"], summary["think_s_total"]) == (0, 0)
+    assert json.loads(out.read_text())["shape"] == "runs"
+
+
+def test_specs_default_to_segments_and_take_runs_when_asked(specs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "c.json"
+    result = run("--specs", str(specs), "--window", "8192", "--out", str(out), "--json")
+    assert json.loads(result.stdout)["shape"] == "segments"
+    result = run("--specs", str(specs), "--window", "8192", "--shape", "runs", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "whole runs" in result.output
+    assert json.loads(out.read_text())["shape"] == "runs"
 
 
 def test_chat_logs_of_bare_messages_arrays_build_the_same_pool(tmp_path: Path) -> None:
@@ -172,7 +191,7 @@ def test_chat_logs_of_bare_messages_arrays_build_the_same_pool(tmp_path: Path) -
         ("--from-chat-logs", bare, tmp_path / "a.json"),
         ("--from-transcripts", wrapped, tmp_path / "b.json"),
     ):
-        result = run(option, str(path), "--segment-turns", "1", "--out", str(out), "--json")
+        result = run(option, str(path), "--out", str(out), "--json")
         assert result.exit_code == 0, result.output
         summaries.append(json.loads(result.stdout))
     assert (summaries[0]["pool_runs"], summaries[0]["pool_turns"]) == (2, 3)
@@ -266,6 +285,10 @@ def test_a_tampered_corpus_is_refused_by_show(specs: Path, tmp_path: Path) -> No
         (("--demo", "--segments-per-stratum", "0", "--out", "c.json"), "--segments-per-stratum"),
         (("--specs", "no-such-folder", "--out", "c.json"), "no such spec file or folder"),
         (("--show", "missing.json"), "corpus file not found"),
+        (
+            ("--demo", "--shape", "runs", "--segment-turns", "2", "--out", "c.json"),
+            "--segment-turns is for --shape segments",
+        ),
     ],
 )
 def test_bad_options_exit_2(args: tuple[str, ...], message: str) -> None:
@@ -294,3 +317,20 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "Examples:" in result.output
     assert "vibey-gh slots corpus --show corpus.json --json" in result.output
+
+
+def test_a_timed_transcript_gives_whole_runs_that_say_their_think_time(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "u", "timestamp": "2026-03-01T09:00:00Z"},
+        {"role": "assistant", "content": "a", "timestamp": "2026-03-01T09:00:02Z"},
+        {"role": "tool", "content": "r", "timestamp": "2026-03-01T09:00:17Z"},
+        {"role": "assistant", "content": "b", "timestamp": "2026-03-01T09:00:19Z"},
+    ]
+    path, out = tmp_path / "t.jsonl", tmp_path / "c.json"
+    path.write_text(json.dumps({"messages": messages}) + "\n", encoding="utf-8")
+    result = run("--from-transcripts", str(path), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "1 whole run (2 turns" in result.stdout
+    assert "think time known for 2 of 2 turns, 15.0 s in all" in result.stdout
+    turns = json.loads(out.read_text())["segments"][0]["turns"]
+    assert [turn.get("think_s") for turn in turns] == [0.0, 15.0]

@@ -142,6 +142,9 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowC
     assert isinstance(first["turns_per_hour"], float) and isinstance(first["served_turns"], int)
     assert shown["verdict_code"] == "no_gain"
     assert [v["label"] for v in shown["verdicts"]] == ["floor", "baseline", "no gain"]
+    # evidence from before whole runs: segments, decided on turns per hour, no run figures
+    assert shown["decided_by"] == "turns/h" and "turns/h" in shown["columns"]
+    assert {(v["decided_by"], v["runs_per_hour"]) for v in shown["verdicts"]} == {("turns/h", None)}
     assert shown["differences_from_today"] == []
     assert [o["fingerprint"] for o in data["others"]] == [other]
     assert data["others"][0]["differences"] == [

@@ -145,6 +145,10 @@ def test_every_key_is_read() -> None:
             "local_models.simulated.noise must be between",
         ),
         ("[local_models.bounds]\nconfidence = 1.5\n", "local_models.bounds.confidence must be"),
+        ('[local_models]\nthink_time = "soon"\n', 'local_models.think_time must be "recorded"'),
+        ("[local_models]\nthink_time = -2\n", 'local_models.think_time must be "recorded"'),
+        ("[local_models]\nthink_cap = 0\n", "local_models.think_cap must be a number"),
+        ('[local_models]\nthink_cap = "1m"\n', "local_models.think_cap must be a number"),
     ],
 )
 def test_mistakes_name_the_key_and_the_file_and_other_commands_exit_2(
@@ -227,3 +231,11 @@ def test_step_lengths_and_the_simulated_runner_are_read() -> None:
     assert config.bounds.confidence == 0.95
     capped = parse_config({"local_models": {"max_step_seconds": 90}}, None)
     assert capped.min_step_seconds == 60.0 and capped.step_cap_seconds == 90.0
+
+
+def test_think_time_and_its_cap_are_read() -> None:
+    assert (parse_config({}, None).think_time, parse_config({}, None).think_cap) == (None, 60.0)
+    for value, expected in (("recorded", "recorded"), ("none", "none"), (12, 12.0), (0.5, 0.5)):
+        raw = {"local_models": {"think_time": value, "think_cap": 120}}
+        config = parse_config(raw, None)
+        assert (config.think_time, config.think_cap) == (expected, 120.0)

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from vibey_gh.errors import EvidenceError
+from vibey_gh.errors import BadInput, EvidenceError
 from vibey_gh.files import (
     append_line_durably,
     atomic_write_json,
+    atomic_write_shared_text,
     atomic_write_text,
     leftover_temp_files,
     read_json,
+    utf8,
 )
+from vibey_gh.platforms.system_paths import check_output_file, check_output_folder
 
 
 def test_atomic_write_is_private_and_replaces_whole(tmp_path: Path) -> None:
@@ -61,3 +65,50 @@ def test_append_line_durably_adds_whole_lines(tmp_path: Path) -> None:
     append_line_durably(path, '{"b": 2}\n')
     assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_an_atomic_write_never_renames_over_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput, match="is a FIFO, not a regular file; not replaced"):
+        atomic_write_shared_text(fifo, "x", 0o644)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file left
+
+
+def test_an_atomic_write_replaces_a_link_not_what_it_points_to(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    atomic_write_text(tmp_path / "link", "x")
+    assert (tmp_path / "link").read_text() == "x" and not (tmp_path / "link").is_symlink()
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("path", ["/proc/x", "/sys/kernel/x", "/dev/full", "/dev"])
+def test_output_checks_refuse_kernel_file_systems(path: str) -> None:
+    with pytest.raises(BadInput, match=r"is in /(proc|sys|dev), the kernel's"):
+        check_output_file(Path(path), "--out")
+    with pytest.raises(BadInput, match=r"is in /(proc|sys|dev), the kernel's"):
+        check_output_folder(Path(path), "--out")
+
+
+def test_output_checks_pass_what_is_missing_or_of_the_right_kind(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    check_output_file(tmp_path / "file", "--out")
+    check_output_file(tmp_path / "missing", "--out")
+    check_output_folder(tmp_path, "--out")
+    check_output_folder(tmp_path / "missing" / "below", "--out")
+    with pytest.raises(BadInput, match="is a folder, not a regular file"):
+        check_output_file(tmp_path, "--out")
+
+
+def test_a_lone_surrogate_is_written_as_its_json_escape_and_reads_back(tmp_path: Path) -> None:
+    value = {"path": "pkg/\ud800.py"}  # what json.loads gives for a runner's "\ud800"
+    append_line_durably(tmp_path / "events.jsonl", json.dumps(value, ensure_ascii=False))
+    atomic_write_text(tmp_path / "one.json", json.dumps(value, ensure_ascii=False))
+    for name in ("events.jsonl", "one.json"):
+        raw = (tmp_path / name).read_bytes()
+        assert b"\\ud800" in raw
+        assert json.loads(raw.decode("utf-8")) == value
+    assert utf8("plain é") == "plain é".encode()

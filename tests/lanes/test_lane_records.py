@@ -77,6 +77,16 @@ def test_the_corpus_rebuilds_the_lane_turns_from_its_records(layout: StateLayout
     assert [turn.messages for turn in runs["rec-b"].turns] == second.requests[1:]
     assert any("repeated turn" in note for note in pool.notes)
     assert all(turn.tools for run in pool.runs for turn in run.turns)
+    # think time: from the reply before to the turn's first send, on the lane's monotonic clock
+    events = [json.loads(line) for line in (layout.lanes / "rec-a" / "events.jsonl").open()]
+    replies = [e["mono"] for e in events if e["event"] == "reply"]
+    sends = [e["mono"] for e in events if e["event"] == "turn"]
+    thinks = [turn.think_s for turn in runs["rec-a"].turns]
+    assert thinks == [
+        0.0,
+        *(send - reply for reply, send in zip(replies[:-1], sends[1:], strict=True)),
+    ]
+    assert all(think is not None and think >= 0 for think in thinks)
     corpus = build_corpus(pool, window=4096, segments_per_stratum=2, segment_turns=2)
     sent = [m for client in (first, second) for m in client.requests]
     assert corpus.turn_count > 0

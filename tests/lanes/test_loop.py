@@ -175,3 +175,24 @@ def test_bad_options_are_bad_input() -> None:
         LaneOptions(max_turns=0)
     with pytest.raises(BadInput):
         LaneOptions(retries=-1)
+
+
+@pytest.mark.parametrize(
+    ("tool", "path", "problem"),
+    [
+        ("read_file", "a\x00b", "holds a NUL character"),
+        ("list_dir", "pkg\x00", "holds a NUL character"),
+        ("read_file", "pkg/\ud800.py", "is not a valid file name"),
+        ("read_file", "pkg/" + "a" * 5000, "is longer than 4096 characters"),
+    ],
+    ids=["NUL", "NUL in list_dir", "lone surrogate", "too long"],
+)
+def test_a_path_no_file_can_have_is_a_tool_error_the_model_reads(
+    spec: LaneSpec, recorder: LaneRecorder, tool: str, path: str, problem: str
+) -> None:
+    outcome, client = lane(spec, recorder, [calls((tool, {"path": path})), answer()])
+    assert outcome.status == "answered"
+    reply = client.requests[1][-1]
+    assert reply["role"] == "tool"
+    assert reply["content"].startswith("error: the path ") and problem in reply["content"]
+    assert len(read_record(recorder.path).of_kind("tool")) == 1  # recorded, readable back

@@ -171,3 +171,37 @@ def test_a_missing_file_or_an_empty_glob_is_an_error() -> None:
         resolve_files(make_spec("a.py", "nope.py"), AVAILABLE)
     with pytest.raises(BadInput, match="no file in /repo matches 'docs/\\*.md'"):
         resolve_files(make_spec("docs/*.md"), AVAILABLE)
+
+
+@pytest.mark.parametrize(
+    "repository", ["/", "/etc", "/usr", "/bin", "/usr/lib/../lib", "/var/", "~", "/home"]
+)
+def test_a_system_folder_as_repository_is_refused(repository: str) -> None:
+    with pytest.raises(BadInput) as refused:
+        parse_spec(spec_with(repository=repository), base=Path("/elsewhere"))
+    message = str(refused.value)
+    assert message.startswith("spec: repository ") and "is the system folder" in message
+    assert "could read every file in it" in message
+    assert message.endswith("name a folder inside it, or set allow_system_folder = true")
+
+
+def test_a_link_to_the_root_is_refused_as_the_root(tmp_path: Path) -> None:
+    (tmp_path / "everything").symlink_to("/")
+    with pytest.raises(BadInput, match="is the system folder /,"):
+        parse_spec(spec_with(repository=str(tmp_path / "everything")), base=tmp_path)
+
+
+def test_allow_system_folder_lifts_the_refusal_but_never_for_the_kernel() -> None:
+    home = parse_spec(spec_with(repository="~", allow_system_folder=True), base=Path("/x"))
+    assert home.repository == Path.home()
+    for kernel in ("/proc", "/proc/self/cwd", "/sys/kernel", "/dev"):
+        with pytest.raises(BadInput, match=r"is the system folder /(proc|sys|dev), and") as no:
+            parse_spec(spec_with(repository=kernel, allow_system_folder=True), base=Path("/x"))
+        assert "allow_system_folder" not in str(no.value)
+    with pytest.raises(BadInput, match="'allow_system_folder' must be true or false"):
+        parse_spec(spec_with(allow_system_folder="yes"), base=Path("/x"))
+
+
+def test_a_folder_inside_a_system_folder_is_the_users_choice() -> None:
+    spec = parse_spec(spec_with(repository="/usr/src/project"), base=Path("/x"))
+    assert spec.repository == Path("/usr/src/project")

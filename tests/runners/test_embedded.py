@@ -106,6 +106,8 @@ def test_an_over_window_prompt_is_a_failed_turn_refused_over_window(
     assert turn.status == 400
     assert turn.error == REFUSED_OVER_WINDOW
     assert not turn.served
+    # the runner's own count of the refused prompt, from its refusal
+    assert turn.prompt_tokens is not None and turn.prompt_tokens > WINDOW
     for _ in range(50):  # the runner may flush its log line a moment after answering
         errors = [e for e in tail.new_events() if e.kind == "request_error"]
         if errors:
@@ -229,3 +231,29 @@ def test_a_light_install_without_xllamacpp_is_told_how_to_get_it() -> None:
         require_embedded(lambda name: None)
     assert "pip install 'vibey-gh[embedded]'" in str(refused.value)
     assert refused.value.exit_code == 2
+
+
+def test_a_busy_runner_leaves_soon_after_sigterm(tmp_path: Path) -> None:
+    """Deleting a busy server would wait for llama.cpp's batch in flight (15 s and more here);
+    the runner leaves by itself shortly after the signal instead."""
+    launch = RunnerLaunch(1, WINDOW, free_port(), "default", tmp_path / "runner.log", threads=2)
+    runner = EmbeddedRunner().start(launch)
+    try:
+        runner.wait_ready(180)
+        story = [{"role": "user", "content": "Write a very long story about a dragon."}]
+        long_answer = ChatSettings(WINDOW, max_tokens=400, temperature=0.0, seed=42, timeout_s=120)
+        worker = threading.Thread(target=runner.chat, args=(story, None, long_answer), daemon=True)
+        worker.start()
+        while "new prompt" not in launch.log_path.read_text(errors="replace"):
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert worker.is_alive(), "the answer ended before the stop: nothing was busy"
+        assert runner.pid is not None
+        child = psutil.Process(runner.pid)
+        child.terminate()
+        child.wait(timeout=30)  # generous: the point is that it goes by itself, not how fast
+        log = launch.log_path.read_text(errors="replace")
+        assert "embedded runner: SIGTERM, stopping" in log
+        assert "at once if llama.cpp is still busy" in log
+    finally:
+        runner.stop()

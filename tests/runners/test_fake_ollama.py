@@ -143,7 +143,9 @@ def test_without_stream_false_the_answer_is_streamed(ollama: str) -> None:
     answer = chat(ollama, body)
     assert answer.headers["content-type"] == "application/x-ndjson"
     lines = [json.loads(line) for line in answer.text.splitlines()]
-    assert len(lines) == 2 and lines[-1]["done"] is True
+    assert lines[-1]["done"] is True and lines[-1]["done_reason"] == "stop"
+    assert not any(line["done"] for line in lines[:-1])
+    assert "".join(line["message"]["content"] for line in lines) == "The answer."
     client = OllamaChatClient(ollama, MODEL)
     try:
         turn = client.chat(OPENAI_MESSAGES, None, SETTINGS)
@@ -182,3 +184,69 @@ def test_version_names_the_client_and_any_server_that_answers(tmp_path: Path) ->
         host = {**alone, "OLLAMA_HOST": url.removeprefix("http://")}
         said = subprocess.run([str(binary), "--version"], env=host, capture_output=True, text=True)
     assert said.stdout.strip() == "ollama version is 0.32.15"
+
+
+READ_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "parameters": {"type": "object", "properties": {"path": {}, "lines": {}}},
+        },
+    }
+]
+
+
+def test_a_streamed_tool_call_arrives_whole_in_a_chunk_of_its_own(ollama: str) -> None:
+    messages = [{"role": "user", "content": "call read_file"}]
+    body = chat_payload(MODEL, messages, READ_TOOL, SETTINGS)
+    body["stream"] = True
+    lines = [json.loads(line) for line in chat(ollama, body).text.splitlines()]
+    with_calls = [line for line in lines if line["message"].get("tool_calls")]
+    assert len(with_calls) == 1 and with_calls[0]["message"]["content"] == ""
+    call = with_calls[0]["message"]["tool_calls"][0]["function"]
+    assert call["arguments"] == {"lines": "x", "path": "x"}  # an object, never a string
+    assert lines[-1]["done"] is True and lines[-1]["eval_count"] == 9
+
+
+@pytest.mark.parametrize(
+    "messages,tools",
+    [
+        ([{"role": "user", "content": "call read_file"}], READ_TOOL),
+        ([{"role": "user", "content": "what is in a.py?"}], READ_TOOL),
+        (OPENAI_MESSAGES, None),
+    ],
+)
+def test_streamed_and_unstreamed_answers_of_a_turn_agree(
+    ollama: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> None:
+    client = OllamaChatClient(ollama, MODEL)
+    try:
+        whole = client.chat(messages, tools, SETTINGS)
+        parts = client.chat(messages, tools, ChatSettings(window=4096, max_tokens=16, stream=True))
+    finally:
+        client.close()
+    assert whole.served and parts.served, parts.error
+    assert (parts.text, parts.tool_calls, parts.finish_reason) == (
+        whole.text,
+        whole.tool_calls,
+        whole.finish_reason,
+    )
+    assert (parts.prompt_tokens, parts.output_tokens) == (whole.prompt_tokens, whole.output_tokens)
+    assert parts.streamed and parts.first_token is not None and parts.last_token is not None
+    assert parts.started < parts.first_token <= parts.last_token <= parts.ended
+    assert parts.token_chunks == (1 if whole.tool_calls else len(whole.text.split()))
+
+
+def test_an_error_after_the_stream_began_fails_the_turn() -> None:
+    from vibey_gh.runners.ollama import OllamaChunks
+
+    chunks = OllamaChunks()
+    assert chunks.take({"message": {"role": "assistant", "content": "The "}, "done": False})
+    assert not chunks.take({"error": "model runner has unexpectedly stopped"})
+    result = chunks.result(200, 0.0, 1.0)
+    assert not result.served
+    assert result.error == "error in answer: model runner has unexpectedly stopped"
+    cut = OllamaChunks()
+    cut.take({"message": {"role": "assistant", "content": "The "}, "done": False})
+    assert cut.result(200, 0.0, 1.0).error == "the stream ended without its done line"

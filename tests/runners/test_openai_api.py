@@ -163,3 +163,19 @@ def test_non_json_error_body_is_kept_as_text() -> None:
 
     turn = client_with(handler).chat(MESSAGES, None, SETTINGS)
     assert turn.error == "http 502: Bad Gateway"
+
+
+def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None:
+    from vibey_gh.runners.openai_api import cached_prompt_tokens, parse_chat_completion
+
+    both = {
+        "choices": [{"finish_reason": "stop", "message": {"content": "hi"}}],
+        "usage": {"prompt_tokens": 235, "prompt_tokens_details": {"cached_tokens": 225}},
+        "timings": {"cache_n": 225, "prompt_n": 10},
+    }
+    assert parse_chat_completion(200, both, 0.0, 1.0).cached_tokens == 225
+    assert cached_prompt_tokens({"timings": {"cache_n": 7}}) == 7
+    assert cached_prompt_tokens({"usage": {"prompt_tokens": 3}}) is None
+    plain = parse_chat_completion(200, {**both, "usage": {}, "timings": {}}, 0.0, 1.0)
+    assert plain.cached_tokens is None
+    assert "cached_tokens" not in plain.to_json()

@@ -120,3 +120,73 @@ def test_each_node_has_its_own_lock_in_a_shared_state_dir(tmp_path: Path) -> Non
     assert node_a.name == "model-node-a.lock"
     assert node_b.name == "model-node_b.lock"
     assert model_lock_path(layout, {}).name.startswith("model-")
+
+
+def outside_folder(tmp_path: Path) -> Path:
+    """A folder outside the state dir, opened up as /etc or a home folder would be."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o755)
+    (outside / "precious").write_text("keep me\n")
+    return outside
+
+
+def untouched(outside: Path) -> bool:
+    return (
+        sorted(p.name for p in outside.iterdir()) == ["precious"]
+        and (outside / "precious").read_text() == "keep me\n"
+        and stat.S_IMODE(outside.stat().st_mode) == 0o755
+    )
+
+
+def test_a_lock_file_that_is_a_link_is_never_followed(layout: StateLayout, tmp_path: Path) -> None:
+    outside = outside_folder(tmp_path)
+    lock = model_lock_path(layout)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.symlink_to(outside / "precious")
+    with pytest.raises(Refused, match="is a link or not a regular file; locks are never taken"):
+        take(layout)
+    (lock.parent / "dangling.lock").symlink_to(outside / "made-through-a-link")
+    from vibey_gh.storm.lock import file_lock
+
+    with (
+        pytest.raises(Refused, match="is a link"),
+        file_lock(lock.parent / "dangling.lock", exclusive=True, wait=False, role="test"),
+    ):
+        pass
+    assert untouched(outside)
+
+
+def test_a_locks_folder_that_is_a_link_is_never_followed(
+    layout: StateLayout, tmp_path: Path
+) -> None:
+    outside = outside_folder(tmp_path)
+    locks = model_lock_path(layout).parent
+    if locks.is_dir():
+        locks.rmdir()  # made empty with the layout
+    locks.parent.mkdir(parents=True, exist_ok=True)
+    locks.symlink_to(outside)
+    with pytest.raises(Refused, match=r"the lock folder .* is a link or not a regular folder"):
+        take(layout)
+    assert untouched(outside)  # nothing made there, and its mode not tightened to 0700
+
+
+def test_a_holders_folder_that_is_a_link_is_never_written_through(
+    layout: StateLayout, tmp_path: Path
+) -> None:
+    outside = outside_folder(tmp_path)
+    lock = model_lock_path(layout)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.with_name(lock.stem + ".holders").symlink_to(outside)
+    with pytest.raises(Refused, match="holders folder .* is a link"):
+        take(layout)
+    assert untouched(outside)
+    assert model_lock_holders(layout) == []
+
+
+def test_a_fifo_in_place_of_the_lock_is_refused_without_blocking(layout: StateLayout) -> None:
+    lock = model_lock_path(layout)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(lock)
+    with pytest.raises(Refused, match="not a regular file"):
+        take(layout)

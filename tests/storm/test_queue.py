@@ -112,3 +112,9 @@ def test_recovery_reunites_a_claim_left_behind(queue: StormQueue, tmp_path: Path
 def test_a_missing_queue_folder_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="no such queue folder"):
         StormQueue(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("root", ["/proc", "/proc/self/cwd", "/sys", "/dev/shm"])
+def test_a_queue_in_a_kernel_file_system_is_refused(root: str) -> None:
+    with pytest.raises(BadInput, match=r"^queue folder .* is in /(proc|sys|dev), the kernel's"):
+        StormQueue(Path(root))

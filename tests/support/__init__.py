@@ -9,6 +9,8 @@
 - `processes`: `alive` and `gone`, whether a started process still runs.
 - `clocks`: `ManualClock`, a clock that moves only when slept on.
 - `slot_builders`: turn results, step records and hypothesis strategies for the judging rules.
+- `latency`: streamed turn results and steps with chosen TTFT and ITL (`streamed`, `timed`,
+  `latency_sweep`).
 - `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
 - `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse),

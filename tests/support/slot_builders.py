@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
@@ -68,17 +69,7 @@ def make_step(
     turns = []
     for i, result in enumerate(answers):
         start = duration * i / count
-        stretched = TurnResult(
-            result.status,
-            result.finish_reason,
-            result.prompt_tokens,
-            result.output_tokens,
-            result.text,
-            result.tool_calls,
-            start,
-            start + duration / count,
-            result.error,
-        )
+        stretched = dataclasses.replace(result, started=start, ended=start + duration / count)
         turns.append(TurnRecord(f"t{i}", f"s{i // 3}", i % slots, stretched))
     timeline = (
         (0.0, int(wired_gb * GB), int(wired_gb * GB), 0.5, 0, 0, None, None),
@@ -116,3 +107,47 @@ def same_answers(n: int = 10) -> list[TurnResult]:
         answer("plain") if i % 2 else answer(tools=[("read_file", {"path": f"f{i}.py"})])
         for i in range(n)
     ]
+
+
+def runs_loop(
+    slots: int,
+    runs: int,
+    *,
+    turns_per_run: int = 2,
+    turn_s: float = 1.0,
+    think_s: float = 0.0,
+    index: int = 2,
+    failed: frozenset[tuple[int, int]] = frozenset(),
+    shape: str = "runs",
+) -> StepRecord:
+    """`slots` workers, each replaying `runs` runs of `turns_per_run` turns back to back, with
+    `think_s` before every turn; (worker, run) pairs in `failed` have their last turn fail."""
+    turns: list[TurnRecord] = []
+    for worker in range(slots):
+        clock = 0.0
+        for run in range(runs):
+            run_id = f"r{(run + worker) % 7}"
+            for turn in range(turns_per_run):
+                clock += think_s
+                last = turn == turns_per_run - 1
+                status = 500 if last and (worker, run) in failed else 200
+                result = answer("plain", status=status, started=clock, ended=clock + turn_s)
+                segment = f"{run_id}#0-{turns_per_run - 1}"
+                turns.append(TurnRecord(f"{run_id}#{turn}", segment, worker, result, think_s, last))
+                clock += turn_s
+    turns.sort(key=lambda t: t.result.ended)
+    return StepRecord(
+        index=index,
+        slots=slots,
+        window=4096,
+        attempt=1,
+        started_at=0.0,
+        ended_at=1.0,
+        load_seconds=None,
+        turns=tuple(turns),
+        timeline=((0.0, 4 * GB, 4 * GB, 0.5, 0, 0), (100.0, 4 * GB, 4 * GB, 0.5, 0, 0)),
+        memory_budget_bytes=24 * GB,
+        corpus_turns=14,
+        measurement={"why_ended": "test"},
+        shape=shape,
+    )

@@ -55,7 +55,10 @@ def allowed(
 
     --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
     vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the
-    fingerprint, runner, model and window. A missing --textfile folder is bad input (exit 2).
+    fingerprint, runner, model and window. A missing --textfile folder, a path in /proc, /sys
+    or /dev, or something other than a regular file in the way is bad input (exit 2), found
+    before anything else; a file system that refuses the write (read-only, full) is a warning
+    on stderr naming the file, and the answer is still printed (exit 0).
 
     \b
     Examples:
@@ -69,12 +72,14 @@ def allowed(
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     chosen = "json" if as_json else (output_format or "text")
     if chosen == "openmetrics" or textfile is not None:
-        answer, labels = _answer_with_labels(model, window)
-        from ..slots.gate.openmetrics import openmetrics_text, write_textfile
+        from ..slots.gate.openmetrics import check_textfile, openmetrics_text
 
+        if textfile is not None:
+            check_textfile(textfile)
+        answer, labels = _answer_with_labels(model, window)
         metrics = openmetrics_text(answer, labels)
         if textfile is not None:
-            write_textfile(textfile, metrics)
+            _write_textfile_or_warn(textfile, metrics)
     else:
         answer = collaborators().answer_allowed(model, window)
     if chosen == "json":
@@ -83,6 +88,21 @@ def allowed(
         click.echo(metrics, nl=False)
     else:
         click.echo(answer.line())
+
+
+def _write_textfile_or_warn(path: Path, metrics: str) -> None:
+    """A file system that refuses the gauges (read-only, full) is a warning: the answer is
+    printed and the exit code stays 0, because scripts gate their runs on it."""
+    from ..slots.gate.openmetrics import write_textfile
+
+    try:
+        write_textfile(path, metrics)
+    except OSError as exc:
+        click.echo(
+            f"warning: --textfile {path} was not written ({exc.strerror or exc}); "
+            "the answer is unaffected",
+            err=True,
+        )
 
 
 def _answer_with_labels(

@@ -144,6 +144,24 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     help="Port of the calibration runner (default: config calibration_port, 11435).",
 )
 @click.option(
+    "--think-time",
+    metavar="recorded|none|SECONDS",
+    help="Wait before each turn, as a lane runs its tools: each turn's recorded think time, "
+    "none (back to back), or a fixed number of seconds (default: config; recorded when the "
+    "corpus holds think times, else none).",
+)
+@click.option(
+    "--think-cap",
+    metavar="SECONDS",
+    help="Cut longer recorded think times to this (default: config, 60).",
+)
+@click.option(
+    "--split-window",
+    is_flag=True,
+    help="What-if: replay the corpus at a smaller window (default half the corpus's); deeper "
+    "turns are sent and counted as refused, never cut. Written to --out only, never evidence.",
+)
+@click.option(
     "--no-early-verdicts",
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
@@ -171,6 +189,9 @@ def calibrate(
     port: int | None,
     min_step_seconds: float | None,
     max_step_seconds: float | None,
+    think_time: str | None,
+    think_cap: str | None,
+    split_window: bool,
     as_json: bool,
 ) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
@@ -185,11 +206,17 @@ def calibrate(
     options that change how a step is measured are named and need --restart). `--demo
     --runner simulated` shows a whole sweep in about a minute without a model.
 
+    Before each turn a worker waits as the lane ran its tools (--think-time, --think-cap). A
+    corpus of whole runs is decided on runs per hour, one of segments on turns per hour.
+
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
     binary of another version than production's is refused before the first step, unless
     --out is given (the sweep then goes there only). --wait-idle waits for production to
-    unload its models, before the first step and before each re-measure.
+    unload its models, before the first step and before each re-measure. An --out folder in
+    /proc, /sys or /dev, or a path that exists and is not a folder, is refused before anything
+    else (exit 2). SIGTERM, SIGINT or SIGHUP stops the sweep within a few seconds, even while
+    the runner is reading a prompt or writing an answer.
 
     \b
     Examples:
@@ -201,6 +228,15 @@ def calibrate(
       vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
+      vibey-gh slots calibrate --corpus runs.json --think-time recorded --think-cap 120
+      vibey-gh slots calibrate --corpus runs.json --think-time 20     # what if tools took 20 s
+      vibey-gh slots calibrate --corpus corpus.json --split-window --slots 1,2 --out what-if
+
+    --split-window asks the question "two slots of half the window cost one full slot's KV
+    cache": the corpus, drawn for its own window, is replayed at half of it (or --window);
+    each step reports the turns served and refused, the shortest refused prompt by the
+    runner's count and the throughput of what it served. `slots compare` shows it beside the
+    full-window evidence.
     """
     from ..config import load_config
     from ..slots.measurement.calibrate import pending_request, run_calibration
@@ -209,6 +245,11 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    thinking = _think_overrides(think_time, think_cap)
+    if out_dir is not None:
+        from ..platforms.system_paths import check_output_folder
+
+        check_output_folder(out_dir, "--out")  # again, with writability, before the first step
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
     config = load_config()
@@ -231,17 +272,19 @@ def calibrate(
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        window = window or DEMO_WINDOW
+        corpus = demo_corpus(DEMO_WINDOW if split_window else window or DEMO_WINDOW)
+        window = window or (corpus.window // 2 if split_window else corpus.window)
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
-        corpus = demo_corpus(window)
     else:
         config = config.with_overrides(runner=runner, model=model)
-        window = window or config.window
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus_for(corpus_path)
-    config = config.with_overrides(window=window)
+        if split_window and window is None:
+            window = corpus.window // 2
+        window = window or config.window
+    config = config.with_overrides(window=window, **thinking)
     if port is not None:
         config = replace(config, calibration_port=port)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
@@ -260,6 +303,7 @@ def calibrate(
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
         restart=restart,
+        split_window=split_window,
     )
     env = parts.calibration_environment(config, None)
     progress = make_progress(live=stderr_is_terminal())
@@ -291,11 +335,15 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    after = what_allowed_answers_now(config, parts.decide_allowed)
+    # A what-if is never evidence: what `allowed` answers is not its business (and asking
+    # would file a calibration request as a side effect).
+    after = None if split_window else what_allowed_answers_now(config, parts.decide_allowed)
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
         return
-    if outcome.version_mismatch:
+    if split_window:
+        click.echo("a split-window what-if: written to --out only, never this device's evidence")
+    elif outcome.version_mismatch:
         click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
     elif not outcome.recorded:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
@@ -309,7 +357,7 @@ def calibrate(
     if outcome.evidence is not None:
         # a demo's fingerprint (its runner, window) need not be the config's: name it
         click.echo(f"see it:   vibey-gh slots show {outcome.fingerprint}")
-    for line in describe_after(after):
+    for line in describe_after(after) if after is not None else []:
         click.echo(line)
 
 
@@ -338,6 +386,23 @@ def describe_after(after: dict[str, Any]) -> list[str]:
         )
         lines.append(f"  {after['config_line']}")
     return lines
+
+
+def _think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
+    """The config changes --think-time and --think-cap ask for; bad values are bad input."""
+    from ..interfaces.think import check_think_cap, parse_think_time
+
+    changes: dict[str, Any] = {}
+    if think_time is not None:
+        mode, seconds = parse_think_time(think_time.strip())
+        changes["think_time"] = seconds if mode == "fixed" else mode
+    if think_cap is not None:
+        try:
+            cap: Any = float(think_cap)
+        except ValueError:
+            cap = think_cap
+        changes["think_cap"] = check_think_cap(cap)
+    return changes
 
 
 def _step_seconds(

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..errors import BadInput
+from ..platforms.system_paths import check_output_file
 from .common import collaborators, emit_json, json_option, library_errors
 
 
@@ -25,7 +27,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     Each SWEEP is a fingerprint (its evidence in the state dir) or an evidence file (one that
     `slots calibrate --out` wrote, or a colleague sent). Every sweep is re-judged against
     today's bounds. Good for two devices, two windows, or before and after an upgrade.
-    An unknown fingerprint or a damaged file is bad input (exit 2).
+    An unknown fingerprint or a damaged file is bad input (exit 2), and so is a --plot path in
+    /proc, /sys or /dev or one that exists and is not a regular file (refused first).
 
     \b
     Examples:
@@ -37,6 +40,8 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     from ..slots.report.compare import compare as compare_sweeps
     from ..slots.report.compare import write_overlaid_throughput
 
+    if plot_path is not None:
+        check_plot_target(plot_path)
     comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:
@@ -54,3 +59,9 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
         click.echo(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
     if plotted is not None:
         click.echo(f"plot: {plotted}")
+
+
+def check_plot_target(path: Path) -> None:
+    check_output_file(path, "--plot")
+    if not path.parent.is_dir():
+        raise BadInput(f"--plot {path}: no such folder {path.parent}")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..errors import BadInput
+from ..platforms.system_paths import check_output_file
 from .common import emit_json, json_option, library_errors, window_option
 
 _PATH = click.Path(path_type=Path)
@@ -32,10 +33,46 @@ _PATH = click.Path(path_type=Path)
     type=_PATH,
     help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
 )
+@click.option(
+    "--from-traces",
+    multiple=True,
+    type=_PATH,
+    help="Recorded agent trace (kv-cache-tester JSON), or a folder of them.",
+)
+@click.option(
+    "--fit",
+    type=click.Choice(["scale", "drop"]),
+    default="scale",
+    show_default=True,
+    help="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
+)
+@click.option(
+    "--from-sessions",
+    multiple=True,
+    type=_PATH,
+    help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
+)
+@click.option(
+    "--fill-window",
+    is_flag=True,
+    help="Let the deepest spec run read on until its last turn nearly fills --window.",
+)
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
-@click.option("--segments-per-stratum", type=int, default=None, help="Default 5 (demo 2).")
-@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2).")
+@click.option(
+    "--shape",
+    type=click.Choice(["runs", "segments"]),
+    default=None,
+    help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
+    "transcripts (their own tool time), segments from specs and --demo.",
+)
+@click.option(
+    "--segments-per-stratum",
+    type=int,
+    default=None,
+    help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
+)
+@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
 @click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
@@ -48,8 +85,13 @@ def corpus(
     from_my_lanes: bool,
     from_transcripts: tuple[Path, ...],
     from_chat_logs: tuple[Path, ...],
+    from_traces: tuple[Path, ...],
+    fit: str,
+    from_sessions: tuple[Path, ...],
+    fill_window: bool,
     demo: bool,
     window: int | None,
+    shape: str | None,
     segments_per_stratum: int | None,
     segment_turns: int | None,
     seed: int,
@@ -62,9 +104,19 @@ def corpus(
     A pool comes from lane specs (--specs, repeatable: each spec's plan, then one read_file
     turn per file at the spec's commit), from lane records (--from-lanes: the payloads the
     lanes sent) or from transcripts (--from-transcripts, or --from-chat-logs: JSON Lines of
-    OpenAI-style `messages` arrays, bare or under "messages"). The corpus takes
+    OpenAI-style `messages` arrays, bare or under "messages"), from recorded agent traces
+    (--from-traces: token counts and KV-block ids, replayed as stand-in text that shares
+    exactly the prefixes the trace shares; --fit scales or drops what is deeper than the
+    window) or from coding-agent session logs (--from-sessions: Codex CLI rollouts under
+    ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
+    with the tool time between turns). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
-    --window by estimate (characters ÷ 3). The same inputs give a byte-identical file.
+    --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
+    every turn in order, each run in the quarter of its deepest turn. The same inputs give a
+    byte-identical file.
+    An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
+    refused before anything is built (exit 2). A spec whose repository is a system folder, or
+    whose globs would take too long to match, is refused naming the spec (exit 2).
 
     \b
     Examples:
@@ -72,8 +124,11 @@ def corpus(
       vibey-gh slots corpus --specs lanes/specs --sample-specs 40 --seed 0 --out corpus.json
       vibey-gh slots corpus --from-my-lanes --out corpus.json
       vibey-gh slots corpus --from-lanes other-host/lanes --out corpus.json
+      vibey-gh slots corpus --specs lanes/specs --shape runs --out runs.json
       vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
       vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
+      vibey-gh slots corpus --from-traces traces/ --window 65536 --fit scale --out corpus.json
+      vibey-gh slots corpus --from-sessions ~/.codex/sessions --window 32768 --out corpus.json
       vibey-gh slots corpus --demo --out demo-corpus.json
       vibey-gh slots corpus --show corpus.json --json
     """
@@ -96,7 +151,7 @@ def corpus(
         from .common import collaborators
 
         from_lanes = (*from_lanes, collaborators().layout().lanes)
-    building = bool(specs or from_lanes or from_transcripts or demo)
+    building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
     if show is not None:
         if building or out is not None:
             raise BadInput("--show reads a corpus; it takes no inputs and no --out")
@@ -105,20 +160,31 @@ def corpus(
         return
     if not building:
         raise BadInput(
-            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts "
-            "or --demo "
+            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
+            "--from-traces, --from-sessions or --demo "
             "with --out FILE, or --show FILE"
         )
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
+    check_output_file(out, "--out")
+    if shape is None:
+        # recorded work replays whole, with its own tool time; specs and the demo have no
+        # timing and keep the decision record's segment method (see docs/decision.md)
+        recorded = from_lanes or from_transcripts or from_traces or from_sessions
+        shape = "runs" if recorded else "segments"
+    if shape == "runs" and segment_turns is not None:
+        raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
     if demo:
-        if specs or from_lanes or from_transcripts or sample_specs is not None:
+        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
+        if any(others) or sample_specs is not None:
             raise BadInput("--demo uses the shipped specs; give no other inputs")
         built = build_demo_corpus(
             window=_given(window, DEMO_WINDOW),
             segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
             segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
             seed=seed,
+            shape=shape,
+            fill_window=fill_window,
         )
     else:
         if window is None:
@@ -130,6 +196,11 @@ def corpus(
             sample_specs=sample_specs,
             from_lanes=from_lanes,
             from_transcripts=from_transcripts,
+            from_traces=from_traces,
+            from_sessions=from_sessions,
+            window=window,
+            fit=fit,
+            fill_window=fill_window,
             seed=seed,
         )
         built = build_corpus(
@@ -138,6 +209,7 @@ def corpus(
             segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
             segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
             seed=seed,
+            shape=shape,
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
@@ -158,17 +230,32 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"  pool sha256    {summary['pool_sha256']}  "
         f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
     )
+    units = (
+        f"{summary['segments']} whole run{'' if summary['segments'] == 1 else 's'}"
+        if summary["shape"] == "runs"
+        else f"{summary['segments']} segments of {summary['segment_turns']} turns"
+    )
     click.echo(
-        f"  window {summary['window']:,}, seed {summary['seed']}, "
-        f"{summary['segments']} segments of {summary['segment_turns']} turns "
+        f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
         f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
     )
+    if summary["timed_turns"]:
+        click.echo(
+            f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
+            f"{summary['think_s_total']:,.1f} s in all (replayed with --think-time recorded)"
+        )
+    else:
+        click.echo("  no think time recorded: replayed back to back unless --think-time says")
     if summary["dropped_over_window"]:
         dropped = summary["dropped_over_window"]
         click.echo(f"  dropped {dropped:,} pool turns deeper than the window")
     for commit in summary["commits"]:
         where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
         click.echo(f"  read {commit['repository']} at {where}")
+    from ..slots.report.corpus_profile import profile_lines
+
+    for line in profile_lines(summary["profile"]):
+        click.echo(f"  {line}")
     click.echo("  strata (by estimate):")
     for stratum in summary["strata_detail"]:
         short = (
@@ -176,6 +263,13 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
             if stratum["shortfall"]
             else ""
         )
-        click.echo(
-            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}{short}"
+        deepest = (
+            f"  deepest {stratum['deepest_estimate']:,} ({stratum['deepest_share']:.0%})"
+            if stratum["deepest_estimate"]
+            else ""
         )
+        click.echo(
+            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}"
+            f"{deepest}{short}"
+        )
+    click.echo(f"  deepest stratum: {summary['deepest_stratum']}")

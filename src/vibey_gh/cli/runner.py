@@ -13,6 +13,7 @@ import click
 from ..config import load_config
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch, RunningRunner
+from ..platforms.system_paths import check_output_file
 from ..runners.registry import RUNNER_NAMES, runner_kind
 from .common import (
     collaborators,
@@ -83,7 +84,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
 @click.option(
     "--log",
     "log_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Runner log file (default: under the state dir's runs/).",
 )
@@ -114,7 +115,10 @@ def serve(
     The simulated runner serves llama-server's API over the capacity model of
     [local_models.simulated] (knee, noise, seed, tokens_per_second) instead of a model.
     It binds 127.0.0.1 only, prints its URL and log path once the model is loaded, and stops its
-    whole process tree on exit. With --json the same facts are printed as one JSON object.
+    whole process tree on exit: the embedded runner within a few seconds even in the middle of
+    a prompt or an answer. With --json the same facts are printed as one JSON object. A --log
+    path in /proc, /sys or /dev, or one that exists and is not a regular file, is refused
+    (exit 2).
 
     \b
     Examples:
@@ -123,6 +127,8 @@ def serve(
       vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
+    if log_path is not None:
+        check_output_file(log_path, "--log")
     config = load_config()
     chosen = runner_kind(runner_name or config.runner)
     kind = chosen.name

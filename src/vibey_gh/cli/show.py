@@ -55,7 +55,7 @@ def show(
     output_format: str | None,
     as_json: bool,
 ) -> None:
-    """The evidence for this device: step table, verdicts, ideal N and report files.
+    """The evidence for this device: step table, latency, verdicts, ideal N and report files.
 
     Today's fingerprint is computed as `slots allowed` computes it (device, runner version,
     model digest, window); its evidence is re-judged against today's bounds. Evidence for
@@ -65,9 +65,16 @@ def show(
     fingerprint cannot be computed (the production runner does not answer), that is said and
     the evidence present is still listed.
 
+    Latency per step: p50 and p95 of time to first token (TTFT), inter-token latency (ITL) and
+    the whole turn, each p95 with its distribution-free interval; what the ideal N costs in
+    latency against one slot; and, for each latency bound set in [local_models.bounds]
+    (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
+
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when FINGERPRINT names evidence that does not exist or
-    cannot be read (or --format csv has no evidence to write); 2 for a malformed fingerprint.
+    cannot be read (or --format csv has no evidence to write); 2 for a malformed fingerprint,
+    or an --html path in /proc, /sys or /dev or one that exists and is not a regular file
+    (refused before anything is read).
 
     \b
     Examples:
@@ -84,6 +91,8 @@ def show(
     if fingerprint_argument and fingerprint and fingerprint_argument != fingerprint:
         raise BadInput("give the fingerprint once: as FINGERPRINT or as --fingerprint")
     chosen = _format_of(output_format, as_json)
+    if html_path is not None:
+        check_html_target(html_path)
     answer = gather_show(
         fingerprint_argument or fingerprint,
         write=write_report,
@@ -121,6 +130,15 @@ def _csv_text(answer: ShowAnswer) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def check_html_target(path: Path) -> None:
+    from ..errors import BadInput
+    from ..platforms.system_paths import check_output_file
+
+    check_output_file(path, "--html")
+    if not path.parent.is_dir():
+        raise BadInput(f"--html {path}: no such folder {path.parent}")
 
 
 def _write_html(answer: ShowAnswer, path: Path) -> Path:
@@ -182,7 +200,7 @@ def _render_shown(
 ) -> None:
     from ..slots.judging.judge import gain_range
     from ..slots.judging.reported import describe as describe_reported
-    from ..slots.report.step_table import inconclusive_sentence, markdown_table
+    from ..slots.report.step_table import columns_for, inconclusive_sentence, markdown_table
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
@@ -194,7 +212,7 @@ def _render_shown(
     if shown.differences:
         out("differs from today: " + ", ".join(shown.differences))
     if markdown:
-        out(markdown_table(shown.rows), markup=False)
+        out(markdown_table(shown.rows, columns_for(shown.judgement)), markup=False)
     else:
         from ..slots.report.step_table import step_views
         from .step_table_view import fitting_table, left_out_line
@@ -228,7 +246,9 @@ def _render_shown(
         out("runner reported at start-up:")
         for name, step in zip(names, shown.evidence.steps, strict=True):
             out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
+    out(f"decided on {shown.judgement.figures.decided_by}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
+    _render_latency(shown, console)
     out("files:")
     for path in shown.files:
         out(f"  {path}", markup=False)
@@ -238,3 +258,21 @@ def _render_shown(
             f"{shown.evidence.fingerprint} --report` writes it)",
             markup=False,
         )
+
+
+def _render_latency(shown: ShownEvidence, console: Console) -> None:
+    """The latency table and what it says about the ideal N and the latency bounds."""
+    from ..slots.report.latency_table import latency_step_lines
+
+    if not any(v.latency for v in shown.judgement.verdicts):
+        return
+    confidence = shown.bounds.confidence
+    console.print(
+        f"latency, p50 / p95 (the p95's distribution-free interval at {confidence:.0%}):",
+        markup=False,
+    )
+    names = [row[0] for row in shown.rows]
+    for line in latency_step_lines(shown.judgement, confidence, names):
+        console.print(line, markup=False)
+    for line in shown.latency_lines:
+        console.print(line, markup=False)

@@ -24,6 +24,18 @@ class Bounds:
     # how sure an interval is: a step qualifies when its gain interval at this confidence
     # clears min_gain (design §5 "Steady state and confidence")
     confidence: float = 0.90
+    # latency objectives, off (None) unless the operator sets them: a step's p95 time to first
+    # token and inter-token latency in seconds, and its p95 turn latency as a multiple of the
+    # better one-slot run's (see slots.judging.latency_figures)
+    ttft_p95_seconds: float | None = None
+    itl_p95_seconds: float | None = None
+    latency_factor: float | None = None
+
+    @property
+    def latency_bounds(self) -> dict[str, float]:
+        """The latency bounds that are set, by key."""
+        keys = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
+        return {k: v for k in keys if (v := getattr(self, k)) is not None}
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -66,13 +66,18 @@ class HostMemorySampler(Protocol):
 
 @dataclass(frozen=True)
 class ChatSettings:
-    """Deterministic request settings (design §5). `window` is the per-slot context."""
+    """Deterministic request settings (design §5). `window` is the per-slot context.
+
+    stream: ask for the answer as a stream and reassemble it, recording when its tokens came
+    (a calibration's turns); a runner that answers otherwise fails the turn, naming itself.
+    """
 
     window: int
     max_tokens: int = 768
     temperature: float = 0.0
     seed: int = 42
     timeout_s: float = 600.0
+    stream: bool = False
 
 
 @dataclass(frozen=True)

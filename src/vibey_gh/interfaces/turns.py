@@ -29,8 +29,15 @@ class TurnResult:
       text: the answer text ("" for a pure tool call or a failure).
       tool_calls: the tool calls, in order.
       started / ended: monotonic seconds around the request.
+      cached_tokens: prompt tokens the runner took from its prompt cache (a prefix it already
+        held), None when it does not say.
       error: why the turn failed (None when served), e.g. "refused: over window",
         "http 500: error parsing tool call", "no done reason", "timeout after 600s".
+      streamed: the answer came as a stream and was reassembled; the three fields below are
+        recorded only then (a turn recorded unstreamed has no token timing).
+      first_token / last_token: monotonic seconds when the first and the last chunk carrying
+        answer text or a tool call arrived (None when none did).
+      token_chunks: how many chunks carried answer text or a tool call.
     """
 
     status: int | None
@@ -42,6 +49,11 @@ class TurnResult:
     started: float
     ended: float
     error: str | None = None
+    cached_tokens: int | None = None
+    streamed: bool = False
+    first_token: float | None = None
+    last_token: float | None = None
+    token_chunks: int = 0
 
     @property
     def served(self) -> bool:
@@ -52,7 +64,7 @@ class TurnResult:
         return self.ended - self.started
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "status": self.status,
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
@@ -62,7 +74,15 @@ class TurnResult:
             "started": self.started,
             "ended": self.ended,
             "error": self.error,
+            # left out when unknown: results recorded before the field keep their bytes
+            **({"cached_tokens": self.cached_tokens} if self.cached_tokens is not None else {}),
         }
+        if self.streamed:
+            data["streamed"] = True
+            data["first_token"] = self.first_token
+            data["last_token"] = self.last_token
+            data["token_chunks"] = self.token_chunks
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnResult:
@@ -77,6 +97,15 @@ class TurnResult:
                 for c in data.get("tool_calls") or []
             ),
             started=float(data["started"]),
+            cached_tokens=data.get("cached_tokens"),
             ended=float(data["ended"]),
             error=data.get("error"),
+            streamed=bool(data.get("streamed", False)),
+            first_token=_optional_float(data.get("first_token")),
+            last_token=_optional_float(data.get("last_token")),
+            token_chunks=int(data.get("token_chunks") or 0),
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

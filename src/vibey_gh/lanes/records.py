@@ -21,7 +21,9 @@ Events (every line has "event", "run_id", "t" = epoch seconds and "mono" = monot
      "tool_calls": 2, "refused_tools": 0, "error": null, "duration_s": ...}
 
 "turn" events are the shape `slots corpus --from-lanes` reads (see `slots.corpus.pool`): a retried
-request is a second "turn" event with the same index, which the pool counts and skips.
+request is a second "turn" event with the same index, which the pool counts and skips. The
+"mono" of a "reply" and of the next "turn" give that turn's think time — the time the lane
+spent in its tools between them (`slots.corpus.think_time`).
 End statuses: "answered" (a plain answer), "max_turns" (no answer within the limit), "failed"
 (a turn the runner did not serve, or malformed tool calls past the retries) and "interrupted"
 (stopped on request between turns).

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .tools import LIST_DIR, READ_FILE, WorkingTree, normalize_path, run_tool
+from .tools import LIST_DIR, READ_FILE, WorkingTree, normalize_path, path_problem, run_tool
 
 # Far above anything a lane should read (results are cut at TOOL_RESULT_CHAR_CAP anyway); a
 # cap keeps one huge file from filling the storm's memory before it is cut.
@@ -131,8 +131,8 @@ class ToolExecutor:
         if name not in PATH_TOOLS:
             return None
         path = arguments.get("path", "." if name == LIST_DIR else None)
-        if not isinstance(path, str):
-            return None  # run_tool words a missing or mistyped path itself
+        if not isinstance(path, str) or path_problem(path) is not None:
+            return None  # run_tool words a missing, mistyped or impossible path itself
         relative = normalize_path(path)
         if relative is None or not self.tree.inside(relative):
             return f"error: {path!r} is outside the repository"

@@ -1,6 +1,7 @@
 """Lane specs: what one lane is asked to do, in a small TOML file.
 
-Format (every key required except `commit`; any other key is an error)::
+Format (every key required except `commit` and `allow_system_folder`; any other key is an
+error)::
 
     id = "state-layout"                 # letters, digits, '.', '_' or '-'; unique in a pool
     title = "Where the tool keeps its files"
@@ -8,11 +9,19 @@ Format (every key required except `commit`; any other key is an error)::
     repository = "../.."                # folder to read; relative to this file, or absolute
     files = ["state.py", "files.py", "cli/*.py"]   # paths or globs, in reading order
     commit = "HEAD"                     # optional: any git revision (default HEAD)
+    allow_system_folder = false         # optional: see below
 
 `files` are relative to `repository`, never absolute and never through `..`. A glob uses `*`
 and `?` (not crossing `/`), `**` (any depth) and `[...]`; its matches are read in sorted order
 after the files before it, and a file named twice is read once. A path or glob that matches
-nothing is an error: a spec that silently reads less would measure less.
+nothing is an error: a spec that silently reads less would measure less. Matching is bounded
+(`lanes.globs`): a spec whose globs would take too long is refused, saying so.
+
+A `repository` that is a system folder — the root, an operating system folder (/etc, /usr,
+/bin, …), the home folder itself, or anything in /proc, /sys or /dev — is refused: the lane's
+model may read any file of its repository, and there that is every file the user can read.
+`allow_system_folder = true` lifts the refusal for the folders a user could mean on purpose
+(a dotfiles repository in the home folder, say); the kernel file systems stay refused.
 """
 
 from __future__ import annotations
@@ -27,8 +36,11 @@ from typing import Any
 
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
+from ..platforms.system_paths import kernel_filesystem_of, system_folder_of
+from .globs import Glob, MatchBudget
+from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
 
-SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit")
+SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit", "allow_system_folder")
 REQUIRED_KEYS = ("id", "title", "task", "repository", "files")
 SPEC_SUFFIX = ".toml"
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
@@ -79,6 +91,10 @@ def parse_spec(raw: dict[str, Any], *, base: Path, source: Path | None = None) -
     repository = Path(_text(raw, "repository", where)).expanduser()
     if not repository.is_absolute():
         repository = base / repository
+    allow_system = raw.get("allow_system_folder", False)
+    if not isinstance(allow_system, bool):
+        raise BadInput(f"{where}: 'allow_system_folder' must be true or false")
+    _refuse_system_folder(repository, where, allowed=allow_system)
     return LaneSpec(
         id=spec_id,
         title=_text(raw, "title", where),
@@ -134,8 +150,10 @@ def load_specs(paths: Iterable[Path]) -> list[LaneSpec]:
 
 def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
     """The spec's files in reading order, globs expanded against `available` (relative POSIX
-    paths of every file in the repository at the commit read)."""
+    paths of every file in the repository at the commit read). The globs' matching shares one
+    budget (`lanes.globs`): a spec that would take too long is refused, saying so."""
     present = set(available)
+    budget = MatchBudget(spec.where)
     ordered: dict[str, None] = {}
     for pattern in spec.files:
         if _GLOB_CHARS.isdisjoint(pattern):
@@ -143,8 +161,7 @@ def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
                 raise BadInput(f"{spec.where}: file not found in {spec.repository}: {pattern}")
             ordered.setdefault(pattern, None)
             continue
-        regex = glob_regex(pattern)
-        matches = sorted(path for path in available if regex.match(path))
+        matches = sorted(Glob(pattern).matching(available, budget))
         if not matches:
             raise BadInput(f"{spec.where}: no file in {spec.repository} matches {pattern!r}")
         for path in matches:
@@ -152,34 +169,16 @@ def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
     return list(ordered)
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """The regular expression for one glob (the syntax is in the module docstring)."""
-    parts: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            parts.append("(?:[^/]+/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1 : end]
-            negate = body.startswith("!")
-            body = body[1:] if negate else body
-            parts.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        else:
-            parts.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(parts) + r"\Z")
+def _refuse_system_folder(repository: Path, where: str, *, allowed: bool) -> None:
+    kernel = kernel_filesystem_of(repository)
+    system = kernel or system_folder_of(repository)
+    if system is None or (allowed and kernel is None):
+        return
+    lift = "" if kernel else "; name a folder inside it, or set allow_system_folder = true"
+    raise BadInput(
+        f"{where}: repository {repository} is the system folder {system}, and the lane's model "
+        f"could read every file in it{lift}"
+    )
 
 
 def _text(raw: dict[str, Any], key: str, where: str) -> str:

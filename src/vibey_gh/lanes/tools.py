@@ -30,6 +30,7 @@ TOOL_RESULT_CHAR_CAP = 12_000
 TRUNCATION_MARKER = "\n[truncated: {cut:,} of {total:,} characters not shown]"
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__"})
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux; macOS's is shorter
 
 READ_FILE = "read_file"
 LIST_DIR = "list_dir"
@@ -140,6 +141,23 @@ def truncate_tool_result(text: str, cap: int = TOOL_RESULT_CHAR_CAP) -> str:
     return text[:cap] + TRUNCATION_MARKER.format(cut=len(text) - cap, total=len(text))
 
 
+def path_problem(path: str) -> str | None:
+    """The tool error for a path no file can have, or None: a NUL character, a character the
+    file system cannot encode (a lone surrogate), or more than MAX_PATH_CHARS characters. The
+    operating system would raise ValueError or UnicodeEncodeError for these, not "no such
+    file"."""
+    shown = repr(path[:80]) + ("…" if len(path) > 80 else "")
+    if "\x00" in path:
+        return f"error: the path {shown} holds a NUL character, which no file name can"
+    if len(path) > MAX_PATH_CHARS:
+        return f"error: the path {shown} is longer than {MAX_PATH_CHARS} characters"
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        return f"error: the path {shown} is not a valid file name"
+    return None
+
+
 def run_tool(name: str, arguments: Mapping[str, Any] | str, tree: SourceTree) -> str:
     """Run one tool call against `tree` and return the (truncated) result text.
 
@@ -152,6 +170,9 @@ def run_tool(name: str, arguments: Mapping[str, Any] | str, tree: SourceTree) ->
         path, offset, limit = args.get("path"), args.get("offset"), args.get("limit")
         if not isinstance(path, str):
             return "error: read_file needs a 'path' string"
+        problem = path_problem(path)
+        if problem is not None:
+            return problem
         for label, value in (("offset", offset), ("limit", limit)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 return f"error: read_file '{label}' must be a whole number"
@@ -160,7 +181,7 @@ def run_tool(name: str, arguments: Mapping[str, Any] | str, tree: SourceTree) ->
         path = args.get("path", ".")
         if not isinstance(path, str):
             return "error: list_dir needs a 'path' string"
-        return list_dir(tree, path)
+        return path_problem(path) or list_dir(tree, path)
     return f"error: no tool named {name!r} (the tools are {READ_FILE} and {LIST_DIR})"
 
 

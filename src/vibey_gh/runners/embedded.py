@@ -5,11 +5,20 @@ serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT, or until
 that started it is gone. It runs as a child so it is sampled, logged and killed exactly like
 llama-server or Ollama. xllamacpp is imported only in that child: the parent never pays for
 loading llama.cpp.
+
+A stop is prompt even while llama.cpp is busy. Deleting the server joins llama.cpp's main loop,
+which first finishes the batch in flight (half a minute for a long prompt on two cores), and
+does so holding the GIL, so no Python thread could cut it short. A watchdog that needs no GIL
+(faulthandler's) therefore ends the process SHUTDOWN_GRACE_S after the stop if the clean
+shutdown has not finished: an idle server still shuts down cleanly ("main loop exited" in the
+log, exit 0), a busy one leaves at once (exit 1, with where it waited in the log). The kernel
+frees the port and the memory either way.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 from pathlib import Path
@@ -31,6 +40,11 @@ KIND = "embedded"
 # scanner reads; at 3 only the server's own slot lines appear.
 LOG_VERBOSITY = 4
 PARENT_CHECK_S = 1.0
+# An idle server shuts down in about 0.1 s; a busy one would take as long as its batch.
+SHUTDOWN_GRACE_S = 1.0
+# What the parent waits after SIGTERM before SIGKILL: the child is ours and leaves by itself
+# within SHUTDOWN_GRACE_S, so this only bounds a child that is wedged.
+STOP_GRACE_S = 2.5
 
 
 def child_argv(model_path: Path, launch: RunnerLaunch) -> list[str]:
@@ -82,6 +96,7 @@ class EmbeddedRunner:
             model_path=model_path,
             version=lambda _url: embedded_version(),
             state=self._state,
+            stop_grace_s=STOP_GRACE_S,
             clock=self._clock,
         )
 
@@ -172,8 +187,21 @@ def _serve_until_stopped(args: argparse.Namespace, stop: StopSignals) -> int:
         flush=True,
     )
     wait_until_stopped(stop, parent, "embedded runner", PARENT_CHECK_S)
-    del server  # joins llama.cpp's threads: the port is free once we exit
+    _leave_at_once_after(SHUTDOWN_GRACE_S)
+    del server  # joins llama.cpp's threads, unless the watchdog ends the process first
+    faulthandler.cancel_dump_traceback_later()
     return 0
+
+
+def _leave_at_once_after(grace_s: float) -> None:
+    """Arm a watchdog thread that needs no GIL: `grace_s` from now it writes where each thread
+    waits to the log and ends the process (exit 1)."""
+    print(
+        f"embedded runner: shutting down (at once if llama.cpp is still busy after {grace_s:g} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    faulthandler.dump_traceback_later(grace_s, exit=True, file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,7 @@ class _LlamaCppFamily:
     def chat_client(self, base_url: str, model: str) -> ChatClient:
         from .openai_api import OpenAIChatClient
 
-        return OpenAIChatClient(base_url)
+        return OpenAIChatClient(base_url, runner_name=self.name)
 
     def model_file_bytes(self, config: LocalModels) -> int | None:
         from ..errors import RunnerNotFound

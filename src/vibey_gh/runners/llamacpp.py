@@ -19,7 +19,7 @@ from ..state import StateLayout
 from .cancel import cancel_connections_to
 from .digest import gguf_digest
 from .openai_api import OpenAIChatClient
-from .process import LOOPBACK, ChildProcess
+from .process import LOOPBACK, STOP_GRACE_S, ChildProcess
 
 HEALTH_PATH = "/health"
 
@@ -42,6 +42,7 @@ class LlamaCppServer:
         state: StateLayout | None = None,
         clock: Clock = SYSTEM_CLOCK,
         transport: httpx.BaseTransport | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
     ) -> None:
         self.kind = kind
         self.base_url = f"http://{LOOPBACK}:{port}"
@@ -52,9 +53,12 @@ class LlamaCppServer:
         self._version = version
         self._state = state
         self._clock = clock
-        self._chat = OpenAIChatClient(self.base_url, transport=transport, monotonic=clock.monotonic)
+        self._chat = OpenAIChatClient(
+            self.base_url, transport=transport, monotonic=clock.monotonic, runner_name=kind
+        )
         self._probe = httpx.Client(transport=transport, trust_env=False, timeout=1.0)
         self._ready_s: float | None = None
+        self._stop_grace_s = stop_grace_s
 
     @property
     def pid(self) -> int | None:
@@ -111,4 +115,4 @@ class LlamaCppServer:
             self._chat.close()
             self._probe.close()
         finally:
-            self._child.stop()
+            self._child.stop(self._stop_grace_s)

@@ -10,7 +10,15 @@ the same num_ctx every time (a different one would reload the model mid-step).
 production client both send through it. Callers keep messages in OpenAI format (what the corpus
 and lane records hold); it sends Ollama's own (runners.md §4): tool-call `arguments` as JSON
 objects — Ollama's Go type refuses a string with HTTP 400 — a tool result's name as `tool_name`,
-`stream: false` (Ollama streams when it is omitted) and integer options as integers.
+`stream` always said (Ollama streams when it is omitted) and integer options as integers.
+
+Streamed (a calibration's turns), Ollama answers NDJSON (`application/x-ndjson`), one
+`api.ChatResponse` a line (server/routes.go ChatHandler). Its tool parser holds text back until
+it can tell a tool call from an answer, so a tool call arrives whole, arguments as an object,
+in one chunk; text comes in `message.content` pieces; chunks with nothing in them are not sent,
+except the last, which has `done: true`, `done_reason` and the counts. The unstreamed answer is
+exactly the concatenated content and every chunk's tool calls in order (`OllamaChunks`). An
+error after the stream began is a line `{"error": "..."}`.
 """
 
 from __future__ import annotations
@@ -36,19 +44,23 @@ from .identify import identify_ollama
 from .local_http import as_dict
 from .openai_api import (
     answered_turn,
+    chunk_object,
     decode_body,
     error_message,
     failed_answer,
+    failed_turn,
     post_turn,
 )
 from .openai_api import is_over_window as llama_server_over_window
 from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from .settings import ProductionSettings, calibration_base_env
+from .streaming import post_streamed_turn
 from .watchdog import watched_argv
 
 KIND = "ollama"
 BINARY = "ollama"
 PRELOAD_TIMEOUT_S = 600.0
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
 
 # Ollama's own wording of a prompt longer than num_ctx (runners.md §4): era B's runner, and
 # era C's rendered path; era C's native path forwards llama-server's error (matched separately).
@@ -108,7 +120,7 @@ def chat_payload(
     payload: dict[str, Any] = {
         "model": model,
         "messages": ollama_messages(messages),
-        "stream": False,
+        "stream": settings.stream,
         "truncate": False,
         "shift": False,
         "options": {
@@ -158,6 +170,65 @@ def parse_chat(status: int, body: Any, started: float, ended: float) -> TurnResu
         started,
         ended,
     )
+
+
+class OllamaChunks:
+    """Reassembles Ollama's NDJSON chunks: content pieces, whole tool calls, the done line."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: list[Any] = []
+        self.done = False
+        self.done_reason: Any = None
+        self.prompt_tokens: Any = None
+        self.output_tokens: Any = None
+        self.error: str | None = None
+
+    def take(self, chunk: Any) -> bool:
+        chunk = chunk_object(chunk)
+        if chunk.get("error") is not None:
+            self.error = error_message(chunk, "no message")
+            self.done = True
+            return False
+        message = as_dict(chunk.get("message"))
+        carried = False
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            self.text.append(content)
+            carried = True
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            self.calls.extend(calls)
+            carried = True
+        if chunk.get("done") is True:
+            self.done = True
+            self.done_reason = chunk.get("done_reason")
+            self.prompt_tokens = chunk.get("prompt_eval_count")
+            self.output_tokens = chunk.get("eval_count")
+        return carried
+
+    def finished(self) -> bool:
+        return self.done
+
+    def result(self, status: int, started: float, ended: float) -> TurnResult:
+        if self.error is not None:
+            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        if not self.done:
+            return failed_turn(status, started, ended, "the stream ended without its done line")
+        message = {"content": "".join(self.text), "tool_calls": self.calls}
+        return answered_turn(
+            status,
+            self.done_reason,
+            self.prompt_tokens,
+            self.output_tokens,
+            message,
+            started,
+            ended,
+        )
+
+
+def ndjson_payload(line: bytes) -> bytes | None:
+    return line if line.strip() else None
 
 
 def find_binary(configured: str | None) -> str:
@@ -218,6 +289,19 @@ class OllamaChatClient:
         tools: list[dict[str, Any]] | None,
         settings: ChatSettings,
     ) -> TurnResult:
+        if settings.stream:
+            return post_streamed_turn(
+                self._client,
+                self.base_url + "/api/chat",
+                chat_payload(self.model, messages, tools, settings),
+                settings,
+                runner_name=f"ollama at {self.base_url}",
+                media_type=NDJSON_MEDIA_TYPE,
+                payload_lines=ndjson_payload,
+                assembler=OllamaChunks(),
+                parse_error=parse_chat,
+                monotonic=self._clock.monotonic,
+            )
         return post_turn(
             self._client,
             self.base_url + "/api/chat",

@@ -1,15 +1,18 @@
 """The OpenAI-compatible chat client of llama.cpp servers (embedded and llama-server).
 
-One request per turn: POST /v1/chat/completions, not streamed, with the deterministic settings
-of design §5. Whatever comes back becomes a TurnResult; every httpx exception is translated here
+One request per turn: POST /v1/chat/completions with the deterministic settings of design §5,
+streamed when the settings ask (a calibration's turns; reassembled by `OpenAIChunks`), else
+not. Whatever comes back becomes a TurnResult; every httpx exception is translated here
 into the turn's error text, so a caller never sees a transport exception.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -24,6 +27,7 @@ from ..interfaces.slots_interface import (
 )
 from .local_http import as_dict
 from .replies import UnusableReply, read_reply
+from .streaming import StreamProblem, post_streamed_turn
 
 CHAT_PATH = "/v1/chat/completions"
 CONNECT_TIMEOUT_S = 5.0
@@ -40,11 +44,13 @@ def chat_payload(
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "messages": messages,
-        "stream": False,
+        "stream": settings.stream,
         "temperature": settings.temperature,
         "seed": settings.seed,
         "max_tokens": settings.max_tokens,
     }
+    if settings.stream:
+        payload["stream_options"] = {"include_usage": True}
     if tools:
         payload["tools"] = tools
     return payload
@@ -93,6 +99,22 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+_REQUEST_TOKENS = re.compile(r"request \((\d{1,12}) tokens\)")
+
+
+def refused_prompt_tokens(body: Any) -> int | None:
+    """The prompt's length as the runner counted it when it refused it as over the window:
+    llama-server's `error.n_prompt_tokens`, else the "request (N tokens)" of its message (which
+    Ollama passes on inside its own error string); None when the refusal does not say."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        counted = _int_or_none(error.get("n_prompt_tokens"))
+        if counted is not None:
+            return counted
+    found = _REQUEST_TOKENS.search(json.dumps(body) if not isinstance(body, str) else body)
+    return int(found.group(1)) if found else None
+
+
 def failed_answer(
     status: int,
     body: Any,
@@ -105,12 +127,12 @@ def failed_answer(
     a refusal of an over-window prompt, another HTTP error, a body that is no object, or an
     error reported inside a 200."""
 
-    def failed(error: str) -> TurnResult:
-        return TurnResult(status, None, None, None, "", (), started, ended, error)
+    def failed(error: str, prompt_tokens: int | None = None) -> TurnResult:
+        return TurnResult(status, None, prompt_tokens, None, "", (), started, ended, error)
 
     if status != 200:
         if status == 400 and over_window(body):
-            return failed(REFUSED_OVER_WINDOW)
+            return failed(REFUSED_OVER_WINDOW, refused_prompt_tokens(body))
         return failed(f"http {status}: {describe(body)}")
     if not isinstance(body, dict):
         return failed("answer is not a JSON object")
@@ -130,7 +152,7 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
     choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
     message = as_dict(choice.get("message"))
     usage = as_dict(body.get("usage"))
-    return answered_turn(
+    answered = answered_turn(
         status,
         choice.get("finish_reason"),
         usage.get("prompt_tokens"),
@@ -139,6 +161,18 @@ def parse_chat_completion(status: int, body: Any, started: float, ended: float) 
         started,
         ended,
     )
+    return replace(answered, cached_tokens=cached_prompt_tokens(body))
+
+
+def cached_prompt_tokens(body: dict[str, Any]) -> int | None:
+    """Prompt tokens the runner reused from its cache: `usage.prompt_tokens_details
+    .cached_tokens` (OpenAI's field, which llama-server fills), else llama-server's
+    `timings.cache_n`; None when the answer says neither."""
+    details = as_dict(as_dict(body.get("usage")).get("prompt_tokens_details"))
+    cached = _int_or_none(details.get("cached_tokens"))
+    if cached is None:
+        cached = _int_or_none(as_dict(body.get("timings")).get("cache_n"))
+    return cached
 
 
 def answered_turn(
@@ -175,6 +209,120 @@ def answered_turn(
         ended=ended,
         error=error,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamed answers. llama.cpp's server (embedded, llama-server, and the simulated runner that
+# speaks its API) streams chat-completion chunks as server-sent events: `data: {json}` lines,
+# then `data: [DONE]`. A chunk's `choices[0].delta` carries a piece of `content`, or
+# `tool_calls` deltas keyed by `index`: the first delta of a call brings its `id`, `type` and
+# `function.name`, later ones further pieces of `function.arguments` (a JSON text, split
+# anywhere). The last choice chunk carries `finish_reason`; with `stream_options.include_usage`
+# a final chunk with no choices carries `usage`, and llama.cpp adds `timings` to the last one.
+# An error after the stream began comes as a chunk holding `error`.
+# ---------------------------------------------------------------------------------------------
+
+SSE_MEDIA_TYPE = "text/event-stream"
+_DATA = b"data:"
+_DONE = b"[DONE]"
+
+
+def sse_payload(line: bytes) -> bytes | None:
+    """The JSON text of a `data:` line; None for comments, other fields, blanks and [DONE]."""
+    if not line.startswith(_DATA):
+        return None
+    data = line[len(_DATA) :].strip()
+    return None if not data or data == _DONE else data
+
+
+def chunk_object(chunk: Any) -> dict[str, Any]:
+    """A decoded chunk, which must be a JSON object."""
+    if not isinstance(chunk, dict):
+        raise StreamProblem(f"a chunk is not a JSON object: {chunk!r:.60}")
+    return chunk
+
+
+def failed_turn(status: int | None, started: float, ended: float, error: str) -> TurnResult:
+    return TurnResult(status, None, None, None, "", (), started, ended, error)
+
+
+class OpenAIChunks:
+    """Reassembles chat-completion chunks: content pieces in order, tool-call deltas by index."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, str]] = {}
+        self.finish: Any = None
+        self.prompt_tokens: Any = None
+        self.output_tokens: Any = None
+        self.cached: int | None = None
+        self.error: str | None = None
+
+    def take(self, chunk: Any) -> bool:
+        chunk = chunk_object(chunk)
+        if chunk.get("error") is not None:
+            self.error = error_message(chunk, "no message")
+            return False
+        self._counts(chunk)
+        choices = chunk.get("choices")
+        choice = as_dict(choices[0] if isinstance(choices, list) and choices else None)
+        delta = as_dict(choice.get("delta"))
+        carried = False
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self.text.append(content)
+            carried = True
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            carried = self._tool_delta(as_dict(call)) or carried
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self.finish = reason
+        return carried
+
+    def _counts(self, chunk: dict[str, Any]) -> None:
+        cached = cached_prompt_tokens(chunk)
+        self.cached = cached if cached is not None else self.cached
+        usage = as_dict(chunk.get("usage"))
+        if "completion_tokens" in usage:
+            self.prompt_tokens = usage.get("prompt_tokens")
+            self.output_tokens = usage.get("completion_tokens")
+            return
+        timings = as_dict(chunk.get("timings"))
+        if self.output_tokens is None and "predicted_n" in timings:
+            self.output_tokens = timings.get("predicted_n")
+
+    def _tool_delta(self, call: dict[str, Any]) -> bool:
+        index = call.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = max(self.calls, default=-1) + (0 if call.get("id") is None else 1)
+            index = max(index, 0)
+        slot = self.calls.setdefault(index, {"name": "", "arguments": ""})
+        function = as_dict(call.get("function"))
+        name, arguments = function.get("name"), function.get("arguments")
+        if isinstance(name, str) and name:
+            slot["name"] = name
+        if isinstance(arguments, str):
+            slot["arguments"] += arguments
+        return True
+
+    def finished(self) -> bool:
+        return False  # the usage chunk follows the finish reason: read to the stream's end
+
+    def result(self, status: int, started: float, ended: float) -> TurnResult:
+        if self.error is not None:
+            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        message = {
+            "content": "".join(self.text),
+            "tool_calls": [
+                {"function": {"name": c["name"], "arguments": c["arguments"]}}
+                for _, c in sorted(self.calls.items())
+            ],
+        }
+        answered = answered_turn(
+            status, self.finish, self.prompt_tokens, self.output_tokens, message, started, ended
+        )
+        return replace(answered, cached_tokens=self.cached)
 
 
 def decode_body(response: httpx.Response, timeout_s: float) -> Any:
@@ -224,8 +372,10 @@ class OpenAIChatClient:
         *,
         transport: httpx.BaseTransport | None = None,
         monotonic: Callable[[], float] | None = None,
+        runner_name: str = "the runner",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.runner_name = runner_name
         self._client = httpx.Client(transport=transport, trust_env=False)
         self._monotonic = monotonic or time.monotonic
 
@@ -235,6 +385,19 @@ class OpenAIChatClient:
         tools: list[dict[str, Any]] | None,
         settings: ChatSettings,
     ) -> TurnResult:
+        if settings.stream:
+            return post_streamed_turn(
+                self._client,
+                self.base_url + CHAT_PATH,
+                chat_payload(messages, tools, settings),
+                settings,
+                runner_name=f"{self.runner_name} at {self.base_url}",
+                media_type=SSE_MEDIA_TYPE,
+                payload_lines=sse_payload,
+                assembler=OpenAIChunks(),
+                parse_error=parse_chat_completion,
+                monotonic=self._monotonic,
+            )
         return post_turn(
             self._client,
             self.base_url + CHAT_PATH,

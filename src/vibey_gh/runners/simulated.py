@@ -2,7 +2,8 @@
 
 `python -m vibey_gh.runners.simulated_server --slots N --window W --port P [--knee K --noise X
 --seed S --tokens-per-second T]` serves on 127.0.0.1:P until SIGTERM or SIGINT:
-`/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (not streamed), with
+`/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (streamed as llama-server
+streams when asked, tokens timed by the capacity model), with
 llama-server's answers and error bodies: 503 while "loading", 400 `exceed_context_size_error`
 for a prompt longer than the slot's window, 400 for a malformed request. N slots serve at once;
 further requests wait for a slot, as llama-server queues them. How long a turn takes and what
@@ -48,6 +49,7 @@ def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
         "--noise", repr(model.noise),
         "--seed", str(model.seed),
         "--tokens-per-second", repr(model.tokens_per_second),
+        "--scaling", repr(model.scaling),
         "--parent-pid", str(os.getpid()),
     ]  # fmt: skip
 

@@ -3,9 +3,13 @@
 Pure functions, so the capacity model and the answers can be tested without a server.
 
 Capacity: one slot decodes `tokens_per_second` (and reads a prompt 20 times as fast); with
-`active` turns in flight the runner does min(active, knee) times one slot's work in all,
-shared among them. Throughput in turns
-per hour therefore grows with N up to the knee and is flat after it. Each turn's service time
+`active` turns in flight the runner does min(active, knee)^scaling times one slot's work in
+all, shared among them. Throughput in turns per hour therefore grows with N up to the knee and
+is flat after it: linearly with scaling 1 (the default), sublinearly below 1 (0.5: √N), while
+each turn's latency grows by N / min(N, knee)^scaling. A streamed answer's tokens come as its
+work progresses: the first once the prompt is read and the first token written, each later one
+after one more token's work, so time to first token and inter-token latency follow the same
+sharing. Each turn's service time
 is multiplied by a noise factor exp(noise × z), z standard normal: a per-turn multiplicative
 spread whose median is 1.
 
@@ -23,7 +27,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,9 +52,11 @@ def simulated_version() -> str:
 
 
 def model_name(model: SimulatedModel) -> str:
+    # scaling 1 is left out: the name (and the fingerprint) of a linear model stay as they were
+    scaling = f" scaling={model.scaling:g}" if model.scaling != 1.0 else ""
     return (
         f"simulated knee={model.knee} noise={model.noise:g} seed={model.seed} "
-        f"tokens_per_second={model.tokens_per_second:g}"
+        f"tokens_per_second={model.tokens_per_second:g}{scaling}"
     )
 
 
@@ -137,46 +143,107 @@ def work_seconds(
     return alone * math.exp(noise * noise_z)
 
 
-def sharing_rate(active: int, knee: int) -> float:
+def token_work(
+    prompt: int, output: int, *, tokens_per_second: float, noise_z: float, noise: float
+) -> list[float]:
+    """`work_seconds` cut where a streamed answer's tokens come out: the prompt with the first
+    token, then one token each; they add up to the whole turn's work."""
+    factor = math.exp(noise * noise_z)
+    per_token = factor / tokens_per_second
+    first = prompt / (tokens_per_second * PROMPT_SPEEDUP) * factor + per_token
+    return [first] + [per_token] * max(0, output - 1)
+
+
+def split_text(text: str, pieces: int) -> list[str]:
+    """`text` cut into `pieces` consecutive parts (the last ones empty when it is shorter)."""
+    pieces = max(1, pieces)
+    size, extra = divmod(len(text), pieces)
+    parts, at = [], 0
+    for i in range(pieces):
+        width = size + (1 if i < extra else 0)
+        parts.append(text[at : at + width])
+        at += width
+    return parts
+
+
+def answer_deltas(answer: Answer) -> list[dict[str, Any]]:
+    """One chat-completion `delta` per output token, as llama-server streams them: text in
+    pieces, or a tool call whose first delta names it and whose later ones carry its
+    arguments' JSON text in pieces (index 0 throughout)."""
+    count = max(1, answer.output_tokens)
+    if answer.tool_name is None:
+        return [{"content": piece} for piece in split_text(answer.text, count)]
+    arguments = json.dumps(answer.tool_arguments, sort_keys=True)
+    head = {"index": 0, "id": "call_0", "type": "function"}
+    deltas: list[dict[str, Any]] = [
+        {"tool_calls": [{**head, "function": {"name": answer.tool_name, "arguments": ""}}]}
+    ]
+    for piece in split_text(arguments, count - 1) if count > 1 else [arguments]:
+        deltas.append({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+    return deltas
+
+
+def sharing_rate(active: int, knee: int, scaling: float = 1.0) -> float:
     """How fast each of `active` turns progresses, as a share of one turn alone."""
-    return min(active, knee) / active if active > 0 else 1.0
+    return min(active, knee) ** scaling / active if active > 0 else 1.0
 
 
 class ProcessorSharing:
     """The runner's capacity shared among the turns in flight, as time passes.
 
     Each turn brings its work (seconds alone); while n turns are in flight each progresses at
-    `sharing_rate(n, knee)`. A turn's wait is recomputed whenever another turn arrives or
-    leaves, so the rate it gets is the rate of every moment, not of its arrival.
+    `sharing_rate(n, knee, scaling)`. A turn's wait is recomputed whenever another turn arrives
+    or leaves, so the rate it gets is the rate of every moment, not of its arrival.
     """
 
-    def __init__(self, knee: int, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, knee: int, monotonic: Callable[[], float] = time.monotonic, scaling: float = 1.0
+    ) -> None:
         self.knee = knee
+        self.scaling = scaling
         self.monotonic = monotonic
         self.changed = threading.Condition()
         self.remaining: dict[int, float] = {}
         self.updated = monotonic()
         self.next_id = 0
 
+    def _rate(self) -> float:
+        return sharing_rate(len(self.remaining), self.knee, self.scaling)
+
     def _advance(self) -> None:
         now = self.monotonic()
-        rate = sharing_rate(len(self.remaining), self.knee)
+        rate = self._rate()
         for key in self.remaining:
             self.remaining[key] -= (now - self.updated) * rate
         self.updated = now
 
     def serve(self, work: float) -> None:
         """Block for as long as `work` takes among the turns in flight."""
+        for _ in self.serve_stages([work]):
+            pass
+
+    def serve_stages(self, stages: Sequence[float]) -> Iterator[int]:
+        """Serve `stages` of work one after the other, yielding each one's index once it is
+        done (outside the lock). The turn stays in flight between stages, so writing a token
+        out costs it no share of the runner."""
         with self.changed:
             self._advance()
             key, self.next_id = self.next_id, self.next_id + 1
-            self.remaining[key] = work
-            self.changed.notify_all()
-            while True:
-                self._advance()
-                if self.remaining[key] <= 1e-6:
-                    del self.remaining[key]
+            self.remaining[key] = 0.0
+        try:
+            for index, work in enumerate(stages):
+                with self.changed:
+                    self._advance()
+                    self.remaining[key] += work
                     self.changed.notify_all()
-                    return
-                rate = sharing_rate(len(self.remaining), self.knee)
-                self.changed.wait(self.remaining[key] / rate)
+                    while True:
+                        self._advance()
+                        if self.remaining[key] <= 1e-6:
+                            break
+                        self.changed.wait(self.remaining[key] / self._rate())
+                yield index
+        finally:
+            with self.changed:
+                self._advance()
+                del self.remaining[key]
+                self.changed.notify_all()

@@ -14,8 +14,9 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..config import SimulatedModel
 from ..guarded import loads_json_bytes
@@ -23,10 +24,13 @@ from ..platforms.stopsignals import StopSignals, wait_until_stopped
 from .process import LOOPBACK
 from .simulated_model import (
     KIND,
+    Answer,
     ProcessorSharing,
+    answer_deltas,
     answer_for,
     prompt_tokens,
     simulated_version,
+    token_work,
     work_seconds,
 )
 
@@ -35,6 +39,13 @@ PARENT_CHECK_S = 1.0
 # ---------------------------------------------------------------------------------------------
 # The child process
 # ---------------------------------------------------------------------------------------------
+
+
+class _Request(NamedTuple):
+    messages: list[Any]
+    tools: list[Any] | None
+    max_tokens: int
+    prompt: int
 
 
 class _Engine:
@@ -47,7 +58,7 @@ class _Engine:
         self.tasks = 0
         self.ready = threading.Condition()
         self.rng = random.Random(args.seed)
-        self.capacity = ProcessorSharing(args.knee)
+        self.capacity = ProcessorSharing(args.knee, scaling=args.scaling)
 
     def acquire(self) -> tuple[int, int, float]:
         """A free slot's id, how many turns are in flight with it, and this turn's noise draw."""
@@ -82,8 +93,8 @@ class _Engine:
             "build_info": simulated_version(),
         }
 
-    def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
-        """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
+    def _check(self, request: dict[str, Any]) -> _Request | tuple[int, dict[str, Any]]:
+        """The request's parts, or the error answer (status, body)."""
         messages = request.get("messages")
         tools = request.get("tools")
         max_tokens = request.get("max_tokens", 768)
@@ -100,6 +111,14 @@ class _Engine:
                 f"({self.args.window} tokens), try increasing it"
             )
             return 400, _error(400, refusal, "exceed_context_size_error")
+        return _Request(messages, tools, max_tokens, prompt)
+
+    def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
+        """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
+        checked = self._check(request)
+        if not isinstance(checked, _Request):
+            return checked
+        messages, tools, max_tokens, prompt = checked
         slot, active, noise_z = self.acquire()
         try:
             answer = answer_for(
@@ -133,12 +152,70 @@ class _Engine:
             "object": "chat.completion",
             "model": KIND,
             "choices": [{"index": 0, "finish_reason": answer.finish_reason, "message": message}],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": answer.output_tokens,
-                "total_tokens": prompt + answer.output_tokens,
-            },
+            "usage": _usage(prompt, answer),
         }
+
+    def streamed(
+        self, request: dict[str, Any], arrived: float
+    ) -> tuple[int, dict[str, Any]] | Iterator[dict[str, Any]]:
+        """The error answer, or the chunks of a streamed answer, each one due once the work
+        before it is done (a generator: the slot is held while it runs)."""
+        checked = self._check(request)
+        if not isinstance(checked, _Request):
+            return checked
+        messages, tools, max_tokens, prompt = checked
+        usage = bool(_object(request.get("stream_options")).get("include_usage"))
+        return self._chunks(messages, tools, max_tokens, prompt, arrived, usage)
+
+    def _chunks(
+        self,
+        messages: list[Any],
+        tools: list[Any] | None,
+        max_tokens: int,
+        prompt: int,
+        arrived: float,
+        include_usage: bool,
+    ) -> Iterator[dict[str, Any]]:
+        slot, active, noise_z = self.acquire()
+        try:
+            answer = answer_for(
+                messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
+            )
+            stages = token_work(
+                prompt,
+                answer.output_tokens,
+                tokens_per_second=self.args.tokens_per_second,
+                noise_z=noise_z,
+                noise=self.args.noise,
+            )
+            stages[0] = max(0.0, stages[0] - (time.monotonic() - arrived))
+            deltas = answer_deltas(answer)
+            for index in self.capacity.serve_stages(stages):
+                delta = deltas[index] if index < len(deltas) else {"content": ""}
+                if index == 0:
+                    delta = {"role": "assistant", **delta}
+                yield _chunk([{"index": 0, "delta": delta, "finish_reason": None}])
+        finally:
+            self.release(slot)
+        yield _chunk([{"index": 0, "delta": {}, "finish_reason": answer.finish_reason}])
+        if include_usage:
+            yield _chunk([], usage=_usage(prompt, answer))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _usage(prompt: int, answer: Answer) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": answer.output_tokens,
+        "total_tokens": prompt + answer.output_tokens,
+    }
+
+
+def _chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"object": "chat.completion.chunk", "model": KIND, "choices": choices, **extra}
 
 
 def _error(code: int, message: str, kind: str) -> dict[str, Any]:
@@ -194,7 +271,38 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                     400, _error(400, "the request must be an object", "invalid_request_error")
                 )
                 return
+            if request.get("stream") is True:
+                answer = engine.streamed(request, arrived)
+                if isinstance(answer, tuple):
+                    self._send(*answer)
+                else:
+                    self._stream(answer)
+                return
             self._send(*engine.complete(request, arrived))
+
+        def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+            """Server-sent events in HTTP chunks, one flushed per answer chunk, as llama-server
+            sends them; a client gone mid-answer ends it (and frees its slot)."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for chunk in chunks:
+                    self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                self._write_chunk(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+
+        def _write_chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
 
     return Handler
 
@@ -213,6 +321,13 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _scaling(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = SimulatedModel()
     parser = argparse.ArgumentParser(
@@ -228,6 +343,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--tokens-per-second", type=_non_negative, default=defaults.tokens_per_second
     )
+    parser.add_argument("--scaling", type=_scaling, default=defaults.scaling)
     parser.add_argument("--parent-pid", type=_positive, default=None)
     return parser.parse_args(argv)
 
@@ -251,7 +367,8 @@ def serve(args: argparse.Namespace) -> int:
     print(
         f"simulated runner: {args.slots} slots x {args.window} tokens on "
         f"http://{LOOPBACK}:{args.port} (knee {args.knee}, noise {args.noise:g}, "
-        f"seed {args.seed}, {args.tokens_per_second:g} tokens/s per slot)",
+        f"seed {args.seed}, {args.tokens_per_second:g} tokens/s per slot, "
+        f"scaling {args.scaling:g})",
         file=sys.stderr,
         flush=True,
     )

@@ -28,8 +28,8 @@ from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
-from ..files import PRIVATE_FILE, atomic_write_json, ensure_private_dir, read_json
-from ..platforms.locks import try_lock
+from ..files import PRIVATE_FILE, atomic_write_json, read_json
+from ..platforms.locks import open_lock_file, try_lock
 from ..platforms.processes import pid_alive
 from ..state import StateLayout
 
@@ -67,10 +67,11 @@ def _holders_dir(lock_path: Path) -> Path:
 
 
 def read_holders(lock_path: Path) -> list[Holder]:
-    """The live holders named beside `lock_path`, oldest first; stale side files are removed."""
+    """The live holders named beside `lock_path`, oldest first; stale side files are removed
+    (never through a link: a linked holders folder is read as empty)."""
     folder = _holders_dir(lock_path)
     holders: list[Holder] = []
-    if not folder.is_dir():
+    if folder.is_symlink() or not folder.is_dir():
         return holders
     for path in sorted(folder.glob("*.json")):
         try:
@@ -115,9 +116,8 @@ def file_lock(
     wait=False: Refused naming the holder when it is taken. wait=True: poll until free,
     calling `on_wait` once with who holds it; Refused when `timeout_s` passes or `stop` is set.
     """
-    ensure_private_dir(lock_path.parent)
     mode = "exclusive" if exclusive else "shared"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    fd = open_lock_file(lock_path, PRIVATE_FILE)
     side: Path | None = None
     try:
         if not try_lock(fd, exclusive=exclusive):
@@ -134,7 +134,13 @@ def file_lock(
                     raise Refused(f"gave up after {timeout_s:g}s: {held}")
                 clock.sleep(POLL_S)
         holder = Holder(os.getpid(), role, mode, clock.now())
-        side = _holders_dir(lock_path) / f"{holder.pid}-{secrets.token_hex(4)}.json"
+        holders = _holders_dir(lock_path)
+        if holders.is_symlink():
+            raise Refused(
+                f"the lock's holders folder {holders} is a link; locks are never taken "
+                "through links out of the state dir (remove it, and it is made again)"
+            )
+        side = holders / f"{holder.pid}-{secrets.token_hex(4)}.json"
         atomic_write_json(side, holder.to_json())
         yield holder
     finally:

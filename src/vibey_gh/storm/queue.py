@@ -29,6 +29,7 @@ from ..errors import BadInput, EvidenceError
 from ..files import atomic_write_json, ensure_private_dir, read_json
 from ..lanes.records import EVENTS_FILE, read_record
 from ..platforms.durability import fsync_directory
+from ..platforms.system_paths import check_output_folder
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 STATES = (PENDING, RUNNING, DONE, FAILED)
@@ -62,6 +63,7 @@ class StormQueue:
     """One queue folder. Only one storm works a queue at a time (the storm's queue lock)."""
 
     def __init__(self, root: Path, clock: Clock = SYSTEM_CLOCK) -> None:
+        check_output_folder(root, "queue folder")  # the storm writes its folders and lock there
         if not root.is_dir():
             raise BadInput(f"no such queue folder: {root} (it needs a pending/ folder of specs)")
         self.root = root.resolve()

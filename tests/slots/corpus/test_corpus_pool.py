@@ -192,6 +192,61 @@ def test_lane_records_give_the_payloads_as_sent(tmp_path: Path) -> None:
     assert any("1 repeated turn event" in note for note in pool.notes)
 
 
+def test_lane_records_give_each_turn_its_think_time(tmp_path: Path) -> None:
+    (tmp_path / "events.jsonl").write_text(
+        events_line(event="start", t=100.0, mono=5.0)
+        + events_line(event="turn", index=0, t=100.0, mono=5.0, payload=payload("s", "u"))
+        + events_line(event="reply", index=0, t=102.0, mono=7.0)
+        + events_line(event="turn", index=1, t=110.0, mono=15.5, payload=payload("s", "u", "c"))
+        + events_line(event="reply", index=1, t=111.0, mono=16.5)
+        # a retry of turn 2: its first send counts, and the think time ends there
+        + events_line(event="turn", index=2, t=112.0, payload=payload("s", "u", "c", "r"))
+        + events_line(event="turn", index=2, t=130.0, payload=payload("again"))
+        + events_line(event="reply", index=2, t=131.0, mono=30.0)
+        + events_line(event="turn", index=3, mono=29.0, payload=payload("s", "u", "c", "r", "x")),
+        encoding="utf-8",
+    )
+    pool = build_pool(from_lanes=[tmp_path])
+    # 8.5 s on the monotonic clock; 1 s by epoch seconds where turn 2 has no monotonic time;
+    # a send before the reply it follows (3) is no think time at all
+    assert [turn.think_s for turn in pool.runs[0].turns] == [0.0, 8.5, 1.0, None]
+
+
+def test_lane_records_without_replies_have_no_think_time(tmp_path: Path) -> None:
+    (tmp_path / "events.jsonl").write_text(
+        events_line(event="turn", t=1.0, payload=payload("s", "u"))
+        + events_line(event="turn", t=9.0, payload=payload("s", "u", "c")),
+        encoding="utf-8",
+    )
+    assert [t.think_s for t in build_pool(from_lanes=[tmp_path]).runs[0].turns] == [None, None]
+
+
+def test_transcript_timestamps_give_think_times_and_are_not_sent(tmp_path: Path) -> None:
+    conversation = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u", "timestamp": "2026-01-01T10:00:00Z"},
+        {"role": "assistant", "content": "c", "timestamp": "2026-01-01T10:00:05Z"},
+        {"role": "tool", "content": "r", "timestamp": "2026-01-01T10:00:35+00:00"},
+        {"role": "assistant", "content": "a", "timestamp": 1767261640.0},
+        {"role": "tool", "content": "r2", "timestamp": "not a time"},
+        {"role": "assistant", "content": "b"},
+    ]
+    plain = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        json.dumps({"id": "timed", "messages": conversation})
+        + "\n"
+        + json.dumps({"id": "plain", "messages": plain})
+        + "\n",
+        encoding="utf-8",
+    )
+    runs = {run.run_id: run for run in build_pool(from_transcripts=[path]).runs}
+    # the tool result came 30 s after the answer before; the last tool result has no readable time
+    assert [t.think_s for t in runs["timed"].turns] == [0.0, 30.0, None]
+    assert all("timestamp" not in m for t in runs["timed"].turns for m in t.messages)
+    assert [t.think_s for t in runs["plain"].turns] == [None]
+
+
 def test_a_bad_line_before_the_last_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "events.jsonl").write_text(
         "not json\n" + events_line(event="turn", payload=payload("s", "u")), encoding="utf-8"

@@ -3,8 +3,12 @@ OpenMetrics parser (the one a scraper uses)."""
 
 from __future__ import annotations
 
+import errno
+import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -120,3 +124,36 @@ def test_json_and_openmetrics_together_are_a_usage_error() -> None:
     result = CliRunner().invoke(cli, ["slots", "allowed", "--json", "--format", "openmetrics"])
     assert result.exit_code == 2
     assert "two formats" in result.stderr
+
+
+def _refuse(code: int) -> Callable[..., Any]:
+    def refuse(*_args: Any) -> Any:
+        raise OSError(code, os.strerror(code))
+
+    return refuse
+
+
+@pytest.mark.parametrize(
+    ("where", "code"),
+    [("_create_temp_beside", errno.EROFS), ("fsync_durably", errno.ENOSPC)],
+    ids=["read-only file system", "full file system"],
+)
+def test_a_file_system_that_refuses_the_textfile_still_gets_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, code: int
+) -> None:
+    # A read-only or full file system cannot be made here without privileges: the write
+    # fails where the real one does (creating the temporary file; flushing it to disk).
+    import vibey_gh.files
+
+    monkeypatch.setattr(vibey_gh.files, where, _refuse(code))
+    target = tmp_path / "vibey-gh.prom"
+    target.write_text("old\n")
+    result = CliRunner().invoke(cli, ["slots", "allowed", "--textfile", str(target)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "1 — declared 1 (concurrent_runs = 1)\n"
+    assert result.stderr == (
+        f"warning: --textfile {target} was not written ({os.strerror(code)}); "
+        "the answer is unaffected\n"
+    )
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vibey-gh.prom"]

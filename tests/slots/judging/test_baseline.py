@@ -58,7 +58,9 @@ def test_sweep_figures_mark_the_reference_and_collect_every_finding() -> None:
     assert three.log_findings == ("log: 2 × context shift", "log: 1 × model reload")
     assert three.reasonless == 1
 
-    assert figures.baseline == BaselineFigures(1.0, 360.0, 0.0)
+    assert replace(figures.baseline, best_one_slot_latency=None) == BaselineFigures(1.0, 360.0, 0.0)
+    one_slot = figures.baseline.best_one_slot_latency
+    assert one_slot is not None and one_slot.value() == 10.0  # each turn took 10 s
     assert three.metrics.turns_per_hour == 9 * 3600.0 / 40
 
 

@@ -8,9 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.config import LocalModels
+from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.identity import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import Fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence
@@ -18,7 +21,11 @@ from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest, Environment
-from vibey_gh.slots.measurement.evidence_writer import SweepResult, write_evidence_files
+from vibey_gh.slots.measurement.evidence_writer import (
+    SweepResult,
+    check_out_dir,
+    write_evidence_files,
+)
 from vibey_gh.slots.report.summary import render_summary
 from vibey_gh.state import StateLayout
 
@@ -108,3 +115,9 @@ def test_the_end_path_judges_the_sweep_once(tmp_path: Path) -> None:
     # judged afresh, the same evidence reads as it always did (the mark is the only change)
     fresh = render_summary(load_evidence(outcome.evidence), req.config.bounds)
     assert fresh.replace(judge_sweep(recorded.steps, req.config.bounds).reason, MARK) == summary
+
+
+@pytest.mark.parametrize("out", ["/proc/x", "/sys/kernel/x", "/dev/shm/evidence", "/proc"])
+def test_an_out_folder_in_a_kernel_file_system_is_refused_before_the_first_step(out: str) -> None:
+    with pytest.raises(BadInput, match=r"^--out .* is in /(proc|sys|dev), the kernel's"):
+        check_out_dir(Path(out))

@@ -5,10 +5,16 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.evidence import EVIDENCE_FIXTURES, RECORDED, RECORDED_FINGERPRINT
+from tests.support.evidence import (
+    EVIDENCE_FIXTURES,
+    RECORDED,
+    RECORDED_FINGERPRINT,
+    recorded_evidence,
+)
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
@@ -195,3 +201,51 @@ def test_a_report_without_plots_says_how_to_get_them(tmp_path: Path) -> None:
     assert "No plots: this install leaves out matplotlib" in markdown
     assert "pip install 'vibey-gh[plots]'" in markdown
     assert ".png)" not in markdown
+
+
+def test_the_report_shows_the_corpus_profile_where_the_evidence_carries_it() -> None:
+    profile = {
+        "runs": 2,
+        "turns_per_run": {"p10": 3, "p50": 3, "p90": 4, "max": 4},
+        "depth_estimate": {"p10": 23, "p50": 165, "p90": 363, "max": 363},
+        "think_s": {"p10": 0.5, "p50": 6.0, "p90": 9.0, "max": 9.0},
+        "turns_with_think_s": 5,
+        "shared_prefix_share": 0.53,
+        "origin": {
+            "sessions": [
+                {
+                    "agent": "codex",
+                    "id": "0199d1c4",
+                    "started": "2026-03-02T10:00:00+00:00",
+                    "ended": "2026-03-02T10:00:30+00:00",
+                    "turns": 4,
+                    "skipped_records": 2,
+                }
+            ]
+        },
+    }
+
+    def with_profile(data: dict[str, Any]) -> None:
+        data["corpus"]["profile"] = profile
+
+    report = render_report(evidence_from_json(recorded_evidence(with_profile), None), Bounds())
+    assert "- shared prefix 53% of the characters sent" in report
+    assert "- tool time (s) p10 0.5 / p50 6 / p90 9 / max 9 (5 turns timed)" in report
+    assert "- from codex session 0199d1c4 (2026-03-02T10:00:00+00:00" in report
+
+
+def test_the_summary_says_how_much_of_the_prompts_came_from_the_runners_cache() -> None:
+    from vibey_gh.slots.report.summary import render_summary
+
+    def warm(data: dict[str, Any]) -> None:
+        for step in data["steps"]:
+            for turn in step["turns"]:
+                result = turn["result"]
+                if result.get("prompt_tokens"):
+                    result["cached_tokens"] = result["prompt_tokens"] // 2
+
+    evidence = evidence_from_json(recorded_evidence(warm), None)
+    line = "Prompt tokens the runner took from its cache (a prefix it already held): N=1 "
+    assert line in render_summary(evidence, Bounds())
+    assert line in render_report(evidence, Bounds())
+    assert "from its cache" not in render_summary(load_evidence(RECORDED), Bounds())

@@ -1,8 +1,15 @@
-"""The corpus: the turns a calibration replays, built from lane specs, records or transcripts.
+"""The corpus: the turns a calibration replays, built from lane specs, lane records,
+transcripts, recorded agent traces or coding-agent session logs.
 
-Modules: `turns` (turns, segments, strata), `pool` (every turn a source yields), `draw`
-(segments chosen by seed, stratified by depth), `corpus` (the corpus file: build, load, the
-demo corpus), `git_source` (files of a spec read at a commit or from a working tree).
+Modules: `turns` (turns, runs, segments, strata), `pool` (every turn a source yields), `draw`
+(segments or whole runs chosen by seed, stratified by depth), `corpus` (the corpus file:
+build, load, the demo corpus), `profile` (what a corpus holds: depths, tool time, shared
+prefix, origins), `git_source` (files of a spec read at a commit or from a working tree),
+`think_time` (each turn's tool time, from lane records and transcripts), `fill` (the deepest
+spec run read on toward the window), `recorded` (runs from traces and session logs), `traces`
+and `block_text` (kv-cache-tester traces and their stand-in text), `sessions`,
+`session_builder`, `codex_rollout`, `claude_session` (agents' session logs), `json_lines`
+(JSON Lines read a record at a time).
 
 Public surface: `corpus.Corpus`, `corpus.load_corpus`, `corpus.build_demo_corpus`,
 `pool.build_pool`, `turns.Segment`, `turns.Turn`.

@@ -1,4 +1,4 @@
-"""The corpus a calibration replays: segments drawn from a storm-shaped pool.
+"""The corpus a calibration replays: segments or whole runs drawn from a storm-shaped pool.
 
 How the pool is built is in `slots.corpus.pool`, how segments are drawn in `slots.corpus.draw`.
 A corpus file is one line of canonical JSON (sorted keys, no spaces)::
@@ -13,9 +13,17 @@ A corpus file is one line of canonical JSON (sorted keys, no spaces)::
                   "files": {"<path>": "<sha256>"}}],
      "strata": [{"name": "<16k", "low": 0, "high": 16384, "segments": 5, "wanted": 5,
                  "available": 212}, ...],          # shallow to deep
+     "sources": [{"source": "trace", "id": "...", "fit": "scale", "runs": [...]},
+                 {"source": "session", "agent": "codex", "id": "...", "started": "..."}],
+                                   # only when the pool holds traces or sessions
      "segments": [{"id": "<run>#<first>-<last>", "run_id": "...", "stratum": 0,
                    "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
                               "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
+
+A corpus of whole runs (shape "runs") also holds ``"shape": "runs"``; each of its segments
+is one run, every turn of it that fits the window, and `segment_turns` is 0. A file without
+`shape` holds segments (the method it was written with before runs existed), so the
+segment corpora written before keep their bytes and their sha256.
 
 The same inputs give a byte-identical file. Reading one checks its schema and recomputes its
 hash: a file edited by hand is refused, never replayed.
@@ -33,13 +41,15 @@ from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
-from .draw import STRATA, draw_segments
+from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
+from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
 
 __all__ = [
+    "SHAPES",
     "Corpus",
     "Segment",
     "Stratum",
@@ -55,6 +65,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 CORPUS_SIZE_LIMIT = DEFAULT_LIMIT
 KIND = "vibey-gh slots corpus"
+# "segments": k consecutive turns a unit (the decision record's method); "runs": whole runs.
+SHAPE_RUNS = "runs"
+SHAPE_SEGMENTS = "segments"
+SHAPES = (SHAPE_RUNS, SHAPE_SEGMENTS)
 DEFAULT_SEGMENTS_PER_STRATUM = 5
 DEFAULT_SEGMENT_TURNS = 3
 # Small enough that the 135M model replays a demo step in a couple of minutes on 2 cores.
@@ -82,6 +96,12 @@ class Corpus:
     dropped_over_window: int
     specs_found: int = 0
     specs_used: int = 0
+    sources: tuple[dict[str, Any], ...] = ()
+    shape: str = SHAPE_SEGMENTS
+
+    @property
+    def whole_runs(self) -> bool:
+        return self.shape == SHAPE_RUNS
 
     @property
     def turn_count(self) -> int:
@@ -97,7 +117,9 @@ class Corpus:
 
     def body_json(self) -> dict[str, Any]:
         """Everything but the hash: what `corpus_sha256` is computed over."""
+        shape = {"shape": self.shape} if self.whole_runs else {}
         return {
+            **shape,
             "schema_version": SCHEMA_VERSION,
             "kind": KIND,
             "pool_sha256": self.pool_sha256,
@@ -115,6 +137,8 @@ class Corpus:
             "commits": list(self.commits),
             "strata": [stratum.to_json() for stratum in self.strata],
             "segments": [segment.to_json() for segment in self.segments],
+            # Left out when empty, so a corpus without traces or sessions keeps its bytes.
+            **({"sources": list(self.sources)} if self.sources else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -140,6 +164,9 @@ class Corpus:
                 f"{where}: content does not match its corpus_sha256 "
                 f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
             )
+        shape = data.get("shape", SHAPE_SEGMENTS)
+        if shape not in SHAPES:
+            raise BadInput(f"{where}: corpus shape {shape!r} (expected runs or segments)")
         try:
             pool = json_fields.mapping(data, "pool", json_fields.REQUIRED)
             corpus = cls(
@@ -157,6 +184,8 @@ class Corpus:
                 dropped_over_window=_typed(pool, "dropped_over_window", int, "pool"),
                 specs_found=_typed(pool, "specs_found", int, "pool"),
                 specs_used=_typed(pool, "specs_used", int, "pool"),
+                sources=tuple(json_fields.each(data, "sources", _source)),
+                shape=shape,
             )
         except MalformedJson as exc:
             raise BadInput(f"{where}: malformed corpus ({exc})") from None
@@ -174,15 +203,34 @@ def build_corpus(
     segments_per_stratum: int = DEFAULT_SEGMENTS_PER_STRATUM,
     segment_turns: int = DEFAULT_SEGMENT_TURNS,
     seed: int = 0,
+    shape: str = SHAPE_SEGMENTS,
 ) -> Corpus:
-    """Draw from `pool` (see `slots.corpus.draw`) and hash the result."""
-    drawn = draw_segments(
-        pool,
-        window=window,
-        segments_per_stratum=segments_per_stratum,
-        segment_turns=segment_turns,
-        seed=seed,
+    """Draw from `pool` (see `slots.corpus.draw`) and hash the result. For whole runs
+    `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0)."""
+    if shape not in SHAPES:
+        raise BadInput(f"--shape must be runs or segments, not {shape!r}")
+    # Filled pools (read-on specs, traces scaled to the window) replay their deepest turn.
+    filled = any(
+        source.get("source") == "fill" or source.get("fit") == "scale" for source in pool.sources
     )
+    if shape == SHAPE_RUNS:
+        drawn = draw_runs(
+            pool,
+            window=window,
+            runs_per_stratum=segments_per_stratum,
+            seed=seed,
+            deepest_first=filled,
+        )
+        segment_turns = 0
+    else:
+        drawn = draw_segments(
+            pool,
+            window=window,
+            segments_per_stratum=segments_per_stratum,
+            segment_turns=segment_turns,
+            seed=seed,
+            deepest_first=filled,
+        )
     unhashed = Corpus(
         corpus_sha256="",
         pool_sha256=pool.sha256,
@@ -198,6 +246,8 @@ def build_corpus(
         dropped_over_window=drawn.dropped_over_window,
         specs_found=pool.specs_found,
         specs_used=pool.specs_used,
+        sources=pool.sources,
+        shape=shape,
     )
     digest = sha256_text(canonical_json(unhashed.body_json()))
     return replace(unhashed, corpus_sha256=digest)
@@ -213,16 +263,19 @@ def build_demo_corpus(
     segments_per_stratum: int = DEMO_SEGMENTS_PER_STRATUM,
     segment_turns: int = DEMO_SEGMENT_TURNS,
     seed: int = 0,
+    shape: str = SHAPE_SEGMENTS,
+    fill_window: bool = False,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
-    pool = build_pool(specs=[demo_specs_dir()], seed=seed)
+    pool = build_pool(specs=[demo_specs_dir()], seed=seed, window=window, fill_window=fill_window)
     return build_corpus(
         pool,
         window=window,
         segments_per_stratum=segments_per_stratum,
         segment_turns=segment_turns,
         seed=seed,
+        shape=shape,
     )
 
 
@@ -230,7 +283,15 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
     """Write atomically, as one canonical JSON line (byte-identical for identical corpora)."""
     if path.is_dir():
         raise BadInput(f"--out {path} is a folder; give a file name")
-    atomic_write_text(path, canonical_json(corpus.to_json()) + "\n")
+    text = canonical_json(corpus.to_json()) + "\n"
+    if len(text) > CORPUS_SIZE_LIMIT:
+        # A file past the reader's limit could never be replayed: say so now, write nothing.
+        raise BadInput(
+            f"the corpus would be {len(text) >> 20} MiB, more than the "
+            f"{CORPUS_SIZE_LIMIT >> 20} MiB a corpus file may hold: draw fewer runs "
+            "(--segments-per-stratum) or segments (--shape segments)"
+        )
+    atomic_write_text(path, text)
 
 
 def load_corpus(path: Path) -> Corpus:
@@ -251,20 +312,41 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
         "pool_sha256": corpus.pool_sha256,
         "window": corpus.window,
         "seed": corpus.seed,
+        "shape": corpus.shape,
         "segments": len(corpus.segments),
         "turns": corpus.turn_count,
         "strata": [stratum.segments for stratum in corpus.strata],
         "strata_detail": [
-            {**stratum.to_json(), "shortfall": stratum.shortfall} for stratum in corpus.strata
+            {**stratum.to_json(), "shortfall": stratum.shortfall, **deepest}
+            for stratum, deepest in zip(
+                corpus.strata,
+                deepest_per_stratum(corpus.segments, len(corpus.strata), corpus.window),
+                strict=True,
+            )
         ],
+        "deepest_stratum": deepest_stratum_note(
+            corpus.segments, corpus.window, corpus.sources, corpus.commits
+        ),
         "segment_turns": corpus.segment_turns,
         "segments_per_stratum": corpus.segments_per_stratum,
         "max_depth_estimate": corpus.max_depth_estimate,
+        # turns whose tool time before them is known, and that time in all
+        "timed_turns": sum(1 for turn in corpus.turns() if turn.think_s is not None),
+        "think_s_total": sum(turn.think_s or 0.0 for turn in corpus.turns()),
         "pool_runs": corpus.pool_runs,
         "pool_turns": corpus.pool_turns,
         "dropped_over_window": corpus.dropped_over_window,
         "commits": list(corpus.commits),
+        "sources": list(corpus.sources),
+        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources),
     }
+
+
+def _source(item: Any) -> dict[str, Any]:
+    """One entry of `sources`: where trace or session runs came from (an object)."""
+    if not isinstance(item, dict) or not isinstance(item.get("source"), str):
+        raise MalformedJson("expected an object with a 'source' string")
+    return item
 
 
 def _detached(segment: Segment) -> Segment:

@@ -1,4 +1,4 @@
-"""The draw: segments of consecutive turns, stratified by depth, chosen by seed.
+"""The draw: segments of consecutive turns, or whole runs, stratified by depth, chosen by seed.
 
 The window is cut into four strata by estimate — quarters: for 65,536 tokens <16k, 16k–32k,
 32k–48k and ≥48k (the deepest includes the window itself). A candidate segment is any
@@ -11,6 +11,17 @@ already drawn. A stratum with too few candidates is reported short, never topped
 another. Turns deeper than the window are dropped and counted; a run whose first turn is
 deeper than the window is an error (the window cannot hold even the plan).
 
+Whole runs (`draw_runs`, the corpus shape "runs") are drawn the same way with a run as the
+unit: a run keeps its turns up to the first one deeper than the window (a lane would have been
+refused there; the rest are dropped and counted) and belongs to the stratum of its deepest kept
+turn, so a stratum holds the runs that reach that depth. Each stratum keeps its
+`segments_per_stratum` best-ranked runs, the rank being sha256(seed, "run", run id); a run sits
+in one stratum only, so no two drawn runs overlap. Runs mostly end deep, so the shallow strata
+of a whole-run draw are often short: that is reported, never topped up.
+
+With a filled window (`slots.corpus.fill`), the unit holding the pool's deepest turn ranks
+first in the deepest stratum, so the filled depth is always replayed.
+
 The corpus lists segments round-robin across strata, shallow to deep (one of each, then the
 next of each), so any prefix of it — and any set of concurrent workers — mixes depths as a
 storm does.
@@ -19,6 +30,7 @@ storm does.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 
 from ...errors import BadInput
@@ -64,7 +76,13 @@ def stratum_name(q: int, window: int) -> str:
 
 
 def draw_segments(
-    pool: Pool, *, window: int, segments_per_stratum: int, segment_turns: int, seed: int
+    pool: Pool,
+    *,
+    window: int,
+    segments_per_stratum: int,
+    segment_turns: int,
+    seed: int,
+    deepest_first: bool = False,
 ) -> Draw:
     check_draw_options(window, segments_per_stratum, segment_turns)
     candidates: dict[int, list[_Candidate]] = defaultdict(list)
@@ -93,20 +111,63 @@ def draw_segments(
             f"no run has {segment_turns} consecutive turns inside the window of {window:,} "
             "tokens: lower --segment-turns or raise --window"
         )
+    if deepest_first:
+        _put_deepest_first(candidates[STRATA - 1])
     chosen = _choose(candidates, segments_per_stratum, segment_turns)
+    return _ordered(chosen, candidates, window, segments_per_stratum, dropped)
+
+
+def draw_runs(
+    pool: Pool, *, window: int, runs_per_stratum: int, seed: int, deepest_first: bool = False
+) -> Draw:
+    """Whole runs, one unit per run, in the stratum of the run's deepest turn that fits."""
+    check_draw_options(window, runs_per_stratum, 1)
+    candidates: dict[int, list[Segment]] = defaultdict(list)
+    dropped = 0
+    for run in pool.runs:
+        first = run.turns[0]
+        if first.depth_estimate > window:
+            raise BadInput(
+                f"window {window:,} is smaller than turn 0 of run {run.run_id} "
+                f"(estimate {first.depth_estimate:,} tokens): raise --window"
+            )
+        over = [turn.depth_estimate > window for turn in run.turns]
+        kept = run.turns[: over.index(True)] if True in over else run.turns
+        dropped += len(run.turns) - len(kept)
+        stratum = stratum_of(max(turn.depth_estimate for turn in kept), window)
+        run_id = f"{run.run_id}#{kept[0].index}-{kept[-1].index}"
+        candidates[stratum].append(Segment(run_id, run.run_id, stratum, kept))
+    deepest = max((s.depth_estimate for s in candidates[STRATA - 1]), default=None)
+
+    def rank(unit: Segment) -> tuple[bool, str, str]:
+        first = deepest_first and unit.depth_estimate == deepest
+        return (not first, seeded_rank(seed, "run", unit.id), unit.id)
+
+    chosen = {q: sorted(candidates.get(q, []), key=rank)[:runs_per_stratum] for q in range(STRATA)}
+    return _ordered(chosen, candidates, window, runs_per_stratum, dropped)
+
+
+def _ordered(
+    chosen: dict[int, list[Segment]],
+    candidates: Mapping[int, Sized],
+    window: int,
+    per_stratum: int,
+    dropped: int,
+) -> Draw:
+    """The strata's report and the units round-robin across strata, shallow to deep."""
     strata = tuple(
         Stratum(
             name=stratum_name(q, window),
             low=low,
             high=high,
             segments=len(chosen[q]),
-            wanted=segments_per_stratum,
-            available=len(candidates[q]),
+            wanted=per_stratum,
+            available=len(candidates.get(q, ())),
         )
         for q, (low, high) in enumerate(stratum_bounds(window))
     )
     ordered: list[Segment] = []
-    for position in range(segments_per_stratum):
+    for position in range(per_stratum):
         ordered.extend(chosen[q][position] for q in range(STRATA) if position < len(chosen[q]))
     return Draw(tuple(ordered), strata, dropped)
 
@@ -118,6 +179,15 @@ def check_draw_options(window: int, segments_per_stratum: int, segment_turns: in
         raise BadInput(f"--segments-per-stratum must be at least 1, not {segments_per_stratum}")
     if segment_turns < 1:
         raise BadInput(f"--segment-turns must be at least 1, not {segment_turns}")
+
+
+def _put_deepest_first(candidates: list[_Candidate]) -> None:
+    """The candidate holding the deepest turn ranks first (a filled window is measured)."""
+    if candidates:
+        deepest = max(candidates, key=lambda c: (c.segment.depth_estimate, c.segment.id))
+        candidates[candidates.index(deepest)] = _Candidate(
+            "", deepest.run_id, deepest.start, deepest.segment
+        )
 
 
 def _choose(

@@ -13,14 +13,16 @@ line. Lines whose "event" is "turn" are requests as the lane sent them::
 
 `run_id` defaults to the events file's folder (relative to DIR) and `index` to the order of the
 run's turn events; a second event with the same run and index (a retry) is counted and skipped.
-Other events are ignored. A last line that does not parse (a crash mid-write) is skipped and
+"reply" events give each turn's think time (`slots.corpus.think_time`); other events are
+ignored. A last line that does not parse (a crash mid-write) is skipped and
 reported; any other bad line is an error.
 
 From transcripts (`--from-transcripts FILE`, or `--from-chat-logs FILE`): JSON Lines, one
 conversation a line, with `messages` (OpenAI chat format), optional `tools` and optional `id`
 (default "<file name>:<line>"); a line may also be the bare `messages` array, as chat logs
 exported by agent tools often are. Every prefix that ends just before an assistant message is
-a turn.
+a turn. Messages may carry a `timestamp`, which gives each turn's think time
+(`slots.corpus.think_time`) and is not sent.
 
 `pool_sha256` is the sha256 of one canonical JSON line per turn, runs sorted by id, each line
 holding the turn's id, run, index and depth estimate and the sha256 of each message and of the
@@ -29,9 +31,8 @@ tool list — the same pool hashes the same wherever it is built.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,22 @@ from ...lanes.tools import (
     tool_definitions,
     tool_result_message,
 )
+from .fill import fill_deepest_spec_run
 from .git_source import Provenance, SpecTree, TreeCache
+from .think_time import (
+    event_time,
+    lane_think_times,
+    transcript_think_times,
+    without_timestamps,
+)
 from .turns import (
+    PoolRun,
     Turn,
     check_messages,
     depth_estimate,
     estimate_from_chars,
     json_list_chars,
+    pool_sha256,
     seeded_rank,
     sha256_text,
 )
@@ -64,19 +74,11 @@ TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
-class PoolRun:
-    """One run's turns in order. `source` is "spec", "lanes" or "transcript"."""
-
-    run_id: str
-    source: str
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True)
 class Pool:
     """Every turn built, before any window is applied.
 
     provenances: where spec files came from (commit, or working-tree file hashes);
+    sources: where trace and session runs came from (`traces`, `sessions`), for the corpus;
     specs_found / specs_used: specs discovered and kept by --sample-specs (0 without specs);
     notes: what the builder skipped, for the summary (never part of a hash).
     """
@@ -87,6 +89,7 @@ class Pool:
     specs_found: int = 0
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
+    sources: tuple[dict[str, Any], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -99,14 +102,25 @@ def build_pool(
     sample_specs: int | None = None,
     from_lanes: Sequence[Path] = (),
     from_transcripts: Sequence[Path] = (),
+    from_traces: Sequence[Path] = (),
+    from_sessions: Sequence[Path] = (),
+    window: int | None = None,
+    fit: str = "scale",
+    fill_window: bool = False,
     seed: int = 0,
     git: str = "git",
 ) -> Pool:
-    """The pool from any mix of the three sources; an empty pool is an error."""
-    if not (specs or from_lanes or from_transcripts):
-        raise BadInput("give --specs, --from-lanes or --from-transcripts (or --demo)")
+    """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
+    into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
+    toward it (`slots.corpus.fill`), so both need it."""
+    if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
+        raise BadInput(
+            "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
+            "(or --demo)"
+        )
     runs: list[PoolRun] = []
     notes: list[str] = []
+    sources: list[dict[str, Any]] = []
     provenances: list[Provenance] = []
     found = used = 0
     if specs:
@@ -114,7 +128,11 @@ def build_pool(
         chosen = select_specs(all_specs, sample_specs, seed)
         found, used = len(all_specs), len(chosen)
         trees = TreeCache(git)
-        runs.extend(runs_from_specs(chosen, trees))
+        spec_runs = runs_from_specs(chosen, trees)
+        if fill_window:
+            spec_runs, filled = fill_deepest_spec_run(chosen, spec_runs, trees, _window(window))
+            sources.append(filled)
+        runs.extend(spec_runs)
         provenances = trees.provenances()
         if used < found:
             notes.append(f"sampled {used} of {found} specs with seed {seed}")
@@ -128,7 +146,14 @@ def build_pool(
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
-    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used)
+    # Traces and session logs are read lazily: most pools come from specs or lanes.
+    from .recorded import recorded_runs
+
+    recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
+    runs.extend(recorded.runs)
+    notes.extend(recorded.notes)
+    sources.extend(recorded.sources)
+    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
 
 
 def make_pool(
@@ -138,6 +163,7 @@ def make_pool(
     *,
     specs_found: int = 0,
     specs_used: int = 0,
+    sources: Iterable[dict[str, Any]] = (),
 ) -> Pool:
     """Sort the runs, refuse duplicates and empty pools, and hash."""
     by_id: dict[str, PoolRun] = {}
@@ -156,32 +182,8 @@ def make_pool(
         specs_found=specs_found,
         specs_used=specs_used,
         notes=tuple(notes),
+        sources=tuple(sources),
     )
-
-
-def pool_sha256(runs: Sequence[PoolRun]) -> str:
-    digests: dict[int, str] = {}
-
-    def digest(item: Any) -> str:
-        # Turns of one run share their message objects, so each is serialized once.
-        key = id(item)
-        if key not in digests:
-            digests[key] = sha256_text(canonical_json(item))
-        return digests[key]
-
-    total = hashlib.sha256()
-    for run in runs:
-        for turn in run.turns:
-            line = {
-                "id": turn.id,
-                "run_id": turn.run_id,
-                "index": turn.index,
-                "depth_estimate": turn.depth_estimate,
-                "messages": [digest(message) for message in turn.messages],
-                "tools": digest(turn.tools),
-            }
-            total.update(canonical_json(line).encode("utf-8") + b"\n")
-    return total.hexdigest()
 
 
 def select_specs(specs: Sequence[LaneSpec], sample: int | None, seed: int) -> list[LaneSpec]:
@@ -242,6 +244,8 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
     if not files:
         raise BadInput(f"no {EVENTS_FILE} file under {folder}")
     collected: dict[str, dict[int, Turn]] = {}
+    sent: dict[str, dict[int, tuple[float | None, float | None]]] = {}
+    answered: dict[str, dict[int, tuple[float | None, float | None]]] = {}
     notes: list[str] = []
     duplicates = 0
     for file in files:
@@ -250,7 +254,12 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
             default_run = folder.name
         counters: dict[str, int] = {}
         for where, _, event in _json_lines(file, tolerate_torn_tail=True, notes=notes):
-            if not isinstance(event, dict) or event.get("event") != "turn":
+            if not isinstance(event, dict):
+                continue
+            if event.get("event") == "reply":
+                _note_reply(event, default_run, answered)
+                continue
+            if event.get("event") != "turn":
                 continue
             run_id = event.get("run_id", default_run)
             if not isinstance(run_id, str) or not run_id:
@@ -265,13 +274,27 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
                 duplicates += 1
                 continue
             run[index] = _turn(run_id, index, messages, tools)
+            sent.setdefault(run_id, {})[index] = event_time(event)
     if duplicates:
         notes.append(f"skipped {duplicates} repeated turn event(s) (retries) in {folder}")
-    runs = [
-        PoolRun(run_id, "lanes", tuple(turns[i] for i in sorted(turns)))
-        for run_id, turns in collected.items()
-    ]
+    runs = []
+    for run_id, turns in collected.items():
+        indices = sorted(turns)
+        thinks = lane_think_times(sent.get(run_id, {}), answered.get(run_id, {}), indices)
+        timed = (replace(turns[i], think_s=t) for i, t in zip(indices, thinks, strict=True))
+        runs.append(PoolRun(run_id, "lanes", tuple(timed)))
     return runs, notes
+
+
+def _note_reply(
+    event: dict[str, Any],
+    default_run: str,
+    answered: dict[str, dict[int, tuple[float | None, float | None]]],
+) -> None:
+    """Keep when each turn's last answer arrived; a reply that names no turn is not used."""
+    run_id, index = event.get("run_id", default_run), event.get("index")
+    if isinstance(run_id, str) and isinstance(index, int) and not isinstance(index, bool):
+        answered.setdefault(run_id, {})[index] = event_time(event)
 
 
 def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
@@ -289,15 +312,17 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
         run_id = record.get("id", f"{path.name}:{line_number}")
         if not isinstance(run_id, str) or not run_id:
             raise BadInput(f"{where}: 'id' must be a non-empty string")
-        messages, tools = _payload(record, where)
+        timed_messages, tools = _payload(record, where)
         answers = [
             position
-            for position, message in enumerate(messages)
+            for position, message in enumerate(timed_messages)
             if position > 0 and message["role"] == "assistant"
         ]
+        thinks = transcript_think_times(timed_messages, answers)
+        messages = without_timestamps(timed_messages)
         turns = [
-            _turn(run_id, index, messages[:position], tools)
-            for index, position in enumerate(answers)
+            replace(_turn(run_id, index, messages[:position], tools), think_s=think)
+            for index, (position, think) in enumerate(zip(answers, thinks, strict=True))
         ]
         if turns:
             runs.append(PoolRun(run_id, "transcript", tuple(turns)))
@@ -351,3 +376,9 @@ def _json_lines(
                 continue
             raise BadInput(f"{where}: {str(problem).removeprefix('is ')}") from None
         yield where, number, value
+
+
+def _window(window: int | None) -> int:
+    if window is None:
+        raise BadInput("filling the window needs one: give --window")
+    return window

@@ -10,11 +10,12 @@ the runner's own prompt count on replay is the measured depth.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import BadInput, MalformedJson
-from ...files import canonical_json
+from ...files import canonical_json, utf8
 from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
@@ -36,7 +37,7 @@ def depth_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
 
 
 def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def seeded_rank(seed: int, *parts: str) -> str:
@@ -50,8 +51,10 @@ class Turn:
     """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
 
     `think_s` is the time the run spent outside the model before this turn (its tools), in
-    seconds; None where the source has no timing. It is left out of the JSON when None, so a
-    corpus from an untimed source keeps the bytes (and the sha256) it had before the field.
+    seconds; None where the source has no timing. `max_tokens` caps this turn's answer below
+    the calibration's own cap (a recorded trace's output length); None = the calibration's cap.
+    Both are left out of the JSON when None, so a corpus from a source without them keeps the
+    bytes (and the sha256) it had before the fields.
     """
 
     id: str
@@ -61,6 +64,7 @@ class Turn:
     tools: list[dict[str, Any]]
     depth_estimate: int
     think_s: float | None = None
+    max_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -73,6 +77,8 @@ class Turn:
         }
         if self.think_s is not None:
             data["think_s"] = self.think_s
+        if self.max_tokens is not None:
+            data["max_tokens"] = self.max_tokens
         return data
 
     @classmethod
@@ -93,7 +99,18 @@ class Turn:
             tools=tools,
             depth_estimate=_field(data, "depth_estimate", int, where),
             think_s=_think_seconds(data),
+            max_tokens=_answer_cap(data),
         )
+
+
+@dataclass(frozen=True)
+class PoolRun:
+    """One run's turns in order. `source` is "spec", "lanes", "transcript", "trace" or
+    "session"."""
+
+    run_id: str
+    source: str
+    turns: tuple[Turn, ...]
 
 
 @dataclass(frozen=True)
@@ -200,7 +217,45 @@ def _think_seconds(data: dict[str, Any]) -> float | None:
     return value
 
 
+def _answer_cap(data: dict[str, Any]) -> int | None:
+    """A turn's `max_tokens`: absent or null when the calibration's cap applies, else >= 1."""
+    value: int | None = json_fields.integer(data, "max_tokens", None)
+    if value is not None and value < 1:
+        raise MalformedJson("expected a whole number of tokens >= 1", ("max_tokens",))
+    return value
+
+
 def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
     which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
     return json_fields.typed(data, key, kind)
+
+
+def pool_sha256(runs: Sequence[PoolRun]) -> str:
+    digests: dict[int, str] = {}
+
+    def digest(item: Any) -> str:
+        # Turns of one run share their message objects, so each is serialized once.
+        key = id(item)
+        if key not in digests:
+            digests[key] = sha256_text(canonical_json(item))
+        return digests[key]
+
+    total = hashlib.sha256()
+    for run in runs:
+        for turn in run.turns:
+            line = {
+                "id": turn.id,
+                "run_id": turn.run_id,
+                "index": turn.index,
+                "depth_estimate": turn.depth_estimate,
+                "messages": [digest(message) for message in turn.messages],
+                "tools": digest(turn.tools),
+            }
+            # Fields newer than the hash are in it only where set: old pools hash as before.
+            if turn.think_s is not None:
+                line["think_s"] = turn.think_s
+            if turn.max_tokens is not None:
+                line["max_tokens"] = turn.max_tokens
+            total.update(utf8(canonical_json(line)) + b"\n")
+    return total.hexdigest()

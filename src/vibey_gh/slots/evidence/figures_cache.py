@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
-from ...errors import EvidenceError, MalformedJson
+from ...errors import BadInput, EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
 from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
 from ..judging import figures as figures_module
@@ -160,5 +160,6 @@ def save_figures(
     body = json.loads(json.dumps(body))
     try:
         atomic_write_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})
-    except OSError:
+    except (OSError, BadInput):
+        # BadInput: something that is not a regular file holds the cache's name
         return

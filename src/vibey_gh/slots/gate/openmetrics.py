@@ -10,7 +10,8 @@ kind, the model and the window the answer is for:
 
 A gauge without a value is left out rather than given a made-up one. `write_textfile` puts
 the text where node-exporter's textfile collector reads it: written beside the target and
-renamed over it, readable by other users (the collector usually runs as another one).
+renamed over it, readable by other users (the collector usually runs as another one). Only a
+regular file is ever replaced.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from ...errors import BadInput
 from ...files import atomic_write_shared_text
+from ...platforms.system_paths import check_output_file
 from .allowed import AllowedAnswer
 
 TEXTFILE_MODE = 0o644
@@ -79,16 +81,20 @@ def openmetrics_text(answer: AllowedAnswer, labels: MetricLabels) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_textfile(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one rename; a missing folder is bad input."""
+def check_textfile(path: Path) -> None:
+    """Bad input (BadInput, exit 2), found before any work: a missing folder, a path in a
+    kernel file system, or something other than a regular file in the way."""
+    check_output_file(path, "--textfile")
     if not path.parent.is_dir():
         raise BadInput(f"--textfile {path}: no such folder {path.parent}")
-    if path.is_dir():
-        raise BadInput(f"--textfile {path}: is a folder")
-    try:
-        atomic_write_shared_text(path, text, TEXTFILE_MODE)
-    except PermissionError:
-        raise BadInput(f"--textfile {path}: the folder is not writable") from None
 
 
-__all__ = ["GAUGES", "MetricLabels", "openmetrics_text", "write_textfile"]
+def write_textfile(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename. Bad input raises BadInput; a file system that
+    refuses the write (read-only, full, not writable by us) raises OSError, which the caller
+    reports as a warning: the answer itself is still good."""
+    check_textfile(path)
+    atomic_write_shared_text(path, text, TEXTFILE_MODE)
+
+
+__all__ = ["GAUGES", "MetricLabels", "check_textfile", "openmetrics_text", "write_textfile"]

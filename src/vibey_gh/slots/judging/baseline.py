@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from ...interfaces.turns import SERVED_REASONS, TurnResult
 from .bounds import Bounds
 from .fidelity import agreement, served_by_turn, structure
-from .figures import BaselineFigures, StepFigures, SweepFigures
-from .metrics import step_metrics
+from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
+from .latency import latency_figures
+from .latency_figures import LatencyFigures, QuantileSample
+from .metrics import measurement_window, step_metrics
 from .records import StepRecord
 from .reported import runner_mismatch
+from .runs import figure_of
 
 GB = 1_000_000_000
 # Log event kinds that break a bound whenever they happen during the replay.
@@ -57,7 +60,7 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
         self_agreement = 1.0 if measured is None else measured
     metrics = [step_metrics(s) for s in one_slot]
     swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
-    better = max(metrics, key=lambda m: m.turns_per_hour, default=None)
+    better = max(metrics, key=lambda m: m.rate, default=None)
     return Baseline(
         reference=reference,
         reference_served=reference_served,
@@ -68,6 +71,11 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
             one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
             best_one_slot_se=better.turns_per_hour_se if better else None,
             best_one_slot_batches=better.batches if better else 0,
+            decided_by=figure_of(steps[0].shape) if steps else TURNS_PER_HOUR,
+            best_one_slot_runs_per_hour=better.runs_per_hour if better else None,
+            best_one_slot_runs_se=better.runs_per_hour_se if better else None,
+            best_one_slot_run_batches=better.run_batches if better else 0,
+            best_one_slot_latency=_lower_p95(one_slot_latencies(steps)),
         ),
     )
 
@@ -96,6 +104,25 @@ def _reasonless_answers(step: StepRecord) -> int:
     )
 
 
+def one_slot_latencies(steps: Sequence[StepRecord]) -> list[QuantileSample]:
+    return [
+        sample
+        for step in steps
+        if step.slots == 1 and (sample := step_latency(step).latency) is not None
+    ]
+
+
+def _lower_p95(samples: Sequence[QuantileSample]) -> QuantileSample | None:
+    """The one-slot run with the lower p95 turn latency: the better one, as the throughput bar
+    is the better one-slot throughput."""
+    return min(samples, key=lambda s: s.value() or 0.0, default=None)
+
+
+def step_latency(step: StepRecord) -> LatencyFigures:
+    window = measurement_window(step.turns, step.slots) if step.measurement else None
+    return latency_figures([t.result for t in step.turns], window)
+
+
 def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
     is_reference = baseline.reference is not None and step is baseline.reference
     return StepFigures(
@@ -111,6 +138,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         log_findings=_log_findings(step),
         reasonless=_reasonless_answers(step),
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
+        latency=step_latency(step),
     )
 
 

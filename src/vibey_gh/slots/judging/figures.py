@@ -20,13 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from .latency_figures import LatencyFigures, QuantileSample
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 3
+FIGURES_VERSION = 4
+RUNS_PER_HOUR = "runs/h"
+TURNS_PER_HOUR = "turns/h"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,12 @@ class StepMetrics:
     batches / turns_per_hour_se: how many equal sub-windows the window was cut into and the
     standard error of their mean throughput (None with fewer than two): `interval` turns it into
     an interval at a confidence.
+    decided_by: the figure the step is judged on — "turns/h" for a corpus of segments,
+    "runs/h" for one of whole runs. runs_per_hour / runs_per_hour_se / run_batches /
+    window_runs: runs completed in the same window, with the same batch means (None for a
+    corpus of segments); run_p50_s / run_p95_s: run latency, first send to last answer, tool
+    time included. `rate`, `throughput`, `has_interval` and `interval` speak of the deciding
+    figure; `turns_interval` always of turns per hour.
     """
 
     served: int
@@ -64,22 +73,42 @@ class StepMetrics:
     # §5); these are the whole machine's, as sampled
     peak_raw_wired_bytes: int | None = None
     peak_raw_gpu_share: float | None = None
+    decided_by: str = TURNS_PER_HOUR
+    runs_per_hour: float | None = None
+    runs_per_hour_se: float | None = None
+    run_batches: int = 0
+    window_runs: int | None = None
+    run_p50_s: float | None = None
+    run_p95_s: float | None = None
+
+    @property
+    def on_runs(self) -> bool:
+        return self.decided_by == RUNS_PER_HOUR
+
+    @property
+    def rate(self) -> float:
+        """The deciding figure's point: runs or turns per hour."""
+        return (self.runs_per_hour or 0.0) if self.on_runs else self.turns_per_hour
 
     @property
     def has_interval(self) -> bool:
-        return self.turns_per_hour_se is not None and self.batches >= MIN_BATCHES
+        return self.throughput.has_interval
 
     @property
     def throughput(self) -> Estimate:
-        """turns_per_hour with its noise, as the gain intervals take it."""
+        """The deciding figure with its noise, as the gain intervals take it."""
+        if self.on_runs:
+            return Estimate(self.rate, self.runs_per_hour_se, self.run_batches)
         return Estimate(self.turns_per_hour, self.turns_per_hour_se, self.batches)
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        """Two-sided interval of turns_per_hour; the point itself when there is no interval."""
-        if self.turns_per_hour_se is None or self.batches < MIN_BATCHES:
-            return self.turns_per_hour, self.turns_per_hour
-        half = t_quantile(0.5 + confidence / 2.0, self.batches - 1) * self.turns_per_hour_se
-        return max(0.0, self.turns_per_hour - half), self.turns_per_hour + half
+        """Two-sided interval of the deciding figure; the point itself without an interval."""
+        return _interval(self.throughput, confidence)
+
+    def turns_interval(self, confidence: float) -> tuple[float, float]:
+        return _interval(
+            Estimate(self.turns_per_hour, self.turns_per_hour_se, self.batches), confidence
+        )
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -110,7 +139,22 @@ class StepMetrics:
             turns_per_hour_se=_amount(data, "turns_per_hour_se", None),
             peak_raw_wired_bytes=_count(data, "peak_raw_wired_bytes", None),
             peak_raw_gpu_share=_amount(data, "peak_raw_gpu_share", None),
+            # figures from before whole runs were decided on runs per hour
+            decided_by=_figure(data, "decided_by"),
+            runs_per_hour=_amount(data, "runs_per_hour", None),
+            runs_per_hour_se=_amount(data, "runs_per_hour_se", None),
+            run_batches=_count(data, "run_batches", 0),
+            window_runs=_count(data, "window_runs", None),
+            run_p50_s=_amount(data, "run_p50_s", None),
+            run_p95_s=_amount(data, "run_p95_s", None),
         )
+
+
+def _interval(estimate: Estimate, confidence: float) -> tuple[float, float]:
+    if estimate.se is None or estimate.batches < MIN_BATCHES:
+        return estimate.value, estimate.value
+    half = t_quantile(0.5 + confidence / 2.0, estimate.batches - 1) * estimate.se
+    return max(0.0, estimate.value - half), estimate.value + half
 
 
 @dataclass(frozen=True)
@@ -160,6 +204,12 @@ class BaselineFigures:
     best_one_slot_se / best_one_slot_batches: the better run's own throughput noise (standard
       error from that many batch means; None for a run without an interval). A gain is a ratio
       of two measurements, so its interval carries both (`stats.ratio_interval`).
+    decided_by: the figure the sweep is decided on. For "runs/h" the better one-slot run is
+      the one with more runs per hour, and best_one_slot_runs_per_hour / _runs_se /
+      _run_batches are its runs per hour and their noise; best_one_slot_turns_per_hour is
+      that same run's turns per hour.
+    best_one_slot_latency: the turn latencies of the one-slot run with the lower p95, the base
+      of `latency_factor` (None without a served one-slot turn).
     """
 
     self_agreement: float
@@ -167,10 +217,27 @@ class BaselineFigures:
     one_slot_swap_mb_per_min: float
     best_one_slot_se: float | None = None
     best_one_slot_batches: int = 0
+    decided_by: str = TURNS_PER_HOUR
+    best_one_slot_runs_per_hour: float | None = None
+    best_one_slot_runs_se: float | None = None
+    best_one_slot_run_batches: int = 0
+
+    @property
+    def best_rate(self) -> float:
+        """The better one-slot run's deciding figure: the bar's point."""
+        if self.decided_by == RUNS_PER_HOUR:
+            return self.best_one_slot_runs_per_hour or 0.0
+        return self.best_one_slot_turns_per_hour
+
+    best_one_slot_latency: QuantileSample | None = None
 
     @property
     def bar(self) -> Estimate:
         """The better one-slot throughput with its noise: what every gain is a ratio to."""
+        if self.decided_by == RUNS_PER_HOUR:
+            return Estimate(
+                self.best_rate, self.best_one_slot_runs_se, self.best_one_slot_run_batches
+            )
         return Estimate(
             self.best_one_slot_turns_per_hour, self.best_one_slot_se, self.best_one_slot_batches
         )
@@ -192,6 +259,7 @@ class StepFigures:
     log_findings: forbidden runner log events during the replay, as "log: n × what".
     reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
     runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
+    latency: TTFT, ITL and turn latency (`latency_figures`); None in figures made before.
     """
 
     index: int
@@ -204,6 +272,7 @@ class StepFigures:
     log_findings: tuple[str, ...]
     reasonless: int
     runner_mismatch: str | None = None
+    latency: LatencyFigures | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -217,6 +286,7 @@ class StepFigures:
             "log_findings": list(self.log_findings),
             "reasonless": self.reasonless,
             "runner_mismatch": self.runner_mismatch,
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
     @classmethod
@@ -241,6 +311,9 @@ class StepFigures:
             log_findings=_texts(data, "log_findings"),
             reasonless=_count(data, "reasonless"),
             runner_mismatch=json_fields.text(data, "runner_mismatch", None),
+            latency=None
+            if data.get("latency") is None
+            else json_fields.nested(data, "latency", LatencyFigures.from_json),
         )
 
 
@@ -250,13 +323,22 @@ class SweepFigures:
     steps: tuple[StepFigures, ...]
 
     @property
+    def decided_by(self) -> str:
+        return self.baseline.decided_by
+
+    @property
     def without_intervals(self) -> bool:
         """Every step is of the one-pass method: no measurement window, no interval."""
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
+        base = self.baseline
+        latency = base.best_one_slot_latency
         return {
-            "baseline": dict(self.baseline.__dict__),
+            "baseline": {
+                **base.__dict__,
+                "best_one_slot_latency": latency.to_json() if latency else None,
+            },
             "steps": [step.to_json() for step in self.steps],
         }
 
@@ -277,7 +359,22 @@ def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
         _amount(data, "one_slot_swap_mb_per_min"),
         _amount(data, "best_one_slot_se", None),
         _count(data, "best_one_slot_batches", 0),
+        _figure(data, "decided_by"),
+        _amount(data, "best_one_slot_runs_per_hour", None),
+        _amount(data, "best_one_slot_runs_se", None),
+        _count(data, "best_one_slot_run_batches", 0),
+        None
+        if data.get("best_one_slot_latency") is None
+        else json_fields.nested(data, "best_one_slot_latency", QuantileSample.from_json),
     )
+
+
+def _figure(data: Any, key: str) -> str:
+    """Which figure decided: turns/h where absent (figures from before runs per hour)."""
+    value: str = json_fields.text(data, key, TURNS_PER_HOUR)
+    if value not in (TURNS_PER_HOUR, RUNS_PER_HOUR):
+        raise MalformedJson(f"expected {TURNS_PER_HOUR} or {RUNS_PER_HOUR}, got {value!r}", (key,))
+    return value
 
 
 def _count(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .knee import Knee, Rate, knee, plateau_sentence
+from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .noise import one_slot_noise, too_noisy_sentence
 from .stats import ratio_interval
 
@@ -45,7 +46,11 @@ class Verdict:
       measured with an interval).
       Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
       gain_high < min_gain, and is inconclusive in between.
-    turns_per_hour_low / turns_per_hour_high: the throughput's interval at `confidence`.
+    turns_per_hour_low / turns_per_hour_high: the turns per hour's interval at `confidence`.
+    runs_per_hour_low / runs_per_hour_high: the runs per hour's, for a corpus of whole runs
+      (None otherwise). The verdict is taken on `metrics.decided_by`; `rate_low`/`rate_high`
+      are that figure's interval.
+    latency: the step's TTFT, ITL and turn latency figures (None in figures made before).
     """
 
     index: int
@@ -63,10 +68,27 @@ class Verdict:
     turns_per_hour_low: float = 0.0
     turns_per_hour_high: float = 0.0
     confidence: float | None = None
+    runs_per_hour_low: float | None = None
+    runs_per_hour_high: float | None = None
+    latency: LatencyFigures | None = None
 
     @property
     def inconclusive(self) -> bool:
         return self.label == "inconclusive"
+
+    @property
+    def decided_by(self) -> str:
+        return self.metrics.decided_by
+
+    @property
+    def rate_low(self) -> float:
+        low = self.runs_per_hour_low if self.metrics.on_runs else self.turns_per_hour_low
+        return low or 0.0
+
+    @property
+    def rate_high(self) -> float:
+        high = self.runs_per_hour_high if self.metrics.on_runs else self.turns_per_hour_high
+        return math.inf if high is None else high
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,8 +105,14 @@ class Verdict:
             "turns_per_hour_low": self.turns_per_hour_low,
             "turns_per_hour_high": finite_or_none(self.turns_per_hour_high),
             "confidence": self.confidence,
+            "decided_by": self.decided_by,
+            "runs_per_hour_low": self.runs_per_hour_low,
+            "runs_per_hour_high": None
+            if self.runs_per_hour_high is None
+            else finite_or_none(self.runs_per_hour_high),
             "agreement": self.agreement.to_json() if self.agreement else None,
             "metrics": self.metrics.to_json(),
+            "latency": self.latency.to_json() if self.latency else None,
         }
 
 
@@ -153,17 +181,24 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
             broken.append("fidelity not measured: no turn served in both runs")
         elif step.agreement.structural < threshold:
             broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
+        slow, doubts = latency_findings(step.latency, baseline.best_one_slot_latency, bounds)
+        broken.extend(slow)
+        warnings.extend(doubts)
         inside = not broken
         label = "qualifies" if inside else "breaks " + _short(broken[0])
-    best = baseline.best_one_slot_turns_per_hour
-    low, high = metrics.interval(bounds.confidence)
-    # a steady-state step whose window held too few turns for an interval cannot be called
+    best = baseline.best_rate
+    low, high = metrics.turns_interval(bounds.confidence)
+    runs_low, runs_high = metrics.interval(bounds.confidence) if metrics.on_runs else (None, None)
+    # a steady-state step whose window held too few units for an interval cannot be called
     unknowable = metrics.window_start is not None and not metrics.has_interval
     if unknowable:
-        low, high = 0.0, math.inf
+        if metrics.on_runs:
+            runs_low, runs_high = 0.0, math.inf
+        else:
+            low, high = 0.0, math.inf
     gain = gain_low = gain_high = None
     if best > 0:
-        gain = metrics.turns_per_hour / best - 1.0
+        gain = metrics.rate / best - 1.0
         ratio = None if unknowable else gain_ratio(metrics, baseline, bounds.confidence)
         if ratio is not None:
             gain_low, gain_high = ratio[0] - 1.0, ratio[1] - 1.0
@@ -187,6 +222,9 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         turns_per_hour_low=low,
         turns_per_hour_high=high,
         confidence=bounds.confidence if metrics.has_interval else None,
+        runs_per_hour_low=runs_low,
+        runs_per_hour_high=runs_high,
+        latency=step.latency,
     )
 
 
@@ -206,6 +244,8 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
 
 
 def _short(finding: str) -> str:
+    if finding.startswith(LATENCY_BOUND_KEYS):
+        return finding.split(":", 1)[0]
     if finding.startswith("fidelity"):
         return "fidelity"
     if "wired" in finding or "GPU" in finding:
@@ -235,15 +275,35 @@ class SweepJudgement:
 
 
 def judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    judgement = _judge_figures(figures, bounds)
+    note = latency_decided(judgement.verdicts, judgement.ideal)
+    return replace(judgement, reason=judgement.reason + note) if note else judgement
+
+
+def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
+    """'; N=3 refused by …' when a latency bound alone refused the next larger N: that bound
+    decided. (An answer of one already names every step's first broken bound.)"""
+    if ideal <= 1:
+        return ""
+    for verdict in sorted(verdicts, key=lambda v: v.slots):
+        if verdict.slots > ideal and verdict.broken:
+            if all(f.startswith(LATENCY_BOUND_KEYS) for f in verdict.broken):
+                return f"; N={verdict.slots} refused by {verdict.broken[0]}"
+            return ""
+    return ""
+
+
+def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     found = knee(rates_of(verdicts), bounds.min_gain, bounds.confidence)
     if found is not None:
         chosen = next(v for v in verdicts if v.index == found.chosen.index)
+        figure = chosen.decided_by
         reason = (
             f"{chosen.slots} slots stayed inside every bound and served "
-            f"{chosen.metrics.turns_per_hour:.1f} turns/h, {chosen.gain:+.0%} over one slot"
+            f"{chosen.metrics.rate:.1f} {figure}, {chosen.gain:+.0%} over one slot"
         )
-        plateau = plateau_sentence(found, bounds.min_gain)
+        plateau = plateau_sentence(found, bounds.min_gain, figure)
         if plateau:
             reason += f"; the knee is {chosen.slots}: {plateau}"
         return SweepJudgement(verdicts, chosen.slots, reason, figures, found)
@@ -278,12 +338,13 @@ def knee_json(judgement: SweepJudgement, min_gain: float) -> dict[str, Any] | No
             {"slots": p.slots, "adds": p.adds, "below_min_gain": p.below_min_gain}
             for p in found.past
         ],
-        "plateau": plateau_sentence(found, min_gain) or None,
+        "plateau": plateau_sentence(found, min_gain, judgement.figures.decided_by) or None,
     }
 
 
 def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
-    """The verdicts as the knee rule reads them: turns/h with its noise."""
+    """The verdicts as the knee rule reads them: the deciding figure (runs/h for whole runs,
+    else turns/h) with its noise."""
     return [
         Rate(
             index=v.index,

@@ -12,16 +12,21 @@ turns of one segment share a warm prefix, and a slow stretch of the runner slows
 once. A bootstrap that resamples single turns treats them as independent and understates the
 spread; sub-windows several turns long carry that correlation inside them, so their spread is
 the spread a repeated measurement would see. They cost one pass over the timestamps.
+
+A step of whole runs also has runs per hour (`runs`), counted in the same window with the same
+batch means, and run latencies; it is decided on runs per hour (`StepMetrics.decided_by`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ...interfaces.turns import TurnResult
 from .figures import StepMetrics
 from .records import TIMELINE_FIELDS, StepRecord, TurnRecord
+from .runs import RUNS, completed_run_ends, figure_of, replayed_runs
 from .stats import standard_error
 
 MAX_BATCHES = 10
@@ -120,6 +125,14 @@ def served_ends(turns: Sequence[TurnRecord], start: float, end: float) -> list[f
     return [t.result.ended for t in turns if t.result.served and start < t.result.ended <= end]
 
 
+def decisive_ends(turns: Sequence[TurnRecord], start: float, end: float, shape: str) -> list[float]:
+    """When each unit the step is decided on ended inside (start, end]: completed runs for a
+    corpus of whole runs, served turns for one of segments."""
+    if figure_of(shape) == RUNS:
+        return completed_run_ends(turns, start, end)
+    return served_ends(turns, start, end)
+
+
 def ramp_up_end(turns: Sequence[TurnRecord], workers: int) -> float | None:
     """When the last of `workers` started its first turn: the start of the window."""
     first_start: dict[int, float] = {}
@@ -168,6 +181,30 @@ def charged_gpu_share(step: StepRecord) -> list[float]:
     return values
 
 
+def _run_figures(step: StepRecord, window: tuple[float, float] | None) -> dict[str, Any]:
+    """Runs per hour with its batch-means noise, and run latencies, for a step of whole runs."""
+    if figure_of(step.shape) != RUNS:
+        return {}
+    latencies = [r.latency_s for r in replayed_runs(step.turns) if r.served]
+    figures: dict[str, Any] = {
+        "decided_by": RUNS,
+        "run_p50_s": percentile(latencies, 0.50),
+        "run_p95_s": percentile(latencies, 0.95),
+        "runs_per_hour": 0.0,
+    }
+    if window is not None:
+        start, end = window
+        ends = completed_run_ends(step.turns, start, end)
+        batches = batch_throughputs(ends, start, end)
+        figures.update(
+            runs_per_hour=len(ends) * 3600.0 / (end - start),
+            window_runs=len(ends),
+            run_batches=len(batches),
+            runs_per_hour_se=batch_standard_error(batches, start, end),
+        )
+    return figures
+
+
 def step_metrics(step: StepRecord) -> StepMetrics:
     results = [t.result for t in step.turns]
     served = [r for r in results if r.served]
@@ -204,4 +241,5 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         turns_per_hour_se=batch_standard_error(batches, *window) if window else None,
         peak_raw_wired_bytes=int(max(raw_wired)) if raw_wired else None,
         peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
+        **_run_figures(step, window),
     )

@@ -10,26 +10,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.turns import TurnResult
 
 
 @dataclass(frozen=True)
 class TurnRecord:
-    """One replayed turn: which turn, which worker sent it, and what came back."""
+    """One replayed turn: which turn, which worker sent it, and what came back.
+
+    think_s: the seconds the worker waited before sending it (its run's tools on replay).
+    closes: it was the last turn of its segment or run, so that unit ended with it. Both are
+    written only when set (0 and False in evidence older than them, as they were).
+    """
 
     turn_id: str
     segment_id: str
     worker: int
     result: TurnResult
+    think_s: float = 0.0
+    closes: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "turn_id": self.turn_id,
             "segment_id": self.segment_id,
             "worker": self.worker,
             "result": self.result.to_json(),
         }
+        if self.think_s:
+            data["think_s"] = self.think_s
+        if self.closes:
+            data["closes"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnRecord:
@@ -38,6 +51,8 @@ class TurnRecord:
             segment_id=json_fields.text(data, "segment_id"),
             worker=json_fields.integer(data, "worker"),
             result=json_fields.nested(data, "result", turn_result_from_json),
+            think_s=json_fields.number(data, "think_s", 0.0),
+            closes=json_fields.boolean(data, "closes", False),
         )
 
 
@@ -51,6 +66,11 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     json_fields.number(data, "started")
     json_fields.number(data, "ended")
     json_fields.text(data, "error", None)
+    json_fields.integer(data, "cached_tokens", None)
+    json_fields.boolean(data, "streamed", False)
+    json_fields.number(data, "first_token", None)
+    json_fields.number(data, "last_token", None)
+    json_fields.integer(data, "token_chunks", 0)
     json_fields.each(data, "tool_calls", _check_tool_call)
     return TurnResult.from_json(data)
 
@@ -210,6 +230,8 @@ class StepRecord:
       production_footprint: how production's footprint was identified, or why it was not.
       runner_reported: what the runner's start-up log said of its slots, window, KV cache,
         GPU layers and attention (None: not recorded, as in evidence older than this field).
+      shape: the corpus's shape, "runs" or "segments" (segments in evidence older than it):
+        a step of whole runs is judged on runs per hour, one of segments on turns per hour.
     """
 
     index: int
@@ -234,9 +256,11 @@ class StepRecord:
     production_gpu_bytes: tuple[int | None, ...] | None = None
     production_footprint: str | None = None
     runner_reported: RunnerReported | None = None
+    shape: str = "segments"
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "shape": self.shape,
             "index": self.index,
             "slots": self.slots,
             "window": self.window,
@@ -298,7 +322,15 @@ class StepRecord:
             runner_reported=json_fields.nested(data, "runner_reported", RunnerReported.from_json)
             if data.get("runner_reported") is not None
             else None,
+            shape=_shape(data),
         )
+
+
+def _shape(data: dict[str, Any]) -> str:
+    shape: str = json_fields.text(data, "shape", "segments")
+    if shape not in ("runs", "segments"):
+        raise MalformedJson("expected runs or segments", ("shape",))
+    return shape
 
 
 def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, ...] | None:

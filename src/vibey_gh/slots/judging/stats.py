@@ -103,3 +103,40 @@ def ratio_interval(
     dof = variance**2 / sum(v * v / d for v, d in terms)
     half = t_quantile(0.5 + confidence / 2.0, max(1, math.floor(dof))) * ratio * math.sqrt(variance)
     return max(0.0, ratio - half), ratio + half
+
+
+def binomial_cdf(count: int, share: float) -> list[float]:
+    """[P(Binomial(count, share) ≤ k) for k = 0 … count], in one pass over the pmf."""
+    if share <= 0.0:
+        return [1.0] * (count + 1)
+    if share >= 1.0:
+        return [0.0] * count + [1.0]
+    log_p, log_q = math.log(share), math.log1p(-share)
+    head = math.lgamma(count + 1)
+    cumulative, total = [], 0.0
+    for k in range(count + 1):
+        log_pmf = head - math.lgamma(k + 1) - math.lgamma(count - k + 1)
+        total += math.exp(log_pmf + k * log_p + (count - k) * log_q)
+        cumulative.append(min(1.0, total))
+    return cumulative
+
+
+def quantile_ranks(count: int, share: float, confidence: float) -> tuple[int | None, int | None]:
+    """1-based ranks (low, high) of the distribution-free interval for the `share` quantile of
+    a sample of `count`: the order statistics X(low) and X(high) hold the true quantile between
+    them with probability at least `confidence`, each side missing it at most half the rest.
+
+    The number of values below the true quantile is Binomial(count, share) whatever the
+    distribution (hence distribution-free): X(low) lies above the quantile only when fewer than
+    `low` values do, X(high) below it only when `high` or more do. A side the sample is too
+    small to bound is None (a p95 of 20 turns has no upper end at 90%).
+    """
+    if count <= 0:
+        return None, None
+    tail = (1.0 - confidence) / 2.0
+    cdf = binomial_cdf(count, share)
+    # P(X(low) > quantile) = P(Bin ≤ low − 1): the largest low that keeps it within the tail
+    lows = [rank for rank in range(1, count + 1) if cdf[rank - 1] <= tail]
+    # P(X(high) < quantile) = P(Bin ≥ high) = 1 − P(Bin ≤ high − 1): the smallest such high
+    highs = [rank for rank in range(1, count + 1) if 1.0 - cdf[rank - 1] <= tail]
+    return (max(lows) if lows else None), (min(highs) if highs else None)

@@ -37,13 +37,11 @@ def gain_over_best(
     measure on (a cost), not a recorded verdict, and measuring the new step longer cannot
     narrow an earlier step's interval — with both noises a plateau after a briefly measured
     best step stays undecided to the cap, step after step, and the sweep never stops."""
-    if best_before is None or best_before.turns_per_hour <= 0:
+    if best_before is None or best_before.rate <= 0:
         return math.inf, math.inf
     if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
         return None
-    return ratio_interval(
-        verdict.metrics.throughput, Estimate(best_before.turns_per_hour), confidence
-    )
+    return ratio_interval(verdict.metrics.throughput, Estimate(best_before.rate), confidence)
 
 
 def default_order(index: int) -> int:
@@ -71,9 +69,7 @@ def sweep_steps(
                 return f"reached the largest slot count to try ({max_slots})"
         step = yield slots
         index += 1
-        best_before = max(
-            (step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour, default=None
-        )
+        best_before = max((step_metrics(s) for s in steps), key=lambda m: m.rate, default=None)
         steps.append(step)
         bounds = bounds_now()
         verdict = judge_sweep(steps, bounds).verdicts[-1]
@@ -85,7 +81,7 @@ def sweep_steps(
         # the knee rule's own tests: a step patience stops on is never the answer, and the
         # step that resets the count is one the answer may be
         if over_best is not None and best_before is not None:
-            best = best_before.turns_per_hour
+            best = best_before.rate
             throughput = verdict.metrics.throughput
             if adds_less_than(throughput, best, bounds.min_gain, bounds.confidence):
                 strikes += 1

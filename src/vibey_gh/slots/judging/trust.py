@@ -17,11 +17,14 @@ from .records import StepRecord
 MAX_OVER_WINDOW_SHARE = 0.25
 
 
-def untrustworthy_floor(step: StepRecord, corpus_turns: int) -> str | None:
+def untrustworthy_floor(
+    step: StepRecord, corpus_turns: int, *, refusals_expected: bool = False
+) -> str | None:
     """Why the first one-slot step cannot be evidence (one line), or None when it can.
 
     Judged on each corpus turn's first answer: a steady-state step replays turns again, and a
-    turn is counted once however often it was sent."""
+    turn is counted once however often it was sent. `refusals_expected` (the split-window
+    what-if) lets any share of the corpus be refused as over the window: that is its question."""
     answers = first_answers(step)
     failed = [
         (turn_id, result)
@@ -37,7 +40,7 @@ def untrustworthy_floor(step: StepRecord, corpus_turns: int) -> str | None:
         )
     refused = sum(1 for r in answers.values() if r.error == REFUSED_OVER_WINDOW)
     total = corpus_turns or len(answers)
-    if total and refused > MAX_OVER_WINDOW_SHARE * total:
+    if total and refused > MAX_OVER_WINDOW_SHARE * total and not refusals_expected:
         return (
             f"the corpus does not fit this window: {refused} of {total} turns were refused as "
             f"longer than the {step.window}-token window at one slot (at most "

@@ -22,6 +22,7 @@ from ...config import LocalModels, load_config
 from ...errors import BadInput, Refused, VibeyError
 from ...files import leftover_temp_files
 from ...interfaces.slots_interface import ChatSettings
+from ...interfaces.think import ThinkPolicy, resolve_policy
 from ...runners.process import ensure_port_free
 from ...runners.registry import runner_kind
 from ...state import StateLayout
@@ -111,6 +112,25 @@ def last_good_bounds(
     return bounds_now
 
 
+def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
+    """The wait before each turn: the config's (or the command line's) for this corpus."""
+    recorded = (turn.think_s for turn in req.corpus.turns())
+    return resolve_policy(req.config.think_time, req.config.think_cap, recorded)
+
+
+def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
+    """A run whose waits alone outlast a step's cap could never complete inside one."""
+    cap = req.config.step_cap_seconds
+    for unit in req.corpus.segments:
+        waits = sum(policy.seconds_before(turn.think_s) for turn in unit.turns)
+        if waits >= cap:
+            raise BadInput(
+                f"{unit.id} waits {waits:g} s of think time, at least a step's cap of "
+                f"{cap:g} s, so it could never complete inside a step: lower --think-cap or "
+                "--think-time, or raise --max-step-seconds"
+            )
+
+
 def method_of(req: CalibrationRequest) -> dict[str, Any]:
     return {
         "runner": req.config.runner,
@@ -122,6 +142,9 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         "slots": list(req.slots) if req.slots else "1,1,2,3,…",
         "max_slots": req.max_slots,
         "segment_order": "closed-loop workers cycling through the corpus",
+        # turns are streamed and reassembled, their token timing recorded: a checkpoint of
+        # unstreamed steps (no such key) has another hash and is never resumed here
+        "turns": "streamed",
         # steady-state steps with a throughput interval: evidence of the one-pass method
         # (no "steps" key) has another hash, so its checkpoints are never resumed here
         "steps": {
@@ -134,6 +157,10 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
             "one_slot_until": "interval within half of min_gain",
         },
+        # the wait before each turn: a checkpoint of another policy is never resumed
+        "think": think_policy_of(req).to_json(),
+        # only when set: the method of every ordinary sweep keeps its hash
+        **({"split_window": True} if req.split_window else {}),
     }
 
 
@@ -143,7 +170,13 @@ def run_calibration(
     progress: CalibrationProgress,
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> CalibrationOutcome:
-    check_corpus_fits(req.corpus, req.window)
+    if req.split_window:
+        if req.out_dir is None:
+            raise BadInput("--split-window is a what-if, never evidence: give --out FOLDER")
+    else:
+        check_corpus_fits(req.corpus, req.window)
+    think = think_policy_of(req)
+    check_runs_fit_a_step(req, think)
     if req.wait_idle_s is not None and req.wait_idle_s < 0:
         raise BadInput(f"--wait-idle must be 0 or more seconds, not {req.wait_idle_s:g}")
     if req.if_requested:
@@ -233,7 +266,10 @@ def run_calibration(
         port=req.config.calibration_port,
         corpus=req.corpus,
         settings=ChatSettings(
-            window=req.window, max_tokens=req.max_tokens, timeout_s=req.request_timeout_s
+            window=req.window,
+            max_tokens=req.max_tokens,
+            timeout_s=req.request_timeout_s,
+            stream=True,
         ),
         memory=env.memory,
         production=env.production,
@@ -249,6 +285,7 @@ def run_calibration(
         min_step_seconds=req.config.min_step_seconds,
         max_step_seconds=req.config.step_cap_seconds,
         production_footprint=env.production_footprint,
+        think=think,
     )
     new_steps = 0
     unclean = False
@@ -269,7 +306,9 @@ def run_calibration(
             )
             break
         if step.slots == 1 and not any(s.slots == 1 for s in steps):
-            untrustworthy = untrustworthy_floor(step, req.corpus.turn_count)
+            untrustworthy = untrustworthy_floor(
+                step, req.corpus.turn_count, refusals_expected=req.split_window
+            )
             if untrustworthy is not None:
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)
@@ -347,9 +386,9 @@ def _measure_clean(
     # (qualifying) and the best throughput so far as a point (the patience rule, see
     # judging.sweep.gain_over_best)
     compare_with: tuple[Estimate, ...] = ()
-    if slots > 1 and baseline.figures.best_one_slot_turns_per_hour > 0:
-        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.turns_per_hour)
-        compare_with = (baseline.figures.bar, Estimate(best_so_far.turns_per_hour))
+    if slots > 1 and baseline.figures.best_rate > 0:
+        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
+        compare_with = (baseline.figures.bar, Estimate(best_so_far.rate))
     discarded = 0
     while True:
         attempt = discarded + 1

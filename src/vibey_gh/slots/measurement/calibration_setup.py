@@ -45,6 +45,9 @@ class CalibrationRequest:
     wait_idle_s: float | None = None
     # discard this device and corpus's checkpoints (measured with other options) and start over
     restart: bool = False
+    # the split-window what-if: turns deeper than the window are sent and counted as refused
+    # (never cut); written to --out only, never recorded as evidence
+    split_window: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from typing import Any
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
+from ...platforms.system_paths import check_output_folder
+from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
@@ -69,6 +71,13 @@ def build_evidence(
             f"production was not running ({result.production_absent}): keyed to the "
             "calibration binary's version and the model's digest"
         )
+    split = bool(method.get("split_window"))
+    if split:
+        notes.append(
+            f"a split-window what-if: the corpus was replayed at a {req.window}-token window and "
+            "its deeper turns were sent and refused; written to --out only, never recorded as "
+            "this device's evidence (refusing a turn one full slot serves breaks a bound)"
+        )
     if not steps:
         notes.append("no clean step was measured: not recorded as this device's evidence")
     if not complete:
@@ -88,12 +97,14 @@ def build_evidence(
         },
         corpus={
             "sha256": req.corpus.corpus_sha256,
+            "shape": req.corpus.shape,
             "pool_sha256": req.corpus.pool_sha256,
             "window": req.corpus.window,
             "segments": len(req.corpus.segments),
             "turns": req.corpus.turn_count,
             "strata": [s.to_json() for s in req.corpus.strata],
             "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
+            "profile": corpus_profile(req.corpus.segments, req.corpus.commits, req.corpus.sources),
         },
         method={**method, "hash": method_hash_of(method)},
         bounds=bounds.to_json(),
@@ -114,18 +125,18 @@ def build_evidence(
         },
         runs_dir=str(result.run_dir),
         notes=tuple(notes),
-        recorded=bool(steps) and not mismatch,
+        recorded=bool(steps) and not mismatch and not split,
     )
 
 
 def check_out_dir(out_dir: Path) -> None:
     """Refuse an --out that cannot take the evidence before the first step, not after hours of
-    sweep: a file in the way, or a folder that cannot be written. Creates nothing: a sweep that
-    ends recording nothing leaves no folder behind."""
+    sweep: a path in a kernel file system (/proc, /sys, /dev), a file in the way, or a folder
+    that cannot be written. Creates nothing: a sweep that ends recording nothing leaves no
+    folder behind."""
     import os
 
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BadInput(f"--out {out_dir} is a file; give a folder for the evidence files")
+    check_output_folder(out_dir, "--out")
     existing = out_dir
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent

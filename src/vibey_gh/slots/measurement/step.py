@@ -28,6 +28,7 @@ from ...interfaces.slots_interface import (
     RunningRunner,
     TurnResult,
 )
+from ...interfaces.think import ThinkPolicy
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
@@ -35,6 +36,7 @@ from ..judging.metrics import (
     WANTED_WINDOW_TURNS,
     batch_standard_error,
     batch_throughputs,
+    decisive_ends,
     measurement_window,
     ramp_up_end,
     served_ends,
@@ -91,6 +93,8 @@ class StepContext:
     max_step_seconds: float = 300.0
     # what the production runner holds, left out of the charged memory (None: not watched)
     production_footprint: FootprintSource | None = None
+    # the wait before each turn (the run's tools); none: back to back
+    think: ThinkPolicy = ThinkPolicy()
 
 
 class _Stopping:
@@ -114,8 +118,8 @@ class _Stopping:
             else:
                 self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
             return False
-        if len(served_ends(turns, start, now)) < WANTED_WINDOW_TURNS:
-            return True  # too few turns yet for ten batches
+        if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
+            return True  # too few turns (or runs) yet for ten batches
         if self.slots <= 1:
             if self.bar_too_wide(turns, start, now):
                 return True
@@ -140,9 +144,12 @@ class _Stopping:
         low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
         return (high - low) / 2.0 > bounds.min_gain / 2.0
 
-    @staticmethod
-    def _estimate(turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        ends = served_ends(turns, start, now)
+    def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
+        """Served turns, or completed runs for a corpus of whole runs: what is decided on."""
+        return decisive_ends(turns, start, now, self.ctx.corpus.shape)
+
+    def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
+        ends = self._ends(turns, start, now)
         batches = batch_throughputs(ends, start, now)
         se = batch_standard_error(batches, start, now)
         if se is None:
@@ -336,6 +343,7 @@ def _replay_with_sampler(
             record_turn,
             accept=lambda: not memory_crossed,
             keep_going=stopping,
+            think=lambda turn: ctx.think.seconds_before(turn.think_s),
         )
     finally:
         results.close()
@@ -367,6 +375,7 @@ def _replay_with_sampler(
         runner_reported=fill_in(
             runner_reported_from(startup), runner_reported_from(sampler.events)
         ),
+        shape=ctx.corpus.shape,
     )
 
 

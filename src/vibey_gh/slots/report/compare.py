@@ -21,6 +21,8 @@ from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.refusals import Refusals, refusals_of
+from .split_window import is_split_window
 from .step_table import step_rows
 
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
@@ -48,8 +50,22 @@ class ComparedSweep:
             for row, verdict in zip(rows, self.judgement.verdicts, strict=True)
         }
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def what_if(self) -> dict[str, Refusals] | None:
+        """Step name → served and refused turns, for a split-window what-if; else None."""
+        if not is_split_window(self.evidence):
+            return None
+        rows = step_rows(self.evidence.steps, self.judgement)
         return {
+            row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        what_if = self.what_if
+        return {
+            "split_window": None
+            if what_if is None
+            else {name: refusals.to_json() for name, refusals in what_if.items()},
             "fingerprint": self.evidence.fingerprint,
             "path": str(self.path),
             "fields": self.evidence.fingerprint_fields,
@@ -87,7 +103,13 @@ class Comparison:
             row = [name]
             for sweep in self.sweeps:
                 turns, label = sweep.steps.get(name, (None, ""))
-                row.append("—" if not label else f"{_turns(turns)} ({label})")
+                cell = "—" if not label else f"{_turns(turns)} ({label})"
+                refusals = (sweep.what_if or {}).get(name)
+                if refusals is not None:
+                    cell += f"; what-if: {refusals.served} served, {refusals.refused} refused"
+                    if refusals.shortest_refused_tokens is not None:
+                        cell += f" (shortest {refusals.shortest_refused_tokens:,} tokens)"
+                row.append(cell)
             rows.append(row)
         rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
         return rows
@@ -167,7 +189,7 @@ def overlaid_throughput_figure(comparison: Comparison) -> Figure:
     """Every sweep's turns per hour against slots, on whole slot counts."""
     from matplotlib.figure import Figure
 
-    from .plots import plot_title
+    from .plot_parts import plot_title
 
     figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
     ax = figure.subplots()

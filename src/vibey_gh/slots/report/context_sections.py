@@ -4,20 +4,30 @@ the sweep did not measure. Facts from the evidence file, in words and tables."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
+from ...interfaces.think import ThinkPolicy
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
+from .corpus_profile import profile_lines
 from .facts import DepthFacts
 from .step_table import markdown_table
 
 # What no sweep of this kind measures, whatever its numbers: the decision record's list,
-# widened.
+# widened. The first two are measured by a sweep of whole runs with think time.
+NO_TOOL_TIME = (
+    "tool execution between turns: a lane leaves the runner idle while its tools run, which "
+    "favours more slots than this closed-loop replay does"
+)
+NO_WHOLE_RUNS = (
+    "whole-lane prefix reuse: each worker replays one segment of consecutive turns, not a "
+    "whole lane"
+)
 NOT_MEASURED = (
     "other models, other windows and other devices: this evidence holds for its fingerprint only",
-    "tool execution between turns: a lane leaves the runner idle while its tools run, which "
-    "favours more slots than this closed-loop replay does",
-    "whole-lane prefix reuse: each worker replays one segment of consecutive turns, not a "
-    "whole lane",
+    NO_TOOL_TIME,
+    NO_WHOLE_RUNS,
     "thermals and power: a long storm on a hot machine may run slower than this sweep",
     "stability over hours: one sweep on one device, not a night of lanes",
     "production load beside the model: the production runner was idle by rule during every "
@@ -79,11 +89,19 @@ def corpus_section(evidence: Evidence) -> list[str]:
         "",
         f"- corpus `{str(corpus.get('sha256', '?'))[:16]}…`, drawn from pool "
         f"`{str(corpus.get('pool_sha256', '?'))[:16]}…`: {corpus.get('turns')} turns in "
-        f"{corpus.get('segments')} segments, window {corpus.get('window')}",
+        f"{corpus.get('segments')} {_units(corpus)}, window {corpus.get('window')}",
+        f"- think time before each turn: {_think(method)}; decided on "
+        f"{'runs/h' if corpus.get('shape') == 'runs' else 'turns/h'}",
         f"- requests: temperature {method.get('temperature')}, seed {method.get('seed')}, "
         f"output cap {method.get('max_tokens')} tokens; runner {method.get('runner')}, "
         f"model {method.get('model')}; steps {method.get('slots')}",
     ]
+    profile = corpus.get("profile")
+    if isinstance(profile, dict):
+        try:
+            lines += [f"- {line}" for line in profile_lines(profile)]
+        except (KeyError, TypeError, ValueError):
+            lines.append("- corpus profile: not readable in this evidence file")
     strata = corpus.get("strata") or []
     if strata:
         rows = [
@@ -111,7 +129,14 @@ BOUND_MEANINGS = {
     "run by this share",
     "patience": "the sweep stops after this many steps whose interval is below that gain",
     "confidence": "how sure each throughput and gain interval is",
+    "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
+    "itl_p95_seconds": "p95 inter-token latency ≤ this (s), shown by its interval; off when unset",
+    "latency_factor": "p95 turn latency ≤ this × the better one-slot run's; off when unset",
 }
+
+
+def _bound_value(value: object) -> str:
+    return "off" if value is None else f"{value:g}"
 
 
 def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
@@ -119,10 +144,9 @@ def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     recorded = evidence.document.bounds
     rows = []
     for name, value in used.items():
-        then = recorded.get(name)
-        rows.append(
-            [name, f"{value:g}", "—" if then is None else f"{then:g}", BOUND_MEANINGS[name]]
-        )
+        then = recorded.get(name, "—")
+        shown_then = then if then == "—" else _bound_value(then)
+        rows.append([name, _bound_value(value), shown_then, BOUND_MEANINGS[name]])
     return [
         "## Bounds",
         "",
@@ -134,10 +158,23 @@ def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     ]
 
 
+def _units(corpus: Mapping[str, Any]) -> str:
+    return "whole runs" if corpus.get("shape") == "runs" else "segments"
+
+
+def _think(method: Mapping[str, Any]) -> str:
+    """The think-time policy in words; none in evidence from before think time."""
+    return ThinkPolicy.from_json(method.get("think")).describe()
+
+
 def not_measured_section(evidence: Evidence, depth: DepthFacts | None) -> list[str]:
     deepest = depth.maximum if depth else None
     window = depth.window if depth else None
     items = list(NOT_MEASURED)
+    if evidence.document.corpus.get("shape") == "runs":
+        items.remove(NO_WHOLE_RUNS)
+    if ThinkPolicy.from_json(evidence.document.method.get("think")).waits:
+        items.remove(NO_TOOL_TIME)
     if deepest is not None and window is not None:
         items.append(
             f"turns deeper than the deepest replayed, {deepest:,} tokens (the window allows "

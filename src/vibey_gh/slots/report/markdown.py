@@ -32,7 +32,14 @@ from .facts import (
     noise_facts,
     step_names,
 )
-from .step_table import inconclusive_sentence, markdown_table, step_rows, throughput_cell
+from .split_window import prefix_cache_lines, split_window_section
+from .step_table import (
+    columns_for,
+    inconclusive_sentence,
+    markdown_table,
+    step_rows,
+    throughput_sentence,
+)
 
 REPORT_SUFFIX = "-report.md"
 
@@ -69,7 +76,8 @@ def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str
 
 def _steps_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
     names = step_names(evidence.steps, judgement)
-    lines = ["## Steps", "", markdown_table(step_rows(evidence.steps, judgement)), ""]
+    table = markdown_table(step_rows(evidence.steps, judgement), columns_for(judgement))
+    lines = ["## Steps", "", table, ""]
     for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
         m = verdict.metrics
         load = "—" if step.load_seconds is None else f"{step.load_seconds:.1f} s"
@@ -124,7 +132,7 @@ def _throughput_section(
         )
     lines.append("")
     for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
-        line = f"- {name}: {throughput_cell(verdict)} turns/h"
+        line = f"- {name}: {throughput_sentence(verdict)}"
         if verdict.slots > 1 and verdict.gain is not None:
             interval = gain_range(verdict)
             line += f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
@@ -133,8 +141,26 @@ def _throughput_section(
         if verdict.inconclusive:
             lines.append("  " + inconclusive_sentence(verdict, step, bounds.min_gain))
     if judgement.knee is not None:
-        lines += ["", knee_paragraph(judgement.knee, bounds.min_gain)]
+        lines += ["", knee_paragraph(judgement.knee, bounds.min_gain, judgement.figures.decided_by)]
     return lines
+
+
+def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
+    from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
+
+    lines = [
+        "## Latency",
+        "",
+        "Per step, over the served turns that started in its measurement window: time to first "
+        "token (TTFT, from sending the turn to the first chunk of text or tool call), "
+        "inter-token latency (ITL, the mean gap between the later tokens), decode speed, and "
+        "the whole turn. Each p95 carries its distribution-free interval (order statistics) at "
+        f"{bounds.confidence:.0%} confidence.",
+        "",
+        markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
+    ]
+    said = latency_lines(judgement, bounds)
+    return lines + (["", *(f"- {line}" for line in said)] if said else [])
 
 
 def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
@@ -320,9 +346,13 @@ def render_report(
         *(["", f"> {plots_note}"] if plots_note else []),
         "",
         *_steps_section(evidence, judgement),
+        *(["", *what_if] if (what_if := split_window_section(evidence, judgement)) else []),
+        *(["", *cache] if (cache := prefix_cache_lines(evidence, judgement)) else []),
         "",
         *_throughput_section(evidence, judgement, names, bounds),
         *image("throughput", "throughput against slots"),
+        "",
+        *_latency_section(judgement, bounds),
         *image("latency", "latency against slots"),
         "",
         *_fidelity_section(evidence, judgement, bounds),

@@ -23,12 +23,15 @@ from ..evidence.store import (
     load_evidence,
 )
 from ..gate.allowed import AllowedDeps, default_deps
+from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
 from ..judging.noise import decidability
+from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
-from .step_table import step_rows, step_values
+from .step_table import columns_for, step_rows, step_values
 
-# `slots show --json`: 2 gives each step's figures as numbers (`steps`), not display strings
+# `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
+# strings (`rows`)
 SHOW_SCHEMA = 2
 
 FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
@@ -78,6 +81,7 @@ class ShownEvidence:
     missing_files: tuple[Path, ...]
     min_gain: float = 0.10  # today's, which the verdicts were judged with
     verdict_code: str | None = None  # what the answer rests on (`judging.noise`)
+    bounds: Bounds = Bounds()  # today's
 
     @property
     def with_intervals(self) -> bool:
@@ -96,6 +100,13 @@ class ShownEvidence:
     def steps(self) -> list[dict[str, Any]]:
         return step_values(self.evidence.steps, self.judgement)
 
+    def latency_rows(self) -> list[list[str]]:
+        return latency_rows(self.judgement, self.bounds.confidence)
+
+    @property
+    def latency_lines(self) -> list[str]:
+        return latency_lines(self.judgement, self.bounds)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "fingerprint": self.evidence.fingerprint,
@@ -112,6 +123,9 @@ class ShownEvidence:
             else None,
             "confidence": self.confidence,
             "measured_with_intervals": self.with_intervals,
+            "decided_by": self.judgement.figures.decided_by,
+            "columns": list(columns_for(self.judgement)),
+            "rows": self.rows,
             "steps": self.steps,
             "verdicts": [
                 {
@@ -124,14 +138,24 @@ class ShownEvidence:
                     "turns_per_hour": v.metrics.turns_per_hour,
                     "turns_per_hour_low": v.turns_per_hour_low,
                     "turns_per_hour_high": finite_or_none(v.turns_per_hour_high),
+                    "runs_per_hour": v.metrics.runs_per_hour,
+                    "runs_per_hour_low": v.runs_per_hour_low,
+                    "runs_per_hour_high": None
+                    if v.runs_per_hour_high is None
+                    else finite_or_none(v.runs_per_hour_high),
+                    "run_p50_s": v.metrics.run_p50_s,
+                    "run_p95_s": v.metrics.run_p95_s,
+                    "decided_by": v.decided_by,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
                     "runner_reported": step.runner_reported.to_json()
                     if step.runner_reported
                     else None,
+                    "latency": verdict_latency_json(v),
                 }
                 for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
             ],
+            "latency": latency_json(self.judgement, self.bounds),
             "files": [str(p) for p in self.files],
             "missing_files": [str(p) for p in self.missing_files],
         }
@@ -209,6 +233,7 @@ def _shown(
         missing_files=missing,
         min_gain=config.bounds.min_gain,
         verdict_code=decidability(judgement, config.bounds).code,
+        bounds=config.bounds,
     )
 
 

@@ -1,5 +1,9 @@
 """The step table, built from a list of columns: one place says what each column shows.
 
+A sweep of whole runs is decided on runs per hour: its table says so in the throughput
+column's header ("runs/h (turns/h)"), shows runs per hour with their interval and the turns
+per hour beside them, and gives the latency columns as "turn / run".
+
 Each `StepColumn` gives a step's cell three ways: the full cell of the Markdown report, a
 brief cell for a terminal of 80 columns, and the numbers behind it (for `--json` and CSV,
 where "14,606 (13.9k–15.3k)" is three numbers, not a string). A new column is one more
@@ -25,6 +29,10 @@ class StepView:
     verdict: Verdict
     name: str
     ideal: bool
+
+    @property
+    def on_runs(self) -> bool:
+        return self.verdict.metrics.on_runs
 
 
 @dataclass(frozen=True)
@@ -52,21 +60,47 @@ def _short(value: float) -> str:
 
 
 def throughput_cell(verdict: Verdict) -> str:
-    """'36,315 turns/h (31.2k–40.9k)': the point and its interval, where it has one."""
-    point = verdict.metrics.turns_per_hour
+    """'36,315 (31.2k–40.9k)': the deciding figure's point and its interval, where it has one;
+    for runs, the turns per hour after it ('412 (380–441); 2,310 turns/h')."""
+    text = _rate_cell(verdict)
+    if verdict.metrics.on_runs:
+        text += f"; {verdict.metrics.turns_per_hour:,.0f} turns/h"
+    return text
+
+
+def throughput_sentence(verdict: Verdict) -> str:
+    """The cell as words: '36,315 (31.2k–40.9k) turns/h', or for runs
+    '412 (380–441) runs/h (2,310 turns/h)'."""
+    if not verdict.metrics.on_runs:
+        return f"{_rate_cell(verdict)} turns/h"
+    return f"{_rate_cell(verdict)} runs/h ({verdict.metrics.turns_per_hour:,.0f} turns/h)"
+
+
+def _rate_cell(verdict: Verdict) -> str:
+    point = verdict.metrics.rate
+    units = "runs" if verdict.metrics.on_runs else "turns"
     if verdict.confidence is None:  # measured without an interval
-        return f"{point:.1f}" + (" (too few turns for an interval)" if verdict.inconclusive else "")
-    text = f"{point:,.0f}" if point >= 1000 else f"{point:.1f}"
-    return text + f" ({_short(verdict.turns_per_hour_low)}–{_short(verdict.turns_per_hour_high)})"
+        text = f"{point:.1f}" + (
+            f" (too few {units} for an interval)" if verdict.inconclusive else ""
+        )
+    else:
+        text = f"{point:,.0f}" if point >= 1000 else f"{point:.1f}"
+        text += f" ({_short(verdict.rate_low)}–{_short(verdict.rate_high)})"
+    return text
+
+
+def _latency_cell(turn: float | None, run: float | None, on_runs: bool) -> str:
+    return f"{_num(turn, '.1f')} / {_num(run, '.1f')}" if on_runs else _num(turn, ".1f")
 
 
 def throughput_brief(verdict: Verdict) -> str:
-    """'14.6k ±5%' in a terminal; a point without an interval has no '±'."""
-    point = verdict.metrics.turns_per_hour
-    high = verdict.turns_per_hour_high
+    """'14.6k ±5%' in a terminal (the deciding figure: runs/h for whole runs); a point
+    without an interval has no '±'."""
+    point = verdict.metrics.rate
+    high = verdict.rate_high
     if verdict.confidence is None or point <= 0 or high == float("inf"):
         return _short(point)
-    half = (high - verdict.turns_per_hour_low) / 2 / point
+    half = (high - verdict.rate_low) / 2 / point
     return f"{_short(point)} ±{half:.0%}"
 
 
@@ -148,6 +182,8 @@ def _throughput_values(view: StepView) -> dict[str, Any]:
     verdict = view.verdict
     has_interval = verdict.confidence is not None
     return {
+        "decided_by": "runs/h" if verdict.metrics.on_runs else "turns/h",
+        "runs_per_hour": verdict.metrics.runs_per_hour,
         "turns_per_hour": verdict.metrics.turns_per_hour,
         "turns_per_hour_low": verdict.turns_per_hour_low if has_interval else None,
         "turns_per_hour_high": finite_or_none(verdict.turns_per_hour_high)
@@ -214,17 +250,17 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
     StepColumn(
         "p50 s",
         "p50 s",
-        lambda v: _num(v.verdict.metrics.p50_s, ".1f"),
-        lambda v: _num(v.verdict.metrics.p50_s, ".1f"),
-        lambda v: {"p50_s": v.verdict.metrics.p50_s},
+        lambda v: _latency_cell(v.verdict.metrics.p50_s, v.verdict.metrics.run_p50_s, v.on_runs),
+        lambda v: _latency_cell(v.verdict.metrics.p50_s, v.verdict.metrics.run_p50_s, v.on_runs),
+        lambda v: {"p50_s": v.verdict.metrics.p50_s, "run_p50_s": v.verdict.metrics.run_p50_s},
         7,
     ),
     StepColumn(
         "p95 s",
         "p95 s",
-        lambda v: _num(v.verdict.metrics.p95_s, ".1f"),
-        lambda v: _num(v.verdict.metrics.p95_s, ".1f"),
-        lambda v: {"p95_s": v.verdict.metrics.p95_s},
+        lambda v: _latency_cell(v.verdict.metrics.p95_s, v.verdict.metrics.run_p95_s, v.on_runs),
+        lambda v: _latency_cell(v.verdict.metrics.p95_s, v.verdict.metrics.run_p95_s, v.on_runs),
+        lambda v: {"p95_s": v.verdict.metrics.p95_s, "run_p95_s": v.verdict.metrics.run_p95_s},
         8,
     ),
     StepColumn(
@@ -268,6 +304,18 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
     StepColumn("verdict", "verdict", _verdict_full, verdict_brief, _verdict_values, 1, False),
 )
 COLUMNS = tuple(column.header for column in STEP_COLUMNS)
+# a sweep of whole runs is decided on runs per hour: its headers say so
+RUN_HEADERS = {
+    "turns/h": "runs/h (turns/h)",
+    "p50 s": "p50 s turn / run",
+    "p95 s": "p95 s turn / run",
+}
+RUN_COLUMNS = tuple(RUN_HEADERS.get(column, column) for column in COLUMNS)
+
+
+def columns_for(judgement: SweepJudgement) -> tuple[str, ...]:
+    """The table's columns: the run columns where the sweep is decided on runs per hour."""
+    return RUN_COLUMNS if judgement.figures.decided_by == "runs/h" else COLUMNS
 
 
 def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[StepView]:
@@ -327,9 +375,11 @@ def markdown_table(rows: Sequence[Sequence[str]], columns: Sequence[str] = COLUM
 
 __all__ = [
     "COLUMNS",
+    "RUN_COLUMNS",
     "STEP_COLUMNS",
     "StepColumn",
     "StepView",
+    "columns_for",
     "inconclusive_sentence",
     "markdown_table",
     "step_rows",
@@ -337,6 +387,7 @@ __all__ = [
     "step_views",
     "throughput_brief",
     "throughput_cell",
+    "throughput_sentence",
     "verdict_brief",
     "verdict_cell",
 ]

@@ -7,7 +7,9 @@ import time
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
-from .step_table import markdown_table, step_rows
+from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
+from .split_window import prefix_cache_lines, split_window_section
+from .step_table import columns_for, markdown_table, step_rows
 
 
 def render_summary(
@@ -30,12 +32,23 @@ def render_summary(
         "",
         f"**Ideal: {judgement.ideal}.** {judgement.reason}.",
         "",
-        markdown_table(step_rows(evidence.steps, judgement)),
+        markdown_table(step_rows(evidence.steps, judgement), columns_for(judgement)),
         "",
+        markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
+        *(f"\n{line}." for line in latency_lines(judgement, bounds)),
+        "",
+        f"Decided on {judgement.figures.decided_by}. "
         f"Corpus {str(document.corpus.get('sha256'))[:16]}… ({document.corpus.get('turns')} "
-        f"turns in {document.corpus.get('segments')} segments); "
+        f"turns in {document.corpus.get('segments')} "
+        f"{'whole runs' if document.corpus.get('shape') == 'runs' else 'segments'}); "
         f"stop: {document.decision.stop_reason if document.decision else None}.",
     ]
+    what_if = split_window_section(evidence, judgement)
+    if what_if:
+        lines += ["", *what_if]
+    cache = prefix_cache_lines(evidence, judgement)
+    if cache:
+        lines += ["", *cache]
     for note in document.notes:
         lines += ["", f"> {note}"]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,150 @@
+"""What a corpus is, in numbers and origins: for `slots corpus --show`, the summary and the report.
+
+* runs and turns per run (of the corpus's own turns);
+* depth by estimate and tool time (`think_s`), as percentiles (nearest rank);
+* the shared-prefix share: of all the characters the corpus sends, the share in messages the
+  same run's previous turn (in replay order) already sent — what a runner's prompt cache can
+  reuse when a worker keeps its prefix warm;
+* where it came from: spec commits, traces (ids, fit, scale factors), sessions (agent, id,
+  first and last date), with counts of sub-agents and of records skipped.
+
+Only counts, ids and dates: nothing of what a prompt or a tool result says.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ...files import canonical_json
+from .turns import Segment
+
+PERCENTILES = (10, 50, 90, 100)
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float] | None:
+    """p10, p50, p90 and max by nearest rank; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    picked = {}
+    for p in PERCENTILES:
+        rank = max(1, -(-p * len(ordered) // 100))
+        picked["max" if p == 100 else f"p{p}"] = ordered[rank - 1]
+    return picked
+
+
+def shared_prefix_share(segments: Sequence[Segment]) -> float | None:
+    """Characters in leading messages equal to the previous turn's, over all characters sent."""
+    total = shared = 0
+    for segment in segments:
+        previous: list[dict[str, Any]] = []
+        for turn in segment.turns:
+            sizes = [len(canonical_json(message)) for message in turn.messages]
+            total += sum(sizes)
+            for position, message in enumerate(turn.messages):
+                if position >= len(previous) or previous[position] != message:
+                    break
+                shared += sizes[position]
+            previous = turn.messages
+    return round(shared / total, 4) if total else None
+
+
+def corpus_profile(
+    segments: Sequence[Segment],
+    commits: Sequence[dict[str, Any]],
+    sources: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    turns = [turn for segment in segments for turn in segment.turns]
+    per_run = Counter(turn.run_id for turn in turns)
+    thinks = [turn.think_s for turn in turns if turn.think_s is not None]
+    return {
+        "runs": len(per_run),
+        "turns_per_run": percentiles(list(per_run.values())),
+        "depth_estimate": percentiles([turn.depth_estimate for turn in turns]),
+        "think_s": percentiles(thinks),
+        "turns_with_think_s": len(thinks),
+        "shared_prefix_share": shared_prefix_share(segments),
+        "origin": origin(commits, sources),
+    }
+
+
+def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    traces = [source for source in sources if source.get("source") == "trace"]
+    sessions = [source for source in sources if source.get("source") == "session"]
+    found: dict[str, Any] = {}
+    if commits:
+        found["specs"] = [
+            {"repository": commit.get("repository"), "commit": commit.get("commit")}
+            for commit in commits
+        ]
+    if traces:
+        runs = [run for trace in traces for run in trace.get("runs", [])]
+        factors = [run.get("factor", 1.0) for run in runs]
+        found["traces"] = {
+            "ids": [trace.get("id") for trace in traces],
+            "fit": sorted({str(trace.get("fit")) for trace in traces}),
+            "factor": percentiles(factors),
+            "subagents": sum(int(trace.get("subagents", 0)) for trace in traces),
+            "dropped_turns": sum(
+                int(run.get("dropped_turns", 0))
+                for trace in traces
+                for run in trace.get("runs", [])
+            ),
+        }
+    if sessions:
+        found["sessions"] = [
+            {
+                "agent": session.get("agent"),
+                "id": session.get("id"),
+                "started": session.get("started"),
+                "ended": session.get("ended"),
+                "turns": session.get("turns"),
+                "skipped_records": session.get("skipped_records", 0)
+                + session.get("unknown_records", 0),
+            }
+            for session in sessions
+        ]
+    return found
+
+
+def deepest_per_stratum(
+    segments: Sequence[Segment], strata: int, window: int
+) -> list[dict[str, Any]]:
+    """Each stratum's deepest drawn turn by estimate, and its share of the window."""
+    deepest = [0] * strata
+    for segment in segments:
+        if 0 <= segment.stratum < strata:
+            deepest[segment.stratum] = max(deepest[segment.stratum], segment.depth_estimate)
+    return [
+        {"deepest_estimate": depth, "deepest_share": round(depth / window, 4)} for depth in deepest
+    ]
+
+
+# The deepest stratum counts as filled when its deepest turn reaches this share of the window.
+FILLED_SHARE = 0.9
+
+
+def deepest_stratum_note(
+    segments: Sequence[Segment],
+    window: int,
+    sources: Sequence[dict[str, Any]],
+    commits: Sequence[dict[str, Any]],
+) -> str:
+    """Whether the deepest stratum reaches the window, and if not, why it cannot."""
+    depth = max((segment.depth_estimate for segment in segments), default=0)
+    share = depth / window
+    kinds = {str(source.get("source")) for source in sources}
+    if share >= FILLED_SHARE:
+        how = "scaled traces" if "trace" in kinds else "filled" if "fill" in kinds else "as drawn"
+        return f"reaches {share:.0%} of the window by estimate ({how})"
+    if "fill" in kinds:
+        why = "the repositories hold too little text to fill it"
+    elif "trace" in kinds:
+        why = "--fit drop keeps the traces' own depths"
+    elif commits:
+        why = "the specs end sooner; --fill-window reads on"
+    else:
+        why = "recorded runs are as deep as they were recorded"
+    return f"cannot be filled: reaches {share:.0%} of the window by estimate ({why})"

@@ -1,0 +1,57 @@
+"""The think-time policy: what each option means, its default for a corpus, and bad values."""
+
+from __future__ import annotations
+
+import pytest
+
+from vibey_gh.errors import BadInput
+from vibey_gh.interfaces.think import (
+    DEFAULT_THINK_CAP_S,
+    ThinkPolicy,
+    check_think_cap,
+    parse_think_time,
+    resolve_policy,
+)
+
+
+def test_recorded_waits_each_turns_own_time_cut_to_the_cap() -> None:
+    policy = ThinkPolicy("recorded", cap_s=10.0)
+    assert [policy.seconds_before(t) for t in (None, 0.0, 4.5, 48 * 60.0)] == [0, 0, 4.5, 10]
+    assert policy.waits and policy.label == "recorded"
+
+
+def test_none_sends_back_to_back_and_a_number_is_the_same_wait_for_every_turn() -> None:
+    assert ThinkPolicy().seconds_before(30.0) == 0.0 and not ThinkPolicy().waits
+    fixed = ThinkPolicy("fixed", 2.5, cap_s=1.0)
+    assert [fixed.seconds_before(t) for t in (None, 0.0, 99.0)] == [2.5, 2.5, 2.5]
+    assert fixed.label == "2.5" and "2.5 s before every turn" in fixed.describe()
+
+
+def test_unset_means_recorded_where_the_corpus_has_think_times() -> None:
+    assert resolve_policy(None, 60.0, [None, 3.0]).mode == "recorded"
+    assert resolve_policy(None, 60.0, [None, None]).mode == "none"
+    assert resolve_policy("none", 60.0, [3.0]).mode == "none"
+    assert resolve_policy("7", 60.0, [None]) == ThinkPolicy("fixed", 7.0, 60.0)
+
+
+def test_recorded_on_a_corpus_without_timings_names_the_alternatives() -> None:
+    with pytest.raises(BadInput, match="holds no think times.*--think-time none or a number"):
+        resolve_policy("recorded", 60.0, [None, None])
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "nan", "inf", -0.5, True, None, "1e9"])
+def test_bad_think_times_are_refused(value: object) -> None:
+    with pytest.raises(BadInput, match="--think-time must be recorded, none or a number"):
+        parse_think_time(value)
+
+
+@pytest.mark.parametrize("value", [0, -3.0, "12", float("nan"), False])
+def test_bad_caps_are_refused(value: object) -> None:
+    with pytest.raises(BadInput, match="--think-cap must be a number of seconds above 0"):
+        check_think_cap(value)
+
+
+def test_the_policy_round_trips_and_is_none_where_not_recorded() -> None:
+    for policy in (ThinkPolicy(), ThinkPolicy("recorded", cap_s=30.0), ThinkPolicy("fixed", 4.0)):
+        assert ThinkPolicy.from_json(policy.to_json()) == policy
+    assert ThinkPolicy.from_json(None) == ThinkPolicy("none", 0.0, DEFAULT_THINK_CAP_S)

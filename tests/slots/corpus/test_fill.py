@@ -1,0 +1,47 @@
+"""Filling the window: the deepest spec run reads on until its last turn nearly fills it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_corpus_support import write_spec
+
+from tests.support.repos import make_repo
+from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
+from vibey_gh.slots.corpus.fill import FILL_TARGET, FILLED_SUFFIX
+from vibey_gh.slots.corpus.pool import build_pool
+
+FILES = {f"pkg/mod{n:02d}.py": f"VALUE_{n} = {n}\n" * (20 + 7 * n) for n in range(40)}
+
+
+def test_the_deepest_spec_run_reads_on_to_nearly_the_window(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, FILES)
+    spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
+    window = 8192
+    plain = build_pool(specs=[spec])
+    filled = build_pool(specs=[spec], window=window, fill_window=True)
+    (plain_run,) = plain.runs
+    (run,) = filled.runs
+    assert run.run_id == "short" + FILLED_SUFFIX
+    assert plain_run.turns[-1].depth_estimate < 0.2 * window
+    assert FILL_TARGET * window <= run.turns[-1].depth_estimate <= window
+    # The spec's own turns come first, unchanged; the reads go on in path order.
+    assert run.turns[1].messages == plain_run.turns[1].messages
+    (fill,) = filled.sources
+    assert fill["source"] == "fill" and fill["files_added"] == len(run.turns) - 2
+    corpus = build_corpus(filled, window=window, segments_per_stratum=1, segment_turns=2)
+    summary = corpus_summary(corpus)
+    assert summary["strata_detail"][-1]["deepest_estimate"] == run.turns[-1].depth_estimate
+    assert summary["deepest_stratum"].startswith("reaches 9")
+
+
+def test_without_filling_the_summary_says_the_deepest_stratum_cannot_be_filled(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, FILES)
+    spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py", "pkg/mod01.py"], repo)
+    corpus = build_corpus(build_pool(specs=[spec]), window=8192, segment_turns=1)
+    note = corpus_summary(corpus)["deepest_stratum"]
+    assert note.startswith("cannot be filled") and "--fill-window" in note

@@ -1,0 +1,54 @@
+"""The corpus profile: runs, depth and tool-time percentiles, shared prefix, origins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
+from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.profile import percentiles, shared_prefix_share
+from vibey_gh.slots.corpus.turns import Segment, Turn
+from vibey_gh.slots.report.corpus_profile import profile_lines
+
+SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    assert percentiles([5, 1, 4, 2, 3, 6, 7, 8, 9, 10]) == {
+        "p10": 1,
+        "p50": 5,
+        "p90": 9,
+        "max": 10,
+    }
+    assert percentiles([]) is None
+
+
+def test_the_shared_prefix_is_what_the_previous_turn_of_the_run_already_sent() -> None:
+    system = {"role": "system", "content": "x" * 50}
+    ask = {"role": "user", "content": "y" * 50}
+    other = {"role": "user", "content": "z" * 50}
+    first = Turn("r#0", "r", 0, [system], [], 10)
+    second = Turn("r#1", "r", 1, [system, ask], [], 20)
+    third = Turn("r#2", "r", 2, [system, other], [], 20)
+    system_size, ask_size = (len(json.dumps(m, separators=(",", ":"))) for m in (system, ask))
+    share = shared_prefix_share([Segment("r#0-2", "r", 0, (first, second, third))])
+    # Sent: the system message three times and two user messages; shared: the system twice.
+    assert share == round(2 * system_size / (3 * system_size + 2 * ask_size), 4)
+
+
+def test_a_session_corpus_profile_names_agents_dates_and_tool_time() -> None:
+    pool = build_pool(from_sessions=[SESSIONS])
+    corpus = build_corpus(pool, window=4096, shape="runs")
+    profile = corpus_summary(corpus)["profile"]
+    assert profile["runs"] == 2
+    assert profile["turns_per_run"]["max"] == 4
+    assert profile["think_s"]["max"] == 9.0
+    assert profile["turns_with_think_s"] == 5
+    sessions = profile["origin"]["sessions"]
+    assert [session["agent"] for session in sessions] == ["claude-code", "codex"]
+    assert sessions[1]["started"].startswith("2026-03-02T10:00:00")
+    lines = profile_lines(profile)
+    assert any(line.startswith("tool time (s)") for line in lines)
+    assert any("codex session 0199d1c4" in line for line in lines)
+    assert "zebra-quartz" not in json.dumps(profile)
