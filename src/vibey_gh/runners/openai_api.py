@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..interfaces.slots_interface import (
 )
 from .local_http import as_dict
 from .replies import UnusableReply, read_reply
-from .streaming import StreamProblem, post_streamed_turn
+from .streaming import StreamProblem, post_streamed_turn, send_turn
 
 CHAT_PATH = "/v1/chat/completions"
 CONNECT_TIMEOUT_S = 5.0
@@ -342,7 +343,7 @@ def post_turn(
     started = monotonic()
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:
-        with client.stream("POST", url, json=payload, timeout=timeout) as response:
+        with closing(send_turn(client, url, payload, timeout)) as response:
             status = response.status_code
             body = decode_body(response, settings.timeout_s)
     except UnusableReply as exc:

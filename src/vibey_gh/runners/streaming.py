@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -29,6 +30,23 @@ CONNECT_TIMEOUT_S = 5.0
 MAX_LINE_BYTES = 1 << 20
 # A whole answer: 768 tokens of chunks is well under a megabyte.
 MAX_STREAM_BYTES = 64 << 20
+
+
+def send_turn(
+    client: httpx.Client, url: str, payload: dict[str, Any], timeout: httpx.Timeout
+) -> httpx.Response:
+    """POST a turn and return the response with its body still to read (close it after).
+
+    A kept-alive connection may already have been closed by the runner (llama.cpp's HTTP
+    server closes one after a number of requests) when the pool hands it out again; the send
+    then fails before any byte of an answer came back, so nothing of this turn was served, and
+    it is sent once more on a fresh connection. A second such failure is the turn's.
+    """
+    request = client.build_request("POST", url, json=payload, timeout=timeout)
+    try:
+        return client.send(request, stream=True)
+    except httpx.RemoteProtocolError:
+        return client.send(request, stream=True)
 
 
 class StreamProblem(ValueError):
@@ -144,7 +162,7 @@ def post_streamed_turn(
     clock = TokenClock()
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:
-        with client.stream("POST", url, json=payload, timeout=timeout) as response:
+        with closing(send_turn(client, url, payload, timeout)) as response:
             status = response.status_code
             if status != 200:
                 try:

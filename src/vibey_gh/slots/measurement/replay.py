@@ -145,8 +145,21 @@ def replay_corpus(
                         wake.set()
                         return
 
+    crashes: list[BaseException] = []
+
+    def guarded_work(worker: int) -> None:
+        # A bug in a worker must end the step loudly: a step judged on the turns of the
+        # workers that survived would measure fewer workers than it claims.
+        try:
+            work(worker)
+        except BaseException as exc:
+            with lock:
+                crashes.append(exc)
+            stop.set()
+            wake.set()
+
     threads = [
-        threading.Thread(target=work, args=(i,), name=f"replay-worker-{i}", daemon=True)
+        threading.Thread(target=guarded_work, args=(i,), name=f"replay-worker-{i}", daemon=True)
         for i in range(workers)
     ]
     try:
@@ -158,6 +171,8 @@ def replay_corpus(
         # a stop signal in the caller: no worker sends another turn or waits out its think time
         stop.set()
         wake.set()
+    if crashes:
+        raise crashes[0]
     return outcome
 
 
