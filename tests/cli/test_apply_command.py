@@ -52,6 +52,12 @@ def allows(number: int) -> Any:
     return lambda config: StubAnswer(number)
 
 
+def systemd_root(root: Path) -> Path:
+    """A root whose init system is systemd (sd_booted: /run/systemd/system exists)."""
+    (root / "run/systemd/system").mkdir(parents=True, exist_ok=True)
+    return root
+
+
 def drop_in(root: Path) -> Path:
     return root / "etc/systemd/system/ollama.service.d/vibey-gh-slots.conf"
 
@@ -59,7 +65,7 @@ def drop_in(root: Path) -> Path:
 def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner()
-    probes = PlatformProbes.detect("linux", tmp_path, run)
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), run)
     result = apply_cli(["--slots", "2"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -78,7 +84,7 @@ def test_dry_run_prints_exactly_and_changes_nothing(tmp_path: Path, apply_cli: A
 def test_yes_writes_the_drop_in_and_restarts(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
-    probes = PlatformProbes.detect("linux", tmp_path, run)
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), run)
     result = apply_cli(
         ["--slots", "2", "--window", "16384", "--yes"],
         probes=probes,
@@ -106,7 +112,7 @@ def test_yes_on_macos_runs_launchctl_and_restarts_the_app(
 def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({SYSTEMD_COMMANDS[0]: (0, ""), SYSTEMD_COMMANDS[1]: (5, "")})
-    probes = PlatformProbes.detect("linux", tmp_path, run)
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), run)
     result = apply_cli(["--slots", "2", "--yes"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 1
     assert "error: `systemctl restart ollama` exited 5" in result.output
@@ -115,7 +121,7 @@ def test_a_failing_restart_exits_1_naming_the_step(tmp_path: Path, apply_cli: Ap
 
 def test_json_dry_run(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
-    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), CannedCommandRunner())
     result = apply_cli(["--slots", "3", "--json"], probes=probes, decide_allowed=allows(3))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -142,7 +148,7 @@ class StubAnswer:
 
 def test_without_slots_the_allowed_answer_is_applied(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
-    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), CannedCommandRunner())
     result = apply_cli(["--json"], probes=probes, decide_allowed=lambda config: StubAnswer(4))
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -155,7 +161,7 @@ def test_default_declaration_applies_one_with_the_real_allowed(
     tmp_path: Path, apply_cli: ApplyCli
 ) -> None:
     # no config: declaration 1 and the embedded runner; `slots allowed` answers without probing
-    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), CannedCommandRunner())
     result = apply_cli(["--yes"], probes=probes)
     assert result.exit_code == 0, result.output
     assert "1 slot(s) of 4096 tokens (slots allowed: 1 — declared 1" in result.output
@@ -172,7 +178,8 @@ def test_bad_config_exits_2_and_writes_nothing(tmp_path: Path, apply_cli: ApplyC
     use_config('[local_models]\nrunner = "vllm"\n')
     run = CannedCommandRunner()
     result = apply_cli(
-        ["--slots", "2", "--yes"], probes=PlatformProbes.detect("linux", tmp_path, run)
+        ["--slots", "2", "--yes"],
+        probes=PlatformProbes.detect("linux", systemd_root(tmp_path), run),
     )
     assert result.exit_code == 2
     assert "local_models.runner" in result.output
@@ -191,7 +198,7 @@ def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
 ) -> None:
     use_config(OLLAMA_CONFIG)  # declaration 1 (the default)
     run = CannedCommandRunner()
-    probes = PlatformProbes.detect("linux", tmp_path, run)
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), run)
     asked: list[Any] = []
 
     def decide(config: Any) -> StubAnswer:
@@ -211,7 +218,7 @@ def test_slots_above_the_answer_are_refused_saying_what_the_evidence_supports(
 def test_force_applies_slots_above_the_answer(tmp_path: Path, apply_cli: ApplyCli) -> None:
     use_config(OLLAMA_CONFIG)
     run = CannedCommandRunner({argv: (0, "") for argv in SYSTEMD_COMMANDS})
-    probes = PlatformProbes.detect("linux", tmp_path, run)
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), run)
     result = apply_cli(["--slots", "4", "--yes", "--force"], probes=probes)
     assert result.exit_code == 0, result.output
     assert "4 slot(s) of 8192 tokens (--slots 4, forced)" in result.output
@@ -223,7 +230,7 @@ def test_with_the_real_allowed_and_no_evidence_slots_above_one_are_refused(
 ) -> None:
     # production (Ollama) does not answer here: the real `allowed` answers 1
     use_config(OLLAMA_CONFIG + 'production_url = "http://127.0.0.1:9"\n')
-    probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
+    probes = PlatformProbes.detect("linux", systemd_root(tmp_path), CannedCommandRunner())
     result = apply_cli(["--slots", "2"], probes=probes)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: --slots 2 is more than `slots allowed` answers: 1")

@@ -101,13 +101,13 @@ def test_the_fixture_is_todays_fingerprint() -> None:
 
 def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path, show: ShowCli) -> None:
     evidence = install_recorded(isolated_state)
-    result = show()
+    result = show("--format", "markdown")
     assert result.exit_code == 0, result.output
     out = result.output
     assert f"evidence {FP} (today's fingerprint)" in out
     assert "2.0 days old" in out and "STALE" not in out
-    assert "| N=1 again | 1 × 4,096 | 16/16 | 1025.7 |" in out
-    assert "  N=2        no gain, -84.9%" in out
+    assert "| N=1 again | 1 × 4,096 | 16 (corpus 16) | 1025.7 |" in out
+    assert "  N=2        no gain\n" in out, "a gain without its interval is not printed"
     assert "ideal N = 1 — one:" in out
     assert str(evidence) in out
     assert "--report` writes it" in out
@@ -136,7 +136,11 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowC
     assert data["fingerprint"] == FP and data["today"]["id"] == FP
     shown = data["evidence"]
     assert shown["ideal"] == 1 and shown["stale"] is False
-    assert [row[0] for row in shown["rows"]] == ["N=1", "N=1 again", "N=2"]
+    assert data["schema_version"] == 2
+    assert [step["name"] for step in shown["steps"]] == ["N=1", "N=1 again", "N=2"]
+    first = shown["steps"][0]
+    assert isinstance(first["turns_per_hour"], float) and isinstance(first["served_turns"], int)
+    assert shown["verdict_code"] == "no_gain"
     assert [v["label"] for v in shown["verdicts"]] == ["floor", "baseline", "no gain"]
     # evidence from before whole runs: segments, decided on turns per hour, no run figures
     assert shown["decided_by"] == "turns/h" and "turns/h" in shown["columns"]
@@ -238,29 +242,37 @@ def test_stale_evidence_is_marked(isolated_state: Path, show: ShowCli) -> None:
     assert answer.shown is not None and answer.shown.stale
 
 
-def rendered(width: int, rich_table: bool, root: Path) -> str:
+def rendered(width: int, markdown: bool, root: Path) -> str:
     install_recorded(root)
     answer = gather_show(config=LocalModels(), deps=deps_for(root))
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, highlight=False, color_system=None)
-    render_answer(answer, console, rich_table=rich_table)
+    render_answer(answer, console, markdown=markdown)
     return buffer.getvalue()
 
 
 def test_terminal_table_is_wide_when_it_fits(isolated_state: Path) -> None:
-    text = rendered(200, True, isolated_state)
+    text = rendered(200, False, isolated_state)
     header = next(line for line in text.splitlines() if "turns/h" in line)
     assert "slots × window" in header and "verdict" in header
-    assert "1025.7" in text and "…" not in text
+    assert "1.0k" in text and "…" not in text
 
 
-def test_terminal_table_turns_steps_into_columns_when_narrow(isolated_state: Path) -> None:
+def test_terminal_table_fits_80_columns_and_names_what_it_left_out(isolated_state: Path) -> None:
+    text = rendered(80, False, isolated_state)
+    lines = text.splitlines()
+    header = next(line for line in lines if "turns/h" in line)
+    assert "verdict" in header and "fidelity" in header
+    assert max(len(line) for line in lines if "(not shown" not in line and "/" not in line) <= 80
+    table = lines[lines.index(header) : lines.index(header) + 5]
+    assert all(len(line) <= 80 for line in table), "every row of the table fits"
+    assert any("(not shown at this width:" in line for line in lines)
+    assert "…" not in "\n".join(table)
+
+
+def test_markdown_format_is_the_reports_table(isolated_state: Path) -> None:
     text = rendered(80, True, isolated_state)
-    header = next(line for line in text.splitlines() if "N=1 again" in line)
-    assert "N=1" in header and "N=2" in header
-    assert any(line.strip().startswith("turns/h") for line in text.splitlines())
-    assert "…" not in text
-    assert max(len(line) for line in text.splitlines() if "│" not in line) <= 80
+    assert "| step | slots × window | turns served | turns/h |" in text
 
 
 def test_loaded_fixture_is_the_one_the_cli_shows(isolated_state: Path) -> None:
@@ -283,7 +295,7 @@ def test_what_each_steps_runner_reported_is_shown_and_judged(
     assert result.exit_code == 0, result.output
     assert "runner reported at start-up:" in result.output
     assert "  N=1 again  1 slot(s) × 4096 tokens, KV cache 96.0 MiB" in result.output
-    assert "  N=2        breaks runner setup, -84.9% — runner reported 1 slot(s), not the 2" in (
+    assert "  N=2        breaks runner setup — runner reported 1 slot(s), not the 2" in (
         result.output
     )
     shown = json.loads(show("--json").output)["evidence"]
@@ -298,3 +310,54 @@ def test_evidence_without_runner_reports_shows_no_such_lines(
     assert result.exit_code == 0 and "runner reported" not in result.output
     shown = json.loads(show("--json").output)["evidence"]
     assert [v["runner_reported"] for v in shown["verdicts"]] == [None, None, None]
+
+
+def test_csv_has_one_row_per_step_with_numbers(isolated_state: Path, show: ShowCli) -> None:
+    import csv
+
+    install_recorded(isolated_state)
+    result = show("--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [row["name"] for row in rows] == ["N=1", "N=1 again", "N=2"]
+    assert float(rows[1]["turns_per_hour"]) == pytest.approx(1025.7, abs=0.05)
+    assert rows[2]["verdict"] == "no gain" and rows[2]["ideal"] == "False"
+
+
+def test_the_fingerprint_may_be_given_as_compare_takes_it(
+    isolated_state: Path, show: ShowCli
+) -> None:
+    install_recorded(isolated_state)
+    other = install_other(isolated_state)
+    result = show(other, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["evidence"]["fingerprint"] == other
+    clash = show(other, "--fingerprint", FP)
+    assert clash.exit_code == 2 and "give the fingerprint once" in clash.stderr
+    both = show("--json", "--format", "csv")
+    assert both.exit_code == 2 and "ask for two formats" in both.stderr
+
+
+def test_the_ideal_n_is_marked_in_the_terminal_table(isolated_state: Path) -> None:
+    from vibey_gh.slots.report.step_table import step_views
+
+    install_recorded(isolated_state)
+    answer = gather_show(config=LocalModels(), deps=deps_for(isolated_state))
+    assert answer.shown is not None
+    views = step_views(answer.shown.evidence.steps, answer.shown.judgement)
+    assert not any(view.ideal for view in views), "ideal 1 by default marks no step"
+    text = rendered(120, False, isolated_state)
+    assert "◀ ideal" not in text
+
+
+def test_no_report_is_missing_for_plots_this_install_cannot_draw(
+    isolated_state: Path, show: ShowCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vibey_gh.slots.report.plots as plots
+
+    monkeypatch.setattr(plots, "plots_available", lambda find_module=None: False)
+    install_recorded(isolated_state)
+    written = show("--report")
+    assert written.exit_code == 0, written.output
+    again = show()
+    assert "no full report yet" not in again.output

@@ -68,10 +68,15 @@ def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
 def test_service_parallelism_per_platform(tmp_path: Path) -> None:
     run = CannedCommandRunner()
     mac = PlatformProbes.detect("darwin", run=run).service_parallelism()
+    no_systemd = PlatformProbes.detect("linux", tmp_path, run).service_parallelism()
+    (tmp_path / "run/systemd/system").mkdir(parents=True)
     linux = PlatformProbes.detect("linux", tmp_path, run).service_parallelism()
     other = PlatformProbes.detect("win32", run=run).service_parallelism()
     assert isinstance(mac, MacOSAppParallelism)
     assert isinstance(linux, SystemdParallelism) and linux.root == tmp_path
+    assert isinstance(no_systemd, ManualParallelism), "no drop-in where systemd is not init"
+    (manual,) = no_systemd.plan(2, 8192)
+    assert "this host does not run systemd" in manual.description and not manual.argv
     assert isinstance(other, ManualParallelism)
     (note,) = other.plan(2, 8192)
     assert "OLLAMA_NUM_PARALLEL=2" in note.description and not note.argv

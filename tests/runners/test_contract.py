@@ -99,6 +99,7 @@ def test_llama_server_shows_the_resolved_model_file(tmp_path: Path) -> None:
 
 
 def test_ollama_is_set_through_the_platforms_service(tmp_path: Path) -> None:
+    (tmp_path / "run/systemd/system").mkdir(parents=True)  # systemd is init here
     probes = PlatformProbes.detect("linux", tmp_path, CannedCommandRunner())
     parallelism = runner_kind("ollama").parallelism(LocalModels(runner="ollama"), probes)
     assert isinstance(parallelism, SystemdParallelism) and parallelism.root == tmp_path

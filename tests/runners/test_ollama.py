@@ -168,8 +168,9 @@ def test_preload_refused_raises_runner_error() -> None:
         return httpx.Response(404, json={"error": "model 'nope' not found"})
 
     client = OllamaChatClient("http://x:1", "nope", 4096, transport=httpx.MockTransport(handler))
-    with pytest.raises(RunnerError, match="model 'nope' not found"):
+    with pytest.raises(RunnerError, match="model 'nope' not found") as refused:
         client.preload()
+    assert str(refused.value).endswith("; pull it first: ollama pull nope")
 
 
 def test_missing_binary_is_runner_not_found(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time
@@ -11,6 +12,7 @@ from tests.support.clocks import ManualClock
 from tests.support.ports import free_port
 from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
+from vibey_gh.platforms.ports import port_holder
 from vibey_gh.runners.process import (
     ChildProcess,
     ensure_port_free,
@@ -50,8 +52,16 @@ def test_port_with_a_listener_is_bad_input() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        with pytest.raises(BadInput, match=f"port {port} on 127.0.0.1 is already in use"):
-            ensure_port_free(port)
+        with pytest.raises(BadInput, match=f"port {port} on 127.0.0.1 is already in use") as taken:
+            ensure_port_free(port, what_to_do="use another port")
+        holder = port_holder(port)
+        assert holder is not None and holder.pid == os.getpid(), "this process listens"
+        assert str(taken.value).endswith(f"in use by {holder.describe()}; use another port")
+        assert "python" in holder.command.lower() or "pytest" in holder.command
+
+
+def test_a_free_port_has_no_holder() -> None:
+    assert port_holder(free_port()) is None
 
 
 def test_port_out_of_range_is_bad_input() -> None:

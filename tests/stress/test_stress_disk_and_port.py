@@ -74,7 +74,9 @@ def test_port_taken_is_bad_input_in_one_line_and_overwrites_nothing(
         result = CliRunner().invoke(cli, _calibrate_args(one_slot_baseline))
     assert result.exit_code == 2, result.output
     line = one_line_error(result.stderr, alone=False)
-    assert line == f"error: port {config.calibration_port} on 127.0.0.1 is already in use"
+    held = f"error: port {config.calibration_port} on 127.0.0.1 is already in use by pid "
+    assert line.startswith(held + f"{os.getpid()} (")
+    assert line.endswith("--port N, or [local_models] calibration_port)")
     assert snapshot(list(before)) == before, "no file was changed"
     assert checkpoint.exists()
     assert not (layout.root / "calibration-runner.json").exists(), "no runner was started"

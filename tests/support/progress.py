@@ -6,12 +6,16 @@ from collections.abc import Callable
 
 from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.measurement.progress_lines import SweepPlan
 
 
 class Quiet:
     """A CalibrationProgress that says nothing."""
 
     def message(self, text: str) -> None:
+        pass
+
+    def sweep_started(self, plan: SweepPlan) -> None:
         pass
 
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
@@ -35,9 +39,13 @@ class Recorder:
         self.started: list[tuple[int, int, int]] = []  # (index, slots, attempt)
         self.finished: list[tuple[int, int, str]] = []  # (index, slots, verdict label)
         self.turn_hook: list[Callable[[int], None]] = []  # called with the turns done so far
+        self.plans: list[SweepPlan] = []
 
     def message(self, text: str) -> None:
         self.messages.append(text)
+
+    def sweep_started(self, plan: SweepPlan) -> None:
+        self.plans.append(plan)
 
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         self.started.append((index, slots, attempt))

@@ -20,7 +20,7 @@ from .common import (
     emit_json,
     json_option,
     library_errors,
-    stdout_is_terminal,
+    stderr_is_terminal,
     supported_platform_only,
     window_option,
 )
@@ -132,6 +132,18 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )
 @click.option(
+    "--restart",
+    is_flag=True,
+    help="Discard this device and corpus's checkpoint (measured with other options) and "
+    "start the sweep over.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Port of the calibration runner (default: config calibration_port, 11435).",
+)
+@click.option(
     "--think-time",
     metavar="recorded|none|SECONDS",
     help="Wait before each turn, as a lane runs its tools: each turn's recorded think time, "
@@ -173,6 +185,8 @@ def calibrate(
     request_timeout: float,
     wait_idle: float | None,
     no_early_verdicts: bool,
+    restart: bool,
+    port: int | None,
     min_step_seconds: float | None,
     max_step_seconds: float | None,
     think_time: str | None,
@@ -188,8 +202,9 @@ def calibrate(
     longer, up to --max-step-seconds, while its gain interval is inconclusive, and a one-slot
     run while its own interval is wider than half of min_gain) while memory,
     swap, the runner's log and production are watched every second. Every completed step is
-    checkpointed: rerun the same command to resume. `--demo --runner simulated` shows a whole
-    sweep in about a minute without a model.
+    checkpointed: rerun the same command to resume (a larger --max-slots extends the sweep;
+    options that change how a step is measured are named and need --restart). `--demo
+    --runner simulated` shows a whole sweep in about a minute without a model.
 
     Before each turn a worker waits as the lane ran its tools (--think-time, --think-cap). A
     corpus of whole runs is decided on runs per hour, one of segments on turns per hour.
@@ -209,6 +224,8 @@ def calibrate(
       vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
+      vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
+      vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm
       vibey-gh slots calibrate --corpus corpus.json --wait-idle 900  # after Ollama's keep-alive
       vibey-gh slots calibrate --corpus runs.json --think-time recorded --think-cap 120
@@ -268,6 +285,8 @@ def calibrate(
             window = corpus.window // 2
         window = window or config.window
     config = config.with_overrides(window=window, **thinking)
+    if port is not None:
+        config = replace(config, calibration_port=port)
     config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
     request = CalibrationRequest(
         config=config,
@@ -283,10 +302,11 @@ def calibrate(
         request_timeout_s=request_timeout,
         early_verdicts=not no_early_verdicts,
         wait_idle_s=wait_idle,
+        restart=restart,
         split_window=split_window,
     )
     env = parts.calibration_environment(config, None)
-    progress = make_progress(live=stdout_is_terminal() and not as_json)
+    progress = make_progress(live=stderr_is_terminal())
     from ..storm.lock import model_lock
 
     stopped_by: list[int] = []
@@ -334,6 +354,9 @@ def calibrate(
             click.echo(f"evidence: {path}")
             click.echo(f"summary:  {path.with_suffix('.md')}")
             click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
+    if outcome.evidence is not None:
+        # a demo's fingerprint (its runner, window) need not be the config's: name it
+        click.echo(f"see it:   vibey-gh slots show {outcome.fingerprint}")
     for line in describe_after(after) if after is not None else []:
         click.echo(line)
 

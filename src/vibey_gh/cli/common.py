@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -71,6 +72,8 @@ def library_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            reader_went_away()
         except (OSError, VibeyError) as exc:
             reported = error_line(exc)
             if reported is None or debug_enabled():
@@ -78,6 +81,29 @@ def library_errors(func: F) -> F:
             raise CliError(*reported) from None
 
     return cast(F, wrapper)
+
+
+def reader_went_away() -> None:
+    """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 1,
+    as click does and as the `slots allowed` fast path does, nothing more flushed to the
+    closed pipe and no "Broken pipe" error line."""
+    sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
+    raise SystemExit(1)
+
+
+class _FlushQuietly:
+    """stdout after its reader left: the interpreter's last flush finds the pipe closed, and
+    that is no error worth a traceback."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def flush(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
 
 
 def supported_platform_only(func: F) -> F:
@@ -109,6 +135,11 @@ def stderr_console() -> Console:
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def stderr_is_terminal() -> bool:
+    """Progress goes to stderr: live bars when a person watches it, plain lines otherwise."""
+    return sys.stderr.isatty()
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -20,6 +20,12 @@ _PATH = click.Path(path_type=Path)
     "--sample-specs", type=int, default=None, help="Use a seeded sample of this many specs."
 )
 @click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
+@click.option(
+    "--from-my-lanes",
+    is_flag=True,
+    help="The lanes `lane run` and `storm run` recorded in the state folder (as --from-lanes "
+    "STATE/lanes, wherever the state folder is on this machine).",
+)
 @click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
 @click.option(
     "--from-chat-logs",
@@ -76,6 +82,7 @@ def corpus(
     specs: tuple[Path, ...],
     sample_specs: int | None,
     from_lanes: tuple[Path, ...],
+    from_my_lanes: bool,
     from_transcripts: tuple[Path, ...],
     from_chat_logs: tuple[Path, ...],
     from_traces: tuple[Path, ...],
@@ -115,7 +122,8 @@ def corpus(
     Examples:
       vibey-gh slots corpus --specs lanes/specs --window 65536 --out corpus.json
       vibey-gh slots corpus --specs lanes/specs --sample-specs 40 --seed 0 --out corpus.json
-      vibey-gh slots corpus --from-lanes ~/.local/state/vibey-gh/slots/lanes --out corpus.json
+      vibey-gh slots corpus --from-my-lanes --out corpus.json
+      vibey-gh slots corpus --from-lanes other-host/lanes --out corpus.json
       vibey-gh slots corpus --specs lanes/specs --shape runs --out runs.json
       vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
       vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
@@ -139,6 +147,10 @@ def corpus(
     from ..slots.corpus.pool import build_pool
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
+    if from_my_lanes:
+        from .common import collaborators
+
+        from_lanes = (*from_lanes, collaborators().layout().lanes)
     building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
     if show is not None:
         if building or out is not None:
@@ -148,8 +160,8 @@ def corpus(
         return
     if not building:
         raise BadInput(
-            "nothing to do: give --specs, --from-lanes, --from-transcripts, --from-traces, "
-            "--from-sessions or --demo "
+            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
+            "--from-traces, --from-sessions or --demo "
             "with --out FILE, or --show FILE"
         )
     if out is None:

@@ -10,9 +10,11 @@ from ..config import load_config
 from ..doctor import DEVICE_ROWS, DoctorReport, config_in_use, gather
 from ..interfaces.slots_interface import MemorySample, RunnerInfo
 from ..platforms.readings import SwapSpace, format_gib
+from ..slots.measurement.readiness import Check
 from .common import collaborators, emit_json, json_option, library_errors, window_option
 
 LABEL_WIDTH = 16
+CHECK_WIDTH = 18
 
 
 def _value(name: str, value: Any) -> str:
@@ -106,9 +108,13 @@ def _settings_rows(runner: RunnerInfo) -> list[str]:
 @library_errors
 def doctor(model: str | None, window: int | None, as_json: bool) -> None:
     """What was detected on this machine: every device fact and where it came from (or why it
-    is missing), memory now, the production runner's identity, and the fingerprint that
-    evidence is keyed to. Always exits 0 once the config is readable: doctor reports, it does
-    not judge; a runner that does not answer is reported as the reason there is no fingerprint.
+    is missing), memory now, the production runner's identity, the fingerprint that evidence
+    is keyed to, and everything `slots calibrate` needs for the configured runner: the
+    calibration binary (found, runs, its version, the same as production's), the model (the
+    file, or pulled in Ollama), the calibration port (free, or who holds it), the state folder
+    (writable), production (answering, idle, its parallelism) and the checkpoints on disk.
+    Each line not "ok" says what to do. Always exits 0 once the config is readable: doctor
+    reports, it does not judge (`--json` has calibrate.ready for scripts).
 
     \b
     Examples:
@@ -116,14 +122,41 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
       vibey-gh doctor --json
       vibey-gh doctor --model qwen3:8b --window 32768
     """
+    from ..slots.measurement.readiness import calibration_checks, real_parts
+
     config = load_config().with_overrides(model=model, window=window)
     parts = collaborators()
     report = gather(config, parts.probes(), parts.identify_production, parts.production_drift)
+    layout = parts.layout()
+    readiness = real_parts(layout, report.runner, report.runner_error)(config)
+    today = report.fingerprint.id if report.fingerprint else None
+    checks = calibration_checks(config, layout, readiness, today)
     if as_json:
-        emit_json(report.to_json())
+        ready = not any(check.status == "fail" for check in checks)
+        emit_json(
+            {
+                **report.to_json(),
+                "state_dir": str(layout.root),
+                "calibrate": {"ready": ready, "checks": [c.to_json() for c in checks]},
+            }
+        )
     else:
-        for line in render(report):
+        lines = render(report)
+        lines.insert(1, f"state folder: {layout.root}")
+        for line in lines + render_checks(checks):
             click.echo(line)
 
 
-__all__ = ["doctor", "render"]
+def render_checks(checks: list[Check]) -> list[str]:
+    """What calibrate needs, one line each, and what to do under each line not ok."""
+    failed = sum(check.status == "fail" for check in checks)
+    headline = "ready" if not failed else f"{failed} problem(s) to fix first"
+    lines = [f"calibrate needs ({headline}):"]
+    for check in checks:
+        lines.append(f"  {check.status:<4} {check.name:<{CHECK_WIDTH}} {check.detail}")
+        if check.todo and check.status != "ok":
+            lines.append(f"       {'':<{CHECK_WIDTH}} → {check.todo}")
+    return lines
+
+
+__all__ = ["doctor", "render", "render_checks"]

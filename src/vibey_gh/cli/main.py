@@ -88,6 +88,7 @@ def _collaborators_given(given: object) -> Collaborators:
         "show": "show:show",
         "apply": "apply:apply",
         "compare": "compare:compare",
+        "forget": "forget:forget",
     },
 )
 def slots() -> None:
@@ -95,7 +96,7 @@ def slots() -> None:
 
     \b
     Examples:
-      vibey-gh slots corpus --specs specs/ --window 32768 --out corpus.json
+      vibey-gh slots corpus --specs my-specs/ --window 32768 --out corpus.json
       vibey-gh slots calibrate --corpus corpus.json
       vibey-gh slots allowed --json
       vibey-gh slots show --html report.html

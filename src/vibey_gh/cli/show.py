@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from ..slots.report.step_table import COLUMNS
+from ..errors import BadInput
 from .common import collaborators, emit_json, json_option, library_errors, stdout_is_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
 
     from ..slots.report.show import ShowAnswer, ShownEvidence
 
 
+FORMATS = ("table", "markdown", "csv", "json")
+
+
 @click.command()
-@click.option("--fingerprint", help="Show this fingerprint's evidence instead of today's.")
+@click.argument("fingerprint_argument", metavar="[FINGERPRINT]", required=False)
+@click.option(
+    "--fingerprint", help="Show this fingerprint's evidence instead of today's (as FINGERPRINT)."
+)
 @click.option(
     "--report",
     "write_report",
@@ -33,12 +37,22 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path),
     help="Also write the report as one self-contained HTML page (plots embedded) to FILE.",
 )
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="table (default: fits the terminal, the ideal N highlighted), markdown (the "
+    "report's full table), csv (one row per step, numbers as numbers) or json (as --json).",
+)
 @json_option
 @library_errors
 def show(
+    fingerprint_argument: str | None,
     fingerprint: str | None,
     write_report: bool,
     html_path: Path | None,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """The evidence for this device: step table, latency, verdicts, ideal N and report files.
@@ -57,30 +71,65 @@ def show(
     (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
-    is then one run at a time); 1 when --fingerprint names evidence that does not exist or
-    cannot be read; 2 for a malformed fingerprint, or an --html path in /proc, /sys or /dev or
-    one that exists and is not a regular file (refused before anything is read).
+    is then one run at a time); 1 when FINGERPRINT names evidence that does not exist or
+    cannot be read (or --format csv has no evidence to write); 2 for a malformed fingerprint,
+    or an --html path in /proc, /sys or /dev or one that exists and is not a regular file
+    (refused before anything is read).
 
     \b
     Examples:
       vibey-gh slots show
       vibey-gh slots show --report              write the Markdown report and PNG plots
       vibey-gh slots show --html report.html    one page to send a colleague
-      vibey-gh slots show --fingerprint f99b07f610204948
+      vibey-gh slots show f99b07f610204948      another fingerprint's evidence
+      vibey-gh slots show --format markdown     the full table, to paste
+      vibey-gh slots show --format csv > steps.csv
       vibey-gh slots show --json
     """
     from ..slots.report.show import gather_show
 
+    if fingerprint_argument and fingerprint and fingerprint_argument != fingerprint:
+        raise BadInput("give the fingerprint once: as FINGERPRINT or as --fingerprint")
+    chosen = _format_of(output_format, as_json)
     if html_path is not None:
         check_html_target(html_path)
-    answer = gather_show(fingerprint, write=write_report, deps=collaborators().allowed_deps())
+    answer = gather_show(
+        fingerprint_argument or fingerprint,
+        write=write_report,
+        deps=collaborators().allowed_deps(),
+    )
     html_written = _write_html(answer, html_path) if html_path is not None else None
-    if as_json:
+    if chosen == "json":
         emit_json({**answer.to_json(), "html": str(html_written) if html_written else None})
         return
-    render_answer(answer, _console(), rich_table=stdout_is_terminal())
+    if chosen == "csv":
+        click.echo(_csv_text(answer), nl=False)
+        return
+    render_answer(answer, _console(), markdown=chosen == "markdown")
     if html_written is not None:
         click.echo(f"html report: {html_written}")
+
+
+def _format_of(output_format: str | None, as_json: bool) -> str:
+    if as_json and output_format not in (None, "json"):
+        raise BadInput(f"--json and --format {output_format} ask for two formats; give one")
+    return "json" if as_json else output_format or "table"
+
+
+def _csv_text(answer: ShowAnswer) -> str:
+    import csv
+    import io
+
+    from ..errors import EvidenceError
+
+    if answer.shown is None:
+        raise EvidenceError("no evidence to write as CSV; name one with FINGERPRINT")
+    rows = answer.shown.steps
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 def check_html_target(path: Path) -> None:
@@ -107,7 +156,8 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
 def _console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=not stdout_is_terminal())
+    # markup off: evidence holds text from elsewhere (paths, model names, "vibey-gh[plots]")
+    return Console(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
 
 
 def _when(epoch: float | None) -> str:
@@ -116,13 +166,14 @@ def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
 
 
-def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> None:
-    """Print the answer: a rich table on a terminal, the Markdown table otherwise."""
+def render_answer(answer: ShowAnswer, console: Console, *, markdown: bool = False) -> None:
+    """Print the answer: rich's table at the console's width, or the report's Markdown
+    table."""
     out = console.print
     if answer.today is None:
         out(f"{answer.today_problem}")
     if answer.shown is not None:
-        _render_shown(answer, answer.shown, console, rich_table)
+        _render_shown(answer, answer.shown, console, markdown)
     elif answer.asked is not None:
         out(
             f"no evidence for today's fingerprint {answer.asked}: one run at a time until "
@@ -145,7 +196,7 @@ def render_answer(answer: ShowAnswer, console: Console, *, rich_table: bool) -> 
 
 
 def _render_shown(
-    answer: ShowAnswer, shown: ShownEvidence, console: Console, rich_table: bool
+    answer: ShowAnswer, shown: ShownEvidence, console: Console, markdown: bool
 ) -> None:
     from ..slots.judging.judge import gain_range
     from ..slots.judging.reported import describe as describe_reported
@@ -160,18 +211,24 @@ def _render_shown(
     )
     if shown.differences:
         out("differs from today: " + ", ".join(shown.differences))
-    columns = columns_for(shown.judgement)
-    if rich_table:
-        out(_rich_table(shown.rows, console, columns))
+    if markdown:
+        out(markdown_table(shown.rows, columns_for(shown.judgement)), markup=False)
     else:
-        out(markdown_table(shown.rows, columns), markup=False)
+        from ..slots.report.step_table import step_views
+        from .step_table_view import fitting_table, left_out_line
+
+        table, dropped = fitting_table(step_views(shown.evidence.steps, shown.judgement), console)
+        out(table)
+        left_out = left_out_line(dropped)
+        if left_out:
+            out(left_out, markup=False)
     out("verdicts:")
     names = [row[0] for row in shown.rows]
     for name, verdict in zip(names, shown.judgement.verdicts, strict=True):
         gain = ""
-        if verdict.gain is not None and verdict.slots > 1:
-            interval = gain_range(verdict)
-            gain = f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
+        interval = gain_range(verdict)
+        if verdict.gain is not None and verdict.slots > 1 and interval:
+            gain = f", {verdict.gain:+.1%} ({interval})"  # never a point without its interval
         broken = f" — {verdict.broken[0]}" if verdict.broken else ""
         out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
     for step, verdict in zip(shown.evidence.steps, shown.judgement.verdicts, strict=True):
@@ -219,46 +276,3 @@ def _render_latency(shown: ShownEvidence, console: Console) -> None:
         console.print(line, markup=False)
     for line in shown.latency_lines:
         console.print(line, markup=False)
-
-
-def terminal_headers(columns: Sequence[str] = COLUMNS) -> tuple[str, ...]:
-    """The Markdown table's headers, shortened so twelve columns fit a terminal; cells fold
-    rather than being cut, so no figure is ever shown truncated."""
-    return tuple(
-        "fidelity struct / exact" if column.startswith("fidelity") else column for column in columns
-    )
-
-
-TERMINAL_HEADERS = terminal_headers()
-
-
-def _rich_table(rows: list[list[str]], console: Console, columns: Sequence[str] = COLUMNS) -> Table:
-    """Steps as rows when they fit the terminal, else steps as columns (narrow terminals)."""
-    from rich import box
-    from rich.table import Table
-
-    headers = terminal_headers(columns)
-    wide = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
-    for header in headers:
-        numeric = header not in ("step", "verdict", "slots × window")
-        wide.add_column(header, justify="right" if numeric else "left", no_wrap=True)
-    for row in rows:
-        wide.add_row(*row)
-    if _natural_width(rows, headers) <= console.width:
-        return wide
-    narrow = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
-    narrow.add_column("", style="bold", no_wrap=True)
-    for row in rows:
-        narrow.add_column(row[0], justify="right", overflow="fold")
-    for index, header in enumerate(headers[1:], start=1):
-        narrow.add_row(header, *(row[index] for row in rows))
-    return narrow
-
-
-def _natural_width(rows: list[list[str]], headers: Sequence[str] = TERMINAL_HEADERS) -> int:
-    """Width of the wide table with nothing folded: the widest cell or header of each column,
-    three characters between columns (padding and rule) and one at each edge."""
-    widths = [
-        max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
-    ]
-    return sum(widths) + 3 * (len(widths) - 1) + 2

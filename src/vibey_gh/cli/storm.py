@@ -33,8 +33,20 @@ def _say(text: str) -> None:
     show_default=True,
     help="Seconds between passes while idle.",
 )
-@click.option("--max-turns", type=click.IntRange(1), default=32, show_default=True)
-@click.option("--retries", type=click.IntRange(0), default=2, show_default=True)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(1),
+    default=32,
+    show_default=True,
+    help="End each lane after this many turns without a plain answer (as `lane run`).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0),
+    default=2,
+    show_default=True,
+    help="Times a malformed tool call is sent again, per lane (as `lane run`).",
+)
 @click.option("--max-tokens", type=click.IntRange(1), help="Lanes' output cap (default: config).")
 @click.option("--no-calibrate", is_flag=True, help="Never calibrate, even when requested.")
 @click.option(

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 # Each platform's module is imported only on that platform, and the parallelism setters only
 # when asked for: `slots allowed` builds probes on every call.
 
+# present exactly when systemd is the init system (sd_booted(3))
+SYSTEMD_BOOTED = "run/systemd/system"
 DEVICE_FIELDS = (
     "hardware_model",
     "processor",
@@ -171,12 +173,16 @@ class PlatformProbes:
 
         if self.platform == "darwin":
             return MacOSAppParallelism(self.run, settings=settings)
-        if self.platform == "linux":
+        if self.platform == "linux" and (self.root / SYSTEMD_BOOTED).is_dir():
             return SystemdParallelism(self.run, self.root, settings=settings)
+        why = (
+            "this host does not run systemd, so no drop-in is written"
+            if self.platform == "linux"
+            else f"{self.platform} is not managed by this tool"
+        )
         return ManualParallelism(
             lambda n, w: (
                 f"set {NUM_PARALLEL}={n} and {CONTEXT_LENGTH}={w} in the "
-                f"environment of `ollama serve` and restart it ({self.platform} is not managed "
-                "by this tool)"
+                f"environment of `ollama serve` and restart it ({why})"
             )
         )

@@ -105,6 +105,22 @@ def manifest_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def calibration_binary_version(
+    config: LocalModels, environ: Mapping[str, str] | None = None
+) -> tuple[str, str | None]:
+    """The calibration binary's path and version (None: its --version names none), reading
+    no model; RunnerNotFound / RunnerError / BadInput when it cannot be found or run."""
+    if config.runner == "llama-server":
+        binary = find_executable(config.runner_binary, "llama-server")
+        return binary, llama_server_version(check_runner_args(binary, config.runner_args))
+    binary = find_executable(config.runner_binary, "ollama")
+    run_env = calibration_base_env(
+        production_settings(config), os.environ if environ is None else environ
+    )
+    run_env["OLLAMA_HOST"] = f"{LOOPBACK}:{config.calibration_port}"
+    return binary, ollama_version(run_version_command([binary, "--version"], run_env))
+
+
 def identify_calibration_binary(
     config: LocalModels,
     state: StateLayout | None = None,

@@ -138,5 +138,7 @@ def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     tags = http_get(base + "/api/tags")
     digest = digest_from_tags(tags.body, model) if tags.status == 200 else None
     if digest is None:
-        missing["model_digest"] = f"model {model} is not listed by {base}/api/tags"
+        missing["model_digest"] = (
+            f"model {model} is not listed by {base}/api/tags (ollama pull {model})"
+        )
     return RunnerInfo("ollama", version, model, digest, missing)

@@ -274,7 +274,11 @@ class OllamaChatClient:
             raise RunnerError(f"loading {self.model} failed: {exc or type(exc).__name__}") from None
         seconds = self._clock.monotonic() - started
         if status != 200:
-            raise RunnerError(f"loading {self.model} failed: http {status}: {unwrap_error(body)}")
+            # Ollama answers 404 for a model it has not pulled
+            hint = f"; pull it first: ollama pull {self.model}" if status == 404 else ""
+            raise RunnerError(
+                f"loading {self.model} failed: http {status}: {unwrap_error(body)}{hint}"
+            )
         if as_dict(body).get("done_reason") != "load":
             raise RunnerError(f"loading {self.model} gave no load confirmation: {body!r:.200}")
         return seconds

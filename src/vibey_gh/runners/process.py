@@ -29,8 +29,9 @@ STOP_GRACE_S = 15.0
 TAIL_LINES = 8
 
 
-def ensure_port_free(port: int, host: str = LOOPBACK) -> None:
-    """Raise BadInput when something already listens on host:port.
+def ensure_port_free(port: int, host: str = LOOPBACK, what_to_do: str | None = None) -> None:
+    """Raise BadInput when something already listens on host:port, naming the process that
+    holds it when the system tells, and `what_to_do` about it.
 
     Two checks, because neither alone is enough: a connect finds a listener bound to any
     address (which a SO_REUSEADDR bind on macOS would not notice), and a bind finds a port held
@@ -39,7 +40,7 @@ def ensure_port_free(port: int, host: str = LOOPBACK) -> None:
     """
     if not 0 < port < 65536:
         raise BadInput(f"port {port} is not between 1 and 65535")
-    taken = BadInput(f"port {port} on {host} is already in use")
+    taken = _port_taken(port, host, what_to_do)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.settimeout(0.5)
         if probe.connect_ex((host, port)) == 0:
@@ -54,6 +55,15 @@ def ensure_port_free(port: int, host: str = LOOPBACK) -> None:
             if exc.errno == errno.EACCES:
                 raise BadInput(f"port {port} on {host} needs privileges this user lacks") from None
             raise RunnerError(f"cannot check port {port} on {host}: {exc.strerror}") from None
+
+
+def _port_taken(port: int, host: str, what_to_do: str | None) -> BadInput:
+    from ..platforms.ports import port_holder
+
+    holder = port_holder(port)
+    by = f" by {holder.describe()}" if holder is not None else ""
+    advice = f"; {what_to_do}" if what_to_do else ""
+    return BadInput(f"port {port} on {host} is already in use{by}{advice}")
 
 
 def find_executable(configured: str | None, default_name: str) -> str:

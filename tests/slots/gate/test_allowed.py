@@ -401,6 +401,10 @@ def test_an_answer_above_what_production_serves_says_so_and_names_apply(tmp_path
     assert enough.production_slots == 2 and "production serves" not in enough.reason
     unknown = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert unknown.production_slots is None and unknown.to_json()["production_slots"] is None
+    assert unknown.reason.endswith(
+        "production's parallelism is unknown: make sure it serves 2 slots "
+        "(`vibey-gh slots apply` shows how)"
+    ), "an answer above one says when production's parallelism cannot be checked"
 
 
 def test_a_changed_production_setting_is_unmeasured_and_named(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ def answering(answer: StubAnswer) -> Any:
 
 
 def linux(root: Path, run: CannedCommandRunner | None = None) -> PlatformProbes:
+    (root / "run/systemd/system").mkdir(parents=True, exist_ok=True)  # systemd is init
     return PlatformProbes.detect("linux", root, run or CannedCommandRunner())
 
 

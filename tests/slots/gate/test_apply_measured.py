@@ -49,6 +49,7 @@ def evidence_with(tmp_path: Path, kind: str, settings: dict[str, str], window: i
 
 
 def probes(root: Path, platform: str = "linux") -> PlatformProbes:
+    (root / "run/systemd/system").mkdir(parents=True, exist_ok=True)  # systemd is init here
     return PlatformProbes.detect(platform, root, CannedCommandRunner())
 
 

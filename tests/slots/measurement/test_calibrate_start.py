@@ -74,7 +74,7 @@ def unreachable() -> RunnerInfo:
 def environment(
     layout: StateLayout,
     production_identity: Any = lambda: PRODUCTION,
-    calibration_version: str = "0.32.15",
+    calibration_version: str | None = "0.32.15",
     watch: Watch | None = None,
 ) -> tuple[Environment, FirstStepStops]:
     runner = FirstStepStops()
@@ -144,6 +144,20 @@ def test_production_down_calibrates_keyed_to_the_calibration_binary(
     assert messages.lines[0].startswith("production is not answering (no answer from")
     assert "calibration binary's version 0.32.15" in messages.lines[0]
     assert len(runner.launches) == 1
+
+
+def test_production_down_and_a_binary_of_no_version_is_refused_before_the_first_step(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    """runner_binary = "/bin/true": its --version names nothing, and evidence keyed to an
+    unknown version would match no production."""
+    env, runner = environment(layout, production_identity=unreachable, calibration_version=None)
+    with pytest.raises(Refused) as refused:
+        run_calibration(request(tmp_path), env, Messages())
+    message = str(refused.value)
+    assert "the calibration binary's version is unknown" in message
+    assert message.endswith("set runner_binary to ollama itself (`vibey-gh doctor` checks it)")
+    assert runner.launches == []
 
 
 def test_production_down_without_a_calibration_binary_identity_is_the_runner_error(

@@ -15,6 +15,7 @@ import pytest
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.config import SimulatedModel
+from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.metrics import step_metrics
@@ -73,14 +74,18 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
     assert second.ideal is not None and second.ideal >= 2
 
 
-def test_a_checkpoint_of_another_step_length_is_not_resumed(
+def test_a_checkpoint_of_another_step_length_is_not_resumed_nor_discarded_in_silence(
     tmp_path: Path, layout: StateLayout
 ) -> None:
     config = simulated_config()
     calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))
-    recorder = Recorder()
     longer = replace(config, min_step_seconds=1.5)
-    _, outcome = calibrate(tmp_path, layout, longer, recorder, max_runs=1, slots=(1, 1, 2))
+    with pytest.raises(BadInput, match="--min-step-seconds 1 → 1.5"):
+        calibrate(tmp_path, layout, longer, max_runs=1, slots=(1, 1, 2))
+    recorder = Recorder()
+    _, outcome = calibrate(
+        tmp_path, layout, longer, recorder, max_runs=1, slots=(1, 1, 2), restart=True
+    )
     assert outcome.resumed_steps == 0
     assert not any("resuming" in m for m in recorder.messages)
 

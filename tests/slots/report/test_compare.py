@@ -123,3 +123,30 @@ def test_copied_or_edited_evidence_is_refused_by_compare(tmp_path: Path) -> None
     sent.write_text(json.dumps(edited), encoding="utf-8")
     result = run(FIRST, str(sent))
     assert result.exit_code != 0 and "evidence edited after it was recorded" in result.stderr
+
+
+def test_a_plot_without_matplotlib_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vibey_gh.slots.report.plots as plots
+
+    monkeypatch.setattr(plots, "plots_available", lambda find_module=None: False)
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    result = run(FIRST, SECOND, "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 2
+    assert "pip install 'vibey-gh[plots]'" in result.stderr
+    assert result.stderr.rstrip().endswith("and run this command again")
+    assert "vibey-gh this" not in result.stderr
+
+
+def test_the_overlaid_plot_ticks_whole_slot_counts_only() -> None:
+    from vibey_gh.config import LocalModels
+    from vibey_gh.slots.report.compare import compare, overlaid_throughput_figure
+
+    stored(FIRST)
+    stored(SECOND, after_upgrade)
+    comparison = compare([FIRST, SECOND], StateLayout.from_env(), LocalModels().bounds)
+    (ax,) = overlaid_throughput_figure(comparison).get_axes()
+    ticks = list(ax.get_xticks())
+    assert ticks == [1, 2], "no N = 1.5"

@@ -24,7 +24,7 @@ def test_show_names_the_knee_and_the_plateau(tmp_path: Path) -> None:
     assert answer.shown is not None
     buffer = io.StringIO()
     console = Console(file=buffer, width=400, highlight=False, color_system=None)
-    render_answer(answer, console, rich_table=False)
+    render_answer(answer, console, markdown=True)
     text = buffer.getvalue()
     assert "ideal N = 4 — 4 slots stayed inside every bound" in text
     assert f"the knee is 4: {PLATEAU}: below min_gain (10%)" in text

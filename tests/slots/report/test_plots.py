@@ -179,7 +179,7 @@ def test_matplotlib_keeps_its_config_and_cache_under_the_state_root(tmp_path: Pa
 def test_every_plot_title_names_model_runner_device_and_window() -> None:
     figures = figures_for(load_evidence(RECORDED))
     expected = (
-        " — SmolLM2-135M-Instruct.Q4_1.gguf on embedded xllamacpp 2026.10.11549, AMD EPYC, "
+        "\nSmolLM2-135M-Instruct.Q4_1.gguf on embedded xllamacpp 2026.10.11549, AMD EPYC, "
         "window 4096"
     )
     for name, figure in figures.items():
@@ -189,3 +189,74 @@ def test_every_plot_title_names_model_runner_device_and_window() -> None:
 def test_without_matplotlib_there_are_no_plots() -> None:
     assert plots_available() is True  # this install has the plots extra
     assert plots_available(lambda name: None) is False
+
+
+def _gained_evidence(
+    model: str = "/srv/models/a/very/long/folder/qwen3-8b-q4_k_m.gguf",
+) -> Evidence:
+    from tests.slots.judging.test_steady_state import closed_loop
+
+    steps = [closed_loop(1, [1.0] * 60, index=i) for i in range(2)]
+    steps += [closed_loop(2, [1.0] * 60, index=2), closed_loop(3, [0.5] * 2, index=3)]
+    return evidence_from_json(
+        {
+            "kind": "vibey-gh-evidence",
+            "fingerprint": {
+                "id": "0123456789abcdef",
+                "fields": {
+                    "window": 4096,
+                    "runner_kind": "simulated",
+                    "runner_version": "simulated 0.1.0",
+                    "processor": "AMD EPYC",
+                },
+            },
+            "created_at": 1_800_000_000.0,
+            "runner": {"model": model},
+            "steps": [s.to_json() for s in steps],
+        },
+        None,
+    )
+
+
+def test_titles_are_short_and_name_the_runner_once() -> None:
+    figures = figures_for(_gained_evidence(), Bounds(min_gain=0.10, confidence=0.9))
+    title = figures["throughput"].get_suptitle()
+    assert title.splitlines() == [
+        "Throughput against slots",
+        "qwen3-8b-q4_k_m.gguf on simulated 0.1.0, AMD EPYC, window 4096",
+    ]
+
+
+def test_the_ideal_n_is_on_every_plot() -> None:
+    figures = figures_for(_gained_evidence(), Bounds(min_gain=0.10, confidence=0.9))
+    for name, figure in figures.items():
+        labels = [
+            str(artist.get_label())
+            for ax in figure.get_axes()
+            for artist in [*ax.get_lines(), *ax.patches, *ax.collections]
+        ]
+        assert any(label == "ideal N = 2" for label in labels), name
+
+
+def test_a_point_without_an_interval_is_hollow_and_legends_sit_beside_the_data() -> None:
+    figures = figures_for(_gained_evidence(), Bounds(min_gain=0.10, confidence=0.9))
+    turns_ax = figures["throughput"].get_axes()[0]
+    at_three = [line for line in turns_ax.get_lines() if list(line.get_xdata()) == [3]]
+    assert at_three and all(line.get_markerfacecolor() == "none" for line in at_three)
+    at_two = [
+        line
+        for line in turns_ax.get_lines()
+        if list(line.get_xdata()) == [2] and line.get_marker() == "o"
+    ]
+    assert at_two and all(line.get_markerfacecolor() != "none" for line in at_two)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for name, figure in figures.items():
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        for ax in figure.get_axes():
+            legend = ax.get_legend()
+            if legend is not None:
+                beside = legend.get_window_extent(renderer).x0
+                assert beside >= ax.get_window_extent(renderer).x1 - 1, name

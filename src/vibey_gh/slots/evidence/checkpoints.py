@@ -1,8 +1,10 @@
 """Checkpoints: the completed steps of a sweep in progress, so an interrupted sweep resumes.
 
-progress/<fp>-<corpus>-<method>.json holds {schema_version, kind, key, steps}: the key says
-which sweep the steps belong to (fingerprint, corpus, method); a file with another key is
-another sweep's and is never resumed from.
+progress/<fp>-<corpus>-<method>.json holds {schema_version, kind, key, steps, method}: the key
+says which sweep the steps belong to (fingerprint, corpus, the hash of how a step is measured);
+a file with another key is another sweep's and is never resumed from. `method` (absent from
+files written before it was kept) is what the hash was taken of, so a rerun measured another
+way can name the options that changed (`slots.measurement.resume`).
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ class ProgressDocument:
     key: Mapping[str, Any]
     steps: tuple[StepRecord, ...]
     schema_version: int = PROGRESS_SCHEMA
+    method: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "schema_version": self.schema_version,
             "kind": PROGRESS_KIND,
             "key": dict(self.key),
             "steps": [step.to_json() for step in self.steps],
         }
+        if self.method is not None:
+            data["method"] = dict(self.method)
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> ProgressDocument:
@@ -52,6 +58,7 @@ class ProgressDocument:
                 steps=tuple(
                     json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
                 ),
+                method=json_fields.mapping(data, "method") or None,
             )
 
 
@@ -59,8 +66,14 @@ def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method
     return layout.progress / f"{fingerprint}-{corpus_sha[:12]}-{method}.json"
 
 
-def save_progress(path: Path, key: Mapping[str, Any], steps: Sequence[StepRecord]) -> None:
-    atomic_write_json(path, ProgressDocument(dict(key), tuple(steps)).to_json())
+def save_progress(
+    path: Path,
+    key: Mapping[str, Any],
+    steps: Sequence[StepRecord],
+    method: Mapping[str, Any] | None = None,
+) -> None:
+    document = ProgressDocument(dict(key), tuple(steps), method=method)
+    atomic_write_json(path, document.to_json())
 
 
 def read_progress(path: Path) -> ProgressDocument:
@@ -84,9 +97,55 @@ def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
 
 
+@dataclass(frozen=True)
+class CheckpointFile:
+    """One checkpoint on disk as `doctor` lists it: whose it is, how much it holds, and why it
+    cannot be read (`problem`) when it cannot."""
+
+    path: Path
+    fingerprint: str | None
+    steps: int
+    size_bytes: int
+    modified: float
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "fingerprint": self.fingerprint,
+            "steps": self.steps,
+            "size_bytes": self.size_bytes,
+            "modified": self.modified,
+            "problem": self.problem,
+        }
+
+
+def list_checkpoints(folder: Path) -> list[CheckpointFile]:
+    """Every checkpoint file in `folder` (the state's progress folder), oldest first."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # removed meanwhile
+        fingerprint, steps, problem = None, 0, None
+        try:
+            document = read_progress(path)
+            fingerprint = str(document.key.get("fingerprint") or "") or None
+            steps = len(document.steps)
+        except EvidenceError as exc:
+            problem = str(exc)
+        found.append(CheckpointFile(path, fingerprint, steps, stat.st_size, stat.st_mtime, problem))
+    return sorted(found, key=lambda c: (c.modified, c.path.name))
+
+
 __all__ = [
     "PROGRESS_SCHEMA",
+    "CheckpointFile",
     "ProgressDocument",
+    "list_checkpoints",
     "load_progress",
     "progress_path",
     "read_progress",

@@ -171,7 +171,14 @@ def _with_production_slots(answer: AllowedAnswer, serving: int | None) -> Allowe
     from dataclasses import replace
 
     if serving is None:
-        return answer
+        if answer.allowed <= 1:
+            return answer
+        # a storm would start that many lanes on a production that may serve one at a time
+        return replace(
+            answer,
+            reason=f"{answer.reason}; production's parallelism is unknown: make sure it "
+            f"serves {answer.allowed} slots (`vibey-gh slots apply` shows how)",
+        )
     if answer.allowed <= serving:
         return replace(answer, production_slots=serving)
     reason = (

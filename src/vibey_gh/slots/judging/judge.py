@@ -17,6 +17,7 @@ from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .knee import Knee, Rate, knee, plateau_sentence
 from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
+from .noise import one_slot_noise, too_noisy_sentence
 from .stats import ratio_interval
 
 if TYPE_CHECKING:
@@ -319,6 +320,9 @@ def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     else:
         reason = "one: no step beat one slot inside every bound — "
     reason += "; ".join(_step_summary(v, bounds) for v in multi)
+    undecided = [v.slots for v in multi if v.inside_bounds and v.inconclusive]
+    if undecided:  # the noise decided, not the evidence: say so, and what would decide
+        reason += ". " + too_noisy_sentence(undecided, one_slot_noise(verdicts), bounds)
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
@@ -372,9 +376,10 @@ def _step_summary(verdict: Verdict, bounds: Bounds) -> str:
         )
     if verdict.inconclusive:
         interval = gain_range(verdict)
-        shown = f" ({interval})" if interval else " (too few turns for an interval)"
+        if not interval:  # a point without its interval reads as a finding: leave it out
+            return f"N={verdict.slots} held too few turns for an interval"
         return (
-            f"N={verdict.slots} gained {gain}{shown}, inconclusive "
+            f"N={verdict.slots} gained {gain} ({interval}), inconclusive "
             f"about the {bounds.min_gain:.0%} needed"
         )
     return f"N={verdict.slots} gained {gain}, under the {bounds.min_gain:.0%} needed"

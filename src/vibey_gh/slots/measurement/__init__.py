@@ -1,14 +1,15 @@
 """Measurement: the sweep driver and what measures one step beside production.
 
 Modules: `calibrate` (the sweep driver: resume, re-measure, checkpoint, write), `calibration_setup`
-(the request, the injected environment, the outcome), `calibration_start` (identity and idle
-checks before the first step), `step` (one step: start, preload, replay, sample, stop),
-`replay` (N closed-loop workers in a steady state), `sampler` (the 1 Hz sampler),
-`production_memory` (memory charged for production), `orphans` (a runner left by a crash),
-`progress_lines` (progress as plain lines), `evidence_writer` (a sweep as evidence files),
-`wiring` (a calibration's real parts, assembled for `vibey_gh.composition`).
+(the request, the injected environment, the outcome), `calibration_start` (identity and idle checks
+before the first step), `step` (one step: start, preload, replay, sample, stop), `replay` (N
+closed-loop workers in a steady state), `sampler` (the 1 Hz sampler), `production_memory` (memory
+charged for production), `orphans` (a runner left by a crash), `progress_lines` (progress as plain
+lines: the sweep's steps and time left, each step's seconds and turns), `resume` (which checkpoint a
+rerun continues, and what other options do), `readiness` (what `doctor` checks that calibrate
+needs), `evidence_writer` (a sweep as evidence files), `wiring` (a calibration's real parts,
+assembled for `vibey_gh.composition`).
 
 Public surface: `calibrate.run_calibration`, `calibration_setup.CalibrationRequest`,
-`calibration_setup.Environment`, `calibration_setup.CalibrationOutcome`,
-`wiring.build_environment`.
+`calibration_setup.Environment`, `calibration_setup.CalibrationOutcome`, `wiring.build_environment`.
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...config import LocalModels, load_config
-from ...errors import BadInput, EvidenceError, Refused, VibeyError
+from ...errors import BadInput, Refused, VibeyError
 from ...files import leftover_temp_files
 from ...interfaces.slots_interface import ChatSettings
 from ...interfaces.think import ThinkPolicy, resolve_policy
@@ -27,9 +27,8 @@ from ...runners.process import ensure_port_free
 from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
-from ..evidence.checkpoints import load_progress, progress_path, save_progress
 from ..evidence.requests import clear_request, request_path
-from ..evidence.store import evidence_path, method_hash
+from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
 from ..judging.metrics import step_metrics
@@ -42,14 +41,21 @@ from .calibration_start import check_identity, identity_of_production, wait_for_
 from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
 from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .production_memory import check_fits_beside_production
+from .progress_lines import SweepPlan, overhead_of
+from .resume import open_checkpoint, replay_completed
 from .step import StepContext, StepProgress, measure_step
 
 MAX_REMEASURES = 2
+PORT_ADVICE = (
+    "stop that process, or calibrate on another port (--port N, or [local_models] calibration_port)"
+)
 IDLE_WAIT_S = 600.0
 
 
 class CalibrationProgress(StepProgress, Protocol):
     def message(self, text: str) -> None: ...
+
+    def sweep_started(self, plan: SweepPlan) -> None: ...
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None: ...
 
@@ -214,33 +220,40 @@ def run_calibration(
             )
     _check_room_beside_production(req, env, progress)
     method = method_of(req)
-    key = {
-        "fingerprint": fingerprint.id,
-        "corpus_sha256": req.corpus.corpus_sha256,
-        "method": method_hash(method),
-    }
-    checkpoint = progress_path(env.layout, fingerprint.id, req.corpus.corpus_sha256, key["method"])
     remove_leftover_temp_files(env.layout)
-    try:
-        steps = load_progress(checkpoint, key)
-    except EvidenceError as exc:
-        raise BadInput(str(exc)) from None
-    resumed = len(steps)
-    if resumed:
-        progress.message(f"resuming: {resumed} completed step(s) from {checkpoint}")
+    checkpoint, steps = open_checkpoint(
+        env.layout,
+        fingerprint.id,
+        req.corpus.corpus_sha256,
+        method,
+        req.restart,
+        progress.message,
+    )
+    if steps:
+        progress.message(f"resuming: {len(steps)} completed step(s) from {checkpoint.path}")
 
     bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
     generator = sweep_steps(bounds_now, req.slots, req.max_slots)
-    stop_reason: str | None = None
-    try:
-        slots = next(generator)
-        for done in steps:
-            if done.slots != slots:
-                raise BadInput(f"progress file {checkpoint} does not match this sweep; remove it")
-            slots = generator.send(done)
-    except StopIteration as stop:
-        stop_reason = str(stop.value)
+    loaded = len(steps)
+    steps, next_slots, stop_reason = replay_completed(
+        generator, steps, checkpoint.path, progress.message
+    )
+    resumed = len(steps)
+    slots = next_slots or 0
+    if stop_reason is None:
+        # a port taken now is said before anything else (it is checked again at each step)
+        ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
+        progress.sweep_started(
+            SweepPlan(
+                explicit=req.slots,
+                max_slots=req.max_slots,
+                done=resumed,
+                min_step_s=req.config.min_step_seconds,
+                max_step_s=req.config.step_cap_seconds,
+                overhead_s=overhead_of(steps),
+            )
+        )
 
     run_dir = env.layout.runs / (
         time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(env.clock.now())) + f"-{fingerprint.id}"
@@ -279,7 +292,8 @@ def run_calibration(
     while stop_reason is None:
         if req.max_runs is not None and new_steps >= req.max_runs:
             break
-        ensure_port_free(req.config.calibration_port)  # before this step's folder is made
+        # before this step's folder is made
+        ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
         step = _measure_clean(
             ctx, len(steps), slots, steps, run_dir, env, progress, req.wait_idle_s
         )
@@ -298,7 +312,7 @@ def run_calibration(
             if untrustworthy is not None:
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)
-        save_progress(checkpoint, key, steps)
+        checkpoint.save(steps)
         verdict = _latest_label(steps, bounds_now)
         progress.step_finished(step, verdict)
         try:
@@ -322,8 +336,10 @@ def run_calibration(
     outcome.new_steps, outcome.resumed_steps = new_steps, resumed
     outcome.version_mismatch = starting.version_mismatch
     outcome.production_absent = starting.production_absent
-    if complete:
-        checkpoint.unlink(missing_ok=True)
+    # steps beyond a smaller --max-slots stay in the checkpoint until a sweep measures anew
+    keeps_more = loaded > resumed and new_steps == 0
+    if complete and not keeps_more:
+        checkpoint.path.unlink(missing_ok=True)
         if outcome.recorded:
             clear_request(env.layout, fingerprint.id)
     return outcome

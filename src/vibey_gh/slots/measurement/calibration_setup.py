@@ -43,6 +43,8 @@ class CalibrationRequest:
     # seconds to wait for production to unload its models before the first step and before
     # each re-measure; None: refuse at once when it holds one (re-measures wait IDLE_WAIT_S)
     wait_idle_s: float | None = None
+    # discard this device and corpus's checkpoints (measured with other options) and start over
+    restart: bool = False
     # the split-window what-if: turns deeper than the window are sent and counted as refused
     # (never cut); written to --out only, never recorded as evidence
     split_window: bool = False
@@ -88,6 +90,8 @@ class CalibrationOutcome:
     skipped: bool = False
     version_mismatch: str | None = None
     production_absent: str | None = None
+    # what the answer rests on (`judging.noise.VERDICT_CODES`); None with no step measured
+    verdict_code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,4 +108,5 @@ class CalibrationOutcome:
             "skipped": self.skipped,
             "version_mismatch": self.version_mismatch,
             "production_absent": self.production_absent,
+            "verdict_code": self.verdict_code,
         }

@@ -54,9 +54,16 @@ def check_identity(
         if env.calibration_identity is None:
             raise
         calibration = env.calibration_identity()
+        if calibration.version is None:
+            why = calibration.missing.get("version", "its --version names no version")
+            raise Refused(
+                f"production is not answering ({exc}) and the calibration binary's version is "
+                f"unknown ({why}): evidence keyed to an unknown version matches no production; "
+                f"set runner_binary to {req.config.runner} itself (`vibey-gh doctor` checks it)"
+            ) from None
         progress.message(
             f"production is not answering ({exc}); calibrating anyway: the evidence is keyed to "
-            f"the calibration binary's version {calibration.version or 'unknown'} and the "
+            f"the calibration binary's version {calibration.version} and the "
             "model's digest, which production matches once it runs them"
         )
         return StartingIdentity(calibration, production_absent=str(exc))

@@ -20,6 +20,7 @@ from ..evidence.store import Evidence, evidence_path, out_name, sealed_json
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.noise import decidability
 from ..judging.records import StepRecord
 from ..report.markdown import write_report
 from ..report.summary import render_summary
@@ -199,4 +200,5 @@ def write_evidence_files(
         evidence=recorded_path,
         out_files=written,
         stop_reason=stop_reason,
+        verdict_code=decidability(judgement, bounds).code if steps else None,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import BadInput, EvidenceError
 from ...state import StateLayout
@@ -26,6 +26,10 @@ from .split_window import is_split_window
 from .step_table import step_rows
 
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -160,18 +164,34 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's turns per hour against slots, overlaid; written in one rename."""
     from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-    from .plots import PLOTS_MISSING, figure_png, plot_title, plots_available
+    from .plots import figure_png, plots_available
 
     if not plots_available():
-        raise BadInput(f"--plot {path}: {PLOTS_MISSING.replace('slots show --report', 'this')}")
+        raise BadInput(
+            f"--plot {path}: this install leaves out matplotlib; to plot, install it "
+            "(pip install 'vibey-gh[plots]', or pipx inject vibey-gh matplotlib) and run "
+            "this command again"
+        )
 
     if not path.parent.is_dir():
         raise BadInput(f"--plot {path}: no such folder {path.parent}")
     if path.is_dir():
         raise BadInput(f"--plot {path}: is a folder")
+    figure = overlaid_throughput_figure(comparison)
+    try:
+        atomic_write_shared_bytes(path, figure_png(figure), PRIVATE_FILE)
+    except PermissionError:
+        raise BadInput(f"--plot {path}: the folder is not writable") from None
+    return path
+
+
+def overlaid_throughput_figure(comparison: Comparison) -> Figure:
+    """Every sweep's turns per hour against slots, on whole slot counts."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(9.0, 5.5), dpi=110, layout="constrained")
+    from .plot_parts import plot_title
+
+    figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
     ax = figure.subplots()
     for sweep in comparison.sweeps:
         points = [
@@ -181,17 +201,22 @@ def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
         ]
         xs = [p[0] for p in points]
         ax.plot(xs, [p[1] for p in points], marker="o", label=plot_title(sweep.evidence))
+    slots = sorted({v.slots for sweep in comparison.sweeps for v in sweep.judgement.verdicts})
+    ax.set_xticks(slots)  # whole slot counts only: there is no N = 1.5
     ax.set_xlabel("slots (N parallel sequences)")
     ax.set_ylabel("served turns per hour (turns/h)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     figure.suptitle("Throughput against slots, compared", fontsize=12)
-    try:
-        atomic_write_shared_bytes(path, figure_png(figure), PRIVATE_FILE)
-    except PermissionError:
-        raise BadInput(f"--plot {path}: the folder is not writable") from None
-    return path
+    return figure
 
 
-__all__ = ["ComparedSweep", "Comparison", "compare", "resolve", "write_overlaid_throughput"]
+__all__ = [
+    "ComparedSweep",
+    "Comparison",
+    "compare",
+    "overlaid_throughput_figure",
+    "resolve",
+    "write_overlaid_throughput",
+]

@@ -10,9 +10,9 @@ from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, Verdict
 from .plot_parts import (
     BAND_COLOUR,
-    IDEAL_COLOUR,
     LIMIT_COLOUR,
     broken_legend,
+    ideal_line,
     new_figure,
     points,
     slot_ticks,
@@ -40,8 +40,7 @@ def latency_figure(judgement: SweepJudgement, title: str, bounds: Bounds | None 
         points(ax, verdicts, p50s, f"{what} p50 (median)")
         points(ax, verdicts, [s.value() if s else None for s in samples], f"{what} p95", "^")
         _p95_bars(ax, verdicts, samples, confidence)
-        if judgement.ideal > 1:
-            ax.axvline(judgement.ideal, color=IDEAL_COLOUR, linewidth=2, label="ideal N")
+        ideal_line(ax, judgement)
     if bounds is not None and bounds.ttft_p95_seconds is not None:
         ttft_ax.axhline(bounds.ttft_p95_seconds, color=LIMIT_COLOUR, linestyle="--",
                         label=f"ttft_p95_seconds {bounds.ttft_p95_seconds:g} s")  # fmt: skip

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..judging.judge import Verdict
+from ..evidence.store import Evidence
+from ..judging.judge import SweepJudgement, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -18,13 +20,16 @@ LIMIT_COLOUR, IDEAL_COLOUR = "tab:green", "gold"
 
 
 def new_figure(
-    rows: int, height: float, title: str, width: float = 9.0
+    rows: int, height: float, title: str, width: float = 11.0
 ) -> tuple[Figure, list[Axes]]:
+    """A figure of `rows` axes sharing x, titled "heading — subject" on two lines."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     axes = list(figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
-    figure.suptitle(title, fontsize=12)
+    # the heading, then what was measured on a line of its own: neither is cut at the edges
+    heading, _, subject = title.partition(" — ")
+    figure.suptitle(f"{heading}\n{subject}" if subject else heading, fontsize=11)
     for ax in axes:
         ax.grid(True, alpha=0.3)
     return figure, axes
@@ -55,10 +60,12 @@ def points(
     label: str,
     marker: str = "o",
     shift: float = 0.0,
+    hollow: bool = False,
 ) -> None:
     """Markers for every step (crossed when it breaks a bound) and a line through the means.
 
     `shift` nudges the markers sideways so two series that agree do not hide each other.
+    `hollow`: a step measured without an interval gets an empty marker (throughput).
     """
     xs, means = mean_by_slots(verdicts, values)
     (line,) = ax.plot([x + shift for x in xs], means, linewidth=1.5)
@@ -74,11 +81,68 @@ def points(
             marker="X" if broken else marker,
             markersize=9 if broken else 7,
             color=BROKEN_COLOUR if broken else colour,
+            # a point measured without an interval is drawn hollow: it is not a finding
+            markerfacecolor="none" if hollow and not (broken or has_interval(verdict)) else None,
             linestyle="none",
         )
 
 
-def broken_legend(ax: Axes, verdicts: Sequence[Verdict]) -> None:
+def broken_legend(ax: Axes, verdicts: Sequence[Verdict], hollow: bool = False) -> None:
     if any(not v.inside_bounds for v in verdicts):
         ax.plot([], [], marker="X", color=BROKEN_COLOUR, linestyle="none", label="breaks a bound")
-    ax.legend(fontsize=8, loc="best")
+    if hollow and any(not has_interval(v) for v in verdicts):
+        ax.plot(
+            [], [], marker="o", color="black", markerfacecolor="none", linestyle="none",
+            label="hollow: no interval (too few turns)",
+        )  # fmt: skip
+    legend_beside(ax)
+
+
+def legend_beside(ax: Axes) -> None:
+    """The legend to the right of the axes, never over a point."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def has_interval(verdict: Verdict) -> bool:
+    return verdict.confidence is not None and math.isfinite(verdict.rate_high)
+
+
+def ideal_line(ax: Axes, judgement: SweepJudgement, label: bool = True) -> None:
+    """A vertical line at the ideal N, on every plot against slots."""
+    chosen = judgement.verdict_for(judgement.ideal)
+    if chosen is None or not chosen.qualifies:
+        return
+    ax.axvline(
+        chosen.slots,
+        color=IDEAL_COLOUR,
+        linewidth=2.5,
+        alpha=0.6,
+        zorder=0,
+        label=f"ideal N = {chosen.slots}" if label else "_nolegend_",
+    )
+
+
+TITLE_PART = 48  # characters of a model's name worth a title
+
+
+def plot_title(evidence: Evidence) -> str:
+    """What was measured, for people: model, runner, device and window (the fingerprint's
+    hash says none of it), short enough for one line of a plot's title."""
+    fields = evidence.fingerprint_fields
+    runner = evidence.document.runner
+    model = runner.get("model") if isinstance(runner, dict) else None
+    accelerators = fields.get("accelerators") or []
+    device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"
+    if accelerators and isinstance(accelerators, list):
+        device += f" + {accelerators[0]}" if isinstance(accelerators[0], str) else ""
+    kind, version = fields.get("runner_kind") or "runner", fields.get("runner_version") or ""
+    # "simulated 0.1.0" already names its kind: no "simulated simulated 0.1.0"
+    runner_text = version if str(version).startswith(str(kind)) else f"{kind} {version}".strip()
+    name = _short_model(model) if model else "model " + str(fields.get("model_digest", ""))[:12]
+    return f"{name} on {runner_text}, {device}, window {fields.get('window')}"
+
+
+def _short_model(model: str) -> str:
+    """A model file's name without its folders (a full path is cut at the plot's edges)."""
+    name = model.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if len(name) <= TITLE_PART else name[: TITLE_PART - 1] + "…"

@@ -30,7 +30,9 @@ from .plot_parts import (
     IDEAL_COLOUR,
     LIMIT_COLOUR,
     broken_legend,
+    ideal_line,
     new_figure,
+    plot_title,
     points,
     slot_ticks,
 )
@@ -187,14 +189,16 @@ def throughput_figure(
     # the figure the sweep was decided on: the axis says which
     what = "completed runs per hour" if decided_by == "runs/h" else "served turns per hour"
     _one_slot_band(turns_ax, verdicts, turns)
-    points(turns_ax, verdicts, list(turns), what)
+    points(turns_ax, verdicts, list(turns), what, hollow=True)
     confidence = next((v.confidence for v in verdicts if v.confidence), None)
     _intervals(turns_ax, verdicts, confidence)
     _gain_line(turns_ax, judgement, min_gain)
     _ideal_mark(turns_ax, judgement)
+    ideal_line(turns_ax, judgement, label=False)
+    ideal_line(tokens_ax, judgement)
     turns_ax.set_ylabel(f"{what} ({decided_by})")
     turns_ax.set_ylim(bottom=0)
-    broken_legend(turns_ax, verdicts)
+    broken_legend(turns_ax, verdicts, hollow=True)
     _one_slot_band(tokens_ax, verdicts, tokens)
     points(tokens_ax, verdicts, list(tokens), "output tokens per second", marker="s")
     tokens_ax.set_ylabel("output tokens per second (tok/s)")
@@ -212,15 +216,15 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
     threshold = judgement.figures.baseline.fidelity_threshold(bounds)
     ax.axhline(
         threshold,
-        color=BROKEN_COLOUR,
+        color=LIMIT_COLOUR,
         linestyle="--",
         linewidth=1.2,
-        label=f"structural threshold {threshold:.3f} "
+        label=f"structural threshold {threshold:.3f}: structural stays above "
         f"(self-agreement − {bounds.fidelity_tolerance:g})",
     )
     if compared:
         points(ax, compared, structural, "structural (tool calls and argument names)", "o", -0.03)
-        points(ax, compared, exact, "exact (identical answer)", "s", 0.03)
+        points(ax, compared, exact, "exact (identical text): reported, not a bound", "s", 0.03)
     else:
         ax.text(
             0.5,
@@ -229,6 +233,7 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
             ha="center",
             transform=ax.transAxes,
         )
+    ideal_line(ax, judgement)
     ax.set_ylabel("agreement (share of turns served in both, 0–1)")
     ax.set_ylim(-0.02, 1.05)
     broken_legend(ax, compared)
@@ -270,6 +275,12 @@ def memory_figure(
         memory_ax.plot(line.x, line.used_gb, label="used", linewidth=1.0)
     if any(not math.isnan(r) for r in line.runner_rss_gb):
         memory_ax.plot(line.x, line.runner_rss_gb, label="runner resident set", linewidth=1.0)
+    ideal = judgement.verdict_for(judgement.ideal)
+    for (start, end, _, _), step in zip(line.steps, evidence.steps, strict=True):
+        if ideal is not None and ideal.qualifies and ideal.index == step.index:
+            memory_ax.axvspan(
+                start, end, color=IDEAL_COLOUR, alpha=0.2, label=f"ideal N = {ideal.slots}"
+            )
     _limit_segments(
         memory_ax,
         [(start, end, ceiling) for start, end, _, ceiling in line.steps],
@@ -352,24 +363,6 @@ PLOTS_MISSING = (
     "pip install 'vibey-gh[plots]' (or pipx inject vibey-gh matplotlib), then "
     "vibey-gh slots show --report."
 )
-
-
-def plot_title(evidence: Evidence) -> str:
-    """What was measured, for people: model, runner, device and window (the fingerprint's
-    hash says none of it)."""
-    fields = evidence.fingerprint_fields
-    runner = evidence.document.runner
-    model = runner.get("model") if isinstance(runner, dict) else None
-    accelerators = fields.get("accelerators") or []
-    device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"
-    if accelerators and isinstance(accelerators, list):
-        device += f" + {accelerators[0]}" if isinstance(accelerators[0], str) else ""
-    kind, version = fields.get("runner_kind") or "runner", fields.get("runner_version") or ""
-    runner_text = f"{kind} {version}".strip()
-    return (
-        f"{model or 'model ' + str(fields.get('model_digest', ''))[:12]} on {runner_text}, "
-        f"{device}, window {fields.get('window')}"
-    )
 
 
 def plots_available(find_module: Callable[[str], object] | None = None) -> bool:

@@ -25,9 +25,14 @@ from ..evidence.store import (
 from ..gate.allowed import AllowedDeps, default_deps
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
+from ..judging.noise import decidability
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
-from .step_table import columns_for, step_rows
+from .step_table import columns_for, step_rows, step_values
+
+# `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
+# strings (`rows`)
+SHOW_SCHEMA = 2
 
 FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
 
@@ -75,6 +80,7 @@ class ShownEvidence:
     files: tuple[Path, ...]
     missing_files: tuple[Path, ...]
     min_gain: float = 0.10  # today's, which the verdicts were judged with
+    verdict_code: str | None = None  # what the answer rests on (`judging.noise`)
     bounds: Bounds = Bounds()  # today's
 
     @property
@@ -91,6 +97,9 @@ class ShownEvidence:
         return step_rows(self.evidence.steps, self.judgement)
 
     @property
+    def steps(self) -> list[dict[str, Any]]:
+        return step_values(self.evidence.steps, self.judgement)
+
     def latency_rows(self) -> list[list[str]]:
         return latency_rows(self.judgement, self.bounds.confidence)
 
@@ -107,6 +116,7 @@ class ShownEvidence:
             "stale": self.stale,
             "ideal": self.judgement.ideal,
             "reason": self.judgement.reason,
+            "verdict_code": self.verdict_code,
             "knee": knee_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
@@ -116,6 +126,7 @@ class ShownEvidence:
             "decided_by": self.judgement.figures.decided_by,
             "columns": list(columns_for(self.judgement)),
             "rows": self.rows,
+            "steps": self.steps,
             "verdicts": [
                 {
                     "slots": v.slots,
@@ -163,6 +174,7 @@ class ShowAnswer:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "schema_version": SHOW_SCHEMA,
             "today": self.today.to_json() if self.today else None,
             "today_problem": self.today_problem,
             "fingerprint": self.asked,
@@ -180,10 +192,15 @@ def _today(config: LocalModels, deps: AllowedDeps) -> tuple[Fingerprint | None, 
 
 
 def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """(files present, report files missing): the evidence, its summary, the full report."""
+    """(files present, report files missing): the evidence, its summary, the full report.
+    Plots an install without matplotlib cannot draw are not missing: `--report` would not
+    write them either (the report says how to get them)."""
+    from .plots import plots_available
+
     report = report_paths(path)
     present = tuple(p for p in [path, path.with_suffix(".md"), *report] if p.exists())
-    return present, tuple(p for p in report if not p.exists())
+    wanted = report if plots_available() else report[:1]
+    return present, tuple(p for p in wanted if not p.exists())
 
 
 def _shown(
@@ -215,6 +232,7 @@ def _shown(
         files=files,
         missing_files=missing,
         min_gain=config.bounds.min_gain,
+        verdict_code=decidability(judgement, config.bounds).code,
         bounds=config.bounds,
     )
 
