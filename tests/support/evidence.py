@@ -10,7 +10,12 @@ from typing import Any
 
 from vibey_gh.files import atomic_write_json
 from vibey_gh.slots.evidence.fingerprint import Fingerprint, fingerprint_id
-from vibey_gh.slots.evidence.store import EVIDENCE_SCHEMA, seal_evidence
+from vibey_gh.slots.evidence.store import (
+    EVIDENCE_SCHEMA,
+    Evidence,
+    evidence_from_json,
+    seal_evidence,
+)
 from vibey_gh.slots.judging.records import StepRecord
 
 EVIDENCE_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
@@ -49,3 +54,17 @@ def write_evidence_file(
             "recorded": True,
         },
     )
+
+
+def synthetic_evidence(steps: list[StepRecord], **extra: object) -> Evidence:
+    """Evidence over `steps` read back as the store reads it (unsealed: for renderers)."""
+    data = {
+        "schema_version": 1,
+        "kind": "vibey-gh-evidence",
+        "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
+        "created_at": 1_800_000_000.0,
+        "corpus": {"sha256": "c" * 64, "pool_sha256": "p" * 64, "turns": 10, "segments": 4},
+        "steps": [s.to_json() for s in steps],
+        **extra,
+    }
+    return evidence_from_json(data, None)

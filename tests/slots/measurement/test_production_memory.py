@@ -197,8 +197,7 @@ def test_fit_check_passes_when_there_is_room_or_nothing_to_judge() -> None:
 
 
 def test_the_report_shows_what_production_held_raw_and_charged() -> None:
-    from test_report import synthetic_evidence
-
+    from tests.support.evidence import synthetic_evidence
     from vibey_gh.slots.report.markdown import render_report
 
     one = [make_step(i, 1, same_answers(), wired_gb=5.0) for i in range(2)]

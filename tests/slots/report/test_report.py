@@ -14,6 +14,7 @@ from tests.support.evidence import (
     RECORDED,
     RECORDED_FINGERPRINT,
     recorded_evidence,
+    synthetic_evidence,
 )
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
@@ -46,19 +47,6 @@ def plot_files() -> dict[str, str]:
 def without_estimates(evidence: Evidence) -> Evidence:
     data = dict(evidence.data)
     data["corpus"] = {k: v for k, v in data["corpus"].items() if k != "depth_estimates"}
-    return evidence_from_json(data, None)
-
-
-def synthetic_evidence(steps: list, **extra: object) -> Evidence:
-    data = {
-        "schema_version": 1,
-        "kind": "vibey-gh-evidence",
-        "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
-        "created_at": 1_800_000_000.0,
-        "corpus": {"sha256": "c" * 64, "pool_sha256": "p" * 64, "turns": 10, "segments": 4},
-        "steps": [s.to_json() for s in steps],
-        **extra,
-    }
     return evidence_from_json(data, None)
 
 
