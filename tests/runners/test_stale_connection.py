@@ -1,5 +1,6 @@
-"""A kept-alive connection the runner closed is not a failed turn: the turn that met it, with
-no byte of an answer back, is sent again on a fresh connection (streamed and unstreamed)."""
+"""A kept-alive connection the runner closed is never handed a turn: every turn goes on a
+connection of its own (streamed and unstreamed), so a runner that closes a connection after an
+answer fails no turn."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def closes_after_one_answer() -> Iterator[tuple[str, list[int]]]:
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])
-def test_a_connection_the_runner_closed_is_sent_again_not_failed(
+def test_a_runner_that_closes_after_each_answer_fails_no_turn(
     closes_after_one_answer: tuple[str, list[int]], stream: bool
 ) -> None:
     url, dropped = closes_after_one_answer
@@ -96,4 +97,4 @@ def test_a_connection_the_runner_closed_is_sent_again_not_failed(
     finally:
         client.close()
     assert [(r.error, r.finish_reason, r.text) for r in results] == [(None, "stop", "hi")] * 3
-    assert dropped, "the server never closed a kept-alive connection: the case was not made"
+    assert not dropped, "a turn was sent on a connection that had already served one"

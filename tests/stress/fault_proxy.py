@@ -5,8 +5,8 @@ or every answer. What each fault does to a /v1/chat/completions request:
 
   "pass"          forward as is
   "http_500"      answer 500 with llama-server's error body, without asking the runner
-  "strip_reason"  forward, then drop finish_reason from the 200 answer (a decode that failed
-                  underneath the server, as the seed describes)
+  "strip_reason"  forward, then drop finish_reason from the 200 answer, streamed or not (a
+                  decode that failed underneath the server, as the seed describes)
 
 Every other path (/health, /props, /slots) is always forwarded untouched.
 """
@@ -34,6 +34,18 @@ def strip_finish_reason(body: dict[str, Any]) -> dict[str, Any]:
             if isinstance(choice, dict):
                 choice.pop("finish_reason", None)
     return body
+
+
+def strip_finish_reason_from_stream(body: bytes) -> bytes:
+    """A streamed answer (server-sent events, `data: {...}` lines) with every chunk's
+    finish_reason removed."""
+    lines = []
+    for line in body.split(b"\n"):
+        if line.startswith(b"data: {"):
+            chunk = strip_finish_reason(json.loads(line[len(b"data: ") :]))
+            line = b"data: " + json.dumps(chunk).encode()
+        lines.append(line)
+    return b"\n".join(lines)
 
 
 class FaultProxy:
@@ -117,8 +129,10 @@ class FaultProxy:
                     return
                 status, answer, kind = proxy.forward("POST", self.path, body)
                 if fault == "strip_reason" and status == 200:
-                    rewritten = strip_finish_reason(json.loads(answer))
-                    answer = json.dumps(rewritten).encode()
+                    if kind.startswith("text/event-stream"):
+                        answer = strip_finish_reason_from_stream(answer)
+                    else:
+                        answer = json.dumps(strip_finish_reason(json.loads(answer))).encode()
                 self._reply(status, answer, kind)
 
         return Handler

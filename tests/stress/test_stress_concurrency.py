@@ -100,6 +100,7 @@ def _evidence(fingerprint: Any, steps: list[dict[str, Any]], tag: str) -> dict[s
             "fingerprint": fingerprint.to_json(),
             "created_at": time.time(),
             "steps": steps,
+            "recorded": True,
             "notes": [tag, PADDING],
         }
     )

@@ -35,18 +35,19 @@ MAX_STREAM_BYTES = 64 << 20
 def send_turn(
     client: httpx.Client, url: str, payload: dict[str, Any], timeout: httpx.Timeout
 ) -> httpx.Response:
-    """POST a turn and return the response with its body still to read (close it after).
+    """POST a turn on a connection of its own and return the response with its body still to
+    read (close it after).
 
     A kept-alive connection may already have been closed by the runner (llama.cpp's HTTP
-    server closes one after a number of requests) when the pool hands it out again; the send
-    then fails before any byte of an answer came back, so nothing of this turn was served, and
-    it is sent once more on a fresh connection. A second such failure is the turn's.
+    server closes one after streaming, or after a number of requests) when the pool hands it
+    out again: the turn would fail before the runner saw it. A fresh connection per turn costs
+    a loopback connect, far below a turn's time, and leaves no such race; a turn that fails is
+    then the runner's failure, and a connection the tool cancels to stop a step stays cancelled.
     """
-    request = client.build_request("POST", url, json=payload, timeout=timeout)
-    try:
-        return client.send(request, stream=True)
-    except httpx.RemoteProtocolError:
-        return client.send(request, stream=True)
+    request = client.build_request(
+        "POST", url, json=payload, timeout=timeout, headers={"Connection": "close"}
+    )
+    return client.send(request, stream=True)
 
 
 class StreamProblem(ValueError):

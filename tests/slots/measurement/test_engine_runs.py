@@ -8,9 +8,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from tests.support.progress import Recorder
 from tests.support.simulated import simulated_config
 from vibey_gh.config import LocalModels
+from vibey_gh.errors import BadInput
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
@@ -85,7 +88,10 @@ def test_a_checkpoint_of_another_think_policy_is_never_resumed(
     corpus = timed_runs(tmp_path)
     first = calibrate(corpus, quick(), layout, max_runs=1)
     assert (first.new_steps, first.complete) == (1, False)
-    other = calibrate(corpus, replace(quick(), think_time="none"), layout, max_runs=1)
-    assert other.resumed_steps == 0
+    # another think policy is named, and nothing measured is discarded without --restart
+    with pytest.raises(BadInput, match="think_time recorded → none"):
+        calibrate(corpus, replace(quick(), think_time="none"), layout, max_runs=1)
     same = calibrate(corpus, quick(), layout, max_runs=1)
     assert same.resumed_steps == 1
+    other = calibrate(corpus, replace(quick(), think_time="none"), layout, max_runs=1, restart=True)
+    assert other.resumed_steps == 0
