@@ -62,8 +62,13 @@ class CalibrationProgress(StepProgress, Protocol):
 
 def remove_leftover_temp_files(layout: StateLayout) -> None:
     """Half-written temporary files of a calibration killed mid-write (the finished files they
-    were meant to replace are intact)."""
-    for folder in (layout.root, layout.progress, layout.evidence, layout.requests):
+    were meant to replace are intact): in the folders it writes, each step's run folder and
+    the derived caches included."""
+    folders = [layout.root, layout.progress, layout.evidence, layout.requests]
+    for parent in (layout.cache, layout.runs):
+        if parent.is_dir():
+            folders.extend(p for p in parent.rglob("*") if p.is_dir() and not p.is_symlink())
+    for folder in folders:
         for leftover in leftover_temp_files(folder):
             leftover.unlink(missing_ok=True)
 
