@@ -72,6 +72,9 @@ class StepPrinter:
     def message(self, text: str) -> None:
         print(f"  {text}", file=sys.stderr, flush=True)
 
+    def sweep_started(self, plan: object) -> None:
+        return
+
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         self._started = time.monotonic()
         print(f"  step {index}: N={slots}, {turns} turns", file=sys.stderr, flush=True)

@@ -51,6 +51,9 @@ class Quiet:
     def message(self, text: str) -> None:
         return
 
+    def sweep_started(self, plan: object) -> None:
+        return
+
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         return
 

@@ -64,6 +64,9 @@ class StepLines:
     def message(self, text: str) -> None:
         return
 
+    def sweep_started(self, plan: object) -> None:
+        return
+
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         return
 
