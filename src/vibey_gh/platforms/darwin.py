@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
+from ..guarded import loads_json
 from ..interfaces.slots_interface import Accelerator, CommandRunner, DeviceFacts, MemorySample
 from .commands import read_output
 from .readings import SwapSpace
@@ -59,7 +60,7 @@ def parse_displays(text: str) -> tuple[Accelerator, ...]:
     Built-in GPUs (Apple Silicon, Intel) share host memory: kind "integrated", no memory of
     their own. Apple Silicon names carry the core count, which differs between chips of one name.
     """
-    data = json.loads(text)
+    data = loads_json(text)  # a tool's output is read as any input is: bounded
     items = data.get("SPDisplaysDataType") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ValueError("no SPDisplaysDataType list")

@@ -157,6 +157,7 @@ def save_figures(
     """
     body = {**_key(fingerprint, identity, integrity), "figures": figures.to_json()}
     # as it reads back (tuples become lists), so the seal holds for what is read
+    # a round trip of values this process holds, not a read of input: no bound needed
     body = json.loads(json.dumps(body))
     try:
         atomic_write_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})

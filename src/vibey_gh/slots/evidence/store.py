@@ -110,6 +110,7 @@ def integrity_digest(data: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of the evidence without its integrity entry, as it reads
     back from disk (so tuples and the like hash as the lists they become)."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
+    # a round trip of values this process holds, not a read of input: no bound needed
     as_read = json.loads(json.dumps(body, ensure_ascii=False))
     return sha256_hex(canonical_json(as_read).encode("utf-8"))
 
