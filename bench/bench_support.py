@@ -63,6 +63,28 @@ def runners_on(port: int) -> list[psutil.Process]:
     return found
 
 
+class SilentProgress:
+    """A calibration's progress that shows nothing; a benchmark overrides what it prints."""
+
+    def message(self, text: str) -> None:
+        return
+
+    def sweep_started(self, plan: object) -> None:
+        return
+
+    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
+        return
+
+    def runner_ready(self, load_seconds: float | None) -> None:
+        return
+
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        return
+
+    def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        return
+
+
 class StepPrinter:
     """A CalibrationProgress that prints one line per step to stderr."""
 

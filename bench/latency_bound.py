@@ -33,10 +33,9 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from bench_support import MICRO_WINDOW, free_port, micro_corpus, runner_seconds
+from bench_support import MICRO_WINDOW, SilentProgress, free_port, micro_corpus, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
-from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
@@ -47,22 +46,7 @@ from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 
-class Quiet:
-    def message(self, text: str) -> None:
-        return
-
-    def sweep_started(self, plan: object) -> None:
-        return
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        return
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        return
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        return
-
+class Quiet(SilentProgress):
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         print(f"    step {step.index} N={step.slots}: {len(step.turns)} turns, {verdict_label}")
 

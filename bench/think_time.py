@@ -35,10 +35,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_support import free_port, runner_seconds
+from bench_support import SilentProgress, free_port, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
-from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.runners.simulated_model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
@@ -55,26 +54,11 @@ TURNS_PER_RUN = 2
 TARGETS = {"none": (2, 2), "1": (4, 6), "3": (7, 99)}
 
 
-class StepLines:
+class StepLines(SilentProgress):
     """Progress: one line per finished step."""
 
     def __init__(self, label: str) -> None:
         self.label = label
-
-    def message(self, text: str) -> None:
-        return
-
-    def sweep_started(self, plan: object) -> None:
-        return
-
-    def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
-        return
-
-    def runner_ready(self, load_seconds: float | None) -> None:
-        return
-
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        return
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         print(
