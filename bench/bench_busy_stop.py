@@ -20,7 +20,7 @@ from pathlib import Path
 from bench_support import free_port
 
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.runners.embedded import EmbeddedRunner
+from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 
 WINDOW = 512
 LONG = ChatSettings(window=WINDOW, max_tokens=400, temperature=0.0, seed=42, timeout_s=120)

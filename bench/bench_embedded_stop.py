@@ -23,7 +23,7 @@ import psutil
 from bench_support import free_port
 
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.runners.embedded import EmbeddedRunner
+from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 
 SETTINGS = ChatSettings(window=256, max_tokens=8, temperature=0.0, seed=42, timeout_s=120)
 

@@ -58,7 +58,7 @@ def runners_on(port: int) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = process.info["cmdline"] or []
-        if "vibey_gh.runners.embedded" in cmdline and str(port) in cmdline:
+        if "vibey_gh.runners.llamacpp.embedded" in cmdline and str(port) in cmdline:
             found.append(process)
     return found
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from bench_support import SilentProgress, free_port, runner_seconds
 
 from vibey_gh.config import LocalModels, SimulatedModel
-from vibey_gh.runners.simulated_model import answer_for, prompt_tokens, work_seconds
+from vibey_gh.runners.simulated.model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence

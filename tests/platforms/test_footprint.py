@@ -65,7 +65,7 @@ def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> N
     footprint = ProductionFootprint(
         f"http://127.0.0.1:{port}",
         8080,
-        ("vibey_gh.runners.embedded",),
+        ("vibey_gh.runners.llamacpp.embedded",),
         this_platform(),
         None,
         clock,

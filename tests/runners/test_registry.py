@@ -12,10 +12,10 @@ import pytest
 import vibey_gh
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
-from vibey_gh.runners.embedded import EmbeddedRunner
-from vibey_gh.runners.llama_server import LlamaServerRunner
-from vibey_gh.runners.ollama import OllamaRunner
-from vibey_gh.runners.production import LlamaServerWatch, OllamaWatch
+from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
+from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
+from vibey_gh.runners.llamacpp.watch import LlamaServerWatch, OllamaWatch
+from vibey_gh.runners.ollama.runner import OllamaRunner
 from vibey_gh.runners.registry import (
     RUNNER_NAMES,
     chat_client,

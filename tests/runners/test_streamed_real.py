@@ -17,8 +17,8 @@ import pytest
 from tests.support.ports import free_port
 from vibey_gh.interfaces.slots_interface import ChatSettings, Runner, RunnerLaunch, RunningRunner
 from vibey_gh.lanes.tools import tool_definitions
-from vibey_gh.runners.embedded import EmbeddedRunner
-from vibey_gh.runners.llama_server import LlamaServerRunner
+from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
+from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.hostile import HOSTILE_KINDS, hostile_production
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.runners.openai_api import (
+from vibey_gh.runners.llamacpp.openai_api import (
     OpenAIChatClient,
     OpenAIChunks,
     parse_chat_completion,

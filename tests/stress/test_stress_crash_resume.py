@@ -47,7 +47,7 @@ def _runner_processes(port: int) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = process.info["cmdline"] or []
-        if "vibey_gh.runners.embedded" in cmdline and str(port) in cmdline:
+        if "vibey_gh.runners.llamacpp.embedded" in cmdline and str(port) in cmdline:
             found.append(process)
     return found
 

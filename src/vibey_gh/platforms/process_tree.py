@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import psutil
 
 # Substrings of a process name or command line that mark a model runner.
-RUNNER_MARKERS = ("llama-server", "ollama", "vibey_gh.runners.embedded", "vibey-gh")
+RUNNER_MARKERS = ("llama-server", "ollama", "vibey_gh.runners.llamacpp.embedded", "vibey-gh")
 
 
 @dataclass(frozen=True)

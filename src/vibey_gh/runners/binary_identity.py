@@ -28,8 +28,8 @@ from ..config import LocalModels
 from ..errors import BadInput, RunnerError
 from ..interfaces.identity import RunnerInfo
 from ..state import StateLayout
+from .ollama.settings import MODELS_VARIABLE, calibration_base_env, production_settings
 from .process import LOOPBACK, find_executable
-from .settings import MODELS_VARIABLE, calibration_base_env, production_settings
 
 VERSION_TIMEOUT_S = 30.0
 OLLAMA_REGISTRY = "registry.ollama.ai"
@@ -128,11 +128,11 @@ def identify_calibration_binary(
 ) -> RunnerInfo:
     """The calibration runner's identity from its binary and the model store, starting no
     server. The embedded runner is the installed package: the same as production's."""
-    from .identify import gguf_identity
+    from .llamacpp.identify import gguf_identity
 
     env = os.environ if environ is None else environ
     if config.runner == "embedded":
-        from .versions import embedded_version
+        from .llamacpp.versions import embedded_version
 
         return gguf_identity(config, embedded_version(), state)
     if config.runner == "llama-server":

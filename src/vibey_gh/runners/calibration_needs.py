@@ -101,7 +101,7 @@ def model_check(config: LocalModels, production: RunnerInfo | None) -> Check:
             )
         return Check(name, OK, f"{config.model} pulled ({production.model_digest[:12]})")
     from ..errors import RunnerNotFound
-    from .models import resolve_gguf
+    from .llamacpp.models import resolve_gguf
 
     try:
         path = resolve_gguf(config.model)

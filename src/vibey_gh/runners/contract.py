@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from ..platforms.probes import PlatformProbes
     from ..state import StateLayout
-    from .settings import EnvironmentReader
+    from .ollama.settings import EnvironmentReader
 
 
 class ChatClient(Protocol):

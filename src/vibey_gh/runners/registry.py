@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..errors import BadInput
 from ..interfaces.runner_names import DEFAULT_RUNNER as DEFAULT_RUNNER
 from ..interfaces.runner_names import RUNNER_NAMES as RUNNER_NAMES
-from .kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
+from .llamacpp.kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
 
 if TYPE_CHECKING:
     from ..config import LocalModels, SimulatedModel
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..interfaces.slots_interface import ProductionWatch, Runner
     from ..state import StateLayout
     from .contract import ChatClient, RunnerKind
-    from .settings import EnvironmentReader
+    from .ollama.settings import EnvironmentReader
 
 _KINDS: dict[str, RunnerKind] = {
     kind.name: kind for kind in (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())

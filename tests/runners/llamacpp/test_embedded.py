@@ -28,12 +28,12 @@ from vibey_gh.interfaces.slots_interface import (
     RunningRunner,
     TurnResult,
 )
-from vibey_gh.runners.embedded import EmbeddedRunner, child_argv
+from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner, child_argv
+from vibey_gh.runners.llamacpp.models import default_model_path
+from vibey_gh.runners.llamacpp.versions import require_embedded
+from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.logscan import LogTail, scan_lines
-from vibey_gh.runners.models import default_model_path
 from vibey_gh.runners.process import ensure_port_free
-from vibey_gh.runners.production import LlamaServerWatch
-from vibey_gh.runners.versions import require_embedded
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -65,7 +65,7 @@ def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRunne
 def test_child_argv_runs_this_interpreter(tmp_path: Path) -> None:
     launch = RunnerLaunch(2, 1024, 8080, "default", tmp_path / "x.log", threads=3)
     argv = child_argv(Path("/m.gguf"), launch)
-    assert argv[:3] == [sys.executable, "-m", "vibey_gh.runners.embedded"]
+    assert argv[:3] == [sys.executable, "-m", "vibey_gh.runners.llamacpp.embedded"]
     assert argv[3:] == [
         "--model", "/m.gguf", "--slots", "2", "--window", "1024", "--port", "8080",
         "--parent-pid", str(os.getpid()), "--threads", "3",
@@ -185,7 +185,7 @@ def test_the_runner_leaves_when_the_process_that_started_it_is_killed(tmp_path: 
         "import sys, time\n"
         "from pathlib import Path\n"
         "from vibey_gh.interfaces.slots_interface import RunnerLaunch\n"
-        "from vibey_gh.runners.embedded import EmbeddedRunner\n"
+        "from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner\n"
         f"launch = RunnerLaunch(1, 256, {free_port()}, 'default', Path(sys.argv[1]), threads=1)\n"
         "runner = EmbeddedRunner().start(launch)\n"
         "runner.wait_ready(180)\n"
@@ -216,8 +216,9 @@ def test_a_runner_whose_starter_is_already_gone_does_not_start(tmp_path: Path) -
     gone = int(finished.stdout)
     port = free_port()
     child = subprocess.run(
-        [sys.executable, "-m", "vibey_gh.runners.embedded", "--model", str(default_model_path()),
-         "--slots", "1", "--window", "256", "--port", str(port), "--parent-pid", str(gone)],
+        [sys.executable, "-m", "vibey_gh.runners.llamacpp.embedded",
+         "--model", str(default_model_path()), "--slots", "1", "--window", "256",
+         "--port", str(port), "--parent-pid", str(gone)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert child.returncode == 1

@@ -1,7 +1,7 @@
 """The real embedded runner in an interpreter whose signal module is as on macOS.
 
 macOS's CPython has no `signal.sigtimedwait` nor `signal.sigwaitinfo` (its libc lacks them).
-Each runner here is `python -m vibey_gh.runners.embedded` started after both were deleted
+Each runner here is `python -m vibey_gh.runners.llamacpp.embedded` started after both were deleted
 (`macos_like`), so a stop path that needed either would fail here as it would on a Mac. The
 runner must start, answer, stop cleanly on SIGTERM and on SIGINT within 5 s, and leave when
 the process that started it is gone.
@@ -22,9 +22,9 @@ from macos_like import macos_like_argv
 
 from tests.support.ports import free_port
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.runners.embedded import KIND, child_argv
-from vibey_gh.runners.llamacpp import LlamaCppServer
-from vibey_gh.runners.models import default_model_path
+from vibey_gh.runners.llamacpp.embedded import KIND, child_argv
+from vibey_gh.runners.llamacpp.models import default_model_path
+from vibey_gh.runners.llamacpp.server import LlamaCppServer
 from vibey_gh.runners.process import ChildProcess, ensure_port_free
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -37,7 +37,7 @@ QUESTION = [{"role": "user", "content": "Say hello."}]
 def macos_like_runner(log_path: Path, port: int) -> LlamaCppServer:
     launch = RunnerLaunch(1, 256, port, "default", log_path, threads=1)
     arguments = child_argv(default_model_path(), launch)[3:]  # past `python -m module`
-    argv = macos_like_argv("vibey_gh.runners.embedded", *arguments)
+    argv = macos_like_argv("vibey_gh.runners.llamacpp.embedded", *arguments)
     child = ChildProcess.start(argv, log_path, name="embedded runner (as on macOS)")
     return LlamaCppServer(
         kind=KIND, child=child, port=port, model_path=default_model_path(), version=lambda _: None

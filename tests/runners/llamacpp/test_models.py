@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.errors import RunnerNotFound
-from vibey_gh.runners.models import default_model_path, installed_version, resolve_gguf
+from vibey_gh.runners.llamacpp.models import default_model_path, installed_version, resolve_gguf
 
 
 def test_default_model_is_the_shipped_gguf_found_without_importing_it() -> None:

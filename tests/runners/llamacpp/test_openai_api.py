@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.runners import recorded
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
-from vibey_gh.runners.openai_api import (
+from vibey_gh.runners.llamacpp.openai_api import (
     OpenAIChatClient,
     chat_payload,
     parse_arguments,
@@ -166,7 +166,7 @@ def test_non_json_error_body_is_kept_as_text() -> None:
 
 
 def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None:
-    from vibey_gh.runners.openai_api import cached_prompt_tokens, parse_chat_completion
+    from vibey_gh.runners.llamacpp.openai_api import cached_prompt_tokens, parse_chat_completion
 
     both = {
         "choices": [{"finish_reason": "stop", "message": {"content": "hi"}}],

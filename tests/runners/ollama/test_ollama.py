@@ -19,7 +19,7 @@ from vibey_gh.interfaces.slots_interface import (
     ToolCall,
 )
 from vibey_gh.runners.logscan import LogTail
-from vibey_gh.runners.ollama import (
+from vibey_gh.runners.ollama.runner import (
     OllamaChatClient,
     OllamaRunner,
     chat_payload,

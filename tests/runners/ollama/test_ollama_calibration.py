@@ -19,7 +19,7 @@ from tests.support.runners import write_fake_ollama
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
-from vibey_gh.runners.ollama import OllamaRunner
+from vibey_gh.runners.ollama.runner import OllamaRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import run_calibration

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vibey_gh.config import LocalModels
-from vibey_gh.runners.settings import (
+from vibey_gh.runners.ollama.settings import (
     ProductionSettings,
     calibration_base_env,
     production_settings,

@@ -17,16 +17,16 @@ from vibey_gh.interfaces.slots_interface import (
     ChatSettings,
     RunnerLaunch,
 )
-from vibey_gh.runners.identify import version_from_props
-from vibey_gh.runners.production import LlamaServerWatch
-from vibey_gh.runners.simulated import SimulatedRunner
-from vibey_gh.runners.simulated_model import (
+from vibey_gh.runners.llamacpp.identify import version_from_props
+from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
+from vibey_gh.runners.simulated.model import (
     ProcessorSharing,
     answer_for,
     changes_under_load,
     prompt_digest,
     sharing_rate,
 )
+from vibey_gh.runners.simulated.runner import SimulatedRunner
 
 TOOLS = [
     {

@@ -15,9 +15,8 @@ import pytest
 from tests.support.ports import free_port
 from vibey_gh.config import SimulatedModel
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.runners.openai_api import OpenAIChunks
-from vibey_gh.runners.simulated import SimulatedRunner
-from vibey_gh.runners.simulated_model import (
+from vibey_gh.runners.llamacpp.openai_api import OpenAIChunks
+from vibey_gh.runners.simulated.model import (
     ProcessorSharing,
     answer_deltas,
     answer_for,
@@ -26,6 +25,7 @@ from vibey_gh.runners.simulated_model import (
     token_work,
     work_seconds,
 )
+from vibey_gh.runners.simulated.runner import SimulatedRunner
 
 TOOLS = [
     {
@@ -156,7 +156,7 @@ def test_a_runner_that_does_not_stream_fails_the_turn_naming_itself() -> None:
         answer = {"choices": [{"finish_reason": "stop", "message": {"content": "hi"}}]}
         return httpx.Response(200, json=answer)
 
-    from vibey_gh.runners.openai_api import OpenAIChatClient
+    from vibey_gh.runners.llamacpp.openai_api import OpenAIChatClient
 
     client = OpenAIChatClient(
         "http://127.0.0.1:9", transport=httpx.MockTransport(unstreamed), runner_name="llama-server"
@@ -170,7 +170,7 @@ def test_a_runner_that_does_not_stream_fails_the_turn_naming_itself() -> None:
 
 
 def test_a_sublinear_model_is_another_fingerprint_and_a_linear_one_keeps_its_own() -> None:
-    from vibey_gh.runners.simulated_model import model_digest, model_name
+    from vibey_gh.runners.simulated.model import model_digest, model_name
 
     linear = SimulatedModel()
     assert "scaling" not in model_name(linear)  # evidence measured before scaling still matches

@@ -12,7 +12,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput, Refused
 from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.probes import PlatformProbes
-from vibey_gh.runners.models import default_model_path
+from vibey_gh.runners.llamacpp.models import default_model_path
 from vibey_gh.slots.gate.apply import describe_plan, perform_apply, plan_apply
 
 SYSTEMD_COMMANDS = [("systemctl", "daemon-reload"), ("systemctl", "restart", "ollama")]

@@ -16,7 +16,7 @@ from tests.support.ports import free_port
 from tests.support.progress import Quiet
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
-from vibey_gh.runners.llama_server import LlamaServerRunner
+from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.gate.allowed import decide_allowed

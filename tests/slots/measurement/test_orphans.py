@@ -14,7 +14,7 @@ from vibey_gh.slots.measurement.orphans import (
     stop_orphaned_runner,
 )
 
-MODULE = [sys.executable, "-m", "vibey_gh.runners.embedded", "--port", "1"]
+MODULE = [sys.executable, "-m", "vibey_gh.runners.llamacpp.embedded", "--port", "1"]
 
 
 def dead_pid() -> int:

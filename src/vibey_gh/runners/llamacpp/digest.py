@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunnerNotFound
-from ..files import atomic_write_json
-from ..guarded import MIB, loads_json, read_regular_text
-from ..state import StateLayout
+from ...errors import RunnerNotFound
+from ...files import atomic_write_json
+from ...guarded import MIB, loads_json, read_regular_text
+from ...state import StateLayout
 
 CACHE_NAME = "gguf-digests.json"
 CACHE_SCHEMA = 1

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config import LocalModels
-from ..errors import RunnerError, RunnerNotFound
+from ...config import LocalModels
+from ...errors import RunnerError, RunnerNotFound
+from ..local_http import as_dict, http_get
 from .identify import slots_from_props
-from .local_http import as_dict, http_get
 
 
 def window_from_props(props: Any) -> int | None:

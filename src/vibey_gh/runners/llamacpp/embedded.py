@@ -1,10 +1,10 @@
 """The embedded runner: llama.cpp through the xllamacpp wheel, in a child process of its own.
 
-`python -m vibey_gh.runners.embedded --model PATH --slots N --window W --port P [--threads T]`
-serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT, or until the process
-that started it is gone. It runs as a child so it is sampled, logged and killed exactly like
-llama-server or Ollama. xllamacpp is imported only in that child: the parent never pays for
-loading llama.cpp.
+`python -m vibey_gh.runners.llamacpp.embedded --model PATH --slots N --window W --port P
+[--threads T]` serves N slots of W tokens each on 127.0.0.1:P until SIGTERM or SIGINT, or until
+the process that started it is gone. It runs as a child so it is sampled, logged and killed
+exactly like llama-server or Ollama. xllamacpp is imported only in that child: the parent never
+pays for loading llama.cpp.
 
 A stop is prompt even while llama.cpp is busy. Deleting the server joins llama.cpp's main loop,
 which first finishes the batch in flight (half a minute for a long prompt on two cores), and
@@ -24,16 +24,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..interfaces.slots_interface import RunnerLaunch
-from ..platforms.stopsignals import StopSignals, wait_until_stopped
-from ..state import StateLayout
+from ...clock import SYSTEM_CLOCK, Clock
+from ...interfaces.slots_interface import RunnerLaunch
+from ...platforms.stopsignals import StopSignals, wait_until_stopped
+from ...state import StateLayout
+from ..process import LOOPBACK, ChildProcess, ensure_port_free
 from .models import resolve_gguf
-from .process import LOOPBACK, ChildProcess, ensure_port_free
 from .versions import embedded_version, require_embedded
 
 if TYPE_CHECKING:
-    from .llamacpp import LlamaCppServer
+    from .server import LlamaCppServer
 
 KIND = "embedded"
 # 4 = debug: the level at which libllama prints n_ctx_seq and the KV cache size the log
@@ -51,7 +51,7 @@ def child_argv(model_path: Path, launch: RunnerLaunch) -> list[str]:
     argv = [
         sys.executable,
         "-m",
-        "vibey_gh.runners.embedded",
+        "vibey_gh.runners.llamacpp.embedded",
         "--model",
         str(model_path),
         "--slots",
@@ -69,7 +69,7 @@ def child_argv(model_path: Path, launch: RunnerLaunch) -> list[str]:
 
 
 class EmbeddedRunner:
-    """Starts the embedded llama.cpp server as `python -m vibey_gh.runners.embedded`."""
+    """Starts the embedded llama.cpp server as `python -m vibey_gh.runners.llamacpp.embedded`."""
 
     kind = KIND
 
@@ -80,7 +80,7 @@ class EmbeddedRunner:
     def start(self, launch: RunnerLaunch) -> LlamaCppServer:
         # httpx is imported here, not at module level: the child process imports this
         # module and needs none of it.
-        from .llamacpp import LlamaCppServer
+        from .server import LlamaCppServer
 
         require_embedded()
         model_path = resolve_gguf(launch.model)
@@ -115,7 +115,7 @@ def _positive(text: str) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m vibey_gh.runners.embedded",
+        prog="python -m vibey_gh.runners.llamacpp.embedded",
         description="Serve a GGUF model with llama.cpp (xllamacpp) on 127.0.0.1.",
     )
     parser.add_argument("--model", required=True, help="path of the .gguf file")

@@ -13,20 +13,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..config import LocalModels
-from ..errors import RunnerError
-from ..interfaces.identity import RunnerInfo
-from ..state import StateLayout
+from ...config import LocalModels
+from ...errors import RunnerError
+from ...interfaces.identity import RunnerInfo
+from ...state import StateLayout
 
 if TYPE_CHECKING:
-    from .settings import EnvironmentReader
+    from ..ollama.settings import EnvironmentReader
 
 
 def identify_ollama_production(
     config: LocalModels, read_environment: EnvironmentReader | None = None
 ) -> RunnerInfo:
     """What production says on /api/version and /api/tags, and the environment it runs with."""
-    from .settings import production_settings
+    from ..ollama.settings import production_settings
 
     info = identify_ollama(config.production, config.model)
     settings = production_settings(config, read_environment)
@@ -64,9 +64,9 @@ def gguf_identity(
 ) -> RunnerInfo:
     """A llama.cpp runner's identity: `version`, the GGUF's path and sha256, the config's
     runner_args (llama-server)."""
+    from ..ollama.settings import production_settings
     from .digest import gguf_digest
     from .models import resolve_gguf
-    from .settings import production_settings
 
     model_path = resolve_gguf(config.model)
     settings = production_settings(config)
@@ -81,7 +81,7 @@ def gguf_identity(
 
 
 def _llama_server_props(base_url: str) -> dict[str, Any]:
-    from .local_http import as_dict, http_get
+    from ..local_http import as_dict, http_get
 
     answer = http_get(base_url.rstrip("/") + "/props")
     if answer.status != 200 or version_from_props(answer.body) is None:
@@ -111,7 +111,7 @@ def version_from_props(props: object) -> str | None:
 
 def digest_from_tags(tags: Any, model: str) -> str | None:
     """The manifest digest of `model` in an /api/tags answer ("name" or "name:latest")."""
-    from .local_http import as_dict
+    from ..local_http import as_dict
 
     wanted = {model} if ":" in model else {model, f"{model}:latest"}
     for entry in as_dict(tags).get("models") or []:
@@ -124,7 +124,7 @@ def digest_from_tags(tags: Any, model: str) -> str | None:
 
 def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
-    from .local_http import http_get
+    from ..local_http import http_get
 
     base = base_url.rstrip("/")
     version_answer = http_get(base + "/api/version")

@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..interfaces.runner_names import DEFAULT_PORTS, default_production_url
+from ...interfaces.runner_names import DEFAULT_PORTS, default_production_url
 
 if TYPE_CHECKING:
-    from ..config import LocalModels, SimulatedModel
-    from ..interfaces.identity import RunnerInfo
-    from ..interfaces.slots_interface import ProductionWatch, Runner, RunnerParallelism
-    from ..platforms.probes import PlatformProbes
-    from ..state import StateLayout
-    from .contract import ChatClient
-    from .settings import EnvironmentReader
+    from ...config import LocalModels, SimulatedModel
+    from ...interfaces.identity import RunnerInfo
+    from ...interfaces.slots_interface import ProductionWatch, Runner, RunnerParallelism
+    from ...platforms.probes import PlatformProbes
+    from ...state import StateLayout
+    from ..contract import ChatClient
+    from ..ollama.settings import EnvironmentReader
 
 
 def port_of(production_url: str | None, default_port: int) -> int:
@@ -49,7 +49,7 @@ class _LlamaCppFamily:
         return port_of(production_url, self.default_port)
 
     def watch(self, base_url: str) -> ProductionWatch:
-        from .production import LlamaServerWatch
+        from .watch import LlamaServerWatch
 
         return LlamaServerWatch(base_url)
 
@@ -59,7 +59,7 @@ class _LlamaCppFamily:
         return OpenAIChatClient(base_url, runner_name=self.name)
 
     def model_file_bytes(self, config: LocalModels) -> int | None:
-        from ..errors import RunnerNotFound
+        from ...errors import RunnerNotFound
         from .models import resolve_gguf
 
         try:
@@ -69,7 +69,7 @@ class _LlamaCppFamily:
 
     def _serve_again(self, config: LocalModels) -> RunnerParallelism:
         """This package's `runner serve` is how production of this kind is restarted."""
-        from ..platforms.parallelism import ManualParallelism
+        from ...platforms.parallelism import ManualParallelism
 
         port = self.production_port(config.production)
         model = config.model
@@ -97,7 +97,7 @@ class EmbeddedKind(_LlamaCppFamily):
 
     name = "embedded"
     default_port = DEFAULT_PORTS[name]
-    process_names = ("vibey_gh.runners.embedded",)
+    process_names = ("vibey_gh.runners.llamacpp.embedded",)
     calibrates_this_package = True
 
     def identify_production(
@@ -142,8 +142,8 @@ class LlamaServerKind(_LlamaCppFamily):
         return identify_llama_server(config, state)
 
     def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
-        from ..errors import RunnerNotFound
-        from ..platforms.parallelism import ManualParallelism
+        from ...errors import RunnerNotFound
+        from ...platforms.parallelism import ManualParallelism
         from .models import resolve_gguf
 
         port = self.production_port(config.production)
@@ -190,7 +190,7 @@ class SimulatedKind(_LlamaCppFamily):
 
     name = "simulated"
     default_port = DEFAULT_PORTS[name]
-    process_names = ("vibey_gh.runners.simulated_server",)
+    process_names = ("vibey_gh.runners.simulated.server",)
     calibrates_this_package = True
 
     def identify_production(
@@ -199,7 +199,7 @@ class SimulatedKind(_LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
-        from .simulated_model import simulated_identity
+        from ..simulated.model import simulated_identity
 
         return simulated_identity(config.simulated)
 
@@ -212,7 +212,7 @@ class SimulatedKind(_LlamaCppFamily):
         config: LocalModels | None = None,
         simulated: SimulatedModel | None = None,
     ) -> Runner:
-        from .simulated import SimulatedRunner
+        from ..simulated.runner import SimulatedRunner
 
         return SimulatedRunner(simulated or (config.simulated if config else None), state)
 
@@ -243,14 +243,14 @@ class OllamaKind:
         return identify_ollama_production(config, read_environment)
 
     def watch(self, base_url: str) -> ProductionWatch:
-        from .production import OllamaWatch
+        from .watch import OllamaWatch
 
         return OllamaWatch(base_url)
 
     def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
         # the Ollama service's environment: the macOS app, a systemd unit, else a note; with
         # the configured runner_env's capacity variables, which the evidence was measured with
-        from .settings import measured_variables
+        from ..ollama.settings import measured_variables
 
         return probes.service_parallelism(measured_variables(config.runner_env or {}))
 
@@ -260,14 +260,14 @@ class OllamaKind:
         config: LocalModels | None = None,
         simulated: SimulatedModel | None = None,
     ) -> Runner:
-        from .ollama import OllamaRunner
-        from .settings import production_settings
+        from ..ollama.runner import OllamaRunner
+        from ..ollama.settings import production_settings
 
         settings = production_settings(config) if config is not None else None
         return OllamaRunner(settings=settings)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .ollama import OllamaChatClient
+        from ..ollama.runner import OllamaChatClient
 
         return OllamaChatClient(base_url, model)
 

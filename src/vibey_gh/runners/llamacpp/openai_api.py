@@ -18,17 +18,17 @@ from typing import Any
 
 import httpx
 
-from ..guarded import InputProblem, loads_json
-from ..interfaces.slots_interface import (
+from ...guarded import InputProblem, loads_json
+from ...interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
     SERVED_REASONS,
     ChatSettings,
     ToolCall,
     TurnResult,
 )
-from .local_http import as_dict
-from .replies import UnusableReply, read_reply
-from .streaming import StreamProblem, post_streamed_turn, send_turn
+from ..local_http import as_dict
+from ..replies import UnusableReply, read_reply
+from ..streaming import StreamProblem, post_streamed_turn, send_turn
 
 CHAT_PATH = "/v1/chat/completions"
 CONNECT_TIMEOUT_S = 5.0

@@ -12,14 +12,14 @@ from typing import Any
 
 import httpx
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import VibeyError
-from ..interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
-from ..state import StateLayout
-from .cancel import cancel_connections_to
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import VibeyError
+from ...interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
+from ...state import StateLayout
+from ..cancel import cancel_connections_to
+from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess
 from .digest import gguf_digest
 from .openai_api import OpenAIChatClient
-from .process import LOOPBACK, STOP_GRACE_S, ChildProcess
 
 HEALTH_PATH = "/health"
 

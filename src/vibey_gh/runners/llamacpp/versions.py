@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import RunnerNotFound
+from ...errors import RunnerNotFound
 from .models import installed_version
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RunnerError
-from ..interfaces.slots_interface import ProductionState
-from .local_http import HttpAnswer, http_get
+from ...errors import RunnerError
+from ...interfaces.slots_interface import ProductionState
+from ..local_http import HttpAnswer, http_get
 
 POLL_TIMEOUT_S = 1.0
 

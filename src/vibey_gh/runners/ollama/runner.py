@@ -30,19 +30,18 @@ from typing import Any
 
 import httpx
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import RunnerError
-from ..guarded import InputProblem, loads_json
-from ..interfaces.slots_interface import (
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import RunnerError
+from ...guarded import InputProblem, loads_json
+from ...interfaces.slots_interface import (
     ChatSettings,
     RunnerInfo,
     RunnerLaunch,
     TurnResult,
 )
-from .cancel import cancel_connections_to
-from .identify import identify_ollama
-from .local_http import as_dict
-from .openai_api import (
+from ..cancel import cancel_connections_to
+from ..llamacpp.identify import identify_ollama
+from ..llamacpp.openai_api import (
     answered_turn,
     chunk_object,
     decode_body,
@@ -51,11 +50,12 @@ from .openai_api import (
     failed_turn,
     post_turn,
 )
-from .openai_api import is_over_window as llama_server_over_window
-from .process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from ..llamacpp.openai_api import is_over_window as llama_server_over_window
+from ..local_http import as_dict
+from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from ..streaming import post_streamed_turn
+from ..watchdog import watched_argv
 from .settings import ProductionSettings, calibration_base_env
-from .streaming import post_streamed_turn
-from .watchdog import watched_argv
 
 KIND = "ollama"
 BINARY = "ollama"

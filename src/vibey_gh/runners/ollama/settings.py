@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import LocalModels
+from ...config import LocalModels
 
 # what decides how much a loaded model takes or how fast it serves (runners.md §2)
 OLLAMA_CAPACITY_VARIABLES = (
@@ -82,7 +82,7 @@ EnvironmentReader = Callable[[tuple[str, ...]], tuple[dict[str, str], str, str |
 
 def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
     """This machine's production Ollama environment (the platform seam does the reading)."""
-    from ..platforms.service_env import service_environment_here
+    from ...platforms.service_env import service_environment_here
 
     found = service_environment_here(names)
     return found.values, found.source, found.missing
@@ -164,7 +164,7 @@ def with_measured_settings(
         name: value for name, value in measured_variables(current).items() if name not in settings
     }
     if missing is None and extra:
-        from ..errors import Refused
+        from ...errors import Refused
 
         named = ", ".join(f"{name}={value}" for name, value in extra.items())
         raise Refused(

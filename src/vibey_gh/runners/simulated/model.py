@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
-from ..config import SimulatedModel
-from ..interfaces.identity import RunnerInfo
+from ... import __version__
+from ...config import SimulatedModel
+from ...interfaces.identity import RunnerInfo
 
 KIND = "simulated"
 

@@ -1,6 +1,6 @@
 """The simulated runner: llama-server's HTTP API over a capacity model instead of a model.
 
-`python -m vibey_gh.runners.simulated_server --slots N --window W --port P [--knee K --noise X
+`python -m vibey_gh.runners.simulated.server --slots N --window W --port P [--knee K --noise X
 --seed S --tokens-per-second T]` serves on 127.0.0.1:P until SIGTERM or SIGINT:
 `/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (streamed as llama-server
 streams when asked, tokens timed by the capacity model), with
@@ -21,13 +21,13 @@ import os
 import sys
 from pathlib import Path
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..config import SimulatedModel
-from ..interfaces.slots_interface import RunnerInfo, RunnerLaunch
-from ..state import StateLayout
-from .llamacpp import LlamaCppServer
-from .process import ChildProcess, ensure_port_free
-from .simulated_model import (
+from ...clock import SYSTEM_CLOCK, Clock
+from ...config import SimulatedModel
+from ...interfaces.slots_interface import RunnerInfo, RunnerLaunch
+from ...state import StateLayout
+from ..llamacpp.server import LlamaCppServer
+from ..process import ChildProcess, ensure_port_free
+from .model import (
     KIND,
     model_name,
     simulated_identity,
@@ -41,7 +41,7 @@ def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "vibey_gh.runners.simulated_server",
+        "vibey_gh.runners.simulated.server",
         "--slots", str(launch.slots),
         "--window", str(launch.window),
         "--port", str(launch.port),
@@ -73,7 +73,7 @@ class SimulatedServer(LlamaCppServer):
 
 
 class SimulatedRunner:
-    """Starts `python -m vibey_gh.runners.simulated_server` with the configured capacity model."""
+    """Starts `python -m vibey_gh.runners.simulated.server` with the configured capacity model."""
 
     kind = KIND
 

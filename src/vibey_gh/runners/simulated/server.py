@@ -1,4 +1,4 @@
-"""The simulated runner's server: `python -m vibey_gh.runners.simulated_server`.
+"""The simulated runner's server: `python -m vibey_gh.runners.simulated.server`.
 
 Serves llama-server's API on 127.0.0.1 over the capacity model of `simulated_model` until
 SIGTERM or SIGINT, or until the process that started it is gone. Started by
@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 
-from ..config import SimulatedModel
-from ..guarded import loads_json_bytes
-from ..platforms.stopsignals import StopSignals, wait_until_stopped
-from .process import LOOPBACK
-from .simulated_model import (
+from ...config import SimulatedModel
+from ...guarded import loads_json_bytes
+from ...platforms.stopsignals import StopSignals, wait_until_stopped
+from ..process import LOOPBACK
+from .model import (
     KIND,
     Answer,
     ProcessorSharing,
@@ -331,7 +331,7 @@ def _scaling(text: str) -> float:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = SimulatedModel()
     parser = argparse.ArgumentParser(
-        prog="python -m vibey_gh.runners.simulated",
+        prog="python -m vibey_gh.runners.simulated.runner",
         description="Serve llama-server's API over a capacity model on 127.0.0.1.",
     )
     parser.add_argument("--slots", type=_positive, required=True)

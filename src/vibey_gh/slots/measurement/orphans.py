@@ -57,8 +57,8 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
     return pid
 
 
-EMBEDDED_MODULE = "vibey_gh.runners.embedded"
-SIMULATED_MODULE = "vibey_gh.runners.simulated_server"
+EMBEDDED_MODULE = "vibey_gh.runners.llamacpp.embedded"
+SIMULATED_MODULE = "vibey_gh.runners.simulated.server"
 
 
 def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:

@@ -43,7 +43,7 @@ def build_environment(
     (the composition root, `vibey_gh.composition`, hands in its own)."""
     from ...platforms.probes import PlatformProbes
     from ...runners.binary_identity import identify_calibration_binary
-    from ...runners.drift import production_drift
+    from ...runners.llamacpp.drift import production_drift
     from ...runners.registry import runner_kind
 
     probes = probes or PlatformProbes.detect()
