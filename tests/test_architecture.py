@@ -192,8 +192,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     FILES: BASE | {GUARDED, PLATFORMS},
     USERDIRS: frozenset({PLATFORMS}),
     STATE: frozenset({FILES, USERDIRS}),
-    CONFIG: BASE | {GUARDED, USERDIRS},
-    RUNNERS: BASE | {ROOT, CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, STATE},
+    CONFIG: BASE | {GUARDED, USERDIRS, RUNNERS},
+    RUNNERS: BASE | {ROOT, CLOCK, FILES, GUARDED, PLATFORMS, STATE},
     LANES: BASE | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS},
     JUDGING: BASE,
     CORPUS: BASE | {FILES, GUARDED, LANES},
@@ -409,4 +409,62 @@ def test_an_import_the_table_does_not_allow_is_caught(tmp_path: Path) -> None:
     assert problems == [
         f"{probe}:2: vibey_gh.platforms.probe imports vibey_gh.runners.x"
         " (vibey_gh.platforms may not import vibey_gh.runners)"
+    ]
+
+
+# --- runner kinds -----------------------------------------------------------------------------
+# A runner kind's name ("ollama", "llama-server", …) used as an identifier in code (a string
+# constant that is exactly the name: compared, a dict key, passed, assigned) appears only in the
+# kind's own folder (the folder of the module that defines its kind class) and in the registry.
+# Prose is not checked: docstrings, and help or error text that mentions a kind inside a longer
+# string. See tests/support/kind_names.py for the rule, and docs/architecture.md ("Add a runner
+# kind") for what a kind's folder holds.
+
+
+def _kind_homes() -> dict[str, tuple[Path, ...]]:
+    import inspect
+
+    from vibey_gh.runners.registry import KINDS
+
+    return {kind.name: (Path(inspect.getfile(type(kind))).parent,) for kind in KINDS}
+
+
+def test_a_kind_name_appears_only_in_its_folder_and_the_registry() -> None:
+    from tests.support.kind_names import misplaced_names
+
+    package = SRC / ROOT_PACKAGE
+    found = misplaced_names(package, _kind_homes(), package / "runners" / "registry.py")
+    assert found == [], "ask the runner kind (runners/registry.py) instead:\n" + "\n".join(
+        use.where() for use in found
+    )
+
+
+def test_each_kind_lives_in_a_folder_of_its_own_under_runners() -> None:
+    runners = SRC / ROOT_PACKAGE / "runners"
+    for name, (home,) in _kind_homes().items():
+        assert home.parent == runners, f"{name}'s kind is defined in {home}, not a kind folder"
+
+
+def test_a_misplaced_kind_name_is_caught_and_prose_is_not(tmp_path: Path) -> None:
+    from tests.support.kind_names import misplaced_names
+
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/runners/registry.py": 'KINDS = {"vllm": 1}\n',
+            "vibey_gh/runners/vllm/kind.py": 'NAME = "vllm"\n',
+            "vibey_gh/config.py": (
+                '"""Runners: "vllm" and others."""\n'
+                'HELP = "start vllm with --port"\n'
+                'def port(runner):\n    return 8000 if runner == "vllm" else 0\n'
+            ),
+            "vibey_gh/platforms/tree.py": 'MARKERS = ("vllm",)\n',
+        },
+    )
+    package = src / "vibey_gh"
+    homes = {"vllm": (package / "runners" / "vllm",)}
+    found = misplaced_names(package, homes, package / "runners" / "registry.py")
+    assert [(use.file.relative_to(package).as_posix(), use.line) for use in found] == [
+        ("config.py", 4),
+        ("platforms/tree.py", 1),
     ]

@@ -144,7 +144,7 @@ def _identify_production(config: LocalModels) -> RunnerInfo:
 
 
 def _production_drift(config: LocalModels) -> list[str]:
-    from .runners.llamacpp.drift import production_drift
+    from .runners.registry import production_drift
 
     return production_drift(config)
 

@@ -20,8 +20,13 @@ from typing import Any, Literal
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, loads_toml, read_regular_text
 from .interfaces.bounds import Bounds
-from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
 from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
+from .runners.llamacpp.settings import OWNED_RUNNER_ARGS
+from .runners.ollama.settings import RUNNER_ENV_PREFIX
+from .runners.registry import DEFAULT_RUNNER, default_production_url, registered_names
+from .runners.simulated.settings import CONFIG_TABLE as SIMULATED_TABLE
+from .runners.simulated.settings import SimulatedModel as SimulatedModel
+from .runners.simulated.settings import read_capacity
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -35,30 +40,6 @@ MAX_STEP_FACTOR = 5.0
 STEP_SECONDS_RANGE = (0.1, 86_400.0)
 
 Declaration = int | Literal["measured"]
-
-# llama-server arguments the calibration sets itself for every step (slots, window, where it
-# listens, which model): production's own values for these would contradict the measurement.
-OWNED_RUNNER_ARGS = frozenset(
-    {"-m", "--model", "-np", "--parallel", "-c", "--ctx-size", "--host", "--port"}
-)
-RUNNER_ENV_PREFIX = "OLLAMA_"
-
-
-@dataclass(frozen=True)
-class SimulatedModel:
-    """`[local_models.simulated]`: the capacity model of the simulated runner.
-
-    knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
-    spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
-    decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
-    share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
-    """
-
-    knee: int = 4
-    noise: float = 0.1
-    seed: int = 0
-    tokens_per_second: float = 400.0
-    scaling: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -157,11 +138,11 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     if not isinstance(bounds_raw, dict):
         raise ConfigError(f"{where}: local_models.bounds must be a table")
     bounds = _parse_bounds(_Reader(bounds_raw, where, "local_models.bounds"))
-    simulated_raw = table.get("simulated", {})
+    simulated_raw = table.get(SIMULATED_TABLE, {})
     if not isinstance(simulated_raw, dict):
-        raise ConfigError(f"{where}: local_models.simulated must be a table")
-    simulated = _parse_simulated(_Reader(simulated_raw, where, "local_models.simulated"))
-    runner = reader.choice("runner", RUNNER_NAMES, DEFAULT_RUNNER)
+        raise ConfigError(f"{where}: local_models.{SIMULATED_TABLE} must be a table")
+    simulated = read_capacity(_Reader(simulated_raw, where, f"local_models.{SIMULATED_TABLE}"))
+    runner = reader.choice("runner", registered_names(), DEFAULT_RUNNER)
     shortest, longest = _step_seconds(reader)
     config = LocalModels(
         concurrent_runs=reader.declaration("concurrent_runs"),
@@ -183,7 +164,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         think_time=_think_time(reader),
         think_cap=_think_cap(reader),
     )
-    reader.reject_unknown(extra={"bounds", "simulated"})
+    reader.reject_unknown(extra={"bounds", SIMULATED_TABLE})
     return config
 
 
@@ -224,21 +205,6 @@ def _think_cap(reader: _Reader) -> float:
     except BadInput:
         problem = f"must be a number of seconds above 0, not {value!r}"
         raise reader.fail("think_cap", problem) from None
-
-
-def _parse_simulated(reader: _Reader) -> SimulatedModel:
-    defaults = SimulatedModel()
-    model = SimulatedModel(
-        knee=reader.integer("knee", defaults.knee, low=1, high=1024),
-        noise=reader.number("noise", defaults.noise, low=0.0, high=10.0),
-        seed=reader.integer("seed", defaults.seed, low=0, high=(1 << 63) - 1),
-        tokens_per_second=reader.number(
-            "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
-        ),
-        scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
-    )
-    reader.reject_unknown()
-    return model
 
 
 def _parse_bounds(reader: _Reader) -> Bounds:

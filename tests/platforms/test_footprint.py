@@ -12,14 +12,17 @@ from tests.support.ports import free_port
 from vibey_gh.platforms.footprint import ProductionFootprint, is_this_machine, production_port
 from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.probes import this_platform
+from vibey_gh.runners.registry import runner_markers
 
 GIB = 1 << 30
+# what marks a model runner's process: the kinds' own names and this package's command
+MARKERS = runner_markers()
 
 
 def test_production_tree_is_found_and_its_memory_read() -> None:
     with serving_tree(held_bytes=80 * MB) as tree:
         footprint = ProductionFootprint(
-            f"http://127.0.0.1:{tree.port}", 8080, ("llama-server",), this_platform(), None
+            f"http://127.0.0.1:{tree.port}", 8080, ("llama-server",), MARKERS, this_platform(), None
         )
         held = footprint.read()
         assert held.pids[0] == tree.pid and tree.child_pid in held.pids
@@ -36,7 +39,12 @@ def test_gpu_memory_is_production_trees_share_of_each_gpu(fake_nvml: Any) -> Non
             compute={0: [(tree.pid, GIB), (tree.child_pid, 12 * GIB), (1, 2 * GIB)], 1: []},
         )
         footprint = ProductionFootprint(
-            f"http://localhost:{tree.port}", 11434, ("ollama",), this_platform(), NvmlGpus(library)
+            f"http://localhost:{tree.port}",
+            11434,
+            ("ollama",),
+            MARKERS,
+            this_platform(),
+            NvmlGpus(library),
         )
         held = footprint.read()
     assert held.gpu_bytes == {0: 13 * GIB, 1: 0}
@@ -53,6 +61,7 @@ def test_gpu_memory_nvml_cannot_report_leaves_that_gpu_unknown(fake_nvml: Any) -
             f"http://127.0.0.1:{tree.port}",
             8080,
             ("llama-server",),
+            MARKERS,
             this_platform(),
             NvmlGpus(library),
         )
@@ -66,6 +75,7 @@ def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> N
         f"http://127.0.0.1:{port}",
         8080,
         ("vibey_gh.runners.llamacpp.embedded",),
+        MARKERS,
         this_platform(),
         None,
         clock,
@@ -85,7 +95,9 @@ def test_nothing_listening_leaves_nothing_out_and_is_searched_again_later() -> N
 
 
 def test_production_elsewhere_is_not_this_machines_to_leave_out() -> None:
-    footprint = ProductionFootprint("http://10.1.2.3:8080", 8080, ("llama-server",), "linux", None)
+    footprint = ProductionFootprint(
+        "http://10.1.2.3:8080", 8080, ("llama-server",), MARKERS, "linux", None
+    )
     held = footprint.read()
     assert held.host_bytes is None
     assert held.how == "production runs on 10.1.2.3, not this machine: nothing left out"

@@ -20,6 +20,9 @@ from vibey_gh.platforms.parallelism import (
     is_note,
 )
 
+# the systemd unit of the Ollama service (the Ollama kind names it)
+UNIT = "ollama"
+
 MAC_COMMANDS = [
     ("launchctl", "setenv", "OLLAMA_NUM_PARALLEL", "2"),
     ("launchctl", "setenv", "OLLAMA_CONTEXT_LENGTH", "65536"),
@@ -60,7 +63,7 @@ def test_macos_apply_stops_at_the_first_failure_and_says_what_ran() -> None:
 
 
 def test_systemd_plan_renders_the_drop_in(tmp_path: Path) -> None:
-    actions = SystemdParallelism(CannedCommandRunner(), tmp_path).plan(3, 32768)
+    actions = SystemdParallelism(CannedCommandRunner(), tmp_path, unit=UNIT).plan(3, 32768)
     drop_in = tmp_path / "etc/systemd/system/ollama.service.d/vibey-gh-slots.conf"
     assert actions[0].path == drop_in
     assert actions[0].content is not None
@@ -74,7 +77,7 @@ def test_systemd_plan_renders_the_drop_in(tmp_path: Path) -> None:
 
 def test_systemd_apply_writes_privately_then_reloads_and_restarts(tmp_path: Path) -> None:
     run = succeeding(SYSTEMD_COMMANDS)
-    parallelism = SystemdParallelism(run, tmp_path)
+    parallelism = SystemdParallelism(run, tmp_path, unit=UNIT)
     actions = parallelism.plan(2, 16384)
     parallelism.apply(actions)
     drop_in = parallelism.drop_in
@@ -86,7 +89,7 @@ def test_systemd_apply_writes_privately_then_reloads_and_restarts(tmp_path: Path
 
 
 def test_systemd_apply_replaces_its_own_drop_in_and_leaves_others(tmp_path: Path) -> None:
-    parallelism = SystemdParallelism(succeeding(SYSTEMD_COMMANDS), tmp_path)
+    parallelism = SystemdParallelism(succeeding(SYSTEMD_COMMANDS), tmp_path, unit=UNIT)
     parallelism.drop_in.parent.mkdir(parents=True)
     operator_file = parallelism.drop_in.parent / "override.conf"
     operator_file.write_text("[Service]\nEnvironment=OLLAMA_HOST=0.0.0.0\n")
@@ -100,14 +103,14 @@ def test_systemd_failed_restart_is_an_error_naming_it(tmp_path: Path) -> None:
     run = CannedCommandRunner(
         {SYSTEMD_COMMANDS[0]: (0, ""), SYSTEMD_COMMANDS[1]: (1, "Unit ollama.service not found.\n")}
     )
-    parallelism = SystemdParallelism(run, tmp_path)
+    parallelism = SystemdParallelism(run, tmp_path, unit=UNIT)
     with pytest.raises(RunnerError, match="`systemctl restart ollama` exited 1: Unit ollama"):
         parallelism.apply(parallelism.plan(2, 4096))
 
 
 def test_systemd_without_write_permission_changes_nothing(tmp_path: Path) -> None:
     run = succeeding(SYSTEMD_COMMANDS)
-    parallelism = SystemdParallelism(run, tmp_path, writable=lambda path: False)
+    parallelism = SystemdParallelism(run, tmp_path, writable=lambda path: False, unit=UNIT)
     with pytest.raises(Refused, match="permission denied .*nothing was changed"):
         parallelism.apply(parallelism.plan(2, 4096))
     assert run.calls == []
@@ -134,7 +137,7 @@ def test_failure_detail_comes_from_stderr_of_the_real_runner(tmp_path: Path) -> 
     )
     fake_systemctl.chmod(0o700)
     run = SubprocessCommandRunner(environ={"PATH": str(fake_systemctl.parent)})
-    parallelism = SystemdParallelism(run, tmp_path / "root")
+    parallelism = SystemdParallelism(run, tmp_path / "root", unit=UNIT)
     with pytest.raises(RunnerError, match="exited 1: Failed to restart ollama.service"):
         parallelism.apply(parallelism.plan(2, 4096))
 

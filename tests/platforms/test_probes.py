@@ -20,6 +20,9 @@ from vibey_gh.platforms.parallelism import (
 )
 from vibey_gh.platforms.probes import PlatformProbes
 
+# the systemd unit of the Ollama service (the Ollama kind names it)
+UNIT = "ollama"
+
 
 def no_nvml(fake_nvml: Any) -> NvmlGpus:
     return NvmlGpus(fake_nvml(init_error="Driver Not Loaded"))
@@ -67,11 +70,11 @@ def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
 
 def test_service_parallelism_per_platform(tmp_path: Path) -> None:
     run = CannedCommandRunner()
-    mac = PlatformProbes.detect("darwin", run=run).service_parallelism()
-    no_systemd = PlatformProbes.detect("linux", tmp_path, run).service_parallelism()
+    mac = PlatformProbes.detect("darwin", run=run).service_parallelism(UNIT)
+    no_systemd = PlatformProbes.detect("linux", tmp_path, run).service_parallelism(UNIT)
     (tmp_path / "run/systemd/system").mkdir(parents=True)
-    linux = PlatformProbes.detect("linux", tmp_path, run).service_parallelism()
-    other = PlatformProbes.detect("win32", run=run).service_parallelism()
+    linux = PlatformProbes.detect("linux", tmp_path, run).service_parallelism(UNIT)
+    other = PlatformProbes.detect("win32", run=run).service_parallelism(UNIT)
     assert isinstance(mac, MacOSAppParallelism)
     assert isinstance(linux, SystemdParallelism) and linux.root == tmp_path
     assert isinstance(no_systemd, ManualParallelism), "no drop-in where systemd is not init"

@@ -16,13 +16,16 @@ from vibey_gh.platforms.process_tree import (
     machine_listeners,
     tree_pids,
 )
+from vibey_gh.runners.registry import runner_markers
+
+MARKERS = runner_markers()
 
 
 def test_the_listener_on_a_port_is_found_with_how() -> None:
     with serving_tree() as tree:
         # from the machine's socket table (Linux), and process by process (macOS without root)
         for table in (machine_listeners, lambda port: None):
-            found = find_listener(tree.port, table=table)
+            found = find_listener(tree.port, MARKERS, table=table)
             assert found.pid == tree.pid
             assert found.how.startswith(f"pid {tree.pid} (")
             assert found.how.endswith(f"listens on port {tree.port}")
@@ -30,17 +33,17 @@ def test_the_listener_on_a_port_is_found_with_how() -> None:
 
 def test_an_excluded_listener_is_never_taken() -> None:
     with serving_tree() as tree:
-        found = find_listener(tree.port, exclude=(tree.pid,))
+        found = find_listener(tree.port, MARKERS, exclude=(tree.pid,))
         assert found.pid is None
         assert found.how == f"only processes left aside listen on port {tree.port}"
-        walked = find_listener(tree.port, exclude=(tree.pid,), table=lambda port: None)
+        walked = find_listener(tree.port, MARKERS, exclude=(tree.pid,), table=lambda port: None)
         assert walked.pid is None
         assert walked.how == f"no process readable by this user listens on port {tree.port}"
 
 
 def test_nothing_listening_says_so() -> None:
     port = free_port()
-    found = find_listener(port)
+    found = find_listener(port, MARKERS)
     assert found.pid is None and str(port) in found.how
 
 

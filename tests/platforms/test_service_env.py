@@ -10,6 +10,9 @@ from vibey_gh.platforms.service_env import (
     service_environment,
 )
 
+# the systemd unit of the Ollama service (the Ollama kind names it)
+UNIT = "ollama"
+
 NAMES = ("OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION")
 SYSTEMCTL = ("systemctl", "show", "ollama", "-p", "Environment")
 
@@ -29,7 +32,7 @@ def test_linux_reads_only_the_named_variables_from_the_unit(
     run = CannedCommandRunner(
         {SYSTEMCTL: (0, fixture("linux_systemctl_show_ollama_environment.txt"))}
     )
-    found = service_environment("linux", run, NAMES)
+    found = service_environment("linux", run, NAMES, UNIT)
     assert found.values == {
         "OLLAMA_NUM_PARALLEL": "4",
         "OLLAMA_FLASH_ATTENTION": "1",
@@ -43,12 +46,12 @@ def test_a_unit_without_environment_is_read_as_nothing_set(fixture: Callable[[st
     run = CannedCommandRunner(
         {SYSTEMCTL: (0, fixture("linux_systemctl_show_ollama_environment_empty.txt"))}
     )
-    found = service_environment("linux", run, NAMES)
+    found = service_environment("linux", run, NAMES, UNIT)
     assert found.values == {} and found.missing is None
 
 
 def test_no_systemd_is_a_missing_reading_with_its_reason() -> None:
-    found = service_environment("linux", CannedCommandRunner({SYSTEMCTL: (1, "")}), NAMES)
+    found = service_environment("linux", CannedCommandRunner({SYSTEMCTL: (1, "")}), NAMES, UNIT)
     assert found.values == {}
     assert found.missing == "`systemctl show ollama -p Environment` exited 1"
 
@@ -67,16 +70,16 @@ def test_macos_asks_launchctl_for_each_variable(fixture: Callable[[str], str]) -
             ("launchctl", "getenv", "OLLAMA_FLASH_ATTENTION"): (0, ""),
         }
     )
-    found = service_environment("darwin", run, NAMES)
+    found = service_environment("darwin", run, NAMES, UNIT)
     assert found.values == {"OLLAMA_NUM_PARALLEL": "2", "OLLAMA_KV_CACHE_TYPE": "q8_0"}
     assert found.source == "launchctl getenv" and found.missing is None
     assert [call[2] for call in run.calls] == list(NAMES)
 
 
 def test_no_launchctl_and_other_platforms_say_why() -> None:
-    assert service_environment("darwin", CannedCommandRunner(), NAMES).missing == (
+    assert service_environment("darwin", CannedCommandRunner(), NAMES, UNIT).missing == (
         "launchctl not found"
     )
-    assert service_environment("win32", CannedCommandRunner(), NAMES).missing == (
+    assert service_environment("win32", CannedCommandRunner(), NAMES, UNIT).missing == (
         "unsupported platform: win32"
     )

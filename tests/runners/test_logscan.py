@@ -6,15 +6,10 @@ import pytest
 
 from tests.support.runners import log_lines
 from vibey_gh.errors import BadInput
-from vibey_gh.runners.logscan import (
-    EVENT_KINDS,
-    LLAMA_CPP_PATTERNS,
-    OLLAMA_PATTERNS,
-    PATTERNS_BY_RUNNER,
-    LogEvent,
-    LogTail,
-    scan_lines,
-)
+from vibey_gh.runners.llamacpp.log_lines import LLAMA_CPP_PATTERNS
+from vibey_gh.runners.log_patterns import EVENT_KINDS, LogEvent
+from vibey_gh.runners.logscan import LogTail, patterns_for, scan_lines
+from vibey_gh.runners.ollama.log_lines import OLLAMA_PATTERNS
 
 LOGS = {
     "embedded_2x1024.log": "embedded",
@@ -44,7 +39,7 @@ def test_every_pattern_matches_a_line_of_a_recorded_log() -> None:
     matched: set[str] = set()
     for name, runner in LOGS.items():
         for line in log_lines(name):
-            matched.update(p.name for p in PATTERNS_BY_RUNNER[runner] if p.event(line, 1))
+            matched.update(p.name for p in patterns_for(runner) if p.event(line, 1))
     every = {p.name for p in LLAMA_CPP_PATTERNS + OLLAMA_PATTERNS}
     assert every - matched == set()
     assert {p.kind for p in LLAMA_CPP_PATTERNS + OLLAMA_PATTERNS} <= set(EVENT_KINDS)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from tests.support.ports import free_port
 from tests.support.runners import Recorded, recorded, serve_recorded
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch, NoWatch, OllamaWatch
+from vibey_gh.runners.llamacpp.watch import LlamaServerWatch, NoWatch
+from vibey_gh.runners.ollama.watch import OllamaWatch
 
 
 def test_ollama_with_a_model_loaded_is_busy() -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.ports import free_port
-from vibey_gh.interfaces.slots_interface import ChatSettings, Runner, RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.lanes.tools import tool_definitions
+from vibey_gh.runners.contract import Runner, RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
 from vibey_gh.state import StateLayout

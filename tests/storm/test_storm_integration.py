@@ -18,8 +18,9 @@ import pytest
 
 from tests.support.ports import free_port
 from vibey_gh.config import load_config
-from vibey_gh.interfaces.slots_interface import RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.lanes.records import FINISHED_STATUSES, iter_records, read_record
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.gate.allowed import decide_allowed

@@ -19,14 +19,8 @@ from tests.support.ports import free_port
 from tests.support.progress import Recorder
 from vibey_gh.config import LocalModels
 from vibey_gh.files import leftover_temp_files
-from vibey_gh.interfaces.slots_interface import (
-    ChatSettings,
-    Runner,
-    RunnerInfo,
-    RunnerLaunch,
-    RunningRunner,
-    TurnResult,
-)
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
+from vibey_gh.runners.contract import Runner, RunningRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome

@@ -23,7 +23,7 @@ from stress_support import (
 )
 
 from tests.support.progress import Recorder
-from vibey_gh.interfaces.slots_interface import Runner
+from vibey_gh.runners.contract import Runner
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds

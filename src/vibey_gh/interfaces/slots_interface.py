@@ -2,7 +2,9 @@
 
 Every platform and runner detail lives behind one of these. Implementations sit in
 `platforms/` and `runners/`; `platforms/probes.py` is the one place that names an OS and
-`runners/registry.py` the one place that names a runner kind.
+`runners/registry.py` the one place that names a runner kind. The runner protocols themselves
+(a kind, a started runner, a chat client, a production watch) are in `runners/contract.py`;
+the data they exchange that code below `runners/` needs too is here.
 
 The result types that `slots allowed` needs live in small modules beside this one (`identity`,
 `samples`, `turns`) and are re-exported here. Code on that command's path imports them from
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 from .identity import Accelerator, DeviceFacts, RunnerInfo
 from .samples import GpuMemory, MemorySample
@@ -35,12 +37,9 @@ __all__ = [
     "MemorySample",
     "PlannedAction",
     "ProductionState",
-    "ProductionWatch",
-    "Runner",
     "RunnerInfo",
     "RunnerLaunch",
     "RunnerParallelism",
-    "RunningRunner",
     "ToolCall",
     "TurnResult",
 ]
@@ -94,45 +93,6 @@ class RunnerLaunch:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-@runtime_checkable
-class RunningRunner(Protocol):
-    """A started runner.
-
-    Lifecycle: Runner.start() -> wait_ready() -> preload() -> chat()* -> stop().
-    """
-
-    base_url: str
-    log_path: Path
-
-    @property
-    def pid(self) -> int | None: ...
-
-    def wait_ready(self, timeout_s: float = 120.0) -> None: ...
-
-    def preload(self) -> float:
-        """Load the model before the clock starts; return the seconds it took."""
-        ...
-
-    def chat(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        settings: ChatSettings,
-    ) -> TurnResult: ...
-
-    def info(self) -> RunnerInfo: ...
-
-    def stop(self) -> None: ...
-
-
-class Runner(Protocol):
-    """A runner kind that can start a server of its own (the calibration runner)."""
-
-    kind: str
-
-    def start(self, launch: RunnerLaunch) -> RunningRunner: ...
-
-
 @dataclass(frozen=True)
 class ProductionState:
     """Whether the production runner holds a model right now.
@@ -146,10 +106,6 @@ class ProductionState:
     models: tuple[str, ...] = ()
     version: str | None = None
     reason: str | None = None
-
-
-class ProductionWatch(Protocol):
-    def poll(self) -> ProductionState: ...
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,14 +85,15 @@ def production_port(url: str, default_port: int) -> int:
 class ProductionFootprint:
     """Reads production's footprint (see the module's note). `default_port`: where production
     listens when its URL names no port; `process_names`: what its process may be called (both
-    the runner kind's). `exclude` gives pids never taken for production: the calibration
-    runner's tree and this process."""
+    the runner kind's); `markers`: what marks a model runner's process of any kind. `exclude`
+    gives pids never taken for production: the calibration runner's tree and this process."""
 
     def __init__(
         self,
         production_url: str,
         default_port: int,
         process_names: Sequence[str],
+        markers: Sequence[str],
         family: str,
         gpus: GpuProcessSource | None,
         clock: Clock = SYSTEM_CLOCK,
@@ -102,6 +103,7 @@ class ProductionFootprint:
         self._url = production_url
         self._default_port = default_port
         self._process_names = tuple(process_names)
+        self._markers = tuple(markers)
         self._family = family
         self._gpus = gpus
         self._clock = clock
@@ -120,7 +122,9 @@ class ProductionFootprint:
             return
         self._searched_at = now
         port = production_port(self._url, self._default_port)
-        listener = find_listener(port, self._process_names, exclude=set(self._exclude()))
+        listener = find_listener(
+            port, self._markers, self._process_names, exclude=set(self._exclude())
+        )
         self._root, self._how = listener.pid, listener.how
 
     def read(self) -> FootprintReading:

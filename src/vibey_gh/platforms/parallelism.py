@@ -136,7 +136,8 @@ class SystemdParallelism:
         self,
         run: CommandRunner,
         root: Path = Path("/"),
-        unit: str = "ollama",
+        *,
+        unit: str,
         writable: Callable[[Path], bool] = can_write,
         settings: Mapping[str, str] | None = None,
     ) -> None:

@@ -149,19 +149,23 @@ class PlatformProbes:
         production_url: str,
         default_port: int,
         process_names: Sequence[str] = (),
+        markers: Sequence[str] = (),
         clock: Clock = SYSTEM_CLOCK,
     ) -> ProductionFootprint:
         """What the production runner's process tree holds on this machine, read per call.
-        `default_port` and `process_names` are the runner kind's (`runners.contract`)."""
+        `default_port` and `process_names` are the runner kind's, `markers` every kind's
+        (`runners.registry.runner_markers`)."""
         from .footprint import ProductionFootprint
 
         return ProductionFootprint(
-            production_url, default_port, process_names, self.platform, self.gpus, clock
+            production_url, default_port, process_names, markers, self.platform, self.gpus, clock
         )
 
-    def service_parallelism(self, settings: Mapping[str, str] | None = None) -> RunnerParallelism:
+    def service_parallelism(
+        self, unit: str, settings: Mapping[str, str] | None = None
+    ) -> RunnerParallelism:
         """How to give an Ollama service N slots of W tokens, and the other `settings` it was
-        measured with, on this platform: the macOS app, a systemd unit, else a note for the
+        measured with, on this platform: the macOS app, the systemd `unit`, else a note for the
         operator."""
         from .parallelism import (
             CONTEXT_LENGTH,
@@ -174,7 +178,7 @@ class PlatformProbes:
         if self.platform == "darwin":
             return MacOSAppParallelism(self.run, settings=settings)
         if self.platform == "linux" and (self.root / SYSTEMD_BOOTED).is_dir():
-            return SystemdParallelism(self.run, self.root, settings=settings)
+            return SystemdParallelism(self.run, self.root, unit=unit, settings=settings)
         why = (
             "this host does not run systemd, so no drop-in is written"
             if self.platform == "linux"

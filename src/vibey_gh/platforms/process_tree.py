@@ -21,9 +21,6 @@ from dataclasses import dataclass
 
 import psutil
 
-# Substrings of a process name or command line that mark a model runner.
-RUNNER_MARKERS = ("llama-server", "ollama", "vibey_gh.runners.llamacpp.embedded", "vibey-gh")
-
 
 @dataclass(frozen=True)
 class Listener:
@@ -84,16 +81,18 @@ def machine_listeners(port: int) -> set[int | None] | None:
 
 def find_listener(
     port: int,
+    markers: Sequence[str],
     expected_names: Sequence[str] = (),
     exclude: Iterable[int] = (),
-    markers: Sequence[str] = RUNNER_MARKERS,
     sockets: Callable[[psutil.Process, int], bool | None] | None = None,
     table: Callable[[int], set[int | None] | None] = machine_listeners,
 ) -> Listener:
     """The process listening on `port`: from the machine's socket table where this user may
     read it (Linux), else process by process, runners (by name) first.
 
-    `expected_names`: names the production runner's process may carry (e.g. "ollama"); when
+    `markers`: substrings of a process name or command line that mark a model runner of any
+    kind (the runner kinds say theirs); those processes are searched first.
+    `expected_names`: names the production runner's process may carry (its kind's); when
     its sockets are unreadable and exactly one such process runs, it is taken, and `how` says
     so. `exclude`: pids never taken (the calibration runner's tree, this process).
     `sockets` / `table`: a process's listening state (None when unreadable) and the machine's

@@ -2,8 +2,9 @@
 
 The macOS app inherits variables set with `launchctl setenv` (read back one at a time with
 `launchctl getenv NAME`, which prints the value, or nothing for an unset one); the Linux
-install runs `ollama serve` from the systemd unit `ollama`, whose `Environment=` lines (unit
-file and drop-ins together) `systemctl show ollama -p Environment` prints on one line:
+install runs `ollama serve` from a systemd unit (`ollama`; the Ollama kind names it), whose
+`Environment=` lines (unit file and drop-ins together) `systemctl show UNIT -p Environment`
+prints on one line:
 
     Environment=PATH=/usr/bin OLLAMA_HOST=0.0.0.0:11434 "OLLAMA_X=a b"
 
@@ -22,8 +23,6 @@ from .commands import format_argv, read_output
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import CommandRunner
-
-SYSTEMD_UNIT = "ollama"
 
 
 @dataclass(frozen=True)
@@ -64,9 +63,7 @@ def launchctl_environment(run: CommandRunner, names: Iterable[str]) -> ServiceEn
     return ServiceEnvironment(values, "launchctl getenv")
 
 
-def systemd_environment(
-    run: CommandRunner, names: Iterable[str], unit: str = SYSTEMD_UNIT
-) -> ServiceEnvironment:
+def systemd_environment(run: CommandRunner, names: Iterable[str], unit: str) -> ServiceEnvironment:
     argv = ("systemctl", "show", unit, "-p", "Environment")
     source = format_argv(argv)
     out, why = read_output(run, argv)
@@ -81,20 +78,24 @@ def systemd_environment(
 
 
 def service_environment(
-    platform: str, run: CommandRunner, names: Iterable[str]
+    platform: str, run: CommandRunner, names: Iterable[str], unit: str
 ) -> ServiceEnvironment:
-    """The named variables of the production Ollama on `platform` ("darwin", "linux")."""
+    """The named variables of the production Ollama on `platform` ("darwin", "linux"; `unit`:
+    its systemd unit)."""
     if platform == "darwin":
         return launchctl_environment(run, names)
     if platform == "linux":
-        return systemd_environment(run, names)
+        return systemd_environment(run, names, unit)
     return ServiceEnvironment(missing=f"unsupported platform: {platform}")
 
 
-def service_environment_here(names: Iterable[str], timeout_s: float = 5.0) -> ServiceEnvironment:
+def service_environment_here(
+    names: Iterable[str], unit: str, timeout_s: float = 5.0
+) -> ServiceEnvironment:
     """The named variables of this machine's production Ollama (`probes` names the OS; it is
     imported on `slots allowed`'s path already, for the device)."""
     from .commands import SubprocessCommandRunner
     from .probes import this_platform
 
-    return service_environment(this_platform(), SubprocessCommandRunner(timeout_s=timeout_s), names)
+    run = SubprocessCommandRunner(timeout_s=timeout_s)
+    return service_environment(this_platform(), run, names, unit)

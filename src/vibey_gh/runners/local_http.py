@@ -39,6 +39,20 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def names_in(entries: Any, *keys: str) -> tuple[str, ...]:
+    """The first non-empty string under one of `keys` in each object of the list `entries`
+    (a status reply's model list); nothing for anything else."""
+    names: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict):
+            for key in keys:
+                value = entry.get(key)
+                if isinstance(value, str) and value:
+                    names.append(value)
+                    break
+    return tuple(names)
+
+
 def http_get(url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> HttpAnswer:
     """GET `url`; any status is an answer, only no answer at all raises RunnerError."""
     parts = urlsplit(url)

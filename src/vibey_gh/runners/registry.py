@@ -1,57 +1,95 @@
-"""The one place that maps a runner kind's name to its `contract.RunnerKind`.
+"""The one place that maps a runner kind's name to its kind (`contract.RunnerKind`).
 
-Everything a kind knows (default port and URL, who production is, how to watch it, how to set
-its parallelism, its calibration runner, its chat client) is asked of `runner_kind(name)`; the
-functions below are the common questions asked by name. Light enough for `slots allowed` to
-identify production on every decision: the kinds import their adapters only when asked. The
-names alone, which the config reads, are in `interfaces.runner_names`.
+Each kind lives in a folder of its own beside this module and is registered by one line in
+`KINDS`; its name, default port, process names, log lines, settings and wire formats are all
+its own. Everything a kind knows is asked of `runner_kind(name)`; the functions below are the
+common questions asked by name. Light enough for `slots allowed` to identify production on
+every decision (the config reads the names here too): the kinds import their adapters only
+when asked.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..interfaces.runner_names import DEFAULT_RUNNER as DEFAULT_RUNNER
-from ..interfaces.runner_names import RUNNER_NAMES as RUNNER_NAMES
-from .llamacpp.kinds import EmbeddedKind, LlamaServerKind, OllamaKind, SimulatedKind
+from .llamacpp.kinds import EmbeddedKind, LlamaServerKind
+from .ollama.kind import OllamaKind
+from .simulated.kind import SimulatedKind
 
 if TYPE_CHECKING:
-    from ..config import LocalModels, SimulatedModel
     from ..interfaces.identity import RunnerInfo
-    from ..interfaces.slots_interface import ProductionWatch, Runner
     from ..state import StateLayout
-    from .contract import ChatClient, RunnerKind
-    from .ollama.settings import EnvironmentReader
+    from .contract import (
+        ChatClient,
+        EnvironmentReader,
+        ProductionSettings,
+        ProductionWatch,
+        Runner,
+        RunnerConfig,
+        RunnerKind,
+    )
+    from .log_patterns import LogPattern
+    from .simulated.settings import SimulatedModel
 
-_KINDS: dict[str, RunnerKind] = {
-    kind.name: kind for kind in (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
-}
+# One line per kind, in the order the names are listed to a user.
+KINDS: tuple[RunnerKind, ...] = (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
+# the kind a config without `runner` (and `calibrate --demo` without --runner) uses
+DEFAULT_KIND: RunnerKind = KINDS[0]
+
+# the names, for what is built once at import (the command line's choices)
+RUNNER_NAMES: tuple[str, ...] = tuple(kind.name for kind in KINDS)
+DEFAULT_RUNNER = DEFAULT_KIND.name
+# What marks a process as a model runner, beside the kinds' own process names: this package's
+# command (`vibey-gh runner serve` starts the kinds this package serves).
+PACKAGE_COMMAND = "vibey-gh"
 
 
 def runner_kind(name: str) -> RunnerKind:
     """The kind named `name`; BadInput naming the valid kinds otherwise."""
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise BadInput(
-            f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}"
-        ) from None
+    for kind in KINDS:
+        if kind.name == name:
+            return kind
+    raise BadInput(f"unknown runner {name!r}; valid runners: {', '.join(registered_names())}")
 
 
 def registered_names() -> tuple[str, ...]:
-    """The names of the kinds registered here, in order (the same as `RUNNER_NAMES`)."""
-    return tuple(_KINDS)
+    """The names of the kinds registered here, in order."""
+    return tuple(kind.name for kind in KINDS)
 
 
 def check_kind(name: str) -> str:
     return runner_kind(name).name
 
 
+def default_production_url(name: str) -> str:
+    """Where production of kind `name` listens when the config names no production_url."""
+    return runner_kind(name).default_production_url
+
+
+def runner_markers() -> tuple[str, ...]:
+    """Substrings of a process name or command line that mark a model runner of any kind."""
+    names = [marker for kind in KINDS for marker in kind.process_names]
+    return (*dict.fromkeys(names), PACKAGE_COMMAND)
+
+
+def package_runner_modules() -> tuple[str, ...]:
+    """The modules this package runs its own kinds' servers as (`python -m MODULE`)."""
+    return tuple(
+        marker for kind in KINDS if kind.calibrates_this_package for marker in kind.process_names
+    )
+
+
+def log_patterns(name: str) -> tuple[LogPattern, ...]:
+    """The table the logs of the kind named `name` are read with."""
+    return runner_kind(name).log_patterns()
+
+
 def runner_for(
     kind: str,
     state: StateLayout | None = None,
-    config: LocalModels | None = None,
+    config: RunnerConfig | None = None,
     simulated: SimulatedModel | None = None,
 ) -> Runner:
     """The Runner that starts servers of `kind`, with `config`'s production settings (its
@@ -61,7 +99,7 @@ def runner_for(
 
 
 def identify_production(
-    config: LocalModels,
+    config: RunnerConfig,
     state: StateLayout | None = None,
     read_environment: EnvironmentReader | None = None,
 ) -> RunnerInfo:
@@ -76,7 +114,46 @@ def identify_production(
     return runner_kind(config.runner).identify_production(config, state, read_environment)
 
 
-def production_watch(config: LocalModels) -> ProductionWatch:
+def production_settings(
+    config: RunnerConfig, read_environment: EnvironmentReader | None = None
+) -> ProductionSettings:
+    """The settings of `config`'s production runner that its evidence is keyed to."""
+    return runner_kind(config.runner).production_settings(config, read_environment)
+
+
+def measured_settings(
+    config: RunnerConfig,
+    measured: Mapping[str, Any],
+    read_environment: EnvironmentReader | None = None,
+) -> dict[str, Any]:
+    """The config changes that give production back the settings the evidence recorded."""
+    return runner_kind(config.runner).measured_settings(measured, read_environment)
+
+
+def production_drift(config: RunnerConfig) -> list[str]:
+    """Where production's own settings differ from the config; nothing when it does not say."""
+    return runner_kind(config.runner).production_drift(config)
+
+
+def calibration_binary_version(
+    config: RunnerConfig, environ: Mapping[str, str] | None = None
+) -> tuple[str, str | None]:
+    """The calibration binary's path and version (None: its --version names none), reading
+    no model; RunnerNotFound / RunnerError / BadInput when it cannot be found or run."""
+    return runner_kind(config.runner).calibration_version(config, environ)
+
+
+def identify_calibration_binary(
+    config: RunnerConfig,
+    state: StateLayout | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunnerInfo:
+    """The calibration runner's identity from its binary and the model store, starting no
+    server. The embedded runner is the installed package: the same as production's."""
+    return runner_kind(config.runner).identify_calibration(config, state, environ)
+
+
+def production_watch(config: RunnerConfig) -> ProductionWatch:
     """Ollama is watched through /api/ps; the llama.cpp kinds (and the simulated runner, which
     speaks their API) through /health and /slots."""
     return watch_url(config.runner, config.production)

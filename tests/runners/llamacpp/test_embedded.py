@@ -25,9 +25,9 @@ from vibey_gh.interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
     ChatSettings,
     RunnerLaunch,
-    RunningRunner,
     TurnResult,
 )
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner, child_argv
 from vibey_gh.runners.llamacpp.models import default_model_path
 from vibey_gh.runners.llamacpp.versions import require_embedded

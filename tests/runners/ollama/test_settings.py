@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from vibey_gh.config import LocalModels
-from vibey_gh.runners.ollama.settings import (
-    ProductionSettings,
-    calibration_base_env,
-    production_settings,
-)
+from vibey_gh.runners.contract import ProductionSettings
+from vibey_gh.runners.ollama.settings import calibration_base_env
+from vibey_gh.runners.registry import production_settings
 
 SHELL = {
     "HOME": "/Users/me",

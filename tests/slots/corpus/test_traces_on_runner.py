@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
-from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool

@@ -25,10 +25,10 @@ from vibey_gh.interfaces.slots_interface import (
     ProductionState,
     RunnerInfo,
     RunnerLaunch,
-    RunningRunner,
     ToolCall,
     TurnResult,
 )
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.evidence.requests import request_path, write_request
 from vibey_gh.slots.evidence.store import load_evidence

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from tests.support.slot_builders import answer
-from vibey_gh.interfaces.slots_interface import ChatSettings, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.interfaces.turns import TurnResult
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.slots.corpus.turns import Segment, Turn
 from vibey_gh.slots.measurement.replay import replay_corpus
 

@@ -13,7 +13,8 @@ import pytest
 
 from tests.support.ports import free_port
 from tests.support.simulated import simulated_config
-from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.corpus.turns import Segment, Turn
 from vibey_gh.slots.judging.records import TurnRecord

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...config import LocalModels
 from ...errors import RunnerError, RunnerNotFound
+from ..contract import RunnerConfig
 from ..local_http import as_dict, http_get
 from .identify import slots_from_props
 
@@ -24,7 +24,7 @@ def window_from_props(props: Any) -> int | None:
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) else None
 
 
-def props_drift(config: LocalModels, props: Any, model_path: Path | None) -> list[str]:
+def props_drift(config: RunnerConfig, props: Any, model_path: Path | None) -> list[str]:
     """Differences between a /props answer and `config`, as short phrases."""
     differences = []
     slots = slots_from_props(props)
@@ -41,11 +41,9 @@ def props_drift(config: LocalModels, props: Any, model_path: Path | None) -> lis
     return differences
 
 
-def production_drift(config: LocalModels) -> list[str]:
+def production_drift(config: RunnerConfig) -> list[str]:
     """What production's /props says that differs from the config; nothing when production
-    does not say (not running, not llama-server)."""
-    if config.runner != "llama-server":
-        return []
+    does not say (not running)."""
     from .models import resolve_gguf
 
     try:

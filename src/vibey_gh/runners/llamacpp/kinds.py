@@ -1,52 +1,42 @@
-"""The four runner kinds, each one `contract.RunnerKind`; `registry` names them.
+"""The llama.cpp kinds, embedded and llama-server, each one `contract.RunnerKind`; `registry`
+names them. The simulated kind speaks the same API and builds on `LlamaCppFamily` too.
 
 Light on purpose: `slots allowed` identifies production through these on every decision, so
 every adapter (httpx, llama.cpp, process handling) is imported inside the method that needs it.
-Each kind's default port comes from `interfaces.runner_names`, which the config reads too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ...interfaces.runner_names import DEFAULT_PORTS, default_production_url
+from ..contract import OK, Check, RunnerKind
 
 if TYPE_CHECKING:
-    from ...config import LocalModels, SimulatedModel
     from ...interfaces.identity import RunnerInfo
-    from ...interfaces.slots_interface import ProductionWatch, Runner, RunnerParallelism
+    from ...interfaces.slots_interface import RunnerParallelism
     from ...platforms.probes import PlatformProbes
     from ...state import StateLayout
-    from ..contract import ChatClient
-    from ..ollama.settings import EnvironmentReader
+    from ..contract import (
+        ChatClient,
+        EnvironmentReader,
+        ProductionSettings,
+        ProductionWatch,
+        Runner,
+        RunnerConfig,
+    )
+    from ..log_patterns import LogPattern
+    from ..simulated.settings import SimulatedModel
+
+# Where a production of this family listens when production_url names no port.
+LLAMA_CPP_PORT = 8080
 
 
-def port_of(production_url: str | None, default_port: int) -> int:
-    """The port `production_url` names, else `default_port`."""
-    if not production_url:
-        return default_port
-    try:
-        return urlsplit(production_url).port or default_port
-    except ValueError:
-        return default_port
-
-
-class _LlamaCppFamily:
+class LlamaCppFamily(RunnerKind):
     """What the kinds speaking llama.cpp's HTTP API share: watched through /health and /slots,
-    chatted with over the OpenAI-compatible API, a GGUF file for a model."""
+    chatted with over the OpenAI-compatible API, a GGUF file for a model, llama.cpp's log."""
 
-    name = ""
-    default_port = 0
-    process_names: tuple[str, ...] = ()
-    calibrates_this_package = False
-
-    @property
-    def default_production_url(self) -> str:
-        return default_production_url(self.name)
-
-    def production_port(self, production_url: str | None) -> int:
-        return port_of(production_url, self.default_port)
+    default_port = LLAMA_CPP_PORT
 
     def watch(self, base_url: str) -> ProductionWatch:
         from .watch import LlamaServerWatch
@@ -58,7 +48,12 @@ class _LlamaCppFamily:
 
         return OpenAIChatClient(base_url, runner_name=self.name)
 
-    def model_file_bytes(self, config: LocalModels) -> int | None:
+    def log_patterns(self) -> tuple[LogPattern, ...]:
+        from .log_lines import LLAMA_CPP_PATTERNS
+
+        return LLAMA_CPP_PATTERNS
+
+    def model_file_bytes(self, config: RunnerConfig) -> int | None:
         from ...errors import RunnerNotFound
         from .models import resolve_gguf
 
@@ -67,7 +62,20 @@ class _LlamaCppFamily:
         except (RunnerNotFound, OSError):
             return None  # starting the runner says what is wrong with the model
 
-    def _serve_again(self, config: LocalModels) -> RunnerParallelism:
+    def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
+        from ...errors import RunnerNotFound
+        from ..contract import FAIL
+        from .models import resolve_gguf
+
+        try:
+            path = resolve_gguf(config.model)
+        except RunnerNotFound as exc:
+            return Check(
+                "model", FAIL, str(exc), "set [local_models] model to a GGUF file (or --model PATH)"
+            )
+        return Check("model", OK, str(path))
+
+    def serve_again(self, config: RunnerConfig) -> RunnerParallelism:
         """This package's `runner serve` is how production of this kind is restarted."""
         from ...platforms.parallelism import ManualParallelism
 
@@ -92,17 +100,18 @@ class _LlamaCppFamily:
         )
 
 
-class EmbeddedKind(_LlamaCppFamily):
+class EmbeddedKind(LlamaCppFamily):
     """llama.cpp inside this package (xllamacpp), served by `vibey-gh runner serve`."""
 
     name = "embedded"
-    default_port = DEFAULT_PORTS[name]
-    process_names = ("vibey_gh.runners.llamacpp.embedded",)
+    # the runner's module; the second is where an earlier version of this package kept it, so
+    # a production (or an orphan) started by that version is still recognised
+    process_names = ("vibey_gh.runners.llamacpp.embedded", "vibey_gh.runners.embedded")
     calibrates_this_package = True
 
     def identify_production(
         self,
-        config: LocalModels,
+        config: RunnerConfig,
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
@@ -110,13 +119,39 @@ class EmbeddedKind(_LlamaCppFamily):
 
         return identify_embedded(config, state)
 
-    def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
-        return self._serve_again(config)
+    def identify_calibration(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> RunnerInfo:
+        from .identify import gguf_identity
+        from .versions import embedded_version
+
+        return gguf_identity(config, embedded_version(), state)
+
+    def installed_check(self) -> Check | None:
+        import importlib.util
+
+        from ..contract import FAIL
+
+        name = "calibration runner"
+        if importlib.util.find_spec("xllamacpp") is None:
+            return Check(
+                name,
+                FAIL,
+                "the embedded runner needs xllamacpp, which is not installed",
+                "pip install 'vibey-gh[embedded]' (pipx: pipx inject vibey-gh xllamacpp)",
+            )
+        return Check(name, OK, "embedded llama.cpp (xllamacpp) installed")
+
+    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
+        return self.serve_again(config)
 
     def calibration_runner(
         self,
         state: StateLayout | None = None,
-        config: LocalModels | None = None,
+        config: RunnerConfig | None = None,
         simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .embedded import EmbeddedRunner
@@ -124,16 +159,15 @@ class EmbeddedKind(_LlamaCppFamily):
         return EmbeddedRunner(state)
 
 
-class LlamaServerKind(_LlamaCppFamily):
+class LlamaServerKind(LlamaCppFamily):
     """llama.cpp's own server binary, from the config or PATH."""
 
     name = "llama-server"
-    default_port = DEFAULT_PORTS[name]
     process_names = ("llama-server",)
 
     def identify_production(
         self,
-        config: LocalModels,
+        config: RunnerConfig,
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
@@ -141,13 +175,55 @@ class LlamaServerKind(_LlamaCppFamily):
 
         return identify_llama_server(config, state)
 
-    def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
+    def production_settings(
+        self, config: RunnerConfig, read_environment: EnvironmentReader | None = None
+    ) -> ProductionSettings:
+        from .settings import runner_args_settings
+
+        return runner_args_settings(config.runner_args)
+
+    def measured_settings(
+        self, measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
+    ) -> dict[str, Any]:
+        from .settings import measured_runner_args
+
+        return measured_runner_args(measured)
+
+    def production_drift(self, config: RunnerConfig) -> list[str]:
+        from .drift import production_drift
+
+        return production_drift(config)
+
+    def calibration_version(
+        self, config: RunnerConfig, environ: Mapping[str, str] | None = None
+    ) -> tuple[str, str | None]:
+        from ..process import find_executable
+        from .binary import check_runner_args, llama_server_version
+
+        binary = find_executable(config.runner_binary, self.name)
+        return binary, llama_server_version(check_runner_args(binary, config.runner_args))
+
+    def identify_calibration(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> RunnerInfo:
+        from .identify import gguf_identity
+
+        binary, version = self.calibration_version(config, environ)
+        info = gguf_identity(config, version, state, self.production_settings(config))
+        if version is None:
+            info.missing["version"] = f"`{binary} --version` did not name a build"
+        return info
+
+    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
         from ...errors import RunnerNotFound
         from ...platforms.parallelism import ManualParallelism
         from .models import resolve_gguf
 
         port = self.production_port(config.production)
-        binary = config.runner_binary or "llama-server"
+        binary = config.runner_binary or self.name
         try:
             model = str(resolve_gguf(config.model))
         except RunnerNotFound:
@@ -177,100 +253,9 @@ class LlamaServerKind(_LlamaCppFamily):
     def calibration_runner(
         self,
         state: StateLayout | None = None,
-        config: LocalModels | None = None,
+        config: RunnerConfig | None = None,
         simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .llama_server import LlamaServerRunner
 
         return LlamaServerRunner(state, runner_args=config.runner_args if config else ())
-
-
-class SimulatedKind(_LlamaCppFamily):
-    """llama-server's API over a capacity model, served by this package."""
-
-    name = "simulated"
-    default_port = DEFAULT_PORTS[name]
-    process_names = ("vibey_gh.runners.simulated.server",)
-    calibrates_this_package = True
-
-    def identify_production(
-        self,
-        config: LocalModels,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
-        from ..simulated.model import simulated_identity
-
-        return simulated_identity(config.simulated)
-
-    def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
-        return self._serve_again(config)
-
-    def calibration_runner(
-        self,
-        state: StateLayout | None = None,
-        config: LocalModels | None = None,
-        simulated: SimulatedModel | None = None,
-    ) -> Runner:
-        from ..simulated.runner import SimulatedRunner
-
-        return SimulatedRunner(simulated or (config.simulated if config else None), state)
-
-
-class OllamaKind:
-    """Ollama: watched through /api/ps, chatted with over /api/chat, models by name."""
-
-    name = "ollama"
-    default_port = DEFAULT_PORTS[name]
-    process_names = ("ollama",)
-    calibrates_this_package = False
-
-    @property
-    def default_production_url(self) -> str:
-        return default_production_url(self.name)
-
-    def production_port(self, production_url: str | None) -> int:
-        return port_of(production_url, self.default_port)
-
-    def identify_production(
-        self,
-        config: LocalModels,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
-        from .identify import identify_ollama_production
-
-        return identify_ollama_production(config, read_environment)
-
-    def watch(self, base_url: str) -> ProductionWatch:
-        from .watch import OllamaWatch
-
-        return OllamaWatch(base_url)
-
-    def parallelism(self, config: LocalModels, probes: PlatformProbes) -> RunnerParallelism:
-        # the Ollama service's environment: the macOS app, a systemd unit, else a note; with
-        # the configured runner_env's capacity variables, which the evidence was measured with
-        from ..ollama.settings import measured_variables
-
-        return probes.service_parallelism(measured_variables(config.runner_env or {}))
-
-    def calibration_runner(
-        self,
-        state: StateLayout | None = None,
-        config: LocalModels | None = None,
-        simulated: SimulatedModel | None = None,
-    ) -> Runner:
-        from ..ollama.runner import OllamaRunner
-        from ..ollama.settings import production_settings
-
-        settings = production_settings(config) if config is not None else None
-        return OllamaRunner(settings=settings)
-
-    def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from ..ollama.runner import OllamaChatClient
-
-        return OllamaChatClient(base_url, model)
-
-    def model_file_bytes(self, config: LocalModels) -> int | None:
-        """None: Ollama's named models are placed by Ollama itself (and unloaded when idle)."""
-        return None

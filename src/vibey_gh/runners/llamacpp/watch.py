@@ -1,4 +1,5 @@
-"""Is the production runner holding (or busy with) a model right now? Polled once a second.
+"""Is a llama.cpp server (or the simulated runner, which speaks its API) busy right now?
+Polled once a second.
 
 A calibration step taken while production works is not clean (design §5, Clean steps). Each
 poll is one or two short GETs with a timeout of at most a second; a production runner that does
@@ -7,51 +8,11 @@ not answer is reported as unreachable and not busy, with the reason.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import RunnerError
 from ...interfaces.slots_interface import ProductionState
-from ..local_http import HttpAnswer, http_get
+from ..local_http import HttpAnswer, http_get, names_in
 
 POLL_TIMEOUT_S = 1.0
-
-
-def _names(entries: Any, *keys: str) -> tuple[str, ...]:
-    names: list[str] = []
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict):
-            for key in keys:
-                value = entry.get(key)
-                if isinstance(value, str) and value:
-                    names.append(value)
-                    break
-    return tuple(names)
-
-
-class OllamaWatch:
-    """Ollama holds a model when /api/ps lists one (loading models are listed too)."""
-
-    def __init__(self, base_url: str, timeout_s: float = POLL_TIMEOUT_S) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.timeout_s = min(timeout_s, POLL_TIMEOUT_S)
-
-    def poll(self) -> ProductionState:
-        try:
-            ps = http_get(self.base_url + "/api/ps", self.timeout_s)
-            version_answer = http_get(self.base_url + "/api/version", self.timeout_s)
-        except RunnerError as exc:
-            return ProductionState(reachable=False, busy=False, reason=str(exc))
-        version = version_answer.json_object().get("version")
-        version = version if isinstance(version, str) else None
-        if ps.status != 200:
-            return ProductionState(
-                reachable=True,
-                busy=None,
-                version=version,
-                reason=f"{self.base_url}/api/ps answered {ps.status}",
-            )
-        models = _names(ps.json_object().get("models"), "name", "model")
-        return ProductionState(reachable=True, busy=bool(models), models=models, version=version)
 
 
 class LlamaServerWatch:
@@ -73,7 +34,7 @@ class LlamaServerWatch:
             answer = self._get("/v1/models")
         except RunnerError:
             return ()
-        return _names(answer.json_object().get("data"), "id") if answer.status == 200 else ()
+        return names_in(answer.json_object().get("data"), "id") if answer.status == 200 else ()
 
     def poll(self) -> ProductionState:
         try:

@@ -40,7 +40,7 @@ from ...interfaces.slots_interface import (
     TurnResult,
 )
 from ..cancel import cancel_connections_to
-from ..llamacpp.identify import identify_ollama
+from ..contract import ProductionSettings
 from ..llamacpp.openai_api import (
     answered_turn,
     chunk_object,
@@ -55,7 +55,8 @@ from ..local_http import as_dict
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..streaming import post_streamed_turn
 from ..watchdog import watched_argv
-from .settings import ProductionSettings, calibration_base_env
+from .identify import identify_ollama
+from .settings import calibration_base_env
 
 KIND = "ollama"
 BINARY = "ollama"

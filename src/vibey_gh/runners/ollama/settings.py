@@ -1,13 +1,10 @@
-"""Production's own runner settings: what the calibration runner mirrors and the fingerprint
-holds, so evidence measured with other settings never answers for these.
+"""Ollama's own settings: what the calibration runner mirrors and the fingerprint holds, so
+evidence measured with other settings never answers for these.
 
-llama-server: the config's `runner_args` (flash attention, KV cache types, GPU layers, batch
-sizes, …), passed to every calibration step after the arguments the tool owns.
-
-Ollama: the config's `runner_env` when given, else the variables production really runs with,
-read from the app's or the unit's environment (`platforms.service_env`). The calibration
-`ollama serve` gets those, OLLAMA_MODELS, and the few variables a program needs to run (HOME,
-PATH, TMPDIR) — never the rest of the shell's environment, which production does not see.
+The config's `runner_env` when given, else the variables production really runs with, read from
+the app's or the unit's environment (`platforms.service_env`). The calibration `ollama serve`
+gets those, OLLAMA_MODELS, and the few variables a program needs to run (HOME, PATH, TMPDIR) —
+never the rest of the shell's environment, which production does not see.
 
 The calibration sets slots, window, address, keep-alive, pruning and log level itself, so
 those variables are read (production's parallelism is what `slots allowed` compares with) but
@@ -16,12 +13,16 @@ are not part of the fingerprint.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...config import LocalModels
+from ..contract import EnvironmentReader, ProductionSettings, RunnerConfig
+
+# what `runner_env` may hold: Ollama's own variables
+RUNNER_ENV_PREFIX = "OLLAMA_"
+# the systemd unit a Linux install runs `ollama serve` from
+SYSTEMD_UNIT = "ollama"
 
 # what decides how much a loaded model takes or how fast it serves (runners.md §2)
 OLLAMA_CAPACITY_VARIABLES = (
@@ -52,61 +53,35 @@ READ_FROM_PRODUCTION = (
 )
 # what any program needs to run at all; none of it changes what a model takes
 PROCESS_VARIABLES = ("HOME", "PATH", "TMPDIR")
-RUNNER_ARGS_KEY = "runner_args"
-
-
-@dataclass(frozen=True)
-class ProductionSettings:
-    """fingerprinted: the settings evidence is keyed to (empty for none). environment: every
-    production variable that was read or configured. source: where they came from. missing:
-    why production's environment could not be read (None when it could, or was configured)."""
-
-    fingerprinted: dict[str, str] = field(default_factory=dict)
-    environment: dict[str, str] = field(default_factory=dict)
-    source: str = ""
-    missing: str | None = None
-
-    @property
-    def serving_slots(self) -> int | None:
-        """OLLAMA_NUM_PARALLEL as Ollama reads it (unset: 1, its default since v0.10)."""
-        if not self.source or self.missing is not None:
-            return None
-        text = self.environment.get(NUM_PARALLEL, "").strip().strip("\"'")
-        if not text:
-            return 1
-        return max(int(text), 1) if text.isdigit() else None
-
-
-EnvironmentReader = Callable[[tuple[str, ...]], tuple[dict[str, str], str, str | None]]
 
 
 def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
     """This machine's production Ollama environment (the platform seam does the reading)."""
     from ...platforms.service_env import service_environment_here
 
-    found = service_environment_here(names)
+    found = service_environment_here(names, SYSTEMD_UNIT)
     return found.values, found.source, found.missing
 
 
-def production_settings(
-    config: LocalModels, read_environment: EnvironmentReader | None = None
-) -> ProductionSettings:
-    """The settings of `config`'s production runner (see the module's docstring)."""
-    if config.runner == "llama-server":
-        if not config.runner_args:
-            return ProductionSettings(source="config runner_args")
-        import shlex
+def serving_slots(environment: Mapping[str, str]) -> int | None:
+    """OLLAMA_NUM_PARALLEL as Ollama reads it (unset: 1, its default since v0.10)."""
+    text = environment.get(NUM_PARALLEL, "").strip().strip("\"'")
+    if not text:
+        return 1
+    return max(int(text), 1) if text.isdigit() else None
 
-        joined = shlex.join(config.runner_args)
-        return ProductionSettings({RUNNER_ARGS_KEY: joined}, source="config runner_args")
-    if config.runner != "ollama":
-        return ProductionSettings()
+
+def production_settings(
+    config: RunnerConfig, read_environment: EnvironmentReader | None = None
+) -> ProductionSettings:
+    """The settings of `config`'s production Ollama (see the module's docstring)."""
     if config.runner_env is not None:
         environment, source, missing = dict(config.runner_env), "config runner_env", None
     else:
         reader = read_environment or read_service_environment
         environment, source, missing = reader(READ_FROM_PRODUCTION)
-    return ProductionSettings(measured_variables(environment), environment, source, missing)
+    slots = serving_slots(environment) if source and missing is None else None
+    return ProductionSettings(measured_variables(environment), environment, source, missing, slots)
 
 
 def measured_variables(environment: Mapping[str, str]) -> dict[str, str]:
@@ -139,23 +114,13 @@ def calibration_base_env(
     return env
 
 
-def with_measured_settings(
-    config: LocalModels,
-    measured: Mapping[str, Any],
-    read_environment: EnvironmentReader | None = None,
-) -> LocalModels:
-    """`config` with production's settings as the evidence recorded them (`measured`, its
-    fingerprint's `runner_settings`), for `slots apply` to give production back: llama-server's
-    runner_args, Ollama's variables. Refused when production runs with an Ollama capacity
-    variable the evidence was not measured with: apply only sets variables, never removes one."""
-    if config.runner == "llama-server":
-        import shlex
-
-        return replace(
-            config, runner_args=tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))
-        )
-    if config.runner != "ollama":
-        return config
+def measured_environment(
+    measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
+) -> dict[str, Any]:
+    """The config change that gives production back the variables the evidence recorded
+    (`measured`, its fingerprint's `runner_settings`), for `slots apply`. Refused when
+    production runs with a capacity variable the evidence was not measured with: apply only
+    sets variables, never removes one."""
     settings = {str(name): str(value) for name, value in measured.items()}
     current, source, missing = (read_environment or read_service_environment)(
         OLLAMA_CAPACITY_VARIABLES
@@ -172,4 +137,4 @@ def with_measured_settings(
             "with, and apply cannot remove a variable: remove it from production's environment, "
             "or calibrate with it (runner_env)"
         )
-    return replace(config, runner_env=settings)
+    return {"runner_env": settings}

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import __version__
-from ...config import SimulatedModel
 from ...interfaces.identity import RunnerInfo
+from .settings import SimulatedModel
 
 KIND = "simulated"
 

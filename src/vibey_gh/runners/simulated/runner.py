@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 from ...clock import SYSTEM_CLOCK, Clock
-from ...config import SimulatedModel
 from ...interfaces.slots_interface import RunnerInfo, RunnerLaunch
 from ...state import StateLayout
 from ..llamacpp.server import LlamaCppServer
@@ -33,6 +32,7 @@ from .model import (
     simulated_identity,
     simulated_version,
 )
+from .settings import SimulatedModel
 
 PARENT_CHECK_S = 1.0
 

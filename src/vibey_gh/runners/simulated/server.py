@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 
-from ...config import SimulatedModel
 from ...guarded import loads_json_bytes
 from ...platforms.stopsignals import StopSignals, wait_until_stopped
 from ..process import LOOPBACK
@@ -33,6 +32,7 @@ from .model import (
     token_work,
     work_seconds,
 )
+from .settings import SimulatedModel
 
 PARENT_CHECK_S = 1.0
 

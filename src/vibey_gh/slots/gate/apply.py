@@ -31,7 +31,7 @@ from ...platforms.probes import PlatformProbes
 from ...runners.registry import runner_kind
 
 if TYPE_CHECKING:
-    from ...runners.ollama.settings import EnvironmentReader
+    from ...runners.contract import EnvironmentReader
 
 MAX_SLOTS = 256
 MIN_WINDOW = 256
@@ -182,9 +182,9 @@ def as_measured(
             f"the evidence {evidence} was measured with a window of {fields.get('window')!r}, "
             f"not {config.window}; nothing to apply from it"
         )
-    from ...runners.ollama.settings import with_measured_settings
+    from ...runners.registry import measured_settings
 
-    return with_measured_settings(config, measured, read_environment)
+    return config.with_overrides(**measured_settings(config, measured, read_environment))
 
 
 def _beyond_the_evidence(slots: int, answer: Answer, config: LocalModels, decide: Decide) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 
 from ...clock import Clock
 from ...config import LocalModels
-from ...interfaces.slots_interface import DeviceFacts, ProductionWatch, RunnerInfo
+from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
+from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint

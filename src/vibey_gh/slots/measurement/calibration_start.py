@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...clock import Clock
 from ...errors import Refused, RunnerError
-from ...interfaces.slots_interface import ProductionWatch, RunnerInfo
+from ...interfaces.slots_interface import RunnerInfo
+from ...runners.contract import ProductionWatch
 
 if TYPE_CHECKING:
     from .calibration_setup import CalibrationRequest, Environment

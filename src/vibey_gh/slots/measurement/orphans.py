@@ -10,6 +10,7 @@ import psutil
 from ...files import atomic_write_json
 from ...guarded import MIB, loads_json, read_regular_text
 from ...platforms.processes import stop_tree
+from ...runners.registry import package_runner_modules
 
 PID_FILE = "calibration-runner.json"
 
@@ -57,10 +58,6 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
     return pid
 
 
-EMBEDDED_MODULE = "vibey_gh.runners.llamacpp.embedded"
-SIMULATED_MODULE = "vibey_gh.runners.simulated.server"
-
-
 def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:
     """Stop an embedded runner of ours that still listens on `port` (a crash can come between
     starting it and recording its pid). Only our own runner module is ever stopped here."""
@@ -90,7 +87,7 @@ def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | No
 
 def _orphaned_embedded_runner(cmdline: list[str]) -> bool:
     """Our embedded runner whose starter is gone (never a `runner serve` someone is using)."""
-    ours = EMBEDDED_MODULE in cmdline or SIMULATED_MODULE in cmdline
+    ours = any(module in cmdline for module in package_runner_modules())
     if not ours or "--parent-pid" not in cmdline:
         return False
     try:

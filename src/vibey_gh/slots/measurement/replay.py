@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ...interfaces.slots_interface import ChatSettings, RunningRunner
+from ...interfaces.slots_interface import ChatSettings
+from ...runners.contract import RunningRunner
 from ..corpus.corpus import Segment, Turn
 from ..judging.records import TurnRecord
 

@@ -18,7 +18,8 @@ import psutil
 
 from ...clock import Clock
 from ...files import append_line_durably
-from ...interfaces.slots_interface import HostMemorySampler, MemorySample, ProductionWatch
+from ...interfaces.slots_interface import HostMemorySampler, MemorySample
+from ...runners.contract import ProductionWatch
 from ..judging.records import LogEventRecord, ProductionRecord
 from .production_memory import ProductionHeld, charge_sample
 

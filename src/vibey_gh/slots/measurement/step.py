@@ -22,13 +22,11 @@ from ...interfaces.slots_interface import (
     ChatSettings,
     HostMemorySampler,
     MemorySample,
-    ProductionWatch,
-    Runner,
     RunnerLaunch,
-    RunningRunner,
     TurnResult,
 )
 from ...interfaces.think import ThinkPolicy
+from ...runners.contract import ProductionWatch, Runner, RunningRunner
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds

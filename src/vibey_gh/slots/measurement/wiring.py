@@ -42,9 +42,7 @@ def build_environment(
     """A calibration's world for `config`: the real one, on this machine's probes unless given
     (the composition root, `vibey_gh.composition`, hands in its own)."""
     from ...platforms.probes import PlatformProbes
-    from ...runners.binary_identity import identify_calibration_binary
-    from ...runners.llamacpp.drift import production_drift
-    from ...runners.registry import runner_kind
+    from ...runners.registry import runner_kind, runner_markers
 
     probes = probes or PlatformProbes.detect()
     layout = layout or StateLayout.from_env()
@@ -63,11 +61,11 @@ def build_environment(
         fingerprint_of=compute_fingerprint,
         calibration_watch=kind.watch,
         calibration_identity=(
-            (lambda: identify_calibration_binary(config, layout)) if separate_binary else None
+            (lambda: kind.identify_calibration(config, layout)) if separate_binary else None
         ),
-        production_drift=lambda: production_drift(config),
+        production_drift=lambda: kind.production_drift(config),
         production_footprint=probes.production_footprint(
-            config.production, kind.default_port, kind.process_names
+            config.production, kind.default_port, kind.process_names, runner_markers()
         ),
         calibration_model_bytes=lambda: model_file_bytes(config),
     )

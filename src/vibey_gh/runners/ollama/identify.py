@@ -1,0 +1,70 @@
+"""Who the production Ollama is: its version (/api/version), its model's digest (/api/tags) and
+the environment it runs with, starting nothing.
+
+`slots allowed` asks this on every decision, so it speaks to production through the small
+socket GET of `local_http` and never imports an adapter (httpx, process handling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...errors import RunnerError
+from ...interfaces.identity import RunnerInfo
+from ..contract import EnvironmentReader, RunnerConfig
+
+KIND = "ollama"
+
+
+def identify_ollama_production(
+    config: RunnerConfig, read_environment: EnvironmentReader | None = None
+) -> RunnerInfo:
+    """What production says on /api/version and /api/tags, and the environment it runs with."""
+    from .settings import production_settings
+
+    info = identify_ollama(config.production, config.model)
+    settings = production_settings(config, read_environment)
+    if settings.missing:
+        info.missing["settings"] = settings.missing
+    return replace(
+        info,
+        settings=settings.fingerprinted,
+        settings_source=settings.source,
+        serving_slots=settings.serving_slots,
+    )
+
+
+def digest_from_tags(tags: Any, model: str) -> str | None:
+    """The manifest digest of `model` in an /api/tags answer ("name" or "name:latest")."""
+    from ..local_http import as_dict
+
+    wanted = {model} if ":" in model else {model, f"{model}:latest"}
+    for entry in as_dict(tags).get("models") or []:
+        entry = as_dict(entry)
+        if entry.get("name") in wanted or entry.get("model") in wanted:
+            digest = entry.get("digest")
+            return digest if isinstance(digest, str) and digest else None
+    return None
+
+
+def identify_ollama(base_url: str, model: str) -> RunnerInfo:
+    """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
+    from ..local_http import http_get
+
+    base = base_url.rstrip("/")
+    version_answer = http_get(base + "/api/version")
+    if version_answer.status != 200:
+        raise RunnerError(f"{base}/api/version answered {version_answer.status}")
+    version = version_answer.json_object().get("version")
+    missing: dict[str, str] = {}
+    if not isinstance(version, str) or not version:
+        version = None
+        missing["version"] = f"{base}/api/version did not name a version"
+    tags = http_get(base + "/api/tags")
+    digest = digest_from_tags(tags.body, model) if tags.status == 200 else None
+    if digest is None:
+        missing["model_digest"] = (
+            f"model {model} is not listed by {base}/api/tags (ollama pull {model})"
+        )
+    return RunnerInfo(KIND, version, model, digest, missing)

@@ -1,0 +1,57 @@
+"""The simulated kind (`contract.RunnerKind`): llama-server's API over a capacity model, served
+by this package; `registry` names it. It speaks llama.cpp's API, so it is watched, chatted with
+and its log read as the llama.cpp kinds are (`llamacpp.kinds.LlamaCppFamily`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..contract import OK, Check
+from ..llamacpp.kinds import LlamaCppFamily
+
+if TYPE_CHECKING:
+    from ...interfaces.identity import RunnerInfo
+    from ...interfaces.slots_interface import RunnerParallelism
+    from ...platforms.probes import PlatformProbes
+    from ...state import StateLayout
+    from ..contract import EnvironmentReader, Runner, RunnerConfig
+    from .settings import SimulatedModel
+
+
+class SimulatedKind(LlamaCppFamily):
+    """llama-server's API over a capacity model, served by this package."""
+
+    name = "simulated"
+    # the server's module; the second is where an earlier version of this package kept it
+    process_names = ("vibey_gh.runners.simulated.server", "vibey_gh.runners.simulated_server")
+    calibrates_this_package = True
+
+    def identify_production(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        read_environment: EnvironmentReader | None = None,
+    ) -> RunnerInfo:
+        from .model import simulated_identity
+
+        return simulated_identity(config.simulated)
+
+    def model_file_bytes(self, config: RunnerConfig) -> int | None:
+        """None: the capacity model has no file."""
+        return None
+
+    def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
+        return Check("model", OK, "the simulated runner's capacity model")
+
+    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
+        return self.serve_again(config)
+
+    def calibration_runner(
+        self,
+        state: StateLayout | None = None,
+        config: RunnerConfig | None = None,
+        simulated: SimulatedModel | None = None,
+    ) -> Runner:
+        from .runner import SimulatedRunner
+
+        return SimulatedRunner(simulated or (config.simulated if config else None), state)

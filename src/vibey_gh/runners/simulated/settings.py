@@ -1,0 +1,56 @@
+"""The simulated runner's settings: its capacity model, `[local_models.simulated]` in the config.
+
+The config reads the table through `read_capacity` so the simulated kind alone says what the
+table holds and which values are valid; the config only finds the table and reports problems.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+# the config table that holds the capacity model: [local_models.simulated]
+CONFIG_TABLE = "simulated"
+
+
+@dataclass(frozen=True)
+class SimulatedModel:
+    """`[local_models.simulated]`: the capacity model of the simulated runner.
+
+    knee: the slot count after which throughput stops growing. noise: per-turn multiplicative
+    spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
+    decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
+    share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
+    """
+
+    knee: int = 4
+    noise: float = 0.1
+    seed: int = 0
+    tokens_per_second: float = 400.0
+    scaling: float = 1.0
+
+
+class TableReader(Protocol):
+    """Typed reads of one config table, failing with the table's file and key."""
+
+    def integer(self, key: str, default: int, *, low: int, high: int) -> int: ...
+
+    def number(self, key: str, default: float, *, low: float, high: float) -> float: ...
+
+    def reject_unknown(self, extra: set[str] | None = None) -> None: ...
+
+
+def read_capacity(reader: TableReader) -> SimulatedModel:
+    """The capacity model the table holds, the defaults for what it leaves out."""
+    defaults = SimulatedModel()
+    model = SimulatedModel(
+        knee=reader.integer("knee", defaults.knee, low=1, high=1024),
+        noise=reader.number("noise", defaults.noise, low=0.0, high=10.0),
+        seed=reader.integer("seed", defaults.seed, low=0, high=(1 << 63) - 1),
+        tokens_per_second=reader.number(
+            "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
+        ),
+        scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
+    )
+    reader.reject_unknown()
+    return model
