@@ -11,10 +11,11 @@ import pytest
 from tests.support.hostile import HOSTILE_KINDS, hostile_production
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.runners.llamacpp.openai_api import OpenAIChatClient, parse_arguments
+from vibey_gh.runners.chat_turns import parse_arguments
+from vibey_gh.runners.llamacpp.openai_api import OpenAIChatClient
 from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.local_http import http_get
-from vibey_gh.runners.ollama.runner import OllamaChatClient
+from vibey_gh.runners.ollama.chat import OllamaChatClient
 from vibey_gh.runners.ollama.watch import OllamaWatch
 from vibey_gh.runners.replies import UnusableReply, decode_reply
 

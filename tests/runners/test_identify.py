@@ -16,7 +16,8 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError, RunnerNotFound
 from vibey_gh.runners.llamacpp.identify import version_from_props
 from vibey_gh.runners.llamacpp.models import default_model_path, installed_version
-from vibey_gh.runners.ollama.identify import digest_from_tags, identify_ollama
+from vibey_gh.runners.ollama.identify import identify_ollama
+from vibey_gh.runners.ollama.wire import digest_from_tags
 from vibey_gh.runners.registry import identify_production
 from vibey_gh.state import StateLayout
 

@@ -53,7 +53,7 @@ def test_a_recorded_runner_answer_reads_as_json() -> None:
     with serve_recorded(routes) as server:
         answer = http_get(server.url + "/api/version")
     assert answer.status == 200
-    assert answer.json_object() == {"version": "0.34.2"}
+    assert answer.body == {"version": "0.34.2"}
 
 
 def test_the_request_is_a_plain_get() -> None:

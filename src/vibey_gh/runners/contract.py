@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from .wire import Messages as Messages
+from .wire import ToolSpecs
+
 if TYPE_CHECKING:
     from ..interfaces.identity import RunnerInfo
     from ..interfaces.slots_interface import (
@@ -39,8 +42,7 @@ if TYPE_CHECKING:
     from .simulated.settings import SimulatedModel
 
 # One turn: messages and tools in OpenAI's format (what corpora and lane records hold).
-Messages = list[dict[str, Any]]
-Tools = list[dict[str, Any]] | None
+Tools = ToolSpecs
 
 
 class RunnerConfig(Protocol):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import RunnerError
@@ -28,29 +27,7 @@ DEFAULT_TIMEOUT_S = 1.0
 @dataclass(frozen=True)
 class HttpAnswer:
     status: int
-    body: Any  # decoded JSON when the answer is JSON, else its text
-
-    def json_object(self) -> dict[str, Any]:
-        return as_dict(self.body)
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` when it is a JSON object, else an empty one: runners answer all sorts."""
-    return value if isinstance(value, dict) else {}
-
-
-def names_in(entries: Any, *keys: str) -> tuple[str, ...]:
-    """The first non-empty string under one of `keys` in each object of the list `entries`
-    (a status reply's model list); nothing for anything else."""
-    names: list[str] = []
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict):
-            for key in keys:
-                value = entry.get(key)
-                if isinstance(value, str) and value:
-                    names.append(value)
-                    break
-    return tuple(names)
+    body: object  # decoded JSON when the answer is JSON, else its text (`wire` reads it)
 
 
 def http_get(url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> HttpAnswer:

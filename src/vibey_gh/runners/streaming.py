@@ -14,10 +14,10 @@ error naming it: figures labelled as streamed are never taken from an unstreamed
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
 
@@ -33,7 +33,7 @@ MAX_STREAM_BYTES = 64 << 20
 
 
 def send_turn(
-    client: httpx.Client, url: str, payload: dict[str, Any], timeout: httpx.Timeout
+    client: httpx.Client, url: str, payload: Mapping[str, object], timeout: httpx.Timeout
 ) -> httpx.Response:
     """POST a turn on a connection of its own and return the response with its body still to
     read (close it after).
@@ -57,7 +57,7 @@ class StreamProblem(ValueError):
 class ChunkAssembler(Protocol):
     """Reassembles one format's chunks into the answer an unstreamed request gives."""
 
-    def take(self, chunk: Any) -> bool:
+    def take(self, chunk: object) -> bool:
         """Fold one decoded line in; True when it carried answer text or a tool call."""
         ...
 
@@ -125,7 +125,7 @@ def split_lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
         yield pending.rstrip(b"\r")
 
 
-def decode_line(line: bytes) -> Any:
+def decode_line(line: bytes) -> object:
     """One line's JSON, read with the nesting and number limits of every untrusted input."""
     try:
         return loads_json(line.decode("utf-8"))
@@ -142,14 +142,14 @@ def _failed(started: float, ended: float, error: str, status: int | None = None)
 def post_streamed_turn(
     client: httpx.Client,
     url: str,
-    payload: dict[str, Any],
+    payload: Mapping[str, object],
     settings: ChatSettings,
     *,
     runner_name: str,
     media_type: str,
     payload_lines: Callable[[bytes], bytes | None],
     assembler: ChunkAssembler,
-    parse_error: Callable[[int, Any, float, float], TurnResult],
+    parse_error: Callable[[int, object, float, float], TurnResult],
     monotonic: Callable[[], float],
 ) -> TurnResult:
     """POST one turn with streaming on and reassemble it.

@@ -8,10 +8,10 @@ import pytest
 
 from tests.support.runners import recorded
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
+from vibey_gh.runners.chat_turns import parse_arguments
 from vibey_gh.runners.llamacpp.openai_api import (
     OpenAIChatClient,
     chat_payload,
-    parse_arguments,
     parse_chat_completion,
 )
 

@@ -19,7 +19,7 @@ from tests.support.ports import free_port
 from tests.support.runners import write_fake_ollama
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.lanes.tools import tool_call_message, tool_result_message
-from vibey_gh.runners.ollama.runner import OllamaChatClient, chat_payload
+from vibey_gh.runners.ollama.chat import OllamaChatClient, chat_payload
 
 MODEL = "llama3.2:3b"
 SETTINGS = ChatSettings(window=4096, max_tokens=16)
@@ -239,7 +239,7 @@ def test_streamed_and_unstreamed_answers_of_a_turn_agree(
 
 
 def test_an_error_after_the_stream_began_fails_the_turn() -> None:
-    from vibey_gh.runners.ollama.runner import OllamaChunks
+    from vibey_gh.runners.ollama.chat import OllamaChunks
 
     chunks = OllamaChunks()
     assert chunks.take({"message": {"role": "assistant", "content": "The "}, "done": False})

@@ -19,13 +19,8 @@ from vibey_gh.interfaces.slots_interface import (
     ToolCall,
 )
 from vibey_gh.runners.logscan import LogTail
-from vibey_gh.runners.ollama.runner import (
-    OllamaChatClient,
-    OllamaRunner,
-    chat_payload,
-    ollama_env,
-    parse_chat,
-)
+from vibey_gh.runners.ollama.chat import OllamaChatClient, chat_payload, parse_chat
+from vibey_gh.runners.ollama.runner import OllamaRunner, ollama_env
 
 SETTINGS = ChatSettings(window=8192, max_tokens=768, temperature=0.0, seed=42)
 

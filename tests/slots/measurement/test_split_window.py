@@ -14,7 +14,7 @@ from tests.support.simulated import MAX_TOKENS, simulated_config
 from tests.support.slot_builders import answer
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.turns import REFUSED_OVER_WINDOW
-from vibey_gh.runners.llamacpp.openai_api import refused_prompt_tokens
+from vibey_gh.runners.chat_turns import refused_prompt_tokens
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence
 from vibey_gh.slots.judging.refusals import refusals_of
 from vibey_gh.slots.measurement.calibrate import run_calibration

@@ -10,33 +10,29 @@ calibrate say so. Ollama does not show its settings over HTTP; its environment i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ...errors import RunnerError, RunnerNotFound
 from ..contract import RunnerConfig
-from ..local_http import as_dict, http_get
-from .identify import slots_from_props
+from ..local_http import http_get
+from .wire import Props
 
 
-def window_from_props(props: Any) -> int | None:
+def window_from_props(props: object) -> int | None:
     """The context per slot: /props `default_generation_settings.n_ctx`."""
-    n_ctx = as_dict(as_dict(props).get("default_generation_settings")).get("n_ctx")
-    return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) else None
+    return Props.read(props).window
 
 
-def props_drift(config: RunnerConfig, props: Any, model_path: Path | None) -> list[str]:
+def props_drift(config: RunnerConfig, props: object, model_path: Path | None) -> list[str]:
     """Differences between a /props answer and `config`, as short phrases."""
     differences = []
-    slots = slots_from_props(props)
+    said = Props.read(props)
     declared = config.concurrent_runs
-    if slots is not None and isinstance(declared, int) and slots != declared:
-        differences.append(f"it serves {slots} slot(s), concurrent_runs is {declared}")
-    window = window_from_props(props)
-    if window is not None and window != config.window:
-        differences.append(f"its context per slot is {window}, window is {config.window}")
-    served = as_dict(props).get("model_path")
-    named = isinstance(served, str) and bool(served) and model_path is not None
-    if named and model_path is not None and Path(str(served)).name != model_path.name:
+    if said.slots is not None and isinstance(declared, int) and said.slots != declared:
+        differences.append(f"it serves {said.slots} slot(s), concurrent_runs is {declared}")
+    if said.window is not None and said.window != config.window:
+        differences.append(f"its context per slot is {said.window}, window is {config.window}")
+    served = said.model_path
+    if served and model_path is not None and Path(served).name != model_path.name:
         differences.append(f"it serves {served}, the config's model is {model_path}")
     return differences
 

@@ -11,12 +11,12 @@ The embedded runner is identified from the installed package and the model file 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
+from .wire import Props
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
@@ -37,8 +37,8 @@ def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None
 
     props = _llama_server_props(config.production)
     settings = runner_args_settings(config.runner_args)
-    info = gguf_identity(config, version_from_props(props), state, settings)
-    return replace(info, serving_slots=slots_from_props(props))
+    info = gguf_identity(config, props.build, state, settings)
+    return replace(info, serving_slots=props.slots)
 
 
 def gguf_identity(
@@ -64,30 +64,23 @@ def gguf_identity(
     )
 
 
-def _llama_server_props(base_url: str) -> dict[str, Any]:
-    from ..local_http import as_dict, http_get
+def _llama_server_props(base_url: str) -> Props:
+    from ..local_http import http_get
 
     answer = http_get(base_url.rstrip("/") + "/props")
-    if answer.status != 200 or version_from_props(answer.body) is None:
+    props = Props.read(answer.body)
+    if answer.status != 200 or props.build is None:
         raise RunnerError(
             f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
         )
-    return as_dict(answer.body)
+    return props
 
 
 def slots_from_props(props: object) -> int | None:
     """The slots a llama-server serves: `total_slots` of /props."""
-    if isinstance(props, dict):
-        slots = props.get("total_slots")
-        if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0:
-            return slots
-    return None
+    return Props.read(props).slots
 
 
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
-    if isinstance(props, dict):
-        build = props.get("build_info")
-        if isinstance(build, str) and build.strip():
-            return build.strip()
-    return None
+    return Props.read(props).build

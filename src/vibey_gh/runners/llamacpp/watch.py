@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ...errors import RunnerError
 from ...interfaces.slots_interface import ProductionState
-from ..local_http import HttpAnswer, http_get, names_in
+from ..local_http import HttpAnswer, http_get
+from .wire import served_models, slots_processing
 
 POLL_TIMEOUT_S = 1.0
 
@@ -34,7 +35,7 @@ class LlamaServerWatch:
             answer = self._get("/v1/models")
         except RunnerError:
             return ()
-        return names_in(answer.json_object().get("data"), "id") if answer.status == 200 else ()
+        return served_models(answer.body) if answer.status == 200 else ()
 
     def poll(self) -> ProductionState:
         try:
@@ -47,14 +48,14 @@ class LlamaServerWatch:
         except RunnerError as exc:
             return ProductionState(reachable=False, busy=False, reason=str(exc))
         models = self._models()
-        if slots.status != 200 or not isinstance(slots.body, list):
+        busy = slots_processing(slots.body)
+        if slots.status != 200 or busy is None:
             return ProductionState(
                 reachable=True,
                 busy=None,
                 models=models,
                 reason=f"{self.base_url}/slots answered {slots.status}; start it with --slots",
             )
-        busy = any(isinstance(s, dict) and s.get("is_processing") for s in slots.body)
         return ProductionState(reachable=True, busy=busy, models=models)
 
 

@@ -8,11 +8,11 @@ socket GET of `local_http` and never imports an adapter (httpx, process handling
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo
 from ..contract import EnvironmentReader, RunnerConfig
+from .wire import digest_from_tags, version_of
 
 KIND = "ollama"
 
@@ -35,19 +35,6 @@ def identify_ollama_production(
     )
 
 
-def digest_from_tags(tags: Any, model: str) -> str | None:
-    """The manifest digest of `model` in an /api/tags answer ("name" or "name:latest")."""
-    from ..local_http import as_dict
-
-    wanted = {model} if ":" in model else {model, f"{model}:latest"}
-    for entry in as_dict(tags).get("models") or []:
-        entry = as_dict(entry)
-        if entry.get("name") in wanted or entry.get("model") in wanted:
-            digest = entry.get("digest")
-            return digest if isinstance(digest, str) and digest else None
-    return None
-
-
 def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
     from ..local_http import http_get
@@ -56,10 +43,9 @@ def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     version_answer = http_get(base + "/api/version")
     if version_answer.status != 200:
         raise RunnerError(f"{base}/api/version answered {version_answer.status}")
-    version = version_answer.json_object().get("version")
+    version = version_of(version_answer.body)
     missing: dict[str, str] = {}
-    if not isinstance(version, str) or not version:
-        version = None
+    if version is None:
         missing["version"] = f"{base}/api/version did not name a version"
     tags = http_get(base + "/api/tags")
     digest = digest_from_tags(tags.body, model) if tags.status == 200 else None

@@ -70,7 +70,7 @@ class OllamaKind(RunnerKind):
         return OllamaRunner(settings=settings)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .runner import OllamaChatClient
+        from .chat import OllamaChatClient
 
         return OllamaChatClient(base_url, model)
 

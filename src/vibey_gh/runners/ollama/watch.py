@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ...errors import RunnerError
 from ...interfaces.slots_interface import ProductionState
-from ..local_http import http_get, names_in
+from ..local_http import http_get
+from .wire import loaded_models, said_version
 
 POLL_TIMEOUT_S = 1.0
 
@@ -27,8 +28,7 @@ class OllamaWatch:
             version_answer = http_get(self.base_url + "/api/version", self.timeout_s)
         except RunnerError as exc:
             return ProductionState(reachable=False, busy=False, reason=str(exc))
-        version = version_answer.json_object().get("version")
-        version = version if isinstance(version, str) else None
+        version = said_version(version_answer.body)
         if ps.status != 200:
             return ProductionState(
                 reachable=True,
@@ -36,5 +36,5 @@ class OllamaWatch:
                 version=version,
                 reason=f"{self.base_url}/api/ps answered {ps.status}",
             )
-        models = names_in(ps.json_object().get("models"), "name", "model")
+        models = loaded_models(ps.body)
         return ProductionState(reachable=True, busy=bool(models), models=models, version=version)

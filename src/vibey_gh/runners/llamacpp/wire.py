@@ -1,0 +1,70 @@
+"""llama.cpp's wire formats, typed: the chat request this package sends to
+/v1/chat/completions, and what it reads of the status answers (/props, /slots, /v1/models).
+
+Answers are read through `runners/wire.py`'s lenient reads: a field of the wrong type reads as
+absent. The chat answer and its streamed chunks are read in `openai_api`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypedDict
+
+from ..wire import Messages, ToolSpecs, as_object, count_or_none, field, names_in, text_or_none
+
+
+class StreamOptions(TypedDict):
+    include_usage: bool
+
+
+class _ChatRequestBase(TypedDict):
+    messages: Messages
+    stream: bool
+    temperature: float
+    seed: int
+    max_tokens: int
+
+
+class ChatRequest(_ChatRequestBase, total=False):
+    """POST /v1/chat/completions: the deterministic settings of design §5; `stream_options`
+    only when streamed, `tools` only when the turn offers any."""
+
+    stream_options: StreamOptions
+    tools: ToolSpecs
+
+
+@dataclass(frozen=True)
+class Props:
+    """What /props says of a llama.cpp server: its build (`build_info`, e.g. "b4747-2d219b38"),
+    the slots it serves (`total_slots`), each slot's context
+    (`default_generation_settings.n_ctx`) and its model file (`model_path`); None where it does
+    not say, or says it in another type."""
+
+    build: str | None
+    slots: int | None
+    window: int | None
+    model_path: str | None
+
+    @classmethod
+    def read(cls, body: object) -> Props:
+        build = text_or_none(field(body, "build_info"))
+        slots = count_or_none(field(body, "total_slots"))
+        window = count_or_none(field(field(body, "default_generation_settings"), "n_ctx"))
+        return cls(
+            build.strip() if build and build.strip() else None,
+            slots if slots is not None and slots > 0 else None,
+            window,
+            text_or_none(field(body, "model_path")),
+        )
+
+
+def slots_processing(body: object) -> bool | None:
+    """Whether any slot of a /slots answer is processing; None when the answer is no list."""
+    if not isinstance(body, list):
+        return None
+    return any(bool(as_object(slot).get("is_processing")) for slot in body)
+
+
+def served_models(body: object) -> tuple[str, ...]:
+    """The model ids of a /v1/models answer (`data[].id`)."""
+    return names_in(field(body, "data"), "id")

@@ -1,0 +1,268 @@
+"""Ollama's chat client: one turn per POST /api/chat, in Ollama's own wire format.
+
+`OllamaChatClient` is the one Ollama chat client: the calibration server (`runner`) and the
+lanes' production client both send through it. Callers keep messages in OpenAI format (what the
+corpus and lane records hold); it sends Ollama's own (runners.md §4, `wire.ChatRequest`):
+tool-call `arguments` as JSON objects — Ollama's Go type refuses a string with HTTP 400 — a
+tool result's name as `tool_name`, `stream` always said (Ollama streams when it is omitted) and
+integer options as integers.
+
+Streamed (a calibration's turns), Ollama answers NDJSON (`application/x-ndjson`), one
+`api.ChatResponse` a line (server/routes.go ChatHandler). Its tool parser holds text back until
+it can tell a tool call from an answer, so a tool call arrives whole, arguments as an object,
+in one chunk; text comes in `message.content` pieces; chunks with nothing in them are not sent,
+except the last, which has `done: true`, `done_reason` and the counts. The unstreamed answer is
+exactly the concatenated content and every chunk's tool calls in order (`OllamaChunks`). An
+error after the stream began is a line `{"error": "..."}`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import httpx
+
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import RunnerError
+from ...guarded import InputProblem, loads_json
+from ...interfaces.slots_interface import ChatSettings, TurnResult
+from ..chat_turns import (
+    answered_turn,
+    chunk_object,
+    decode_body,
+    error_message,
+    failed_answer,
+    failed_turn,
+    post_turn,
+)
+from ..llamacpp.openai_api import is_over_window as llama_server_over_window
+from ..streaming import post_streamed_turn
+from ..wire import JsonObject, Messages, ToolSpecs, as_object, field
+from .wire import ChatRequest
+
+CHAT_PATH = "/api/chat"
+PRELOAD_TIMEOUT_S = 600.0
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
+
+# Ollama's own wording of a prompt longer than num_ctx (runners.md §4): era B's runner, and
+# era C's rendered path; era C's native path forwards llama-server's error (matched separately).
+OLLAMA_OVER_WINDOW_PHRASES = (
+    "the input length exceeds the context length",
+    "the prompt is longer than the context length",
+)
+
+
+def ollama_messages(messages: Messages) -> Messages:
+    """A copy in Ollama's form: every tool call's `arguments` decoded to an object, and a tool
+    result's `name` also as `tool_name`. An `arguments` string that is no JSON object is left
+    as it is: Ollama refuses it, and the turn fails where it can be seen."""
+    converted = copy.deepcopy(messages)
+    for message in converted:
+        if message.get("role") == "tool" and "name" in message and "tool_name" not in message:
+            message["tool_name"] = message["name"]
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            function = field(call, "function")
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                try:
+                    decoded = loads_json(function["arguments"] or "{}")
+                except InputProblem:
+                    continue
+                if isinstance(decoded, dict):
+                    function["arguments"] = decoded
+    return converted
+
+
+def chat_payload(
+    model: str, messages: Messages, tools: ToolSpecs, settings: ChatSettings
+) -> ChatRequest:
+    """One /api/chat request in Ollama's wire format (options typed as `api.Options` wants:
+    integers for num_ctx, seed and num_predict, a number for temperature)."""
+    payload: ChatRequest = {
+        "model": model,
+        "messages": ollama_messages(messages),
+        "stream": settings.stream,
+        "truncate": False,
+        "shift": False,
+        "options": {
+            "num_ctx": int(settings.window),
+            "temperature": float(settings.temperature),
+            "seed": int(settings.seed),
+            "num_predict": int(settings.max_tokens),
+        },
+    }
+    if tools:
+        payload["tools"] = tools
+    return payload
+
+
+def unwrap_error(body: object) -> str:
+    """Ollama's error text; era C wraps llama-server's JSON error inside the string."""
+    text = error_message(body, "no message")
+    if text.startswith("{"):
+        try:
+            inner = loads_json(text)
+        except InputProblem:
+            return text
+        return error_message(inner, text)
+    return text
+
+
+def is_over_window(body: object) -> bool:
+    text = error_message(body).lower()
+    if any(phrase in text for phrase in OLLAMA_OVER_WINDOW_PHRASES):
+        return True
+    if "exceed_context_size_error" in text:
+        return True
+    return llama_server_over_window(body) or llama_server_over_window({"error": unwrap_error(body)})
+
+
+def parse_chat(status: int, body: object, started: float, ended: float) -> TurnResult:
+    """Turn one /api/chat answer (stream false) into a TurnResult."""
+    failure = failed_answer(status, body, started, ended, is_over_window, unwrap_error)
+    if failure is not None:
+        return failure
+    reply = as_object(body)  # an object: failed_answer refuses anything else
+    return answered_turn(
+        status,
+        reply.get("done_reason"),
+        reply.get("prompt_eval_count"),
+        reply.get("eval_count"),
+        as_object(reply.get("message")),
+        started,
+        ended,
+    )
+
+
+class OllamaChunks:
+    """Reassembles Ollama's NDJSON chunks: content pieces, whole tool calls, the done line."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: list[object] = []
+        self.done = False
+        self.done_reason: object = None
+        self.prompt_tokens: object = None
+        self.output_tokens: object = None
+        self.error: str | None = None
+
+    def take(self, chunk: object) -> bool:
+        chunk = chunk_object(chunk)
+        if chunk.get("error") is not None:
+            self.error = error_message(chunk, "no message")
+            self.done = True
+            return False
+        message = as_object(chunk.get("message"))
+        carried = False
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            self.text.append(content)
+            carried = True
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            self.calls.extend(calls)
+            carried = True
+        if chunk.get("done") is True:
+            self.done = True
+            self.done_reason = chunk.get("done_reason")
+            self.prompt_tokens = chunk.get("prompt_eval_count")
+            self.output_tokens = chunk.get("eval_count")
+        return carried
+
+    def finished(self) -> bool:
+        return self.done
+
+    def result(self, status: int, started: float, ended: float) -> TurnResult:
+        if self.error is not None:
+            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        if not self.done:
+            return failed_turn(status, started, ended, "the stream ended without its done line")
+        message: JsonObject = {"content": "".join(self.text), "tool_calls": self.calls}
+        return answered_turn(
+            status,
+            self.done_reason,
+            self.prompt_tokens,
+            self.output_tokens,
+            message,
+            started,
+            ended,
+        )
+
+
+def ndjson_payload(line: bytes) -> bytes | None:
+    return line if line.strip() else None
+
+
+class OllamaChatClient:
+    """Chat with one Ollama server through /api/chat; also its readiness and preload (the
+    calibration server's). Thread-safe: replay workers and lanes share one."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        window: int | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.window = window
+        self._clock = clock
+        self._client = httpx.Client(transport=transport, trust_env=False)
+
+    def answers(self) -> bool:
+        try:
+            return self._client.get(self.base_url + "/api/version", timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def preload(self) -> float:
+        """Load the model with an empty chat (done_reason "load") at the window used later."""
+        if self.window is None:
+            raise RunnerError(f"loading {self.model} needs the window its turns will use")
+        payload = chat_payload(self.model, [], None, ChatSettings(window=self.window))
+        started = self._clock.monotonic()
+        url = self.base_url + CHAT_PATH
+        try:
+            with self._client.stream("POST", url, json=payload, timeout=PRELOAD_TIMEOUT_S) as reply:
+                status = reply.status_code
+                body = decode_body(reply, PRELOAD_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            raise RunnerError(f"loading {self.model} failed: {exc or type(exc).__name__}") from None
+        seconds = self._clock.monotonic() - started
+        if status != 200:
+            # Ollama answers 404 for a model it has not pulled
+            hint = f"; pull it first: ollama pull {self.model}" if status == 404 else ""
+            raise RunnerError(
+                f"loading {self.model} failed: http {status}: {unwrap_error(body)}{hint}"
+            )
+        if field(body, "done_reason") != "load":
+            raise RunnerError(f"loading {self.model} gave no load confirmation: {body!r:.200}")
+        return seconds
+
+    def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
+        if settings.stream:
+            return post_streamed_turn(
+                self._client,
+                self.base_url + CHAT_PATH,
+                chat_payload(self.model, messages, tools, settings),
+                settings,
+                runner_name=f"ollama at {self.base_url}",
+                media_type=NDJSON_MEDIA_TYPE,
+                payload_lines=ndjson_payload,
+                assembler=OllamaChunks(),
+                parse_error=parse_chat,
+                monotonic=self._clock.monotonic,
+            )
+        return post_turn(
+            self._client,
+            self.base_url + CHAT_PATH,
+            chat_payload(self.model, messages, tools, settings),
+            settings,
+            parse_chat,
+            self._clock.monotonic,
+        )
+
+    def close(self) -> None:
+        self._client.close()
