@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from .wire import Messages as Messages
@@ -151,7 +151,7 @@ class Check:
     detail: str
     todo: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | None]:
         return {"name": self.name, "status": self.status, "detail": self.detail, "todo": self.todo}
 
 
@@ -246,8 +246,8 @@ class RunnerKind(Protocol):
         return ProductionSettings()
 
     def measured_settings(
-        self, measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
-    ) -> dict[str, Any]:
+        self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
+    ) -> dict[str, object]:
         """The config changes that give production back the settings the evidence recorded
         (`measured`, its fingerprint's `runner_settings`), for `slots apply`; Refused when
         production runs with a setting apply cannot undo."""

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-Values = dict[str, Any]
+Values = dict[str, object]
 
 EVENT_KINDS = (
     "slots",  # number of parallel sequences
@@ -75,5 +74,5 @@ class LogPattern:
         return LogEvent(self.kind, line_no, line, {**self.fixed, **values})
 
 
-def pattern(name: str, kind: str, regex: str, flags: int = 0, **fixed: Any) -> LogPattern:
+def pattern(name: str, kind: str, regex: str, flags: int = 0, **fixed: object) -> LogPattern:
     return LogPattern(name, kind, re.compile(regex, flags), fixed)

@@ -11,7 +11,7 @@ when asked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import BadInput
 from .llamacpp.kinds import EmbeddedKind, LlamaServerKind
@@ -123,9 +123,9 @@ def production_settings(
 
 def measured_settings(
     config: RunnerConfig,
-    measured: Mapping[str, Any],
+    measured: Mapping[str, object],
     read_environment: EnvironmentReader | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The config changes that give production back the settings the evidence recorded."""
     return runner_kind(config.runner).measured_settings(measured, read_environment)
 

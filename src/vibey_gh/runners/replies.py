@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import RunnerError
 from ..guarded import InputProblem, NotJson, gather_capped, loads_json_bytes
@@ -32,7 +32,7 @@ class UnusableReply(RunnerError):
     """A reply too large, too slow, too deeply nested or holding non-finite numbers."""
 
 
-def decode_reply(raw: bytes, where: str) -> Any:
+def decode_reply(raw: bytes, where: str) -> object:
     """The reply's JSON value, or its text when it is no JSON; UnusableReply when it is JSON
     the tool refuses to read."""
     try:
@@ -45,7 +45,7 @@ def decode_reply(raw: bytes, where: str) -> Any:
 
 def read_reply(
     response: httpx.Response, where: str, timeout_s: float, limit: int = MAX_REPLY_BYTES
-) -> Any:
+) -> object:
     """The body of a streamed response, decoded: refused once it passes `limit` bytes or takes
     longer than `timeout_s` in all (a runner dripping a byte at a time never trips a read
     timeout). The deadline is the machine's clock, not an injected one: it guards real time."""

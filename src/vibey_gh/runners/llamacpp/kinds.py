@@ -8,7 +8,7 @@ every adapter (httpx, llama.cpp, process handling) is imported inside the method
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..contract import OK, Check, RunnerKind
 
@@ -183,8 +183,8 @@ class LlamaServerKind(LlamaCppFamily):
         return runner_args_settings(config.runner_args)
 
     def measured_settings(
-        self, measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
-    ) -> dict[str, Any]:
+        self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
+    ) -> dict[str, object]:
         from .settings import measured_runner_args
 
         return measured_runner_args(measured)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -18,6 +17,7 @@ from ...interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
 from ...state import StateLayout
 from ..cancel import cancel_connections_to
 from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess
+from ..wire import Messages, ToolSpecs
 from .digest import gguf_digest
 from .openai_api import OpenAIChatClient
 
@@ -87,8 +87,8 @@ class LlamaCppServer:
 
     def chat(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
+        messages: Messages,
+        tools: ToolSpecs,
         settings: ChatSettings,
     ) -> TurnResult:
         return self._chat.chat(messages, tools, settings)

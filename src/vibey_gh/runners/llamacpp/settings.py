@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any
 
 from ..contract import ProductionSettings
 
@@ -27,6 +26,6 @@ def runner_args_settings(runner_args: tuple[str, ...]) -> ProductionSettings:
     return ProductionSettings({RUNNER_ARGS_KEY: shlex.join(runner_args)}, source=SOURCE)
 
 
-def measured_runner_args(measured: Mapping[str, Any]) -> dict[str, Any]:
+def measured_runner_args(measured: Mapping[str, object]) -> dict[str, object]:
     """The config change that restarts production with the runner_args evidence recorded."""
     return {"runner_args": tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))}

@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict
 
-from ..wire import Messages, ToolSpecs, as_object, count_or_none, field, names_in, text_or_none
+from ..wire import (
+    JsonObject,
+    Messages,
+    ToolSpecs,
+    as_object,
+    count_or_none,
+    field,
+    names_in,
+    text_or_none,
+)
 
 
 class StreamOptions(TypedDict):
@@ -68,3 +77,84 @@ def slots_processing(body: object) -> bool | None:
 def served_models(body: object) -> tuple[str, ...]:
     """The model ids of a /v1/models answer (`data[].id`)."""
     return names_in(field(body, "data"), "id")
+
+
+# --- what a llama.cpp server answers, as the simulated runner (which speaks this API) writes it
+
+
+class GenerationSettings(TypedDict):
+    n_ctx: int
+    params: JsonObject
+
+
+class PropsReply(TypedDict):
+    """GET /props."""
+
+    default_generation_settings: GenerationSettings
+    total_slots: int
+    model_alias: str
+    model_path: str
+    endpoint_slots: bool
+    build_info: str
+
+
+class SlotReply(TypedDict):
+    """One slot of GET /slots."""
+
+    id: int
+    n_ctx: int
+    speculative: bool
+    is_processing: bool
+
+
+class Usage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class AnswerMessage(TypedDict, total=False):
+    """The assistant's message in a chat answer: its text, or (content null) its tool calls."""
+
+    role: str
+    content: str | None
+    tool_calls: list[JsonObject]
+
+
+class AnswerChoice(TypedDict):
+    index: int
+    finish_reason: str
+    message: AnswerMessage
+
+
+class ChatCompletion(TypedDict):
+    """POST /v1/chat/completions, unstreamed."""
+
+    object: str
+    model: str
+    choices: list[AnswerChoice]
+    usage: Usage
+
+
+class _ChatChunkBase(TypedDict):
+    object: str
+    model: str
+    choices: list[JsonObject]
+
+
+class ChatChunk(_ChatChunkBase, total=False):
+    """One server-sent event of a streamed answer; `usage` on the last, when asked for."""
+
+    usage: Usage
+
+
+class ErrorDetail(TypedDict):
+    code: int
+    message: str
+    type: str
+
+
+class ErrorReply(TypedDict):
+    """An error answer: `type` "exceed_context_size_error" for a prompt over the window."""
+
+    error: ErrorDetail

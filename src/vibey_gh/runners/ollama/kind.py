@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..contract import FAIL, OK, WARN, Check, RunnerKind
 
@@ -106,8 +106,8 @@ class OllamaKind(RunnerKind):
         return production_settings(config, read_environment)
 
     def measured_settings(
-        self, measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
-    ) -> dict[str, Any]:
+        self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
+    ) -> dict[str, object]:
         from .settings import measured_environment
 
         return measured_environment(measured, read_environment)

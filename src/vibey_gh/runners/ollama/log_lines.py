@@ -25,7 +25,8 @@ def _cmd_slots(match: re.Match[str]) -> Values | None:
     total = _flag_int(line, "-c", "--ctx-size")
     if slots is None:
         return None
-    return {"n_slots": slots} | ({"n_ctx_total": total} if total is not None else {})
+    values: Values = {"n_slots": slots}
+    return values | ({"n_ctx_total": total} if total is not None else {})
 
 
 def _cmd_window(match: re.Match[str]) -> Values | None:

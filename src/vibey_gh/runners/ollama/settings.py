@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..contract import EnvironmentReader, ProductionSettings, RunnerConfig
 
@@ -115,8 +114,8 @@ def calibration_base_env(
 
 
 def measured_environment(
-    measured: Mapping[str, Any], read_environment: EnvironmentReader | None = None
-) -> dict[str, Any]:
+    measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
+) -> dict[str, object]:
     """The config change that gives production back the variables the evidence recorded
     (`measured`, its fingerprint's `runner_settings`), for `slots apply`. Refused when
     production runs with a capacity variable the evidence was not measured with: apply only

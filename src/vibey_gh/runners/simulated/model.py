@@ -29,10 +29,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ... import __version__
 from ...interfaces.identity import RunnerInfo
+from ..wire import JsonObject, Messages, ToolSpecs, field
 from .settings import SimulatedModel
 
 KIND = "simulated"
@@ -73,18 +73,18 @@ def simulated_identity(model: SimulatedModel) -> RunnerInfo:
 class Answer:
     text: str
     tool_name: str | None
-    tool_arguments: dict[str, Any]
+    tool_arguments: JsonObject
     prompt_tokens: int
     output_tokens: int
     finish_reason: str
 
 
-def prompt_digest(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
+def prompt_digest(messages: Messages, tools: ToolSpecs) -> bytes:
     canonical = json.dumps([messages, tools or []], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).digest()
 
 
-def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+def prompt_tokens(messages: Messages, tools: ToolSpecs) -> int:
     """About four characters a token, as a tokenizer of English text gives."""
     size = len(json.dumps(messages, separators=(",", ":")))
     size += len(json.dumps(tools, separators=(",", ":"))) if tools else 0
@@ -98,8 +98,8 @@ def changes_under_load(digest: bytes, noise: float) -> bool:
 
 
 def answer_for(
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
+    messages: Messages,
+    tools: ToolSpecs,
     max_tokens: int,
     *,
     loaded: bool,
@@ -122,17 +122,16 @@ def answer_for(
     return Answer(" ".join(words), None, {}, 0, output_tokens, finish)
 
 
-def _tool_to_call(
-    tools: list[dict[str, Any]] | None, digest: bytes
-) -> tuple[str, list[str]] | None:
+def _tool_to_call(tools: ToolSpecs, digest: bytes) -> tuple[str, list[str]] | None:
     if not tools or digest[2] % 2:
         return None
     function = tools[digest[3] % len(tools)].get("function", {})
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+    name = field(function, "name")
+    if not isinstance(name, str):
         return None
-    parameters = function.get("parameters")
+    parameters = field(function, "parameters")
     properties = parameters.get("properties", {}) if isinstance(parameters, dict) else {}
-    return function["name"], sorted(properties) if isinstance(properties, dict) else []
+    return name, sorted(properties) if isinstance(properties, dict) else []
 
 
 def work_seconds(
@@ -166,7 +165,7 @@ def split_text(text: str, pieces: int) -> list[str]:
     return parts
 
 
-def answer_deltas(answer: Answer) -> list[dict[str, Any]]:
+def answer_deltas(answer: Answer) -> list[JsonObject]:
     """One chat-completion `delta` per output token, as llama-server streams them: text in
     pieces, or a tool call whose first delta names it and whose later ones carry its
     arguments' JSON text in pieces (index 0 throughout)."""
@@ -175,7 +174,7 @@ def answer_deltas(answer: Answer) -> list[dict[str, Any]]:
         return [{"content": piece} for piece in split_text(answer.text, count)]
     arguments = json.dumps(answer.tool_arguments, sort_keys=True)
     head = {"index": 0, "id": "call_0", "type": "function"}
-    deltas: list[dict[str, Any]] = [
+    deltas: list[JsonObject] = [
         {"tool_calls": [{**head, "function": {"name": answer.tool_name, "arguments": ""}}]}
     ]
     for piece in split_text(arguments, count - 1) if count > 1 else [arguments]:

@@ -16,11 +16,21 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, NamedTuple
+from typing import NamedTuple, cast
 
 from ...guarded import loads_json_bytes
 from ...platforms.stopsignals import StopSignals, wait_until_stopped
+from ..llamacpp.wire import (
+    AnswerMessage,
+    ChatChunk,
+    ChatCompletion,
+    ErrorReply,
+    PropsReply,
+    SlotReply,
+    Usage,
+)
 from ..process import LOOPBACK
+from ..wire import JsonObject, Messages, ToolSpecs, field
 from .model import (
     KIND,
     Answer,
@@ -42,8 +52,8 @@ PARENT_CHECK_S = 1.0
 
 
 class _Request(NamedTuple):
-    messages: list[Any]
-    tools: list[Any] | None
+    messages: Messages
+    tools: ToolSpecs
     max_tokens: int
     prompt: int
 
@@ -76,14 +86,14 @@ class _Engine:
             self.free.append(slot)
             self.ready.notify()
 
-    def slots_json(self) -> list[dict[str, Any]]:
+    def slots_json(self) -> list[SlotReply]:
         with self.ready:
             return [
                 {"id": i, "n_ctx": self.args.window, "speculative": False, "is_processing": busy}
                 for i, busy in enumerate(self.processing)
             ]
 
-    def props(self) -> dict[str, Any]:
+    def props(self) -> PropsReply:
         return {
             "default_generation_settings": {"n_ctx": self.args.window, "params": {}},
             "total_slots": self.args.slots,
@@ -93,7 +103,7 @@ class _Engine:
             "build_info": simulated_version(),
         }
 
-    def _check(self, request: dict[str, Any]) -> _Request | tuple[int, dict[str, Any]]:
+    def _check(self, request: JsonObject) -> _Request | tuple[int, ErrorReply]:
         """The request's parts, or the error answer (status, body)."""
         messages = request.get("messages")
         tools = request.get("tools")
@@ -102,6 +112,10 @@ class _Engine:
             return 400, _error(400, "'messages' is required", "invalid_request_error")
         if tools is not None and not isinstance(tools, list):
             return 400, _error(400, "'tools' must be an array", "invalid_request_error")
+        # what the client sent is replayed as it came: answers are a digest of it, so an item
+        # that is no object counts as it is
+        messages = cast("Messages", messages)
+        tools = cast("ToolSpecs", tools)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             max_tokens = 768
         prompt = prompt_tokens(messages, tools)
@@ -113,7 +127,9 @@ class _Engine:
             return 400, _error(400, refusal, "exceed_context_size_error")
         return _Request(messages, tools, max_tokens, prompt)
 
-    def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
+    def complete(
+        self, request: JsonObject, arrived: float
+    ) -> tuple[int, ChatCompletion | ErrorReply]:
         """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
         checked = self._check(request)
         if not isinstance(checked, _Request):
@@ -135,7 +151,7 @@ class _Engine:
             self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
         finally:
             self.release(slot)
-        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        message: AnswerMessage = {"role": "assistant", "content": answer.text}
         if answer.tool_name is not None:
             message["content"] = None
             message["tool_calls"] = [
@@ -156,26 +172,26 @@ class _Engine:
         }
 
     def streamed(
-        self, request: dict[str, Any], arrived: float
-    ) -> tuple[int, dict[str, Any]] | Iterator[dict[str, Any]]:
+        self, request: JsonObject, arrived: float
+    ) -> tuple[int, ErrorReply] | Iterator[ChatChunk]:
         """The error answer, or the chunks of a streamed answer, each one due once the work
         before it is done (a generator: the slot is held while it runs)."""
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
         messages, tools, max_tokens, prompt = checked
-        usage = bool(_object(request.get("stream_options")).get("include_usage"))
+        usage = bool(field(request.get("stream_options"), "include_usage"))
         return self._chunks(messages, tools, max_tokens, prompt, arrived, usage)
 
     def _chunks(
         self,
-        messages: list[Any],
-        tools: list[Any] | None,
+        messages: Messages,
+        tools: ToolSpecs,
         max_tokens: int,
         prompt: int,
         arrived: float,
         include_usage: bool,
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[ChatChunk]:
         slot, active, noise_z = self.acquire()
         try:
             answer = answer_for(
@@ -202,11 +218,7 @@ class _Engine:
             yield _chunk([], usage=_usage(prompt, answer))
 
 
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _usage(prompt: int, answer: Answer) -> dict[str, int]:
+def _usage(prompt: int, answer: Answer) -> Usage:
     return {
         "prompt_tokens": prompt,
         "completion_tokens": answer.output_tokens,
@@ -214,11 +226,14 @@ def _usage(prompt: int, answer: Answer) -> dict[str, int]:
     }
 
 
-def _chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"object": "chat.completion.chunk", "model": KIND, "choices": choices, **extra}
+def _chunk(choices: list[JsonObject], usage: Usage | None = None) -> ChatChunk:
+    chunk: ChatChunk = {"object": "chat.completion.chunk", "model": KIND, "choices": choices}
+    if usage is not None:
+        chunk["usage"] = usage
+    return chunk
 
 
-def _error(code: int, message: str, kind: str) -> dict[str, Any]:
+def _error(code: int, message: str, kind: str) -> ErrorReply:
     return {"error": {"code": code, "message": message, "type": kind}}
 
 
@@ -229,10 +244,10 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
         # client's delayed ACK (40 ms a turn), far more than a simulated turn takes
         disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_message(self, format: str, *args: object) -> None:
             return  # one line per turn would drown the log the scanner reads
 
-        def _send(self, status: int, body: Any) -> None:
+        def _send(self, status: int, body: object) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -280,7 +295,7 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                 return
             self._send(*engine.complete(request, arrived))
 
-        def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+        def _stream(self, chunks: Iterator[ChatChunk]) -> None:
             """Server-sent events in HTTP chunks, one flushed per answer chunk, as llama-server
             sends them; a client gone mid-answer ends it (and frees its slot)."""
             self.send_response(200)
