@@ -96,3 +96,15 @@ def test_count_with_estimate_starts_no_runner_and_needs_fill_window(
     refused = run("--specs", str(spec), "--count-with", "estimate", "--out", str(tmp_path / "x"))
     assert refused.exit_code == 2 and "--count-with is for --fill-window" in refused.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_fill_window_over_traces_alone_starts_no_runner(tmp_path: Path) -> None:
+    trace = tmp_path / "t.json"
+    requests = [{"t": 0, "type": "n", "in": 40, "out": 2, "hash_ids": [1, 2]}]
+    trace.write_text(json.dumps({"id": "t", "block_size": 16, "requests": requests}))
+    out = tmp_path / "corpus.json"
+    result = run(
+        "--from-traces", str(trace), "--window", "1024", "--fill-window", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert "starting" not in result.stderr

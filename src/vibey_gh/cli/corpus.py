@@ -183,7 +183,9 @@ def corpus(
         raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
     if count_with != "runner" and not fill_window:
         raise BadInput("--count-with is for --fill-window: nothing else is counted")
-    with _prompt_counter(fill_window and count_with == "runner", demo) as counter:
+    # Only spec runs are filled by reading on: other sources never need the runner.
+    counting = fill_window and count_with == "runner" and bool(specs or demo)
+    with _prompt_counter(counting, demo) as counter:
         built = _build(
             specs=specs,
             sample_specs=sample_specs,
