@@ -174,12 +174,15 @@ class RunnerKind(Protocol):
       production's process tree when its sockets are not readable).
     calibrates_this_package: its calibration runner is this installed package itself (so
       production's version is its own, and a runner left on the calibration port is ours).
+    counts_prompts: its calibration runner counts a prompt's tokens over HTTP (llama.cpp's
+      `/apply-template` and `/tokenize`), for `prompt_count`.
     """
 
     name: str
     default_port: int
     process_names: tuple[str, ...]
     calibrates_this_package: bool = False
+    counts_prompts: bool = False
 
     # --- what every kind says for itself ---------------------------------------------------
 

@@ -37,6 +37,7 @@ class LlamaCppFamily(RunnerKind):
     chatted with over the OpenAI-compatible API, a GGUF file for a model, llama.cpp's log."""
 
     default_port = LLAMA_CPP_PORT
+    counts_prompts = True  # /apply-template and /tokenize
 
     def watch(self, base_url: str) -> ProductionWatch:
         from .watch import LlamaServerWatch

@@ -107,10 +107,26 @@ class SlotReply(TypedDict):
     is_processing: bool
 
 
+class PromptDetails(TypedDict):
+    cached_tokens: int
+
+
 class Usage(TypedDict):
+    """OpenAI's counts; `prompt_tokens_details.cached_tokens`: prompt tokens a slot's cache
+    held (llama-server fills it)."""
+
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptDetails
+
+
+class Timings(TypedDict):
+    """llama-server's own counts: `cache_n` reused, `prompt_n` read, `predicted_n` written."""
+
+    cache_n: int
+    prompt_n: int
+    predicted_n: int
 
 
 class AnswerMessage(TypedDict, total=False):
@@ -134,6 +150,7 @@ class ChatCompletion(TypedDict):
     model: str
     choices: list[AnswerChoice]
     usage: Usage
+    timings: Timings
 
 
 class _ChatChunkBase(TypedDict):
@@ -143,9 +160,11 @@ class _ChatChunkBase(TypedDict):
 
 
 class ChatChunk(_ChatChunkBase, total=False):
-    """One server-sent event of a streamed answer; `usage` on the last, when asked for."""
+    """One server-sent event of a streamed answer: `timings` on the one with the finish
+    reason, `usage` on a last one of its own when asked for."""
 
     usage: Usage
+    timings: Timings
 
 
 class ErrorDetail(TypedDict):

@@ -2,17 +2,19 @@
 
 `python -m vibey_gh.runners.simulated.server --slots N --window W --port P [--knee K --noise X
 --seed S --tokens-per-second T]` serves on 127.0.0.1:P until SIGTERM or SIGINT:
-`/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (streamed as llama-server
-streams when asked, tokens timed by the capacity model), with
+`/health`, `/props`, `/slots`, `/v1/models`, `/apply-template`, `/tokenize` (four characters
+a token, `tokenizer`) and `/v1/chat/completions` (streamed as llama-server streams
+when asked, tokens timed by the capacity model; prompt tokens a slot's cache shares are reported
+as llama-server reports them, `cache`), with
 llama-server's answers and error bodies: 503 while "loading", 400 `exceed_context_size_error`
 for a prompt longer than the slot's window, 400 for a malformed request. N slots serve at once;
 further requests wait for a slot, as llama-server queues them. How long a turn takes and what
-it answers come from `simulated_model` ([local_models.simulated] in the config).
+it answers come from `model` ([local_models.simulated] in the config).
 
 It is a runner a person can calibrate without a model (`slots calibrate --demo --runner
 simulated`) and the fast engine of the calibration loop's tests. Like the embedded runner it
 runs as a child process, sampled, logged and stopped like every other kind. This module is
-the starting side; the server (`simulated_server`) imports none of the HTTP client.
+the starting side; the server (`server`) imports none of the HTTP client.
 """
 
 from __future__ import annotations

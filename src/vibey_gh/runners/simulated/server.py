@@ -20,20 +20,13 @@ from typing import NamedTuple, cast
 
 from ...guarded import loads_json_bytes
 from ...platforms.stopsignals import StopSignals, wait_until_stopped
-from ..llamacpp.wire import (
-    AnswerMessage,
-    ChatChunk,
-    ChatCompletion,
-    ErrorReply,
-    PropsReply,
-    SlotReply,
-    Usage,
-)
+from ..llamacpp.wire import ChatChunk, ChatCompletion, ErrorReply, PropsReply, SlotReply
 from ..process import LOOPBACK
 from ..wire import JsonObject, Messages, ToolSpecs, field
+from . import tokenizer
+from .cache import SlotPromptCache, prompt_text
 from .model import (
     KIND,
-    Answer,
     ProcessorSharing,
     answer_deltas,
     answer_for,
@@ -42,13 +35,12 @@ from .model import (
     token_work,
     work_seconds,
 )
+from .replies import chunk_of, completion, error_reply, timings_of, usage_of
 from .settings import SimulatedModel
 
 PARENT_CHECK_S = 1.0
 
-# ---------------------------------------------------------------------------------------------
 # The child process
-# ---------------------------------------------------------------------------------------------
 
 
 class _Request(NamedTuple):
@@ -56,6 +48,7 @@ class _Request(NamedTuple):
     tools: ToolSpecs
     max_tokens: int
     prompt: int
+    text: str
 
 
 class _Engine:
@@ -69,16 +62,20 @@ class _Engine:
         self.ready = threading.Condition()
         self.rng = random.Random(args.seed)
         self.capacity = ProcessorSharing(args.knee, scaling=args.scaling)
+        self.cache = SlotPromptCache(args.slots)
 
-    def acquire(self) -> tuple[int, int, float]:
-        """A free slot's id, how many turns are in flight with it, and this turn's noise draw."""
+    def acquire(self, request: _Request) -> tuple[int, int, float, int]:
+        """A free slot's id (the one whose cache shares most of the prompt), how many turns
+        are in flight with it, this turn's noise draw and the prompt tokens it reuses."""
         with self.ready:
             while not self.free:
                 self.ready.wait()
-            slot = self.free.pop(0)
+            slot = self.cache.choose(self.free, request.text)
+            self.free.remove(slot)
             self.processing[slot] = True
             self.tasks += 1
-            return slot, sum(self.processing), self.rng.gauss(0.0, 1.0)
+            active, noise_z = sum(self.processing), self.rng.gauss(0.0, 1.0)
+        return slot, active, noise_z, self.cache.serve(slot, request.text, request.prompt)
 
     def release(self, slot: int) -> None:
         with self.ready:
@@ -109,9 +106,9 @@ class _Engine:
         tools = request.get("tools")
         max_tokens = request.get("max_tokens", 768)
         if not isinstance(messages, list) or not messages:
-            return 400, _error(400, "'messages' is required", "invalid_request_error")
+            return 400, error_reply(400, "'messages' is required", "invalid_request_error")
         if tools is not None and not isinstance(tools, list):
-            return 400, _error(400, "'tools' must be an array", "invalid_request_error")
+            return 400, error_reply(400, "'tools' must be an array", "invalid_request_error")
         # what the client sent is replayed as it came: answers are a digest of it, so an item
         # that is no object counts as it is
         messages = cast("Messages", messages)
@@ -124,8 +121,8 @@ class _Engine:
                 f"request ({prompt} tokens) exceeds the available context size "
                 f"({self.args.window} tokens), try increasing it"
             )
-            return 400, _error(400, refusal, "exceed_context_size_error")
-        return _Request(messages, tools, max_tokens, prompt)
+            return 400, error_reply(400, refusal, "exceed_context_size_error")
+        return _Request(messages, tools, max_tokens, prompt, prompt_text(messages, tools))
 
     def complete(
         self, request: JsonObject, arrived: float
@@ -134,8 +131,8 @@ class _Engine:
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
-        messages, tools, max_tokens, prompt = checked
-        slot, active, noise_z = self.acquire()
+        messages, tools, max_tokens, prompt, _text = checked
+        slot, active, noise_z, cached = self.acquire(checked)
         try:
             answer = answer_for(
                 messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
@@ -151,25 +148,7 @@ class _Engine:
             self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
         finally:
             self.release(slot)
-        message: AnswerMessage = {"role": "assistant", "content": answer.text}
-        if answer.tool_name is not None:
-            message["content"] = None
-            message["tool_calls"] = [
-                {
-                    "type": "function",
-                    "id": f"call_{slot}",
-                    "function": {
-                        "name": answer.tool_name,
-                        "arguments": json.dumps(answer.tool_arguments, sort_keys=True),
-                    },
-                }
-            ]
-        return 200, {
-            "object": "chat.completion",
-            "model": KIND,
-            "choices": [{"index": 0, "finish_reason": answer.finish_reason, "message": message}],
-            "usage": _usage(prompt, answer),
-        }
+        return 200, completion(answer, prompt, cached, slot)
 
     def streamed(
         self, request: JsonObject, arrived: float
@@ -179,20 +158,14 @@ class _Engine:
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
-        messages, tools, max_tokens, prompt = checked
         usage = bool(field(request.get("stream_options"), "include_usage"))
-        return self._chunks(messages, tools, max_tokens, prompt, arrived, usage)
+        return self._chunks(checked, arrived, usage)
 
     def _chunks(
-        self,
-        messages: Messages,
-        tools: ToolSpecs,
-        max_tokens: int,
-        prompt: int,
-        arrived: float,
-        include_usage: bool,
+        self, request: _Request, arrived: float, include_usage: bool
     ) -> Iterator[ChatChunk]:
-        slot, active, noise_z = self.acquire()
+        messages, tools, max_tokens, prompt, _text = request
+        slot, active, noise_z, cached = self.acquire(request)
         try:
             answer = answer_for(
                 messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
@@ -210,31 +183,17 @@ class _Engine:
                 delta = deltas[index] if index < len(deltas) else {"content": ""}
                 if index == 0:
                     delta = {"role": "assistant", **delta}
-                yield _chunk([{"index": 0, "delta": delta, "finish_reason": None}])
+                yield chunk_of([{"index": 0, "delta": delta, "finish_reason": None}])
         finally:
             self.release(slot)
-        yield _chunk([{"index": 0, "delta": {}, "finish_reason": answer.finish_reason}])
+        # llama-server's last chunk carries its timings (cache_n among them)
+        timings = timings_of(prompt, cached, answer)
+        finish: list[JsonObject] = [
+            {"index": 0, "delta": {}, "finish_reason": answer.finish_reason}
+        ]
+        yield chunk_of(finish, timings=timings)
         if include_usage:
-            yield _chunk([], usage=_usage(prompt, answer))
-
-
-def _usage(prompt: int, answer: Answer) -> Usage:
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": answer.output_tokens,
-        "total_tokens": prompt + answer.output_tokens,
-    }
-
-
-def _chunk(choices: list[JsonObject], usage: Usage | None = None) -> ChatChunk:
-    chunk: ChatChunk = {"object": "chat.completion.chunk", "model": KIND, "choices": choices}
-    if usage is not None:
-        chunk["usage"] = usage
-    return chunk
-
-
-def _error(code: int, message: str, kind: str) -> ErrorReply:
-    return {"error": {"code": code, "message": message, "type": kind}}
+            yield chunk_of([], usage=usage_of(prompt, cached, answer))
 
 
 def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
@@ -267,33 +226,38 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                 meta = {"n_ctx": engine.args.window}
                 self._send(200, {"object": "list", "data": [{"id": KIND, "meta": meta}]})
             else:
-                self._send(404, _error(404, "File Not Found", "not_found_error"))
+                self._send(404, error_reply(404, "File Not Found", "not_found_error"))
 
         def do_POST(self) -> None:
             arrived = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
-            if self.path.split("?", 1)[0] not in ("/v1/chat/completions", "/chat/completions"):
-                self._send(404, _error(404, "File Not Found", "not_found_error"))
+            path = self.path.split("?", 1)[0]
+            if path not in ("/v1/chat/completions", "/chat/completions", *tokenizer.ENDPOINTS):
+                self._send(404, error_reply(404, "File Not Found", "not_found_error"))
                 return
             try:
                 request = loads_json_bytes(raw)
             except ValueError:
-                self._send(400, _error(400, "invalid JSON in the request", "invalid_request_error"))
+                self._send(
+                    400, error_reply(400, "invalid JSON in the request", "invalid_request_error")
+                )
                 return
             if not isinstance(request, dict):
                 self._send(
-                    400, _error(400, "the request must be an object", "invalid_request_error")
+                    400, error_reply(400, "the request must be an object", "invalid_request_error")
                 )
                 return
-            if request.get("stream") is True:
+            if path in tokenizer.ENDPOINTS:
+                self._send(*tokenizer.answer(path, request))
+            elif request.get("stream") is True:
                 answer = engine.streamed(request, arrived)
                 if isinstance(answer, tuple):
                     self._send(*answer)
                 else:
                     self._stream(answer)
-                return
-            self._send(*engine.complete(request, arrived))
+            else:
+                self._send(*engine.complete(request, arrived))
 
         def _stream(self, chunks: Iterator[ChatChunk]) -> None:
             """Server-sent events in HTTP chunks, one flushed per answer chunk, as llama-server
@@ -304,8 +268,8 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             try:
                 for chunk in chunks:
-                    self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
-                self._write_chunk(b"data: [DONE]\n\n")
+                    self._writechunk_of(f"data: {json.dumps(chunk)}\n\n".encode())
+                self._writechunk_of(b"data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             except OSError:
@@ -315,7 +279,7 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                 if close is not None:
                     close()
 
-        def _write_chunk(self, data: bytes) -> None:
+        def _writechunk_of(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
@@ -346,7 +310,7 @@ def _scaling(text: str) -> float:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = SimulatedModel()
     parser = argparse.ArgumentParser(
-        prog="python -m vibey_gh.runners.simulated.runner",
+        prog="python -m vibey_gh.runners.simulated.server",
         description="Serve llama-server's API over a capacity model on 127.0.0.1.",
     )
     parser.add_argument("--slots", type=_positive, required=True)
