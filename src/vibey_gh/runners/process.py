@@ -236,3 +236,30 @@ class ChildProcess:
         # The group id is the child's pid (start_new_session); it outlives the leader while any
         # member lives, so this works even after the leader exited.
         signal_process_group(self.pid, sig)
+
+
+# A binary's version, read without starting a server: what a calibration compares with
+# production before its first step (a mismatch is refused then, not after hours of sweeping).
+VERSION_TIMEOUT_S = 30.0
+
+
+def run_version_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """stdout and stderr of a `--version` call; RunnerError when it cannot run or fails."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=VERSION_TIMEOUT_S,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RunnerError(f"`{' '.join(argv)}` could not run: {exc}") from None
+    output = (done.stdout or "") + (done.stderr or "")
+    if done.returncode != 0:
+        last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
+        raise RunnerError(f"`{' '.join(argv)}` exited {done.returncode}: {last[0]}")
+    return output

@@ -29,8 +29,7 @@ from vibey_gh.interfaces.slots_interface import (
 )
 from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner, child_argv
-from vibey_gh.runners.llamacpp.models import default_model_path
-from vibey_gh.runners.llamacpp.versions import require_embedded
+from vibey_gh.runners.llamacpp.models import default_model_path, require_embedded
 from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.logscan import LogTail, scan_lines
 from vibey_gh.runners.process import ensure_port_free

@@ -29,8 +29,7 @@ from ...interfaces.slots_interface import RunnerLaunch
 from ...platforms.stopsignals import StopSignals, wait_until_stopped
 from ...state import StateLayout
 from ..process import LOOPBACK, ChildProcess, ensure_port_free
-from .models import resolve_gguf
-from .versions import embedded_version, require_embedded
+from .models import embedded_version, require_embedded, resolve_gguf
 
 if TYPE_CHECKING:
     from .server import LlamaCppServer

@@ -10,9 +10,11 @@ The embedded runner is identified from the installed package and the model file 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import replace
 
-from ...errors import RunnerError
+from ...errors import BadInput, RunnerError
 from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
@@ -21,7 +23,7 @@ from .wire import Props
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
     """The installed xllamacpp and the GGUF's sha256."""
-    from .versions import embedded_version
+    from .models import embedded_version
 
     version = embedded_version()
     info = gguf_identity(config, version, state)
@@ -84,3 +86,33 @@ def slots_from_props(props: object) -> int | None:
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
     return Props.read(props).build
+
+
+# llama-server's version read from its binary, spelled as /props spells it, so the same build
+# gives the same fingerprint whether production runs or not:
+#   "version: 4747 (2d219b38)"                   -> "b4747-2d219b38"
+#   "version: 0.6.0-dev (build 11434, commit x)" -> "b11434-x"
+
+_LLAMA_OLD = re.compile(r"version:\s*(\d+)\s*\(([^)\s]+)\)")
+_LLAMA_NEW = re.compile(r"\(build\s+(\d+),\s*commit\s+([^)\s]+)\)")
+
+
+def llama_server_version(text: str) -> str | None:
+    """`llama-server --version` output as /props spells build_info ("b4747-2d219b38")."""
+    match = _LLAMA_NEW.search(text) or _LLAMA_OLD.search(text)
+    return f"b{match.group(1)}-{match.group(2)}" if match else None
+
+
+def check_runner_args(binary: str, runner_args: Sequence[str]) -> str:
+    """Run `llama-server RUNNER_ARGS --version`: llama-server parses its arguments in order, so
+    an unknown flag or a bad value is refused before --version prints. The output, or BadInput
+    with llama-server's own complaint."""
+    from ..process import run_version_command  # only when a binary is asked, never on allowed
+
+    argv = [binary, *runner_args, "--version"]
+    try:
+        return run_version_command(argv)
+    except RunnerError as exc:
+        if not runner_args:
+            raise
+        raise BadInput(f"runner_args: llama-server refuses them: {exc}") from None

@@ -127,7 +127,7 @@ class EmbeddedKind(LlamaCppFamily):
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
         from .identify import gguf_identity
-        from .versions import embedded_version
+        from .models import embedded_version
 
         return gguf_identity(config, embedded_version(), state)
 
@@ -199,7 +199,7 @@ class LlamaServerKind(LlamaCppFamily):
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
         from ..process import find_executable
-        from .binary import check_runner_args, llama_server_version
+        from .identify import check_runner_args, llama_server_version
 
         binary = find_executable(config.runner_binary, self.name)
         return binary, llama_server_version(check_runner_args(binary, config.runner_args))

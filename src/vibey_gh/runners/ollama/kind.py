@@ -128,8 +128,7 @@ class OllamaKind(RunnerKind):
     def calibration_version(
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
-        from ..binary_identity import run_version_command
-        from ..process import find_executable
+        from ..process import find_executable, run_version_command
         from .binary import ollama_version
 
         binary = find_executable(config.runner_binary, self.name)
@@ -146,8 +145,7 @@ class OllamaKind(RunnerKind):
         from pathlib import Path
 
         from ...interfaces.identity import RunnerInfo
-        from ..binary_identity import run_version_command
-        from ..process import find_executable
+        from ..process import find_executable, run_version_command
         from .binary import manifest_digest, ollama_manifest, ollama_version
         from .settings import MODELS_VARIABLE
 
