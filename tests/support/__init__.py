@@ -13,6 +13,8 @@
   `latency_sweep`).
 - `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
+- `kind_names`: where a runner kind's name is spelled in code (`misplaced_names`), for the
+  architecture test and the "add a runner kind" recipe's test.
 - `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse),
   `layout` (that state dir as a StateLayout) and `run_cli` (the CLI with stand-in
   collaborators); loaded by tests/conftest.py.
