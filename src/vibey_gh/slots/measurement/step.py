@@ -3,7 +3,8 @@
 The replay runs in a steady state (design §5): at least `min_step_seconds` of measurement
 window and every corpus turn once; above one slot, longer (up to `max_step_seconds`) while the
 throughput interval cannot yet tell whether the step clears `min_gain` over the bars it is
-compared with (the better one-slot run, and the best throughput so far for the patience rule).
+compared with (the better one-slot run, and the best throughput so far for the patience rule),
+or while the p95 interval of a configured latency bound reaches both sides of its limit.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from ...interfaces.slots_interface import (
 )
 from ...interfaces.think import ThinkPolicy
 from ..corpus.corpus import Corpus
-from ..judging.baseline import Baseline, early_verdict
+from ..judging.baseline import Baseline, early_verdict, turns_latency
 from ..judging.bounds import Bounds
+from ..judging.latency_figures import QuantileSample, undecided_latency_bounds
 from ..judging.metrics import (
     WANTED_WINDOW_TURNS,
     batch_standard_error,
@@ -54,6 +56,7 @@ ENDED_DECIDED = "the interval decided"
 ENDED_MINIMUM = "measured the minimum time"
 ENDED_CAP = "inconclusive at max_step_seconds"
 ENDED_BAR_CAP = "measured to max_step_seconds"
+ENDED_LATENCY_CAP = "latency inconclusive at max_step_seconds"
 
 
 class StepProgress(Protocol):
@@ -100,9 +103,18 @@ class StepContext:
 class _Stopping:
     """The steady-state rule a replay asks at every segment boundary: measure on?"""
 
-    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[Estimate, ...]) -> None:
+    def __init__(
+        self,
+        ctx: StepContext,
+        slots: int,
+        compare_with: tuple[Estimate, ...],
+        latency_base: QuantileSample | None = None,
+    ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
+        # the better one-slot run's judged latency: the base of latency_factor
+        self.latency_base = latency_base
         self.why = ENDED_MINIMUM
+        self.reached_cap = False
 
     def __call__(self, turns: list[TurnRecord]) -> bool:
         start = ramp_up_end(turns, self.slots)
@@ -113,8 +125,13 @@ class _Stopping:
         if measured < self.ctx.min_step_seconds:
             return True
         if measured >= self.ctx.max_step_seconds:
+            self.reached_cap = True
             if self.slots <= 1:
                 self.why = ENDED_BAR_CAP
+            elif self.compare_with and self.undecided(turns, start, now):
+                self.why = ENDED_CAP
+            elif self.latency_undecided(turns, start, now):
+                self.why = ENDED_LATENCY_CAP
             else:
                 self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
             return False
@@ -125,6 +142,8 @@ class _Stopping:
                 return True
             self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
             return False
+        if self.latency_undecided(turns, start, now):
+            return True
         if not self.compare_with:
             self.why = ENDED_MINIMUM
             return False
@@ -132,6 +151,14 @@ class _Stopping:
             return True
         self.why = ENDED_DECIDED
         return False
+
+    def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """A configured latency bound's p95 interval still reaches both sides of its limit."""
+        bounds = self.ctx.bounds_now()
+        if self.slots <= 1 or not bounds.latency_bounds:
+            return False
+        figures = turns_latency(turns, self.ctx.corpus.shape, (start, now))
+        return bool(undecided_latency_bounds(figures, self.latency_base, bounds))
 
     def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A one-slot run is the bar every gain is a ratio to, so it is measured until its own
@@ -249,7 +276,7 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            _Stopping(ctx, slots, compare_with),
+            _Stopping(ctx, slots, compare_with, baseline.figures.best_one_slot_latency),
         )
     finally:
         running.stop()
@@ -394,4 +421,5 @@ def _measurement(
         "min_seconds": ctx.min_step_seconds,
         "max_seconds": ctx.max_step_seconds,
         "why_ended": ended_early or stopping.why,
+        "reached_cap": stopping.reached_cap and not ended_early,
     }
