@@ -21,7 +21,8 @@ per client and N over the repeats.
 
     bash bench/peer/setup_guidellm.sh      # or: python -m venv DIR && DIR/bin/pip install guidellm
     python bench/peer/latency_side_by_side.py [--concurrency 1 2] [--repeats 1]
-        [--max-tokens 64] [--window 4096] [--peer-venv DIR] [--binary PATH/llama-server]
+        [--max-tokens 64] [--window 4096] [--prompts K] [--peer-venv DIR]
+        [--binary PATH/llama-server]
 
 Without GuideLLM in --peer-venv it prints our figures alone and says that GuideLLM was skipped.
 """
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +174,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--window", type=int, default=4096)
+    parser.add_argument("--prompts", type=int, help="replay only the first this many prompts")
     parser.add_argument("--peer-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--binary", help="a llama-server to run instead of the embedded runner")
     args = parser.parse_args()
@@ -190,6 +193,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="peer-latency-") as temp:
         folder = Path(temp)
         corpus = plain_prompts(folder, args.window)
+        if args.prompts:
+            corpus = replace(corpus, segments=corpus.segments[: args.prompts])
         kind = "llama-server" if args.binary else "embedded"
         port = free_port()
         launch = RunnerLaunch(
