@@ -1,7 +1,8 @@
 """TTFT, ITL and p95 latency side by side with GuideLLM, against one server, at fixed concurrency.
 
 One runner is started (the embedded llama.cpp runner, or a llama-server given with --binary)
-with as many slots as the largest concurrency, on 127.0.0.1 and a free port, and warmed up.
+with as many slots as the largest concurrency, on 127.0.0.1 and a free port, and warmed up
+with one pass over every prompt (so each measured pass finds the same prompt cache).
 Then, for each concurrency N and each repeat, both clients replay the same prompts against it,
 streamed, temperature 0, seed 42, at most --max-tokens output tokens, N requests at a time, the
 order alternating between repeats (ours first, then GuideLLM first, …):
@@ -163,9 +164,11 @@ def _header() -> str:
 
 
 def _warm_up(running: RunningRunner, corpus: Corpus, max_tokens: int) -> None:
-    """A few prompts first: the runner's first requests pay for loading and warming the model."""
+    """Every prompt once before anything is measured. The runner keeps prompts it has seen in
+    its prompt cache, so without this the client that goes second finds the other's prompts
+    cached and shows a far shorter TTFT: after it, every measured pass finds the same cache."""
     settings = ChatSettings(window=corpus.window, max_tokens=max_tokens, stream=True)
-    replay_corpus(running, corpus.segments[:2], 1, settings, check=lambda _turns: None)
+    replay_corpus(running, corpus.segments, 1, settings, check=lambda _turns: None)
 
 
 def main() -> int:
@@ -174,15 +177,17 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--window", type=int, default=4096)
-    parser.add_argument("--prompts", type=int, help="replay only the first this many prompts")
+    parser.add_argument("--prompts", type=int, help="replay only this many, the shallowest")
     parser.add_argument("--peer-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--binary", help="a llama-server to run instead of the embedded runner")
+    # one thread: on a machine busier than its cores, llama.cpp's threads wait on each other
+    parser.add_argument("--threads", type=int, default=1, help="the runner's threads")
     args = parser.parse_args()
     peer = args.peer_venv / "bin" / "guidellm"
     version = None
     if peer.exists():
         version = subprocess.run([str(peer), "--version"], capture_output=True, text=True)
-        version = (version.stdout or version.stderr).strip().splitlines()[-1]
+        version = (version.stdout or version.stderr).strip().splitlines()[-1].split()[-1]
     else:
         print(
             f"GuideLLM skipped: no guidellm in {args.peer_venv} "
@@ -193,8 +198,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="peer-latency-") as temp:
         folder = Path(temp)
         corpus = plain_prompts(folder, args.window)
-        if args.prompts:
-            corpus = replace(corpus, segments=corpus.segments[: args.prompts])
+        if args.prompts:  # the shallowest: on a busy machine prompt processing dominates
+            shallow = sorted(corpus.segments, key=lambda s: s.turns[0].depth_estimate)
+            corpus = replace(corpus, segments=shallow[: args.prompts])
         kind = "llama-server" if args.binary else "embedded"
         port = free_port()
         launch = RunnerLaunch(
@@ -204,10 +210,13 @@ def main() -> int:
             "default",
             folder / "runner.log",
             binary=args.binary,
+            threads=args.threads,
         )
+        depths = [t.depth_estimate for t in corpus.turns()]
         print(
-            f"{corpus.turn_count} prompts, {kind} runner with {max(args.concurrency)} slots of "
-            f"{args.window} tokens, {args.max_tokens} output tokens, streamed; "
+            f"{corpus.turn_count} prompts ({min(depths)}–{max(depths)} tokens by estimate), "
+            f"{kind} runner with {max(args.concurrency)} slots of {args.window} tokens, "
+            f"{args.max_tokens} output tokens, streamed; "
             f"GuideLLM {version or 'absent'}",
             flush=True,
         )
