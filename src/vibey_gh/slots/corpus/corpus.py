@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +41,7 @@ from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
 from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
@@ -77,7 +78,7 @@ DEMO_SEGMENTS_PER_STRATUM = 2
 DEMO_SEGMENT_TURNS = 2
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Corpus:
     """A drawn corpus. `segments` are in replay order; `strata` shallow to deep; `commits`
     where spec files came from; `dropped_over_window` pool turns deeper than the window."""

@@ -32,13 +32,14 @@ tool list — the same pool hashes the same wherever it is built.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import BadInput
 from ...files import canonical_json
 from ...guarded import InputProblem, loads_json, read_regular_text
+from ...interfaces.values import frozen_value
 from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
 from ...lanes.tools import (
@@ -73,7 +74,7 @@ EVENTS_FILE = "events.jsonl"
 TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Pool:
     """Every turn built, before any window is applied.
 

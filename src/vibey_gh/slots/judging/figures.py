@@ -15,11 +15,11 @@ naming the field, so a damaged store is rebuilt from the evidence, never judged 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .latency_figures import LatencyFigures, QuantileSample
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
@@ -32,7 +32,7 @@ RUNS_PER_HOUR = "runs/h"
 TURNS_PER_HOUR = "turns/h"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepMetrics:
     """The numbers of the step table. None where the data to compute one is missing.
 
@@ -157,7 +157,7 @@ def _interval(estimate: Estimate, confidence: float) -> tuple[float, float]:
     return max(0.0, estimate.value - half), estimate.value + half
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Agreement:
     """How a step's answers agree with the first one-slot run's, over the turns both served."""
 
@@ -194,7 +194,7 @@ class Agreement:
         return cls(compared, structural, exact, _texts(data, "changed_turns"))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class BaselineFigures:
     """What every step is measured against: the one-slot runs.
 
@@ -249,7 +249,7 @@ class BaselineFigures:
         return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepFigures:
     """One step's figures. The findings here break a bound whatever the bounds say.
 
@@ -317,7 +317,7 @@ class StepFigures:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepFigures:
     baseline: BaselineFigures
     steps: tuple[StepFigures, ...]

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .stats import quantile_ranks
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def nearest_rank(count: int, share: float) -> int:
     return max(1, math.ceil(share * count))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class QuantileSample:
     """What a sample's upper quantiles and their intervals need: its size and its sorted
     values from rank `tail_from` (1-based) up."""
@@ -86,7 +86,7 @@ class QuantileSample:
         return cls(count, start, values)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LatencyFigures:
     """A step's latency figures.
 

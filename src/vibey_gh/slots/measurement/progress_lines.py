@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...interfaces.slots_interface import MemorySample
+from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
 
 
@@ -36,7 +36,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepPlan:
     """What a sweep knows about its own length before its next step.
 

@@ -12,7 +12,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -29,6 +29,7 @@ from ...interfaces.slots_interface import (
     TurnResult,
 )
 from ...interfaces.think import ThinkPolicy
+from ...interfaces.values import frozen_value
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
@@ -68,7 +69,7 @@ class LogSource(Protocol):
     def __call__(self, log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepContext:
     runner: Runner
     runner_kind: str
