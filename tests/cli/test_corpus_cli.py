@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from tests.support.repos import make_repo
 from vibey_gh.cli.main import cli
+from vibey_gh.lanes.tools import MAX_TREE_DEPTH
 
 FILES = {
     "README.md": "# tiny\n",
@@ -241,6 +242,20 @@ def test_bad_specs_exit_2_with_one_line_and_no_file(
     expect_bad_input(run("--specs", str(folder), "--out", str(out)), message)
     assert not out.exists()
     assert list(tmp_path.glob("*.json")) == []
+
+
+def test_a_repository_too_deep_to_list_is_bad_input(tmp_path: Path) -> None:
+    deep = tmp_path / "deep"
+    bottom = deep.joinpath(*(f"l{level}" for level in range(MAX_TREE_DEPTH + 2)))
+    bottom.mkdir(parents=True)
+    (deep / "README.md").write_text("hello\n", encoding="utf-8")
+    folder = tmp_path / "deep-specs"
+    spec(folder, "x", deep, ["README.md"])
+    out = tmp_path / "c.json"
+    expect_bad_input(
+        run("--specs", str(folder), "--out", str(out)), f"x.toml): repository {deep} has folders"
+    )
+    assert not out.exists()
 
 
 def test_a_failed_build_leaves_an_existing_file_untouched(tmp_path: Path, repo: Path) -> None:

@@ -44,6 +44,7 @@ from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
 from ...lanes.tools import (
     READ_FILE,
+    TreeTooLarge,
     run_tool,
     tool_call_message,
     tool_definitions,
@@ -207,7 +208,11 @@ def runs_from_specs(specs: Sequence[LaneSpec], trees: TreeCache) -> list[PoolRun
 
 def run_from_spec(spec: LaneSpec, tree: SpecTree) -> PoolRun:
     """The turns of one planned lane that reads its files in order."""
-    files = resolve_files(spec, tree.list_files())
+    try:
+        listing = tree.list_files()
+    except TreeTooLarge as exc:
+        raise BadInput(f"{spec.where}: repository {exc}") from None
+    files = resolve_files(spec, listing)
     tree.prefetch(files)
     tools = tool_definitions()
     tools_chars = len(canonical_json(tools))
