@@ -62,7 +62,10 @@ class StepProgress(Protocol):
 
     def runner_ready(self, load_seconds: float | None) -> None: ...
 
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None: ...
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        """After every turn: `done` corpus turns answered at least once, `served` turns
+        served in all (repeats included)."""
+        ...
 
 
 class LogSource(Protocol):
@@ -310,11 +313,13 @@ def _replay_with_sampler(
     # this runs under the replay's lock after every turn and a steady-state step has many
     first_answers: dict[str, TurnResult] = {}
     served_count = [0]
+    answered: set[str] = set()  # corpus turns answered at least once (the one pass)
 
     def check(turns: list[TurnRecord]) -> str | None:
         latest = turns[-1]
         served_count[0] += 1 if latest.result.served else 0
-        progress.turn_done(len(turns), served_count[0], sampler.latest)
+        answered.add(latest.turn_id)
+        progress.turn_done(len(answered), served_count[0], sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
         if not ctx.early_verdicts or latest.turn_id in first_answers:
