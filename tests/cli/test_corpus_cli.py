@@ -298,8 +298,16 @@ def test_a_tampered_corpus_is_refused_by_show(specs: Path, tmp_path: Path) -> No
         (("--demo", "--specs", "x", "--out", "c.json"), "--demo uses the shipped specs"),
         (("--demo", "--segment-turns", "0", "--out", "c.json"), "--segment-turns must be"),
         (("--demo", "--segments-per-stratum", "0", "--out", "c.json"), "--segments-per-stratum"),
-        (("--specs", "no-such-folder", "--out", "c.json"), "no such spec file or folder"),
-        (("--show", "missing.json"), "corpus file not found"),
+        (
+            ("--specs", "no-such-folder", "--out", "c.json"),
+            "no such spec file or folder: no-such-folder (a lane spec is a TOML file, one a "
+            "lane; `vibey-gh slots corpus --demo` builds a corpus from the shipped specs)",
+        ),
+        (
+            ("--show", "missing.json"),
+            "corpus file not found: missing.json (build one with `vibey-gh slots corpus`, or "
+            "measure on the shipped demo corpus with `vibey-gh slots calibrate --demo`)",
+        ),
         (
             ("--demo", "--shape", "runs", "--segment-turns", "2", "--out", "c.json"),
             "--segment-turns is for --shape segments",

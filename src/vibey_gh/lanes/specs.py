@@ -128,7 +128,10 @@ def find_spec_files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise BadInput(f"no such spec file or folder: {path}")
+            raise BadInput(
+                f"no such spec file or folder: {path} (a lane spec is a TOML file, one a "
+                "lane; `vibey-gh slots corpus --demo` builds a corpus from the shipped specs)"
+            )
     unique: dict[Path, None] = {}
     for path in found:
         unique.setdefault(path.resolve(), None)

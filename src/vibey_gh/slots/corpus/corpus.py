@@ -300,7 +300,10 @@ def load_corpus(path: Path) -> Corpus:
     try:
         data = loads_json(read_regular_text(path, limit=CORPUS_SIZE_LIMIT))
     except FileNotFoundError:
-        raise BadInput(f"corpus file not found: {path}") from None
+        raise BadInput(
+            f"corpus file not found: {path} (build one with `vibey-gh slots corpus`, or "
+            "measure on the shipped demo corpus with `vibey-gh slots calibrate --demo`)"
+        ) from None
     except InputProblem as problem:
         raise BadInput(f"corpus file {path} {problem}") from None
     return Corpus.from_json(data, f"corpus file {path}")
