@@ -133,7 +133,7 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     if path is None:
         return LocalModels()
     try:
-        raw = parsed_config_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT), environ)
+        raw = parsed_config_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT), path, environ)
     except NotToml as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except FileNotFoundError:

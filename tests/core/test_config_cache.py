@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.config import load_config
-from vibey_gh.config_cache import CACHE_NAME
+from vibey_gh.config_cache import cache_file_for
 from vibey_gh.errors import ConfigError
 
 CONFIG = (
@@ -28,7 +28,8 @@ def setup(tmp_path: Path, text: str = CONFIG, *, cache_dir: bool = True) -> dict
 
 
 def cache_file(tmp_path: Path) -> Path:
-    return tmp_path / "state" / "cache" / CACHE_NAME
+    config = tmp_path / "work" / "vibey-gh.toml"
+    return cache_file_for(config, {"VIBEY_GH_SLOTS_DIR": str(tmp_path / "state")})
 
 
 def edit_cache(tmp_path: Path, change: object) -> None:
@@ -75,6 +76,7 @@ def test_another_text_is_parsed_afresh_and_replaces_the_cache(tmp_path: Path) ->
 )
 def test_a_damaged_cache_is_parsed_past_and_rewritten(tmp_path: Path, damage: str) -> None:
     env = setup(tmp_path)
+    cache_file(tmp_path).parent.mkdir()
     cache_file(tmp_path).write_text(damage)
     assert load_config(tmp_path / "work", env).window == 8192
     assert json.loads(cache_file(tmp_path).read_text())["toml"]["local_models"]["window"] == 8192
@@ -126,3 +128,17 @@ def test_a_kept_parse_does_not_load_the_toml_parser(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["8192", "False"]
+
+
+def test_two_configs_read_in_turn_each_keep_their_parse(tmp_path: Path) -> None:
+    env = setup(tmp_path)
+    user = tmp_path / "xdg"
+    (user / "vibey-gh").mkdir(parents=True)
+    (user / "vibey-gh" / "vibey-gh.toml").write_text("[local_models]\nwindow = 2048\n")
+    elsewhere = {**env, "XDG_CONFIG_HOME": str(user)}
+    assert load_config(tmp_path / "work", elsewhere).window == 8192
+    assert load_config(tmp_path, elsewhere).window == 2048  # no ./vibey-gh.toml there
+    kept = sorted(cache_file(tmp_path).parent.iterdir())
+    assert len(kept) == 2
+    edit_cache(tmp_path, {"window": 16384})
+    assert load_config(tmp_path / "work", elsewhere).window == 16384, "still the kept parse"
