@@ -10,12 +10,12 @@ for, and holds the model lock exclusively: no lane starts while it runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import LocalModels
 from ..errors import BadInput
+from ..interfaces.values import frozen_value
 from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
     DEFAULT_SEGMENTS_PER_STRATUM,
@@ -69,7 +69,7 @@ class CalibrationBackoff:
         self._ran |= fingerprints
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CalibrationPlan:
     """How big an idle-time calibration is. `slots` None = the sweep's own 1, 1, 2, 3, …;
     `max_tokens` None = the config's output cap."""

@@ -7,9 +7,9 @@ works on the figures made here (or read back from where they are kept).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ...interfaces.turns import SERVED_REASONS, TurnResult
+from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .fidelity import agreement, served_by_turn, structure
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
@@ -35,7 +35,7 @@ FORBIDDEN_LOG_EVENTS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Baseline:
     """The one-slot runs: the first one's answers, and the figures every step is held to."""
 

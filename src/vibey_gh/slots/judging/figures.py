@@ -15,11 +15,11 @@ naming the field, so a damaged store is rebuilt from the evidence, never judged 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Agreement:
     """How a step's answers agree with the first one-slot run's, over the turns both served."""
 
@@ -85,7 +85,7 @@ class Agreement:
         return cls(compared, structural, exact, _texts(data, "changed_turns"))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class BaselineFigures:
     """What every step is measured against: the one-slot runs.
 
@@ -140,7 +140,7 @@ class BaselineFigures:
         return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepFigures:
     """One step's figures. The findings here break a bound whatever the bounds say.
 
@@ -208,7 +208,7 @@ class StepFigures:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepFigures:
     baseline: BaselineFigures
     steps: tuple[StepFigures, ...]

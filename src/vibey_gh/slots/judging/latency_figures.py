@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .stats import quantile_ranks
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def nearest_rank(count: int, share: float) -> int:
     return max(1, math.ceil(share * count))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class QuantileSample:
     """What a sample's upper quantiles and their intervals need: its size and its sorted
     values from rank `tail_from` (1-based) up."""
@@ -93,7 +94,7 @@ class QuantileSample:
         return cls(count, start, values)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LatencyFigures:
     """A step's latency figures.
 

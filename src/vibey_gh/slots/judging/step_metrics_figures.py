@@ -7,10 +7,10 @@ into intervals and stored (`to_json` / `from_json`, every field range-checked).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count
@@ -19,7 +19,7 @@ from .figure_fields import share as _share
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepMetrics:
     """The numbers of the step table. None where the data to compute one is missing.
 

@@ -13,7 +13,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -30,6 +30,7 @@ from ...interfaces.slots_interface import (
     TurnResult,
 )
 from ...interfaces.think import ThinkPolicy
+from ...interfaces.values import frozen_value
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
@@ -71,14 +72,17 @@ class StepProgress(Protocol):
 
     def runner_ready(self, load_seconds: float | None) -> None: ...
 
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None: ...
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        """After every turn: `done` corpus turns answered at least once, `served` turns
+        served in all (repeats included)."""
+        ...
 
 
 class LogSource(Protocol):
     def __call__(self, log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepContext:
     runner: Runner
     runner_kind: str
@@ -247,11 +251,13 @@ def _replay_with_sampler(
     # this runs under the replay's lock after every turn and a steady-state step has many
     first_answers: dict[str, TurnResult] = {}
     served_count = [0]
+    answered: set[str] = set()  # corpus turns answered at least once (the one pass)
 
     def check(turns: list[TurnRecord]) -> str | None:
         latest = turns[-1]
         served_count[0] += 1 if latest.result.served else 0
-        progress.turn_done(len(turns), served_count[0], sampler.latest)
+        answered.add(latest.turn_id)
+        progress.turn_done(len(answered), served_count[0], sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
         if not ctx.early_verdicts or latest.turn_id in first_answers:

@@ -11,7 +11,8 @@ into the step's record (`measurement`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from ..judging.baseline import turns_latency
 from ..judging.latency_figures import QuantileSample, undecided_latency_bounds
@@ -26,7 +27,25 @@ from ..judging.records import TurnRecord
 from ..judging.stats import Estimate, ratio_interval
 
 if TYPE_CHECKING:
-    from .step import StepContext
+    from ...clock import Clock
+    from ..corpus.corpus import Corpus
+    from ..judging.bounds import Bounds
+
+
+class StepContext(Protocol):
+    """What the rule reads of a step's context (the step's own `StepContext` provides it)."""
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def corpus(self) -> Corpus: ...
+    @property
+    def bounds_now(self) -> Callable[[], Bounds]: ...
+    @property
+    def min_step_seconds(self) -> float: ...
+    @property
+    def max_step_seconds(self) -> float: ...
+
 
 # why a steady-state step stopped measuring
 ENDED_DECIDED = "the interval decided"

@@ -11,11 +11,11 @@ model, the window. An unknown fingerprint or a file that is not readable evidenc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BadInput, EvidenceError
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ComparedSweep:
     """One sweep of the comparison: where it came from, and how it judges today."""
 
@@ -78,7 +78,7 @@ class ComparedSweep:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Comparison:
     sweeps: tuple[ComparedSweep, ...]
 
