@@ -118,7 +118,11 @@ def _prepare(work: Path, state: Path) -> None:
         "min_step_seconds = 0.2\n"
         "max_step_seconds = 2.0\n"
         "[local_models.simulated]\n"
-        "knee = 2\nnoise = 0.0\ntokens_per_second = 5000.0\n",
+        "knee = 2\nnoise = 0.0\ntokens_per_second = 5000.0\n"
+        # a gain must be clear (50%: the knee's doubling is) and one step without one ends the
+        # sweep, so each of the guide's five calibrations is short: N = 1, 1, 2, 3
+        "[local_models.bounds]\n"
+        "min_gain = 0.5\npatience = 1\n",
         encoding="utf-8",
     )
     text = GUIDE.read_text(encoding="utf-8")
