@@ -113,6 +113,7 @@ def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path, show:
     assert "--report` writes it" in out
 
 
+@pytest.mark.plots
 def test_report_flag_writes_the_report_and_plots_beside_the_evidence(
     isolated_state: Path, show: ShowCli
 ) -> None:

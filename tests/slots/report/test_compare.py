@@ -71,6 +71,7 @@ def test_json_names_every_sweep_and_the_differences(tmp_path: Path) -> None:
     assert data["plot"] is None
 
 
+@pytest.mark.plots
 def test_the_overlaid_plot_is_a_png(tmp_path: Path) -> None:
     stored(FIRST)
     stored(SECOND, after_upgrade)
