@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 4
+FIGURES_VERSION = 5
 RUNS_PER_HOUR = "runs/h"
 TURNS_PER_HOUR = "turns/h"
 

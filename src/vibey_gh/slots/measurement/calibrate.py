@@ -166,6 +166,9 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         "think": think_policy_of(req).to_json(),
         # only when set: the method of every ordinary sweep keeps its hash
         **({"split_window": True} if req.split_window else {}),
+        # whole runs are measured to an interval of each worker's run progress: a checkpoint
+        # whose steps stopped on counted runs has another hash and is never resumed here
+        **({"runs_interval": "batch means of run progress"} if req.corpus.shape == "runs" else {}),
     }
 
 

@@ -34,9 +34,8 @@ from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
 from ..judging.metrics import (
     WANTED_WINDOW_TURNS,
-    batch_standard_error,
-    batch_throughputs,
     decisive_ends,
+    decisive_estimate,
     measurement_window,
     ramp_up_end,
     served_ends,
@@ -149,17 +148,13 @@ class _Stopping:
         return decisive_ends(turns, start, now, self.ctx.corpus.shape)
 
     def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        ends = self._ends(turns, start, now)
-        batches = batch_throughputs(ends, start, now)
-        se = batch_standard_error(batches, start, now)
-        if se is None:
-            return None
-        return Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
+        return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
 
     def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
-        if here is None:
+        if here is None or not here.has_interval:
+            # too few batches for an interval: the verdict would read the step as a point
             return True
         wanted = 1.0 + bounds.min_gain
         for bar in self.compare_with:
