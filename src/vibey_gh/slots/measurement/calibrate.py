@@ -161,6 +161,8 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             "gain_interval": "ratio of the step's and the bar's batch means",
             # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
             "one_slot_until": "interval within half of min_gain",
+            # so is a step that serves more than the best before it: the next one's bar
+            "best_until": "interval within half of min_gain",
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),

@@ -3,7 +3,9 @@
 The replay runs in a steady state (design §5): at least `min_step_seconds` of measurement
 window and every corpus turn once; above one slot, longer (up to `max_step_seconds`) while the
 throughput interval cannot yet tell whether the step clears `min_gain` over the bars it is
-compared with (the better one-slot run, and the best throughput so far for the patience rule).
+compared with (the better one-slot run, and the best throughput so far for the patience rule),
+and, for a step that serves more than the best before it, until its interval is within half
+of `min_gain` either side, as a one-slot run's is: it is the bar the next step is held to.
 """
 
 from __future__ import annotations
@@ -114,8 +116,10 @@ class _Stopping:
         if measured >= self.ctx.max_step_seconds:
             if self.slots <= 1:
                 self.why = ENDED_BAR_CAP
+            elif not self.compare_with:
+                self.why = ENDED_MINIMUM
             else:
-                self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
+                self.why = ENDED_CAP if self.undecided(turns, start, now) else ENDED_BAR_CAP
             return False
         if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
             return True  # too few turns (or runs) yet for ten batches
@@ -129,13 +133,25 @@ class _Stopping:
             return False
         if self.undecided(turns, start, now):
             return True
+        if self.leads(turns, start, now) and self.bar_too_wide(turns, start, now):
+            return True
         self.why = ENDED_DECIDED
         return False
 
+    def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """The step serves more than the best step before it: the next step will be held to
+        its throughput, taken as a point (the knee and patience rules), so it is measured to
+        the precision of the one-slot bar. Without that, the best of several briefly measured
+        steps is also the luckiest, and the step after it must beat its luck."""
+        here = self._estimate(turns, start, now)
+        best = max((bar.value for bar in self.compare_with), default=0.0)
+        return here is not None and here.value > best
+
     def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A one-slot run is the bar every gain is a ratio to, so it is measured until its own
-        interval is within half of `min_gain` either side (or the cap): a bar known only to
-        ±20% could let no 10% gain qualify however long the steps after it ran."""
+        """A one-slot run is the bar every gain is a ratio to, and the best step so far the bar
+        of the next, so each is measured until its own interval is within half of `min_gain`
+        either side (or the cap): a bar known only to ±20% could let no 10% gain qualify however
+        long the steps after it ran."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
