@@ -17,6 +17,7 @@ each in at least 4 of 5 seeds.
 
     python bench/think_time.py                       # knee 2, noise 0.2, 5 seeds
     python bench/think_time.py --seeds 2 --scenarios none,1
+    python bench/think_time.py --scenarios 3 --seeds 1 --first-seed 4   # one seed of a row
 
 S in the prediction is the runner's own service time (the simulated model's work per turn,
 its mean over the corpus); what the client adds around a turn (HTTP, parsing) is time outside
@@ -200,6 +201,9 @@ def calibrate_once(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed … first-seed + seeds − 1"
+    )
     parser.add_argument("--knee", type=int, default=2)
     parser.add_argument("--noise", type=float, default=0.2)
     parser.add_argument("--tokens-per-second", type=float, default=120.0)
@@ -240,7 +244,7 @@ def main() -> int:
         laws: list[dict[int, float]] = []
         seconds: list[float] = []
         one_slot: list[float] = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             ideal, by_slots, by_law, measured_latency, runner_time = calibrate_once(
                 args, corpus, seed, think, f"{label} seed {seed}"
             )
