@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.support.slot_builders import make_step, same_answers
+from tests.support.slot_builders import make_step, runs_loop, same_answers
 from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
     SweepPlan,
@@ -59,3 +59,12 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     assert "corpus 15/15 once" in lines[3] and "2966/15" not in lines[3]
     assert lines[4].startswith("  step 2 N=2: qualifies — 10 turns served in ")
     assert len(lines) == 5
+
+
+def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.step_finished(runs_loop(2, 5, failed=frozenset({(0, 1)})), "qualifies")
+    assert lines[-1].startswith(
+        "  step 2 N=2: qualifies — 19 turns served (9 whole runs completed) in "
+    )
