@@ -27,8 +27,8 @@ def build_table(views: Sequence[StepView], columns: Sequence[StepColumn]) -> Tab
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     on_runs = any(view.on_runs for view in views)
     for column in columns:
-        justify = "right" if column.numeric else "left"
-        table.add_column(short_header(column, on_runs), justify=justify, no_wrap=True)
+        header = short_header(column, on_runs)
+        table.add_column(header, justify="right" if column.numeric else "left", no_wrap=True)
     for view in views:
         table.add_row(*(c.brief(view) for c in columns), style=IDEAL_STYLE if view.ideal else None)
     return table
