@@ -139,19 +139,16 @@ class _Stopping:
         return False
 
     def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """The step serves more than the best step before it: the next step will be held to
-        its throughput, taken as a point (the knee and patience rules), so it is measured to
-        the precision of the one-slot bar. Without that, the best of several briefly measured
-        steps is also the luckiest, and the step after it must beat its luck."""
+        """It serves more than the best step before it: the next step is held to its point,
+        so it is measured as a one-slot bar is (the best of brief steps is the luckiest)."""
         here = self._estimate(turns, start, now)
         best = max((bar.value for bar in self.compare_with), default=0.0)
         return here is not None and here.value > best
 
     def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A one-slot run is the bar every gain is a ratio to, and the best step so far the bar
-        of the next, so each is measured until its own interval is within half of `min_gain`
-        either side (or the cap): a bar known only to ±20% could let no 10% gain qualify however
-        long the steps after it ran."""
+        """A bar (a one-slot run; the best step so far) is measured until its own interval is
+        within half of `min_gain` either side (or the cap): a bar known only to ±20% could
+        let no 10% gain qualify however long the steps after it ran."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
@@ -170,8 +167,7 @@ class _Stopping:
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or not here.has_interval:
-            # too few batches for an interval: the verdict would read the step as a point
-            return True
+            return True  # too few batches: the verdict would read the step as a point
         wanted = 1.0 + bounds.min_gain
         for bar in self.compare_with:
             ratio = ratio_interval(here, bar, bounds.confidence)
