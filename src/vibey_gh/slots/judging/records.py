@@ -220,9 +220,10 @@ class StepRecord:
       runner_version: the calibration runner's own version.
       corpus_turns: how many turns a complete step replays (at least once each).
       measurement: for a steady-state step, its measurement window as recorded when it ended
-        {start, end, turns, min_seconds, max_seconds, why_ended}; None for a step of the
-        one-pass method. Metrics recompute the window from the turns' timestamps; this copy is
-        for a reader of the file.
+        {start, end, turns, min_seconds, max_seconds, why_ended, reached_cap}; None for a
+        step of the one-pass method. reached_cap (absent in older evidence): it measured
+        until max_seconds, so an interval still inconclusive there stays so. Metrics
+        recompute the window from the turns' timestamps; this copy is for a reader of the file.
       production_footprint_bytes: the most the production runner's process tree held of host
         memory during the step (left out of the charged figures); None when not identified.
       production_gpu_bytes: the most it held per GPU index (None where NVML could not say),

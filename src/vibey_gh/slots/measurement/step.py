@@ -4,8 +4,7 @@ The replay runs in a steady state (design §5): at least `min_step_seconds` of m
 window and every corpus turn once; above one slot, longer (up to `max_step_seconds`) while the
 throughput interval cannot yet tell whether the step clears `min_gain` over the bars it is
 compared with (the better one-slot run, and the best throughput so far for the patience rule),
-and, for a step that serves more than the best before it, until its interval is within half
-of `min_gain` either side, as a one-slot run's is: it is the bar the next step is held to.
+or while the p95 interval of a configured latency bound reaches both sides of its limit.
 """
 
 from __future__ import annotations
@@ -35,26 +34,36 @@ from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
 from ..judging.metrics import (
-    WANTED_WINDOW_TURNS,
-    decisive_ends,
-    decisive_estimate,
     measurement_window,
-    ramp_up_end,
     served_ends,
 )
 from ..judging.records import LogEventRecord, StepRecord, TurnRecord
 from ..judging.reported import fill_in, runner_reported_from
-from ..judging.stats import Estimate, ratio_interval
+from ..judging.stats import Estimate
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
+from .stopping import (
+    ENDED_BAR_CAP,
+    ENDED_CAP,
+    ENDED_DECIDED,
+    ENDED_LATENCY_CAP,
+    ENDED_MINIMUM,
+    SteadyStateRule,
+)
 
-# why a steady-state step stopped measuring
-ENDED_DECIDED = "the interval decided"
-ENDED_MINIMUM = "measured the minimum time"
-ENDED_CAP = "inconclusive at max_step_seconds"
-ENDED_BAR_CAP = "measured to max_step_seconds"
+__all__ = [
+    "ENDED_BAR_CAP",
+    "ENDED_CAP",
+    "ENDED_DECIDED",
+    "ENDED_LATENCY_CAP",
+    "ENDED_MINIMUM",
+    "LogSource",
+    "StepContext",
+    "StepProgress",
+    "measure_step",
+]
 
 
 class StepProgress(Protocol):
@@ -96,84 +105,6 @@ class StepContext:
     production_footprint: FootprintSource | None = None
     # the wait before each turn (the run's tools); none: back to back
     think: ThinkPolicy = ThinkPolicy()
-
-
-class _Stopping:
-    """The steady-state rule a replay asks at every segment boundary: measure on?"""
-
-    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[Estimate, ...]) -> None:
-        self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
-        self.why = ENDED_MINIMUM
-
-    def __call__(self, turns: list[TurnRecord]) -> bool:
-        start = ramp_up_end(turns, self.slots)
-        if start is None:
-            return True  # not every worker has started: no window yet
-        now = self.ctx.clock.monotonic()
-        measured = now - start
-        if measured < self.ctx.min_step_seconds:
-            return True
-        if measured >= self.ctx.max_step_seconds:
-            if self.slots <= 1:
-                self.why = ENDED_BAR_CAP
-            elif not self.compare_with:
-                self.why = ENDED_MINIMUM
-            else:
-                self.why = ENDED_CAP if self.undecided(turns, start, now) else ENDED_BAR_CAP
-            return False
-        if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
-            return True  # too few turns (or runs) yet for ten batches
-        if self.slots <= 1:
-            if self.bar_too_wide(turns, start, now):
-                return True
-            self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
-            return False
-        if not self.compare_with:
-            self.why = ENDED_MINIMUM
-            return False
-        if self.undecided(turns, start, now):
-            return True
-        if self.leads(turns, start, now) and self.bar_too_wide(turns, start, now):
-            return True
-        self.why = ENDED_DECIDED
-        return False
-
-    def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """It serves more than the best step before it: the next step is held to its point,
-        so it is measured as a one-slot bar is (the best of brief steps is the luckiest)."""
-        here = self._estimate(turns, start, now)
-        best = max((bar.value for bar in self.compare_with), default=0.0)
-        return here is not None and here.value > best
-
-    def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A bar (a one-slot run; the best step so far) is measured until its own interval is
-        within half of `min_gain` either side (or the cap): a bar known only to ±20% could
-        let no 10% gain qualify however long the steps after it ran."""
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None or here.value <= 0 or not here.has_interval:
-            return True
-        low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
-        return (high - low) / 2.0 > bounds.min_gain / 2.0
-
-    def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
-        """Served turns, or completed runs for a corpus of whole runs: what is decided on."""
-        return decisive_ends(turns, start, now, self.ctx.corpus.shape)
-
-    def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
-
-    def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None or not here.has_interval:
-            return True  # too few batches: the verdict would read the step as a point
-        wanted = 1.0 + bounds.min_gain
-        for bar in self.compare_with:
-            ratio = ratio_interval(here, bar, bounds.confidence)
-            if ratio is not None and ratio[0] < wanted <= ratio[1]:
-                return True
-        return False
 
 
 class _LineWriter:
@@ -256,7 +187,7 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            _Stopping(ctx, slots, compare_with),
+            SteadyStateRule(ctx, slots, compare_with, baseline.figures.best_one_slot_latency),
         )
     finally:
         running.stop()
@@ -276,7 +207,7 @@ def _replay_with_sampler(
     load_seconds: float | None,
     version: str | None,
     progress: StepProgress,
-    stopping: _Stopping,
+    stopping: SteadyStateRule,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
     # the start-up and preload lines are not part of the replay; what they report is kept
@@ -390,7 +321,7 @@ def _measurement(
     turns: list[TurnRecord],
     slots: int,
     ctx: StepContext,
-    stopping: _Stopping,
+    stopping: SteadyStateRule,
     ended_early: str | None,
 ) -> dict[str, object]:
     window = measurement_window(turns, slots)
@@ -401,4 +332,5 @@ def _measurement(
         "min_seconds": ctx.min_step_seconds,
         "max_seconds": ctx.max_step_seconds,
         "why_ended": ended_early or stopping.why,
+        "reached_cap": stopping.reached_cap and not ended_early,
     }
