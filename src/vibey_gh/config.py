@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .config_cache import NotToml, parsed_config_toml
 from .errors import BadInput, ConfigError
-from .guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .guarded import MIB, InputProblem, read_regular_text
 from .interfaces.bounds import Bounds
 from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
+from .interfaces.values import frozen_value
 from .runners.llamacpp.settings import OWNED_RUNNER_ARGS
 from .runners.ollama.settings import RUNNER_ENV_PREFIX
 from .runners.registry import DEFAULT_RUNNER, default_production_url, registered_names
@@ -41,8 +42,7 @@ STEP_SECONDS_RANGE = (0.1, 86_400.0)
 
 Declaration = int | Literal["measured"]
 
-
-@dataclass(frozen=True)
+@frozen_value
 class LocalModels:
     """The validated `[local_models]` table. `source` is the file it came from, or None."""
 
@@ -113,8 +113,8 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     if path is None:
         return LocalModels()
     try:
-        raw = loads_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT))
-    except tomllib.TOMLDecodeError as exc:
+        raw = parsed_config_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT), path, environ)
+    except NotToml as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: cannot read (it went away)") from None

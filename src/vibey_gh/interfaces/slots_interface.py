@@ -16,13 +16,14 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Protocol
 
 from .identity import Accelerator, DeviceFacts, RunnerInfo
 from .samples import GpuMemory, MemorySample
 from .turns import REFUSED_OVER_WINDOW, SERVED_REASONS, ToolCall, TurnResult
+from .values import frozen_value
 
 __all__ = [
     "REFUSED_OVER_WINDOW",
@@ -63,7 +64,7 @@ class HostMemorySampler(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ChatSettings:
     """Deterministic request settings (design §5). `window` is the per-slot context.
 
@@ -79,7 +80,7 @@ class ChatSettings:
     stream: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RunnerLaunch:
     """How to start a runner: N slots of `window` tokens on 127.0.0.1:`port`."""
 
@@ -93,7 +94,7 @@ class RunnerLaunch:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProductionState:
     """Whether the production runner holds a model right now.
 
@@ -113,7 +114,7 @@ class ProductionState:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PlannedAction:
     """One step `slots apply` would take: a command to run or a file to write."""
 

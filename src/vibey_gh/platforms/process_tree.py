@@ -17,12 +17,12 @@ and resident, so the whole resident size counts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from ..interfaces.values import frozen_value
 
 import psutil
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Listener:
     """The process serving a port (pid None: none found), and how it was found or why not."""
 

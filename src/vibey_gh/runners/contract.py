@@ -19,13 +19,14 @@ RunnerLaunch, ProductionState, RunnerParallelism) lives in `interfaces.slots_int
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from .wire import Messages as Messages
 from .wire import ToolSpecs
+from ..interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from ..interfaces.identity import RunnerInfo
@@ -70,7 +71,7 @@ class RunnerConfig(Protocol):
     def simulated(self) -> SimulatedModel: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProductionSettings:
     """Production's own settings as its kind reads them. fingerprinted: the settings evidence
     is keyed to (empty for none). environment: every production variable that was read or
@@ -141,7 +142,7 @@ class ProductionWatch(Protocol):
 OK, WARN, FAIL = "ok", "warn", "fail"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Check:
     """One thing calibrate needs: `status` ok, warn (calibrate runs, but read this) or fail
     (calibrate would stop here); `todo` says what to do when it is not ok."""

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import RunnerError
 from ..guarded import size_text
 from .replies import MAX_REPLY_BYTES, decode_reply
+from ..interfaces.values import frozen_value
 
 DEFAULT_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class HttpAnswer:
     status: int
     body: object  # decoded JSON when the answer is JSON, else its text (`wire` reads it)

@@ -7,10 +7,10 @@ absent. The chat answer and its streamed chunks are read in `openai_api`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TypedDict
 
 from ..wire import (
+from ...interfaces.values import frozen_value
     JsonObject,
     Messages,
     ToolSpecs,
@@ -42,7 +42,7 @@ class ChatRequest(_ChatRequestBase, total=False):
     tools: ToolSpecs
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Props:
     """What /props says of a llama.cpp server: its build (`build_info`, e.g. "b4747-2d219b38"),
     the slots it serves (`total_slots`), each slot's context

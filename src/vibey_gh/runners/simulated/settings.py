@@ -6,14 +6,14 @@ table holds and which values are valid; the config only finds the table and repo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
+from ...interfaces.values import frozen_value
 
 # the config table that holds the capacity model: [local_models.simulated]
 CONFIG_TABLE = "simulated"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SimulatedModel:
     """`[local_models.simulated]`: the capacity model of the simulated runner.
 

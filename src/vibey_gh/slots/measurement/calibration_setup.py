@@ -15,6 +15,7 @@ from typing import Any
 from ...clock import Clock
 from ...config import LocalModels
 from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
+from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
@@ -23,7 +24,7 @@ from .production_memory import FootprintSource
 from .step import LogSource
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CalibrationRequest:
     """Everything a calibration needs, resolved by the caller (CLI or storm)."""
 
@@ -51,7 +52,7 @@ class CalibrationRequest:
     split_window: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Environment:
     """The parts of the world a calibration touches, injected."""
 
