@@ -42,6 +42,7 @@ STEP_SECONDS_RANGE = (0.1, 86_400.0)
 
 Declaration = int | Literal["measured"]
 
+
 @frozen_value
 class LocalModels:
     """The validated `[local_models]` table. `source` is the file it came from, or None."""

@@ -17,9 +17,10 @@ and resident, so the whole resident size counts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from ..interfaces.values import frozen_value
 
 import psutil
+
+from ..interfaces.values import frozen_value
 
 
 @frozen_value

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from ..interfaces.values import frozen_value
 from .wire import Messages as Messages
 from .wire import ToolSpecs
-from ..interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from ..interfaces.identity import RunnerInfo

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import field
+
 from ..interfaces.values import frozen_value
 
 Values = dict[str, object]

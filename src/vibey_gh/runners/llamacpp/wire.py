@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..wire import (
 from ...interfaces.values import frozen_value
+from ..wire import (
     JsonObject,
     Messages,
     ToolSpecs,

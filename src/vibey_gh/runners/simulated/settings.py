@@ -7,6 +7,7 @@ table holds and which values are valid; the config only finds the table and repo
 from __future__ import annotations
 
 from typing import Protocol
+
 from ...interfaces.values import frozen_value
 
 # the config table that holds the capacity model: [local_models.simulated]
