@@ -21,6 +21,7 @@ from .support import platform_family as platform_family  # also asked for from h
 from .support import this_platform as this_platform
 
 if TYPE_CHECKING:
+    from ..interfaces.readings import SensorSource
     from ..interfaces.samples import MemorySample
     from ..interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
     from .footprint import GpuProcessSource, ProductionFootprint
@@ -111,6 +112,8 @@ class PlatformProbes:
     root: Path
     # the GPUs' per-process memory (NVML on Linux); None where the platform has none to list
     gpus: GpuProcessSource | None = None
+    # readings beyond memory: temperatures, power, clocks, throttling (platforms.sensors)
+    sensors: SensorSource | None = None
 
     @classmethod
     def detect(
@@ -142,7 +145,10 @@ class PlatformProbes:
         else:
             device = UnsupportedDeviceProbe(platform)
             memory = UnsupportedMemorySampler(platform, clock)
-        return cls(family, device, memory, runner, root, gpu_processes)
+        from .sensors.combined import sensors_for
+
+        sensors = sensors_for(family, root, runner)
+        return cls(family, device, memory, runner, root, gpu_processes, sensors)
 
     def production_footprint(
         self,
