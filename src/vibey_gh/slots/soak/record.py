@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...interfaces.bounds import Bounds
+from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.soak_file import clear_soak_request, soak_path, write_soak
@@ -20,7 +21,6 @@ from ..judging.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.metrics import decisive_ends
 from ..judging.records import TurnRecord
 from ..measurement.calibration_setup import Environment
-from .duration import format_duration
 from .journal import SoakJournal, Span
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from ...config import LocalModels, load_config
 from ...errors import Refused
+from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ...interfaces.slots_interface import ChatSettings, RunnerLaunch
 from ...runners.process import ensure_port_free
@@ -36,7 +37,6 @@ from ..measurement.calibration_start import check_identity, wait_for_idle
 from ..measurement.orphans import PID_FILE, forget_runner, remember_runner, stop_orphaned_runner
 from ..measurement.replay import replay_corpus
 from .choice import choose_slots, evidence_ideal
-from .duration import format_duration
 from .journal import SoakJournal, Span, open_journal
 from .record import SoakOutcome, record_soak
 from .sampler import SoakSampler

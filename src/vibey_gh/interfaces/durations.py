@@ -1,10 +1,11 @@
-"""How long a soak runs: `8h`, `30m`, `90s`, `1h30m` or a number of seconds."""
+"""Durations as people write them: `8h`, `30m`, `90s`, `1h30m` or a number of seconds (how
+long a soak runs, how long one must have held for the gate)."""
 
 from __future__ import annotations
 
 import re
 
-from ...errors import BadInput
+from ..errors import BadInput
 
 WEEK_S = 7 * 24 * 3600.0
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
