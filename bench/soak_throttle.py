@@ -31,7 +31,8 @@ from vibey_gh.slots.judging.drift import DRIFTED, HOLDS
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.slots.soak.record import SoakOutcome
-from vibey_gh.slots.soak.soak import SoakRequest, run_soak
+from vibey_gh.slots.soak.request import SoakRequest
+from vibey_gh.slots.soak.soak import run_soak
 from vibey_gh.state import StateLayout
 
 DEMO_WINDOW = 4096

@@ -121,7 +121,8 @@ def soak(
     from ..interfaces.durations import parse_duration
     from ..slots.measurement.calibration_setup import CalibrationRequest
     from ..slots.measurement.wiring import demo_corpus, load_corpus_for
-    from ..slots.soak.soak import SoakRequest, run_soak
+    from ..slots.soak.request import SoakRequest
+    from ..slots.soak.soak import run_soak
     from ..storm.lock import model_lock
     from .progress import make_progress
 

@@ -168,3 +168,14 @@ def clear_soak_request(layout: StateLayout, fingerprint: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def pending_soak_requests(layout: StateLayout) -> list[RequestDocument]:
+    """The standing soak requests; a damaged file is skipped (`slots allowed` writes it again)."""
+    folder = layout.root / "requests" / "soak"
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        request = read_soak_request(path)
+        if request is not None:
+            found.append(request)
+    return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
@@ -22,9 +22,7 @@ from ..judging.metrics import decisive_ends
 from ..judging.records import TurnRecord
 from ..measurement.calibration_setup import Environment
 from .journal import SoakJournal, Span
-
-if TYPE_CHECKING:
-    from .soak import SoakRequest
+from .request import SoakRequest
 
 DONE_WITHIN_S = 1.0
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from ...config import LocalModels, load_config
@@ -39,30 +38,15 @@ from ..measurement.replay import replay_corpus
 from .choice import choose_slots, evidence_ideal
 from .journal import SoakJournal, Span, open_journal
 from .record import SoakOutcome, record_soak
+from .request import SoakRequest
 from .sampler import SoakSampler
 
-MIN_WINDOW_S = 5.0
-WINDOWS_WANTED = 12
 # less than this left to measure: the soak is done (a resume would only add ramp-up)
 DONE_WITHIN_S = 1.0
 
 
 class SoakProgress(Protocol):
     def message(self, text: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class SoakRequest:
-    calibration: CalibrationRequest
-    duration_s: float
-    slots: int | None = None
-    force: bool = False
-    tick_s: float = 1.0
-
-    @property
-    def window_s(self) -> float:
-        """Each window's length: a twelfth of the soak, at least a few seconds."""
-        return max(MIN_WINDOW_S, self.duration_s / WINDOWS_WANTED)
 
 
 def run_soak(
