@@ -232,7 +232,12 @@ def judge_soak(
         first, last = windows[0], windows[-1]
         interval = ratio_interval(last.estimate, first.estimate, bounds.confidence)
         point = last.throughput / first.throughput
-        if interval is not None:
+        if not (first.estimate.has_interval and last.estimate.has_interval):
+            reasons.append(
+                f"throughput undecided: the first and last windows ({first.units} and "
+                f"{last.units} units) are too few for an interval; soak longer"
+            )
+        elif interval is not None:
             ratio = (point, interval[0], interval[1])
             floor = 1.0 - bounds.min_gain
             fell = interval[1] < floor
