@@ -16,11 +16,13 @@ from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.soak_file import clear_soak_request, soak_path, write_soak
+from ..evidence.soak_file import clear_soak_request, load_soak, soak_path, write_soak
 from ..judging.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.metrics import decisive_ends
 from ..judging.records import TurnRecord
 from ..measurement.calibration_setup import Environment
+from ..report.plots import plots_available
+from ..report.soak_view import SoakView, write_soak_report
 from .journal import SoakJournal, Span
 from .request import SoakRequest
 
@@ -175,6 +177,7 @@ def record_soak(
     }
     path = soak_path(env.layout, fingerprint.id, slots)
     write_soak(path, data)
+    write_soak_report(SoakView(path, load_soak(path)), plots_available())
     journal.path.unlink(missing_ok=True)
     if complete:
         clear_soak_request(env.layout, fingerprint.id)
