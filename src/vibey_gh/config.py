@@ -95,7 +95,7 @@ class LocalModels:
     think_cap: float = DEFAULT_THINK_CAP_S
     # `require_soak = "2h"`: the gate answers N above one only where a soak at least this
     # long held at N (None: off)
-    require_soak_s: float | None = None
+    require_soak: float | None = None
 
     @property
     def step_cap_seconds(self) -> float:
@@ -190,7 +190,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         max_step_seconds=longest,
         think_time=_think_time(reader),
         think_cap=_think_cap(reader),
-        require_soak_s=_require_soak(reader),
+        require_soak=_require_soak(reader),
     )
     reader.reject_unknown(extra={"bounds", "simulated"})
     return config

@@ -10,8 +10,8 @@ from vibey_gh.errors import ConfigError
 
 @pytest.mark.parametrize(("value", "expected"), [("2h", 7200.0), ("90m", 5400.0), ("off", None)])
 def test_require_soak_is_read(value: str, expected: float | None) -> None:
-    assert parse_config({"local_models": {"require_soak": value}}, None).require_soak_s == expected
-    assert parse_config({}, None).require_soak_s is None
+    assert parse_config({"local_models": {"require_soak": value}}, None).require_soak == expected
+    assert parse_config({}, None).require_soak is None
 
 
 @pytest.mark.parametrize(

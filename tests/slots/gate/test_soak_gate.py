@@ -43,7 +43,7 @@ def soaked(root: Path, slots: int, holds: bool, measured_s: float, verdict: str 
 
 
 def soak_required(hours: float = 2.0):  # type: ignore[no-untyped-def]
-    return replace(config("measured"), require_soak_s=hours * 3600.0)
+    return replace(config("measured"), require_soak=hours * 3600.0)
 
 
 def test_off_by_default_the_evidence_answers(tmp_path: Path) -> None:

@@ -237,7 +237,7 @@ def _decide_from_state(
         return replace(stale, evidence_age_s=max(0.0, now - created_at))
     answer = _from_figures(config, fingerprint, figures, path)
     answer = replace(answer, evidence_age_s=max(0.0, now - created_at))
-    if config.require_soak_s is not None:
+    if config.require_soak is not None:
         answer = _with_soak_required(answer, config, deps, fingerprint)
     if figures.without_intervals:
         # still answered from it, but it cannot say how sure it is: ask for a new measurement

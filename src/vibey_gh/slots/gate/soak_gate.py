@@ -44,7 +44,7 @@ def soak_limit(
     config: LocalModels, layout: StateLayout, now: float, fingerprint: Fingerprint, wanted: int
 ) -> SoakLimit | None:
     """None when nothing is required (`require_soak` off, or an answer of 1)."""
-    need = config.require_soak_s
+    need = config.require_soak
     if need is None or wanted <= 1:
         return None
     usable = {
