@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,6 +46,10 @@ def test_a_short_embedded_soak_records_its_turns_and_readings(
     record = load_soak(outcome.path)
     assert record.verdict in VERDICTS
     assert len(record.series) == 4  # windows of 5 s
-    assert sum(window["units"] for window in record.series) > 0
+    # a loaded machine may serve a real model's turn more slowly than a window lasts: the
+    # raw turns are what the windows are counted from
+    turns = Path(record.data["runs_dir"], "turns.jsonl").read_text().splitlines()
+    results = [json.loads(line)["turn"]["result"] for line in turns]
+    assert any(r["status"] == 200 and r["error"] is None for r in results)
     rss = [w["readings"]["runner.rss_bytes"]["mean"] for w in record.series]
     assert all(value > 50e6 for value in rss), "the model is resident in the runner"

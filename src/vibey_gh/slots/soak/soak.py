@@ -137,20 +137,24 @@ class _Window:
         self.said = 0
         self.crossed: list[str] = []
 
+    def _started(self, turns: list[TurnRecord]) -> float | None:
+        """When every worker had started: the span's start, written once known, so a kill
+        after it keeps the span's turns."""
+        if self.span.start is None:
+            start = ramp_up_end(turns, self.slots)
+            if start is not None:
+                self.span.start = start
+                self.journal.save()
+        return self.span.start
+
     def keep_going(self, turns: list[TurnRecord]) -> bool:
         if self.crossed:
             return False
-        start = self.span.start
-        if start is None:
-            start = ramp_up_end(turns, self.slots)
-            if start is None:
-                return True
-            self.span.start = start
-            self.journal.save()
-        return self.env.clock.monotonic() < start + self.remaining
+        start = self._started(turns)
+        return start is None or self.env.clock.monotonic() < start + self.remaining
 
     def check(self, turns: list[TurnRecord]) -> str | None:
-        start = self.span.start
+        start = self._started(turns)
         if start is not None:
             closed = math.floor((self.env.clock.monotonic() - start) / self.req.window_s)
             if closed > self.said:
