@@ -168,8 +168,8 @@ class StepSampler:
         }
         if self._sensors is not None:
             # one tick as named readings: the memory sample above keeps its own format
-            gone = None if rss is not None else "the runner's process is gone"
-            rss_reading = Reading(None if rss is None else float(rss), "B", gone)
+            rss_missing = None if rss is not None else "the runner's process is gone"
+            rss_reading = Reading(None if rss is None else float(rss), "B", rss_missing)
             ticked = sample_of(sample, {"runner.rss_bytes": rss_reading})
             line["readings"] = ticked.with_report(self._sensors.read()).to_json()["readings"]
         append_line_durably(self._path, json.dumps(line, default=str))
