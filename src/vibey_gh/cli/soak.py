@@ -14,8 +14,8 @@ from .calibrate import (
     DEMO_MAX_TOKENS,
     DEMO_WINDOW,
     CalibrationStopped,
-    _think_overrides,
     stop_signals_interrupt,
+    think_overrides,
 )
 from .common import (
     collaborators,
@@ -131,7 +131,7 @@ def soak(
         raise BadInput(f"--slots must be 1 or more, not {slots}")
     if wait_idle is not None and not wait_idle >= 0:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
-    thinking = _think_overrides(think_time, think_cap)
+    thinking = think_overrides(think_time, think_cap)
     config = load_config()
     if demo:
         if corpus_path is not None:

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from ...config import LocalModels, load_config
 from ...errors import Refused
+from ...files import leftover_temp_files
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ...interfaces.slots_interface import ChatSettings, RunnerLaunch
@@ -72,6 +73,9 @@ def run_soak(
         progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
     _wait_for_production(cal, env, progress)
     remove_leftover_temp_files(env.layout)
+    for folder in (env.layout.evidence / "soak", env.layout.requests / "soak"):
+        for leftover in leftover_temp_files(folder):
+            leftover.unlink(missing_ok=True)
     key = {
         "fingerprint": fingerprint.id,
         "slots": slots,
