@@ -10,7 +10,7 @@ are written to disk (`readings.jsonl` of a soak, the optional `readings` of a st
   swap.in_bytes, swap.out_bytes                 cumulative counters since boot
   gpu<i>.used_bytes, gpu<i>.total_bytes         per GPU, from the memory sampler
   gpu<i>.temperature_c, gpu<i>.power_w, gpu<i>.power_limit_w, gpu<i>.sm_clock_mhz,
-  gpu<i>.throttled                              NVIDIA (see `platforms.sensors.nvidia_sensors`)
+  gpu<i>.throttled                              NVIDIA: NVML or nvidia-smi (`platforms.sensors`)
   thermal.<zone>_c                              Linux thermal zones, named by their type
   cpu.freq_mhz, cpu.max_freq_mhz                Linux cpufreq (mean over the CPUs)
   cpu.speed_limit_pct, cpu.scheduler_limit_pct, thermal.warning_level, cpu.throttled

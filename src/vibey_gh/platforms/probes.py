@@ -129,6 +129,7 @@ class PlatformProbes:
         device: DeviceProbe
         memory: MemorySampler
         gpu_processes: GpuProcessSource | None = None
+        nvidia: NvmlGpus | NoNvidiaDriver | None = None
         if family == "linux":
             from .linux import LinuxDeviceProbe, LinuxMemorySampler
             from .nvidia import gpus_for
@@ -136,7 +137,7 @@ class PlatformProbes:
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
-            gpu_processes = gpus
+            gpu_processes = nvidia = gpus
         elif family == "darwin":
             from .darwin import DarwinDeviceProbe, DarwinMemorySampler
 
@@ -147,7 +148,7 @@ class PlatformProbes:
             memory = UnsupportedMemorySampler(platform, clock)
         from .sensors.combined import sensors_for
 
-        sensors = sensors_for(family, root, runner)
+        sensors = sensors_for(family, root, runner, nvidia)
         return cls(family, device, memory, runner, root, gpu_processes, sensors)
 
     def production_footprint(

@@ -1,4 +1,5 @@
-"""NVIDIA temperature, power against its limit, SM clock and throttle reasons, from nvidia-smi.
+"""NVIDIA temperature, power against its limit, SM clock and throttle reasons: from NVML where
+it starts (the handles the memory sampler already holds, no process per tick), else nvidia-smi.
 
 One `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` per tick prints one line per GPU:
 `0, 67, 251.20, 700.00, 1980, 0x0000000000000004`. A field the GPU does not report is `[N/A]`
@@ -10,10 +11,17 @@ active`); the reasons that slow a busy GPU down are told apart from those that c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ...interfaces.readings import Reading, SensorReport, missing
 from ...interfaces.slots_interface import CommandRunner
 from ..commands import read_output
-from ..nvidia import NOT_AVAILABLE
+from ..nvidia import NOT_AVAILABLE, NvmlGpus
+
+# NVML's constants (nvml.h): NVML_TEMPERATURE_GPU, NVML_CLOCK_SM
+NVML_TEMPERATURE_GPU = 0
+NVML_CLOCK_SM = 1
 
 NVIDIA_SMI_SENSORS: tuple[str, ...] = (
     "nvidia-smi",
@@ -100,3 +108,49 @@ class NvidiaSmiSensors:
                 self.absent = why
             return SensorReport({"gpu.sensors": missing(why)})
         return parse_sensor_csv(text)
+
+
+class NvmlSensors:
+    """The sensors through NVML (`platforms.nvidia.NvmlGpus`); nvidia-smi when NVML cannot
+    start (nvidia-ml-py not installed, a driver NVML does not speak to)."""
+
+    def __init__(self, gpus: NvmlGpus, fallback: NvidiaSmiSensors) -> None:
+        self.gpus, self.fallback = gpus, fallback
+
+    def read(self) -> SensorReport:
+        found = self.gpus.devices()
+        if isinstance(found, str):
+            return self.fallback.read()
+        lib, handles, errors = found
+        calls: tuple[tuple[str, Callable[[Any], Any], float], ...] = (
+            ("temperature_c", lambda h: lib.nvmlDeviceGetTemperature(h, NVML_TEMPERATURE_GPU), 1.0),
+            ("power_w", lambda h: lib.nvmlDeviceGetPowerUsage(h), 1e-3),  # milliwatts
+            ("power_limit_w", lambda h: lib.nvmlDeviceGetEnforcedPowerLimit(h), 1e-3),
+            ("sm_clock_mhz", lambda h: lib.nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM), 1.0),
+        )
+        # renamed "clocks event reasons" in NVML 12.2; the old name still answers on older ones
+        reasons = getattr(lib, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+            lib, "nvmlDeviceGetCurrentClocksThrottleReasons", None
+        )
+        readings: dict[str, Reading] = {}
+        notes: dict[str, str] = {}
+        for index, handle in handles:
+            prefix = f"gpu{index}"
+            for (suffix, call, scale), (_name, unit, meaning) in zip(calls, _FIELDS, strict=True):
+                try:
+                    value = float(call(handle)) * scale
+                    readings[f"{prefix}.{suffix}"] = Reading(value, unit, None, meaning)
+                except errors as exc:
+                    readings[f"{prefix}.{suffix}"] = Reading(None, unit, f"NVML: {exc}", meaning)
+            try:
+                if reasons is None:
+                    raise OSError("this NVML has no clocks event reasons")
+                slowing = slowing_reasons(int(reasons(handle)))
+            except (*errors, OSError) as exc:  # type: ignore[misc]
+                readings[f"{prefix}.throttled"] = missing(f"NVML: {exc}")
+                continue
+            flag = 1.0 if slowing else 0.0
+            readings[f"{prefix}.throttled"] = Reading(flag, "", None, "clocks event reasons")
+            if slowing:
+                notes[f"{prefix}.throttled"] = ", ".join(slowing)
+        return SensorReport(readings, notes)
