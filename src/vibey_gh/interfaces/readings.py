@@ -16,6 +16,7 @@ are written to disk (`readings.jsonl` of a soak, the optional `readings` of a st
   cpu.speed_limit_pct, cpu.scheduler_limit_pct, thermal.warning_level, cpu.throttled
                                                 macOS `pmset -g therm`
   runner.rss_bytes                              the calibration runner's process tree
+  production.busy                               1 while production held a model (a soak)
 
 What a reading means, where the platform says, is kept beside it (`meaning`), so a report can
 say "x86_pkg_temp: the CPU package" rather than a bare zone number.

@@ -147,3 +147,13 @@ def test_trend_of_a_line_is_its_slope_with_a_narrow_interval() -> None:
     assert fitted is not None and fitted.low is not None and fitted.high is not None
     assert fitted.low < 2.0 < fitted.high and fitted.high - fitted.low < 0.05
     assert trend([(1.0, 1.0)], 0.9) is None
+
+
+def test_production_busy_during_the_soak_is_said() -> None:
+    ticks = _ticks(600, production__busy=0.0)
+    for index in range(0, len(ticks), 4):  # 16 of the 61 ticks
+        at, sample = ticks[index]
+        ticks[index] = (at, ReadingSample(at, {"production.busy": Reading(1.0)}))
+    judged = judge_soak([_span(600, 0.25)], ticks, BOUNDS, 50)
+    assert judged.verdict == HOLDS
+    assert any(r.startswith("production held a model in 26% of the ticks") for r in judged.reasons)

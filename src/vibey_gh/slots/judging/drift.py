@@ -266,6 +266,13 @@ def judge_soak(
             reasons.append(f"throttled ({named})")
     if memory_problem:
         reasons.append(memory_problem)
+    busy = [v for _at, s in samples if (v := s.value("production.busy")) is not None]
+    if busy and any(busy):
+        share = sum(busy) / len(busy)
+        reasons.append(
+            f"production held a model in {share:.0%} of the ticks: its work shared the machine "
+            "with the soak's windows"
+        )
     for broken in breaks:
         reasons.append(f"bound broken at {broken.at_s:.0f} s: {broken.text}")
     if breaks:

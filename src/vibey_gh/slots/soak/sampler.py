@@ -73,12 +73,15 @@ class SoakSampler:
             if rss is not None
             else missing("the runner's process is gone or not readable", "B")
         )
-        sample = sample_of(memory, extra)
-        if self.sensors is not None:
-            sample = sample.with_report(self.sensors.read())
         state = self.production.poll()
         self.polls += 1
         self.busy_polls += 1 if state.busy else 0
+        extra["production.busy"] = Reading(
+            1.0 if state.busy else 0.0, "", None, "production held a model (shares the machine)"
+        )
+        sample = sample_of(memory, extra)
+        if self.sensors is not None:
+            sample = sample.with_report(self.sensors.read())
         self.latest = sample
         self.journal.flush_turns()
         self.journal.add_reading(self.span, self.clock.now(), sample)
