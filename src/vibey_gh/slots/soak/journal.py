@@ -1,6 +1,6 @@
 """A soak's checkpoint: what was measured so far, so a Ctrl-C or a reboot resumes.
 
-progress/soak-<fp>-n<N>-<method>.json  {schema_version, kind, key, run_dir, spans}
+progress/soak/<fp>-n<N>-<method>.json  {schema_version, kind, key, run_dir, spans}
 <run_dir>/turns.jsonl                  {"span": i, "turn": TurnRecord}  appended as turns end
 <run_dir>/readings.jsonl               {"span": i, "wall": epoch s, ...ReadingSample}  per tick
 <run_dir>/span-<i>/runner.log          the calibration runner's log of that span
@@ -156,7 +156,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def journal_path(layout: StateLayout, fingerprint: str, slots: int, key: Mapping[str, Any]) -> Path:
-    return layout.progress / f"soak-{fingerprint}-n{slots}-{method_hash(key)}.json"
+    # a folder of its own: the sweeps' checkpoints in progress/ are listed and read as such
+    folder = ensure_private_dir(layout.progress / "soak")
+    return folder / f"{fingerprint}-n{slots}-{method_hash(key)}.json"
 
 
 def open_journal(

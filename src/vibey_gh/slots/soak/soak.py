@@ -73,7 +73,8 @@ def run_soak(
         progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
     _wait_for_production(cal, env, progress)
     remove_leftover_temp_files(env.layout)
-    for folder in (env.layout.evidence / "soak", env.layout.requests / "soak"):
+    for folder in (env.layout.evidence / "soak", env.layout.requests / "soak",
+                   env.layout.progress / "soak"):  # fmt: skip
         for leftover in leftover_temp_files(folder):
             leftover.unlink(missing_ok=True)
     key = {
