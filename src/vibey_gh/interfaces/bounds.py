@@ -7,11 +7,13 @@ judge only ever receives a Bounds, so judging reads no configuration itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from .values import frozen_value
 
-@dataclass(frozen=True)
+
+@frozen_value
 class Bounds:
     """The limits a step must stay inside (design §5). Re-read at every decision."""
 

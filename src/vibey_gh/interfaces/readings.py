@@ -25,17 +25,18 @@ say "x86_pkg_temp: the CPU package" rather than a bare zone number.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from .samples import MemorySample
+from .values import frozen_value
 
 # a reading named `<source>.throttled` is 1 while that source slows itself down (its reasons
 # in the tick's notes under the same name), 0 while it does not
 THROTTLED_SUFFIX = ".throttled"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Reading:
     """One named value: a number, or None with why."""
 
@@ -71,7 +72,7 @@ class Reading:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SensorReport:
     """What one source read in one tick: its readings and the words beside them."""
 
@@ -90,7 +91,7 @@ def missing(reason: str, unit: str = "") -> Reading:
     return Reading(None, unit, reason)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ReadingSample:
     """Every reading of one tick, by name. `notes`: words a source reported beside its
     numbers (the names of active throttle reasons, a thermal warning), by source."""

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadInput
+from .values import frozen_value
 
 RECORDED = "recorded"
 NONE = "none"
@@ -32,7 +32,7 @@ DEFAULT_THINK_CAP_S = 60.0
 MAX_THINK_S = 86_400.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ThinkPolicy:
     """mode: RECORDED, NONE or FIXED; fixed_s: the wait of FIXED; cap_s: the longest recorded
     wait kept."""

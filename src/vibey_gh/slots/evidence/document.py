@@ -14,11 +14,12 @@ the file is lost on the way through.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ _NAMED = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Decision:
     """The decision as judged when the evidence was recorded, and why the sweep ended."""
 
@@ -69,7 +70,7 @@ class Decision:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class EvidenceDocument:
     """One evidence file (see docs/reference/evidence.md for what each field means).
 

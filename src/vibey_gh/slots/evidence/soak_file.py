@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, ensure_private_dir, read_json
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .requests import RequestDocument
 from .store import check_integrity, seal_evidence
@@ -32,7 +32,7 @@ SOAK_REQUEST_KIND = "vibey-gh-soak-request"
 _NAME = re.compile(r"([0-9a-f]{16})-n(\d+)")
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakRecord:
     """A soak as recorded, read back; `judgement` is the drift judge's JSON."""
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ...interfaces.bounds import Bounds
 from ...interfaces.readings import THROTTLED_SUFFIX, ReadingSample
+from ...interfaces.values import frozen_value
 from .metrics import batch_standard_error, batch_throughputs
 from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
 from .stats import Estimate, ratio_interval, t_quantile
@@ -38,7 +39,7 @@ VERDICTS = (HOLDS, DRIFTED, INCONCLUSIVE, BROKE)
 HOURS_TO_EXHAUST = 24.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakSpan:
     """One continuous stretch of replay: from `start` (the workers all started) to `end`, in
     the span's own monotonic seconds, and when each decided unit (turn or run) ended."""
@@ -51,7 +52,7 @@ class SoakSpan:
         return {"start": self.start, "end": self.end, "ends": list(self.ends)}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakWindow:
     """A window's throughput (units per hour) with its standard error, and where it sits in
     the soak's measured time (seconds since the soak began measuring)."""
@@ -78,7 +79,7 @@ class SoakWindow:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Trend:
     """A least-squares slope with its interval at the bounds' confidence (None: too few)."""
 
@@ -90,7 +91,7 @@ class Trend:
         return {"slope": self.slope, "low": self.low, "high": self.high}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakJudgement:
     verdict: str
     reasons: tuple[str, ...]

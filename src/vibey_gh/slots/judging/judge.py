@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .knee import Knee, Rate, knee, plateau_sentence
@@ -33,7 +34,7 @@ def finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Verdict:
     """How one step fares against the bounds.
 
@@ -261,7 +262,7 @@ def _short(finding: str) -> str:
     return "done reasons"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepJudgement:
     verdicts: tuple[Verdict, ...]
     ideal: int

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...interfaces.bounds import Bounds
 from ...interfaces.readings import ReadingSample
+from ...interfaces.values import frozen_value
 
 MB = 1_000_000
 
@@ -34,7 +34,7 @@ class ReadingBound(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class BoundBreak:
     at_s: float
     bound: str
@@ -63,7 +63,7 @@ def read_any(sample: ReadingSample, needs: Sequence[str]) -> list[tuple[str, flo
     return out
 
 
-@dataclass(frozen=True)
+@frozen_value
 class WiredCeiling:
     """Wired memory (production's part left out where it is known) under `wired_ceiling` of
     the memory budget: the step bound of design §5, held at every tick of a soak."""

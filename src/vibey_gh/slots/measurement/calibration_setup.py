@@ -16,6 +16,7 @@ from ...clock import Clock
 from ...config import LocalModels
 from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, ProductionWatch, RunnerInfo
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint
@@ -23,7 +24,7 @@ from .production_memory import FootprintSource
 from .step import LogSource
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CalibrationRequest:
     """Everything a calibration needs, resolved by the caller (CLI or storm)."""
 
@@ -51,7 +52,7 @@ class CalibrationRequest:
     split_window: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Environment:
     """The parts of the world a calibration touches, injected."""
 

@@ -8,12 +8,12 @@ listed. Evidence for other fingerprints is listed with what differs from today.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
+from ...interfaces.values import frozen_value
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.store import (
     Evidence,
@@ -47,7 +47,7 @@ def check_fingerprint(text: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@frozen_value
 class OtherEvidence:
     """Evidence for another fingerprint. differences: vs today (None when today is unknown);
     problem: why the file could not be read."""
@@ -68,7 +68,7 @@ class OtherEvidence:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ShownEvidence:
     """One evidence file, judged against today's bounds, and the files that go with it."""
 
@@ -162,7 +162,7 @@ class ShownEvidence:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ShowAnswer:
     """today: today's fingerprint, or None with `today_problem`. asked: the fingerprint shown
     (given, else today's). shown: its evidence, None when there is none. others: the rest."""

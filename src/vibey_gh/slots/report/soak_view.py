@@ -7,12 +7,12 @@ written beside the soak file with its plot) and `--json` (`SoakView.to_json`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...files import atomic_write_text
 from ...interfaces.durations import format_duration
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.soak_file import SoakRecord, soaks_for
 
@@ -22,7 +22,7 @@ PLOT_SUFFIX = "-soak.png"
 SHOWN_PREFIXES = ("thermal.", "gpu", "cpu.", "runner.rss_bytes", "host.free_share")
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakView:
     path: Path
     record: SoakRecord | None

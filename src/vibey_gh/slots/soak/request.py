@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ...interfaces.values import frozen_value
 from ..measurement.calibration_setup import CalibrationRequest
 
 MIN_WINDOW_S = 5.0
 WINDOWS_WANTED = 12
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SoakRequest:
     """`slots`: None for today's evidence's ideal N; `force`: an N above it anyway."""
 
