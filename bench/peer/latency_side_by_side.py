@@ -47,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_support import free_port
 from side_by_side import DEFAULT_VENV, plain_prompts
 
-from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch, RunningRunner
+from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
+from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.corpus.corpus import Corpus
 from vibey_gh.slots.judging.latency import latency_figures

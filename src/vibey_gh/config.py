@@ -70,6 +70,9 @@ class LocalModels:
     # the corpus holds think times, else none (interfaces.think)
     think_time: str | float | None = None
     think_cap: float = DEFAULT_THINK_CAP_S
+    # `require_soak = "2h"`: the gate answers N above one only where a soak at least this
+    # long held at N (None: off)
+    require_soak: float | None = None
 
     @property
     def step_cap_seconds(self) -> float:
@@ -164,6 +167,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         max_step_seconds=longest,
         think_time=_think_time(reader),
         think_cap=_think_cap(reader),
+        require_soak=_require_soak(reader),
     )
     reader.reject_unknown(extra={"bounds", SIMULATED_TABLE})
     return config
@@ -206,6 +210,18 @@ def _think_cap(reader: _Reader) -> float:
     except BadInput:
         problem = f"must be a number of seconds above 0, not {value!r}"
         raise reader.fail("think_cap", problem) from None
+
+
+def _require_soak(reader: _Reader) -> float | None:
+    from .interfaces.durations import parse_duration
+
+    value = reader.optional_string("require_soak")
+    if value is None or value.strip().lower() in ("", "off", "none"):
+        return None
+    try:
+        return parse_duration(value, "require_soak")
+    except BadInput as exc:
+        raise reader.fail("require_soak", str(exc).removeprefix("require_soak ")) from None
 
 
 def _parse_bounds(reader: _Reader) -> Bounds:

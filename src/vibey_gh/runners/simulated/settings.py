@@ -22,6 +22,9 @@ class SimulatedModel:
     spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
     decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
     share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
+    throttle_after_s: busy seconds (any turn in flight) after which the runner slows down to
+    `throttle_factor` of its speed, as a machine that heats up does (None: never). Neither is
+    part of the model's name: throttling is the machine's, not the model's, as on real hardware.
     """
 
     knee: int = 4
@@ -29,6 +32,8 @@ class SimulatedModel:
     seed: int = 0
     tokens_per_second: float = 400.0
     scaling: float = 1.0
+    throttle_after_s: float | None = None
+    throttle_factor: float = 0.5
 
 
 class TableReader(Protocol):
@@ -37,6 +42,8 @@ class TableReader(Protocol):
     def integer(self, key: str, default: int, *, low: int, high: int) -> int: ...
 
     def number(self, key: str, default: float, *, low: float, high: float) -> float: ...
+
+    def optional_at_least(self, key: str, low: float) -> float | None: ...
 
     def reject_unknown(self, extra: set[str] | None = None) -> None: ...
 
@@ -52,6 +59,10 @@ def read_capacity(reader: TableReader) -> SimulatedModel:
             "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
         ),
         scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
+        throttle_after_s=reader.optional_at_least("throttle_after_s", 0.0),
+        throttle_factor=reader.number(
+            "throttle_factor", defaults.throttle_factor, low=0.01, high=1.0
+        ),
     )
     reader.reject_unknown()
     return model

@@ -68,6 +68,7 @@ def build_environment(
             config.production, kind.default_port, kind.process_names, runner_markers()
         ),
         calibration_model_bytes=lambda: model_file_bytes(config),
+        sensors=probes.sensors,
     )
 
 
