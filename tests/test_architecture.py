@@ -188,7 +188,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     CLOCK: frozenset(),
     GUARDED: frozenset(),
     "vibey_gh.__main__": frozenset({"vibey_gh.cli"}),
-    PLATFORMS: BASE | {CLOCK, FILES, GUARDED},
+    PLATFORMS: BASE | {CLOCK, GUARDED},
     FILES: BASE | {GUARDED, PLATFORMS},
     USERDIRS: frozenset({PLATFORMS}),
     STATE: frozenset({FILES, USERDIRS}),
@@ -288,6 +288,51 @@ def dependency_problems(
     return problems
 
 
+JUDGE = f"{JUDGING}.judge"
+# Where a judgement is rendered, never made: each is handed the judgement its caller made once.
+RENDERERS = (REPORT, EDGE)
+
+
+def judge_functions(path: Path) -> frozenset[str]:
+    """The judge's entry points: every top-level `judge_*` function of judge.py."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("judge")
+    )
+
+
+def judging_in_renderers(files: Mapping[str, Path], functions: frozenset[str]) -> list[str]:
+    """Every import by a renderer of one of the judge's `functions` (or of the judge module
+    itself, which would reach them as attributes), with its file and line."""
+    problems = []
+    for module in sorted(m for m in files if any(_inside(m, r) for r in RENDERERS)):
+        path = files[module]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                taken = [(alias.name, "") for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = _base_of(module, path, node.level)
+                    source = f"{base}.{node.module}" if node.module else base
+                else:
+                    source = node.module or ""
+                taken = [(source, alias.name) for alias in node.names]
+            else:
+                continue
+            for source, name in taken:
+                judges = (source == JUDGE and name in functions) or (
+                    f"{source}.{name}" if name else source
+                ) == JUDGE
+                if judges:
+                    what = name or source
+                    problems.append(
+                        f"{path}:{node.lineno}: {module} imports {what} (renderers judge nothing)"
+                    )
+    return problems
+
+
 # --- the package ------------------------------------------------------------------------------
 
 
@@ -304,6 +349,14 @@ def test_the_package_has_no_import_cycle(graph: dict[str, list[Import]]) -> None
 def test_judging_does_no_io(graph: dict[str, list[Import]]) -> None:
     assert any(name.startswith(JUDGING + ".") for name in graph)  # the rule guards something
     problems = purity_problems(graph, module_names(SRC, ROOT_PACKAGE))
+    assert not problems, "\n".join(problems)
+
+
+def test_renderers_are_handed_the_judgement_and_never_judge() -> None:
+    files = module_names(SRC, ROOT_PACKAGE)
+    functions = judge_functions(files[JUDGE])
+    assert {"judge_sweep", "judge_figures"} <= functions  # the rule guards something
+    problems = judging_in_renderers(files, functions)
     assert not problems, "\n".join(problems)
 
 
@@ -409,4 +462,34 @@ def test_an_import_the_table_does_not_allow_is_caught(tmp_path: Path) -> None:
     assert problems == [
         f"{probe}:2: vibey_gh.platforms.probe imports vibey_gh.runners.x"
         " (vibey_gh.platforms may not import vibey_gh.runners)"
+    ]
+
+
+def test_a_renderer_that_judges_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/slots/__init__.py": "",
+            "vibey_gh/slots/judging/__init__.py": "",
+            "vibey_gh/slots/judging/judge.py": (
+                "def judge_sweep(): ...\n\n\nclass SweepJudgement: ...\n"
+            ),
+            "vibey_gh/slots/report/__init__.py": "",
+            "vibey_gh/slots/report/fine.py": "from ..judging.judge import SweepJudgement\n",
+            "vibey_gh/slots/report/summary.py": (
+                "def render():\n    from ..judging.judge import judge_sweep\n"
+            ),
+            "vibey_gh/cli/__init__.py": "",
+            "vibey_gh/cli/show.py": "from vibey_gh.slots.judging import judge\n",
+        },
+    )
+    files = module_names(src, ROOT_PACKAGE)
+    functions = judge_functions(files[JUDGE])
+    assert functions == {"judge_sweep"}
+    cli = src / "vibey_gh" / "cli" / "show.py"
+    summary = src / "vibey_gh" / "slots" / "report" / "summary.py"
+    assert judging_in_renderers(files, functions) == [
+        f"{cli}:1: vibey_gh.cli.show imports judge (renderers judge nothing)",
+        f"{summary}:2: vibey_gh.slots.report.summary imports judge_sweep (renderers judge nothing)",
     ]

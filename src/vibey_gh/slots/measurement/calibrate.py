@@ -14,7 +14,7 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from ..evidence.requests import clear_request, request_path
 from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
+from ..judging.judge import Verdict
 from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
 from ..judging.stats import Estimate
@@ -239,7 +240,9 @@ def run_calibration(
 
     bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
-    generator = sweep_steps(bounds_now, req.slots, req.max_slots)
+    # each step is judged once, by the sweep; its verdict is what the progress line says
+    verdicts: list[Verdict] = []
+    generator = sweep_steps(bounds_now, req.slots, req.max_slots, on_verdict=verdicts.append)
     loaded = len(steps)
     steps, next_slots, stop_reason = replay_completed(
         generator, steps, checkpoint.path, progress.message
@@ -318,12 +321,11 @@ def run_calibration(
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)
         checkpoint.save(steps)
-        verdict = _latest_label(steps, bounds_now)
-        progress.step_finished(step, verdict)
         try:
             slots = generator.send(step)
         except StopIteration as stop:
             stop_reason = str(stop.value)
+        progress.step_finished(step, verdicts[-1].label)
 
     complete = stop_reason is not None and not unclean
     result = SweepResult(
@@ -368,12 +370,6 @@ def _check_room_beside_production(
     check_fits_beside_production(
         held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
     )
-
-
-def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:
-    from ..judging.judge import judge_sweep
-
-    return judge_sweep(steps, bounds_now()).verdicts[-1].label
 
 
 def _measure_clean(

@@ -19,8 +19,9 @@ from ...errors import BadInput, EvidenceError
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
+from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.judge import SweepJudgement
 from ..judging.refusals import Refusals, refusals_of
 from .split_window import is_split_window
 from .step_table import step_rows
@@ -157,7 +158,8 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
         except EvidenceError as exc:
             raise BadInput(f"{argument}: {exc}") from None
         label = argument if FINGERPRINT.fullmatch(argument) else path.name
-        sweeps.append(ComparedSweep(label, path, evidence, judge_sweep(evidence.steps, bounds)))
+        judgement = judge_evidence(evidence, bounds).judgement
+        sweeps.append(ComparedSweep(label, path, evidence, judgement))
     return Comparison(tuple(sweeps))
 
 

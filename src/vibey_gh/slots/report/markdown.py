@@ -20,7 +20,7 @@ from pathlib import Path
 from ...files import atomic_write_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import GB, SweepJudgement, gain_range, judge_sweep
+from ..judging.judge import GB, SweepJudgement, gain_range
 from ..judging.knee import knee_paragraph
 from ..judging.metrics import percentile
 from ..judging.reported import describe as describe_reported
@@ -313,13 +313,12 @@ def render_report(
     plots: Mapping[str, str] | None = None,
     depth_estimates: Mapping[str, int] | None = None,
     plots_note: str | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> str:
     """The report as Markdown. `plots` maps a plot's name to the file name to embed;
     `plots_note` says why there are none; `judgement` is the sweep as already judged against
-    `bounds` (judged here when not given)."""
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
+    `bounds`."""
     names = step_names(evidence.steps, judgement)
     fields = evidence.fingerprint_fields
     shown = dict(plots or {})
@@ -384,7 +383,8 @@ def write_report(
     stem: str,
     depth_estimates: Mapping[str, int] | None = None,
     plotting: bool | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> list[Path]:
     """Write `<stem>-report.md` and its plots `<stem>-<plot>.png` into `folder`; return them.
 
@@ -394,8 +394,6 @@ def write_report(
     """
     from .plots import PLOTS_MISSING, plots_available, write_plots
 
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
     if plotting is None:
         plotting = plots_available()
     written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []

@@ -23,8 +23,9 @@ from ..evidence.store import (
     load_evidence,
 )
 from ..gate.allowed import AllowedDeps, default_deps
+from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
+from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
@@ -214,7 +215,7 @@ def _shown(
     if future is not None:
         raise EvidenceError(f"unusable {future}: {path}")
     # judged once against today's bounds: the answer, the report and its plots say the same
-    judgement = judge_sweep(evidence.steps, config.bounds)
+    judgement = judge_evidence(evidence, config.bounds).judgement
     if write:
         write_report(evidence, config.bounds, path.parent, path.stem, judgement=judgement)
     age = evidence.age_days(deps.clock.now())

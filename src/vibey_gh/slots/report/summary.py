@@ -6,20 +6,15 @@ import time
 
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.judge import SweepJudgement
 from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from .split_window import prefix_cache_lines, split_window_section
 from .step_table import columns_for, markdown_table, step_rows
 
 
-def render_summary(
-    evidence: Evidence, bounds: Bounds, judgement: SweepJudgement | None = None
-) -> str:
-    """The summary; `judgement` is the sweep as already judged against `bounds` (judged here
-    when not given)."""
+def render_summary(evidence: Evidence, bounds: Bounds, judgement: SweepJudgement) -> str:
+    """The summary; `judgement` is the sweep as already judged against `bounds`."""
     document = evidence.document
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
     fields = evidence.fingerprint_fields
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(evidence.created_at))
     lines = [
