@@ -37,6 +37,7 @@ from pathlib import Path
 
 from bench_support import SilentProgress, free_port, runner_seconds
 
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.runners.simulated_model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
@@ -46,7 +47,6 @@ from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024

@@ -203,13 +203,73 @@ ALLOWED: dict[str, frozenset[str]] = {
     MEASUREMENT: BASE
     | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
     | {CORPUS, JUDGING, EVIDENCE, REPORT},
-    COMPOSITION: BASE | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE, GATE, MEASUREMENT},
+    COMPOSITION: BASE
+    | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE}
+    | {JUDGING, EVIDENCE, GATE, MEASUREMENT},
     DOCTOR: BASE | {CONFIG, PLATFORMS, USERDIRS, EVIDENCE},
     "vibey_gh.storm": BASE
     | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE, COMPOSITION}
     | {CORPUS, EVIDENCE, GATE, MEASUREMENT},
 }
 EDGE = "vibey_gh.cli"
+
+
+ARCHITECTURE_DOC = SRC.parent / "docs" / "architecture.md"
+PACKAGES_HEADING = "## Packages"
+
+
+def _unit_named(name: str) -> str:
+    """`slots.judging` → vibey_gh.slots.judging; `vibey_gh` (its `__version__`) is the root."""
+    name = name.strip().strip("`")
+    return ROOT if name == ROOT else f"{ROOT}.{name}"
+
+
+def documented_table(text: str) -> dict[str, frozenset[str] | None]:
+    """The Packages table of docs/architecture.md: each unit of the first column (one or more,
+    in backticks) with the units its last column allows; None for "anything" (the edge).
+    What follows a dash, and words in parentheses, only explain."""
+    section = text.split(PACKAGES_HEADING, 1)[1].split("\n## ", 1)[0]
+    table: dict[str, frozenset[str] | None] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`"):
+            continue
+        allowed = cells[-1].split(" — ")[0]
+        while "(" in allowed:
+            before, _, rest = allowed.partition("(")
+            allowed = before + rest.partition(")")[2]
+        names = [n.strip() for n in allowed.split(",") if n.strip()]
+        units: frozenset[str] | None
+        if names == ["anything"]:
+            units = None
+        elif names == ["nothing"]:
+            units = frozenset()
+        else:
+            units = frozenset(_unit_named(n) for n in names)
+        for unit in cells[0].split(","):
+            table[_unit_named(unit)] = units
+    return table
+
+
+def table_drift(
+    documented: Mapping[str, frozenset[str] | None],
+    allowed: Mapping[str, frozenset[str]],
+    edge_unit: str,
+) -> list[str]:
+    """Where the documented table and the enforced one differ, unit by unit."""
+    enforced: dict[str, frozenset[str] | None] = {**allowed, edge_unit: None}
+    problems = []
+    for unit in sorted(set(documented) | set(enforced)):
+        if unit not in documented:
+            problems.append(f"{unit}: enforced but missing from the documented table")
+        elif unit not in enforced:
+            problems.append(f"{unit}: documented but not enforced (add it to ALLOWED)")
+        elif documented[unit] != enforced[unit]:
+            shown, wanted = documented[unit], enforced[unit]
+            extra = sorted((shown or frozenset()) - (wanted or frozenset()))
+            missing = sorted((wanted or frozenset()) - (shown or frozenset()))
+            problems.append(f"{unit}: the doc adds {extra}, leaves out {missing}")
+    return problems
 
 
 def unit_of(module: str) -> str:
@@ -365,6 +425,12 @@ def test_every_unit_imports_only_what_the_table_allows(graph: dict[str, list[Imp
     assert not problems, "\n".join(problems)
 
 
+def test_the_documented_table_is_the_enforced_one() -> None:
+    documented = documented_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    problems = table_drift(documented, ALLOWED, EDGE)
+    assert not problems, f"{ARCHITECTURE_DOC} and ALLOWED differ:\n" + "\n".join(problems)
+
+
 def test_every_unit_of_the_package_is_in_the_table(graph: dict[str, list[Import]]) -> None:
     units = {unit_of(module) for module in graph} - {EDGE, SLOTS}
     assert units <= set(ALLOWED), sorted(units - set(ALLOWED))
@@ -492,4 +558,31 @@ def test_a_renderer_that_judges_is_caught(tmp_path: Path) -> None:
     assert judging_in_renderers(files, functions) == [
         f"{cli}:1: vibey_gh.cli.show imports judge (renderers judge nothing)",
         f"{summary}:2: vibey_gh.slots.report.summary imports judge_sweep (renderers judge nothing)",
+    ]
+
+
+def test_a_documented_table_that_drifted_is_caught() -> None:
+    doc = (
+        "# Map\n\n## Packages\n\n| Package | What | May import |\n| --- | --- | --- |\n"
+        "| `errors` | types | nothing |\n"
+        "| `clock`, `guarded` | time; reads | nothing |\n"
+        "| `files` | writes | errors, guarded (size caps) — **no cycle** |\n"
+        "| `cli` | the edge | anything |\n\n## Next\n\n| `state` | x | files |\n"
+    )
+    documented = documented_table(doc)
+    assert documented == {
+        ERRORS: frozenset(),
+        CLOCK: frozenset(),
+        GUARDED: frozenset(),
+        FILES: frozenset({ERRORS, GUARDED}),
+        EDGE: None,
+    }
+    enforced = {ERRORS: frozenset(), CLOCK: frozenset(), FILES: frozenset({ERRORS, PLATFORMS})}
+    assert table_drift(documented, enforced, EDGE) == [
+        f"{FILES}: the doc adds ['{GUARDED}'], leaves out ['{PLATFORMS}']",
+        f"{GUARDED}: documented but not enforced (add it to ALLOWED)",
+    ]
+    assert table_drift({ERRORS: frozenset(), EDGE: None}, {CLOCK: frozenset()}, EDGE) == [
+        f"{CLOCK}: enforced but missing from the documented table",
+        f"{ERRORS}: documented but not enforced (add it to ALLOWED)",
     ]

@@ -29,7 +29,7 @@ from .platforms.atomic_files import (
 )
 
 
-def canonical_json(data: Any) -> str:
+def canonical_json(data: object) -> str:
     """Sorted keys, no spaces: the form hashed for fingerprints and corpus digests."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -54,7 +54,7 @@ def sha256_hex(data: bytes) -> str:
     return str(_SHA256(data).hexdigest())
 
 
-def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:
+def atomic_write_json(path: Path, data: object, mode: int = PRIVATE_FILE) -> None:
     atomic_write_text(
         path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode
     )
@@ -62,7 +62,7 @@ def atomic_write_json(path: Path, data: Any, mode: int = PRIVATE_FILE) -> None:
 
 def read_json(
     path: Path, *, kind: str, schema_version: int | None = None, limit: int = DEFAULT_LIMIT
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Read a JSON object written by this tool; raise EvidenceError saying what is wrong.
 
     Only a regular file of at most `limit` bytes is read (see `guarded`)."""

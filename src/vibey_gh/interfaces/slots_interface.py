@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .identity import Accelerator, DeviceFacts, RunnerInfo
 from .samples import GpuMemory, MemorySample
@@ -115,8 +115,8 @@ class RunningRunner(Protocol):
 
     def chat(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
+        messages: list[dict[str, object]],
+        tools: list[dict[str, object]] | None,
         settings: ChatSettings,
     ) -> TurnResult: ...
 

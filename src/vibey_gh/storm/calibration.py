@@ -83,7 +83,7 @@ class CalibrationPlan:
     threads: int | None = None
     enabled: bool = True
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "slots": list(self.slots) if self.slots else None,
             "max_tokens": self.max_tokens,

@@ -14,13 +14,13 @@ import pytest
 from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_dir, tiny_corpus
 from tests.support.ports import free_port
 from tests.support.progress import Quiet, Recorder
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from ...files import canonical_json
 from ...lanes.specs import LaneSpec, resolve_files
@@ -30,7 +29,7 @@ FILLED_SUFFIX = "+fill"
 
 def fill_deepest_spec_run(
     specs: Sequence[LaneSpec], runs: list[PoolRun], trees: TreeCache, window: int
-) -> tuple[list[PoolRun], dict[str, Any]]:
+) -> tuple[list[PoolRun], dict[str, object]]:
     """`runs` with the deepest spec run (inside the window) read on toward the window."""
     by_id = {spec.id: spec for spec in specs}
     inside = [run for run in runs if run.turns[-1].depth_estimate <= window]

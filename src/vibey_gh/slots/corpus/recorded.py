@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput
 from .sessions import runs_from_sessions
@@ -16,7 +15,7 @@ from .turns import PoolRun
 @dataclass(frozen=True)
 class RecordedRuns:
     runs: list[PoolRun]
-    sources: list[dict[str, Any]]
+    sources: list[dict[str, object]]
     notes: list[str]
 
 
@@ -29,7 +28,7 @@ def recorded_runs(
 ) -> RecordedRuns:
     """The runs of every trace and session; traces are fitted into `window` (`fit`)."""
     runs: list[PoolRun] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[dict[str, object]] = []
     notes: list[str] = []
     if from_traces:
         if window is None:

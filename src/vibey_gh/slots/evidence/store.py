@@ -42,6 +42,7 @@ from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
     from .document import EvidenceDocument
+    from .fingerprint import MeasuredOn
 
 # The document, the step records and the field reader are imported where a file is parsed,
 # not above: `slots allowed` with the figures cache current reads no evidence file at all.
@@ -81,6 +82,13 @@ class Evidence:
     @property
     def created_at(self) -> float:
         return self.document.created_at
+
+    @cached_property
+    def measured_on(self) -> MeasuredOn:
+        """The machine and runner, typed, from the fingerprint fields."""
+        from .fingerprint import measured_on
+
+        return measured_on(self.document.fingerprint_fields)
 
     @cached_property
     def data(self) -> dict[str, Any]:

@@ -110,11 +110,11 @@ class StepMetrics:
             Estimate(self.turns_per_hour, self.turns_per_hour_se, self.batches), confidence
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return dict(self.__dict__)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> StepMetrics:
+    def from_json(cls, data: object) -> StepMetrics:
         # figures of the one-pass method have no window and no interval; figures from before
         # production's footprint was left out have no raw peaks
         return cls(
@@ -174,7 +174,7 @@ class Agreement:
     def exact(self) -> float | None:
         return self.exact_matches / self.compared if self.compared else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "compared": self.compared,
             "structural": self.structural,
@@ -185,7 +185,7 @@ class Agreement:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Agreement:
+    def from_json(cls, data: object) -> Agreement:
         compared = _count(data, "compared")
         structural = _count(data, "structural_matches")
         exact = _count(data, "exact_matches")
@@ -274,7 +274,7 @@ class StepFigures:
     runner_mismatch: str | None = None
     latency: LatencyFigures | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "index": self.index,
             "slots": self.slots,
@@ -290,12 +290,12 @@ class StepFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> StepFigures:
+    def from_json(cls, data: object) -> StepFigures:
         json_fields.mapping(data, "agreement", json_fields.REQUIRED)  # an object or null
         agreement = (
-            None
-            if data["agreement"] is None
-            else json_fields.nested(data, "agreement", Agreement.from_json)
+            json_fields.nested(data, "agreement", Agreement.from_json)
+            if json_fields.present(data, "agreement")
+            else None
         )
         slots = _count(data, "slots")
         if slots < 1:
@@ -311,9 +311,9 @@ class StepFigures:
             log_findings=_texts(data, "log_findings"),
             reasonless=_count(data, "reasonless"),
             runner_mismatch=json_fields.text(data, "runner_mismatch", None),
-            latency=None
-            if data.get("latency") is None
-            else json_fields.nested(data, "latency", LatencyFigures.from_json),
+            latency=json_fields.nested(data, "latency", LatencyFigures.from_json)
+            if json_fields.present(data, "latency")
+            else None,
         )
 
 
@@ -331,7 +331,7 @@ class SweepFigures:
         """Every step is of the one-pass method: no measurement window, no interval."""
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         base = self.baseline
         latency = base.best_one_slot_latency
         return {
@@ -343,14 +343,14 @@ class SweepFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SweepFigures:
+    def from_json(cls, data: object) -> SweepFigures:
         """Figures as stored; MalformedJson naming the first field of a wrong type or range."""
         baseline = json_fields.nested(data, "baseline", _baseline_from_json)
         steps = json_fields.each(data, "steps", StepFigures.from_json, json_fields.REQUIRED)
         return cls(baseline, tuple(steps))
 
 
-def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
+def _baseline_from_json(data: dict[str, object]) -> BaselineFigures:
     agreement = _share(data, "self_agreement", json_fields.REQUIRED)
     assert agreement is not None
     return BaselineFigures(
@@ -369,7 +369,7 @@ def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
     )
 
 
-def _figure(data: Any, key: str) -> str:
+def _figure(data: object, key: str) -> str:
     """Which figure decided: turns/h where absent (figures from before runs per hour)."""
     value: str = json_fields.text(data, key, TURNS_PER_HOUR)
     if value not in (TURNS_PER_HOUR, RUNS_PER_HOUR):
@@ -377,7 +377,7 @@ def _figure(data: Any, key: str) -> str:
     return value
 
 
-def _count(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
+def _count(data: object, key: str, default: Any = json_fields.REQUIRED) -> Any:
     """A whole number ≥ 0 (None where `default` is None and the field is null or absent)."""
     value = json_fields.integer(data, key, default)
     if value is not None and value < 0:
@@ -385,7 +385,7 @@ def _count(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
     return value
 
 
-def _amount(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
+def _amount(data: object, key: str, default: Any = json_fields.REQUIRED) -> Any:
     """A finite number ≥ 0: a rate, a duration, a standard error."""
     value = json_fields.number(data, key, default)
     if value is not None and not 0.0 <= value < float("inf"):
@@ -393,16 +393,14 @@ def _amount(data: Any, key: str, default: Any = json_fields.REQUIRED) -> Any:
     return value
 
 
-def _share(data: Any, key: str, default: Any = None) -> float | None:
+def _share(
+    data: object, key: str, default: float | json_fields.Required | None = None
+) -> float | None:
     value = json_fields.number(data, key, default)
     if value is not None and not 0.0 <= value <= 1.0:
         raise MalformedJson(f"expected a share between 0 and 1, got {value!r}", (key,))
-    return value  # type: ignore[no-any-return]
+    return value
 
 
-def _texts(data: Any, key: str) -> tuple[str, ...]:
-    values = json_fields.items(data, key, json_fields.REQUIRED)
-    for index, value in enumerate(values):
-        if not isinstance(value, str):
-            raise MalformedJson(f"expected a string, got {value!r:.40}", (key, index))
-    return tuple(values)
+def _texts(data: object, key: str) -> tuple[str, ...]:
+    return tuple(json_fields.strings(data, key, json_fields.REQUIRED))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
@@ -67,11 +67,11 @@ class QuantileSample:
         low, high = quantile_ranks(self.count, share, confidence)
         return self._at(low), self._at(high)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"count": self.count, "tail_from": self.tail_from, "tail": list(self.tail)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> QuantileSample:
+    def from_json(cls, data: dict[str, object]) -> QuantileSample:
         """A stored sample; MalformedJson naming a field of the wrong type or range."""
         count = json_fields.integer(data, "count")
         start = json_fields.integer(data, "tail_from")
@@ -106,7 +106,7 @@ class LatencyFigures:
     decode_tokens_per_s_p50: float | None
     missing: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "turns": self.turns,
             "timed": self.timed,
@@ -124,7 +124,7 @@ class LatencyFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LatencyFigures:
+    def from_json(cls, data: dict[str, object]) -> LatencyFigures:
         """Stored figures; MalformedJson naming a field of the wrong type."""
         return cls(
             turns=json_fields.integer(data, "turns"),
@@ -140,7 +140,7 @@ class LatencyFigures:
         )
 
 
-def _sample(data: dict[str, Any], key: str) -> QuantileSample | None:
+def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
     if data.get(key) is None:
         return None
     return json_fields.nested(data, key, QuantileSample.from_json)

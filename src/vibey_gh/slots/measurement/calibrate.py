@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, Refused, VibeyError
@@ -28,6 +28,7 @@ from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.requests import clear_request, request_path
+from ..evidence.sections import MethodSection
 from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
@@ -137,8 +138,8 @@ def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
             )
 
 
-def method_of(req: CalibrationRequest) -> dict[str, Any]:
-    return {
+def method_of(req: CalibrationRequest) -> MethodSection:
+    method: MethodSection = {
         "runner": req.config.runner,
         "model": req.config.model,
         "window": req.window,
@@ -165,9 +166,10 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
-        # only when set: the method of every ordinary sweep keeps its hash
-        **({"split_window": True} if req.split_window else {}),
     }
+    if req.split_window:  # only when set: the method of every ordinary sweep keeps its hash
+        method["split_window"] = True
+    return method
 
 
 def run_calibration(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
@@ -16,6 +15,7 @@ from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.schema import INTEGRITY_KEY
+from ..evidence.sections import MethodSection
 from ..evidence.store import Evidence, evidence_path, out_name, sealed_json
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
@@ -34,7 +34,7 @@ class SweepResult:
     fingerprint: Fingerprint
     identity: RunnerInfo
     steps: Sequence[StepRecord]
-    method: dict[str, Any]
+    method: MethodSection
     stop_reason: str | None
     complete: bool
     run_dir: Path
@@ -149,7 +149,7 @@ def check_out_dir(out_dir: Path) -> None:
         raise BadInput(f"--out {out_dir}: cannot write there ({problem}); give a writable folder")
 
 
-def method_hash_of(method: dict[str, Any]) -> str:
+def method_hash_of(method: MethodSection) -> str:
     from ..evidence.store import method_hash
 
     return method_hash(method)

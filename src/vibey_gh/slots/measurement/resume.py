@@ -76,7 +76,7 @@ def _flatten(method: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is None:
         return "unset"
     if isinstance(value, float) and value.is_integer():

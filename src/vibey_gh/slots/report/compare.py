@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import BadInput, EvidenceError
 from ...state import StateLayout
@@ -61,7 +61,7 @@ class ComparedSweep:
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         what_if = self.what_if
         return {
             "split_window": None
@@ -115,7 +115,7 @@ class Comparison:
         rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
         return rows
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "sweeps": [s.to_json() for s in self.sweeps],
             "differences": [

@@ -320,7 +320,7 @@ def render_report(
     `plots_note` says why there are none; `judgement` is the sweep as already judged against
     `bounds`."""
     names = step_names(evidence.steps, judgement)
-    fields = evidence.fingerprint_fields
+    on = evidence.measured_on
     shown = dict(plots or {})
     depth = depth_facts(evidence, judgement, depth_estimates)
 
@@ -330,11 +330,9 @@ def render_report(
     lines = [
         f"# Slots evidence report {evidence.fingerprint}",
         "",
-        f"Measured {_utc(evidence.created_at)} on "
-        f"{fields.get('hardware_model') or 'an unnamed machine'} "
-        f"({fields.get('processor') or 'unknown processor'}, {fields.get('os_name')} "
-        f"{fields.get('os_version')}) with {fields.get('runner_kind')} "
-        f"{fields.get('runner_version')} at {_tokens(fields.get('window'))} tokens per slot. "
+        f"Measured {_utc(evidence.created_at)} on {on.hardware_model or 'an unnamed machine'} "
+        f"({on.processor or 'unknown processor'}, {on.os}) with {on.runner} "
+        f"at {_tokens(on.window)} tokens per slot. "
         + (
             "Recorded as this device's evidence."
             if evidence.document.recorded

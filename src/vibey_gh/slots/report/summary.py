@@ -15,15 +15,14 @@ from .step_table import columns_for, markdown_table, step_rows
 def render_summary(evidence: Evidence, bounds: Bounds, judgement: SweepJudgement) -> str:
     """The summary; `judgement` is the sweep as already judged against `bounds`."""
     document = evidence.document
-    fields = evidence.fingerprint_fields
+    on = evidence.measured_on
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(evidence.created_at))
     lines = [
         f"# Slots evidence {evidence.fingerprint}",
         "",
-        f"Measured {when}: {fields.get('hardware_model') or 'unknown model'}, "
-        f"{fields.get('processor') or 'unknown processor'}, {fields.get('os_name')} "
-        f"{fields.get('os_version')}; runner {fields.get('runner_kind')} "
-        f"{fields.get('runner_version')}; window {fields.get('window')}.",
+        f"Measured {when}: {on.hardware_model or 'unknown model'}, "
+        f"{on.processor or 'unknown processor'}, {on.os}; runner {on.runner}; "
+        f"window {on.window}.",
         "",
         f"**Ideal: {judgement.ideal}.** {judgement.reason}.",
         "",
