@@ -393,6 +393,43 @@ def judging_in_renderers(files: Mapping[str, Path], functions: frozenset[str]) -
     return problems
 
 
+# The calls that build a real part of the world from the process's environment: the state
+# root, the platform's probes. The composition root makes them; everything else is handed the
+# part (tests and scripts too go through `vibey_gh.composition`).
+REAL_PART_BUILDERS = frozenset({("StateLayout", "from_env"), ("PlatformProbes", "detect")})
+# Modules that still build one themselves, and why. Delete an entry once its module takes the part.
+BUILDS_ITS_OWN: dict[str, str] = {
+    # the model digest's cache falls back to the environment's state root while the runner
+    # protocols take an optional state; goes with the runner kinds' folders
+    "vibey_gh.runners.digest": "model digest cache",
+    "vibey_gh.runners.llamacpp.digest": "model digest cache",
+    # not a part: where matplotlib keeps its font cache, set before its first import
+    "vibey_gh.slots.report.plots": "matplotlib's cache folder",
+}
+
+
+def real_parts_built(files: Mapping[str, Path], allowed: Iterable[str]) -> list[str]:
+    """Every call of a REAL_PART_BUILDERS outside `allowed` modules, with file and line."""
+    allowed = set(allowed)
+    problems = []
+    for module in sorted(m for m in files if m not in allowed):
+        path = files[module]
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        ]
+        for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
+            assert isinstance(node.func, ast.Attribute)
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and (owner.id, node.func.attr) in REAL_PART_BUILDERS:
+                problems.append(
+                    f"{path}:{node.lineno}: {module} calls {owner.id}.{node.func.attr}() "
+                    "(real parts come from vibey_gh.composition)"
+                )
+    return problems
+
+
 # --- the package ------------------------------------------------------------------------------
 
 
@@ -417,6 +454,12 @@ def test_renderers_are_handed_the_judgement_and_never_judge() -> None:
     functions = judge_functions(files[JUDGE])
     assert {"judge_sweep", "judge_figures"} <= functions  # the rule guards something
     problems = judging_in_renderers(files, functions)
+    assert not problems, "\n".join(problems)
+
+
+def test_real_parts_are_built_in_the_composition_root_only() -> None:
+    files = module_names(SRC, ROOT_PACKAGE)
+    problems = real_parts_built(files, {COMPOSITION, *BUILDS_ITS_OWN})
     assert not problems, "\n".join(problems)
 
 
@@ -585,4 +628,28 @@ def test_a_documented_table_that_drifted_is_caught() -> None:
     assert table_drift({ERRORS: frozenset(), EDGE: None}, {CLOCK: frozenset()}, EDGE) == [
         f"{CLOCK}: enforced but missing from the documented table",
         f"{ERRORS}: documented but not enforced (add it to ALLOWED)",
+    ]
+
+
+def test_a_real_part_built_outside_the_root_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/composition.py": "def parts():\n    return StateLayout.from_env()\n",
+            "vibey_gh/slots/__init__.py": "",
+            "vibey_gh/slots/gate/__init__.py": "",
+            "vibey_gh/slots/gate/allowed.py": (
+                "def deps(layout=None):\n"
+                "    return layout or StateLayout.from_env(), PlatformProbes.detect()\n"
+            ),
+        },
+    )
+    files = module_names(src, ROOT_PACKAGE)
+    allowed = src / "vibey_gh" / "slots" / "gate" / "allowed.py"
+    assert real_parts_built(files, {COMPOSITION}) == [
+        f"{allowed}:2: vibey_gh.slots.gate.allowed calls StateLayout.from_env() "
+        "(real parts come from vibey_gh.composition)",
+        f"{allowed}:2: vibey_gh.slots.gate.allowed calls PlatformProbes.detect() "
+        "(real parts come from vibey_gh.composition)",
     ]

@@ -13,6 +13,8 @@
   `latency_sweep`).
 - `evidence`: the recorded sweep (`RECORDED`, `recorded_evidence`) and hand-written evidence
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
+- `rendering`: the renderers called on a saved sweep judged once first, as the commands do
+  (`report_of`, `summary_of`, `html_of`, `write_report_of`, `write_html_of`).
 - `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse),
   `layout` (that state dir as a StateLayout) and `run_cli` (the CLI with stand-in
   collaborators); loaded by tests/conftest.py.

@@ -14,9 +14,8 @@ from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.schema import INTEGRITY_KEY
 from ..evidence.sections import MethodSection
-from ..evidence.store import Evidence, evidence_path, out_name, sealed_json
+from ..evidence.store import Evidence, evidence_path, out_name, sealed_digest, sealed_json
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
@@ -177,7 +176,7 @@ def write_evidence_files(
             env.layout,
             fingerprint.id,
             evidence_identity(recorded_path),
-            data[INTEGRITY_KEY]["digest"],
+            sealed_digest(data),
             sweep_figures(evidence.steps),
         )
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)
