@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import BadInput
 from ..platforms.system_paths import check_output_file
 from .common import emit_json, json_option, library_errors, window_option
+
+if TYPE_CHECKING:
+    from ..interfaces.prompt_count import PromptCounter
+    from ..slots.corpus.corpus import Corpus
 
 _PATH = click.Path(path_type=Path)
 
@@ -57,6 +63,15 @@ _PATH = click.Path(path_type=Path)
     is_flag=True,
     help="Let the deepest spec run read on until its last turn nearly fills --window.",
 )
+@click.option(
+    "--count-with",
+    type=click.Choice(["runner", "estimate"]),
+    default="runner",
+    show_default=True,
+    help="How --fill-window counts depth: the configured runner's own chat template and "
+    "tokenizer (its calibration runner is started for it; the demo's is the embedded one; "
+    "Ollama has no tokenizer, so the estimate), or the estimate (characters ÷ 3).",
+)
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
 @click.option(
@@ -89,6 +104,7 @@ def corpus(
     fit: str,
     from_sessions: tuple[Path, ...],
     fill_window: bool,
+    count_with: str,
     demo: bool,
     window: int | None,
     shape: str | None,
@@ -112,8 +128,10 @@ def corpus(
     with the tool time between turns). The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
-    every turn in order, each run in the quarter of its deepest turn. The same inputs give a
-    byte-identical file.
+    every turn in order, each run in the quarter of its deepest turn. --fill-window lets the
+    deepest spec run read on until its last turn nearly fills --window by the runner's own
+    count (--count-with; that run's depths are then the runner's count, and the corpus says
+    which count was used). The same inputs give a byte-identical file.
     An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
     refused before anything is built (exit 2). A spec whose repository is a system folder, or
     whose globs would take too long to match, is refused naming the spec (exit 2).
@@ -130,21 +148,10 @@ def corpus(
       vibey-gh slots corpus --from-traces traces/ --window 65536 --fit scale --out corpus.json
       vibey-gh slots corpus --from-sessions ~/.codex/sessions --window 32768 --out corpus.json
       vibey-gh slots corpus --demo --out demo-corpus.json
+      vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ..slots.corpus.corpus import (
-        DEFAULT_SEGMENT_TURNS,
-        DEFAULT_SEGMENTS_PER_STRATUM,
-        DEMO_SEGMENT_TURNS,
-        DEMO_SEGMENTS_PER_STRATUM,
-        DEMO_WINDOW,
-        build_corpus,
-        build_demo_corpus,
-        corpus_summary,
-        load_corpus,
-        write_corpus,
-    )
-    from ..slots.corpus.pool import build_pool
+    from ..slots.corpus.corpus import corpus_summary, load_corpus, write_corpus
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
     if from_my_lanes:
@@ -174,45 +181,121 @@ def corpus(
         shape = "runs" if recorded else "segments"
     if shape == "runs" and segment_turns is not None:
         raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
-    if demo:
-        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
-        if any(others) or sample_specs is not None:
-            raise BadInput("--demo uses the shipped specs; give no other inputs")
-        built = build_demo_corpus(
-            window=_given(window, DEMO_WINDOW),
-            segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
-            segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
-            seed=seed,
-            shape=shape,
-            fill_window=fill_window,
-        )
-    else:
-        if window is None:
-            from ..config import load_config
-
-            window = load_config().window
-        pool = build_pool(
+    if count_with != "runner" and not fill_window:
+        raise BadInput("--count-with is for --fill-window: nothing else is counted")
+    # Only spec runs are filled by reading on: other sources never need the runner.
+    counting = fill_window and count_with == "runner" and bool(specs or demo)
+    with _prompt_counter(counting, demo) as counter:
+        built = _build(
             specs=specs,
             sample_specs=sample_specs,
             from_lanes=from_lanes,
             from_transcripts=from_transcripts,
             from_traces=from_traces,
             from_sessions=from_sessions,
-            window=window,
             fit=fit,
             fill_window=fill_window,
-            seed=seed,
-        )
-        built = build_corpus(
-            pool,
+            counter=counter,
+            demo=demo,
             window=window,
-            segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
-            segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
-            seed=seed,
             shape=shape,
+            segments_per_stratum=segments_per_stratum,
+            segment_turns=segment_turns,
+            seed=seed,
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
+
+
+def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
+    """The runner that counts the filled run's depth, started for the build; None where the
+    estimate counts (not wanted, or a runner kind with no tokenizer, which is said)."""
+    if not wanted:
+        return contextlib.nullcontext(None)
+    from ..config import LocalModels, load_config
+    from ..runners.prompt_count import counts_prompts, runner_prompt_counter
+    from .common import collaborators
+
+    # The demo is calibrated on the embedded runner and its shipped model.
+    config = LocalModels() if demo else load_config()
+    if not counts_prompts(config.runner):
+        click.echo(
+            f"{config.runner} has no tokenizer to ask: --fill-window counts by the estimate "
+            "(characters ÷ 3), and the corpus says so",
+            err=True,
+        )
+        return contextlib.nullcontext(None)
+    click.echo(f"starting the {config.runner} runner to count depth as it does", err=True)
+    return runner_prompt_counter(config, collaborators().layout())
+
+
+def _build(
+    *,
+    specs: tuple[Path, ...],
+    sample_specs: int | None,
+    from_lanes: tuple[Path, ...],
+    from_transcripts: tuple[Path, ...],
+    from_traces: tuple[Path, ...],
+    from_sessions: tuple[Path, ...],
+    fit: str,
+    fill_window: bool,
+    counter: PromptCounter | None,
+    demo: bool,
+    window: int | None,
+    shape: str,
+    segments_per_stratum: int | None,
+    segment_turns: int | None,
+    seed: int,
+) -> Corpus:
+    from ..slots.corpus.corpus import (
+        DEFAULT_SEGMENT_TURNS,
+        DEFAULT_SEGMENTS_PER_STRATUM,
+        DEMO_SEGMENT_TURNS,
+        DEMO_SEGMENTS_PER_STRATUM,
+        DEMO_WINDOW,
+        build_corpus,
+        build_demo_corpus,
+    )
+    from ..slots.corpus.pool import build_pool
+
+    if demo:
+        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
+        if any(others) or sample_specs is not None:
+            raise BadInput("--demo uses the shipped specs; give no other inputs")
+        return build_demo_corpus(
+            window=_given(window, DEMO_WINDOW),
+            segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
+            segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
+            seed=seed,
+            shape=shape,
+            fill_window=fill_window,
+            counter=counter,
+        )
+    if window is None:
+        from ..config import load_config
+
+        window = load_config().window
+    pool = build_pool(
+        specs=specs,
+        sample_specs=sample_specs,
+        from_lanes=from_lanes,
+        from_transcripts=from_transcripts,
+        from_traces=from_traces,
+        from_sessions=from_sessions,
+        window=window,
+        fit=fit,
+        fill_window=fill_window,
+        counter=counter,
+        seed=seed,
+    )
+    return build_corpus(
+        pool,
+        window=window,
+        segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
+        segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
+        seed=seed,
+        shape=shape,
+    )
 
 
 def _given(value: int | None, default: int) -> int:

@@ -48,6 +48,8 @@ class RunnerKind(Protocol):
       production's process tree when its sockets are not readable).
     calibrates_this_package: its calibration runner is this installed package itself (so
       production's version is its own, and a runner left on the calibration port is ours).
+    counts_prompts: its calibration runner counts a prompt's tokens over HTTP (llama.cpp's
+      `/apply-template` and `/tokenize`; Ollama has neither), for `runners.prompt_count`.
     """
 
     @property
@@ -61,6 +63,9 @@ class RunnerKind(Protocol):
 
     @property
     def calibrates_this_package(self) -> bool: ...
+
+    @property
+    def counts_prompts(self) -> bool: ...
 
     @property
     def default_production_url(self) -> str:

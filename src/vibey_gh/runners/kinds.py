@@ -40,6 +40,7 @@ class _LlamaCppFamily:
     default_port = 0
     process_names: tuple[str, ...] = ()
     calibrates_this_package = False
+    counts_prompts = True
 
     @property
     def default_production_url(self) -> str:
@@ -224,6 +225,7 @@ class OllamaKind:
     default_port = DEFAULT_PORTS[name]
     process_names = ("ollama",)
     calibrates_this_package = False
+    counts_prompts = False
 
     @property
     def default_production_url(self) -> str:

@@ -29,6 +29,14 @@ STOP_GRACE_S = 15.0
 TAIL_LINES = 8
 
 
+def unused_loopback_port() -> int:
+    """A port the kernel has no use for now, for a runner that binds it a moment later."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
 def ensure_port_free(port: int, host: str = LOOPBACK, what_to_do: str | None = None) -> None:
     """Raise BadInput when something already listens on host:port, naming the process that
     holds it when the system tells, and `what_to_do` about it.

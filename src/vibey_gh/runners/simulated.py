@@ -2,8 +2,10 @@
 
 `python -m vibey_gh.runners.simulated_server --slots N --window W --port P [--knee K --noise X
 --seed S --tokens-per-second T]` serves on 127.0.0.1:P until SIGTERM or SIGINT:
-`/health`, `/props`, `/slots`, `/v1/models` and `/v1/chat/completions` (streamed as llama-server
-streams when asked, tokens timed by the capacity model), with
+`/health`, `/props`, `/slots`, `/v1/models`, `/apply-template`, `/tokenize` (four characters
+a token, `simulated_tokenizer`) and `/v1/chat/completions` (streamed as llama-server streams
+when asked, tokens timed by the capacity model; prompt tokens a slot's cache shares are reported
+as llama-server reports them, `simulated_cache`), with
 llama-server's answers and error bodies: 503 while "loading", 400 `exceed_context_size_error`
 for a prompt longer than the slot's window, 400 for a malformed request. N slots serve at once;
 further requests wait for a slot, as llama-server queues them. How long a turn takes and what

@@ -21,7 +21,9 @@ from typing import Any, NamedTuple
 from ..config import SimulatedModel
 from ..guarded import loads_json_bytes
 from ..platforms.stopsignals import StopSignals, wait_until_stopped
+from . import simulated_tokenizer as tokenizer
 from .process import LOOPBACK
+from .simulated_cache import SlotPromptCache, prompt_text
 from .simulated_model import (
     KIND,
     Answer,
@@ -36,9 +38,7 @@ from .simulated_model import (
 
 PARENT_CHECK_S = 1.0
 
-# ---------------------------------------------------------------------------------------------
 # The child process
-# ---------------------------------------------------------------------------------------------
 
 
 class _Request(NamedTuple):
@@ -46,6 +46,7 @@ class _Request(NamedTuple):
     tools: list[Any] | None
     max_tokens: int
     prompt: int
+    text: str
 
 
 class _Engine:
@@ -59,16 +60,20 @@ class _Engine:
         self.ready = threading.Condition()
         self.rng = random.Random(args.seed)
         self.capacity = ProcessorSharing(args.knee, scaling=args.scaling)
+        self.cache = SlotPromptCache(args.slots)
 
-    def acquire(self) -> tuple[int, int, float]:
-        """A free slot's id, how many turns are in flight with it, and this turn's noise draw."""
+    def acquire(self, request: _Request) -> tuple[int, int, float, int]:
+        """A free slot's id (the one whose cache shares most of the prompt), how many turns
+        are in flight with it, this turn's noise draw and the prompt tokens it reuses."""
         with self.ready:
             while not self.free:
                 self.ready.wait()
-            slot = self.free.pop(0)
+            slot = self.cache.choose(self.free, request.text)
+            self.free.remove(slot)
             self.processing[slot] = True
             self.tasks += 1
-            return slot, sum(self.processing), self.rng.gauss(0.0, 1.0)
+            active, noise_z = sum(self.processing), self.rng.gauss(0.0, 1.0)
+        return slot, active, noise_z, self.cache.serve(slot, request.text, request.prompt)
 
     def release(self, slot: int) -> None:
         with self.ready:
@@ -111,15 +116,15 @@ class _Engine:
                 f"({self.args.window} tokens), try increasing it"
             )
             return 400, _error(400, refusal, "exceed_context_size_error")
-        return _Request(messages, tools, max_tokens, prompt)
+        return _Request(messages, tools, max_tokens, prompt, prompt_text(messages, tools))
 
     def complete(self, request: dict[str, Any], arrived: float) -> tuple[int, dict[str, Any]]:
         """Answer one chat request that arrived at `arrived` (monotonic seconds)."""
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
-        messages, tools, max_tokens, prompt = checked
-        slot, active, noise_z = self.acquire()
+        messages, tools, max_tokens, prompt, _text = checked
+        slot, active, noise_z, cached = self.acquire(checked)
         try:
             answer = answer_for(
                 messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
@@ -152,7 +157,8 @@ class _Engine:
             "object": "chat.completion",
             "model": KIND,
             "choices": [{"index": 0, "finish_reason": answer.finish_reason, "message": message}],
-            "usage": _usage(prompt, answer),
+            "usage": _usage(prompt, cached, answer),
+            "timings": _timings(prompt, cached, answer),
         }
 
     def streamed(
@@ -163,20 +169,14 @@ class _Engine:
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
-        messages, tools, max_tokens, prompt = checked
         usage = bool(_object(request.get("stream_options")).get("include_usage"))
-        return self._chunks(messages, tools, max_tokens, prompt, arrived, usage)
+        return self._chunks(checked, arrived, usage)
 
     def _chunks(
-        self,
-        messages: list[Any],
-        tools: list[Any] | None,
-        max_tokens: int,
-        prompt: int,
-        arrived: float,
-        include_usage: bool,
+        self, request: _Request, arrived: float, include_usage: bool
     ) -> Iterator[dict[str, Any]]:
-        slot, active, noise_z = self.acquire()
+        messages, tools, max_tokens, prompt, _text = request
+        slot, active, noise_z, cached = self.acquire(request)
         try:
             answer = answer_for(
                 messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
@@ -197,21 +197,30 @@ class _Engine:
                 yield _chunk([{"index": 0, "delta": delta, "finish_reason": None}])
         finally:
             self.release(slot)
-        yield _chunk([{"index": 0, "delta": {}, "finish_reason": answer.finish_reason}])
+        # llama-server's last chunk carries its timings (cache_n among them)
+        timings = _timings(prompt, cached, answer)
+        finish = [{"index": 0, "delta": {}, "finish_reason": answer.finish_reason}]
+        yield _chunk(finish, timings=timings)
         if include_usage:
-            yield _chunk([], usage=_usage(prompt, answer))
+            yield _chunk([], usage=_usage(prompt, cached, answer))
 
 
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _usage(prompt: int, answer: Answer) -> dict[str, int]:
+def _usage(prompt: int, cached: int, answer: Answer) -> dict[str, Any]:
     return {
         "prompt_tokens": prompt,
         "completion_tokens": answer.output_tokens,
         "total_tokens": prompt + answer.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached},
     }
+
+
+def _timings(prompt: int, cached: int, answer: Answer) -> dict[str, int]:
+    """llama-server's counts: `cache_n` reused, `prompt_n` read, `predicted_n` written."""
+    return {"cache_n": cached, "prompt_n": prompt - cached, "predicted_n": answer.output_tokens}
 
 
 def _chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -258,7 +267,8 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
             arrived = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
-            if self.path.split("?", 1)[0] not in ("/v1/chat/completions", "/chat/completions"):
+            path = self.path.split("?", 1)[0]
+            if path not in ("/v1/chat/completions", "/chat/completions", *tokenizer.ENDPOINTS):
                 self._send(404, _error(404, "File Not Found", "not_found_error"))
                 return
             try:
@@ -271,14 +281,16 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
                     400, _error(400, "the request must be an object", "invalid_request_error")
                 )
                 return
-            if request.get("stream") is True:
+            if path in tokenizer.ENDPOINTS:
+                self._send(*tokenizer.answer(path, request))
+            elif request.get("stream") is True:
                 answer = engine.streamed(request, arrived)
                 if isinstance(answer, tuple):
                     self._send(*answer)
                 else:
                     self._stream(answer)
-                return
-            self._send(*engine.complete(request, arrived))
+            else:
+                self._send(*engine.complete(request, arrived))
 
         def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
             """Server-sent events in HTTP chunks, one flushed per answer chunk, as llama-server

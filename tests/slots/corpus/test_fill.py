@@ -7,9 +7,13 @@ from pathlib import Path
 from test_corpus_support import write_spec
 
 from tests.support.repos import make_repo
+from tests.support.simulated import simulated_config
+from vibey_gh.runners.prompt_count import runner_prompt_counter
 from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
-from vibey_gh.slots.corpus.fill import FILL_TARGET, FILLED_SUFFIX
+from vibey_gh.slots.corpus.fill import BY_ESTIMATE, FILL_TARGET, FILLED_SUFFIX
 from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.turns import depth_estimate
+from vibey_gh.state import StateLayout
 
 FILES = {f"pkg/mod{n:02d}.py": f"VALUE_{n} = {n}\n" * (20 + 7 * n) for n in range(40)}
 
@@ -45,3 +49,41 @@ def test_without_filling_the_summary_says_the_deepest_stratum_cannot_be_filled(
     corpus = build_corpus(build_pool(specs=[spec]), window=8192, segment_turns=1)
     note = corpus_summary(corpus)["deepest_stratum"]
     assert note.startswith("cannot be filled") and "--fill-window" in note
+
+
+def test_with_the_runners_count_the_run_fills_the_window_by_that_count(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, FILES)
+    spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
+    window = 8192
+    with runner_prompt_counter(simulated_config(), layout) as counter:
+        filled = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
+        again = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
+        (run,) = filled.runs
+        last = run.turns[-1]
+        # Each turn's depth is the runner's own count of it.
+        assert [turn.depth_estimate for turn in run.turns] == [
+            counter.count(turn.messages, turn.tools) for turn in run.turns
+        ]
+    # The window, to the files' grain (the next file would pass it).
+    assert 0.95 * window <= last.depth_estimate <= window
+    # The simulated tokenizer reads four characters a token: by the estimate it is deeper.
+    assert depth_estimate(last.messages, last.tools) > window
+    assert again.sha256 == filled.sha256
+    (fill,) = filled.sources
+    assert fill["depth_counted_by"].startswith("simulated tokenizer of ")
+    assert fill["deepest_counted"] == last.depth_estimate
+    assert fill["deepest_estimate"] == depth_estimate(last.messages, last.tools)
+    corpus = build_corpus(filled, window=window, segments_per_stratum=1, segment_turns=2)
+    assert corpus.dropped_over_window == 0
+    assert corpus.max_depth_estimate == last.depth_estimate
+
+
+def test_without_a_counter_the_fill_says_it_went_by_the_estimate(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, FILES)
+    spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
+    (fill,) = build_pool(specs=[spec], window=4096, fill_window=True).sources
+    assert fill["depth_counted_by"] == BY_ESTIMATE and "deepest_counted" not in fill

@@ -7,7 +7,12 @@ from pathlib import Path
 
 from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
 from vibey_gh.slots.corpus.pool import build_pool
-from vibey_gh.slots.corpus.profile import percentiles, shared_prefix_share
+from vibey_gh.slots.corpus.profile import (
+    deepest_stratum_note,
+    origin,
+    percentiles,
+    shared_prefix_share,
+)
 from vibey_gh.slots.corpus.turns import Segment, Turn
 from vibey_gh.slots.report.corpus_profile import profile_lines
 
@@ -52,3 +57,25 @@ def test_a_session_corpus_profile_names_agents_dates_and_tool_time() -> None:
     assert any(line.startswith("tool time (s)") for line in lines)
     assert any("codex session 0199d1c4" in line for line in lines)
     assert "zebra-quartz" not in json.dumps(profile)
+
+
+def test_a_filled_run_is_named_with_what_counted_it_and_older_fills_read_as_estimated() -> None:
+    counted = {
+        "source": "fill",
+        "run": "spec+fill",
+        "files_added": 12,
+        "deepest_estimate": 80_000,
+        "deepest_counted": 63_000,
+        "depth_counted_by": "embedded tokenizer of model.gguf abc",
+    }
+    older = {"source": "fill", "run": "old+fill", "files_added": 3, "deepest_estimate": 60_000}
+    found = origin([], [counted, older])["fill"]
+    assert found == [
+        {"run": "spec+fill", "files_added": 12, "deepest": 63_000,
+         "counted_by": "embedded tokenizer of model.gguf abc"},
+        {"run": "old+fill", "files_added": 3, "deepest": 60_000,
+         "counted_by": "estimate (characters ÷ 3)"},
+    ]  # fmt: skip
+    segment = Segment("s", "spec+fill", 3, (Turn("spec+fill#0", "spec+fill", 0, [], [], 63_000),))
+    assert "by the runner's count" in deepest_stratum_note([segment], 65_536, [counted], [])
+    assert "by estimate" in deepest_stratum_note([segment], 65_536, [older], [])

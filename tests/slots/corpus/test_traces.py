@@ -83,6 +83,26 @@ def test_scale_fits_the_deepest_turn_into_the_window_and_records_the_factor(
     assert facts["dropped_turns"] == 0
 
 
+def test_scale_caps_each_answer_at_out_times_the_same_factor(tmp_path: Path) -> None:
+    requests = [
+        {**request(64 * n, list(range(1, n + 1))), "out": out}
+        for n, out in ((10, 400), (20, 1000), (40, 1))
+    ]
+    path = write_trace(tmp_path, "deep", requests, block_size=64)
+    imported = runs_from_traces([path], window=1024, fit="scale")
+    (run,) = imported.runs
+    factor = imported.sources[0]["runs"][0]["factor"]
+    assert imported.sources[0]["out_scaled"] is True
+    # The recorded share of reading to writing is kept; a cap never falls below one token.
+    assert [turn.max_tokens for turn in run.turns] == [
+        round(400 * factor),
+        round(1000 * factor),
+        1,
+    ]
+    dropped = runs_from_traces([path], window=1024, fit="drop").runs[0]
+    assert [turn.max_tokens for turn in dropped.turns] == [400]
+
+
 def test_drop_keeps_depths_and_leaves_out_what_is_deeper(tmp_path: Path) -> None:
     requests = [request(4 * n, list(range(1, n + 1))) for n in (100, 200, 800)]
     path = write_trace(tmp_path, "deep", requests)

@@ -77,6 +77,11 @@ def test_a_split_window_sweep_reports_refusals_and_is_never_evidence(
         assert refusals.shortest_refused_tokens > HALF
     summary = written.with_suffix(".md").read_text()
     assert "## Split window (what-if)" in summary
+    # Each step's throughput names its unit (runs/h or turns/h).
+    what_if = summary.split("## Split window (what-if)")[1].split("\n\n")[2]
+    assert all(
+        row.endswith("turns/h |") or row.endswith("turns/h) |") for row in what_if.splitlines()[2:]
+    )
     # Beside the full-window evidence, step by step.
     full_out = tmp_path / "full"
     config = replace(req.config, window=TINY_WINDOW)

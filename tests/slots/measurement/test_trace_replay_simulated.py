@@ -53,3 +53,30 @@ def test_each_turn_waits_the_trace_think_time_and_answers_within_its_out(
         for turn in step["turns"]:
             assert turn.get("think_s", 0.0) == recorded[turn["turn_id"]]
             assert turn["result"]["output_tokens"] <= 8
+
+
+def test_a_trace_runs_shared_prefix_shows_as_cached_tokens_in_the_evidence(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    pool = build_pool(from_traces=[trace(tmp_path)], window=WINDOW, fit="scale")
+    corpus = build_corpus(pool, window=WINDOW, segments_per_stratum=1, shape="runs")
+    config = simulated_config()
+    req = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=WINDOW,
+        max_tokens=MAX_TOKENS,
+        slots=(1, 1),
+        out_dir=tmp_path / "out",
+    )
+    run_calibration(req, build_environment(config, layout), Recorder(), lambda: config)
+    (written,) = (tmp_path / "out").glob("slots-*.json")
+    for step in json.loads(written.read_text())["steps"]:
+        by_index = {}
+        for turn in step["turns"]:
+            by_index.setdefault(int(turn["turn_id"].rsplit("#", 1)[1]), turn["result"])
+        # Each request repeats the blocks of the one before: its slot still holds them.
+        assert by_index[0]["cached_tokens"] < by_index[0]["prompt_tokens"] / 10
+        for index in (1, 2, 3):
+            result = by_index[index]
+            assert result["cached_tokens"] >= 0.5 * result["prompt_tokens"]

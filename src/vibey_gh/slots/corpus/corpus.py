@@ -41,6 +41,7 @@ from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
+from ...interfaces.prompt_count import PromptCounter
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
 from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
@@ -265,10 +266,17 @@ def build_demo_corpus(
     seed: int = 0,
     shape: str = SHAPE_SEGMENTS,
     fill_window: bool = False,
+    counter: PromptCounter | None = None,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
-    pool = build_pool(specs=[demo_specs_dir()], seed=seed, window=window, fill_window=fill_window)
+    pool = build_pool(
+        specs=[demo_specs_dir()],
+        seed=seed,
+        window=window,
+        fill_window=fill_window,
+        counter=counter,
+    )
     return build_corpus(
         pool,
         window=window,

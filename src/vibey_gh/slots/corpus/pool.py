@@ -39,6 +39,7 @@ from typing import Any
 from ...errors import BadInput
 from ...files import canonical_json
 from ...guarded import InputProblem, loads_json, read_regular_text
+from ...interfaces.prompt_count import PromptCounter
 from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
 from ...lanes.tools import (
@@ -107,12 +108,14 @@ def build_pool(
     window: int | None = None,
     fit: str = "scale",
     fill_window: bool = False,
+    counter: PromptCounter | None = None,
     seed: int = 0,
     git: str = "git",
 ) -> Pool:
     """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
     into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
-    toward it (`slots.corpus.fill`), so both need it."""
+    toward it (`slots.corpus.fill`), so both need it; `counter` counts the filled run's depth
+    as the runner does (None: by estimate)."""
     if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
         raise BadInput(
             "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
@@ -130,7 +133,9 @@ def build_pool(
         trees = TreeCache(git)
         spec_runs = runs_from_specs(chosen, trees)
         if fill_window:
-            spec_runs, filled = fill_deepest_spec_run(chosen, spec_runs, trees, _window(window))
+            spec_runs, filled = fill_deepest_spec_run(
+                chosen, spec_runs, trees, _window(window), counter
+            )
             sources.append(filled)
         runs.extend(spec_runs)
         provenances = trees.provenances()

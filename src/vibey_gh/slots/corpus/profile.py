@@ -1,12 +1,14 @@
 """What a corpus is, in numbers and origins: for `slots corpus --show`, the summary and the report.
 
 * runs and turns per run (of the corpus's own turns);
-* depth by estimate and tool time (`think_s`), as percentiles (nearest rank);
+* depth by estimate (a filled run's by the runner's count, where it counted) and tool time
+  (`think_s`), as percentiles (nearest rank);
 * the shared-prefix share: of all the characters the corpus sends, the share in messages the
   same run's previous turn (in replay order) already sent — what a runner's prompt cache can
   reuse when a worker keeps its prefix warm;
-* where it came from: spec commits, traces (ids, fit, scale factors), sessions (agent, id,
-  first and last date), with counts of sub-agents and of records skipped.
+* where it came from: spec commits, the filled run (files it read on, its depth and what
+  counted it), traces (ids, fit, scale factors), sessions (agent, id, first and last date),
+  with counts of sub-agents and of records skipped.
 
 Only counts, ids and dates: nothing of what a prompt or a tool result says.
 """
@@ -72,6 +74,7 @@ def corpus_profile(
 
 def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]]) -> dict[str, Any]:
     traces = [source for source in sources if source.get("source") == "trace"]
+    fills = [source for source in sources if source.get("source") == "fill" and source.get("run")]
     sessions = [source for source in sources if source.get("source") == "session"]
     found: dict[str, Any] = {}
     if commits:
@@ -93,6 +96,17 @@ def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]])
                 for run in trace.get("runs", [])
             ),
         }
+    if fills:
+        found["fill"] = [
+            {
+                "run": fill.get("run"),
+                "files_added": fill.get("files_added", 0),
+                "deepest": fill.get("deepest_counted", fill.get("deepest_estimate")),
+                # corpora filled before the runner counted say nothing: the estimate filled them
+                "counted_by": fill.get("depth_counted_by", "estimate (characters ÷ 3)"),
+            }
+            for fill in fills
+        ]
     if sessions:
         found["sessions"] = [
             {
@@ -136,9 +150,11 @@ def deepest_stratum_note(
     depth = max((segment.depth_estimate for segment in segments), default=0)
     share = depth / window
     kinds = {str(source.get("source")) for source in sources}
+    counted = any("deepest_counted" in source for source in sources)
+    unit = "by the runner's count" if counted else "by estimate"
     if share >= FILLED_SHARE:
         how = "scaled traces" if "trace" in kinds else "filled" if "fill" in kinds else "as drawn"
-        return f"reaches {share:.0%} of the window by estimate ({how})"
+        return f"reaches {share:.0%} of the window {unit} ({how})"
     if "fill" in kinds:
         why = "the repositories hold too little text to fill it"
     elif "trace" in kinds:
@@ -147,4 +163,4 @@ def deepest_stratum_note(
         why = "the specs end sooner; --fill-window reads on"
     else:
         why = "recorded runs are as deep as they were recorded"
-    return f"cannot be filled: reaches {share:.0%} of the window by estimate ({why})"
+    return f"cannot be filled: reaches {share:.0%} of the window {unit} ({why})"

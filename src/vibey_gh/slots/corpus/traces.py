@@ -6,7 +6,7 @@ traces) and `requests`, each `{"t", "type", "in", "out", "hash_ids", "think_time
 A request's prompt is its blocks in order — each block id's own text (`block_text`), so
 requests that share block ids share that prompt prefix and traces that share none share
 nothing — then filler for the tokens past its last block. Its answer is capped at its `out`
-tokens; its `think_time` is the turn's `think_s`.
+tokens (times the run's `--fit scale` factor, below); its `think_time` is the turn's `think_s`.
 
 Messages: the blocks the previous request already sent are reused as the same message objects
 (system first, then user), and each request's last block and filler go in a final user
@@ -24,6 +24,11 @@ run by one factor so its deepest turn fills the window (every block keeps at lea
 token; a run too long even then loses its deepest turns, counted); `--fit drop` keeps depths
 and leaves out the turns deeper than the window. The choice and each run's factor are
 recorded in the corpus's sources.
+
+A scaled run's answers are capped at `out` times the same factor (at least one token), so each
+turn keeps the recorded share of reading to writing — the mix that decides how a runner's
+slots share its work — and a turn scaled to the window's edge is not asked for an answer the
+recorded one outgrew by the factor (see docs/decision.md).
 """
 
 from __future__ import annotations
@@ -120,6 +125,8 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
                 "file": path.name,
                 "sha256": digest,
                 "fit": fit,
+                # answers capped at out × the run's factor (1.0 unscaled), since this field
+                "out_scaled": True,
                 "subagents": len(threads) - 1,
                 "runs": run_facts,
             }
@@ -289,7 +296,7 @@ def _turns(thread: TraceThread, scope: str, block_size: int, factor: float) -> l
                 tools=[],
                 depth_estimate=depth_estimate(messages, []),
                 think_s=request.think_s,
-                max_tokens=max(1, request.tokens_out),
+                max_tokens=max(1, round(request.tokens_out * factor)),
             )
         )
     return turns

@@ -4,7 +4,8 @@ A turn is one request as a lane sends it: the whole message list so far (OpenAI 
 and the tool definitions, asking for the next assistant message. Its depth estimate is the
 number of characters of the messages and tools as compact JSON, divided by 3 and rounded up —
 a conservative stand-in for tokens, used only to stratify and to keep turns inside the window;
-the runner's own prompt count on replay is the measured depth.
+the runner's own prompt count on replay is the measured depth. A run filled toward the window
+with a runner's count (`fill`) carries that count instead, as its fill source records.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ def profile_lines(profile: dict[str, Any]) -> list[str]:
     found = profile["origin"]
     for spec in found.get("specs", []):
         lines.append(f"from specs over {spec['repository']} at {spec['commit'] or 'working tree'}")
+    for fill in found.get("fill", []):
+        lines.append(
+            f"filled {fill['run']}: {fill['files_added']} more file read(s), deepest "
+            f"{_number(fill['deepest'])} by {fill['counted_by']}"
+        )
     traces = found.get("traces")
     if traces:
         lines.append(

@@ -12,7 +12,7 @@ from ..evidence.store import Evidence
 from ..judging.judge import SweepJudgement
 from ..judging.prefix_cache import cached_prompt_share
 from ..judging.refusals import refusals_of
-from .step_table import markdown_table, step_rows, throughput_cell
+from .step_table import markdown_table, step_rows, throughput_sentence
 
 COLUMNS = ("step", "slots × window", "served", "refused", "shortest refused", "throughput")
 
@@ -34,7 +34,7 @@ def split_window_rows(evidence: Evidence, judgement: SweepJudgement) -> list[lis
                 str(refusals.served),
                 str(refusals.refused),
                 "—" if shortest is None else f"{shortest:,} tokens",
-                throughput_cell(verdict),
+                throughput_sentence(verdict),
             ]
         )
     return rows
