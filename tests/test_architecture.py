@@ -173,6 +173,7 @@ IO_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "__import__"}
 # and may import anything; a unit missing here may import nothing of the package.
 ROOT, ERRORS, INTERFACES = "vibey_gh", "vibey_gh.errors", "vibey_gh.interfaces"
 CLOCK, CONFIG, GUARDED = "vibey_gh.clock", "vibey_gh.config", "vibey_gh.guarded"
+CONFIG_CACHE = "vibey_gh.config_cache"
 FILES = "vibey_gh.files"
 LANES, PLATFORMS, RUNNERS = "vibey_gh.lanes", "vibey_gh.platforms", "vibey_gh.runners"
 STATE, USERDIRS = "vibey_gh.state", "vibey_gh.userdirs"
@@ -191,8 +192,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     PLATFORMS: BASE | {CLOCK, GUARDED},
     FILES: BASE | {GUARDED, PLATFORMS},
     USERDIRS: frozenset({PLATFORMS}),
-    STATE: frozenset({FILES, USERDIRS}),
-    CONFIG: BASE | {GUARDED, USERDIRS},
+    STATE: frozenset({FILES, INTERFACES, USERDIRS}),
+    CONFIG_CACHE: frozenset({FILES, GUARDED, STATE}),
+    CONFIG: BASE | {CONFIG_CACHE, GUARDED, USERDIRS},
     RUNNERS: BASE | {ROOT, CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, STATE},
     LANES: BASE | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS},
     JUDGING: BASE,

@@ -14,10 +14,10 @@ on every storm pass and pays only for what its answer reads (a declared 1 reads 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .clock import SYSTEM_CLOCK, Clock
+from .interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .state import StateLayout
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Collaborators:
     """The parts of the world the commands touch, each built when it is first asked for.
 

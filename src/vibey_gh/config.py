@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .config_cache import NotToml, parsed_config_toml
 from .errors import BadInput, ConfigError
-from .guarded import MIB, InputProblem, loads_toml, read_regular_text
+from .guarded import MIB, InputProblem, read_regular_text
 from .interfaces.bounds import Bounds
 from .interfaces.runner_names import DEFAULT_RUNNER, RUNNER_NAMES, default_production_url
 from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
+from .interfaces.values import frozen_value
 from .userdirs import user_config_dir
 
 CONFIG_ENV = "VIBEY_GH_CONFIG"
@@ -44,7 +45,7 @@ OWNED_RUNNER_ARGS = frozenset(
 RUNNER_ENV_PREFIX = "OLLAMA_"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SimulatedModel:
     """`[local_models.simulated]`: the capacity model of the simulated runner.
 
@@ -61,7 +62,7 @@ class SimulatedModel:
     scaling: float = 1.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LocalModels:
     """The validated `[local_models]` table. `source` is the file it came from, or None."""
 
@@ -132,8 +133,8 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     if path is None:
         return LocalModels()
     try:
-        raw = loads_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT))
-    except tomllib.TOMLDecodeError as exc:
+        raw = parsed_config_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT), path, environ)
+    except NotToml as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: cannot read (it went away)") from None

@@ -5,12 +5,12 @@ is keyed to, and where production differs from the config. Gathered here, render
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
+from .interfaces.values import frozen_value
 from .platforms.readings import SwapSpace
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from .userdirs import user_config_dir
@@ -29,7 +29,7 @@ DEVICE_ROWS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class DoctorReport:
     """Everything doctor found. `runner` is None when identification failed (`runner_error`);
     the fingerprint then cannot be computed and `fingerprint_missing` says why."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .files import ensure_private_dir
+from .interfaces.values import frozen_value
 from .userdirs import user_state_dir
 
 STATE_DIR_ENV = "VIBEY_GH_SLOTS_DIR"
@@ -22,7 +22,7 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
     return user_state_dir(env) / "slots"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StateLayout:
     """The folders under the state root (design §7). Created 0700 on first use."""
 

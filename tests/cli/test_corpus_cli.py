@@ -10,6 +10,7 @@ from click.testing import CliRunner, Result
 
 from tests.support.repos import make_repo
 from vibey_gh.cli.main import cli
+from vibey_gh.lanes.tools import MAX_TREE_DEPTH
 
 FILES = {
     "README.md": "# tiny\n",
@@ -243,6 +244,20 @@ def test_bad_specs_exit_2_with_one_line_and_no_file(
     assert list(tmp_path.glob("*.json")) == []
 
 
+def test_a_repository_too_deep_to_list_is_bad_input(tmp_path: Path) -> None:
+    deep = tmp_path / "deep"
+    bottom = deep.joinpath(*(f"l{level}" for level in range(MAX_TREE_DEPTH + 2)))
+    bottom.mkdir(parents=True)
+    (deep / "README.md").write_text("hello\n", encoding="utf-8")
+    folder = tmp_path / "deep-specs"
+    spec(folder, "x", deep, ["README.md"])
+    out = tmp_path / "c.json"
+    expect_bad_input(
+        run("--specs", str(folder), "--out", str(out)), f"x.toml): repository {deep} has folders"
+    )
+    assert not out.exists()
+
+
 def test_a_failed_build_leaves_an_existing_file_untouched(tmp_path: Path, repo: Path) -> None:
     out = tmp_path / "c.json"
     out.write_text("previous", encoding="utf-8")
@@ -283,8 +298,16 @@ def test_a_tampered_corpus_is_refused_by_show(specs: Path, tmp_path: Path) -> No
         (("--demo", "--specs", "x", "--out", "c.json"), "--demo uses the shipped specs"),
         (("--demo", "--segment-turns", "0", "--out", "c.json"), "--segment-turns must be"),
         (("--demo", "--segments-per-stratum", "0", "--out", "c.json"), "--segments-per-stratum"),
-        (("--specs", "no-such-folder", "--out", "c.json"), "no such spec file or folder"),
-        (("--show", "missing.json"), "corpus file not found"),
+        (
+            ("--specs", "no-such-folder", "--out", "c.json"),
+            "no such spec file or folder: no-such-folder (a lane spec is a TOML file, one a "
+            "lane; `vibey-gh slots corpus --demo` builds a corpus from the shipped specs)",
+        ),
+        (
+            ("--show", "missing.json"),
+            "corpus file not found: missing.json (build one with `vibey-gh slots corpus`, or "
+            "measure on the shipped demo corpus with `vibey-gh slots calibrate --demo`)",
+        ),
         (
             ("--demo", "--shape", "runs", "--segment-turns", "2", "--out", "c.json"),
             "--segment-turns is for --shape segments",

@@ -113,6 +113,7 @@ def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path, show:
     assert "--report` writes it" in out
 
 
+@pytest.mark.plots
 def test_report_flag_writes_the_report_and_plots_beside_the_evidence(
     isolated_state: Path, show: ShowCli
 ) -> None:
@@ -157,6 +158,25 @@ def test_no_evidence_at_all_is_said_and_exits_zero(isolated_state: Path, show: S
     assert result.exit_code == 0
     assert f"no evidence for today's fingerprint {FP}" in result.output
     assert "no evidence in the state dir" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"), [(("--format", "csv"), "CSV"), (("--html", "report.html"), "HTML")]
+)
+def test_no_evidence_to_write_says_how_to_get_some(
+    isolated_state: Path, show: ShowCli, tmp_path: Path, args: tuple[str, ...], kind: str
+) -> None:
+    if args[0] == "--html":
+        args = ("--html", str(tmp_path / "report.html"))
+    result = show(*args)
+    assert result.exit_code == 1
+    assert f"no evidence to write as {kind}: `vibey-gh slots calibrate` records it" in (
+        result.output + (result.stderr or "")
+    )
+    assert "its FINGERPRINT (`vibey-gh slots show` lists it)" in result.output + (
+        result.stderr or ""
+    )
+    assert not (tmp_path / "report.html").exists()
 
 
 def test_other_fingerprints_are_listed_with_what_differs(

@@ -118,7 +118,11 @@ def _prepare(work: Path, state: Path) -> None:
         "min_step_seconds = 0.2\n"
         "max_step_seconds = 2.0\n"
         "[local_models.simulated]\n"
-        "knee = 2\nnoise = 0.0\ntokens_per_second = 5000.0\n",
+        "knee = 2\nnoise = 0.0\ntokens_per_second = 5000.0\n"
+        # a gain must be clear (50%: the knee's doubling is) and one step without one ends the
+        # sweep, so each of the guide's five calibrations is short: N = 1, 1, 2, 3
+        "[local_models.bounds]\n"
+        "min_gain = 0.5\npatience = 1\n",
         encoding="utf-8",
     )
     text = GUIDE.read_text(encoding="utf-8")
@@ -222,7 +226,9 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
 @pytest.mark.timeout(900)
 def test_the_embedded_demo_runs_as_written_for_one_step(tmp_path: Path) -> None:
     """`vibey-gh slots calibrate --demo`, one step of it (--max-runs 1: the whole sweep takes
-    minutes), on the real embedded runner and the shipped model."""
+    minutes), on the real embedded runner and the shipped model. The step is the demo's at a
+    quarter of its window, its answers short and its measurement 5 s (the demo corpus at 4096
+    has 16 turns of up to 4096 tokens: minutes of prompt reading on two cores; at 1024, 4)."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "vibey-gh.toml").write_text(
@@ -231,7 +237,11 @@ def test_the_embedded_demo_runs_as_written_for_one_step(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     done = subprocess.run(
-        [*_argv(EMBEDDED_DEMO), "--max-runs", "1", "--min-step-seconds", "5"],
+        [
+            *_argv(EMBEDDED_DEMO),
+            *("--max-runs", "1", "--min-step-seconds", "5", "--max-step-seconds", "5"),
+            *("--window", "1024", "--max-tokens", "16"),
+        ],
         cwd=work,
         env=_environment(tmp_path / "state"),
         capture_output=True,

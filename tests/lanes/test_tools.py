@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.lanes.tools import (
+    MAX_TREE_DEPTH,
     TOOL_RESULT_CHAR_CAP,
+    TreeTooLarge,
     WorkingTree,
     list_dir,
     normalize_path,
@@ -196,3 +198,49 @@ def test_working_tree_refuses_links_out_and_special_files(tmp_path: Path) -> Non
         tree.read_bytes("linkdir/secret.txt")
     with pytest.raises(FileNotFoundError):
         tree.read_bytes("pipe")
+
+
+def wide_tree(root: Path, folders: int, files: int) -> Path:
+    for f in range(folders):
+        (root / f"d{f:02}").mkdir(parents=True)
+        for n in range(files):
+            (root / f"d{f:02}" / f"f{n}.txt").write_text("x", encoding="utf-8")
+    return root
+
+
+def deep_tree(root: Path, depth: int) -> Path:
+    folder = root.joinpath(*(f"l{level}" for level in range(depth)))
+    folder.mkdir(parents=True)
+    (folder / "bottom.txt").write_text("x", encoding="utf-8")
+    (root / "top.txt").write_text("x", encoding="utf-8")
+    return root
+
+
+def test_a_tree_past_the_entry_cap_is_refused_naming_the_cap(tmp_path: Path) -> None:
+    root = wide_tree(tmp_path / "wide", folders=12, files=9)  # 12 + 108 entries
+    assert len(WorkingTree(root, max_entries=120).list_files()) == 108
+    with pytest.raises(TreeTooLarge, match=r"more than 119 files and folders .*smaller folder"):
+        WorkingTree(root, max_entries=119).list_files()
+
+
+def test_a_tree_past_the_depth_cap_is_refused_naming_the_deep_folder(tmp_path: Path) -> None:
+    root = deep_tree(tmp_path / "deep", depth=8)
+    assert WorkingTree(root, max_depth=8).list_files() == [
+        "l0/l1/l2/l3/l4/l5/l6/l7/bottom.txt",
+        "top.txt",
+    ]
+    with pytest.raises(TreeTooLarge, match=r"more than 7 levels deep \(l0/l1/l2/l3/l4/l5/l6/l7\)"):
+        WorkingTree(root, max_depth=7).list_files()
+
+
+def test_the_default_depth_cap_holds_on_a_generated_tree(tmp_path: Path) -> None:
+    root = deep_tree(tmp_path / "deep", depth=MAX_TREE_DEPTH + 6)
+    with pytest.raises(TreeTooLarge, match=f"more than {MAX_TREE_DEPTH} levels deep"):
+        WorkingTree(root).list_files()
+
+
+def test_list_dir_on_a_tree_too_large_is_an_error_the_model_reads(tmp_path: Path) -> None:
+    root = wide_tree(tmp_path / "wide", folders=3, files=3)
+    answer = list_dir(WorkingTree(root, max_entries=5), ".")
+    assert answer.startswith("error: the repository cannot be listed: ")
+    assert "more than 5 files and folders" in answer

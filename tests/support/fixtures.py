@@ -32,6 +32,18 @@ def isolated_state(
     yield root
 
 
+@pytest.fixture(autouse=True)
+def plots_only_where_asked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing a report's PNG plots costs seconds of CPU for every calibration that ends: in
+    this process, reports are written as the light install writes them (no matplotlib, a note
+    saying how to get plots) unless the test is marked `plots`. The tests of the plots, the
+    reports and `show` carry the mark; calibrations run as their own process draw as always."""
+    if request.node.get_closest_marker("plots") is None:
+        monkeypatch.setattr(
+            "vibey_gh.slots.report.plots.plots_available", lambda find_module=None: False
+        )
+
+
 @pytest.fixture
 def layout(isolated_state: Path) -> StateLayout:
     """The test's own state dir, as the library lays it out."""

@@ -6,13 +6,13 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from ..config import MAX_WINDOW, MIN_WINDOW
 from ..errors import VibeyError
+from ..interfaces.values import frozen_value
 from .edge import error_line, json_text
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class CliError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CliState:
     """What the root group hands every command (click's `obj`): the collaborators they act
     through and whether --debug was given."""

@@ -9,6 +9,8 @@ beside it).
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
@@ -25,16 +27,18 @@ def _to_stderr(text: str) -> None:
 class PlainProgress(LineProgress):
     """One line per event on stderr: readable in logs and CI."""
 
-    def __init__(self) -> None:
-        super().__init__(_to_stderr)
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(_to_stderr, clock=clock)
 
 
 class LiveProgress(PlainProgress):
     """A rich bar for the sweep and one per step, on stderr."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._console = Console(stderr=True)
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, console: Console | None = None
+    ) -> None:
+        super().__init__(clock)
+        self._console = Console(stderr=True) if console is None else console
         self._progress = Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(bar_width=24),

@@ -116,6 +116,14 @@ def _format_of(output_format: str | None, as_json: bool) -> str:
     return "json" if as_json else output_format or "table"
 
 
+def no_evidence_to_write(kind: str) -> str:
+    """What to do when there is no evidence to write as `kind`: measure, or name other."""
+    return (
+        f"no evidence to write as {kind}: `vibey-gh slots calibrate` records it for this "
+        "device, or name other evidence by its FINGERPRINT (`vibey-gh slots show` lists it)"
+    )
+
+
 def _csv_text(answer: ShowAnswer) -> str:
     import csv
     import io
@@ -123,7 +131,7 @@ def _csv_text(answer: ShowAnswer) -> str:
     from ..errors import EvidenceError
 
     if answer.shown is None:
-        raise EvidenceError("no evidence to write as CSV; name one with FINGERPRINT")
+        raise EvidenceError(no_evidence_to_write("CSV"))
     rows = answer.shown.steps
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
@@ -147,7 +155,7 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
     from ..slots.report.html import write_html_report
 
     if answer.shown is None:
-        raise EvidenceError("no evidence to write as HTML; name one with --fingerprint")
+        raise EvidenceError(no_evidence_to_write("HTML"))
     return write_html_report(
         answer.shown.evidence, load_config().bounds, path, judgement=answer.shown.judgement
     )

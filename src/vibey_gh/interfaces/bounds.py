@@ -7,8 +7,10 @@ judge only ever receives a Bounds, so judging reads no configuration itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, TypedDict, cast
+
+from .values import frozen_value
 
 
 class BoundsJson(TypedDict, total=False):
@@ -27,7 +29,7 @@ class BoundsJson(TypedDict, total=False):
     latency_factor: float | None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Bounds:
     """The limits a step must stay inside (design §5). Re-read at every decision."""
 

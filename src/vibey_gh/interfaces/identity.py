@@ -5,10 +5,12 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .values import frozen_value
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Accelerator:
     """One GPU or other accelerator. `memory_bytes` is None where the platform does not say."""
 
@@ -18,7 +20,7 @@ class Accelerator:
     index: int = 0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class DeviceFacts:
     """What one machine is, as far as the fingerprint cares.
 
@@ -51,7 +53,7 @@ class DeviceFacts:
         return self.memory_limit_bytes if self.memory_bytes is None else self.memory_bytes
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RunnerInfo:
     """Identity of a running runner, for the fingerprint and the version check.
 

@@ -5,10 +5,12 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .values import frozen_value
 
 
-@dataclass(frozen=True)
+@frozen_value
 class GpuMemory:
     index: int
     name: str
@@ -16,7 +18,7 @@ class GpuMemory:
     total_bytes: int | None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class MemorySample:
     """One 1 Hz reading of the host.
 

@@ -14,13 +14,14 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .identity import Accelerator, DeviceFacts, RunnerInfo
 from .samples import GpuMemory, MemorySample
 from .turns import REFUSED_OVER_WINDOW, SERVED_REASONS, ToolCall, TurnResult
+from .values import frozen_value
 
 __all__ = [
     "REFUSED_OVER_WINDOW",
@@ -64,7 +65,7 @@ class HostMemorySampler(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ChatSettings:
     """Deterministic request settings (design §5). `window` is the per-slot context.
 
@@ -80,7 +81,7 @@ class ChatSettings:
     stream: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RunnerLaunch:
     """How to start a runner: N slots of `window` tokens on 127.0.0.1:`port`."""
 
@@ -133,7 +134,7 @@ class Runner(Protocol):
     def start(self, launch: RunnerLaunch) -> RunningRunner: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProductionState:
     """Whether the production runner holds a model right now.
 
@@ -157,7 +158,7 @@ class ProductionWatch(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PlannedAction:
     """One step `slots apply` would take: a command to run or a file to write."""
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TypedDict, TypeGuard
 
 from ..errors import BadInput
+from .values import frozen_value
 
 RECORDED = "recorded"
 NONE = "none"
@@ -39,7 +39,7 @@ class ThinkJson(TypedDict, total=False):
     think_cap_s: float
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ThinkPolicy:
     """mode: RECORDED, NONE or FIXED; fixed_s: the wait of FIXED; cap_s: the longest recorded
     wait kept."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from .values import frozen_value
 
 # Done/finish reasons that make a turn "served" (design §5).
 SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
@@ -12,13 +13,13 @@ SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
 REFUSED_OVER_WINDOW = "refused: over window"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ToolCall:
     name: str
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class TurnResult:
     """What one request gave back, as raw as possible; metrics are computed from it later.
 

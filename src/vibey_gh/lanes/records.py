@@ -36,7 +36,6 @@ import re
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
@@ -44,6 +43,7 @@ from ..errors import BadInput
 from ..files import append_line_durably, canonical_json, ensure_private_dir
 from ..guarded import InputProblem, NotJson, loads_json, read_regular_text
 from ..interfaces.slots_interface import ChatSettings, TurnResult
+from ..interfaces.values import frozen_value
 from .specs import LaneSpec
 
 RECORD_SCHEMA = 1
@@ -176,7 +176,7 @@ class LaneRecorder:
 # --- reading ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LaneRecord:
     """A record as read back. `end` is None for a lane that never finished (killed, or still
     running); `torn_tail` is True when the last line was cut off by a crash."""

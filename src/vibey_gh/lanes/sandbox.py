@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..interfaces.values import frozen_value
 from .tools import LIST_DIR, READ_FILE, WorkingTree, normalize_path, path_problem, run_tool
 
 # Far above anything a lane should read (results are cut at TOOL_RESULT_CHAR_CAP anyway); a
@@ -98,7 +98,7 @@ class FileTooLarge(Exception):
         self.size = size
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ToolOutcome:
     """One executed call. `refused` is True when the path was outside the root (never opened);
     `text` is what the model is sent."""

@@ -30,11 +30,11 @@ import os.path
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
+from ..interfaces.values import frozen_value
 from ..platforms.system_paths import kernel_filesystem_of, system_folder_of
 from .globs import Glob, MatchBudget
 from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
@@ -47,7 +47,7 @@ _GLOB_CHARS = frozenset("*?[")
 SPEC_SIZE_LIMIT = MIB
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LaneSpec:
     """One validated spec. `repository` is resolved to an absolute folder path (it may not exist
     yet: whoever reads it says so); `source` is the spec file, or None for a spec built in code."""
@@ -127,7 +127,10 @@ def find_spec_files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise BadInput(f"no such spec file or folder: {path}")
+            raise BadInput(
+                f"no such spec file or folder: {path} (a lane spec is a TOML file, one a "
+                "lane; `vibey-gh slots corpus --demo` builds a corpus from the shipped specs)"
+            )
     unique: dict[Path, None] = {}
     for path in found:
         unique.setdefault(path.resolve(), None)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from ..errors import BadInput
 from ..guarded import InputProblem, NotJson, loads_json
 
 # Enough for a whole source file of a few hundred lines (about 4,000 tokens by the
@@ -31,6 +32,11 @@ TRUNCATION_MARKER = "\n[truncated: {cut:,} of {total:,} characters not shown]"
 BINARY_SNIFF_BYTES = 8192
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__"})
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux; macOS's is shorter
+# A working tree is listed whole before its globs are matched: these caps keep a repository
+# named by mistake (a home folder, `/`-like mounts, a generated tree) from walking for hours.
+# The glob budget (lanes.globs) is sized for about 100,000 files.
+MAX_TREE_ENTRIES = 200_000  # files and folders listed
+MAX_TREE_DEPTH = 64  # folders below the root
 
 READ_FILE = "read_file"
 LIST_DIR = "list_dir"
@@ -96,26 +102,55 @@ class SourceTree(Protocol):
         ...
 
 
+class TreeTooLarge(BadInput):
+    """A working tree past MAX_TREE_ENTRIES or MAX_TREE_DEPTH: nothing of it is listed."""
+
+
 class WorkingTree:
     """Files on disk under `root`. Symbolic links are not followed (a git tree has none to
-    follow either), and `.git` and `__pycache__` folders are skipped."""
+    follow either), and `.git` and `__pycache__` folders are skipped.
 
-    def __init__(self, root: Path) -> None:
+    The walk stops with TreeTooLarge past `max_entries` files and folders or below
+    `max_depth` folders: a partial listing would make a corpus depend on where it stopped."""
+
+    def __init__(
+        self, root: Path, *, max_entries: int = MAX_TREE_ENTRIES, max_depth: int = MAX_TREE_DEPTH
+    ) -> None:
         self.root = root
+        self.max_entries = max_entries
+        self.max_depth = max_depth
         self._files: list[str] | None = None
 
     def list_files(self) -> Sequence[str]:
         if self._files is None:
-            found: list[str] = []
-            for folder, subfolders, names in os.walk(self.root):
-                subfolders[:] = [d for d in subfolders if d not in SKIPPED_FOLDERS]
-                relative = Path(folder).relative_to(self.root)
-                for name in names:
-                    full = Path(folder, name)
-                    if not full.is_symlink() and full.is_file():
-                        found.append((relative / name).as_posix())
-            self._files = sorted(found)
+            self._files = sorted(self._walk())
         return self._files
+
+    def _walk(self) -> list[str]:
+        found: list[str] = []
+        entries = 0
+        for folder, subfolders, names in os.walk(self.root):
+            subfolders[:] = [d for d in subfolders if d not in SKIPPED_FOLDERS]
+            relative = Path(folder).relative_to(self.root)
+            entries += len(subfolders) + len(names)
+            if entries > self.max_entries:
+                raise TreeTooLarge(
+                    f"{self.root} holds more than {self.max_entries:,} files and folders "
+                    f"(stopped listing in {relative.as_posix()}): name a smaller folder as "
+                    "the spec's repository"
+                )
+            if subfolders and len(relative.parts) >= self.max_depth:
+                deep = (relative / subfolders[0]).as_posix()
+                raise TreeTooLarge(
+                    f"{self.root} has folders more than {self.max_depth} levels deep "
+                    f"({deep[:120]}{'…' if len(deep) > 120 else ''}): name a shallower folder "
+                    "as the spec's repository"
+                )
+            for name in names:
+                full = Path(folder, name)
+                if not full.is_symlink() and full.is_file():
+                    found.append((relative / name).as_posix())
+        return found
 
     def read_bytes(self, path: str) -> bytes:
         full = self.root / path
@@ -220,12 +255,16 @@ def list_dir(tree: SourceTree, path: str) -> str:
         return f"error: {path!r} is outside the repository"
     prefix = "" if relative == "." else relative + "/"
     entries: dict[str, None] = {}
-    for file in tree.list_files():
+    try:
+        listing = tree.list_files()
+    except TreeTooLarge as exc:
+        return f"error: the repository cannot be listed: {exc}"
+    for file in listing:
         if file.startswith(prefix):
             head, sep, _ = file[len(prefix) :].partition("/")
             entries.setdefault(head + ("/" if sep else ""), None)
     if not entries:
-        if relative in set(tree.list_files()):
+        if relative in set(listing):
             return f"error: {relative} is a file; use {READ_FILE}"
         return f"error: no such folder: {relative}"
     return truncate_tool_result("\n".join(sorted(entries)))

@@ -16,11 +16,11 @@ import ipaddress
 import os
 import socket
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
 from ..clock import SYSTEM_CLOCK, Clock
+from ..interfaces.values import frozen_value
 from .nvidia import GpuProcesses
 from .process_tree import (
     counted_memory_note,
@@ -38,7 +38,7 @@ class GpuProcessSource(Protocol):
     def process_memory(self) -> GpuProcesses: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class FootprintReading:
     """What production held at one moment.
 

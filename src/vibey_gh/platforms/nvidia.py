@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from ..interfaces.samples import GpuMemory
@@ -25,7 +26,7 @@ NVIDIA_SMI_QUERY: tuple[str, ...] = (
 NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class GpuReading:
     """The GPUs one source saw. `reason` says why the list is empty or partly unknown."""
 
@@ -34,7 +35,7 @@ class GpuReading:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class GpuProcesses:
     """Per GPU index: {pid: GPU memory bytes, None where NVML cannot say}. `reason` says what
     could not be read."""

@@ -7,14 +7,14 @@ clash is then reported without a name rather than guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import psutil
+
+from ..interfaces.values import frozen_value
 
 COMMAND_SHOWN = 120  # characters of a holder's command line worth showing in one line
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PortHolder:
     """A process listening on a port: its pid and its command line (or name)."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..interfaces.identity import DeviceFacts
+from ..interfaces.values import frozen_value
 from .commands import SubprocessCommandRunner
 from .readings import SwapSpace
 from .support import platform_family as platform_family  # also asked for from here
@@ -100,7 +100,7 @@ class UnsupportedMemorySampler:
         return SwapSpace(None, None, reason=self.reason)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PlatformProbes:
     """The probes for one platform, plus what they were built from."""
 

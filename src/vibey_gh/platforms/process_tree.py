@@ -17,15 +17,16 @@ and resident, so the whole resident size counts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 import psutil
+
+from ..interfaces.values import frozen_value
 
 # Substrings of a process name or command line that mark a model runner.
 RUNNER_MARKERS = ("llama-server", "ollama", "vibey_gh.runners.embedded", "vibey-gh")
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Listener:
     """The process serving a port (pid None: none found), and how it was found or why not."""
 

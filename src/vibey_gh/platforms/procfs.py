@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..interfaces.values import frozen_value
 
 KIB = 1024
 # cgroup v1 reports "no limit" as PAGE_COUNTER_MAX rounded to a page (9223372036854771712 on
@@ -98,7 +99,7 @@ def parse_cgroup_bytes(text: str) -> int | None:
     return None if number >= UNLIMITED_FLOOR else number
 
 
-@dataclass(frozen=True)
+@frozen_value
 class FileTree:
     """The machine's files under an injected root; names are as on the machine ("/proc/...")."""
 
@@ -130,7 +131,7 @@ class FileTree:
         return self.reader(name)()
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CgroupMemoryFiles:
     """Where this cgroup's memory limit and usage live (v2 or v1 layout)."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..interfaces.values import frozen_value
 
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SwapSpace:
     """Configured swap: total and used bytes, where they came from, or why they are None.
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..interfaces.values import frozen_value
 from .commands import format_argv, read_output
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 SYSTEMD_UNIT = "ollama"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ServiceEnvironment:
     """Variables production runs with (only those asked for and set), where they were read,
     and why nothing could be read (None when the reading worked, even if nothing is set)."""

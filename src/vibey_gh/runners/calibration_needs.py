@@ -8,17 +8,17 @@ checks `vibey-gh doctor` shows.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..config import LocalModels
 from ..errors import VibeyError
 from ..interfaces.identity import RunnerInfo
+from ..interfaces.values import frozen_value
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Check:
     """One thing calibrate needs: `status` ok, warn (calibrate runs, but read this) or fail
     (calibrate would stop here); `todo` says what to do when it is not ok."""

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import RunnerError
 from ..guarded import size_text
+from ..interfaces.values import frozen_value
 from .replies import MAX_REPLY_BYTES, decode_reply
 
 DEFAULT_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class HttpAnswer:
     status: int
     body: Any  # decoded JSON when the answer is JSON, else its text

@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput
+from ..interfaces.values import frozen_value
 
 Values = dict[str, Any]
 
@@ -41,7 +42,7 @@ EVENT_KINDS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LogEvent:
     kind: str
     line_no: int  # 1-based line number in the log
@@ -61,7 +62,7 @@ def _groups(match: re.Match[str]) -> Values:
     return {k: _number(v) for k, v in match.groupdict().items() if v is not None}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LogPattern:
     """One line shape. `values` turns the match into the event's values (named groups by
     default); `fixed` adds constant values such as the era or the cause."""

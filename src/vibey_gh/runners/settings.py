@@ -17,11 +17,12 @@ are not part of the fingerprint.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from ..config import LocalModels
+from ..interfaces.values import frozen_value
 
 # what decides how much a loaded model takes or how fast it serves (runners.md §2)
 OLLAMA_CAPACITY_VARIABLES = (
@@ -55,7 +56,7 @@ PROCESS_VARIABLES = ("HOME", "PATH", "TMPDIR")
 RUNNER_ARGS_KEY = "runner_args"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProductionSettings:
     """fingerprinted: the settings evidence is keyed to (empty for none). environment: every
     production variable that was read or configured. source: where they came from. missing:

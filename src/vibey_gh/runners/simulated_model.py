@@ -28,12 +28,12 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
 from ..config import SimulatedModel
 from ..interfaces.identity import RunnerInfo
+from ..interfaces.values import frozen_value
 
 KIND = "simulated"
 
@@ -69,7 +69,7 @@ def simulated_identity(model: SimulatedModel) -> RunnerInfo:
     return RunnerInfo(KIND, simulated_version(), model_name(model), model_digest(model), {})
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Answer:
     text: str
     tool_name: str | None

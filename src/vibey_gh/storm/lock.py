@@ -22,13 +22,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, read_json
 from ..interfaces import json_fields
+from ..interfaces.values import frozen_value
 from ..platforms.locks import open_lock_file, try_lock
 from ..platforms.processes import pid_alive
 from ..state import StateLayout
@@ -38,7 +38,7 @@ POLL_S = 0.2
 HOLDER_SCHEMA = 1
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Holder:
     """Who holds a lock: `role` ("calibration", "lane", "storm", …), `mode` ("shared" or
     "exclusive"), `since` (epoch seconds)."""

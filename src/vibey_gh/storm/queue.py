@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, EvidenceError
 from ..files import atomic_write_json, ensure_private_dir, read_json
+from ..interfaces.values import frozen_value
 from ..lanes.records import EVENTS_FILE, read_record
 from ..platforms.durability import fsync_directory
 from ..platforms.system_paths import check_output_folder
@@ -39,7 +39,7 @@ CLAIM_SCHEMA = 1
 STATE_OF_END = {"answered": DONE, "max_turns": DONE, "failed": FAILED, "interrupted": PENDING}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Claim:
     """A spec moved to running/ and the lane run that owns it."""
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..clock import Clock
 from ..config import LocalModels, load_config
 from ..files import append_line_durably
+from ..interfaces.values import frozen_value
 from ..lanes.client import ChatClient
 from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
@@ -32,7 +33,7 @@ WAIT, FULL, AGAIN, END = "wait", "full", "again", "end"
 DEFAULT_POLL_S = 30.0
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StormOptions:
     queue: Path
     once: bool = False
@@ -60,7 +61,7 @@ class StormControl:
 Calibrate = Callable[[LocalModels, StateLayout, Path, Path, CalibrationPlan, Any], Any]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StormDeps:
     """The world the storm touches, injectable for tests."""
 

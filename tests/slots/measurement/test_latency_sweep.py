@@ -3,12 +3,15 @@ config refuses the step that breaks it and the answer names it (simulated runner
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.latency_figures import INCONCLUSIVE_AT_CAP
+from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_LATENCY_CAP
 from vibey_gh.state import StateLayout
 
 
@@ -36,3 +39,39 @@ def test_a_sweep_records_streamed_turns_and_a_ttft_bound_refuses_the_slow_step(
     assert verdict is not None and not verdict.qualifies
     assert verdict.label == "breaks ttft_p95_seconds"
     assert bounded.ideal == 1 and "ttft_p95_seconds" in bounded.reason
+
+
+def test_a_step_whose_latency_straddles_its_bound_measures_longer_and_says_so_at_the_cap(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    # a free sweep first, to learn where N=2's p95 TTFT lies (knee 4: its gain is clear)
+    config = simulated_config(
+        knee=4, tokens_per_second=300.0, noise=0.3, min_step_seconds=0.3, max_step_seconds=2.5
+    )
+    for folder in ("free", "bounded"):
+        (tmp_path / folder).mkdir()
+    _, free = calibrate(tmp_path / "free", layout, config, slots=(1, 1, 2))
+    assert free.evidence is not None
+    learned = judge_sweep(load_evidence(free.evidence).steps, config.bounds).verdict_for(2)
+    assert learned is not None and learned.latency is not None and learned.latency.ttft
+    # the limit at that p95: its interval reaches both sides of it unless measuring decides
+    limit = learned.latency.ttft.value()
+    assert limit is not None
+    bounded = replace(config, bounds=replace(config.bounds, ttft_p95_seconds=limit))
+    own_state = StateLayout(tmp_path / "bounded" / "state")
+    _, outcome = calibrate(tmp_path / "bounded", own_state, bounded, slots=(1, 1, 2))
+    assert outcome.evidence is not None
+    steps = load_evidence(outcome.evidence).steps
+    two = steps[2]
+    assert two.measurement is not None
+    verdict = judge_sweep(steps, bounded.bounds).verdict_for(2)
+    assert verdict is not None
+    # a straddling p95 is never left as a mere warning: measuring longer decided it, or the
+    # cap was reached and the step does not qualify on that bound, saying why
+    assert not any(w.startswith("ttft_p95_seconds") for w in verdict.warnings), verdict.warnings
+    if any(b.endswith(INCONCLUSIVE_AT_CAP) for b in verdict.broken):
+        assert two.measurement["reached_cap"] is True
+        assert two.measurement["why_ended"] in (ENDED_LATENCY_CAP, ENDED_CAP)
+        assert two.measurement["end"] - two.measurement["start"] >= 2.5 - 0.5
+        assert not verdict.qualifies
+        assert "ttft_p95_seconds" in outcome.reason

@@ -3,9 +3,13 @@ time left, and per step the seconds replayed against its bounds and the turns se
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 
-from tests.support.slot_builders import make_step, same_answers
+from rich.console import Console
+
+from tests.support.slot_builders import make_step, runs_loop, same_answers
+from vibey_gh.cli.progress import LiveProgress
 from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
     SweepPlan,
@@ -59,3 +63,89 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     assert "corpus 15/15 once" in lines[3] and "2966/15" not in lines[3]
     assert lines[4].startswith("  step 2 N=2: qualifies — 10 turns served in ")
     assert len(lines) == 5
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def held_step_lines(progress: LineProgress, clock: Clock) -> None:
+    """A 20–60 s step whose one pass over 60 corpus turns is at 41 turns after 105 s."""
+    progress.sweep_started(replace(PLAN, min_step_s=20.0, max_step_s=60.0))
+    progress.step_started(0, 1, 1, 60)
+    progress.runner_ready(None)
+    clock.now += 105.0
+    progress.turn_done(41, 41, None)
+
+
+def test_a_step_held_past_its_max_by_the_one_pass_says_so() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = LineProgress(lines.append, every_s=0.0, clock=clock)
+    held_step_lines(progress, clock)
+    assert lines[-1] == (
+        "  105 s replayed (min 20, max 60; held for one pass: 41/60 turns), 41 turns served, "
+        "memory —"
+    )
+    clock.now += 5.0
+    progress.turn_done(60, 70, None)  # the pass is complete: nothing holds the step any more
+    assert (
+        lines[-1]
+        == "  110 s replayed (min 20, max 60), 70 turns served, corpus 60/60 once, memory —"
+    )
+
+
+def test_within_its_max_a_step_shows_the_corpus_covered_not_a_hold() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = LineProgress(lines.append, every_s=0.0, clock=clock)
+    progress.sweep_started(replace(PLAN, min_step_s=20.0, max_step_s=60.0))
+    progress.step_started(0, 1, 1, 60)
+    progress.runner_ready(None)
+    clock.now += 59.0
+    progress.turn_done(41, 41, None)
+    assert (
+        lines[-1]
+        == "  59 s replayed (min 20, max 60), 41 turns served, corpus 41/60 once, memory —"
+    )
+
+
+def test_time_left_grows_to_a_step_the_one_pass_held_past_its_cap() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = LineProgress(lines.append, every_s=0.0, clock=clock)
+    held_step_lines(progress, clock)
+    clock.now += 30.0  # the step took 135 s in all: a 120 s window and 15 s around it
+    step = make_step(0, 1, same_answers(), duration=135.0)
+    progress.step_finished(replace(step, measurement={"start": 1005.0, "end": 1125.0}), "bar")
+    progress.step_started(1, 1, 1, 60)
+    # 4 steps left, each as long as the 120 s one rather than the 60 s cap, plus 15 s
+    assert lines[-1] == "step 1 (2 of at most 5): N=1; sweep time left 35 s–9 min"
+
+
+def test_the_live_display_says_the_same_on_a_terminal() -> None:
+    clock = Clock()
+    out = io.StringIO()
+    live = LiveProgress(clock=clock, console=Console(file=out, force_terminal=True, width=200))
+    try:
+        held_step_lines(live, clock)
+        task = live._progress.tasks[-1]
+        assert task.fields["detail"] == (
+            "105 s replayed (min 20, max 60; held for one pass: 41/60 turns), 41 turns served, "
+            "memory —"
+        )
+    finally:
+        live.close()
+
+
+def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.step_finished(runs_loop(2, 5, failed=frozenset({(0, 1)})), "qualifies")
+    assert lines[-1].startswith(
+        "  step 2 N=2: qualifies — 19 turns served (9 whole runs completed) in "
+    )

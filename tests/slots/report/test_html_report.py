@@ -69,6 +69,7 @@ def parsed(text: str) -> Page:
     return page
 
 
+@pytest.mark.plots
 def test_the_page_has_every_section_and_its_plots_embedded(tmp_path: Path) -> None:
     target = write_html_of(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
     text = target.read_text(encoding="utf-8")
@@ -165,6 +166,7 @@ def console_errors(log: str) -> list[str]:
     CHROMIUM is None,
     reason="no chromium on PATH: apt-get install chromium (Debian's package) to run this test",
 )
+@pytest.mark.plots
 def test_chromium_shows_the_decision_with_no_console_error(tmp_path: Path) -> None:
     target = write_html_of(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
     dom, log = in_chromium(target, tmp_path / "profile")

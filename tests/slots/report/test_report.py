@@ -165,6 +165,7 @@ def test_not_measured_lists_the_fixed_items_and_the_deepest_turn() -> None:
     assert "slot counts other than 1, 2" in section
 
 
+@pytest.mark.plots
 def test_write_report_writes_private_files_that_the_markdown_points_at(tmp_path: Path) -> None:
     written = write_report_of(load_evidence(RECORDED), Bounds(), tmp_path / "out", STEM)
     report = tmp_path / "out" / f"{STEM}-report.md"

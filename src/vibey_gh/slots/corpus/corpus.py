@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
 from ...interfaces.prompt_count import PromptCounter
+from ...interfaces.values import frozen_value
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
 from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
@@ -78,7 +79,7 @@ DEMO_SEGMENTS_PER_STRATUM = 2
 DEMO_SEGMENT_TURNS = 2
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Corpus:
     """A drawn corpus. `segments` are in replay order; `strata` shallow to deep; `commits`
     where spec files came from; `dropped_over_window` pool turns deeper than the window."""
@@ -307,7 +308,10 @@ def load_corpus(path: Path) -> Corpus:
     try:
         data = loads_json(read_regular_text(path, limit=CORPUS_SIZE_LIMIT))
     except FileNotFoundError:
-        raise BadInput(f"corpus file not found: {path}") from None
+        raise BadInput(
+            f"corpus file not found: {path} (build one with `vibey-gh slots corpus`, or "
+            "measure on the shipped demo corpus with `vibey-gh slots calibrate --demo`)"
+        ) from None
     except InputProblem as problem:
         raise BadInput(f"corpus file {path} {problem}") from None
     return Corpus.from_json(data, f"corpus file {path}")

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sized
-from dataclasses import dataclass
 
 from ...errors import BadInput
+from ...interfaces.values import frozen_value
 from .pool import Pool
 from .turns import Segment, Stratum, seeded_rank
 
@@ -41,14 +41,14 @@ STRATA = 4
 MIN_WINDOW = 256
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Draw:
     segments: tuple[Segment, ...]
     strata: tuple[Stratum, ...]
     dropped_over_window: int
 
 
-@dataclass(frozen=True)
+@frozen_value
 class _Candidate:
     rank: str
     run_id: str

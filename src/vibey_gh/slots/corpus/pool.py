@@ -32,7 +32,7 @@ tool list — the same pool hashes the same wherever it is built.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,12 @@ from ...errors import BadInput
 from ...files import canonical_json
 from ...guarded import InputProblem, loads_json, read_regular_text
 from ...interfaces.prompt_count import PromptCounter
+from ...interfaces.values import frozen_value
 from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
 from ...lanes.tools import (
     READ_FILE,
+    TreeTooLarge,
     run_tool,
     tool_call_message,
     tool_definitions,
@@ -74,7 +76,7 @@ EVENTS_FILE = "events.jsonl"
 TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Pool:
     """Every turn built, before any window is applied.
 
@@ -211,7 +213,11 @@ def runs_from_specs(specs: Sequence[LaneSpec], trees: TreeCache) -> list[PoolRun
 
 def run_from_spec(spec: LaneSpec, tree: SpecTree) -> PoolRun:
     """The turns of one planned lane that reads its files in order."""
-    files = resolve_files(spec, tree.list_files())
+    try:
+        listing = tree.list_files()
+    except TreeTooLarge as exc:
+        raise BadInput(f"{spec.where}: repository {exc}") from None
+    files = resolve_files(spec, listing)
     tree.prefetch(files)
     tools = tool_definitions()
     tools_chars = len(canonical_json(tools))

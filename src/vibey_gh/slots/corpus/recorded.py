@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput
+from ...interfaces.values import frozen_value
 from .sessions import runs_from_sessions
 from .traces import runs_from_traces
 from .turns import PoolRun
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RecordedRuns:
     runs: list[PoolRun]
     sources: list[dict[str, object]]

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import BadInput, MalformedJson
+from ...interfaces.values import frozen_value
 from .claude_session import CLAUDE_TYPES, read_claude_record
 from .codex_rollout import CODEX_TYPES, read_codex_record
 from .json_lines import json_records
@@ -32,7 +33,7 @@ from .turns import PoolRun
 SESSION_SUFFIXES = (".jsonl",)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ImportedSessions:
     runs: list[PoolRun]
     sources: list[dict[str, object]]

@@ -42,6 +42,7 @@ from typing import Any
 from ...errors import BadInput, MalformedJson
 from ...guarded import InputProblem, loads_json, read_regular_bytes
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .block_text import block_text
 from .session_builder import safe_name
 from .turns import PoolRun, Turn, depth_estimate
@@ -51,7 +52,7 @@ TRACE_SIZE_LIMIT = 256 << 20
 _FIT_ATTEMPTS = 6
 
 
-@dataclass(frozen=True)
+@frozen_value
 class TraceRequest:
     index: int
     tokens_in: int
@@ -68,7 +69,7 @@ class TraceThread:
     requests: list[TraceRequest] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ImportedRuns:
     runs: list[PoolRun]
     sources: list[dict[str, object]]

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ...errors import BadInput, MalformedJson
 from ...files import canonical_json, utf8
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 
 CHARS_PER_TOKEN_ESTIMATE = 3
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -47,7 +47,7 @@ def seeded_rank(seed: int, *parts: str) -> str:
     return sha256_text("\0".join([str(seed), *parts]))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Turn:
     """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
 
@@ -104,7 +104,7 @@ class Turn:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PoolRun:
     """One run's turns in order. `source` is "spec", "lanes", "transcript", "trace" or
     "session"."""
@@ -114,7 +114,7 @@ class PoolRun:
     turns: tuple[Turn, ...]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Segment:
     """Consecutive turns of one run, replayed in order by one worker (its prefix stays warm).
     `stratum` is the stratum of its deepest turn, 0 being the shallowest."""
@@ -151,7 +151,7 @@ class Segment:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Stratum:
     """One depth band [low, high) of the window by estimate (the deepest includes `high`).
 

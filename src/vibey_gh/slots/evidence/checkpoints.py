@@ -10,13 +10,13 @@ way can name the options that changed (`slots.measurement.resume`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, read_json
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ PROGRESS_SCHEMA = 1
 PROGRESS_KIND = "vibey-gh-progress"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProgressDocument:
     """One checkpoint file: the sweep's key and the steps it has completed."""
 
@@ -97,7 +97,7 @@ def load_progress(path: Path, key: Mapping[str, object]) -> list[StepRecord]:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CheckpointFile:
     """One checkpoint on disk as `doctor` lists it: whose it is, how much it holds, and why it
     cannot be read (`problem`) when it cannot."""

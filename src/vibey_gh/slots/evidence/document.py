@@ -15,12 +15,13 @@ writer put in the file is lost on the way through.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.bounds import BoundsJson
+from ...interfaces.values import frozen_value
 from ..judging.judge import VerdictJson
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 from .sections import (
@@ -66,7 +67,7 @@ _NAMED = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Decision:
     """The decision as judged when the evidence was recorded, and why the sweep ended."""
 
@@ -86,7 +87,7 @@ class Decision:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class EvidenceDocument:
     """One evidence file (see docs/reference/evidence.md for what each field means).
 

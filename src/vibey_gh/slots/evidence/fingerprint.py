@@ -17,6 +17,7 @@ from typing import Any
 
 from ...files import canonical_json, sha256_hex
 from ...interfaces.identity import DeviceFacts, RunnerInfo
+from ...interfaces.values import frozen_value
 
 FINGERPRINT_FIELDS = (
     "hardware_model",
@@ -36,7 +37,7 @@ DIGEST_SHOWN = 12
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Fingerprint:
     """`id`: 16 hex digits; `fields`: exactly what was hashed (JSON-ready)."""
 

@@ -8,19 +8,19 @@ requested_at, settings}.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import EvidenceError
 from ...files import atomic_write_json, read_json
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 
 REQUEST_SCHEMA = 1
 REQUEST_KIND = "vibey-gh-calibration-request"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RequestDocument:
     """One calibration request: for which fingerprint, why, when, and with which settings."""
 

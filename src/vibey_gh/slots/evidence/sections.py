@@ -58,6 +58,7 @@ class StepMethod(TypedDict, total=False):
     max_seconds: float
     gain_interval: str
     one_slot_until: str
+    best_until: str
 
 
 class MethodSection(TypedDict, total=False):
@@ -76,6 +77,7 @@ class MethodSection(TypedDict, total=False):
     steps: StepMethod
     think: ThinkJson
     split_window: bool
+    runs_interval: str
     hash: str
 
 
@@ -160,6 +162,7 @@ _METHOD: KeyReaders = {
     "steps": _object,
     "think": _object,
     "split_window": _flag,
+    "runs_interval": _text,
     "hash": _text,
 }
 _BOUNDS: KeyReaders = {

@@ -28,7 +28,6 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
 from ...guarded import InputProblem, loads_json_bytes
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
@@ -60,7 +60,7 @@ def method_hash(method: Mapping[str, object]) -> str:
     return sha256_hex(canonical_json(dict(method)).encode())[:12]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Evidence:
     """An evidence document and the file it was read from (None: not yet written)."""
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...clock import Clock
 from ...config import LocalModels, load_config
 from ...errors import ConfigError, EvidenceError, VibeyError
+from ...interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
@@ -50,7 +51,7 @@ REASON_CODES = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class AllowedAnswer:
     """The answer and everything a script needs to act on it.
 
@@ -96,7 +97,7 @@ class AllowedAnswer:
         return f"{self.allowed} — {self.reason}"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class AllowedDeps:
     """What `decide_allowed` reads from the world; the real ones are built by the composition
     root (`vibey_gh.composition`, `Collaborators.allowed_deps`)."""

@@ -18,13 +18,13 @@ refuses and says which.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...config import LocalModels
 from ...errors import BadInput, Refused
 from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
+from ...interfaces.values import frozen_value
 from ...platforms.commands import format_argv
 from ...platforms.parallelism import is_note
 from ...platforms.probes import PlatformProbes
@@ -52,7 +52,7 @@ class Answer(Protocol):
 Decide = Callable[[LocalModels], Answer]
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ApplyPlan:
     """What apply would do. `why` says where the number of slots came from."""
 

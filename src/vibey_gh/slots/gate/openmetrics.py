@@ -16,11 +16,11 @@ regular file is ever replaced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput
 from ...files import atomic_write_shared_text
+from ...interfaces.values import frozen_value
 from ...platforms.system_paths import check_output_file
 from .allowed import AllowedAnswer
 
@@ -33,7 +33,7 @@ GAUGES = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class MetricLabels:
     """What the answer is about. Empty strings where it is not known (a config that does not
     parse names no runner)."""

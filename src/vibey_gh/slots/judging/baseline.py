@@ -7,20 +7,22 @@ works on the figures made here (or read back from where they are kept).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ...interfaces.turns import SERVED_REASONS, TurnResult
+from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .fidelity import agreement, served_by_turn, structure
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
 from .latency import latency_figures
 from .latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
-from .records import StepRecord
+from .records import StepRecord, TurnRecord
 from .reported import runner_mismatch
-from .runs import figure_of
+from .runs import RUNS, figure_of, replayed_runs
 
 GB = 1_000_000_000
+# why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it
+CAP_REASONS = ("inconclusive at max_step_seconds", "measured to max_step_seconds")
 # Log event kinds that break a bound whenever they happen during the replay.
 FORBIDDEN_LOG_EVENTS = {
     "truncation": "truncation",
@@ -33,7 +35,7 @@ FORBIDDEN_LOG_EVENTS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Baseline:
     """The one-slot runs: the first one's answers, and the figures every step is held to."""
 
@@ -105,22 +107,57 @@ def _reasonless_answers(step: StepRecord) -> int:
 
 
 def one_slot_latencies(steps: Sequence[StepRecord]) -> list[QuantileSample]:
+    """The one-slot runs' judged latencies: run latency for whole runs, else turn latency."""
     return [
         sample
         for step in steps
-        if step.slots == 1 and (sample := step_latency(step).latency) is not None
+        if step.slots == 1 and (sample := step_latency(step).judged[1]) is not None
     ]
 
 
 def _lower_p95(samples: Sequence[QuantileSample]) -> QuantileSample | None:
-    """The one-slot run with the lower p95 turn latency: the better one, as the throughput bar
+    """The one-slot run with the lower p95 latency: the better one, as the throughput bar
     is the better one-slot throughput."""
     return min(samples, key=lambda s: s.value() or 0.0, default=None)
 
 
+def _run_latencies(
+    turns: Sequence[TurnRecord], shape: str, window: tuple[float, float] | None
+) -> list[float] | None:
+    """Completed runs' latencies for a step of whole runs (those that ended inside the window,
+    the runs its runs per hour count, where it has one); None for a step of segments."""
+    if figure_of(shape) != RUNS:
+        return None
+    completed = [r for r in replayed_runs(turns) if r.served]
+    if window is not None:
+        completed = [r for r in completed if window[0] < r.ended <= window[1]] or completed
+    return [r.latency_s for r in completed]
+
+
+def measured_to_cap(step: StepRecord) -> bool:
+    """The step measured until `max_step_seconds` (so measuring longer was tried)."""
+    measured = step.measurement or {}
+    if measured.get("reached_cap") is not None:
+        return measured.get("reached_cap") is True
+    # evidence from before the cap was recorded: the reasons that only the cap gives
+    return measured.get("why_ended") in CAP_REASONS
+
+
+def turns_latency(
+    turns: Sequence[TurnRecord],
+    shape: str,
+    window: tuple[float, float] | None,
+    to_cap: bool = False,
+) -> LatencyFigures:
+    """The latency figures of turns recorded so far (a step's, or a replay's under way)."""
+    return latency_figures(
+        [t.result for t in turns], window, _run_latencies(turns, shape, window), to_cap
+    )
+
+
 def step_latency(step: StepRecord) -> LatencyFigures:
     window = measurement_window(step.turns, step.slots) if step.measurement else None
-    return latency_figures([t.result for t in step.turns], window)
+    return turns_latency(step.turns, step.shape, window, measured_to_cap(step))
 
 
 def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
+from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .knee import Knee, Rate, knee, plateau_sentence
@@ -58,7 +59,7 @@ class VerdictJson(TypedDict, total=False):
     latency: dict[str, object] | None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Verdict:
     """How one step fares against the bounds.
 
@@ -286,7 +287,7 @@ def _short(finding: str) -> str:
     return "done reasons"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepJudgement:
     verdicts: tuple[Verdict, ...]
     ideal: int

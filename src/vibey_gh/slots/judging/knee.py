@@ -27,12 +27,12 @@ decides (turns/h, runs/h): it reads throughput estimates with their noise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ...interfaces.values import frozen_value
 from .stats import Estimate, ratio_interval
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Rate:
     """One step's deciding throughput, as the knee rule reads it.
 
@@ -78,7 +78,7 @@ def climbs(step: Estimate, best_before: float, min_gain: float, confidence: floa
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
-@dataclass(frozen=True)
+@frozen_value
 class PastKnee:
     """A step above the knee and what it adds: `adds` is its throughput over the best measured
     before it, minus 1; `below_min_gain`: its whole interval is below `min_gain` over that."""
@@ -89,7 +89,7 @@ class PastKnee:
     below_min_gain: bool
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Knee:
     """The rule's answer: `chosen` (the knee), the qualifying steps that `climbed`, and the
     steps inside every bound `past` the knee (more slots than it)."""

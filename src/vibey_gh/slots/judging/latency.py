@@ -6,8 +6,10 @@ Per turn (from a streamed turn's raw timing, `TurnResult`):
   decode speed: its inverse, tokens a second after the first.
 Per step: p50 and p95 of each, and of the whole turn's latency, over the served turns that
 started inside the measurement window (every N workers busy: the latency of the load the
-step measures; all served turns for a step without a window). The figures and the bounds
-they are judged against are in `latency_figures`.
+step measures; all served turns for a step without a window). For a corpus of whole runs,
+also p50 and p95 of run latency, over the completed runs that ended inside the window (all of
+them without one). The figures and the bounds they are judged against are in
+`latency_figures`.
 """
 
 from __future__ import annotations
@@ -51,9 +53,15 @@ def _median(values: Sequence[float]) -> float | None:
 
 
 def latency_figures(
-    results: Sequence[TurnResult], window: tuple[float, float] | None
+    results: Sequence[TurnResult],
+    window: tuple[float, float] | None,
+    run_latencies: Sequence[float] | None = None,
+    measured_to_cap: bool = False,
 ) -> LatencyFigures:
-    """The figures of a step's served turns (those started inside `window` when there is one)."""
+    """The figures of a step's served turns (those started inside `window` when there is one).
+
+    `run_latencies`: for a corpus of whole runs, the completed runs' latencies (None for one of
+    segments); `measured_to_cap`: the step measured until `max_step_seconds`."""
     served = [r for r in results if r.served]
     if window is not None:
         inside = [r for r in served if window[0] <= r.started <= window[1]]
@@ -77,4 +85,8 @@ def latency_figures(
         itl=QuantileSample.of(itls),
         decode_tokens_per_s_p50=_median(speeds),
         missing=missing,
+        whole_runs=run_latencies is not None,
+        run_p50_s=_median(run_latencies or []),
+        run=QuantileSample.of(run_latencies or []),
+        measured_to_cap=measured_to_cap,
     )

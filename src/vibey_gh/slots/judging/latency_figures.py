@@ -7,20 +7,27 @@ small and independent of the bounds. (`latency.py` makes the figures from record
 this module imports nothing about turns, so reading stored figures does not.)
 
 A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) refuses a step when
-the interval shows its p95 above the limit (its lower end is above); a p95 whose interval
-reaches both sides is reported as a warning, not refused. A configured bound whose figure was
-never measured (turns recorded unstreamed) refuses, as memory that was not measured does.
+the interval shows its p95 above the limit (its lower end is above). A p95 whose interval
+reaches both sides is inconclusive: the step measures on while it is (`measurement.step`, up to
+`max_step_seconds`), and one still inconclusive at that cap does not qualify on that bound;
+below the cap (a bound set after the step was measured, a step without a window) it is a
+warning. A configured bound whose figure was never measured (turns recorded unstreamed)
+refuses, as memory that was not measured does.
+
+`latency_factor` judges the latency a lane's user waits for: for a corpus of whole runs the
+run's (first send to last answer, its tools included), for a corpus of segments the turn's.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
 from .stats import quantile_ranks
 
 if TYPE_CHECKING:
@@ -30,13 +37,14 @@ P95 = 0.95
 # the widest interval a figure must still bound: the bounds' confidence is at most this
 MAX_CONFIDENCE = 0.999
 UNSTREAMED = "turns recorded unstreamed (no token timing)"
+RUN, TURN = "run", "turn"
 
 
 def nearest_rank(count: int, share: float) -> int:
     return max(1, math.ceil(share * count))
 
 
-@dataclass(frozen=True)
+@frozen_value
 class QuantileSample:
     """What a sample's upper quantiles and their intervals need: its size and its sorted
     values from rank `tail_from` (1-based) up."""
@@ -86,13 +94,16 @@ class QuantileSample:
         return cls(count, start, values)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LatencyFigures:
     """A step's latency figures.
 
     turns: served turns counted; timed: of them, streamed with token timing.
     *_p50_s: medians; latency / ttft / itl: samples for the p95s and their intervals (None
     where no turn was timed). missing: why TTFT and ITL are absent, else None.
+    whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
+    latencies (None for a corpus of segments). measured_to_cap: the step measured until
+    `max_step_seconds`, so a p95 still inconclusive there stays so.
     """
 
     turns: int
@@ -105,6 +116,16 @@ class LatencyFigures:
     itl: QuantileSample | None
     decode_tokens_per_s_p50: float | None
     missing: str | None = None
+    whole_runs: bool = False
+    run_p50_s: float | None = None
+    run: QuantileSample | None = None
+    measured_to_cap: bool = False
+
+    @property
+    def judged(self) -> tuple[str, QuantileSample | None]:
+        """(what, sample) `latency_factor` judges: the run's latency for whole runs, else
+        the turn's."""
+        return (RUN, self.run) if self.whole_runs else (TURN, self.latency)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -121,6 +142,11 @@ class LatencyFigures:
             "itl": self.itl.to_json() if self.itl else None,
             "decode_tokens_per_s_p50": self.decode_tokens_per_s_p50,
             "missing": self.missing,
+            "whole_runs": self.whole_runs,
+            "run_p50_s": self.run_p50_s,
+            "run_p95_s": self.run.value() if self.run else None,
+            "run": self.run.to_json() if self.run else None,
+            "measured_to_cap": self.measured_to_cap,
         }
 
     @classmethod
@@ -137,6 +163,11 @@ class LatencyFigures:
             itl=_sample(data, "itl"),
             decode_tokens_per_s_p50=json_fields.number(data, "decode_tokens_per_s_p50", None),
             missing=json_fields.text(data, "missing", None),
+            # figures from before run latency was judged, or the cap was known
+            whole_runs=json_fields.boolean(data, "whole_runs", False),
+            run_p50_s=json_fields.number(data, "run_p50_s", None),
+            run=_sample(data, "run"),
+            measured_to_cap=json_fields.boolean(data, "measured_to_cap", False),
         )
 
 
@@ -164,8 +195,24 @@ def _range(low: float | None, high: float | None, unit: str = " s") -> str:
     return f"{shown(low)}–{shown(high)}{unit}"
 
 
+INCONCLUSIVE_AT_CAP = "inconclusive at max_step_seconds"
+
+
+def _inconclusive(doubt: str, at_cap: bool) -> tuple[str | None, str | None]:
+    """A p95 whose interval reaches both sides of its limit: refused once measuring longer
+    was tried to the cap, a warning otherwise."""
+    if at_cap:
+        return f"{doubt}, {INCONCLUSIVE_AT_CAP}", None
+    return None, doubt
+
+
 def _against(
-    key: str, what: str, sample: QuantileSample | None, limit: float, confidence: float
+    key: str,
+    what: str,
+    sample: QuantileSample | None,
+    limit: float,
+    confidence: float,
+    at_cap: bool = False,
 ) -> tuple[str | None, str | None]:
     """(broken, warning) of one p95 against an absolute limit in seconds."""
     if sample is None:
@@ -175,8 +222,19 @@ def _against(
     if low is not None and low > limit:
         return f"{key}: {shown} above {limit:.3g} s", None
     if high is None or high > limit:
-        return None, f"{key}: {shown} may be above {limit:.3g} s"
+        return _inconclusive(f"{key}: {shown} may be above {limit:.3g} s", at_cap)
     return None, None
+
+
+def undecided_latency_bounds(
+    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
+) -> list[str]:
+    """The configured latency bounds whose p95 interval still reaches both sides of the
+    limit: measuring longer can decide them."""
+    if step is None:
+        return []
+    _, doubts = latency_findings(replace(step, measured_to_cap=False), one_slot, bounds)
+    return [doubt.split(":", 1)[0] for doubt in doubts]
 
 
 def latency_findings(
@@ -186,7 +244,8 @@ def latency_findings(
 ) -> tuple[list[str], list[str]]:
     """(broken, warnings) of a step above one slot against the configured latency bounds.
 
-    `one_slot`: the better one-slot run's turn latencies, the base of `latency_factor`. The
+    `one_slot`: the better one-slot run's judged latencies (`LatencyFigures.judged`: runs
+    for whole runs, else turns), the base of `latency_factor`. The
     factor's interval is the step's p95 interval over the base's, each at the confidence that
     leaves the pair jointly at `bounds.confidence` (Bonferroni).
     """
@@ -199,12 +258,15 @@ def latency_findings(
     for key, what, limit, sample in checks:
         if limit is None:
             continue
-        bad, doubt = _against(key, what, sample, limit, bounds.confidence)
+        at_cap = step is not None and step.measured_to_cap
+        bad, doubt = _against(key, what, sample, limit, bounds.confidence, at_cap)
         broken += [bad] if bad else []
         warnings += [doubt] if doubt else []
     factor = bounds.latency_factor
     if factor is not None:
-        bad, doubt = _factor_finding(step.latency if step else None, one_slot, factor, bounds)
+        what, judged = step.judged if step else (TURN, None)
+        at_cap = step is not None and step.measured_to_cap
+        bad, doubt = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
         broken += [bad] if bad else []
         warnings += [doubt] if doubt else []
     return broken, warnings
@@ -223,19 +285,24 @@ def factor_interval(
 
 
 def _factor_finding(
-    step: QuantileSample | None, one_slot: QuantileSample | None, factor: float, bounds: Bounds
+    what: str,
+    step: QuantileSample | None,
+    one_slot: QuantileSample | None,
+    factor: float,
+    bounds: Bounds,
+    at_cap: bool,
 ) -> tuple[str | None, str | None]:
     key = "latency_factor"
     if step is None or one_slot is None or not one_slot.value():
-        return f"{key}: p95 turn latency not measured at one slot and here", None
+        return f"{key}: p95 {what} latency not measured at one slot and here", None
     low, high = factor_interval(step, one_slot, bounds.confidence)
     point = (step.value() or 0.0) / (one_slot.value() or 1.0)
     shown = (
-        f"p95 turn latency {_seconds(step.value())} = {point:.2f}× one slot's "
+        f"p95 {what} latency {_seconds(step.value())} = {point:.2f}× one slot's "
         f"{_seconds(one_slot.value())} ({_range(low, high, '×')})"
     )
     if low is not None and low > factor:
         return f"{key}: {shown} above {factor:g}×", None
     if high is None or high > factor:
-        return None, f"{key}: {shown} may be above {factor:g}×"
+        return _inconclusive(f"{key}: {shown} may be above {factor:g}×", at_cap)
     return None, None

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
+from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import StepMetrics
 
@@ -55,7 +55,7 @@ NO_ONE_SLOT_RUN = "no_one_slot_run"  # nothing to compare with
 VERDICT_CODES = (MEASURED_GAIN, NO_GAIN, TOO_NOISY, ONE_SLOT_ONLY, NO_ONE_SLOT_RUN)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Decidability:
     """What the sweep's answer rests on: `code` (one of VERDICT_CODES) and, when the noise
     decided, a sentence naming the undecided steps, the one-slot noise and what would decide."""

@@ -7,14 +7,15 @@ re-judged later against other bounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.turns import TurnResult
+from ...interfaces.values import frozen_value
 
 
-@dataclass(frozen=True)
+@frozen_value
 class TurnRecord:
     """One replayed turn: which turn, which worker sent it, and what came back.
 
@@ -98,7 +99,7 @@ TIMELINE_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class LogEventRecord:
     kind: str
     text: str
@@ -123,7 +124,7 @@ class LogEventRecord:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class RunnerReported:
     """What the calibration runner's log said at start-up about how it was set up, as opposed
     to what it was asked for. None where the log did not say (runners and versions differ).
@@ -163,7 +164,7 @@ class RunnerReported:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ProductionRecord:
     """What the production runner did during a step (polled once a second)."""
 
@@ -200,7 +201,7 @@ class ProductionRecord:
         )
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepRecord:
     """One measurement at `slots` parallel slots, as raw as it was taken.
 
@@ -219,9 +220,10 @@ class StepRecord:
       runner_version: the calibration runner's own version.
       corpus_turns: how many turns a complete step replays (at least once each).
       measurement: for a steady-state step, its measurement window as recorded when it ended
-        {start, end, turns, min_seconds, max_seconds, why_ended}; None for a step of the
-        one-pass method. Metrics recompute the window from the turns' timestamps; this copy is
-        for a reader of the file.
+        {start, end, turns, min_seconds, max_seconds, why_ended, reached_cap}; None for a
+        step of the one-pass method. reached_cap (absent in older evidence): it measured
+        until max_seconds, so an interval still inconclusive there stays so. Metrics
+        recompute the window from the turns' timestamps; this copy is for a reader of the file.
       production_footprint_bytes: the most the production runner's process tree held of host
         memory during the step (left out of the charged figures); None when not identified.
       production_gpu_bytes: the most it held per GPU index (None where NVML could not say),

@@ -9,14 +9,13 @@ says; None where it does not).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...interfaces.turns import REFUSED_OVER_WINDOW
+from ...interfaces.values import frozen_value
 from .fidelity import first_answers
 from .records import StepRecord
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Refusals:
     served: int
     refused: int

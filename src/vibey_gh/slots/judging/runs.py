@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ...interfaces.values import frozen_value
 from .figures import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .records import TurnRecord
 
@@ -24,7 +24,7 @@ RUNS = RUNS_PER_HOUR
 TURNS = TURNS_PER_HOUR
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ReplayedRun:
     """One unit a worker replayed to its end: first send, last answer, all served or not."""
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from ...interfaces.values import frozen_value
 
 
 def standard_error(samples: Sequence[float]) -> float | None:
@@ -61,7 +62,7 @@ def t_quantile(probability: float, dof: int) -> float:
 MIN_BATCHES = 5
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Estimate:
     """A throughput and what is known of its noise.
 

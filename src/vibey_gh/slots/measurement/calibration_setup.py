@@ -15,6 +15,7 @@ from typing import Any
 from ...clock import Clock
 from ...config import LocalModels
 from ...interfaces.slots_interface import DeviceFacts, ProductionWatch, RunnerInfo
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint
@@ -22,7 +23,7 @@ from .production_memory import FootprintSource
 from .step import LogSource
 
 
-@dataclass(frozen=True)
+@frozen_value
 class CalibrationRequest:
     """Everything a calibration needs, resolved by the caller (CLI or storm)."""
 
@@ -50,7 +51,7 @@ class CalibrationRequest:
     split_window: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Environment:
     """The parts of the world a calibration touches, injected."""
 

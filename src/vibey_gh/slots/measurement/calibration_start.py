@@ -5,12 +5,12 @@ calibration binary is production's version, and waiting for production to unload
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ...clock import Clock
 from ...errors import Refused, RunnerError
 from ...interfaces.slots_interface import ProductionWatch, RunnerInfo
+from ...interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from .calibration_setup import CalibrationRequest, Environment
@@ -33,7 +33,7 @@ def identity_of_production(env: Environment) -> tuple[RunnerInfo, str | None]:
         return env.calibration_identity(), str(exc)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StartingIdentity:
     """What the evidence is keyed to, and what was found out about production on the way."""
 

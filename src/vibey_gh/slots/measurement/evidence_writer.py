@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
+from ...interfaces.values import frozen_value
 from ...platforms.system_paths import check_output_folder
 from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
@@ -26,7 +26,7 @@ from ..report.summary import render_summary
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepResult:
     """What a sweep produced, ready to be written down."""
 

@@ -3,19 +3,22 @@
 What it says is true of a steady-state step: a step is measured for a time, not for one pass
 over the corpus, so its progress is the seconds replayed against the step's minimum and
 maximum and the turns served (thousands, where the corpus holds a few dozen), never "turns
-done of corpus turns". The sweep's progress is the steps done of the most it may take and a
-range for the time left: the sweep may stop after the next step (a broken bound, no gain)
-or run every step to its cap.
+done of corpus turns". A step also runs until every corpus turn has been answered once, so a
+slow pass can hold it past its maximum: the line then says that the pass is what holds it
+("held for one pass: 41/60 turns"). The sweep's progress is the steps done of the most it
+may take and a range for the time left: the sweep may stop after the next step (a broken
+bound, no gain) or run every step to its cap (or as long as the longest step so far).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...interfaces.slots_interface import MemorySample
+from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
+from ..judging.runs import RUNS, figure_of, replayed_runs
 
 
 def memory_text(sample: MemorySample | None) -> str:
@@ -36,7 +39,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SweepPlan:
     """What a sweep knows about its own length before its next step.
 
@@ -56,15 +59,19 @@ class SweepPlan:
     def most_steps(self) -> int:
         return len(self.explicit) if self.explicit is not None else self.max_slots + 1
 
-    def time_left(self, done: int, overhead_s: float | None = None) -> tuple[float, float]:
+    def time_left(
+        self, done: int, overhead_s: float | None = None, longest_step_s: float = 0.0
+    ) -> tuple[float, float]:
         """Seconds left, at least (the sweep stops after the next step, measured for its
-        minimum) and at most (every step left runs to its cap); `overhead_s` as measured
-        now (default: as planned)."""
+        minimum) and at most (every step left runs to its cap, or as long as the longest
+        step so far, `longest_step_s`, when one pass over the corpus held a step past its
+        cap); `overhead_s` as measured now (default: as planned)."""
         left = max(0, self.most_steps - done)
         if left == 0:
             return 0.0, 0.0
         extra = self.overhead_s if overhead_s is None else overhead_s
-        return self.min_step_s + extra, left * (self.max_step_s + extra)
+        longest = max(self.max_step_s, longest_step_s)
+        return self.min_step_s + extra, left * (longest + extra)
 
     def order_text(self) -> str:
         if self.explicit is not None:
@@ -96,8 +103,14 @@ def _measured_seconds(step: StepRecord) -> float | None:
 class LineProgress:
     """One line per event; within a step, a line at most every `every_s` seconds."""
 
-    def __init__(self, write: Callable[[str], None], every_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        write: Callable[[str], None],
+        every_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._write = write
+        self._clock = clock
         self._every_s = every_s
         self._last_line = 0.0
         self._plan: SweepPlan | None = None
@@ -106,6 +119,7 @@ class LineProgress:
         self._replay_started: float | None = None
         self._step_started = 0.0
         self._overheads: list[float] = []
+        self._longest_step_s = 0.0  # the longest measurement window so far
 
     def message(self, text: str) -> None:
         self._write(text)
@@ -123,7 +137,7 @@ class LineProgress:
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         self._corpus_turns = turns
         self._replay_started = None
-        self._step_started = time.monotonic()
+        self._step_started = self._clock()
         again = f" (attempt {attempt})" if attempt > 1 else ""
         self.message(f"step {self.step_position(index)}: N={slots}{again}{self.time_left_text()}")
 
@@ -136,49 +150,59 @@ class LineProgress:
         if self._plan is None:
             return ""
         overhead = sum(self._overheads) / len(self._overheads) if self._overheads else None
-        low, high = self._plan.time_left(self._done, overhead)
+        low, high = self._plan.time_left(self._done, overhead, self._longest_step_s)
         if high <= 0:
             return ""
         return f"; sweep time left {duration_text(low)}–{duration_text(high)}"
 
     def runner_ready(self, load_seconds: float | None) -> None:
-        self._replay_started = time.monotonic()
+        self._replay_started = self._clock()
         if load_seconds is not None:
             self.message(f"  runner ready, model loaded in {load_seconds:.1f}s")
 
     def replayed_seconds(self) -> float:
-        return 0.0 if self._replay_started is None else time.monotonic() - self._replay_started
+        return 0.0 if self._replay_started is None else self._clock() - self._replay_started
 
     def step_detail(self, done: int, served: int) -> str:
-        """Seconds replayed against the step's bounds, turns served, the corpus covered."""
+        """Seconds replayed against the step's bounds, turns served, the corpus covered.
+
+        done: corpus turns answered at least once. Past the step's maximum with the corpus
+        not yet covered, the bounds say that the one pass is what holds the step."""
         seconds = self.replayed_seconds()
+        covered = min(done, self._corpus_turns)
+        corpus = f", corpus {covered}/{self._corpus_turns} once"
         bounds = ""
         if self._plan is not None:
-            bounds = f" (min {self._plan.min_step_s:g}, max {self._plan.max_step_s:g})"
-        covered = min(done, self._corpus_turns)
-        return (
-            f"{seconds:.0f} s replayed{bounds}, {served} turns served, "
-            f"corpus {covered}/{self._corpus_turns} once"
-        )
+            held = ""
+            if seconds > self._plan.max_step_s and covered < self._corpus_turns:
+                held = f"; held for one pass: {covered}/{self._corpus_turns} turns"
+                corpus = ""
+            bounds = f" (min {self._plan.min_step_s:g}, max {self._plan.max_step_s:g}{held})"
+        return f"{seconds:.0f} s replayed{bounds}, {served} turns served{corpus}"
 
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        now = time.monotonic()
+        now = self._clock()
         if now - self._last_line >= self._every_s:
             self._last_line = now
             self.message(f"  {self.step_detail(done, served)}, {memory_text(latest)}")
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         self._done += 1
-        took_s = time.monotonic() - self._step_started
+        took_s = self._clock() - self._step_started
         measured = _measured_seconds(step)
         if measured is not None:  # the runner's start and the model's load included
             self._overheads.append(max(0.0, took_s - measured))
+            self._longest_step_s = max(self._longest_step_s, measured)
         took = duration_text(took_s)
         early = f" (ended early: {step.ended_early})" if step.ended_early else ""
         served = sum(1 for turn in step.turns if turn.result.served)
+        runs = ""
+        if figure_of(step.shape) == RUNS:
+            completed = sum(1 for run in replayed_runs(step.turns) if run.served)
+            runs = f" ({completed} whole runs completed)"
         self.message(
             f"  step {step.index} N={step.slots}: {verdict_label}{early} — {served} turns "
-            f"served in {took}"
+            f"served{runs} in {took}"
         )
 
     def close(self) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...config import LocalModels
 from ...errors import BadInput, RunnerError, VibeyError
 from ...files import atomic_write_text
 from ...interfaces.slots_interface import ProductionState, RunnerInfo
+from ...interfaces.values import frozen_value
 from ...runners.calibration_needs import FAIL, OK, WARN, Check, binary_check, model_check
 from ...runners.registry import runner_kind
 from ...state import StateLayout
@@ -28,7 +28,7 @@ PORT_ADVICE = "stop it, or calibrate on another port: --port N or [local_models]
 WRITE_PROBE = ".doctor-write-check"
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ReadinessParts:
     """What the checks read from the world: production's identity as doctor found it (None:
     `production_error` says why), the calibration binary's identity (None: the same runner as

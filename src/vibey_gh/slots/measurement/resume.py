@@ -13,10 +13,10 @@ measurement is the operator's call (`--restart`), never done in silence.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput, EvidenceError
+from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.checkpoints import (
     load_progress,
@@ -85,7 +85,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@frozen_value
 class Checkpoint:
     """The checkpoint a calibration continues and writes: its file, key and method."""
 

@@ -3,7 +3,8 @@
 The replay runs in a steady state (design §5): at least `min_step_seconds` of measurement
 window and every corpus turn once; above one slot, longer (up to `max_step_seconds`) while the
 throughput interval cannot yet tell whether the step clears `min_gain` over the bars it is
-compared with (the better one-slot run, and the best throughput so far for the patience rule).
+compared with (the better one-slot run, and the best throughput so far for the patience rule),
+or while the p95 interval of a configured latency bound reaches both sides of its limit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -29,31 +30,41 @@ from ...interfaces.slots_interface import (
     TurnResult,
 )
 from ...interfaces.think import ThinkPolicy
+from ...interfaces.values import frozen_value
 from ..corpus.corpus import Corpus
 from ..judging.baseline import Baseline, early_verdict
 from ..judging.bounds import Bounds
 from ..judging.metrics import (
-    WANTED_WINDOW_TURNS,
-    batch_standard_error,
-    batch_throughputs,
-    decisive_ends,
     measurement_window,
-    ramp_up_end,
     served_ends,
 )
 from ..judging.records import LogEventRecord, StepRecord, TurnRecord
 from ..judging.reported import fill_in, runner_reported_from
-from ..judging.stats import Estimate, ratio_interval
+from ..judging.stats import Estimate
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside
 from .sampler import StepSampler
+from .stopping import (
+    ENDED_BAR_CAP,
+    ENDED_CAP,
+    ENDED_DECIDED,
+    ENDED_LATENCY_CAP,
+    ENDED_MINIMUM,
+    SteadyStateRule,
+)
 
-# why a steady-state step stopped measuring
-ENDED_DECIDED = "the interval decided"
-ENDED_MINIMUM = "measured the minimum time"
-ENDED_CAP = "inconclusive at max_step_seconds"
-ENDED_BAR_CAP = "measured to max_step_seconds"
+__all__ = [
+    "ENDED_BAR_CAP",
+    "ENDED_CAP",
+    "ENDED_DECIDED",
+    "ENDED_LATENCY_CAP",
+    "ENDED_MINIMUM",
+    "LogSource",
+    "StepContext",
+    "StepProgress",
+    "measure_step",
+]
 
 
 class StepProgress(Protocol):
@@ -61,14 +72,17 @@ class StepProgress(Protocol):
 
     def runner_ready(self, load_seconds: float | None) -> None: ...
 
-    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None: ...
+    def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
+        """After every turn: `done` corpus turns answered at least once, `served` turns
+        served in all (repeats included)."""
+        ...
 
 
 class LogSource(Protocol):
     def __call__(self, log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]: ...
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepContext:
     runner: Runner
     runner_kind: str
@@ -95,78 +109,6 @@ class StepContext:
     production_footprint: FootprintSource | None = None
     # the wait before each turn (the run's tools); none: back to back
     think: ThinkPolicy = ThinkPolicy()
-
-
-class _Stopping:
-    """The steady-state rule a replay asks at every segment boundary: measure on?"""
-
-    def __init__(self, ctx: StepContext, slots: int, compare_with: tuple[Estimate, ...]) -> None:
-        self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
-        self.why = ENDED_MINIMUM
-
-    def __call__(self, turns: list[TurnRecord]) -> bool:
-        start = ramp_up_end(turns, self.slots)
-        if start is None:
-            return True  # not every worker has started: no window yet
-        now = self.ctx.clock.monotonic()
-        measured = now - start
-        if measured < self.ctx.min_step_seconds:
-            return True
-        if measured >= self.ctx.max_step_seconds:
-            if self.slots <= 1:
-                self.why = ENDED_BAR_CAP
-            else:
-                self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
-            return False
-        if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
-            return True  # too few turns (or runs) yet for ten batches
-        if self.slots <= 1:
-            if self.bar_too_wide(turns, start, now):
-                return True
-            self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
-            return False
-        if not self.compare_with:
-            self.why = ENDED_MINIMUM
-            return False
-        if self.undecided(turns, start, now):
-            return True
-        self.why = ENDED_DECIDED
-        return False
-
-    def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A one-slot run is the bar every gain is a ratio to, so it is measured until its own
-        interval is within half of `min_gain` either side (or the cap): a bar known only to
-        ±20% could let no 10% gain qualify however long the steps after it ran."""
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None or here.value <= 0 or not here.has_interval:
-            return True
-        low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
-        return (high - low) / 2.0 > bounds.min_gain / 2.0
-
-    def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
-        """Served turns, or completed runs for a corpus of whole runs: what is decided on."""
-        return decisive_ends(turns, start, now, self.ctx.corpus.shape)
-
-    def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        ends = self._ends(turns, start, now)
-        batches = batch_throughputs(ends, start, now)
-        se = batch_standard_error(batches, start, now)
-        if se is None:
-            return None
-        return Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
-
-    def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None:
-            return True
-        wanted = 1.0 + bounds.min_gain
-        for bar in self.compare_with:
-            ratio = ratio_interval(here, bar, bounds.confidence)
-            if ratio is not None and ratio[0] < wanted <= ratio[1]:
-                return True
-        return False
 
 
 class _LineWriter:
@@ -249,7 +191,7 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            _Stopping(ctx, slots, compare_with),
+            SteadyStateRule(ctx, slots, compare_with, baseline.figures.best_one_slot_latency),
         )
     finally:
         running.stop()
@@ -269,7 +211,7 @@ def _replay_with_sampler(
     load_seconds: float | None,
     version: str | None,
     progress: StepProgress,
-    stopping: _Stopping,
+    stopping: SteadyStateRule,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
     # the start-up and preload lines are not part of the replay; what they report is kept
@@ -309,11 +251,13 @@ def _replay_with_sampler(
     # this runs under the replay's lock after every turn and a steady-state step has many
     first_answers: dict[str, TurnResult] = {}
     served_count = [0]
+    answered: set[str] = set()  # corpus turns answered at least once (the one pass)
 
     def check(turns: list[TurnRecord]) -> str | None:
         latest = turns[-1]
         served_count[0] += 1 if latest.result.served else 0
-        progress.turn_done(len(turns), served_count[0], sampler.latest)
+        answered.add(latest.turn_id)
+        progress.turn_done(len(answered), served_count[0], sampler.latest)
         if memory_crossed:
             return memory_crossed[0]
         if not ctx.early_verdicts or latest.turn_id in first_answers:
@@ -383,7 +327,7 @@ def _measurement(
     turns: list[TurnRecord],
     slots: int,
     ctx: StepContext,
-    stopping: _Stopping,
+    stopping: SteadyStateRule,
     ended_early: str | None,
 ) -> dict[str, object]:
     window = measurement_window(turns, slots)
@@ -394,4 +338,5 @@ def _measurement(
         "min_seconds": ctx.min_step_seconds,
         "max_seconds": ctx.max_step_seconds,
         "why_ended": ended_early or stopping.why,
+        "reached_cap": stopping.reached_cap and not ended_early,
     }

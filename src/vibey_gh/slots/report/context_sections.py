@@ -130,7 +130,10 @@ BOUND_MEANINGS = {
     "confidence": "how sure each throughput and gain interval is",
     "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
     "itl_p95_seconds": "p95 inter-token latency ≤ this (s), shown by its interval; off when unset",
-    "latency_factor": "p95 turn latency ≤ this × the better one-slot run's; off when unset",
+    "latency_factor": (
+        "p95 run latency (whole runs; turn latency for segments) ≤ this × the better "
+        "one-slot run's; off when unset"
+    ),
 }
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ...interfaces.slots_interface import TurnResult
+from ...interfaces.values import frozen_value
 from ..evidence.store import Evidence
 from ..judging.baseline import reference_of
 from ..judging.fidelity import first_divergence, served_by_turn
@@ -22,7 +22,7 @@ from ..judging.records import StepRecord
 from .step_table import step_rows
 
 
-@dataclass(frozen=True)
+@frozen_value
 class DepthFacts:
     """The replayed prompts' depth as the runner counted it (served turns of one run).
 
@@ -41,7 +41,7 @@ class DepthFacts:
     ratio_reason: str | None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class NoiseFacts:
     """Throughput of the one-slot runs and their relative spread (None with a reason)."""
 
@@ -50,7 +50,7 @@ class NoiseFacts:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@frozen_value
 class DivergenceFacts:
     """Where one step's changed answers first differ from the first one-slot run's."""
 

@@ -21,6 +21,7 @@ LATENCY_COLUMNS = (
     "decode tok/s p50",
     "turn p50",
     "turn p95 (interval)",
+    "run p50 / p95 (interval)",
 )
 
 
@@ -61,10 +62,12 @@ def latency_step_lines(
         figures = verdict.latency
         if figures is None:
             continue
+        run = f" · run {_pair(figures.run_p50_s, figures.run, confidence)}"
         lines.append(
             f"  {name:<10} TTFT {_pair(figures.ttft_p50_s, figures.ttft, confidence)} · "
             f"ITL {_pair(figures.itl_p50_s, figures.itl, confidence)} · "
             f"turn {_pair(figures.latency_p50_s, figures.latency, confidence)}"
+            + (run if figures.whole_runs else "")
         )
     return lines
 
@@ -74,7 +77,7 @@ def latency_rows(judgement: SweepJudgement, confidence: float) -> list[list[str]
     for verdict in judgement.verdicts:
         figures = verdict.latency
         if figures is None:
-            rows.append([str(verdict.index), str(verdict.slots)] + ["—"] * 7)
+            rows.append([str(verdict.index), str(verdict.slots)] + ["—"] * 8)
             continue
         speed = figures.decode_tokens_per_s_p50
         rows.append(
@@ -88,6 +91,7 @@ def latency_rows(judgement: SweepJudgement, confidence: float) -> list[list[str]
                 "—" if speed is None else f"{speed:.1f}",
                 _seconds(figures.latency_p50_s),
                 _p95(figures.latency, confidence),
+                _pair(figures.run_p50_s, figures.run, confidence) if figures.whole_runs else "—",
             ]
         )
     return rows
@@ -115,10 +119,22 @@ def largest_meeting(judgement: SweepJudgement, bounds: Bounds) -> dict[str, int 
     return met
 
 
+def _judged_p95(verdict: Verdict) -> float | None:
+    sample = verdict.latency.judged[1] if verdict.latency else None
+    return sample.value() if sample else None
+
+
 def _one_slot(judgement: SweepJudgement) -> Verdict | None:
-    """The one-slot step with the lower p95 turn latency (the base of latency_factor)."""
-    ones = [v for v in judgement.verdicts if v.slots == 1 and v.latency and v.latency.latency]
-    return min(ones, key=lambda v: v.latency.latency.value() or 0.0, default=None)  # type: ignore[union-attr]
+    """The one-slot step with the lower judged p95 latency (the base of latency_factor): the
+    run's for whole runs, else the turn's."""
+    ones = [v for v in judgement.verdicts if v.slots == 1 and _judged_p95(v) is not None]
+    return min(ones, key=lambda v: _judged_p95(v) or 0.0, default=None)
+
+
+def factor_judges(judgement: SweepJudgement) -> str:
+    """What latency_factor judges for this evidence: 'run latency' or 'turn latency'."""
+    whole = any(v.latency.whole_runs for v in judgement.verdicts if v.latency)
+    return "run latency" if whole else "turn latency"
 
 
 def ideal_cost(judgement: SweepJudgement) -> str | None:
@@ -134,6 +150,7 @@ def ideal_cost(judgement: SweepJudgement) -> str | None:
         ("TTFT", here.ttft, there.ttft),
         ("ITL", here.itl, there.itl),
         ("turn latency", here.latency, there.latency),
+        ("run latency", here.run, there.run),
     ):
         if mine is not None and theirs is not None:
             ours, at_one = _seconds(mine.value()), _seconds(theirs.value())
@@ -154,7 +171,8 @@ def latency_lines(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
     for key, slots in largest_meeting(judgement, bounds).items():
         limit = bounds.latency_bounds[key]
         met = f"N={slots}" if slots is not None else "no N measured (not even one slot)"
-        lines.append(f"under {key} = {limit:g}: the largest N that met it is {met}")
+        judged = f" (p95 {factor_judges(judgement)})" if key == "latency_factor" else ""
+        lines.append(f"under {key} = {limit:g}{judged}: the largest N that met it is {met}")
     return lines
 
 
@@ -163,6 +181,7 @@ def latency_json(judgement: SweepJudgement, bounds: Bounds) -> dict[str, Any]:
         "ideal_cost": ideal_cost(judgement),
         "bounds": dict(bounds.latency_bounds),
         "largest_n_meeting": largest_meeting(judgement, bounds),
+        "latency_factor_judges": factor_judges(judgement),
     }
 
 
@@ -172,4 +191,4 @@ def verdict_latency_json(verdict: Verdict) -> dict[str, Any] | None:
     if figures is None:
         return None
     shown = figures.to_json()
-    return {k: v for k, v in shown.items() if k not in ("latency", "ttft", "itl")}
+    return {k: v for k, v in shown.items() if k not in ("latency", "ttft", "itl", "run")}

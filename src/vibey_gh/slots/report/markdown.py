@@ -20,17 +20,19 @@ from pathlib import Path
 from ...files import atomic_write_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import GB, SweepJudgement, gain_range
+from ..judging.judge import SweepJudgement, gain_range
 from ..judging.knee import knee_paragraph
-from ..judging.metrics import percentile
 from ..judging.reported import describe as describe_reported
 from .context_sections import bounds_section, corpus_section, device_section, not_measured_section
 from .facts import (
-    DepthFacts,
     depth_facts,
-    divergence_facts,
     noise_facts,
     step_names,
+)
+from .measured_sections import (
+    depth_section,
+    fidelity_section,
+    memory_section,
 )
 from .split_window import prefix_cache_lines, split_window_section
 from .step_table import (
@@ -52,10 +54,6 @@ def _utc(epoch: float) -> str:
 
 def _tokens(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
-
-
-def _gb(value: float | None) -> str:
-    return "unknown" if value is None else f"{value / GB:.2f} GB"
 
 
 def _decision_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
@@ -163,150 +161,6 @@ def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
     return lines + (["", *(f"- {line}" for line in said)] if said else [])
 
 
-def _fidelity_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
-    baseline = judgement.figures.baseline
-    threshold = baseline.fidelity_threshold(bounds)
-    lines = [
-        "## Fidelity",
-        "",
-        f"One slot agreed with itself on {baseline.self_agreement:.3f} of the answers' "
-        f"structure; a step must reach {threshold:.3f} (tolerance {bounds.fidelity_tolerance:g}). "
-        "Where an answer changed, the offset is the first character that differs from the "
-        "first one-slot answer (tool calls appended as JSON).",
-        "",
-    ]
-    found = divergence_facts(evidence, judgement)
-    if not found:
-        return [*lines, "No step could be compared with the first one-slot run."]
-    rows = []
-    for item in found:
-        offsets = [float(o) for o in item.offsets]
-        if offsets:
-            median = f"{item.median:.0f}"
-            quartiles = f"{percentile(offsets, 0.25):.0f}–{percentile(offsets, 0.75):.0f}"
-            extremes = f"{item.offsets[0]}–{item.offsets[-1]}"
-        else:
-            median = quartiles = extremes = "—"
-        rows.append(
-            [
-                item.name,
-                str(item.compared),
-                str(item.structure_changed),
-                str(item.changed),
-                median,
-                quartiles,
-                extremes,
-            ]
-        )
-    columns = (
-        "step",
-        "compared",
-        "structure changed",
-        "exact changed",
-        "first difference: median",
-        "quartiles",
-        "range",
-    )
-    return [*lines, markdown_table(rows, columns)]
-
-
-def _production_lines(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
-    """How much of the machine's memory was production's, left out of the figures above."""
-    names = step_names(evidence.steps, judgement)
-    rows = []
-    for step, verdict, name in zip(evidence.steps, judgement.verdicts, names, strict=True):
-        if step.production_footprint is None:
-            continue
-        metrics = verdict.metrics
-        gpu = (
-            "—"
-            if step.production_gpu_bytes is None
-            else ", ".join(_gb(b) for b in step.production_gpu_bytes)
-        )
-        rows.append(
-            [
-                name,
-                _gb(step.production_footprint_bytes),
-                gpu,
-                _gb(metrics.peak_raw_wired_bytes),
-                _gb(metrics.peak_wired_bytes),
-            ]
-        )
-    if not rows:
-        return []
-    accounts = sorted({s.production_footprint for s in evidence.steps if s.production_footprint})
-    columns = ("step", "production held", "production GPU", "peak wired (raw)", "charged")
-    return [
-        "",
-        "Memory is charged for production at N: what the production runner held while each "
-        "step ran is left out (it would be replaced, not added to). Raw figures are the whole "
-        "machine's.",
-        "",
-        markdown_table(rows, columns),
-        "",
-        *(f"- {account}" for account in accounts),
-    ]
-
-
-def _memory_section(evidence: Evidence, judgement: SweepJudgement, bounds: Bounds) -> list[str]:
-    lines = ["## Memory", ""]
-    budgets = {s.memory_budget_bytes for s in evidence.steps if s.memory_budget_bytes}
-    peaks = [
-        (v.metrics.peak_wired_bytes, name)
-        for v, name in zip(judgement.verdicts, step_names(evidence.steps, judgement), strict=True)
-        if v.metrics.peak_wired_bytes is not None
-    ]
-    if len(budgets) == 1:
-        budget = budgets.pop()
-        ceiling = bounds.wired_ceiling * budget
-        lines.append(
-            f"Ceiling: {bounds.wired_ceiling:.0%} of {_gb(budget)} = {_gb(ceiling)} of wired "
-            "memory (the cgroup limit stands in for physical memory where it is lower)."
-        )
-        if peaks:
-            peak, name = max(peaks)
-            margin = ceiling - peak
-            side = "below" if margin >= 0 else "above"
-            lines.append(
-                f"The highest peak was {_gb(peak)} at {name}, {_gb(abs(margin))} {side} the "
-                "ceiling."
-            )
-    elif budgets:
-        lines.append("The memory budget changed between steps; each step is judged on its own.")
-    else:
-        lines.append("Memory was not measured: no memory budget is recorded.")
-    lines += _production_lines(evidence, judgement)
-    swap_limit = judgement.figures.baseline.swap_limit(bounds)
-    lines += [
-        "",
-        f"Swap-out limit for more than one slot: {swap_limit:.1f} MB/min (the larger of "
-        f"{bounds.swap_factor:g} × the one-slot rate and {bounds.swap_floor_mb_per_min:g} MB/min).",
-    ]
-    return lines
-
-
-def _depth_section(facts: DepthFacts | None) -> list[str]:
-    lines = ["## Measured depth of the replayed prompts", ""]
-    if facts is None or facts.minimum is None:
-        return [*lines, "Not measured: no served turn reported its prompt tokens."]
-    lines.append(
-        f"At {facts.source}, the {facts.served} served prompts measured "
-        f"{_tokens(facts.minimum)} to {_tokens(facts.maximum)} tokens "
-        f"(p50 {_tokens(facts.median)}) in a window of {facts.window:,} tokens per slot."
-    )
-    if facts.ratio is None:
-        lines.append(
-            f"The ratio to the characters ÷ 3 estimate is unavailable: {facts.ratio_reason}."
-        )
-    else:
-        verdict = "conservative, as intended" if facts.ratio <= 1 else "an underestimate"
-        lines.append(
-            f"They carried {facts.ratio:.2f} of the characters ÷ 3 estimate over "
-            f"{facts.matched} matched turns: the estimate was {verdict}."
-        )
-    return lines
-
-
 def render_report(
     evidence: Evidence,
     bounds: Bounds,
@@ -352,13 +206,13 @@ def render_report(
         *_latency_section(judgement, bounds),
         *image("latency", "latency against slots"),
         "",
-        *_fidelity_section(evidence, judgement, bounds),
+        *fidelity_section(evidence, judgement, bounds),
         *image("fidelity", "fidelity against slots"),
         "",
-        *_memory_section(evidence, judgement, bounds),
+        *memory_section(evidence, judgement, bounds),
         *image("memory", "memory across the sweep"),
         "",
-        *_depth_section(depth),
+        *depth_section(depth),
         "",
         *device_section(evidence),
         "",

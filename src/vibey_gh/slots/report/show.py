@@ -8,11 +8,11 @@ listed. Evidence for other fingerprints is listed with what differs from today.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
+from ...interfaces.values import frozen_value
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.store import (
     Evidence,
@@ -46,7 +46,7 @@ def check_fingerprint(text: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@frozen_value
 class OtherEvidence:
     """Evidence for another fingerprint. differences: vs today (None when today is unknown);
     problem: why the file could not be read."""
@@ -67,7 +67,7 @@ class OtherEvidence:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ShownEvidence:
     """One evidence file, judged against today's bounds, and the files that go with it."""
 
@@ -161,7 +161,7 @@ class ShownEvidence:
         }
 
 
-@dataclass(frozen=True)
+@frozen_value
 class ShowAnswer:
     """today: today's fingerprint, or None with `today_problem`. asked: the fingerprint shown
     (given, else today's). shown: its evidence, None when there is none. others: the rest."""

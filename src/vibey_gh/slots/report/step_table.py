@@ -13,13 +13,13 @@ entry in `STEP_COLUMNS`; Markdown, the terminal, JSON and CSV all follow it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from ...interfaces.values import frozen_value
 from ..judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ..judging.records import StepRecord
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepView:
     """One step as the table sees it: its record, its verdict, its row name, and whether it
     is the ideal N the judgement chose."""
@@ -34,7 +34,7 @@ class StepView:
         return self.verdict.metrics.on_runs
 
 
-@dataclass(frozen=True)
+@frozen_value
 class StepColumn:
     """header: the Markdown report's. short: the terminal's. full / brief: the cell in each.
     values: the cell's numbers by key (JSON, CSV). priority: a narrow terminal drops the
@@ -310,6 +310,13 @@ RUN_HEADERS = {
     "p95 s": "p95 s turn / run",
 }
 RUN_COLUMNS = tuple(RUN_HEADERS.get(column, column) for column in COLUMNS)
+# the terminal's narrower headers: the throughput column holds runs per hour
+RUN_SHORT_HEADERS = {"turns/h": "runs/h"}
+
+
+def short_header(column: StepColumn, on_runs: bool) -> str:
+    """The terminal's header of `column`, naming runs/h for a sweep decided on it."""
+    return RUN_SHORT_HEADERS.get(column.short, column.short) if on_runs else column.short
 
 
 def columns_for(judgement: SweepJudgement) -> tuple[str, ...]:
@@ -379,6 +386,7 @@ __all__ = [
     "StepColumn",
     "StepView",
     "columns_for",
+    "short_header",
     "inconclusive_sentence",
     "markdown_table",
     "step_rows",
