@@ -214,6 +214,7 @@ def build_environment(
             config.production, kind.default_port, kind.process_names
         ),
         calibration_model_bytes=lambda: kind.model_file_bytes(config),
+        sensors=probes.sensors,
     )
 
 
