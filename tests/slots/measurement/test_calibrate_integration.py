@@ -13,7 +13,8 @@ import pytest
 
 from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_dir, tiny_corpus
 from tests.support.ports import free_port
-from tests.support.progress import Quiet, Recorder
+from tests.support.progress import Recorder
+from tests.support.shared_calibration import SharedCalibration
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
@@ -39,19 +40,10 @@ def embedded_config(production_port: int) -> LocalModels:
 
 
 def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
-    tmp_path: Path, layout: StateLayout
+    embedded_calibration: SharedCalibration,
 ) -> None:
-    corpus, _ = tiny_corpus(tmp_path)
-    config = embedded_config(free_port())
-    request = CalibrationRequest(
-        config=config,
-        corpus=corpus,
-        window=TINY_WINDOW,
-        max_tokens=MAX_TOKENS,
-        slots=(1, 1, 2),
-        out_dir=tmp_path / "out",
-    )
-    outcome = run_calibration(request, build_environment(config, layout), Quiet())
+    shared = embedded_calibration
+    outcome, corpus, layout = shared.outcome, shared.corpus, shared.layout
     assert outcome.recorded and outcome.complete
     assert outcome.evidence is not None and outcome.evidence.with_suffix(".md").exists()
     evidence = load_evidence(outcome.evidence)
@@ -61,7 +53,7 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
     recorded = evidence.data["verdicts"]
     assert recorded[1]["agreement"]["structural"] == 1.0
     assert recorded[1]["agreement"]["exact"] == 1.0
-    rejudged = judge_sweep(evidence.steps, config.bounds)
+    rejudged = judge_sweep(evidence.steps, shared.config.bounds)
     assert [v.label for v in rejudged.verdicts] == [v["label"] for v in recorded]
     assert rejudged.ideal == evidence.data["decision"]["ideal"]
     assert evidence.steps[0].timeline, "the sampler recorded memory"
@@ -69,7 +61,7 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
         any(e.kind == "slots" for e in evidence.steps[2].log_events)
         or evidence.steps[2].log_events == ()
     )
-    assert (tmp_path / "out" / f"slots-{outcome.fingerprint}.json").exists()
+    assert (shared.out_dir / f"slots-{outcome.fingerprint}.json").exists()
     assert not list(layout.progress.glob("*.json")), "a finished sweep leaves no checkpoint"
 
 
