@@ -17,6 +17,7 @@ each in at least 4 of 5 seeds.
 
     python bench/think_time.py                       # knee 2, noise 0.2, 5 seeds
     python bench/think_time.py --seeds 2 --scenarios none,1
+    python bench/think_time.py --scenarios 3 --seeds 1 --first-seed 4   # one seed of a row
 
 S in the prediction is the runner's own service time (the simulated model's work per turn,
 its mean over the corpus); what the client adds around a turn (HTTP, parsing) is time outside
@@ -43,7 +44,9 @@ from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.run_rate import run_cycles, run_rate
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.measurement.wiring import build_environment
@@ -61,9 +64,13 @@ class StepLines(SilentProgress):
         self.label = label
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
+        metrics = step_metrics(step)
+        low, high = metrics.interval(0.95)
+        why = (step.measurement or {}).get("why_ended")
         print(
-            f"    {self.label} step {step.index} N={step.slots}: {len(step.turns)} turns in "
-            f"{step.ended_at - step.started_at:.1f} s, {verdict_label}",
+            f"    {self.label} step {step.index} N={step.slots}: {metrics.rate:,.0f} "
+            f"{metrics.decided_by} ({low:,.0f}–{high:,.0f}, {metrics.throughput.batches} "
+            f"batches) in {metrics.duration_s:.1f} s ({why}), {verdict_label}",
             flush=True,
         )
 
@@ -121,10 +128,25 @@ def predicted(slots: int, knee: int, service: float, think: float) -> float:
     return normaliser(slots - 1) / normaliser(slots)
 
 
+def response_time_law(step: StepRecord) -> float | None:
+    """Runs per hour the interactive response-time law gives a step: N / (R + Z), with R + Z
+    each worker's mean cycle (a run's latency and the waits before its turns), measured
+    apart from the estimator; None without a window."""
+    rate = run_rate(step.turns, step.slots)
+    if rate is None:
+        return None
+    start, end = rate.window
+    cycles = [c for own in run_cycles(step.turns).values() for c in own if start < c.end <= end]
+    if not cycles:
+        return None
+    return step.slots * 3600.0 / (sum(c.end - c.start for c in cycles) / len(cycles))
+
+
 def calibrate_once(
     args: argparse.Namespace, corpus: Corpus, seed: int, think: float | None, label: str
-) -> tuple[int | None, dict[int, float], float, float]:
-    """(ideal N, runs/h per N, one-slot mean turn latency, runner seconds) of one sweep."""
+) -> tuple[int | None, dict[int, float], dict[int, float], float, float]:
+    """(ideal N, runs/h per N, the response-time law's runs/h per N, one-slot mean turn
+    latency, runner seconds) of one sweep."""
     folder = Path(tempfile.mkdtemp(prefix="vibey-think-"))
     try:
         config = LocalModels(
@@ -160,14 +182,18 @@ def calibrate_once(
         steps = load_evidence(outcome.evidence).steps if outcome.evidence else ()
         judgement = judge_sweep(steps, config.bounds)
         by_slots: dict[int, float] = {}
-        for verdict in judgement.verdicts:
+        by_law: dict[int, float] = {}
+        for step, verdict in zip(steps, judgement.verdicts, strict=True):
             if verdict.slots > 1 or verdict.slots not in by_slots:
                 by_slots[verdict.slots] = verdict.metrics.rate
+                law = response_time_law(step)
+                if law is not None:
+                    by_law[verdict.slots] = law
         one_slot = [
             t.result.latency_s for s in steps if s.slots == 1 for t in s.turns if t.result.served
         ]
         latency = sum(one_slot) / len(one_slot) if one_slot else float("nan")
-        return outcome.ideal, by_slots, latency, runner_seconds(list(steps))
+        return outcome.ideal, by_slots, by_law, latency, runner_seconds(list(steps))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -175,6 +201,9 @@ def calibrate_once(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed … first-seed + seeds − 1"
+    )
     parser.add_argument("--knee", type=int, default=2)
     parser.add_argument("--noise", type=float, default=0.2)
     parser.add_argument("--tokens-per-second", type=float, default=120.0)
@@ -205,24 +234,29 @@ def main() -> int:
         if scenario != "none" and latency is None:
             # the one-slot mean turn latency, measured once without think time
             one_slot_only = argparse.Namespace(**{**vars(args), "max_slots": 1})
-            _, _, latency, _ = calibrate_once(one_slot_only, corpus, 0, None, "latency")
+            _, _, _, latency, _ = calibrate_once(one_slot_only, corpus, 0, None, "latency")
             print(f"one-slot mean turn latency: {latency * 1000:.1f} ms", flush=True)
         think = None if scenario == "none" else float(scenario) * (latency or 0.0)
         label = "think none" if think is None else f"think {scenario}× latency"
         print(f"\n{label}: {0 if think is None else think * 1000:.1f} ms before each turn")
         ideals: list[int | None] = []
         curves: list[dict[int, float]] = []
+        laws: list[dict[int, float]] = []
         seconds: list[float] = []
         one_slot: list[float] = []
-        for seed in range(args.seeds):
-            ideal, by_slots, measured_latency, runner_time = calibrate_once(
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            ideal, by_slots, by_law, measured_latency, runner_time = calibrate_once(
                 args, corpus, seed, think, f"{label} seed {seed}"
             )
             ideals.append(ideal)
             curves.append(by_slots)
+            laws.append(by_law)
             seconds.append(runner_time)
             one_slot.append(measured_latency)
-            print(f"  seed {seed}: ideal N = {ideal}, runner time {runner_time:.0f} s", flush=True)
+            print(
+                f"  seed {seed}: ideal N = {ideal}, runner time {runner_time:.0f} s, {label}",
+                flush=True,
+            )
         # what the client adds around a turn is time outside the runner: it waits with the tools
         overhead = max(0.0, sum(one_slot) / len(one_slot) - service)
         outside = (think or 0.0) + overhead
@@ -231,13 +265,18 @@ def main() -> int:
             f"  predicted knee K·(S+T)/S = {knee_at:.1f} (T = think + {overhead * 1000:.1f} ms "
             "the client adds around a turn)"
         )
-        print("   N  predicted turns/S  measured turns/S: mean (min–max over seeds)")
+        print(
+            "   N  predicted turns/S  N/(R+Z) turns/S  measured turns/S: mean (min–max over seeds)"
+        )
         for slots in sorted({n for curve in curves for n in curve}):
             values = [c[slots] * TURNS_PER_RUN * service / 3600.0 for c in curves if slots in c]
+            law = [c[slots] * TURNS_PER_RUN * service / 3600.0 for c in laws if slots in c]
             mean = sum(values) / len(values)
+            law_mean = f"{sum(law) / len(law):.2f}" if law else "—"
             print(
                 f"  {slots:>2}  {predicted(slots, args.knee, service, outside) * service:>17.2f}"
-                f"  {mean:.2f} ({min(values):.2f}–{max(values):.2f}), {len(values)} seeds"
+                f"  {law_mean:>15}  {mean:.2f} ({min(values):.2f}–{max(values):.2f}), "
+                f"{len(values)} seeds"
             )
         low, high = TARGETS.get(scenario, (1, 99))
         hits = sum(1 for n in ideals if n is not None and low <= n <= high)

@@ -27,6 +27,9 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     Each SWEEP is a fingerprint (its evidence in the state dir) or an evidence file (one that
     `slots calibrate --out` wrote, or a colleague sent). Every sweep is re-judged against
     today's bounds. Good for two devices, two windows, or before and after an upgrade.
+    The throughput compared is the figure the sweeps were decided on: runs/h when every sweep
+    replayed whole runs, turns/h for segments; sweeps decided on different figures are
+    compared on turns/h, which every sweep measured, and the output says so.
     An unknown fingerprint or a damaged file is bad input (exit 2), and so is a --plot path in
     /proc, /sys or /dev or one that exists and is not a regular file (refused first).
 
@@ -52,6 +55,7 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    click.echo(comparison.note[0].upper() + comparison.note[1:] + ".")
     for sweep in comparison.sweeps:
         click.echo(f"{sweep.label}: ideal {sweep.judgement.ideal} — {sweep.judgement.reason}")
     for label, differs in comparison.differences():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..slots.report.step_table import STEP_COLUMNS, StepColumn, StepView
+from ..slots.report.step_table import STEP_COLUMNS, StepColumn, StepView, short_header
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,8 +25,10 @@ def build_table(views: Sequence[StepView], columns: Sequence[StepColumn]) -> Tab
     from rich.table import Table
 
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    on_runs = any(view.on_runs for view in views)
     for column in columns:
-        table.add_column(column.short, justify="right" if column.numeric else "left", no_wrap=True)
+        header = short_header(column, on_runs)
+        table.add_column(header, justify="right" if column.numeric else "left", no_wrap=True)
     for view in views:
         table.add_row(*(c.brief(view) for c in columns), style=IDEAL_STYLE if view.ideal else None)
     return table

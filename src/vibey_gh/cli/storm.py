@@ -59,7 +59,7 @@ def _say(text: str) -> None:
     type=click.IntRange(1),
     default=5,
     show_default=True,
-    help="Its corpus: segments per depth stratum.",
+    help="Its corpus: segments (or whole runs) per depth stratum.",
 )
 @click.option(
     "--calibration-segment-turns",
@@ -67,6 +67,13 @@ def _say(text: str) -> None:
     default=3,
     show_default=True,
     help="Its corpus: consecutive turns per segment.",
+)
+@click.option(
+    "--calibration-shape",
+    type=click.Choice(["runs", "segments"]),
+    help="Its corpus: whole runs or segments. Default: by the source — whole runs from the "
+    "storm's lane records (decided on runs/h, with their recorded tool time), segments from "
+    "the specs in done/.",
 )
 @click.option(
     "--min-lane-turns",
@@ -95,6 +102,7 @@ def run(
     calibration_max_runs: int | None,
     calibration_segments: int,
     calibration_segment_turns: int,
+    calibration_shape: str | None,
     min_lane_turns: int,
     threads: int | None,
     as_json: bool,
@@ -105,7 +113,8 @@ def run(
     specs (pending/ → running/ → done/ or failed/) until that many lanes run. When the queue is
     empty and `allowed` has asked for a calibration, the storm takes the model lock
     exclusively, builds a corpus (from its own lane records once they hold --min-lane-turns
-    turns, else from the specs in done/) and calibrates. Lane records and storm.log live under
+    turns: whole runs with their recorded tool time, decided on runs/h; else segments of the
+    specs in done/) and calibrates. Lane records and storm.log live under
     the state root, in lanes/storm-<queue>-<hash>/.
 
     Ctrl-C (or SIGTERM) stops cleanly: no new lane starts, running lanes stop after their turn
@@ -140,6 +149,7 @@ def run(
             max_runs=calibration_max_runs,
             threads=threads,
             enabled=not no_calibrate,
+            shape=calibration_shape,
         ),
     )
     control = StormControl()

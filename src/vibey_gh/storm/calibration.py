@@ -2,7 +2,10 @@
 
 The corpus comes from the storm's own lane records — the payloads its lanes really sent — when
 they hold at least `min_lane_turns` turns and a segment fits the window; otherwise from the
-specs the storm committed to (those in done/), planned and read as the corpus plans them. The
+specs the storm committed to (those in done/), planned and read as the corpus plans them. Its
+shape follows the source as `slots corpus` chooses it (docs/decision.md): lane records are
+recorded work and replay as whole runs, with the tool time they recorded, decided on runs per
+hour; specs carry no tool time and keep segments. `CalibrationPlan.shape` chooses either. The
 calibration runs with `if_requested`, so it measures only a fingerprint `slots allowed` asked
 for, and holds the model lock exclusively: no lane starts while it runs.
 """
@@ -19,6 +22,8 @@ from ..interfaces.values import frozen_value
 from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
     DEFAULT_SEGMENTS_PER_STRATUM,
+    SHAPE_RUNS,
+    SHAPE_SEGMENTS,
     Corpus,
     build_corpus,
 )
@@ -82,6 +87,8 @@ class CalibrationPlan:
     max_runs: int | None = None
     threads: int | None = None
     enabled: bool = True
+    # None: by the source (whole runs from lane records, segments from specs)
+    shape: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +100,7 @@ class CalibrationPlan:
             "max_runs": self.max_runs,
             "threads": self.threads,
             "enabled": self.enabled,
+            "shape": self.shape,
         }
 
 
@@ -101,26 +109,27 @@ def storm_corpus(
 ) -> tuple[Corpus, str]:
     """The corpus to calibrate with, and a sentence saying where it came from."""
 
-    def draw(pool: Any) -> Corpus:
+    def draw(pool: Any, recorded: bool) -> Corpus:
         return build_corpus(
             pool,
             window=window,
             segments_per_stratum=plan.segments_per_stratum,
             segment_turns=plan.segment_turns,
+            shape=plan.shape or (SHAPE_RUNS if recorded else SHAPE_SEGMENTS),
         )
 
     why_not_lanes: str
     try:
         pool = build_pool(from_lanes=[records_root])
         if pool.turn_count >= plan.min_lane_turns:
-            return draw(pool), f"from its own lane records ({pool.turn_count} turns)"
+            return draw(pool, True), f"from its own lane records ({pool.turn_count} turns)"
         why_not_lanes = (
             f"its lane records hold {pool.turn_count} turns, fewer than {plan.min_lane_turns}"
         )
     except BadInput as exc:
         why_not_lanes = f"its lane records are not usable ({exc})"
     pool = build_pool(specs=[done_folder])
-    return draw(pool), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
+    return draw(pool, False), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
 
 
 def calibrate_idle(
@@ -139,7 +148,8 @@ def calibrate_idle(
         corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
         log(
             f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
-            f"{len(corpus.segments)} segments, {corpus.turn_count} turns"
+            f"{len(corpus.segments)} {'whole runs' if corpus.shape == SHAPE_RUNS else 'segments'}"
+            f", {corpus.turn_count} turns"
         )
         request = CalibrationRequest(
             config=config,

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from tests.support.slot_builders import make_step, same_answers
+from tests.support.slot_builders import make_step, runs_loop, same_answers
 from vibey_gh.cli.progress import LiveProgress
 from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
@@ -140,3 +140,12 @@ def test_the_live_display_says_the_same_on_a_terminal() -> None:
         )
     finally:
         live.close()
+
+
+def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.step_finished(runs_loop(2, 5, failed=frozenset({(0, 1)})), "qualifies")
+    assert lines[-1].startswith(
+        "  step 2 N=2: qualifies — 19 turns served (9 whole runs completed) in "
+    )

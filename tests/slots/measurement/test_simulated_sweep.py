@@ -39,7 +39,10 @@ def test_a_sweep_on_the_simulated_runner_finds_its_knee(
         assert step.measurement is not None
         assert step.measurement["end"] - step.measurement["start"] >= 0.5
         if step.slots > 1:
-            assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP)
+            # a step that serves more than the best before it is the next step's bar: it may
+            # be measured to the cap for its precision after its gain was decided
+            ended = (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP, ENDED_BAR_CAP)
+            assert step.measurement["why_ended"] in ended
             continue
         # a one-slot run is the bar: measured on until its interval is within ±min_gain/2
         assert step.measurement["why_ended"] in (ENDED_MINIMUM, ENDED_DECIDED, ENDED_BAR_CAP)

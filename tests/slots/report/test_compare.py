@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.support.evidence import RECORDED_FINGERPRINT, recorded_evidence
+from tests.support.evidence import RECORDED_FINGERPRINT, recorded_evidence, write_sealed
+from tests.support.slot_builders import runs_loop
 from vibey_gh.cli.main import cli
 from vibey_gh.state import StateLayout
 
@@ -151,3 +152,47 @@ def test_the_overlaid_plot_ticks_whole_slot_counts_only() -> None:
     (ax,) = overlaid_throughput_figure(comparison).get_axes()
     ticks = list(ax.get_xticks())
     assert ticks == [1, 2], "no N = 1.5"
+
+
+def whole_runs(data: dict[str, Any]) -> None:
+    """The recorded sweep's fingerprint, over a sweep of whole runs (tools as long as a turn)."""
+    steps = [runs_loop(1, 60, think_s=1.0, index=i) for i in (0, 1)]
+    steps.append(runs_loop(2, 60, think_s=1.0, index=2))
+    data["steps"] = [s.to_json() for s in steps]
+    data["corpus"]["shape"] = "runs"
+
+
+def test_sweeps_of_whole_runs_are_compared_on_runs_per_hour(tmp_path: Path) -> None:
+    first = write_sealed(tmp_path / "a.json", recorded_evidence(whole_runs))
+    second = write_sealed(tmp_path / "b.json", recorded_evidence(whole_runs))
+    result = run(str(first), str(second))
+    assert result.exit_code == 0, result.output
+    n2 = next(line for line in result.stdout.splitlines() if line.startswith("N=2 "))
+    # two workers, each a run of 2 turns of 1 s after 1 s of tools: 2 / 4 s = 1800 runs/h
+    assert n2.count("1800.0 runs/h") == 2 and "turns/h" not in n2
+    assert "Compared on runs/h, the figure every sweep was decided on." in result.stdout
+    data = json.loads(run(str(first), str(second), "--json").stdout)
+    assert data["compared_on"] == "runs/h"
+    assert [s["decided_by"] for s in data["sweeps"]] == ["runs/h", "runs/h"]
+    step = data["sweeps"][0]["steps"][2]
+    assert step["compared"] == step["runs_per_hour"] == pytest.approx(1800.0)
+    assert step["turns_per_hour"] == pytest.approx(3600.0, rel=0.01)  # counted turns
+
+
+def test_sweeps_decided_on_different_figures_are_compared_on_turns_and_say_so(
+    tmp_path: Path,
+) -> None:
+    runs = write_sealed(tmp_path / "runs.json", recorded_evidence(whole_runs))
+    stored(FIRST)
+    result = run(str(runs), FIRST)
+    assert result.exit_code == 0, result.output
+    n1 = next(line for line in result.stdout.splitlines() if line.startswith("N=1 "))
+    assert "runs/h" not in n1 and n1.count("turns/h") == 2
+    assert (
+        f"The sweeps were decided on different figures (runs.json on runs/h, {FIRST} on "
+        "turns/h): compared on turns/h, which every sweep measured" in result.stdout
+    )
+    data = json.loads(run(str(runs), FIRST, "--json").stdout)
+    assert data["compared_on"] == "turns/h"
+    assert [s["decided_by"] for s in data["sweeps"]] == ["runs/h", "turns/h"]
+    assert data["sweeps"][1]["steps"][0]["runs_per_hour"] is None

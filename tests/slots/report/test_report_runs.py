@@ -60,3 +60,20 @@ def test_whole_runs_without_think_time_still_list_tool_time_as_not_measured() ->
     report = render_report(evidence, Bounds(), {})
     assert NO_TOOL_TIME in report and NO_WHOLE_RUNS not in report
     assert "none: turns back to back" in report
+
+
+def test_the_terminal_table_names_runs_per_hour_in_its_header() -> None:
+    from rich.console import Console
+
+    from vibey_gh.cli.step_table_view import build_table
+    from vibey_gh.slots.report.step_table import STEP_COLUMNS, step_views
+
+    for steps, figure in (
+        (runs_sweep(), "runs/h"),
+        ([runs_loop(1, 60, shape="segments")], "turns/h"),
+    ):
+        views = step_views(steps, judge_sweep(steps, Bounds()))
+        console = Console(width=200, record=True)
+        console.print(build_table(views, STEP_COLUMNS))
+        header = next(line for line in console.export_text().splitlines() if line.strip()).split()
+        assert figure in header and ({"runs/h", "turns/h"} - {figure}).isdisjoint(header)

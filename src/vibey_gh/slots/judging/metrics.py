@@ -13,8 +13,9 @@ once. A bootstrap that resamples single turns treats them as independent and und
 spread; sub-windows several turns long carry that correlation inside them, so their spread is
 the spread a repeated measurement would see. They cost one pass over the timestamps.
 
-A step of whole runs also has runs per hour (`runs`), counted in the same window with the same
-batch means, and run latencies; it is decided on runs per hour (`StepMetrics.decided_by`).
+A step of whole runs also has runs per hour, from batch means of each worker's progress
+through its runs (`run_rate`: counting the few runs a batch holds would measure the counting),
+and run latencies; it is decided on runs per hour (`StepMetrics.decided_by`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from typing import Any
 from ...interfaces.turns import TurnResult
 from .figures import StepMetrics
 from .records import TIMELINE_FIELDS, StepRecord, TurnRecord
+from .run_rate import run_rate
 from .runs import RUNS, completed_run_ends, figure_of, replayed_runs
-from .stats import standard_error
+from .stats import Estimate, standard_error
 
 MAX_BATCHES = 10
 MIN_TURNS_PER_BATCH = 3
@@ -125,6 +127,25 @@ def served_ends(turns: Sequence[TurnRecord], start: float, end: float) -> list[f
     return [t.result.ended for t in turns if t.result.served and start < t.result.ended <= end]
 
 
+def decisive_estimate(
+    turns: Sequence[TurnRecord], workers: int, shape: str, start: float, now: float
+) -> Estimate | None:
+    """The deciding figure so far, as the verdict will read it: runs per hour of a corpus of
+    whole runs (`run_rate`), turns per hour of one of segments over (start, now]; None while
+    there are too few batches for a standard error."""
+    if figure_of(shape) == RUNS:
+        rate = run_rate(turns, workers)
+        if rate is None or rate.se is None:
+            return None
+        return Estimate(rate.per_hour, rate.se, rate.batches)
+    ends = served_ends(turns, start, now)
+    batches = batch_throughputs(ends, start, now)
+    se = batch_standard_error(batches, start, now)
+    if se is None:
+        return None
+    return Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
+
+
 def decisive_ends(turns: Sequence[TurnRecord], start: float, end: float, shape: str) -> list[float]:
     """When each unit the step is decided on ended inside (start, end]: completed runs for a
     corpus of whole runs, served turns for one of segments."""
@@ -192,15 +213,13 @@ def _run_figures(step: StepRecord, window: tuple[float, float] | None) -> dict[s
         "run_p95_s": percentile(latencies, 0.95),
         "runs_per_hour": 0.0,
     }
-    if window is not None:
-        start, end = window
-        ends = completed_run_ends(step.turns, start, end)
-        batches = batch_throughputs(ends, start, end)
+    rate = run_rate(step.turns, step.slots) if window is not None else None
+    if rate is not None:
         figures.update(
-            runs_per_hour=len(ends) * 3600.0 / (end - start),
-            window_runs=len(ends),
-            run_batches=len(batches),
-            runs_per_hour_se=batch_standard_error(batches, start, end),
+            runs_per_hour=rate.per_hour,
+            window_runs=rate.completed,
+            run_batches=rate.batches,
+            runs_per_hour_se=rate.se,
         )
     return figures
 

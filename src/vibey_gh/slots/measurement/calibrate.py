@@ -161,11 +161,16 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
             "gain_interval": "ratio of the step's and the bar's batch means",
             # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
             "one_slot_until": "interval within half of min_gain",
+            # so is a step that serves more than the best before it: the next one's bar
+            "best_until": "interval within half of min_gain",
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
         # only when set: the method of every ordinary sweep keeps its hash
         **({"split_window": True} if req.split_window else {}),
+        # whole runs are measured to an interval of each worker's run progress: a checkpoint
+        # whose steps stopped on counted runs has another hash and is never resumed here
+        **({"runs_interval": "batch means of run progress"} if req.corpus.shape == "runs" else {}),
     }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ...interfaces.slots_interface import MemorySample
 from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
+from ..judging.runs import RUNS, figure_of, replayed_runs
 
 
 def memory_text(sample: MemorySample | None) -> str:
@@ -195,9 +196,13 @@ class LineProgress:
         took = duration_text(took_s)
         early = f" (ended early: {step.ended_early})" if step.ended_early else ""
         served = sum(1 for turn in step.turns if turn.result.served)
+        runs = ""
+        if figure_of(step.shape) == RUNS:
+            completed = sum(1 for run in replayed_runs(step.turns) if run.served)
+            runs = f" ({completed} whole runs completed)"
         self.message(
             f"  step {step.index} N={step.slots}: {verdict_label}{early} — {served} turns "
-            f"served in {took}"
+            f"served{runs} in {took}"
         )
 
     def close(self) -> None:

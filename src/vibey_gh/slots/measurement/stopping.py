@@ -5,8 +5,9 @@ At least `min_step_seconds` of measurement window and every corpus turn once; ab
 longer (up to `max_step_seconds`) while the throughput interval cannot yet tell whether the
 step clears `min_gain` over the bars it is compared with, or while the p95 interval of a
 configured latency bound reaches both sides of its limit. A one-slot run is measured until its
-own interval is narrow enough to be a bar. Why it stopped, and whether it reached the cap, go
-into the step's record (`measurement`).
+own interval is narrow enough to be a bar, and so is a step that serves more than the best
+before it once its gain is decided: the next step is held to its throughput as a point. Why
+it stopped, and whether it reached the cap, go into the step's record (`measurement`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from ..judging.baseline import turns_latency
 from ..judging.latency_figures import QuantileSample, undecided_latency_bounds
 from ..judging.metrics import (
     WANTED_WINDOW_TURNS,
-    batch_standard_error,
-    batch_throughputs,
     decisive_ends,
+    decisive_estimate,
     ramp_up_end,
 )
 from ..judging.records import TurnRecord
@@ -88,7 +88,8 @@ class SteadyStateRule:
             elif self.latency_undecided(turns, start, now):
                 self.why = ENDED_LATENCY_CAP
             else:
-                self.why = ENDED_CAP if self.compare_with else ENDED_MINIMUM
+                # decided, and measured on as the next step's bar
+                self.why = ENDED_BAR_CAP if self.compare_with else ENDED_MINIMUM
             return False
         if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
             return True  # too few turns (or runs) yet for ten batches
@@ -104,8 +105,17 @@ class SteadyStateRule:
             return False
         if self.undecided(turns, start, now):
             return True
+        if self.leads(turns, start, now) and self.bar_too_wide(turns, start, now):
+            return True
         self.why = ENDED_DECIDED
         return False
+
+    def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """It serves more than the best step before it: the next step is held to its point,
+        so it is measured as a one-slot bar is (the best of brief steps is the luckiest)."""
+        here = self._estimate(turns, start, now)
+        best = max((bar.value for bar in self.compare_with), default=0.0)
+        return here is not None and here.value > best
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval still reaches both sides of its limit."""
@@ -116,9 +126,9 @@ class SteadyStateRule:
         return bool(undecided_latency_bounds(figures, self.latency_base, bounds))
 
     def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A one-slot run is the bar every gain is a ratio to, so it is measured until its own
-        interval is within half of `min_gain` either side (or the cap): a bar known only to
-        ±20% could let no 10% gain qualify however long the steps after it ran."""
+        """A bar (a one-slot run; the best step so far) is measured until its own interval is
+        within half of `min_gain` either side (or the cap): a bar known only to ±20% could
+        let no 10% gain qualify however long the steps after it ran."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
@@ -131,18 +141,13 @@ class SteadyStateRule:
         return decisive_ends(turns, start, now, self.ctx.corpus.shape)
 
     def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        ends = self._ends(turns, start, now)
-        batches = batch_throughputs(ends, start, now)
-        se = batch_standard_error(batches, start, now)
-        if se is None:
-            return None
-        return Estimate(len(ends) * 3600.0 / (now - start), se, len(batches))
+        return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
 
     def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
-        if here is None:
-            return True
+        if here is None or not here.has_interval:
+            return True  # too few batches: the verdict would read the step as a point
         wanted = 1.0 + bounds.min_gain
         for bar in self.compare_with:
             ratio = ratio_interval(here, bar, bounds.confidence)

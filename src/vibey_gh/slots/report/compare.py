@@ -3,9 +3,14 @@
 Each argument is a fingerprint (its evidence in the state dir) or an evidence file (one a
 calibration wrote with --out, or a colleague sent). Every sweep is re-judged against today's
 bounds, as `allowed` would judge it. The comparison gives one row per step name (N=1, N=1
-again, N=2, …) with each sweep's turns per hour and verdict, each sweep's decision, and what
+again, N=2, …) with each sweep's throughput and verdict, each sweep's decision, and what
 differs between each sweep's fingerprint and the first one's: the device, the runner, the
 model, the window. An unknown fingerprint or a file that is not readable evidence is bad input.
+
+The throughput compared is the figure the sweeps were decided on: runs per hour when every
+sweep replayed whole runs, turns per hour when every one replayed segments. Sweeps decided on
+different figures are compared on turns per hour, the one figure every sweep measured, and the
+comparison says so (`note`): a run per hour of one corpus is not a turn per hour of another.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
 from ..judging.bounds import Bounds
+from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement, judge_sweep
 from ..judging.refusals import Refusals, refusals_of
 from .split_window import is_split_window
@@ -42,11 +48,15 @@ class ComparedSweep:
     judgement: SweepJudgement
 
     @property
-    def steps(self) -> dict[str, tuple[float | None, str]]:
-        """Step name → (turns per hour, verdict)."""
+    def decided_by(self) -> str:
+        """The figure this sweep was decided on: runs/h (whole runs) or turns/h (segments)."""
+        return self.judgement.figures.decided_by
+
+    def steps(self, figure: str = TURNS_PER_HOUR) -> dict[str, tuple[float | None, str]]:
+        """Step name → (its `figure`, runs or turns per hour, and its verdict)."""
         rows = step_rows(self.evidence.steps, self.judgement)
         return {
-            row[0]: (verdict.metrics.turns_per_hour, verdict.label)
+            row[0]: (_figure_of(verdict.metrics, figure), verdict.label)
             for row, verdict in zip(rows, self.judgement.verdicts, strict=True)
         }
 
@@ -60,9 +70,10 @@ class ComparedSweep:
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, Any]:
         what_if = self.what_if
         return {
+            "decided_by": self.decided_by,
             "split_window": None
             if what_if is None
             else {name: refusals.to_json() for name, refusals in what_if.items()},
@@ -72,8 +83,18 @@ class ComparedSweep:
             "ideal": self.judgement.ideal,
             "reason": self.judgement.reason,
             "steps": [
-                {"step": name, "turns_per_hour": turns, "verdict": label}
-                for name, (turns, label) in self.steps.items()
+                {
+                    "step": name,
+                    "turns_per_hour": turns,
+                    "runs_per_hour": runs,
+                    "compared": turns if figure == TURNS_PER_HOUR else runs,
+                    "verdict": label,
+                }
+                for (name, (turns, label)), (runs, _) in zip(
+                    self.steps(TURNS_PER_HOUR).items(),
+                    self.steps(RUNS_PER_HOUR).values(),
+                    strict=True,
+                )
             ],
         }
 
@@ -82,10 +103,27 @@ class ComparedSweep:
 class Comparison:
     sweeps: tuple[ComparedSweep, ...]
 
+    @property
+    def figure(self) -> str:
+        """The figure compared: the one every sweep was decided on, else turns/h."""
+        decided = {s.decided_by for s in self.sweeps}
+        return decided.pop() if len(decided) == 1 else TURNS_PER_HOUR
+
+    @property
+    def note(self) -> str:
+        """One sentence on the figure compared, and why when the sweeps differ."""
+        if all(s.decided_by == self.figure for s in self.sweeps):
+            return f"compared on {self.figure}, the figure every sweep was decided on"
+        each = ", ".join(f"{s.label} on {s.decided_by}" for s in self.sweeps)
+        return (
+            f"the sweeps were decided on different figures ({each}): compared on "
+            f"{TURNS_PER_HOUR}, which every sweep measured; each decision stands on its own figure"
+        )
+
     def step_names(self) -> list[str]:
         names: list[str] = []
         for sweep in self.sweeps:
-            names += [name for name in sweep.steps if name not in names]
+            names += [name for name in sweep.steps() if name not in names]
         return sorted(names, key=_step_order)
 
     def differences(self) -> list[tuple[str, list[str]]]:
@@ -99,11 +137,12 @@ class Comparison:
     def rows(self) -> list[list[str]]:
         """The side-by-side table: one row per step, then the decision."""
         rows = []
+        figure = self.figure
         for name in self.step_names():
             row = [name]
             for sweep in self.sweeps:
-                turns, label = sweep.steps.get(name, (None, ""))
-                cell = "—" if not label else f"{_turns(turns)} ({label})"
+                value, label = sweep.steps(figure).get(name, (None, ""))
+                cell = "—" if not label else f"{_per_hour(value, figure)} ({label})"
                 refusals = (sweep.what_if or {}).get(name)
                 if refusals is not None:
                     cell += f"; what-if: {refusals.served} served, {refusals.refused} refused"
@@ -116,7 +155,9 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "sweeps": [s.to_json() for s in self.sweeps],
+            "compared_on": self.figure,
+            "note": self.note,
+            "sweeps": [s.to_json(self.figure) for s in self.sweeps],
             "differences": [
                 {"against": self.sweeps[0].evidence.fingerprint, "of": label, "differs": d}
                 for label, d in self.differences()
@@ -124,8 +165,15 @@ class Comparison:
         }
 
 
-def _turns(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f} turns/h"
+def _figure_of(metrics: StepMetrics, figure: str) -> float | None:
+    """A step's runs or turns per hour; None for runs of a step that replayed segments."""
+    if figure == RUNS_PER_HOUR:
+        return metrics.runs_per_hour if metrics.on_runs else None
+    return metrics.turns_per_hour
+
+
+def _per_hour(value: float | None, figure: str) -> str:
+    return "—" if value is None else f"{value:.1f} {figure}"
 
 
 def _step_order(name: str) -> tuple[int, int]:
@@ -162,7 +210,7 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 
 
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
-    """One plot: every sweep's turns per hour against slots, overlaid; written in one rename."""
+    """One plot: every sweep's compared figure against slots, overlaid; written in one rename."""
     from ...files import PRIVATE_FILE, atomic_write_shared_bytes
     from .plots import figure_png, plots_available
 
@@ -186,25 +234,30 @@ def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
 
 
 def overlaid_throughput_figure(comparison: Comparison) -> Figure:
-    """Every sweep's turns per hour against slots, on whole slot counts."""
+    """Every sweep's compared figure (runs or turns per hour) against slots."""
     from matplotlib.figure import Figure
 
     from .plot_parts import plot_title
 
     figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
     ax = figure.subplots()
+    compared = comparison.figure
     for sweep in comparison.sweeps:
         points = [
-            (v.slots, v.metrics.turns_per_hour)
+            (v.slots, value)
             for v in sweep.judgement.verdicts
-            if v.metrics.turns_per_hour is not None
+            if (value := _figure_of(v.metrics, compared)) is not None
         ]
         xs = [p[0] for p in points]
         ax.plot(xs, [p[1] for p in points], marker="o", label=plot_title(sweep.evidence))
     slots = sorted({v.slots for sweep in comparison.sweeps for v in sweep.judgement.verdicts})
     ax.set_xticks(slots)  # whole slot counts only: there is no N = 1.5
     ax.set_xlabel("slots (N parallel sequences)")
-    ax.set_ylabel("served turns per hour (turns/h)")
+    ax.set_ylabel(
+        "completed runs per hour (runs/h)"
+        if compared == RUNS_PER_HOUR
+        else "served turns per hour (turns/h)"
+    )
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)

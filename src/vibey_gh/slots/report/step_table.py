@@ -311,6 +311,13 @@ RUN_HEADERS = {
     "p95 s": "p95 s turn / run",
 }
 RUN_COLUMNS = tuple(RUN_HEADERS.get(column, column) for column in COLUMNS)
+# the terminal's narrower headers: the throughput column holds runs per hour
+RUN_SHORT_HEADERS = {"turns/h": "runs/h"}
+
+
+def short_header(column: StepColumn, on_runs: bool) -> str:
+    """The terminal's header of `column`, naming runs/h for a sweep decided on it."""
+    return RUN_SHORT_HEADERS.get(column.short, column.short) if on_runs else column.short
 
 
 def columns_for(judgement: SweepJudgement) -> tuple[str, ...]:
@@ -380,6 +387,7 @@ __all__ = [
     "StepColumn",
     "StepView",
     "columns_for",
+    "short_header",
     "inconclusive_sentence",
     "markdown_table",
     "step_rows",
