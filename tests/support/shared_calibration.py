@@ -37,7 +37,7 @@ class SharedCalibration:
 @pytest.fixture(scope="session")
 def embedded_calibration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedCalibration]:
     """Run once, in a state dir and config lookup of its own (set here: the per-test isolation
-    is not in force yet when a session fixture starts)."""
+    is not in force yet when a fixture shared by the whole run starts)."""
     from vibey_gh.slots.measurement.calibrate import run_calibration
     from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
     from vibey_gh.slots.measurement.wiring import build_environment
