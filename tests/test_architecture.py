@@ -179,7 +179,7 @@ LANES, PLATFORMS, RUNNERS = "vibey_gh.lanes", "vibey_gh.platforms", "vibey_gh.ru
 STATE, USERDIRS = "vibey_gh.state", "vibey_gh.userdirs"
 SLOTS = "vibey_gh.slots"
 CORPUS, MEASUREMENT, EVIDENCE = f"{SLOTS}.corpus", f"{SLOTS}.measurement", f"{SLOTS}.evidence"
-REPORT, GATE = f"{SLOTS}.report", f"{SLOTS}.gate"
+REPORT, GATE, SOAK = f"{SLOTS}.report", f"{SLOTS}.gate", f"{SLOTS}.soak"
 COMPOSITION, DOCTOR = "vibey_gh.composition", "vibey_gh.doctor"
 BASE = frozenset({ERRORS, INTERFACES})
 ALLOWED: dict[str, frozenset[str]] = {
@@ -205,11 +205,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     MEASUREMENT: BASE
     | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
     | {CORPUS, JUDGING, EVIDENCE, REPORT},
+    SOAK: BASE
+    | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
+    | {CORPUS, JUDGING, EVIDENCE, REPORT, MEASUREMENT},
     COMPOSITION: BASE | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE, GATE, MEASUREMENT},
     DOCTOR: BASE | {CONFIG, PLATFORMS, USERDIRS, EVIDENCE},
     "vibey_gh.storm": BASE
     | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE, COMPOSITION}
-    | {CORPUS, EVIDENCE, GATE, MEASUREMENT},
+    | {CORPUS, EVIDENCE, GATE, MEASUREMENT, SOAK},
 }
 EDGE = "vibey_gh.cli"
 

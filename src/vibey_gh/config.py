@@ -53,6 +53,9 @@ class SimulatedModel:
     spread of the service time (0 = none). seed: of the noise. tokens_per_second: one slot's
     decode speed. scaling: how the runner's speed grows with the turns in flight: N of them
     share min(N, knee)^scaling times one slot's speed (1 = linear up to the knee; 0.5 = √N).
+    throttle_after_s: busy seconds (any turn in flight) after which the runner slows down to
+    `throttle_factor` of its speed, as a machine that heats up does (None: never). Neither is
+    part of the model's name: throttling is the machine's, not the model's, as on real hardware.
     """
 
     knee: int = 4
@@ -60,6 +63,8 @@ class SimulatedModel:
     seed: int = 0
     tokens_per_second: float = 400.0
     scaling: float = 1.0
+    throttle_after_s: float | None = None
+    throttle_factor: float = 0.5
 
 
 @frozen_value
@@ -89,6 +94,9 @@ class LocalModels:
     # the corpus holds think times, else none (interfaces.think)
     think_time: str | float | None = None
     think_cap: float = DEFAULT_THINK_CAP_S
+    # `require_soak = "2h"`: the gate answers N above one only where a soak at least this
+    # long held at N (None: off)
+    require_soak: float | None = None
 
     @property
     def step_cap_seconds(self) -> float:
@@ -183,6 +191,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         max_step_seconds=longest,
         think_time=_think_time(reader),
         think_cap=_think_cap(reader),
+        require_soak=_require_soak(reader),
     )
     reader.reject_unknown(extra={"bounds", "simulated"})
     return config
@@ -227,6 +236,18 @@ def _think_cap(reader: _Reader) -> float:
         raise reader.fail("think_cap", problem) from None
 
 
+def _require_soak(reader: _Reader) -> float | None:
+    from .interfaces.durations import parse_duration
+
+    value = reader.optional_string("require_soak")
+    if value is None or value.strip().lower() in ("", "off", "none"):
+        return None
+    try:
+        return parse_duration(value, "require_soak")
+    except BadInput as exc:
+        raise reader.fail("require_soak", str(exc).removeprefix("require_soak ")) from None
+
+
 def _parse_simulated(reader: _Reader) -> SimulatedModel:
     defaults = SimulatedModel()
     model = SimulatedModel(
@@ -237,6 +258,10 @@ def _parse_simulated(reader: _Reader) -> SimulatedModel:
             "tokens_per_second", defaults.tokens_per_second, low=0.001, high=1e9
         ),
         scaling=reader.number("scaling", defaults.scaling, low=0.0, high=1.0),
+        throttle_after_s=reader.optional_at_least("throttle_after_s", 0.0),
+        throttle_factor=reader.number(
+            "throttle_factor", defaults.throttle_factor, low=0.01, high=1.0
+        ),
     )
     reader.reject_unknown()
     return model

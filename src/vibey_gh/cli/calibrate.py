@@ -245,7 +245,7 @@ def calibrate(
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
-    thinking = _think_overrides(think_time, think_cap)
+    thinking = think_overrides(think_time, think_cap)
     if out_dir is not None:
         from ..platforms.system_paths import check_output_folder
 
@@ -419,7 +419,7 @@ def describe_after(after: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
+def think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
     """The config changes --think-time and --think-cap ask for; bad values are bad input."""
     from ..interfaces.think import check_think_cap, parse_think_time
 

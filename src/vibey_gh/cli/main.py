@@ -84,6 +84,7 @@ def _collaborators_given(given: object) -> Collaborators:
     lazy={
         "corpus": "corpus:corpus",
         "calibrate": "calibrate:calibrate",
+        "soak": "soak:soak",
         "allowed": "allowed:allowed",
         "show": "show:show",
         "apply": "apply:apply",

@@ -201,6 +201,15 @@ def render_answer(answer: ShowAnswer, console: Console, *, markdown: bool = Fals
             out(f"    {other.path}")
     elif answer.shown is None:
         out("no evidence in the state dir")
+    if answer.soaks:
+        from ..slots.report.soak_view import lines
+
+        for soak in answer.soaks:
+            out("")
+            for line in lines(soak):
+                out(line, markup=False)
+            if soak.report_path.exists():
+                out(f"  report: {soak.report_path}", markup=False)
 
 
 def _render_shown(

@@ -5,6 +5,7 @@
 between systems live here too: durable writes (`durability`: F_FULLFSYNC on macOS), file locks never
 taken through links (`locks`), who holds a port (`ports`), process groups and sessions
 (`processes`), the embedded runner's stop signals (`stopsignals`) and which paths are the system's
-rather than the user's (`system_paths`: kernel file systems, system folders). Nothing outside this
+rather than the user's (`system_paths`: kernel file systems, system folders). `sensors/` reads
+what a platform reports beyond memory: temperatures, power, clocks, throttling. Nothing outside this
 package names an OS or makes those calls.
 """

@@ -130,6 +130,15 @@ class NvmlGpus:
                 problems.append(f"GPU {index} memory unreadable: {exc}")
         return GpuReading(tuple(gpus), self.source, "; ".join(problems) or None)
 
+    def devices(self) -> tuple[Any, list[tuple[int, Any]], tuple[type[BaseException], ...]] | str:
+        """The NVML library, each GPU's index and handle, and the errors its calls raise (for
+        the sensors, `platforms.sensors.nvidia_sensors`); why not, when NVML cannot start."""
+        self._start()
+        if self._failure is not None:
+            return self._failure
+        handles = [(index, handle) for index, _name, handle in self._devices]
+        return self._library, handles, self._error_types()
+
     def process_memory(self) -> GpuProcesses:
         """Per GPU index, the GPU memory of each process NVML lists on it (compute and graphics).
 

@@ -21,6 +21,7 @@ from .support import platform_family as platform_family  # also asked for from h
 from .support import this_platform as this_platform
 
 if TYPE_CHECKING:
+    from ..interfaces.readings import SensorSource
     from ..interfaces.samples import MemorySample
     from ..interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
     from .footprint import GpuProcessSource, ProductionFootprint
@@ -111,6 +112,8 @@ class PlatformProbes:
     root: Path
     # the GPUs' per-process memory (NVML on Linux); None where the platform has none to list
     gpus: GpuProcessSource | None = None
+    # readings beyond memory: temperatures, power, clocks, throttling (platforms.sensors)
+    sensors: SensorSource | None = None
 
     @classmethod
     def detect(
@@ -126,6 +129,7 @@ class PlatformProbes:
         device: DeviceProbe
         memory: MemorySampler
         gpu_processes: GpuProcessSource | None = None
+        nvidia: NvmlGpus | NoNvidiaDriver | None = None
         if family == "linux":
             from .linux import LinuxDeviceProbe, LinuxMemorySampler
             from .nvidia import gpus_for
@@ -133,7 +137,7 @@ class PlatformProbes:
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)
             memory = LinuxMemorySampler(root, gpus, clock)
-            gpu_processes = gpus
+            gpu_processes = nvidia = gpus
         elif family == "darwin":
             from .darwin import DarwinDeviceProbe, DarwinMemorySampler
 
@@ -142,7 +146,10 @@ class PlatformProbes:
         else:
             device = UnsupportedDeviceProbe(platform)
             memory = UnsupportedMemorySampler(platform, clock)
-        return cls(family, device, memory, runner, root, gpu_processes)
+        from .sensors.combined import sensors_for
+
+        sensors = sensors_for(family, root, runner, nvidia)
+        return cls(family, device, memory, runner, root, gpu_processes, sensors)
 
     def production_footprint(
         self,

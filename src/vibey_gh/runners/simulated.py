@@ -53,6 +53,12 @@ def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
         "--tokens-per-second", repr(model.tokens_per_second),
         "--scaling", repr(model.scaling),
         "--parent-pid", str(os.getpid()),
+        *(
+            ("--throttle-after-s", repr(model.throttle_after_s),
+             "--throttle-factor", repr(model.throttle_factor))
+            if model.throttle_after_s is not None
+            else ()
+        ),
     ]  # fmt: skip
 
 

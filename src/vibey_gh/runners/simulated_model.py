@@ -197,22 +197,39 @@ class ProcessorSharing:
     """
 
     def __init__(
-        self, knee: int, monotonic: Callable[[], float] = time.monotonic, scaling: float = 1.0
+        self,
+        knee: int,
+        monotonic: Callable[[], float] = time.monotonic,
+        scaling: float = 1.0,
+        throttle_after_s: float | None = None,
+        throttle_factor: float = 1.0,
     ) -> None:
         self.knee = knee
         self.scaling = scaling
         self.monotonic = monotonic
+        # the throttle model: after this much busy time (any turn in flight) the runner does
+        # `throttle_factor` of its work per second, as a machine that heats up and slows down
+        self.throttle_after_s = throttle_after_s
+        self.throttle_factor = throttle_factor
+        self.busy_s = 0.0
         self.changed = threading.Condition()
         self.remaining: dict[int, float] = {}
         self.updated = monotonic()
         self.next_id = 0
 
+    @property
+    def throttled(self) -> bool:
+        return self.throttle_after_s is not None and self.busy_s >= self.throttle_after_s
+
     def _rate(self) -> float:
-        return sharing_rate(len(self.remaining), self.knee, self.scaling)
+        rate = sharing_rate(len(self.remaining), self.knee, self.scaling)
+        return rate * self.throttle_factor if self.throttled else rate
 
     def _advance(self) -> None:
         now = self.monotonic()
         rate = self._rate()
+        if self.remaining:
+            self.busy_s += now - self.updated
         for key in self.remaining:
             self.remaining[key] -= (now - self.updated) * rate
         self.updated = now

@@ -59,7 +59,10 @@ class _Engine:
         self.tasks = 0
         self.ready = threading.Condition()
         self.rng = random.Random(args.seed)
-        self.capacity = ProcessorSharing(args.knee, scaling=args.scaling)
+        self.capacity = ProcessorSharing(
+            args.knee, scaling=args.scaling, throttle_after_s=args.throttle_after_s,
+            throttle_factor=args.throttle_factor,
+        )  # fmt: skip
         self.cache = SlotPromptCache(args.slots)
 
     def acquire(self, request: _Request) -> tuple[int, int, float, int]:
@@ -340,6 +343,13 @@ def _scaling(text: str) -> float:
     return value
 
 
+def _throttle_factor(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, not {text}")
+    return value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     defaults = SimulatedModel()
     parser = argparse.ArgumentParser(
@@ -356,6 +366,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--tokens-per-second", type=_non_negative, default=defaults.tokens_per_second
     )
     parser.add_argument("--scaling", type=_scaling, default=defaults.scaling)
+    parser.add_argument("--throttle-after-s", type=_non_negative, default=None)
+    parser.add_argument("--throttle-factor", type=_throttle_factor, default=1.0)
     parser.add_argument("--parent-pid", type=_positive, default=None)
     return parser.parse_args(argv)
 

@@ -9,6 +9,7 @@ Stage packages, in the order a calibration passes them:
 - `report`: what people read: summary, step table, Markdown and HTML reports, plots, show,
   compare.
 - `gate`: the answers other tools act on: `slots allowed`, `slots apply`, OpenMetrics.
+- `soak`: one N held for hours beside production, its readings over time, drift decided.
 
 Every `__init__` here is a docstring only: importing a stage imports nothing heavy.
 """

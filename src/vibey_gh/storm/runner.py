@@ -85,6 +85,7 @@ class Storm:
         self.running: dict[str, _LaneJob] = {}
         self.last_good_config: LocalModels | None = None
         self.backoff = CalibrationBackoff()
+        self.soak_backoff = CalibrationBackoff()
 
     # --- lanes ---------------------------------------------------------------------------
 
@@ -233,6 +234,41 @@ class Storm:
             self.summary.calibrations.append({"outcome": repr(outcome)})
             self.log(f"calibration finished: {outcome!r}")
 
+    def _maybe_soak(self, config: LocalModels) -> bool:
+        """Run a requested soak (`require_soak`) when idle, as a calibration; True if it tried."""
+        from ..slots.evidence.soak_file import pending_soak_requests
+
+        if not self.options.calibration.enabled or self.deps.soak is None:
+            return False
+        now = self.deps.clock.monotonic()
+        requests = pending_soak_requests(self.deps.layout)
+        due = self.soak_backoff.due({r.fingerprint for r in requests}, now)
+        request = next((r for r in requests if r.fingerprint in due), None)
+        if request is None:
+            return False
+        self.log(f"idle with a soak request ({request.fingerprint}): soaking")
+        self.control.calibrating = True
+        try:
+            outcome = self.deps.soak(
+                config, self.deps.layout, self.records, self.queue.folder(DONE),
+                self.options.calibration, self.log, request,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            self.log("soak interrupted; what it measured is checkpointed")
+            self.control.request_stop()
+            return True
+        except (VibeyError, OSError) as exc:
+            attempts, delay = self.soak_backoff.failed({request.fingerprint}, now)
+            self.log(f"soak not run: {exc}; trying again in {delay:.0f}s (attempt {attempts})")
+            return True
+        finally:
+            self.control.calibrating = False
+        self.soak_backoff.ran({request.fingerprint})
+        self.summary.calibrations.append({"soak": outcome.to_json()})
+        said = outcome.reason if outcome.skipped or outcome.path is None else outcome.verdict
+        self.log(f"soak at N={outcome.slots}: {said}")
+        return True
+
     # --- the loop ------------------------------------------------------------------------
 
     def _pass(self) -> str:
@@ -255,7 +291,7 @@ class Storm:
             return FULL
         if self.running or self.queue.pending():
             return WAIT
-        if self._maybe_calibrate(config):
+        if self._maybe_calibrate(config) or self._maybe_soak(config):
             return END if self.control.stop.is_set() else AGAIN  # AGAIN logs the new answer
         return END if self.options.once else WAIT
 

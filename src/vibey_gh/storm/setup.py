@@ -72,6 +72,8 @@ class StormDeps:
     client_for: Callable[[LocalModels], ChatClient]
     calibrate: Calibrate
     echo: Callable[[str], None]
+    # a requested soak in idle time (storm.soaking.soak_idle; None: never)
+    soak: Callable[..., Any] | None = None
 
 
 def default_deps(
@@ -79,6 +81,7 @@ def default_deps(
 ) -> StormDeps:
     """The storm's world from the composition root's collaborators (default: the real ones)."""
     from ..composition import real_collaborators
+    from .soaking import soak_idle
 
     parts = collaborators or real_collaborators()
     return StormDeps(
@@ -89,6 +92,7 @@ def default_deps(
         client_for=parts.production_client,
         calibrate=functools.partial(calibrate_idle, environment=parts.calibration_environment),
         echo=echo,
+        soak=functools.partial(soak_idle, environment=parts.calibration_environment),
     )
 
 

@@ -67,3 +67,28 @@ def test_ticks_record_memory_production_and_evictions(tmp_path: Path) -> None:
 def test_process_tree_rss_of_a_missing_process_is_none() -> None:
     assert process_tree_rss(None) is None
     assert process_tree_rss(2**22 + 12345) is None
+
+
+def test_with_sensors_each_tick_also_holds_its_named_readings(tmp_path: Path) -> None:
+    from vibey_gh.interfaces.readings import Reading, SensorReport
+
+    class Hot:
+        def read(self) -> SensorReport:
+            return SensorReport({"thermal.x86_pkg_temp_c": Reading(71.0, "C")})
+
+    idle = ProductionState(reachable=False, busy=False, reason="no answer")
+    sampler = StepSampler(
+        memory=Memory([memory(0, 10, 0)]),
+        production=Watch([idle]),
+        log_events=lambda: [],
+        runner_pid=lambda: os.getpid(),
+        samples_path=tmp_path / "samples.jsonl",
+        clock=ManualClock(epoch=1.0),
+        sensors=Hot(),
+    )
+    sampler.tick()
+    (line,) = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert line["readings"]["thermal.x86_pkg_temp_c"] == {"value": 71.0, "unit": "C"}
+    assert line["readings"]["host.wired_bytes"]["value"] == 10
+    assert line["readings"]["runner.rss_bytes"]["value"] > 0
+    assert line["memory"]["wired_bytes"] == 10, "the memory sample keeps its own format"

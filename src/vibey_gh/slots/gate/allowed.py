@@ -47,6 +47,7 @@ REASON_CODES = (
     "state_unusable",  # the state folder cannot be read or written (read-only, full, a file)
     "production_unreachable",  # the production runner did not say what it runs
     "config_error",  # the config does not parse: 1 until it is fixed
+    "soak_required",  # require_soak: no soak long enough held at the N the evidence supports
     "unsupported_platform",  # an OS other than macOS and Linux: 1, always
 )
 
@@ -237,6 +238,8 @@ def _decide_from_state(
         return replace(stale, evidence_age_s=max(0.0, now - created_at))
     answer = _from_figures(config, fingerprint, figures, path)
     answer = replace(answer, evidence_age_s=max(0.0, now - created_at))
+    if config.require_soak is not None:
+        answer = _with_soak_required(answer, config, deps, fingerprint)
     if figures.without_intervals:
         # still answered from it, but it cannot say how sure it is: ask for a new measurement
         old = "measured without intervals (one pass over the corpus per step)"
@@ -246,6 +249,24 @@ def _decide_from_state(
             request=requested.request,
         )  # fmt: skip
     return answer
+
+
+def _with_soak_required(
+    answer: AllowedAnswer, config: LocalModels, deps: AllowedDeps, fingerprint: Fingerprint
+) -> AllowedAnswer:
+    from .soak_gate import soak_limit
+
+    limit = soak_limit(config, deps.layout, deps.clock.now(), fingerprint, answer.allowed)
+    if limit is None:
+        return answer
+    return replace(
+        answer,
+        allowed=limit.allowed,
+        reason=answer.reason + limit.said,
+        reason_code="soak_required" if limit.lowered else answer.reason_code,
+        requested=answer.requested or limit.request is not None,
+        request=answer.request or limit.request,
+    )
 
 
 def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:

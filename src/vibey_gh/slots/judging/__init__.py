@@ -6,7 +6,8 @@ latency), `fidelity` (answers against the one-slot answers), `reported` (what th
 itself), `baseline` (raw steps to figures, early verdicts), `figures` (every number the judge
 compares), `bounds` (the limits), `judge` (verdicts and the ideal N), `noise` (whether the noise
 decided: reason code and sentence), `sweep` (which N comes next), `trust` (whether the floor can
-stand).
+stand), `reading_bounds` (bounds over a tick's readings, each naming what it needs), `drift` (a
+soak's windows, trend and verdict).
 
 Public surface: `bounds.Bounds`, `records.StepRecord`, `baseline.sweep_figures`,
 `judge.judge_sweep`, `judge.judge_figures`, `judge.SweepJudgement`, `sweep.sweep_steps`. The

@@ -296,6 +296,7 @@ def run_calibration(
         max_step_seconds=req.config.step_cap_seconds,
         production_footprint=env.production_footprint,
         think=think,
+        sensors=env.sensors,
     )
     new_steps = 0
     unclean = False

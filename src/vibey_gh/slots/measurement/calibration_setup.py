@@ -14,6 +14,7 @@ from typing import Any
 
 from ...clock import Clock
 from ...config import LocalModels
+from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, ProductionWatch, RunnerInfo
 from ...interfaces.values import frozen_value
 from ...state import StateLayout
@@ -74,6 +75,8 @@ class Environment:
     # file size (for the fit check before the first step); None: not watched / unknown
     production_footprint: FootprintSource | None = None
     calibration_model_bytes: Callable[[], int | None] | None = None
+    # readings beyond memory (temperatures, power, clocks, throttling) for a soak; None: none
+    sensors: SensorSource | None = None
 
 
 @dataclass

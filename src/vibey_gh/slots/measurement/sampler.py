@@ -18,6 +18,7 @@ import psutil
 
 from ...clock import Clock
 from ...files import append_line_durably
+from ...interfaces.readings import Reading, SensorSource, sample_of
 from ...interfaces.slots_interface import HostMemorySampler, MemorySample, ProductionWatch
 from ..judging.records import LogEventRecord, ProductionRecord
 from .production_memory import ProductionHeld, charge_sample
@@ -56,7 +57,10 @@ class StepSampler:
         on_tick: Callable[[MemorySample], None] | None = None,
         calibration: ProductionWatch | None = None,
         footprint: Callable[[], ProductionHeld | None] | None = None,
+        sensors: SensorSource | None = None,
     ) -> None:
+        # the platform's readings beyond memory, written beside the memory sample (None: none)
+        self._sensors = sensors
         # production's footprint, left out of the charged figures (None: not watched)
         self._footprint = footprint
         self._calibration = calibration
@@ -162,6 +166,12 @@ class StepSampler:
             "calibration": None if held is None else {"models": sorted(held.models)},
             "log_events": [e.to_json() for e in new_events],
         }
+        if self._sensors is not None:
+            # one tick as named readings: the memory sample above keeps its own format
+            rss_missing = None if rss is not None else "the runner's process is gone"
+            rss_reading = Reading(None if rss is None else float(rss), "B", rss_missing)
+            ticked = sample_of(sample, {"runner.rss_bytes": rss_reading})
+            line["readings"] = ticked.with_report(self._sensors.read()).to_json()["readings"]
         append_line_durably(self._path, json.dumps(line, default=str))
         if self._on_tick is not None:
             self._on_tick(charged)

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from ...clock import Clock
 from ...files import append_line_durably, ensure_private_dir
+from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import (
     ChatSettings,
     HostMemorySampler,
@@ -109,6 +110,8 @@ class StepContext:
     production_footprint: FootprintSource | None = None
     # the wait before each turn (the run's tools); none: back to back
     think: ThinkPolicy = ThinkPolicy()
+    # the platform's readings beyond memory, kept in each tick of samples.jsonl (None: none)
+    sensors: SensorSource | None = None
 
 
 class _LineWriter:
@@ -240,6 +243,7 @@ def _replay_with_sampler(
         on_tick=on_tick,
         calibration=ctx.calibration_watch(running.base_url) if ctx.calibration_watch else None,
         footprint=read_footprint if ctx.production_footprint is not None else None,
+        sensors=ctx.sensors,
     )
     results = _LineWriter(step_dir / "turns.jsonl")
     started_at = ctx.clock.now()

@@ -70,6 +70,7 @@ def build_environment(
             config.production, kind.default_port, kind.process_names
         ),
         calibration_model_bytes=lambda: model_file_bytes(config),
+        sensors=probes.sensors,
     )
 
 

@@ -28,6 +28,7 @@ from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_js
 from ..judging.noise import decidability
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
+from .soak_view import SoakView, soak_views, write_soak_report
 from .step_table import columns_for, step_rows, step_values
 
 # `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
@@ -171,6 +172,8 @@ class ShowAnswer:
     asked: str | None
     shown: ShownEvidence | None
     others: tuple[OtherEvidence, ...]
+    # the soaks of the fingerprint shown, by N (`slots soak`)
+    soaks: tuple[SoakView, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,6 +183,7 @@ class ShowAnswer:
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,
             "others": [o.to_json() for o in self.others],
+            "soaks": [s.to_json() for s in self.soaks],
         }
 
 
@@ -275,11 +279,18 @@ def gather_show(
     asked = asked or (today.id if today else None)
     shown: ShownEvidence | None = None
     path = evidence_path(deps.layout, asked) if asked else None
+    soaks = tuple(soak_views(deps.layout, asked)) if asked else ()
     if path is not None and path.exists():
         shown = _shown(path, config, deps, today, write)
-    elif fingerprint is not None:
+    elif fingerprint is not None and not soaks:
         raise EvidenceError(
             f"no evidence for fingerprint {asked}; run `vibey-gh slots calibrate` to measure"
         )
     others = _others(list(iter_evidence_paths(deps.layout)), path, today)
-    return ShowAnswer(today, problem, asked, shown, tuple(others))
+    if write:
+        from .plots import plots_available
+
+        for soak in soaks:
+            if soak.record is not None:
+                write_soak_report(soak, plots_available())
+    return ShowAnswer(today, problem, asked, shown, tuple(others), soaks)

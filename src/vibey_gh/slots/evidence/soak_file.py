@@ -1,0 +1,181 @@
+"""A soak on disk: its own file beside the evidence, sealed like evidence, and soak requests.
+
+evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (the latest replaces it)
+requests/soak/<fp>.json        written by `allowed` when `require_soak` wants one
+
+A soak file holds {schema_version, kind, fingerprint {id, fields}, created_at, slots,
+duration_s (asked), measured_s, window_s, complete, corpus_sha256, method, bounds, spans
+(each span's window and its decided units' end times), series (each window's throughput and
+its readings' mean and peak), judgement (`judging.drift.SoakJudgement`), runs_dir,
+integrity}. Its integrity is evidence's: the fingerprint id recomputed from the fields, and
+the sha256 of the canonical JSON of the rest (`store.check_integrity`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...errors import EvidenceError, MalformedJson
+from ...files import atomic_write_json, ensure_private_dir, read_json
+from ...interfaces import json_fields
+from ...interfaces.values import frozen_value
+from ...state import StateLayout
+from .requests import RequestDocument
+from .store import check_integrity, seal_evidence
+
+SOAK_SCHEMA = 1
+SOAK_KIND = "vibey-gh-soak"
+SOAK_REQUEST_KIND = "vibey-gh-soak-request"
+_NAME = re.compile(r"([0-9a-f]{16})-n(\d+)")
+
+
+@frozen_value
+class SoakRecord:
+    """A soak as recorded, read back; `judgement` is the drift judge's JSON."""
+
+    path: Path
+    data: Mapping[str, Any]
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.data["fingerprint"]["id"])
+
+    @property
+    def slots(self) -> int:
+        return int(self.data["slots"])
+
+    @property
+    def created_at(self) -> float:
+        return float(self.data["created_at"])
+
+    @property
+    def measured_s(self) -> float:
+        return float(self.data["measured_s"])
+
+    @property
+    def judgement(self) -> Mapping[str, Any]:
+        value = self.data.get("judgement")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def verdict(self) -> str:
+        return str(self.judgement.get("verdict", "unknown"))
+
+    @property
+    def holds(self) -> bool:
+        return self.judgement.get("holds") is True
+
+    @property
+    def series(self) -> list[Mapping[str, Any]]:
+        value = self.data.get("series")
+        return [w for w in value if isinstance(w, dict)] if isinstance(value, list) else []
+
+
+def soak_folder(layout: StateLayout) -> Path:
+    return layout.evidence / "soak"
+
+
+def soak_path(layout: StateLayout, fingerprint: str, slots: int) -> Path:
+    return soak_folder(layout) / f"{fingerprint}-n{slots}.json"
+
+
+def write_soak(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    sealed = seal_evidence({"schema_version": SOAK_SCHEMA, "kind": SOAK_KIND, **data})
+    ensure_private_dir(path.parent)
+    atomic_write_json(path, sealed)
+    return sealed
+
+
+def load_soak(path: Path) -> SoakRecord:
+    """A soak file that is what was recorded; EvidenceError otherwise."""
+    data = read_json(path, kind="soak", schema_version=SOAK_SCHEMA)
+    if data.get("kind") != SOAK_KIND:
+        raise EvidenceError(f"soak file {path} is not a soak ({data.get('kind')!r})")
+    try:
+        with json_fields.within("soak"):
+            json_fields.integer(data, "slots")
+            json_fields.number(data, "created_at")
+            json_fields.number(data, "measured_s")
+            json_fields.mapping(data, "judgement")
+            fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
+            with json_fields.within("fingerprint"):
+                json_fields.text(fingerprint, "id")
+        check_integrity(data, None)
+    except (KeyError, TypeError) as exc:
+        raise MalformedJson(f"soak file {path}: {exc}") from None
+    named = _NAME.fullmatch(path.stem)
+    if named and (named.group(1), int(named.group(2))) != (
+        data["fingerprint"]["id"],
+        data["slots"],
+    ):
+        raise EvidenceError(f"soak file {path} holds another fingerprint's or N's soak")
+    return SoakRecord(path, data)
+
+
+def soaks_for(layout: StateLayout, fingerprint: str) -> list[tuple[Path, SoakRecord | str]]:
+    """Every soak file of `fingerprint`, by N: the record, or why it is unusable."""
+    folder = layout.root / "evidence" / "soak"
+    found: list[tuple[Path, SoakRecord | str]] = []
+    for path in sorted(folder.glob(f"{fingerprint}-n*.json")) if folder.is_dir() else []:
+        try:
+            found.append((path, load_soak(path)))
+        except EvidenceError as exc:
+            found.append((path, str(exc)))
+    return found
+
+
+def soak_request_path(layout: StateLayout, fingerprint: str) -> Path:
+    return layout.requests / "soak" / f"{fingerprint}.json"
+
+
+def write_soak_request(
+    layout: StateLayout,
+    fingerprint: str,
+    fields: Mapping[str, Any],
+    reason: str,
+    now: float,
+    settings: Mapping[str, Any],
+) -> Path:
+    """A soak request, written like a calibration request (the same document, its own
+    folder); a standing one that says the same is left as it is."""
+    path = soak_request_path(layout, fingerprint)
+    standing = read_soak_request(path)
+    if standing is not None and (standing.reason, dict(standing.settings)) == (
+        reason,
+        dict(settings),
+    ):
+        return path
+    request = RequestDocument(fingerprint, dict(fields), reason, now, dict(settings))
+    ensure_private_dir(path.parent)
+    atomic_write_json(path, {**request.to_json(), "kind": SOAK_REQUEST_KIND})
+    return path
+
+
+def read_soak_request(path: Path) -> RequestDocument | None:
+    try:
+        data = read_json(path, kind="soak request", schema_version=1)
+        return RequestDocument.from_json(data)
+    except EvidenceError:
+        return None
+
+
+def clear_soak_request(layout: StateLayout, fingerprint: str) -> bool:
+    try:
+        soak_request_path(layout, fingerprint).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def pending_soak_requests(layout: StateLayout) -> list[RequestDocument]:
+    """The standing soak requests; a damaged file is skipped (`slots allowed` writes it again)."""
+    folder = layout.root / "requests" / "soak"
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        request = read_soak_request(path)
+        if request is not None:
+            found.append(request)
+    return found

@@ -1,0 +1,170 @@
+"""What people read of a soak: its verdict and why, the trend, the readings over time.
+
+The same words go to `slots show` (`lines`), the soak's Markdown report (`soak_markdown`,
+written beside the soak file with its plot) and `--json` (`SoakView.to_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...files import atomic_write_text
+from ...interfaces.durations import format_duration
+from ...interfaces.values import frozen_value
+from ...state import StateLayout
+from ..evidence.soak_file import SoakRecord, soaks_for
+
+REPORT_SUFFIX = "-report.md"
+PLOT_SUFFIX = "-soak.png"
+# the readings a person asks about first: temperatures, power, clocks, memory
+SHOWN_PREFIXES = ("thermal.", "gpu", "cpu.", "runner.rss_bytes", "host.free_share")
+
+
+@frozen_value
+class SoakView:
+    path: Path
+    record: SoakRecord | None
+    problem: str | None = None
+
+    @property
+    def report_path(self) -> Path:
+        return self.path.with_name(self.path.stem + REPORT_SUFFIX)
+
+    @property
+    def plot_path(self) -> Path:
+        return self.path.with_name(self.path.stem + PLOT_SUFFIX)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.record is None:
+            return {"path": str(self.path), "problem": self.problem}
+        data = self.record.data
+        return {
+            "path": str(self.path),
+            "slots": self.record.slots,
+            "measured_s": self.record.measured_s,
+            "created_at": self.record.created_at,
+            "complete": data.get("complete"),
+            "judgement": dict(self.record.judgement),
+            "series": self.record.series,
+            "readings": data.get("readings"),
+            "report": str(self.report_path) if self.report_path.exists() else None,
+            "plot": str(self.plot_path) if self.plot_path.exists() else None,
+        }
+
+
+def soak_views(layout: StateLayout, fingerprint: str) -> list[SoakView]:
+    return [
+        SoakView(path, found) if isinstance(found, SoakRecord) else SoakView(path, None, found)
+        for path, found in soaks_for(layout, fingerprint)
+    ]
+
+
+def _interval(values: Mapping[str, Any] | None, scale: float = 1.0, unit: str = "") -> str:
+    if not values:
+        return "unknown"
+    low, high = values.get("low"), values.get("high")
+    point = f"{values.get('slope', values.get('value', 0)) * scale:+.1f}{unit}"
+    if low is None or high is None:
+        return point
+    return f"{point} ({low * scale:+.1f} to {high * scale:+.1f}{unit})"
+
+
+def _unit_value(value: float, unit: str) -> str:
+    if unit == "B":
+        return f"{value / 1e9:.2f} GB"
+    if unit == "":
+        return f"{value:.2f}"
+    return f"{value:.1f} {unit}"
+
+
+def reading_rows(record: SoakRecord) -> list[tuple[str, str, str, str]]:
+    """(reading, first window's mean, last window's mean, peak), for the readings shown."""
+    series = record.series
+    info = record.data.get("readings") or {}
+    units: Mapping[str, str] = info.get("units", {}) if isinstance(info, dict) else {}
+    if not series:
+        return []
+    names = sorted(
+        {name for w in series for name in w.get("readings", {})}
+        & {n for n in [*units, "host.free_share"] if n.startswith(SHOWN_PREFIXES)}
+    )
+    rows = []
+    for name in names:
+        first = series[0].get("readings", {}).get(name)
+        last = series[-1].get("readings", {}).get(name)
+        peak = max((w["readings"][name]["max"] for w in series if name in w.get("readings", {})),
+                   default=None)  # fmt: skip
+        unit = units.get(name, "")
+        rows.append((
+            name,
+            _unit_value(first["mean"], unit) if first else "—",
+            _unit_value(last["mean"], unit) if last else "—",
+            _unit_value(peak, unit) if peak is not None else "—",
+        ))  # fmt: skip
+    return rows
+
+
+def lines(view: SoakView) -> list[str]:
+    """The soak in a few lines for `slots show`."""
+    if view.record is None:
+        return [f"soak {view.path.name}: unusable ({view.problem})"]
+    record = view.record
+    judgement = record.judgement
+    verdict = "HOLDS" if record.holds else str(judgement.get("verdict", "unknown")).upper()
+    out = [
+        f"soak at N={record.slots}, {format_duration(record.measured_s)}: {verdict}",
+        *(f"  {reason}" for reason in judgement.get("reasons", [])),
+        "  throughput trend: "
+        + _interval(judgement.get("trend_per_hour"), 100.0, " %/h")
+        + " of the first window",
+    ]
+    rss = judgement.get("rss_per_hour")
+    if rss:
+        out.append("  runner memory: " + _interval(rss, 1e-6, " MB/h"))
+    for name, first, last, peak in reading_rows(record):
+        out.append(f"  {name}: {first} → {last} (peak {peak})")
+    missing = (record.data.get("readings") or {}).get("missing") or {}
+    for name, why in sorted(missing.items()):
+        out.append(f"  {name}: not read ({why})")
+    for unjudged in judgement.get("unjudged", []):
+        out.append(f"  {unjudged}")
+    return out
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def soak_markdown(view: SoakView, plot_name: str | None) -> str:
+    assert view.record is not None
+    record = view.record
+    out = [f"# Soak at N={record.slots}: fingerprint {record.fingerprint}", ""]
+    out += [f"- {line.strip()}" for line in lines(view)[1:]]
+    out += ["", "## Throughput per window", ""]
+    rows = [
+        (format_duration(w["at_s"]), str(w["units"]), f"{w['throughput']:.0f}",
+         "—" if w.get("se") is None else f"± {w['se']:.0f}")
+        for w in record.series
+    ]  # fmt: skip
+    out += _table(("from", "units", "per hour", "standard error"), rows)
+    if plot_name:
+        out += ["", f"![throughput, temperature and power over the soak]({plot_name})"]
+    out += ["", f"Raw turns and every tick's readings: `{record.data.get('runs_dir')}`", ""]
+    return "\n".join(out)
+
+
+def write_soak_report(view: SoakView, plotting: bool) -> list[Path]:
+    """The soak's Markdown report and its plot, beside the soak file."""
+    written: list[Path] = []
+    if plotting and view.record is not None:
+        from .soak_plot import write_soak_plot
+
+        written.append(write_soak_plot(view.record, view.plot_path))
+    atomic_write_text(view.report_path, soak_markdown(view, written[0].name if written else None))
+    return [view.report_path, *written]

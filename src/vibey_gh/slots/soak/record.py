@@ -1,0 +1,186 @@
+"""The end of a soak: its checkpoint judged (`judging.drift`) and written as a sealed soak file.
+
+The file keeps the raw spans (each decided unit's end time), each window's throughput and its
+readings' mean and peak, what each reading means and why any could not be read, and the
+judgement; the turns and every tick stay in the run folder it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...interfaces.bounds import Bounds
+from ...interfaces.durations import format_duration
+from ...interfaces.readings import ReadingSample
+from ..evidence.fingerprint import Fingerprint
+from ..evidence.soak_file import clear_soak_request, load_soak, soak_path, write_soak
+from ..judging.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
+from ..judging.metrics import decisive_ends
+from ..judging.records import TurnRecord
+from ..measurement.calibration_setup import Environment
+from ..report.plots import plots_available
+from ..report.soak_view import SoakView, write_soak_report
+from .journal import SoakJournal, Span
+from .request import SoakRequest
+
+DONE_WITHIN_S = 1.0
+
+
+@dataclass
+class SoakOutcome:
+    fingerprint: str
+    slots: int | None
+    path: Path | None
+    verdict: str | None
+    holds: bool
+    reasons: tuple[str, ...] = ()
+    measured_s: float = 0.0
+    complete: bool = False
+    skipped: bool = False
+    reason: str = ""
+    judgement: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def skipped_for(cls, fingerprint: str, reason: str) -> SoakOutcome:
+        return cls(fingerprint, None, None, None, False, skipped=True, reason=reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "slots": self.slots,
+            "soak": str(self.path) if self.path else None,
+            "verdict": self.verdict,
+            "holds": self.holds,
+            "reasons": list(self.reasons),
+            "measured_s": self.measured_s,
+            "complete": self.complete,
+            "skipped": self.skipped,
+            "reason": self.reason,
+            "judgement": self.judgement,
+        }
+
+
+def soak_inputs(
+    spans: Sequence[Span],
+    turns: dict[int, list[TurnRecord]],
+    readings: Sequence[tuple[int, float, ReadingSample]],
+    shape: str,
+) -> tuple[list[SoakSpan], list[tuple[float, ReadingSample]]]:
+    """The judge's inputs: each span's decided ends, each tick at its place in measured time."""
+    out: list[SoakSpan] = []
+    offsets: dict[int, tuple[float, float]] = {}  # span -> (its start, measured before it)
+    measured = 0.0
+    for span in spans:
+        if span.start is None or span.end is None:
+            continue
+        ends = decisive_ends(turns.get(span.index, []), span.start, span.end, shape)
+        out.append(SoakSpan(span.start, span.end, tuple(sorted(ends))))
+        offsets[span.index] = (span.start, measured)
+        measured += span.end - span.start
+    samples = [
+        (offsets[index][1] + sample.t - offsets[index][0], sample)
+        for index, _wall, sample in readings
+        if index in offsets
+    ]
+    return out, samples
+
+
+def window_series(
+    windows: Sequence[SoakWindow], samples: Sequence[tuple[float, ReadingSample]]
+) -> list[dict[str, Any]]:
+    """Each window's throughput and, per reading, its mean and peak over the window."""
+    series = []
+    for window in windows:
+        inside = [s for at, s in samples if window.at_s <= at < window.at_s + window.length_s]
+        values: dict[str, list[float]] = {}
+        for sample in inside:
+            for name, reading in sample.readings.items():
+                if reading.value is not None:
+                    values.setdefault(name, []).append(reading.value)
+        series.append({
+            **window.to_json(),
+            "readings": {
+                name: {"mean": sum(v) / len(v), "max": max(v)} for name, v in sorted(values.items())
+            },
+        })  # fmt: skip
+    return series
+
+
+def readings_info(samples: Sequence[tuple[float, ReadingSample]]) -> dict[str, Any]:
+    """Each reading's unit and meaning, and why those never read were not."""
+    units: dict[str, str] = {}
+    meanings: dict[str, str] = {}
+    read: set[str] = set()
+    reasons: dict[str, str] = {}
+    for _at, sample in samples:
+        for name, reading in sample.readings.items():
+            if reading.unit:
+                units[name] = reading.unit
+            if reading.meaning:
+                meanings[name] = reading.meaning
+            if reading.value is not None:
+                read.add(name)
+            elif reading.reason:
+                reasons[name] = reading.reason
+    missing = {name: why for name, why in sorted(reasons.items()) if name not in read}
+    return {"units": units, "meanings": meanings, "missing": missing}
+
+
+def record_soak(
+    req: SoakRequest,
+    env: Environment,
+    journal: SoakJournal,
+    fingerprint: Fingerprint,
+    slots: int,
+    bounds: Bounds,
+    say: Callable[[str], None],
+    stopped: str | None = None,
+) -> SoakOutcome:
+    cal = req.calibration
+    spans, samples = soak_inputs(journal.spans, journal.turns(), journal.readings(),
+                                 cal.corpus.shape)  # fmt: skip
+    budget = env.device.memory_budget_bytes
+    judgement: SoakJudgement = judge_soak(spans, samples, bounds, req.window_s, budget)
+    measured = journal.measured_s()
+    complete = measured >= req.duration_s - DONE_WITHIN_S
+    reasons = judgement.reasons if stopped is None else (f"stopped: {stopped}", *judgement.reasons)
+    outcome = SoakOutcome(
+        fingerprint.id, slots, None, judgement.verdict, judgement.holds and complete,
+        reasons, measured, complete, judgement=judgement.to_json(),
+    )  # fmt: skip
+    if not complete and stopped is None:
+        outcome.reason = (
+            f"{format_duration(measured)} of {format_duration(req.duration_s)} measured; "
+            "run the same command to go on"
+        )
+        return outcome
+    data = {
+        "fingerprint": {"id": fingerprint.id, "fields": dict(fingerprint.fields)},
+        "created_at": env.clock.now(),
+        "slots": slots,
+        "duration_s": req.duration_s,
+        "measured_s": measured,
+        "window_s": req.window_s,
+        "complete": complete,
+        "stopped": stopped,
+        "corpus_sha256": cal.corpus.corpus_sha256,
+        "method": journal.key,
+        "bounds": bounds.to_json(),
+        "spans": [s.to_json() for s in spans],
+        "series": window_series(judgement.windows, samples),
+        "readings": readings_info(samples),
+        "judgement": {**judgement.to_json(), "holds": outcome.holds},
+        "runs_dir": str(journal.run_dir),
+    }
+    path = soak_path(env.layout, fingerprint.id, slots)
+    write_soak(path, data)
+    write_soak_report(SoakView(path, load_soak(path)), plots_available())
+    journal.path.unlink(missing_ok=True)
+    if complete:
+        clear_soak_request(env.layout, fingerprint.id)
+    outcome.path = path
+    say(f"soak recorded: {path}")
+    return outcome

@@ -1,0 +1,58 @@
+"""The storm's idle-time soak: a soak `slots allowed` requested (`require_soak`), run like an
+idle-time calibration: with `if_requested`, on the storm's corpus, under the model lock held
+exclusively, at the N and for the duration the request names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import LocalModels
+from ..errors import BadInput
+from ..interfaces.durations import format_duration
+from ..slots.evidence.requests import RequestDocument
+from ..slots.measurement.calibration_setup import CalibrationRequest, Environment
+from ..slots.measurement.progress_lines import LineProgress
+from ..slots.soak.record import SoakOutcome
+from ..slots.soak.request import SoakRequest
+from ..slots.soak.soak import run_soak
+from ..state import StateLayout
+from .calibration import CalibrationPlan, storm_corpus
+from .lock import model_lock
+
+
+def _asked(request: RequestDocument) -> tuple[int, float]:
+    slots, duration = request.settings.get("slots"), request.settings.get("duration_s")
+    if not isinstance(slots, int) or not isinstance(duration, int | float) or duration <= 0:
+        raise BadInput(f"soak request {request.fingerprint} names no N and duration")
+    return slots, float(duration)
+
+
+def soak_idle(
+    config: LocalModels,
+    layout: StateLayout,
+    records_root: Path,
+    done_folder: Path,
+    plan: CalibrationPlan,
+    log: Any,
+    request: RequestDocument,
+    *,
+    environment: Callable[[LocalModels, StateLayout | None], Environment],
+) -> SoakOutcome:
+    slots, duration = _asked(request)
+    with model_lock(layout, exclusive=True, wait=False, role="soak"):
+        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
+        log(f"soak: N={slots} for {format_duration(duration)}, corpus {origin}")
+        calibration = CalibrationRequest(
+            config=config,
+            corpus=corpus,
+            window=config.window,
+            max_tokens=plan.max_tokens or config.max_tokens,
+            if_requested=True,
+            threads=plan.threads,
+        )
+        progress = LineProgress(lambda text: log(f"soak: {text}"), every_s=300.0)
+        return run_soak(
+            SoakRequest(calibration, duration, slots), environment(config, layout), progress
+        )

@@ -1,0 +1,70 @@
+"""A soak in `slots show`, its Markdown report and its plot, from a soak file."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.slots.evidence.test_soak_file import FINGERPRINT, _data
+from vibey_gh.slots.evidence.soak_file import load_soak, soak_path, write_soak
+from vibey_gh.slots.report.soak_view import SoakView, lines, soak_views, write_soak_report
+from vibey_gh.state import StateLayout
+
+
+def _window(at: float, rate: float, temp: float | None, watts: float | None) -> dict:
+    readings = {"runner.rss_bytes": {"mean": 2e9, "max": 2.1e9}}
+    if temp is not None:
+        readings["gpu0.temperature_c"] = {"mean": temp, "max": temp + 1}
+    if watts is not None:
+        readings["gpu0.power_w"] = {"mean": watts, "max": watts + 5}
+    return {"at_s": at, "length_s": 600.0, "units": 100, "throughput": rate, "se": 20.0,
+            "batches": 10, "readings": readings}  # fmt: skip
+
+
+def _write(layout: StateLayout, with_sensors: bool) -> SoakView:
+    data = _data()
+    data["series"] = [
+        _window(i * 600.0, 1000.0 - 50 * i, 60 + 5 * i if with_sensors else None,
+                300.0 if with_sensors else None)
+        for i in range(6)
+    ]  # fmt: skip
+    data["readings"] = {
+        "units": {"runner.rss_bytes": "B", "gpu0.temperature_c": "C", "gpu0.power_w": "W"},
+        "missing": {} if with_sensors else {"gpu.sensors": "nvidia-smi not found"},
+    }
+    data["judgement"] = {
+        "verdict": "drifted", "holds": False,
+        "reasons": ["throughput fell: last window at 75% of the first (70%–80%), below 90%"],
+        "trend_per_hour": {"slope": -0.05, "low": -0.07, "high": -0.03},
+    }  # fmt: skip
+    path = soak_path(layout, FINGERPRINT.id, 2)
+    write_soak(path, data)
+    return SoakView(path, load_soak(path))
+
+
+def test_show_says_the_verdict_why_the_trend_and_the_readings(layout: StateLayout) -> None:
+    said = lines(_write(layout, with_sensors=True))
+    assert said[0] == "soak at N=2, 10m: DRIFTED"
+    assert "throughput fell" in said[1]
+    assert "  throughput trend: -5.0 %/h (-7.0 to -3.0 %/h) of the first window" in said
+    assert "  gpu0.temperature_c: 60.0 C → 85.0 C (peak 86.0 C)" in said
+    (view,) = soak_views(layout, FINGERPRINT.id)
+    assert view.to_json()["judgement"]["verdict"] == "drifted"
+
+
+def test_readings_not_read_are_said_with_why(layout: StateLayout) -> None:
+    said = lines(_write(layout, with_sensors=False))
+    assert "  gpu.sensors: not read (nvidia-smi not found)" in said
+
+
+@pytest.mark.parametrize("with_sensors", [True, False])
+def test_the_report_and_its_plot_are_written_beside_the_soak(
+    layout: StateLayout, with_sensors: bool
+) -> None:
+    pytest.importorskip("matplotlib")
+    view = _write(layout, with_sensors)
+    report, plot = write_soak_report(view, plotting=True)
+    assert report == view.report_path and plot == view.plot_path
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    text = report.read_text()
+    assert f"![throughput, temperature and power over the soak]({plot.name})" in text
+    assert "| 50m | 100 | 750 | ± 20 |" in text
