@@ -45,7 +45,9 @@ def test_the_refused_prompts_length_is_read_from_either_runners_refusal() -> Non
 
 def request(tmp_path: Path, **extra: object) -> CalibrationRequest:
     corpus, _ = tiny_corpus(tmp_path)
-    config = replace(simulated_config(), window=HALF)
+    # short steps: every step replays each turn once whatever its length, and the refusals
+    # are what is read
+    config = replace(simulated_config(min_step_seconds=0.2, max_step_seconds=0.6), window=HALF)
     return CalibrationRequest(
         config=config,
         corpus=corpus,
