@@ -50,6 +50,7 @@ from pathlib import Path
 from bench_support import MICRO_WINDOW, StepPrinter, free_port, micro_corpus
 
 import vibey_gh
+from vibey_gh.composition import build_environment
 from vibey_gh.config import CONFIG_ENV, LocalModels
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
@@ -59,7 +60,6 @@ from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, seal_evidence
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout, state_root
 
 DEMO_EVIDENCE = (

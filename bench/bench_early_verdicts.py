@@ -29,6 +29,7 @@ from bench_support import (
     runner_seconds,
 )
 
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
@@ -37,7 +38,6 @@ from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 SLOTS = (1, 1, 2)

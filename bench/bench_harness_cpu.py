@@ -21,12 +21,12 @@ from pathlib import Path
 
 from bench_support import MICRO_WINDOW, CpuClock, StepPrinter, free_port, micro_corpus
 
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bench_support import MICRO_WINDOW, SilentProgress, free_port, micro_corpus, runner_seconds
 
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
@@ -42,7 +43,6 @@ from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 

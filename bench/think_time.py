@@ -38,6 +38,7 @@ from pathlib import Path
 
 from bench_support import SilentProgress, free_port, runner_seconds
 
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.runners.simulated.model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
@@ -49,7 +50,6 @@ from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.run_rate import run_cycles, run_rate
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024

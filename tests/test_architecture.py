@@ -189,7 +189,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     CLOCK: frozenset(),
     GUARDED: frozenset(),
     "vibey_gh.__main__": frozenset({"vibey_gh.cli"}),
-    PLATFORMS: BASE | {CLOCK, FILES, GUARDED},
+    PLATFORMS: BASE | {CLOCK, GUARDED},
     FILES: BASE | {GUARDED, PLATFORMS},
     USERDIRS: frozenset({PLATFORMS}),
     STATE: frozenset({FILES, INTERFACES, USERDIRS}),
@@ -208,13 +208,73 @@ ALLOWED: dict[str, frozenset[str]] = {
     SOAK: BASE
     | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS, STATE}
     | {CORPUS, JUDGING, EVIDENCE, REPORT, MEASUREMENT},
-    COMPOSITION: BASE | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE, GATE, MEASUREMENT},
+    COMPOSITION: BASE
+    | {CLOCK, CONFIG, LANES, PLATFORMS, RUNNERS, STATE}
+    | {JUDGING, EVIDENCE, GATE, MEASUREMENT},
     DOCTOR: BASE | {CONFIG, PLATFORMS, USERDIRS, EVIDENCE},
     "vibey_gh.storm": BASE
     | {CLOCK, CONFIG, FILES, LANES, PLATFORMS, STATE, COMPOSITION}
     | {CORPUS, EVIDENCE, GATE, MEASUREMENT, SOAK},
 }
 EDGE = "vibey_gh.cli"
+
+
+ARCHITECTURE_DOC = SRC.parent / "docs" / "architecture.md"
+PACKAGES_HEADING = "## Packages"
+
+
+def _unit_named(name: str) -> str:
+    """`slots.judging` → vibey_gh.slots.judging; `vibey_gh` (its `__version__`) is the root."""
+    name = name.strip().strip("`")
+    return ROOT if name == ROOT else f"{ROOT}.{name}"
+
+
+def documented_table(text: str) -> dict[str, frozenset[str] | None]:
+    """The Packages table of docs/architecture.md: each unit of the first column (one or more,
+    in backticks) with the units its last column allows; None for "anything" (the edge).
+    What follows a dash, and words in parentheses, only explain."""
+    section = text.split(PACKAGES_HEADING, 1)[1].split("\n## ", 1)[0]
+    table: dict[str, frozenset[str] | None] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`"):
+            continue
+        allowed = cells[-1].split(" — ")[0]
+        while "(" in allowed:
+            before, _, rest = allowed.partition("(")
+            allowed = before + rest.partition(")")[2]
+        names = [n.strip() for n in allowed.split(",") if n.strip()]
+        units: frozenset[str] | None
+        if names == ["anything"]:
+            units = None
+        elif names == ["nothing"]:
+            units = frozenset()
+        else:
+            units = frozenset(_unit_named(n) for n in names)
+        for unit in cells[0].split(","):
+            table[_unit_named(unit)] = units
+    return table
+
+
+def table_drift(
+    documented: Mapping[str, frozenset[str] | None],
+    allowed: Mapping[str, frozenset[str]],
+    edge_unit: str,
+) -> list[str]:
+    """Where the documented table and the enforced one differ, unit by unit."""
+    enforced: dict[str, frozenset[str] | None] = {**allowed, edge_unit: None}
+    problems = []
+    for unit in sorted(set(documented) | set(enforced)):
+        if unit not in documented:
+            problems.append(f"{unit}: enforced but missing from the documented table")
+        elif unit not in enforced:
+            problems.append(f"{unit}: documented but not enforced (add it to ALLOWED)")
+        elif documented[unit] != enforced[unit]:
+            shown, wanted = documented[unit], enforced[unit]
+            extra = sorted((shown or frozenset()) - (wanted or frozenset()))
+            missing = sorted((wanted or frozenset()) - (shown or frozenset()))
+            problems.append(f"{unit}: the doc adds {extra}, leaves out {missing}")
+    return problems
 
 
 def unit_of(module: str) -> str:
@@ -293,6 +353,88 @@ def dependency_problems(
     return problems
 
 
+JUDGE = f"{JUDGING}.judge"
+# Where a judgement is rendered, never made: each is handed the judgement its caller made once.
+RENDERERS = (REPORT, EDGE)
+
+
+def judge_functions(path: Path) -> frozenset[str]:
+    """The judge's entry points: every top-level `judge_*` function of judge.py."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("judge")
+    )
+
+
+def judging_in_renderers(files: Mapping[str, Path], functions: frozenset[str]) -> list[str]:
+    """Every import by a renderer of one of the judge's `functions` (or of the judge module
+    itself, which would reach them as attributes), with its file and line."""
+    problems = []
+    for module in sorted(m for m in files if any(_inside(m, r) for r in RENDERERS)):
+        path = files[module]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                taken = [(alias.name, "") for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = _base_of(module, path, node.level)
+                    source = f"{base}.{node.module}" if node.module else base
+                else:
+                    source = node.module or ""
+                taken = [(source, alias.name) for alias in node.names]
+            else:
+                continue
+            for source, name in taken:
+                judges = (source == JUDGE and name in functions) or (
+                    f"{source}.{name}" if name else source
+                ) == JUDGE
+                if judges:
+                    what = name or source
+                    problems.append(
+                        f"{path}:{node.lineno}: {module} imports {what} (renderers judge nothing)"
+                    )
+    return problems
+
+
+# The calls that build a real part of the world from the process's environment: the state
+# root, the platform's probes. The composition root makes them; everything else is handed the
+# part (tests and scripts too go through `vibey_gh.composition`).
+REAL_PART_BUILDERS = frozenset({("StateLayout", "from_env"), ("PlatformProbes", "detect")})
+# Modules that still build one themselves, and why. Delete an entry once its module takes the part.
+BUILDS_ITS_OWN: dict[str, str] = {
+    # the model digest's cache falls back to the environment's state root while the runner
+    # protocols take an optional state; goes with the runner kinds' folders
+    "vibey_gh.runners.digest": "model digest cache",
+    "vibey_gh.runners.llamacpp.digest": "model digest cache",
+    # not a part: where matplotlib keeps its font cache, set before its first import
+    "vibey_gh.slots.report.plots": "matplotlib's cache folder",
+}
+
+
+def real_parts_built(files: Mapping[str, Path], allowed: Iterable[str]) -> list[str]:
+    """Every call of a REAL_PART_BUILDERS outside `allowed` modules, with file and line."""
+    allowed = set(allowed)
+    problems = []
+    for module in sorted(m for m in files if m not in allowed):
+        path = files[module]
+        calls = [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        ]
+        for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
+            assert isinstance(node.func, ast.Attribute)
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and (owner.id, node.func.attr) in REAL_PART_BUILDERS:
+                problems.append(
+                    f"{path}:{node.lineno}: {module} calls {owner.id}.{node.func.attr}() "
+                    "(real parts come from vibey_gh.composition)"
+                )
+    return problems
+
+
 # --- the package ------------------------------------------------------------------------------
 
 
@@ -312,9 +454,29 @@ def test_judging_does_no_io(graph: dict[str, list[Import]]) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_renderers_are_handed_the_judgement_and_never_judge() -> None:
+    files = module_names(SRC, ROOT_PACKAGE)
+    functions = judge_functions(files[JUDGE])
+    assert {"judge_sweep", "judge_figures"} <= functions  # the rule guards something
+    problems = judging_in_renderers(files, functions)
+    assert not problems, "\n".join(problems)
+
+
+def test_real_parts_are_built_in_the_composition_root_only() -> None:
+    files = module_names(SRC, ROOT_PACKAGE)
+    problems = real_parts_built(files, {COMPOSITION, *BUILDS_ITS_OWN})
+    assert not problems, "\n".join(problems)
+
+
 def test_every_unit_imports_only_what_the_table_allows(graph: dict[str, list[Import]]) -> None:
     problems = dependency_problems(graph, ALLOWED, EDGE)
     assert not problems, "\n".join(problems)
+
+
+def test_the_documented_table_is_the_enforced_one() -> None:
+    documented = documented_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    problems = table_drift(documented, ALLOWED, EDGE)
+    assert not problems, f"{ARCHITECTURE_DOC} and ALLOWED differ:\n" + "\n".join(problems)
 
 
 def test_every_unit_of_the_package_is_in_the_table(graph: dict[str, list[Import]]) -> None:
@@ -414,6 +576,87 @@ def test_an_import_the_table_does_not_allow_is_caught(tmp_path: Path) -> None:
     assert problems == [
         f"{probe}:2: vibey_gh.platforms.probe imports vibey_gh.runners.x"
         " (vibey_gh.platforms may not import vibey_gh.runners)"
+    ]
+
+
+def test_a_renderer_that_judges_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/slots/__init__.py": "",
+            "vibey_gh/slots/judging/__init__.py": "",
+            "vibey_gh/slots/judging/judge.py": (
+                "def judge_sweep(): ...\n\n\nclass SweepJudgement: ...\n"
+            ),
+            "vibey_gh/slots/report/__init__.py": "",
+            "vibey_gh/slots/report/fine.py": "from ..judging.judge import SweepJudgement\n",
+            "vibey_gh/slots/report/summary.py": (
+                "def render():\n    from ..judging.judge import judge_sweep\n"
+            ),
+            "vibey_gh/cli/__init__.py": "",
+            "vibey_gh/cli/show.py": "from vibey_gh.slots.judging import judge\n",
+        },
+    )
+    files = module_names(src, ROOT_PACKAGE)
+    functions = judge_functions(files[JUDGE])
+    assert functions == {"judge_sweep"}
+    cli = src / "vibey_gh" / "cli" / "show.py"
+    summary = src / "vibey_gh" / "slots" / "report" / "summary.py"
+    assert judging_in_renderers(files, functions) == [
+        f"{cli}:1: vibey_gh.cli.show imports judge (renderers judge nothing)",
+        f"{summary}:2: vibey_gh.slots.report.summary imports judge_sweep (renderers judge nothing)",
+    ]
+
+
+def test_a_documented_table_that_drifted_is_caught() -> None:
+    doc = (
+        "# Map\n\n## Packages\n\n| Package | What | May import |\n| --- | --- | --- |\n"
+        "| `errors` | types | nothing |\n"
+        "| `clock`, `guarded` | time; reads | nothing |\n"
+        "| `files` | writes | errors, guarded (size caps) — **no cycle** |\n"
+        "| `cli` | the edge | anything |\n\n## Next\n\n| `state` | x | files |\n"
+    )
+    documented = documented_table(doc)
+    assert documented == {
+        ERRORS: frozenset(),
+        CLOCK: frozenset(),
+        GUARDED: frozenset(),
+        FILES: frozenset({ERRORS, GUARDED}),
+        EDGE: None,
+    }
+    enforced = {ERRORS: frozenset(), CLOCK: frozenset(), FILES: frozenset({ERRORS, PLATFORMS})}
+    assert table_drift(documented, enforced, EDGE) == [
+        f"{FILES}: the doc adds ['{GUARDED}'], leaves out ['{PLATFORMS}']",
+        f"{GUARDED}: documented but not enforced (add it to ALLOWED)",
+    ]
+    assert table_drift({ERRORS: frozenset(), EDGE: None}, {CLOCK: frozenset()}, EDGE) == [
+        f"{CLOCK}: enforced but missing from the documented table",
+        f"{ERRORS}: documented but not enforced (add it to ALLOWED)",
+    ]
+
+
+def test_a_real_part_built_outside_the_root_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/composition.py": "def parts():\n    return StateLayout.from_env()\n",
+            "vibey_gh/slots/__init__.py": "",
+            "vibey_gh/slots/gate/__init__.py": "",
+            "vibey_gh/slots/gate/allowed.py": (
+                "def deps(layout=None):\n"
+                "    return layout or StateLayout.from_env(), PlatformProbes.detect()\n"
+            ),
+        },
+    )
+    files = module_names(src, ROOT_PACKAGE)
+    allowed = src / "vibey_gh" / "slots" / "gate" / "allowed.py"
+    assert real_parts_built(files, {COMPOSITION}) == [
+        f"{allowed}:2: vibey_gh.slots.gate.allowed calls StateLayout.from_env() "
+        "(real parts come from vibey_gh.composition)",
+        f"{allowed}:2: vibey_gh.slots.gate.allowed calls PlatformProbes.detect() "
+        "(real parts come from vibey_gh.composition)",
     ]
 
 

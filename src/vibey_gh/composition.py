@@ -20,11 +20,14 @@ from .clock import SYSTEM_CLOCK, Clock
 from .interfaces.values import frozen_value
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .config import LocalModels
     from .interfaces.slots_interface import DeviceFacts, RunnerInfo
     from .lanes.client import ChatClient
     from .platforms.probes import PlatformProbes
     from .slots.gate.allowed import AllowedAnswer, AllowedDeps
+    from .slots.judging.records import LogEventRecord
     from .slots.measurement.calibration_setup import Environment
     from .state import StateLayout
 
@@ -88,7 +91,7 @@ def real_collaborators(
     layout = layout or _state_layout
     probes = probes or _probes_of(platform)
     device = device or _device_of(probes)
-    identify = identify_production or _identify_production
+    identify = identify_production or _identify_production_in(layout)
 
     def allowed_deps() -> AllowedDeps:
         return _allowed_deps(layout, clock, device, identify)
@@ -137,10 +140,16 @@ def _device_of(probes: Callable[[], PlatformProbes]) -> Callable[[], DeviceFacts
     return lambda: probes().device.describe()
 
 
-def _identify_production(config: LocalModels) -> RunnerInfo:
-    from .runners.registry import identify_production
+def _identify_production_in(
+    layout: Callable[[], StateLayout],
+) -> Callable[[LocalModels], RunnerInfo]:
+    def identify(config: LocalModels) -> RunnerInfo:
+        from .runners.registry import identify_production
 
-    return identify_production(config)
+        # the model digest's cache lives under this state root
+        return identify_production(config, layout())
+
+    return identify
 
 
 def _production_drift(config: LocalModels) -> list[str]:
@@ -159,11 +168,68 @@ def _environment_with(
     probes: Callable[[], PlatformProbes], clock: Clock
 ) -> Callable[[LocalModels, StateLayout | None], Environment]:
     def environment(config: LocalModels, layout: StateLayout | None = None) -> Environment:
-        from .slots.measurement.wiring import build_environment
-
         return build_environment(config, layout, probes(), clock)
 
     return environment
+
+
+def build_environment(
+    config: LocalModels,
+    layout: StateLayout | None = None,
+    probes: PlatformProbes | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Environment:
+    """A calibration's world for `config`: the runner, the memory sampler, production's watch
+    and footprint, the log source and the identities, on this machine's probes and state root
+    unless given (scripts and tests call it directly; commands through `Collaborators`)."""
+    from .platforms.probes import PlatformProbes
+    from .runners.registry import runner_kind, runner_markers
+    from .slots.evidence.fingerprint import compute_fingerprint
+    from .slots.measurement.calibration_setup import Environment
+    from .state import StateLayout
+
+    probes = probes or PlatformProbes.detect()
+    state = layout or StateLayout.from_env()
+    kind = runner_kind(config.runner)
+    # the embedded and simulated calibration runners are the installed package production runs
+    separate_binary = not kind.calibrates_this_package
+    return Environment(
+        layout=state,
+        clock=clock,
+        device=probes.device.describe(),
+        production_identity=lambda: kind.identify_production(config, state),
+        production=kind.watch(config.production),
+        memory=probes.memory,
+        runner=kind.calibration_runner(state=state, config=config),
+        log_source=log_source,
+        fingerprint_of=compute_fingerprint,
+        calibration_watch=kind.watch,
+        calibration_identity=(
+            (lambda: kind.identify_calibration(config, state)) if separate_binary else None
+        ),
+        production_drift=lambda: kind.production_drift(config),
+        production_footprint=probes.production_footprint(
+            config.production, kind.default_port, kind.process_names, runner_markers()
+        ),
+        calibration_model_bytes=lambda: kind.model_file_bytes(config),
+        sensors=probes.sensors,
+    )
+
+
+def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
+    """New events of the runner's log since the last call, as evidence records."""
+    from .runners.logscan import LogTail
+    from .slots.judging.records import LogEventRecord
+
+    tail = LogTail(log_path, runner_kind)
+
+    def new_events() -> list[LogEventRecord]:
+        return [
+            LogEventRecord(kind=e.kind, text=e.text, values=dict(e.values))
+            for e in tail.new_events()
+        ]
+
+    return new_events
 
 
 def _decide_with(

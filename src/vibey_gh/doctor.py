@@ -5,7 +5,7 @@ is keyed to, and where production differs from the config. Gathered here, render
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
@@ -45,7 +45,7 @@ class DoctorReport:
     fingerprint_missing: str | None
     drift: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         device = {}
         for _, name in DEVICE_ROWS:
             value = getattr(self.device, name)

@@ -213,7 +213,7 @@ def size_text(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB else f"{limit} bytes"
 
 
-def nesting_depth(value: Any) -> int:
+def nesting_depth(value: object) -> int:
     """The deepest nesting of lists and dicts in an already parsed value (no recursion)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -226,7 +226,7 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
-def loads_toml(text: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+def loads_toml(text: str, *, max_depth: int = MAX_DEPTH) -> dict[str, object]:
     """tomllib.loads, refusing nesting beyond `max_depth`. TOMLDecodeError passes through."""
     import tomllib  # not needed by the JSON readers `slots allowed` uses
 

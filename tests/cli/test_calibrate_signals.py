@@ -27,10 +27,10 @@ def test_a_stop_signal_stops_the_sweep_cleanly_and_keeps_the_checkpoint(
     tmp_path: Path, isolated_state: Path, sig: signal.Signals
 ) -> None:
     _, corpus_path = tiny_corpus(tmp_path)
-    # short steps: what is tested is the stop, not the step length
-    work = embedded_work_dir(tmp_path, "min_step_seconds = 1\n")
+    # short steps and answers: what is tested is the stop, not the step or the answers
+    work = embedded_work_dir(tmp_path, "min_step_seconds = 0.1\n")
     layout = StateLayout(isolated_state)
-    command = calibrate_command(corpus_path, 24)
+    command = calibrate_command(corpus_path, 8)
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
     sweep = subprocess.Popen(command, cwd=work, env=env, stderr=subprocess.PIPE, text=True)
     pid_file = isolated_state / PID_FILE

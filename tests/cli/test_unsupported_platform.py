@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fixtures import RunCli
+from vibey_gh.composition import real_collaborators
 from vibey_gh.config import LocalModels
-from vibey_gh.slots.gate.allowed import decide_allowed
 
 REASON = "unsupported platform: win32; vibey-gh runs on macOS and Linux"
 
@@ -39,7 +39,7 @@ def test_a_command_that_needs_the_seams_refuses_in_one_line(
 @pytest.mark.parametrize("declaration", [1, 4, "measured"])
 def test_allowed_answers_one_with_the_reason(declaration: int | str, tmp_path: Path) -> None:
     config = LocalModels(concurrent_runs=declaration)  # type: ignore[arg-type]
-    answer = decide_allowed(config, platform="cygwin")
+    answer = real_collaborators(platform="cygwin").decide_allowed(config)
     assert answer.allowed == 1
     assert answer.reason == "unsupported platform: cygwin; vibey-gh runs on macOS and Linux"
     assert (answer.fingerprint, answer.requested, answer.request) == (None, False, None)
@@ -61,7 +61,7 @@ def test_allowed_on_the_command_line_exits_0_with_the_reason(
 @pytest.mark.parametrize("platform", ["linux", "darwin"])
 def test_macos_and_linux_are_not_refused(platform: str, run_cli: RunCli) -> None:
     config = LocalModels(concurrent_runs=1)
-    answer = decide_allowed(config, platform=platform)
+    answer = real_collaborators(platform=platform).decide_allowed(config)
     assert (answer.allowed, answer.reason) == (1, "declared 1 (concurrent_runs = 1)")
     result = run_cli(["storm", "run", "no-such-queue"], platform=platform)
     assert "unsupported platform" not in result.output

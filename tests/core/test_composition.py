@@ -35,7 +35,7 @@ def test_building_the_collaborators_imports_nothing_they_may_not_need() -> None:
         "parts = real_collaborators()\n"
         "print(parts.decide_allowed(LocalModels(concurrent_runs=1)).line())\n"
         "heavy = ['vibey_gh.platforms.probes', 'vibey_gh.runners.llamacpp.identify', "
-        "'vibey_gh.slots.measurement.wiring', 'vibey_gh.lanes.client', "
+        "'vibey_gh.slots.measurement.calibration_setup', 'vibey_gh.lanes.client', "
         "'vibey_gh.slots.evidence.store', 'vibey_gh.state']\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -13,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from vibey_gh.errors import Refused
+from vibey_gh.errors import MalformedJson, Refused
 from vibey_gh.state import StateLayout
-from vibey_gh.storm.lock import model_lock, model_lock_holders, model_lock_path
+from vibey_gh.storm.lock import Holder, model_lock, model_lock_holders, model_lock_path
 
 
 def take(layout: StateLayout, **kwargs: Any) -> None:
@@ -190,3 +191,21 @@ def test_a_fifo_in_place_of_the_lock_is_refused_without_blocking(layout: StateLa
     os.mkfifo(lock)
     with pytest.raises(Refused, match="not a regular file"):
         take(layout)
+
+
+def test_a_side_file_of_another_shape_names_no_holder(layout: StateLayout) -> None:
+    with model_lock(layout, exclusive=False, wait=False, role="lane"):
+        (side,) = model_lock_path(layout).parent.glob("model-*.holders/*.json")
+        written = json.loads(side.read_text())
+        assert Holder.from_json(written).role == "lane"
+        folder = side.parent
+        for name, foreign in {
+            "a.json": {**written, "pid": str(os.getpid())},
+            "b.json": {**written, "since": "today"},
+            "c.json": {**written, "role": None},
+        }.items():
+            (folder / name).write_text(json.dumps(foreign))
+        # the foreign files say nothing about who holds it; the real holder is still named
+        assert [h.role for h in model_lock_holders(layout)] == ["lane"]
+    with pytest.raises(MalformedJson, match=r"^holder\.pid: expected a whole number, got '1'"):
+        Holder.from_json({**written, "pid": "1"})

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from tests.support.corpus import TINY_WINDOW
 from tests.support.simulated import simulated_config
+from vibey_gh.composition import build_environment
 from vibey_gh.lanes.tools import tool_definitions
 from vibey_gh.slots.evidence.requests import write_request
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.measurement.calibration_start import identity_of_production
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.calibration import CalibrationPlan, calibrate_idle, storm_corpus
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.ports import free_port
+from vibey_gh.composition import real_collaborators
 from vibey_gh.config import load_config
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.lanes.records import FINISHED_STATUSES, iter_records, read_record
 from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.calibration import CalibrationPlan
 from vibey_gh.storm.queue import CLAIM_SUFFIX
@@ -121,7 +121,7 @@ def test_measured_without_evidence_runs_one_at_a_time_then_calibrates(
     last_lane = max(log.rindex(f"lane{i}.toml (") for i in range(4))
     assert last_lane < log.index("calibrating")
 
-    answer = decide_allowed(load_config())
+    answer = real_collaborators().decide_allowed(load_config())
     assert answer.evidence is not None and "unmeasured" not in answer.reason
     assert answer.reason.startswith("measured: ")
     assert [s.slots for s in load_evidence(answer.evidence).steps] == [1, 1]

@@ -21,9 +21,9 @@ from stress_support import (
 )
 
 from tests.support.progress import Recorder
+from vibey_gh.composition import build_environment
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 

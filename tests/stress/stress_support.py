@@ -152,9 +152,9 @@ def resume_second_step(
 ) -> CalibrationOutcome:
     """Resume the baseline sweep in `layout`: only its N=2 step is measured, on the real
     embedded runner (wrapped by `wrap` when given)."""
+    from vibey_gh.composition import build_environment
     from vibey_gh.slots.measurement.calibrate import run_calibration
     from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-    from vibey_gh.slots.measurement.wiring import build_environment
 
     baseline.install(layout)
     config = config or micro_config()

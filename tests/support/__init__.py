@@ -15,6 +15,8 @@
   sealed as the writer seals it (`write_sealed`, `write_evidence_file`).
 - `kind_names`: where a runner kind's name is spelled in code (`misplaced_names`), for the
   architecture test and the "add a runner kind" recipe's test.
+- `rendering`: the renderers called on a saved sweep judged once first, as the commands do
+  (`report_of`, `summary_of`, `html_of`, `write_report_of`, `write_html_of`).
 - `fixtures`: `isolated_state` (every test gets its own state dir and no user config, autouse),
   `layout` (that state dir as a StateLayout) and `run_cli` (the CLI with stand-in
   collaborators); loaded by tests/conftest.py.

@@ -9,12 +9,12 @@ from typing import Any
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
 from tests.support.progress import Recorder
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.slots.corpus.corpus import Corpus
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 MAX_TOKENS = 64

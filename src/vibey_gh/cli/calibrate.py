@@ -239,9 +239,9 @@ def calibrate(
     full-window evidence.
     """
     from ..config import load_config
+    from ..slots.corpus.corpus import build_demo_corpus, load_corpus
     from ..slots.measurement.calibrate import pending_request, run_calibration
     from ..slots.measurement.calibration_setup import CalibrationRequest
-    from ..slots.measurement.wiring import demo_corpus, load_corpus_for
     from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
@@ -273,7 +273,7 @@ def calibrate(
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        corpus = demo_corpus(DEMO_WINDOW if split_window else window or DEMO_WINDOW)
+        corpus = build_demo_corpus(window=DEMO_WINDOW if split_window else window or DEMO_WINDOW)
         window = window or (corpus.window // 2 if split_window else corpus.window)
         max_tokens = max_tokens or DEMO_MAX_TOKENS
         max_slots = max_slots or DEMO_MAX_SLOTS
@@ -281,7 +281,7 @@ def calibrate(
         config = config.with_overrides(runner=runner, model=model)
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
-        corpus = load_corpus_for(corpus_path)
+        corpus = load_corpus(corpus_path)
         if split_window and window is None:
             window = corpus.window // 2
         window = window or config.window

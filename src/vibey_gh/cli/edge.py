@@ -7,12 +7,11 @@ the same bytes.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..errors import VibeyError
 
 
-def json_text(data: Any) -> str:
+def json_text(data: object) -> str:
     """The JSON every `--json` prints: indented, sorted keys, paths as strings."""
     return json.dumps(data, indent=2, sort_keys=True, default=str)
 

@@ -119,8 +119,8 @@ def soak(
     """
     from ..config import load_config
     from ..interfaces.durations import parse_duration
+    from ..slots.corpus.corpus import build_demo_corpus, load_corpus
     from ..slots.measurement.calibration_setup import CalibrationRequest
-    from ..slots.measurement.wiring import demo_corpus, load_corpus_for
     from ..slots.soak.request import SoakRequest
     from ..slots.soak.soak import run_soak
     from ..storm.lock import model_lock
@@ -137,14 +137,14 @@ def soak(
         if corpus_path is not None:
             raise BadInput("--demo builds its own corpus; drop --corpus")
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        corpus = demo_corpus(window or DEMO_WINDOW)
+        corpus = build_demo_corpus(window=window or DEMO_WINDOW)
         window = window or corpus.window
         max_tokens = max_tokens or DEMO_MAX_TOKENS
     else:
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         config = config.with_overrides(runner=runner, model=model)
-        corpus = load_corpus_for(corpus_path)
+        corpus = load_corpus(corpus_path)
         window = window or config.window
     config = config.with_overrides(window=window, **thinking)
     if port is not None:

@@ -8,9 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from .values import frozen_value
+
+
+class BoundsJson(TypedDict, total=False):
+    """The bounds as JSON (`Bounds.to_json`): what evidence records as in force when it was
+    measured; an older file holds fewer keys."""
+
+    wired_ceiling: float
+    swap_factor: float
+    swap_floor_mb_per_min: float
+    fidelity_tolerance: float
+    min_gain: float
+    patience: int
+    confidence: float
+    ttft_p95_seconds: float | None
+    itl_p95_seconds: float | None
+    latency_factor: float | None
 
 
 @frozen_value
@@ -39,8 +55,9 @@ class Bounds:
         keys = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
         return {k: v for k in keys if (v := getattr(self, k)) is not None}
 
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_json(self) -> BoundsJson:
+        # every field, by name: BoundsJson names each of them
+        return cast(BoundsJson, {f.name: getattr(self, f.name) for f in fields(self)})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Bounds:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict, TypeGuard
 
 from ..errors import BadInput
 from .values import frozen_value
@@ -30,6 +30,13 @@ NONE = "none"
 FIXED = "fixed"
 DEFAULT_THINK_CAP_S = 60.0
 MAX_THINK_S = 86_400.0
+
+
+class ThinkJson(TypedDict, total=False):
+    """The policy as a method and evidence record it (absent before think time)."""
+
+    think_time: str
+    think_cap_s: float
 
 
 @frozen_value
@@ -65,11 +72,11 @@ class ThinkPolicy:
             return f"{self.fixed_s:g} s before every turn"
         return "none: turns back to back"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ThinkJson:
         return {"think_time": self.label, "think_cap_s": self.cap_s}
 
     @classmethod
-    def from_json(cls, data: Any) -> ThinkPolicy:
+    def from_json(cls, data: object) -> ThinkPolicy:
         """From evidence or a method; NONE (the method before think time) when absent."""
         if not isinstance(data, dict):
             return cls()
@@ -78,7 +85,7 @@ class ThinkPolicy:
         return cls(mode, fixed, float(cap) if _is_number(cap) else DEFAULT_THINK_CAP_S)
 
 
-def parse_think_time(value: Any, name: str = "--think-time") -> tuple[str, float]:
+def parse_think_time(value: object, name: str = "--think-time") -> tuple[str, float]:
     """(mode, fixed seconds) from "recorded", "none" or a number of seconds >= 0."""
     if value in (RECORDED, NONE):
         return str(value), 0.0
@@ -98,7 +105,7 @@ def parse_think_time(value: Any, name: str = "--think-time") -> tuple[str, float
     return FIXED, number
 
 
-def check_think_cap(value: Any, name: str = "--think-cap") -> float:
+def check_think_cap(value: object, name: str = "--think-cap") -> float:
     """A cap is a number of seconds > 0."""
     if not _is_number(value) or not 0.0 < float(value) <= MAX_THINK_S:
         raise BadInput(f"{name} must be a number of seconds above 0, not {value!r}")
@@ -123,5 +130,5 @@ def resolve_policy(
     return ThinkPolicy(mode, fixed, cap_s)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[float | int]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -108,5 +108,5 @@ class TurnResult:
         )
 
 
-def _optional_float(value: Any) -> float | None:
+def _optional_float(value: float | str | None) -> float | None:
     return None if value is None else float(value)

@@ -9,8 +9,6 @@ the Ollama client turns them into Ollama's own on the way out.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..config import LocalModels
 from ..runners.contract import ChatClient as ChatClient  # what a lane needs of a runner
 
@@ -22,6 +20,6 @@ def production_client(config: LocalModels) -> ChatClient:
     return chat_client(config.runner, config.production, config.model)
 
 
-def runner_description(config: LocalModels) -> dict[str, Any]:
+def runner_description(config: LocalModels) -> dict[str, object]:
     """How a lane record names the runner it talked to."""
     return {"kind": config.runner, "url": config.production, "model": config.model}

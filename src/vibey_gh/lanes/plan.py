@@ -6,8 +6,6 @@ lane's opening byte for byte and a replayed turn is the turn a lane sends.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .specs import LaneSpec
 from .tools import LIST_DIR, READ_FILE, TOOL_RESULT_CHAR_CAP
 
@@ -41,7 +39,7 @@ def build_plan(spec: LaneSpec) -> str:
     )
 
 
-def opening_messages(spec: LaneSpec) -> list[dict[str, Any]]:
+def opening_messages(spec: LaneSpec) -> list[dict[str, object]]:
     """A lane's first request: the system prompt and the plan, in OpenAI chat format."""
     return [
         {"role": "system", "content": SYSTEM_PROMPT},

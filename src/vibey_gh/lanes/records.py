@@ -37,7 +37,6 @@ import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
@@ -62,7 +61,7 @@ def new_run_id(spec_id: str, clock: Clock = SYSTEM_CLOCK) -> str:
     return f"{safe}-{stamp}-{secrets.token_hex(3)}"
 
 
-def spec_json(spec: LaneSpec) -> dict[str, Any]:
+def spec_json(spec: LaneSpec) -> dict[str, object]:
     return {
         "id": spec.id,
         "title": spec.title,
@@ -88,7 +87,7 @@ class LaneRecorder:
             raise BadInput(f"a lane record already exists at {self.path}; run ids are unique")
         ensure_private_dir(self.folder)
 
-    def write(self, event: str, **fields: Any) -> dict[str, Any]:
+    def write(self, event: str, **fields: object) -> dict[str, object]:
         line = {
             "event": event,
             "run_id": self.run_id,
@@ -102,9 +101,9 @@ class LaneRecorder:
     def start(
         self,
         spec: LaneSpec,
-        runner: dict[str, Any],
+        runner: dict[str, object],
         settings: ChatSettings,
-        options: dict[str, Any],
+        options: dict[str, object],
     ) -> None:
         self.write(
             "start",
@@ -127,8 +126,8 @@ class LaneRecorder:
         self,
         index: int,
         attempt: int,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
+        messages: list[dict[str, object]],
+        tools: list[dict[str, object]],
     ) -> None:
         self.write(
             "turn",
@@ -153,7 +152,7 @@ class LaneRecorder:
         index: int,
         call_id: str,
         name: str,
-        arguments: dict[str, Any],
+        arguments: dict[str, object],
         result: str,
         refused: bool,
     ) -> None:
@@ -168,7 +167,7 @@ class LaneRecorder:
             chars=len(result),
         )
 
-    def end(self, **fields: Any) -> None:
+    def end(self, **fields: object) -> None:
         if fields.get("status") not in END_STATUSES:
             raise ValueError(f"unknown lane end status {fields.get('status')!r}")
         self.write("end", **fields)
@@ -183,7 +182,7 @@ class LaneRecord:
     running); `torn_tail` is True when the last line was cut off by a crash."""
 
     path: Path
-    events: tuple[dict[str, Any], ...]
+    events: tuple[dict[str, object], ...]
     torn_tail: bool = False
 
     @property
@@ -191,11 +190,11 @@ class LaneRecord:
         return self.path.parent.name
 
     @property
-    def start(self) -> dict[str, Any] | None:
+    def start(self) -> dict[str, object] | None:
         return next((e for e in self.events if e.get("event") == "start"), None)
 
     @property
-    def end(self) -> dict[str, Any] | None:
+    def end(self) -> dict[str, object] | None:
         return next((e for e in reversed(self.events) if e.get("event") == "end"), None)
 
     @property
@@ -203,7 +202,7 @@ class LaneRecord:
         end = self.end
         return str(end["status"]) if end and "status" in end else None
 
-    def of_kind(self, event: str) -> list[dict[str, Any]]:
+    def of_kind(self, event: str) -> list[dict[str, object]]:
         return [e for e in self.events if e.get("event") == event]
 
 
@@ -219,7 +218,7 @@ def read_record(path: Path) -> LaneRecord:
     except InputProblem as problem:
         raise BadInput(f"lane record {path} {problem}") from None
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
-    events: list[dict[str, Any]] = []
+    events: list[dict[str, object]] = []
     torn = False
     for position, (number, line) in enumerate(numbered):
         try:

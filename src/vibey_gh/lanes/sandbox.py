@@ -17,7 +17,6 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..interfaces.values import frozen_value
 from .tools import LIST_DIR, READ_FILE, WorkingTree, normalize_path, path_problem, run_tool
@@ -105,7 +104,7 @@ class ToolOutcome:
     `text` is what the model is sent."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     text: str
     refused: bool = False
 
@@ -126,7 +125,7 @@ class ToolExecutor:
     def root(self) -> Path:
         return self.tree.real_root
 
-    def refusal(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+    def refusal(self, name: str, arguments: Mapping[str, object]) -> str | None:
         """The tool error for a path outside the root, or None when the path may be used."""
         if name not in PATH_TOOLS:
             return None
@@ -138,7 +137,7 @@ class ToolExecutor:
             return f"error: {path!r} is outside the repository"
         return None
 
-    def execute(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
+    def execute(self, name: str, arguments: Mapping[str, object]) -> ToolOutcome:
         args = dict(arguments)
         refused = self.refusal(name, args)
         if refused is not None:

@@ -31,7 +31,6 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
@@ -67,7 +66,7 @@ class LaneSpec:
         return f"spec {self.id} ({self.source})" if self.source else f"spec {self.id}"
 
 
-def parse_spec(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> LaneSpec:
+def parse_spec(raw: dict[str, object], *, base: Path, source: Path | None = None) -> LaneSpec:
     """Validate a parsed TOML table; relative `repository` paths are taken from `base`."""
     where = str(source) if source else "spec"
     unknown = sorted(set(raw) - set(SPEC_KEYS))
@@ -184,7 +183,7 @@ def _refuse_system_folder(repository: Path, where: str, *, allowed: bool) -> Non
     )
 
 
-def _text(raw: dict[str, Any], key: str, where: str) -> str:
+def _text(raw: dict[str, object], key: str, where: str) -> str:
     value = raw[key]
     if not isinstance(value, str) or not value.strip():
         raise BadInput(f"{where}: {key!r} must be a non-empty string")

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from ..errors import Refused
-from ..files import ensure_private_dir
+from .atomic_files import ensure_private_dir
 from .support import require_supported_platform
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

@@ -55,7 +55,7 @@ def _import_pynvml() -> Any:
     return importlib.import_module("pynvml")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     # nvidia-ml-py before 11.515 returned bytes for names
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 

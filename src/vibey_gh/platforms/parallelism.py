@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import Refused, RunnerError
-from ..files import atomic_write_text
 from ..interfaces.slots_interface import CommandRunner, PlannedAction
+from .atomic_files import atomic_write_text
 from .commands import failure_reason, format_argv
 
 NUM_PARALLEL = "OLLAMA_NUM_PARALLEL"

@@ -90,7 +90,7 @@ class CalibrationPlan:
     # None: by the source (whole runs from lane records, segments from specs)
     shape: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "slots": list(self.slots) if self.slots else None,
             "max_tokens": self.max_tokens,

@@ -23,11 +23,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, read_json
+from ..interfaces import json_fields
 from ..interfaces.values import frozen_value
 from ..platforms.locks import open_lock_file, try_lock
 from ..platforms.processes import pid_alive
@@ -52,7 +52,7 @@ class Holder:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.since))
         return f"{self.role} pid {self.pid} since {stamp} ({self.mode})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema_version": HOLDER_SCHEMA,
             "pid": self.pid,
@@ -60,6 +60,17 @@ class Holder:
             "mode": self.mode,
             "since": self.since,
         }
+
+    @classmethod
+    def from_json(cls, data: object) -> Holder:
+        """The one reader of a holder side file; MalformedJson naming the bad field."""
+        with json_fields.within("holder"):
+            return cls(
+                pid=json_fields.integer(data, "pid"),
+                role=json_fields.text(data, "role"),
+                mode=json_fields.text(data, "mode"),
+                since=json_fields.number(data, "since"),
+            )
 
 
 def _holders_dir(lock_path: Path) -> Path:
@@ -75,11 +86,10 @@ def read_holders(lock_path: Path) -> list[Holder]:
         return holders
     for path in sorted(folder.glob("*.json")):
         try:
-            data = read_json(path, kind="lock holder", schema_version=HOLDER_SCHEMA)
-            holder = Holder(
-                int(data["pid"]), str(data["role"]), str(data["mode"]), float(data["since"])
+            holder = Holder.from_json(
+                read_json(path, kind="lock holder", schema_version=HOLDER_SCHEMA)
             )
-        except (EvidenceError, KeyError, TypeError, ValueError):
+        except EvidenceError:  # MalformedJson too
             continue  # half-written or foreign: says nothing about who holds the lock
         if pid_alive(holder.pid):
             holders.append(holder)

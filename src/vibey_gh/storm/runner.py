@@ -34,7 +34,6 @@ import contextlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import LocalModels
 from ..errors import BadInput, ConfigError, Refused, VibeyError
@@ -221,7 +220,7 @@ class Storm:
         self._log_calibration(outcome)
         return True
 
-    def _log_calibration(self, outcome: Any) -> None:
+    def _log_calibration(self, outcome: object) -> None:
         if isinstance(outcome, CalibrationOutcome):
             self.summary.calibrations.append(outcome.to_json())
             if outcome.skipped:

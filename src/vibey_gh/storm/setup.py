@@ -101,13 +101,13 @@ class StormSummary:
     passes: int = 0
     started: int = 0
     settled: dict[str, int] = field(default_factory=lambda: {DONE: 0, FAILED: 0, PENDING: 0})
-    calibrations: list[dict[str, Any]] = field(default_factory=list)
+    calibrations: list[dict[str, object]] = field(default_factory=list)
     stopped: bool = False
     log: Path | None = None
     records: Path | None = None
     queue: dict[str, int] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "passes": self.passes,
             "lanes_started": self.started,

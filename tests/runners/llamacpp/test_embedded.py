@@ -246,7 +246,10 @@ def test_a_busy_runner_leaves_soon_after_sigterm(tmp_path: Path) -> None:
         worker.start()
         while "new prompt" not in launch.log_path.read_text(errors="replace"):
             time.sleep(0.05)
-        time.sleep(1.0)
+        # stopped once a slot is seen processing the answer: asked, not a pause that hopes so
+        watch = LlamaServerWatch(runner.base_url)
+        while worker.is_alive() and watch.poll().busy is not True:
+            time.sleep(0.05)
         assert worker.is_alive(), "the answer ended before the stop: nothing was busy"
         assert runner.pid is not None
         child = psutil.Process(runner.pid)

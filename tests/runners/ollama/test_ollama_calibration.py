@@ -16,6 +16,7 @@ import pytest
 from tests.support.ports import free_port
 from tests.support.progress import Quiet
 from tests.support.runners import write_fake_ollama
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
@@ -24,7 +25,6 @@ from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 DEMO_WINDOW = 4096

@@ -84,6 +84,17 @@ BAD_EVIDENCE_FIELDS = [
     (("complete",), "yes", "expected true or false, got 'yes'"),
     (("corpus",), [], "expected an object, got []"),
     (("runs_dir",), 7, "expected a string, got 7"),
+    # the nested sections, typed
+    (("device", "sources", "os_name"), 5, "expected a string, got 5"),
+    (("device", "memory_limit_bytes"), "1G", "expected a whole number, got '1G'"),
+    (("corpus", "window"), "big", "expected a whole number, got 'big'"),
+    (("corpus", "strata"), {}, "expected a list, got {}"),
+    (("method", "slots"), {"a": 1}, "expected a list, got {'a': 1}"),
+    (("method", "temperature"), "cold", "expected a number, got 'cold'"),
+    (("bounds", "patience"), 2.5, "expected a whole number, got 2.5"),
+    (("runner", "kind"), 3, "expected a string, got 3"),
+    (("integrity", "digest"), 5, "expected a string, got 5"),
+    (("verdicts", 0, "label"), ["x"], "expected a string, got ['x']"),
 ]
 
 
@@ -174,9 +185,17 @@ def test_evidence_round_trips_through_its_writer_and_reader(tmp_path: Path) -> N
 
 def test_keys_this_version_does_not_name_are_kept() -> None:
     data = {**recorded_json(), "written_by_a_later_version": {"x": 1}}
+    data["corpus"]["later"] = [1, "two"]
+    data["runner"]["later"] = {"y": None}
     document = evidence_from_json(data, None).document
     assert document.extra == {"written_by_a_later_version": {"x": 1}}
-    assert document.to_json()["written_by_a_later_version"] == {"x": 1}
+    written = document.to_json()
+    assert written["written_by_a_later_version"] == {"x": 1}
+    # a section keeps the keys it does not name, and reads its own typed
+    assert written["corpus"]["later"] == [1, "two"] and written["runner"]["later"] == {"y": None}
+    assert document.corpus.get("window") == 4096 and document.runner.get("kind") == "embedded"
+    for section in ("device", "corpus", "method", "bounds", "runner", "verdicts", "integrity"):
+        assert written[section] == data[section], section
 
 
 def test_a_checkpoint_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:

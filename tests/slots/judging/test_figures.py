@@ -19,12 +19,14 @@ from tests.support.slot_builders import (
     make_step,
     same_answers,
 )
+from vibey_gh.errors import MalformedJson
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.figures_cache import (
     FIGURES_KIND,
     evidence_identity,
     figures_path,
+    read_cache_key,
     read_figures,
     save_figures,
 )
@@ -268,6 +270,9 @@ DAMAGES: dict[str, Callable[[dict[str, Any]], Any]] = {
         peak_wired_bytes=1000
     ),
     "created_at added": lambda data: data.update(created_at=4_000_000_000.0),
+    "schema as text": lambda data: data.update(schema_version="2"),
+    "evidence key not an object": lambda data: data.update(evidence="x"),
+    "integrity digest a number": lambda data: data["evidence"].update(integrity=5),
     "no figures": lambda data: data.pop("figures"),
     "missing step metric": _drop_step_metric,
     "missing baseline figure": lambda data: data["figures"]["baseline"].pop("self_agreement"),
@@ -289,6 +294,19 @@ def test_damaged_stored_figures_are_not_read(
     damage(data)
     atomic_write_json(stored, data)
     assert read_figures(layout, FINGERPRINT.id, path) is None
+
+
+def test_the_cache_key_has_one_reader_that_names_a_bad_field(tmp_path: Path) -> None:
+    layout = StateLayout(tmp_path)
+    path = write_evidence(layout)
+    stored_from_evidence(layout, path)
+    data = json.loads(figures_path(layout, FINGERPRINT.id).read_text())
+    key = read_cache_key(data)
+    assert key["fingerprint"] == FINGERPRINT.id and key["kind"] == FIGURES_KIND
+    assert key["evidence"]["sha256"] == evidence_identity(path)["sha256"]
+    data["evidence"]["integrity"] = 5
+    with pytest.raises(MalformedJson, match=r"^figures cache\.evidence\.integrity: expected a"):
+        read_cache_key(data)
 
 
 @pytest.mark.parametrize(

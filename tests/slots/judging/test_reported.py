@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support.rendering import report_of
 from tests.support.runners import FIXTURES
 from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.runners.logscan import scan_lines
@@ -151,7 +152,6 @@ def test_runner_reported_survives_the_evidence_file_and_old_steps_still_load() -
 
 def test_the_report_prints_each_steps_runner_facts() -> None:
     from vibey_gh.slots.evidence.store import evidence_from_json
-    from vibey_gh.slots.report.markdown import render_report
 
     cuda = reported_in("llama_server_cuda_fa_cpu.log", "llama-server")
     steps = [
@@ -167,7 +167,7 @@ def test_the_report_prints_each_steps_runner_facts() -> None:
         "corpus": {"sha256": "c" * 64, "pool_sha256": "p" * 64, "turns": 10, "segments": 4},
         "steps": [s.to_json() for s in steps],
     }
-    report = render_report(evidence_from_json(data, None), Bounds())
+    report = report_of(evidence_from_json(data, None), Bounds())
     assert "  - runner reported: 1 slot(s) × 4096 tokens\n" in report
     assert "  - runner reported: 2 slot(s) × 8192 tokens, KV cache 896.0 MiB, 29/29" in report
     assert "  - breaks: runner reported a 8192-token window, not the 4096 asked" in report

@@ -6,21 +6,25 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_dir, tiny_corpus
 from tests.support.ports import free_port
-from tests.support.progress import Quiet, Recorder
+from tests.support.progress import Recorder
+from tests.support.shared_calibration import SharedCalibration
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import RunnerLaunch
+from vibey_gh.interfaces.slots_interface import ProductionState, ProductionWatch, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
@@ -39,19 +43,10 @@ def embedded_config(production_port: int) -> LocalModels:
 
 
 def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
-    tmp_path: Path, layout: StateLayout
+    embedded_calibration: SharedCalibration,
 ) -> None:
-    corpus, _ = tiny_corpus(tmp_path)
-    config = embedded_config(free_port())
-    request = CalibrationRequest(
-        config=config,
-        corpus=corpus,
-        window=TINY_WINDOW,
-        max_tokens=MAX_TOKENS,
-        slots=(1, 1, 2),
-        out_dir=tmp_path / "out",
-    )
-    outcome = run_calibration(request, build_environment(config, layout), Quiet())
+    shared = embedded_calibration
+    outcome, corpus, layout = shared.outcome, shared.corpus, shared.layout
     assert outcome.recorded and outcome.complete
     assert outcome.evidence is not None and outcome.evidence.with_suffix(".md").exists()
     evidence = load_evidence(outcome.evidence)
@@ -61,7 +56,7 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
     recorded = evidence.data["verdicts"]
     assert recorded[1]["agreement"]["structural"] == 1.0
     assert recorded[1]["agreement"]["exact"] == 1.0
-    rejudged = judge_sweep(evidence.steps, config.bounds)
+    rejudged = judge_sweep(evidence.steps, shared.config.bounds)
     assert [v.label for v in rejudged.verdicts] == [v["label"] for v in recorded]
     assert rejudged.ideal == evidence.data["decision"]["ideal"]
     assert evidence.steps[0].timeline, "the sampler recorded memory"
@@ -69,12 +64,13 @@ def test_sweep_one_one_two_records_evidence_that_re_judges_the_same(
         any(e.kind == "slots" for e in evidence.steps[2].log_events)
         or evidence.steps[2].log_events == ()
     )
-    assert (tmp_path / "out" / f"slots-{outcome.fingerprint}.json").exists()
+    assert (shared.out_dir / f"slots-{outcome.fingerprint}.json").exists()
     assert not list(layout.progress.glob("*.json")), "a finished sweep leaves no checkpoint"
 
 
 def _calibrate_cmd(corpus_path: Path) -> list[str]:
-    return calibrate_command(corpus_path, MAX_TOKENS, "--min-step-seconds", "0.1")
+    # short answers: what is tested is where the rerun resumes, not what the turns said
+    return calibrate_command(corpus_path, 8, "--min-step-seconds", "0.1")
 
 
 def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
@@ -122,6 +118,24 @@ def test_kill_during_third_step_resumes_without_measuring_the_first_two_again(
     assert sorted(p.name for p in run_dirs[1].iterdir() if p.is_dir()) == ["step-02-n2-a1"]
 
 
+class WatchThatTells:
+    """The calibration's production watch, telling when one of its polls saw production hold
+    or work on a model: from then the step it watches cannot end unnoticed."""
+
+    def __init__(self, watch: ProductionWatch) -> None:
+        self.watch = watch
+        self.saw_a_model = threading.Event()
+
+    def poll(self) -> ProductionState:
+        state = self.watch.poll()
+        if state.busy or state.models:  # either makes the step unclean (the sampler's rule)
+            self.saw_a_model.set()
+        return state
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.watch, name)
+
+
 def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     tmp_path: Path, layout: StateLayout
 ) -> None:
@@ -136,7 +150,7 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
 
     def start_production_mid_step(done: int) -> None:
         # runs inside step 2's replay, after its first answer: the step cannot end before
-        # production has loaded its model and the 1 Hz sampler has had time to see it
+        # production has loaded its model and the 1 Hz sampler has seen it
         if recorder.started[-1:] != [(2, 2, 1)] or done != 1 or production:
             return
         runner = runner_for("embedded").start(
@@ -153,14 +167,16 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
         runner.chat(
             [{"role": "user", "content": "hi"}], None, ChatSettings(window=512, max_tokens=8)
         )
-        time.sleep(2.5)
+        assert watch.saw_a_model.wait(60), "the 1 Hz production watch never saw the model"
 
     recorder.turn_hook.append(start_production_mid_step)
     request = CalibrationRequest(
         config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
     )
+    env = build_environment(config, layout)
+    watch = WatchThatTells(env.production)
     try:
-        outcome = run_calibration(request, build_environment(config, layout), recorder)
+        outcome = run_calibration(request, replace(env, production=watch), recorder)
     finally:
         for runner in production:
             runner.stop()

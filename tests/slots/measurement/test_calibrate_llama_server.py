@@ -14,15 +14,14 @@ import pytest
 from tests.support.corpus import TINY_WINDOW
 from tests.support.ports import free_port
 from tests.support.progress import Quiet
+from vibey_gh.composition import build_environment, real_collaborators
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
 from vibey_gh.slots.corpus.pool import build_pool
-from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 LIVE = shutil.which("llama-server")
@@ -95,7 +94,7 @@ def test_production_down_then_up_and_a_calibration_beside_it(
     try:
         production.wait_ready(180)
         # the same build and model once production runs: the same fingerprint, so it counts
-        answer = decide_allowed(config)
+        answer = real_collaborators().decide_allowed(config)
         assert answer.fingerprint == absent.fingerprint
         assert answer.evidence == absent.evidence
         assert answer.production_slots == 1

@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.progress import Recorder
 from tests.support.simulated import simulated_config
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
@@ -19,7 +20,6 @@ from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024

@@ -4,7 +4,7 @@ a step measured again (and, busy throughout, leaves evidence for --out only), an
 runner of another version is refused before its first step or kept out of the record.
 
 What cannot happen on its own here (production holding a model, a runner of another version,
-answers that change form when batched) comes in through the Environment the wiring builds.
+answers that change form when batched) comes in through the Environment the composition root builds.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config
+from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.slots_interface import (
@@ -34,7 +35,6 @@ from vibey_gh.slots.evidence.requests import request_path, write_request
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.measurement.calibrate import MAX_REMEASURES
 from vibey_gh.slots.measurement.calibration_setup import Environment
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 # one-slot steps end once they hold their thirty turns; a turn is a few milliseconds

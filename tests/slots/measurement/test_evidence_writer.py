@@ -113,7 +113,10 @@ def test_the_end_path_judges_the_sweep_once(tmp_path: Path) -> None:
     ):
         assert f"**Ideal N = {judgement.ideal}.** {MARK}." in report.read_text(encoding="utf-8")
     # judged afresh, the same evidence reads as it always did (the mark is the only change)
-    fresh = render_summary(load_evidence(outcome.evidence), req.config.bounds)
+    reloaded = load_evidence(outcome.evidence)
+    fresh = render_summary(
+        reloaded, req.config.bounds, judge_sweep(reloaded.steps, req.config.bounds)
+    )
     assert fresh.replace(judge_sweep(recorded.steps, req.config.bounds).reason, MARK) == summary
 
 

@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from vibey_gh.slots.measurement.orphans import (
+    RunnerRecord,
     _orphaned_embedded_runner,
+    read_runner_record,
     remember_runner,
     stop_orphaned_runner,
 )
@@ -46,3 +50,22 @@ def test_the_recorded_runner_is_stopped_only_while_it_is_that_very_process(
     record.write_text(json.dumps(other))
     assert stop_orphaned_runner(record) is None  # a reused pid is somebody else
     assert not record.exists()
+
+
+def test_the_pid_file_is_read_by_its_one_reader_and_a_foreign_one_is_forgotten(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "calibration-runner.json"
+    remember_runner(record, os.getpid())
+    mine = read_runner_record(record)
+    assert mine is not None and mine.pid == os.getpid()
+    assert mine.cmdline == tuple(psutil.Process().cmdline())
+    assert mine.is_running_as(psutil.Process())
+    assert RunnerRecord.from_json(json.loads(record.read_text())) == mine
+    # a file of another shape names nobody: no stop, and it is removed
+    for foreign in ({"pid": "12"}, {"pid": os.getpid(), "cmdline": "python"}, [1], "x"):
+        record.write_text(json.dumps(foreign))
+        assert read_runner_record(record) is None
+        assert stop_orphaned_runner(record) is None and not record.exists()
+    # without a start time or a command line it is never taken for a live process
+    assert not RunnerRecord(os.getpid(), None, None).is_running_as(psutil.Process())

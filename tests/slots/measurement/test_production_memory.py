@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.clocks import ManualClock
+from tests.support.rendering import report_of
 from tests.support.slot_builders import GB, make_step, same_answers
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
@@ -198,12 +199,11 @@ def test_fit_check_passes_when_there_is_room_or_nothing_to_judge() -> None:
 
 def test_the_report_shows_what_production_held_raw_and_charged() -> None:
     from tests.support.evidence import synthetic_evidence
-    from vibey_gh.slots.report.markdown import render_report
 
     one = [make_step(i, 1, same_answers(), wired_gb=5.0) for i in range(2)]
     beside = replace(_charged_step(21.0, 6.0), production_gpu_bytes=(2 * GB, None))
-    report = render_report(synthetic_evidence([*one, beside]), Bounds())
+    report = report_of(synthetic_evidence([*one, beside]), Bounds())
     assert "Memory is charged for production at N" in report
     assert "| 6.00 GB | 2.00 GB, unknown | 21.00 GB | 15.00 GB |" in report
     assert "- pid 9 listens on port 8080" in report
-    assert "charged for production" not in render_report(synthetic_evidence(one), Bounds())
+    assert "charged for production" not in report_of(synthetic_evidence(one), Bounds())

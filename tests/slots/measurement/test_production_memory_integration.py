@@ -24,6 +24,7 @@ from test_calibrate_integration import MAX_TOKENS, embedded_config
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.ports import free_port
 from tests.support.progress import Recorder
+from vibey_gh.composition import build_environment
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.platforms.footprint import ProductionFootprint
@@ -34,7 +35,6 @@ from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration

@@ -12,6 +12,7 @@ from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.progress import Recorder
 from tests.support.simulated import MAX_TOKENS, simulated_config
 from tests.support.slot_builders import answer
+from vibey_gh.composition import build_environment
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.turns import REFUSED_OVER_WINDOW
 from vibey_gh.runners.chat_turns import refused_prompt_tokens
@@ -19,7 +20,6 @@ from vibey_gh.slots.evidence.store import evidence_path, load_evidence
 from vibey_gh.slots.judging.refusals import refusals_of
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.slots.report.compare import compare
 from vibey_gh.state import StateLayout
 
@@ -45,7 +45,9 @@ def test_the_refused_prompts_length_is_read_from_either_runners_refusal() -> Non
 
 def request(tmp_path: Path, **extra: object) -> CalibrationRequest:
     corpus, _ = tiny_corpus(tmp_path)
-    config = replace(simulated_config(), window=HALF)
+    # short steps: every step replays each turn once whatever its length, and the refusals
+    # are what is read
+    config = replace(simulated_config(min_step_seconds=0.2, max_step_seconds=0.6), window=HALF)
     return CalibrationRequest(
         config=config,
         corpus=corpus,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from tests.support.progress import Recorder
 from tests.support.simulated import MAX_TOKENS, simulated_config
+from vibey_gh.composition import build_environment
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
-from vibey_gh.slots.measurement.wiring import build_environment
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024

@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.evidence import RECORDED
+from tests.support.rendering import html_of, write_html_of
 from vibey_gh.cli.main import cli
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.report.html import render_html, write_html_report
 from vibey_gh.slots.report.plots import PLOT_NAMES
 from vibey_gh.state import StateLayout
 
@@ -71,7 +71,7 @@ def parsed(text: str) -> Page:
 
 @pytest.mark.plots
 def test_the_page_has_every_section_and_its_plots_embedded(tmp_path: Path) -> None:
-    target = write_html_report(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
+    target = write_html_of(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
     text = target.read_text(encoding="utf-8")
     page = parsed(text)
     assert set(SECTIONS) <= set(page.sections)
@@ -88,9 +88,7 @@ def test_the_page_has_every_section_and_its_plots_embedded(tmp_path: Path) -> No
 
 
 def test_without_matplotlib_the_page_says_how_to_get_plots(tmp_path: Path) -> None:
-    target = write_html_report(
-        load_evidence(RECORDED), Bounds(), tmp_path / "r.html", plotting=False
-    )
+    target = write_html_of(load_evidence(RECORDED), Bounds(), tmp_path / "r.html", plotting=False)
     text = target.read_text(encoding="utf-8")
     assert parsed(text).images == []
     assert "pip install &#x27;vibey-gh[plots]&#x27;" in text or "vibey-gh[plots]" in text
@@ -100,7 +98,7 @@ def test_text_is_escaped() -> None:
     recorded = load_evidence(RECORDED)
     notes = ("<script>alert(1)</script> & more",)
     evidence = replace(recorded, document=replace(recorded.document, notes=notes))
-    text = render_html(evidence, Bounds(), {})
+    text = html_of(evidence, Bounds(), {})
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in text
 
 
@@ -170,7 +168,7 @@ def console_errors(log: str) -> list[str]:
 )
 @pytest.mark.plots
 def test_chromium_shows_the_decision_with_no_console_error(tmp_path: Path) -> None:
-    target = write_html_report(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
+    target = write_html_of(load_evidence(RECORDED), Bounds(), tmp_path / "r.html")
     dom, log = in_chromium(target, tmp_path / "profile")
     assert "<strong>Ideal N = 1.</strong>" in dom
     assert dom.count("data:image/png;base64,") == len(PLOT_NAMES)

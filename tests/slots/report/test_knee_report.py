@@ -9,10 +9,10 @@ from rich.console import Console
 
 from tests.slots.gate.test_allowed import config, deps_for
 from tests.slots.gate.test_allowed_knee import record_plateau
+from tests.support.rendering import report_of
 from vibey_gh.cli.show import render_answer
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.report.markdown import render_report
 from vibey_gh.slots.report.show import gather_show
 
 PLATEAU = "N=5 and 6 add +5.0% and +2.7% more turns/h, each over the best step before it"
@@ -47,7 +47,7 @@ def test_show_json_carries_the_knee(tmp_path: Path) -> None:
 
 def test_the_report_explains_the_knee_with_this_sweep(tmp_path: Path) -> None:
     evidence = load_evidence(record_plateau(tmp_path))
-    report = render_report(evidence, Bounds())
+    report = report_of(evidence, Bounds())
     assert "**Ideal N = 4.**" in report
     assert "The ideal N is the knee, N=4: the last step whose whole turns/h interval" in report
     assert f"Past the knee, {PLATEAU}: below min_gain (10%)." in report

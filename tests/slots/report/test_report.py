@@ -16,6 +16,7 @@ from tests.support.evidence import (
     recorded_evidence,
     synthetic_evidence,
 )
+from tests.support.rendering import report_of, summary_of, write_report_of
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
@@ -27,7 +28,7 @@ from vibey_gh.slots.report.facts import (
     divergence_facts,
     noise_facts,
 )
-from vibey_gh.slots.report.markdown import render_report, report_paths, write_report
+from vibey_gh.slots.report.markdown import report_paths
 from vibey_gh.slots.report.plots import PLOT_NAMES
 from vibey_gh.slots.report.step_table import markdown_table, step_rows
 
@@ -51,7 +52,7 @@ def without_estimates(evidence: Evidence) -> Evidence:
 
 
 def test_report_of_the_recorded_sweep_matches_the_golden_file() -> None:
-    rendered = render_report(load_evidence(RECORDED), Bounds(), plot_files())
+    rendered = report_of(load_evidence(RECORDED), Bounds(), plot_files())
     if os.environ.get(REGENERATE_ENV):
         GOLDEN.write_text(rendered, encoding="utf-8")
     assert rendered == GOLDEN.read_text(encoding="utf-8"), (
@@ -62,12 +63,12 @@ def test_report_of_the_recorded_sweep_matches_the_golden_file() -> None:
 
 def test_report_reuses_the_step_table_and_embeds_every_plot() -> None:
     evidence = load_evidence(RECORDED)
-    report = render_report(evidence, Bounds(), plot_files())
+    report = report_of(evidence, Bounds(), plot_files())
     table = markdown_table(step_rows(evidence.steps, judge_sweep(evidence.steps, Bounds())))
     assert table in report
     for name, file_name in plot_files().items():
         assert f"]({file_name})" in report, name
-    assert "![" not in render_report(evidence, Bounds())
+    assert "![" not in report_of(evidence, Bounds())
 
 
 def test_measured_depth_and_its_ratio_to_the_estimate() -> None:
@@ -90,7 +91,7 @@ def test_depth_ratio_is_unavailable_with_a_reason_without_estimates() -> None:
     facts = depth_facts(evidence, judgement)
     assert facts is not None and facts.ratio is None
     assert "does not carry" in (facts.ratio_reason or "")
-    assert "unavailable: the evidence does not carry" in render_report(evidence, Bounds())
+    assert "unavailable: the evidence does not carry" in report_of(evidence, Bounds())
     # the caller may hand in the estimates when it has the corpus at hand
     given = {t.turn_id: 100 for t in evidence.steps[0].turns}
     with_given = depth_facts(evidence, judgement, given)
@@ -109,7 +110,7 @@ def test_noise_is_the_spread_of_the_one_slot_runs() -> None:
     judgement = judge_sweep(steps, Bounds())
     noise = noise_facts(judgement)
     assert noise.noise == pytest.approx(0.25)  # 360 vs 288 turns/h
-    report = render_report(synthetic_evidence(steps), Bounds())
+    report = report_of(synthetic_evidence(steps), Bounds())
     assert "differ by 25.0%" in report
     assert "N=2: 327.3 turns/h, -9.1% against the better one-slot run: no gain." in report
     assert "measured without intervals" in report
@@ -119,7 +120,7 @@ def test_noise_is_unknown_with_a_single_one_slot_run() -> None:
     steps = [make_step(0, 1, same_answers()), make_step(1, 2, same_answers(), duration=50.0)]
     judgement = judge_sweep(steps, Bounds())
     assert noise_facts(judgement).noise is None
-    assert "Noise is unknown: one slot was measured fewer than twice." in render_report(
+    assert "Noise is unknown: one slot was measured fewer than twice." in report_of(
         synthetic_evidence(steps), Bounds()
     )
 
@@ -148,15 +149,15 @@ def test_answer_text_appends_tool_calls_as_json() -> None:
 
 def test_report_says_when_todays_bounds_change_the_recorded_decision() -> None:
     evidence = load_evidence(RECORDED)
-    assert "When it was recorded" not in render_report(evidence, Bounds())
+    assert "When it was recorded" not in report_of(evidence, Bounds())
     generous = Bounds(min_gain=-0.95)  # accept even a slower step
-    report = render_report(evidence, generous)
+    report = report_of(evidence, generous)
     assert "**Ideal N = 2.**" in report
     assert "When it was recorded this evidence supported 1" in report
 
 
 def test_not_measured_lists_the_fixed_items_and_the_deepest_turn() -> None:
-    report = render_report(load_evidence(RECORDED), Bounds())
+    report = report_of(load_evidence(RECORDED), Bounds())
     section = report.split("## Not measured", 1)[1]
     for item in NOT_MEASURED:
         assert f"- {item}" in section
@@ -166,7 +167,7 @@ def test_not_measured_lists_the_fixed_items_and_the_deepest_turn() -> None:
 
 @pytest.mark.plots
 def test_write_report_writes_private_files_that_the_markdown_points_at(tmp_path: Path) -> None:
-    written = write_report(load_evidence(RECORDED), Bounds(), tmp_path / "out", STEM)
+    written = write_report_of(load_evidence(RECORDED), Bounds(), tmp_path / "out", STEM)
     report = tmp_path / "out" / f"{STEM}-report.md"
     assert written[0] == report
     assert sorted(p.name for p in written[1:]) == sorted(plot_files().values())
@@ -181,7 +182,7 @@ def test_write_report_writes_private_files_that_the_markdown_points_at(tmp_path:
 
 
 def test_a_report_without_plots_says_how_to_get_them(tmp_path: Path) -> None:
-    written = write_report(
+    written = write_report_of(
         load_evidence(RECORDED), Bounds(), tmp_path / "out", STEM, plotting=False
     )
     assert [p.name for p in written] == [f"{STEM}-report.md"]
@@ -217,14 +218,13 @@ def test_the_report_shows_the_corpus_profile_where_the_evidence_carries_it() -> 
     def with_profile(data: dict[str, Any]) -> None:
         data["corpus"]["profile"] = profile
 
-    report = render_report(evidence_from_json(recorded_evidence(with_profile), None), Bounds())
+    report = report_of(evidence_from_json(recorded_evidence(with_profile), None), Bounds())
     assert "- shared prefix 53% of the characters sent" in report
     assert "- tool time (s) p10 0.5 / p50 6 / p90 9 / max 9 (5 turns timed)" in report
     assert "- from codex session 0199d1c4 (2026-03-02T10:00:00+00:00" in report
 
 
 def test_the_summary_says_how_much_of_the_prompts_came_from_the_runners_cache() -> None:
-    from vibey_gh.slots.report.summary import render_summary
 
     def warm(data: dict[str, Any]) -> None:
         for step in data["steps"]:
@@ -235,6 +235,6 @@ def test_the_summary_says_how_much_of_the_prompts_came_from_the_runners_cache() 
 
     evidence = evidence_from_json(recorded_evidence(warm), None)
     line = "Prompt tokens the runner took from its cache (a prefix it already held): N=1 "
-    assert line in render_summary(evidence, Bounds())
-    assert line in render_report(evidence, Bounds())
-    assert "from its cache" not in render_summary(load_evidence(RECORDED), Bounds())
+    assert line in summary_of(evidence, Bounds())
+    assert line in report_of(evidence, Bounds())
+    assert "from its cache" not in summary_of(load_evidence(RECORDED), Bounds())

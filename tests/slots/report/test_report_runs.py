@@ -3,14 +3,13 @@ interval, run latency, the think time, and what is no longer on the not-measured
 
 from __future__ import annotations
 
+from tests.support.rendering import report_of, summary_of
 from tests.support.slot_builders import runs_loop
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.report.context_sections import NO_TOOL_TIME, NO_WHOLE_RUNS
-from vibey_gh.slots.report.markdown import render_report
 from vibey_gh.slots.report.step_table import RUN_COLUMNS, columns_for, step_rows
-from vibey_gh.slots.report.summary import render_summary
 
 
 def runs_sweep() -> list:
@@ -46,18 +45,18 @@ def test_the_step_table_shows_runs_per_hour_with_turns_beside_and_run_latency() 
 
 def test_the_report_says_what_decided_and_what_the_replay_now_measures() -> None:
     evidence = evidence_of(runs_sweep(), {"think_time": "recorded", "think_cap_s": 60.0})
-    report = render_report(evidence, Bounds(), {})
+    report = report_of(evidence, Bounds(), {})
     assert "each turn's recorded think time, cut to 60 s; decided on runs/h" in report
     assert "| runs/h (turns/h) |" in report
     assert " runs/h (" in report and "turns/h)" in report
     assert NO_TOOL_TIME not in report and NO_WHOLE_RUNS not in report
-    summary = render_summary(evidence, Bounds())
+    summary = summary_of(evidence, Bounds())
     assert "Decided on runs/h." in summary and "in 7 whole runs" in summary
 
 
 def test_whole_runs_without_think_time_still_list_tool_time_as_not_measured() -> None:
     evidence = evidence_of(runs_sweep(), {"think_time": "none", "think_cap_s": 60.0})
-    report = render_report(evidence, Bounds(), {})
+    report = report_of(evidence, Bounds(), {})
     assert NO_TOOL_TIME in report and NO_WHOLE_RUNS not in report
     assert "none: turns back to back" in report
 

@@ -33,7 +33,7 @@ _PASSED_OVER = frozenset(
 CLAUDE_TYPES = _CONVERSATION | _PASSED_OVER
 
 
-def read_claude_record(record: Any, builder: SessionBuilder, facts: SessionFacts) -> None:
+def read_claude_record(record: object, builder: SessionBuilder, facts: SessionFacts) -> None:
     if not isinstance(record, dict):
         facts.unknown["other"] += 1
         return
@@ -59,7 +59,7 @@ def read_claude_record(record: Any, builder: SessionBuilder, facts: SessionFacts
             _assistant(content, at, builder)
 
 
-def _user(content: Any, at: float | None, builder: SessionBuilder) -> None:
+def _user(content: object, at: float | None, builder: SessionBuilder) -> None:
     if isinstance(content, str):
         builder.add_input({"role": "user", "content": content}, at)
         return
@@ -80,7 +80,7 @@ def _user(content: Any, at: float | None, builder: SessionBuilder) -> None:
         builder.add_input({"role": "user", "content": "".join(texts)}, at)
 
 
-def _assistant(content: Any, at: float | None, builder: SessionBuilder) -> None:
+def _assistant(content: object, at: float | None, builder: SessionBuilder) -> None:
     if isinstance(content, str):
         builder.add_text(content, at)
         return
@@ -97,7 +97,7 @@ def _assistant(content: Any, at: float | None, builder: SessionBuilder) -> None:
                 )
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
+def _blocks(content: object) -> list[dict[str, Any]]:
     if not isinstance(content, list):
         raise MalformedJson(f"expected a string or a list, got {content!r:.40}", ("content",))
     for position, block in enumerate(content):
@@ -106,7 +106,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return content
 
 
-def _result_text(content: Any) -> str:
+def _result_text(content: object) -> str:
     """A tool result's text: a string, or the text blocks of a list (images left out)."""
     if content is None:
         return ""

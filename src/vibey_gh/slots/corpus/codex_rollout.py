@@ -34,7 +34,7 @@ CODEX_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_con
 _INPUT_ROLES = {"user": "user", "developer": "system", "system": "system"}
 
 
-def read_codex_record(record: Any, builder: SessionBuilder, facts: SessionFacts) -> None:
+def read_codex_record(record: object, builder: SessionBuilder, facts: SessionFacts) -> None:
     if not isinstance(record, dict):
         facts.unknown["other"] += 1
         return

@@ -92,13 +92,13 @@ class Corpus:
     segments_per_stratum: int
     segments: tuple[Segment, ...]
     strata: tuple[Stratum, ...]
-    commits: tuple[dict[str, Any], ...]
+    commits: tuple[dict[str, object], ...]
     pool_runs: int
     pool_turns: int
     dropped_over_window: int
     specs_found: int = 0
     specs_used: int = 0
-    sources: tuple[dict[str, Any], ...] = ()
+    sources: tuple[dict[str, object], ...] = ()
     shape: str = SHAPE_SEGMENTS
 
     @property
@@ -117,7 +117,7 @@ class Corpus:
         for segment in self.segments:
             yield from segment.turns
 
-    def body_json(self) -> dict[str, Any]:
+    def body_json(self) -> dict[str, object]:
         """Everything but the hash: what `corpus_sha256` is computed over."""
         shape = {"shape": self.shape} if self.whole_runs else {}
         return {
@@ -143,11 +143,11 @@ class Corpus:
             **({"sources": list(self.sources)} if self.sources else {}),
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**self.body_json(), "corpus_sha256": self.corpus_sha256}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "corpus") -> Corpus:
+    def from_json(cls, data: object, where: str = "corpus") -> Corpus:
         """Validate the schema and the hash; BadInput naming what is wrong."""
         if not isinstance(data, dict):
             raise BadInput(f"{where}: not a corpus (expected a JSON object)")
@@ -317,7 +317,7 @@ def load_corpus(path: Path) -> Corpus:
     return Corpus.from_json(data, f"corpus file {path}")
 
 
-def corpus_summary(corpus: Corpus) -> dict[str, Any]:
+def corpus_summary(corpus: Corpus) -> dict[str, object]:
     """What `slots corpus --show --json` prints."""
     return {
         "corpus_sha256": corpus.corpus_sha256,
@@ -354,7 +354,7 @@ def corpus_summary(corpus: Corpus) -> dict[str, Any]:
     }
 
 
-def _source(item: Any) -> dict[str, Any]:
+def _source(item: object) -> dict[str, object]:
     """One entry of `sources`: where trace or session runs came from (an object)."""
     if not isinstance(item, dict) or not isinstance(item.get("source"), str):
         raise MalformedJson("expected an object with a 'source' string")
@@ -371,12 +371,12 @@ def _detached(segment: Segment) -> Segment:
     return replace(segment, turns=turns)
 
 
-def _typed(data: Any, key: str, kind: type, *outer: str) -> Any:
+def _typed(data: object, key: str, kind: type, *outer: str) -> Any:
     with json_fields.within(*outer):
         return json_fields.typed(data, key, kind)
 
 
-def _each(data: Any, key: str, parse: Callable[[Any, str], T], where: str) -> list[T]:
+def _each(data: object, key: str, parse: Callable[[Any, str], T], where: str) -> list[T]:
     """Every segment or stratum; one that is not an object is named by its JSON path."""
     return json_fields.each(data, key, lambda item: parse(item, where), json_fields.REQUIRED)
 

@@ -15,7 +15,6 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput, VibeyError
 from ...lanes.tools import WorkingTree
@@ -58,8 +57,8 @@ class Provenance:
     commit: str | None
     files: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "repository": self.repository,
             "commit": self.commit,
             "source": "git" if self.commit else "working-tree",

@@ -92,7 +92,7 @@ class Pool:
     specs_found: int = 0
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
-    sources: tuple[dict[str, Any], ...] = ()
+    sources: tuple[dict[str, object], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -125,7 +125,7 @@ def build_pool(
         )
     runs: list[PoolRun] = []
     notes: list[str] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[dict[str, object]] = []
     provenances: list[Provenance] = []
     found = used = 0
     if specs:
@@ -170,7 +170,7 @@ def make_pool(
     *,
     specs_found: int = 0,
     specs_used: int = 0,
-    sources: Iterable[dict[str, Any]] = (),
+    sources: Iterable[dict[str, object]] = (),
 ) -> Pool:
     """Sort the runs, refuse duplicates and empty pools, and hash."""
     by_id: dict[str, PoolRun] = {}
@@ -298,7 +298,7 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
 
 
 def _note_reply(
-    event: dict[str, Any],
+    event: dict[str, object],
     default_run: str,
     answered: dict[str, dict[int, tuple[float | None, float | None]]],
 ) -> None:
@@ -346,7 +346,7 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
 
 
 def _turn(
-    run_id: str, index: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    run_id: str, index: int, messages: list[dict[str, object]], tools: list[dict[str, object]]
 ) -> Turn:
     return Turn(
         id=f"{run_id}#{index}",
@@ -358,7 +358,7 @@ def _turn(
     )
 
 
-def _payload(data: Any, where: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _payload(data: object, where: str) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     if not isinstance(data, dict):
         raise BadInput(f"{where}: the turn needs a 'payload' object with 'messages'")
     messages = check_messages(data.get("messages"), where)

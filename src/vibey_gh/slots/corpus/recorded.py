@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput
 from ...interfaces.values import frozen_value
@@ -16,7 +15,7 @@ from .turns import PoolRun
 @frozen_value
 class RecordedRuns:
     runs: list[PoolRun]
-    sources: list[dict[str, Any]]
+    sources: list[dict[str, object]]
     notes: list[str]
 
 
@@ -29,7 +28,7 @@ def recorded_runs(
 ) -> RecordedRuns:
     """The runs of every trace and session; traces are fitted into `window` (`fit`)."""
     runs: list[PoolRun] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[dict[str, object]] = []
     notes: list[str] = []
     if from_traces:
         if window is None:

@@ -140,6 +140,6 @@ def timestamp_seconds(
     return moment.timestamp(), moment.isoformat()
 
 
-def safe_name(value: Any) -> str:
+def safe_name(value: object) -> str:
     """A record type fit to print: its name if it looks like one, else "other"."""
     return value if isinstance(value, str) and _SAFE_NAME.fullmatch(value) else "other"

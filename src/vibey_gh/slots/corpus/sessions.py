@@ -36,7 +36,7 @@ SESSION_SUFFIXES = (".jsonl",)
 @frozen_value
 class ImportedSessions:
     runs: list[PoolRun]
-    sources: list[dict[str, Any]]
+    sources: list[dict[str, object]]
     notes: list[str]
 
 
@@ -59,7 +59,7 @@ def session_files(paths: Sequence[Path]) -> list[Path]:
 def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
     readers = {"codex": read_codex_record, "claude-code": read_claude_record}
     runs: list[PoolRun] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[dict[str, object]] = []
     notes: list[str] = []
     for path in session_files(paths):
         builder = SessionBuilder(run_id=path.stem)
@@ -101,7 +101,7 @@ def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
     return ImportedSessions(runs, sources, notes)
 
 
-def recognise(record: Any) -> str | None:
+def recognise(record: object) -> str | None:
     """The agent whose log holds `record`, by the record's own shape; None if neither."""
     if not isinstance(record, dict):
         return None
@@ -115,7 +115,7 @@ def recognise(record: Any) -> str | None:
     return None
 
 
-def _type_of(record: Any) -> Any:
+def _type_of(record: object) -> Any:
     return record.get("type") if isinstance(record, dict) else None
 
 
@@ -135,7 +135,7 @@ def _notes(path: Path, facts: SessionFacts, builder: SessionBuilder) -> list[str
     return notes
 
 
-def _source(path: Path, facts: SessionFacts, turns: int) -> dict[str, Any]:
+def _source(path: Path, facts: SessionFacts, turns: int) -> dict[str, object]:
     return {
         "source": "session",
         "agent": facts.agent,

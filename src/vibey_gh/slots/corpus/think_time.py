@@ -21,12 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 TIMESTAMP_KEY = "timestamp"
 
 
-def event_time(event: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def event_time(event: Mapping[str, object]) -> tuple[float | None, float | None]:
     """(monotonic, epoch) seconds of a lane event; None where absent or not a finite number."""
     return _finite(event.get("mono")), _finite(event.get("t"))
 
@@ -62,7 +61,7 @@ def lane_think_times(
 
 
 def transcript_think_times(
-    messages: Sequence[Mapping[str, Any]], answers: Sequence[int]
+    messages: Sequence[Mapping[str, object]], answers: Sequence[int]
 ) -> list[float | None]:
     """Think time of the turn that asks for each assistant message at the positions `answers`."""
     times = [message_time(message) for message in messages]
@@ -78,14 +77,14 @@ def transcript_think_times(
     return result
 
 
-def without_timestamps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def without_timestamps(messages: list[dict[str, object]]) -> list[dict[str, object]]:
     """The messages as sent: a copy without `timestamp` where a message has one."""
     if not any(TIMESTAMP_KEY in message for message in messages):
         return messages
     return [{k: v for k, v in message.items() if k != TIMESTAMP_KEY} for message in messages]
 
 
-def message_time(message: Mapping[str, Any]) -> float | None:
+def message_time(message: Mapping[str, object]) -> float | None:
     """A message's `timestamp` in epoch seconds; None when absent or unreadable."""
     value = message.get(TIMESTAMP_KEY)
     if isinstance(value, str):
@@ -97,7 +96,7 @@ def message_time(message: Mapping[str, Any]) -> float | None:
     return _finite(value)
 
 
-def _finite(value: Any) -> float | None:
+def _finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None

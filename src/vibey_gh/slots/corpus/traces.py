@@ -72,7 +72,7 @@ class TraceThread:
 @frozen_value
 class ImportedRuns:
     runs: list[PoolRun]
-    sources: list[dict[str, Any]]
+    sources: list[dict[str, object]]
     notes: list[str]
 
 
@@ -96,7 +96,7 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
     if fit not in FIT_MODES:
         raise BadInput(f"--fit must be one of {', '.join(FIT_MODES)}, not {fit!r}")
     runs: list[PoolRun] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[dict[str, object]] = []
     notes: list[str] = []
     for path in trace_files(paths):
         data, digest = _read(path)
@@ -145,7 +145,7 @@ def _read(path: Path) -> tuple[Any, str]:
         raise BadInput(f"{path} {problem}") from None
 
 
-def _parse(data: Any, path: Path) -> tuple[str, int, str, list[TraceThread]]:
+def _parse(data: object, path: Path) -> tuple[str, int, str, list[TraceThread]]:
     if not isinstance(data, dict):
         raise MalformedJson("a trace must be a JSON object")
     trace_id = json_fields.text(data, "id", path.stem)
@@ -164,7 +164,7 @@ def _parse(data: Any, path: Path) -> tuple[str, int, str, list[TraceThread]]:
 
 
 def _collect(
-    holder: dict[str, Any],
+    holder: dict[str, object],
     trace_id: str,
     block_size: int,
     thread: TraceThread,
@@ -186,19 +186,14 @@ def _collect(
             thread.requests.append(_request(entry, len(thread.requests), block_size))
 
 
-def _request(entry: dict[str, Any], index: int, block_size: int) -> TraceRequest:
+def _request(entry: dict[str, object], index: int, block_size: int) -> TraceRequest:
     tokens_in = json_fields.integer(entry, "in")
     if tokens_in < 1:
         raise MalformedJson("expected a whole number of tokens >= 1", ("in",))
     tokens_out = json_fields.integer(entry, "out", 0)
     if tokens_out < 0:
         raise MalformedJson("expected a whole number of tokens >= 0", ("out",))
-    hash_ids = json_fields.items(entry, "hash_ids")
-    for position, block in enumerate(hash_ids):
-        if not isinstance(block, int) or isinstance(block, bool):
-            raise MalformedJson(
-                f"expected a whole number, got {block!r:.40}", ("hash_ids", position)
-            )
+    hash_ids = json_fields.whole_numbers(entry, "hash_ids")
     most = -(-tokens_in // block_size)
     if len(hash_ids) > most:
         raise MalformedJson(
@@ -211,7 +206,7 @@ def _request(entry: dict[str, Any], index: int, block_size: int) -> TraceRequest
     )
 
 
-def _non_negative(entry: dict[str, Any], key: str) -> float | None:
+def _non_negative(entry: dict[str, object], key: str) -> float | None:
     value: float | None = json_fields.number(entry, key, None)
     if value is not None and value < 0:
         raise MalformedJson("expected a number of seconds >= 0", (key,))
@@ -220,9 +215,9 @@ def _non_negative(entry: dict[str, Any], key: str) -> float | None:
 
 def _build_run(
     thread: TraceThread, scope: str, block_size: int, window: int, fit: str
-) -> tuple[PoolRun | None, dict[str, Any]]:
+) -> tuple[PoolRun | None, dict[str, object]]:
     """The run at the factor that fits it (1.0 for `drop`), and what was done to it."""
-    facts: dict[str, Any] = {"run": thread.run_id, "requests": len(thread.requests)}
+    facts: dict[str, object] = {"run": thread.run_id, "requests": len(thread.requests)}
     if not thread.requests:
         return None, {**facts, "factor": 1.0, "turns": 0, "dropped_turns": 0}
     skipped = 0
@@ -263,7 +258,7 @@ def _inside(turns: list[Turn], window: int) -> list[Turn]:
 
 def _turns(thread: TraceThread, scope: str, block_size: int, factor: float) -> list[Turn]:
     block_tokens = max(1, round(block_size * factor))
-    chunks: list[tuple[tuple[int, ...], dict[str, Any]]] = []
+    chunks: list[tuple[tuple[int, ...], dict[str, object]]] = []
     turns: list[Turn] = []
     for request in thread.requests:
         ids = request.hash_ids

@@ -32,7 +32,7 @@ def json_list_chars(item_chars: list[int]) -> int:
     return 2 + sum(item_chars) + max(len(item_chars) - 1, 0)
 
 
-def depth_estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+def depth_estimate(messages: list[dict[str, object]], tools: list[dict[str, object]]) -> int:
     """Characters of `messages` and `tools` as compact JSON, ÷ 3, rounded up."""
     return estimate_from_chars(len(canonical_json(messages)) + len(canonical_json(tools)))
 
@@ -61,14 +61,14 @@ class Turn:
     id: str
     run_id: str
     index: int
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
+    messages: list[dict[str, object]]
+    tools: list[dict[str, object]]
     depth_estimate: int
     think_s: float | None = None
     max_tokens: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "id": self.id,
             "run_id": self.run_id,
             "index": self.index,
@@ -83,7 +83,7 @@ class Turn:
         return data
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Turn:
+    def from_json(cls, data: object, where: str) -> Turn:
         if not isinstance(data, dict):
             raise BadInput(f"{where}: a turn must be a JSON object")
         turn_id = _field(data, "id", str, where)
@@ -128,7 +128,7 @@ class Segment:
     def depth_estimate(self) -> int:
         return max(turn.depth_estimate for turn in self.turns)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "id": self.id,
             "run_id": self.run_id,
@@ -137,7 +137,7 @@ class Segment:
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Segment:
+    def from_json(cls, data: object, where: str) -> Segment:
         if not isinstance(data, dict):
             raise BadInput(f"{where}: a segment must be a JSON object")
         turns = _field(data, "turns", list, where)
@@ -170,7 +170,7 @@ class Stratum:
     def shortfall(self) -> int:
         return max(self.wanted - self.segments, 0)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "low": self.low,
@@ -181,7 +181,7 @@ class Stratum:
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Stratum:
+    def from_json(cls, data: object, where: str) -> Stratum:
         if not isinstance(data, dict):
             raise BadInput(f"{where}: a stratum must be a JSON object")
         return cls(
@@ -194,7 +194,7 @@ class Stratum:
         )
 
 
-def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
+def check_messages(messages: object, where: str) -> list[dict[str, object]]:
     """`messages` must be a non-empty list of objects with a known string `role`."""
     if not isinstance(messages, list) or not messages:
         raise BadInput(f"{where}: 'messages' must be a non-empty list")
@@ -210,7 +210,7 @@ def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
     return messages
 
 
-def _think_seconds(data: dict[str, Any]) -> float | None:
+def _think_seconds(data: dict[str, object]) -> float | None:
     """A turn's `think_s`: absent or null when unknown, else a finite number >= 0."""
     value: float | None = json_fields.number(data, "think_s", None)
     if value is not None and not (0.0 <= value < float("inf")):
@@ -218,7 +218,7 @@ def _think_seconds(data: dict[str, Any]) -> float | None:
     return value
 
 
-def _answer_cap(data: dict[str, Any]) -> int | None:
+def _answer_cap(data: dict[str, object]) -> int | None:
     """A turn's `max_tokens`: absent or null when the calibration's cap applies, else >= 1."""
     value: int | None = json_fields.integer(data, "max_tokens", None)
     if value is not None and value < 1:
@@ -226,7 +226,7 @@ def _answer_cap(data: dict[str, Any]) -> int | None:
     return value
 
 
-def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+def _field(data: dict[str, object], key: str, kind: type, where: str) -> Any:
     """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
     which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
     return json_fields.typed(data, key, kind)
@@ -235,7 +235,7 @@ def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
 def pool_sha256(runs: Sequence[PoolRun]) -> str:
     digests: dict[int, str] = {}
 
-    def digest(item: Any) -> str:
+    def digest(item: object) -> str:
         # Turns of one run share their message objects, so each is serialized once.
         key = id(item)
         if key not in digests:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, read_json
@@ -30,13 +30,13 @@ PROGRESS_KIND = "vibey-gh-progress"
 class ProgressDocument:
     """One checkpoint file: the sweep's key and the steps it has completed."""
 
-    key: Mapping[str, Any]
+    key: Mapping[str, object]
     steps: tuple[StepRecord, ...]
     schema_version: int = PROGRESS_SCHEMA
-    method: Mapping[str, Any] | None = None
+    method: Mapping[str, object] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "schema_version": self.schema_version,
             "kind": PROGRESS_KIND,
             "key": dict(self.key),
@@ -47,7 +47,7 @@ class ProgressDocument:
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> ProgressDocument:
+    def from_json(cls, data: object) -> ProgressDocument:
         """Raises MalformedJson naming the bad field's path, from `progress`."""
         from ..judging.records import StepRecord
 
@@ -68,9 +68,9 @@ def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method
 
 def save_progress(
     path: Path,
-    key: Mapping[str, Any],
+    key: Mapping[str, object],
     steps: Sequence[StepRecord],
-    method: Mapping[str, Any] | None = None,
+    method: Mapping[str, object] | None = None,
 ) -> None:
     document = ProgressDocument(dict(key), tuple(steps), method=method)
     atomic_write_json(path, document.to_json())
@@ -82,7 +82,7 @@ def read_progress(path: Path) -> ProgressDocument:
     return ProgressDocument.from_json(data)
 
 
-def load_progress(path: Path, key: Mapping[str, Any]) -> list[StepRecord]:
+def load_progress(path: Path, key: Mapping[str, object]) -> list[StepRecord]:
     """Completed steps of an interrupted sweep with this key; [] when there is none."""
     if not path.exists():
         return []
@@ -109,7 +109,7 @@ class CheckpointFile:
     modified: float
     problem: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": str(self.path),
             "fingerprint": self.fingerprint,

@@ -6,21 +6,38 @@ it) and `EvidenceDocument.from_json` the one reader: every field is read through
 JSON path (`evidence.steps[3].turns[12].result.finish_reason: expected a string, got 3`).
 
 The sections that describe rather than decide (device, corpus, method, bounds as recorded,
-runner) stay JSON objects: the reports show what they hold, and an older file may hold less.
-Keys this version does not name are kept in `extra`, so nothing a newer or older writer put in
-the file is lost on the way through.
+runner, the seal, the verdicts as then judged) are typed in `sections`: JSON objects whose
+every key is optional, since an older file may hold less. Top-level keys this version does not
+name are kept in `extra`, and a section's unnamed keys stay in it, so nothing a newer or older
+writer put in the file is lost on the way through.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.bounds import BoundsJson
 from ...interfaces.values import frozen_value
+from ..judging.judge import VerdictJson
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
+from .sections import (
+    CorpusSection,
+    DeviceSection,
+    IntegritySeal,
+    MethodSection,
+    RunnerSection,
+    read_bounds,
+    read_corpus,
+    read_device,
+    read_integrity,
+    read_method,
+    read_runner,
+    read_verdict,
+)
 
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
@@ -58,11 +75,11 @@ class Decision:
     reason: str = ""
     stop_reason: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"ideal": self.ideal, "reason": self.reason, "stop_reason": self.stop_reason}
 
     @classmethod
-    def from_json(cls, data: Any) -> Decision:
+    def from_json(cls, data: object) -> Decision:
         return cls(
             ideal=json_fields.integer(data, "ideal", None),
             reason=json_fields.text(data, "reason", ""),
@@ -84,30 +101,30 @@ class EvidenceDocument:
     """
 
     fingerprint: str
-    fingerprint_fields: Mapping[str, Any]
+    fingerprint_fields: Mapping[str, object]
     created_at: float
     steps: tuple[StepRecord, ...]
     schema_version: int = EVIDENCE_SCHEMA
-    device: Mapping[str, Any] = field(default_factory=dict)
-    corpus: Mapping[str, Any] = field(default_factory=dict)
-    method: Mapping[str, Any] = field(default_factory=dict)
-    bounds: Mapping[str, Any] = field(default_factory=dict)
+    device: DeviceSection = field(default_factory=lambda: DeviceSection())
+    corpus: CorpusSection = field(default_factory=lambda: CorpusSection())
+    method: MethodSection = field(default_factory=lambda: MethodSection())
+    bounds: BoundsJson = field(default_factory=lambda: BoundsJson())
     confidence: float | None = None
-    verdicts: tuple[Mapping[str, Any], ...] = ()
+    verdicts: tuple[VerdictJson, ...] = ()
     decision: Decision | None = None
     complete: bool = True
     production_version: str | None = None
     production_absent: str | None = None
-    runner: Mapping[str, Any] = field(default_factory=dict)
+    runner: RunnerSection = field(default_factory=lambda: RunnerSection())
     runs_dir: str | None = None
     notes: tuple[str, ...] = ()
     recorded: bool = False
-    integrity: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    integrity: IntegritySeal | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The file's content, in the order it has always been written."""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "schema_version": self.schema_version,
             "kind": EVIDENCE_KIND,
             "fingerprint": {"id": self.fingerprint, "fields": dict(self.fingerprint_fields)},
@@ -134,15 +151,16 @@ class EvidenceDocument:
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> EvidenceDocument:
+    def from_json(cls, data: object) -> EvidenceDocument:
         """Raises MalformedJson naming the bad field's path, from `evidence`."""
         with json_fields.within("evidence"):
             return cls._read(data)
 
     @classmethod
-    def _read(cls, data: Any) -> EvidenceDocument:
+    def _read(cls, raw: object) -> EvidenceDocument:
         from ..judging.records import StepRecord
 
+        data = json_fields.an_object(raw, "kind")
         if json_fields.text(data, "kind") != EVIDENCE_KIND:
             raise MalformedJson(f"expected {EVIDENCE_KIND!r}, got {data['kind']!r:.40}", ("kind",))
         fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
@@ -157,37 +175,31 @@ class EvidenceDocument:
             fingerprint=fingerprint_id,
             fingerprint_fields=fingerprint_fields,
             created_at=created_at,
-            device=json_fields.mapping(data, "device"),
-            corpus=json_fields.mapping(data, "corpus"),
-            method=json_fields.mapping(data, "method"),
-            bounds=json_fields.mapping(data, "bounds"),
+            device=read_device(data),
+            corpus=read_corpus(data),
+            method=read_method(data),
+            bounds=read_bounds(data),
             confidence=json_fields.number(data, "confidence", None),
             steps=tuple(
                 json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
             ),
-            verdicts=tuple(json_fields.each(data, "verdicts", _an_object)),
+            verdicts=tuple(json_fields.each(data, "verdicts", read_verdict)),
             decision=json_fields.nested(data, "decision", Decision.from_json)
             if data.get("decision")
             else None,
             complete=json_fields.boolean(data, "complete", True),
             production_version=json_fields.text(data, "production_version", None),
             production_absent=json_fields.text(data, "production_absent", None),
-            runner=json_fields.mapping(data, "runner"),
+            runner=read_runner(data),
             runs_dir=json_fields.text(data, "runs_dir", None),
             notes=tuple(json_fields.each(data, "notes", _a_string)),
             recorded=json_fields.boolean(data, "recorded", False),
-            integrity=json_fields.mapping(data, INTEGRITY_KEY) if INTEGRITY_KEY in data else None,
+            integrity=read_integrity(data, INTEGRITY_KEY) if INTEGRITY_KEY in data else None,
             extra={key: value for key, value in data.items() if key not in _NAMED},
         )
 
 
-def _an_object(value: Any) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise MalformedJson(f"expected an object, got {value!r:.40}")
-    return value
-
-
-def _a_string(value: Any) -> str:
+def _a_string(value: object) -> str:
     if not isinstance(value, str):
         raise MalformedJson(f"expected a string, got {value!r:.40}")
     return value

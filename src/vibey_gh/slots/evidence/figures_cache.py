@@ -26,12 +26,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ... import __version__
 from ...errors import BadInput, EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
 from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
+from ...interfaces import json_fields
 from ..judging import figures as figures_module
 
 if TYPE_CHECKING:
@@ -94,19 +95,57 @@ def created_at_in(raw: bytes) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
-def _sealed(body: dict[str, Any]) -> str:
+class EvidenceKey(TypedDict):
+    """The evidence the figures were made from: its bytes' sha256 and its integrity digest."""
+
+    sha256: str | None
+    integrity: str
+
+
+class CacheKey(TypedDict):
+    """What a cache file must say before its figures are used (the file adds `figures`, and
+    `seal`: the sha256 of everything else)."""
+
+    schema_version: int
+    kind: str
+    figures_version: int
+    tool_version: str
+    fingerprint: str
+    evidence: EvidenceKey
+
+
+def read_cache_key(data: object) -> CacheKey:
+    """The one reader of a cache file's key; MalformedJson naming the bad field."""
+    with json_fields.within("figures cache"):
+        recorded = json_fields.mapping(data, "evidence", json_fields.REQUIRED)
+        with json_fields.within("evidence"):
+            evidence = EvidenceKey(
+                sha256=json_fields.text(recorded, "sha256", None),
+                integrity=json_fields.text(recorded, "integrity"),
+            )
+        return CacheKey(
+            schema_version=json_fields.integer(data, "schema_version"),
+            kind=json_fields.text(data, "kind"),
+            figures_version=json_fields.integer(data, "figures_version"),
+            tool_version=json_fields.text(data, "tool_version"),
+            fingerprint=json_fields.text(data, "fingerprint"),
+            evidence=evidence,
+        )
+
+
+def _sealed(body: dict[str, object]) -> str:
     return sha256_hex(canonical_json(body).encode("utf-8"))
 
 
-def _key(fingerprint: str, identity: dict[str, str], integrity: str) -> dict[str, Any]:
-    return {
-        "schema_version": FIGURES_SCHEMA,
-        "kind": FIGURES_KIND,
-        "figures_version": figures_module.FIGURES_VERSION,
-        "tool_version": __version__,
-        "fingerprint": fingerprint,
-        "evidence": {"sha256": identity.get("sha256"), "integrity": integrity},
-    }
+def _key(fingerprint: str, identity: dict[str, str], integrity: str) -> CacheKey:
+    return CacheKey(
+        schema_version=FIGURES_SCHEMA,
+        kind=FIGURES_KIND,
+        figures_version=figures_module.FIGURES_VERSION,
+        tool_version=__version__,
+        fingerprint=fingerprint,
+        evidence=EvidenceKey(sha256=identity.get("sha256"), integrity=integrity),
+    )
 
 
 def read_figures(
@@ -123,13 +162,17 @@ def read_figures(
     created_at = created_at_in(held.raw)
     if created_at is None or _RECORDED_TRUE not in held.raw:
         return None
-    recorded = data.get("evidence")
-    integrity = recorded.get("integrity") if isinstance(recorded, dict) else None
-    if not isinstance(integrity, str) or not re.fullmatch(r"[0-9a-f]{64}", integrity):
+    try:
+        key = read_cache_key(data)
+    except MalformedJson:
+        return None
+    integrity = key["evidence"]["integrity"]
+    if not re.fullmatch(r"[0-9a-f]{64}", integrity):
         return None
     expected = _key(fingerprint, {"sha256": held.sha256}, integrity)
-    if any(data.get(name) != value for name, value in expected.items()):
+    if key != expected:
         return None
+    # the seal is checked on the file as read, every field and nothing more
     body = {name: value for name, value in data.items() if name != SEAL_KEY}
     if data.get(SEAL_KEY) != _sealed(body) or set(body) != {*expected, "figures"}:
         return None
@@ -155,7 +198,10 @@ def save_figures(
 
     A failure to write only costs the next call a rebuild, so it is not an error.
     """
-    body = {**_key(fingerprint, identity, integrity), "figures": figures.to_json()}
+    body: dict[str, object] = {
+        **_key(fingerprint, identity, integrity),
+        "figures": figures.to_json(),
+    }
     # as it reads back (tuples become lists), so the seal holds for what is read
     # a round trip of values this process holds, not a read of input: no bound needed
     body = json.loads(json.dumps(body))

@@ -11,7 +11,8 @@ sees the same facts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...files import canonical_json, sha256_hex
@@ -41,16 +42,64 @@ class Fingerprint:
     """`id`: 16 hex digits; `fields`: exactly what was hashed (JSON-ready)."""
 
     id: str
-    fields: dict[str, Any]
+    fields: dict[str, object]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "fields": self.fields}
 
 
-def fingerprint_fields(device: DeviceFacts, runner: RunnerInfo, window: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MeasuredOn:
+    """The machine and runner a sweep was measured on, read once from its fingerprint fields:
+    what the summary's, the report's and the plots' opening words say. A field the file does
+    not hold is None (said as "None", as the reports always have)."""
+
+    hardware_model: str | None
+    processor: str | None
+    os_name: str | None
+    os_version: str | None
+    runner_kind: str | None
+    runner_version: str | None
+    model_digest: str | None
+    window: int | None
+    accelerators: tuple[object, ...]
+
+    @property
+    def os(self) -> str:
+        return f"{self.os_name} {self.os_version}"
+
+    @property
+    def runner(self) -> str:
+        return f"{self.runner_kind} {self.runner_version}"
+
+
+def measured_on(fields: Mapping[str, object]) -> MeasuredOn:
+    """The one reader of the fingerprint fields for people: each by its name, typed."""
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        # fields are hashed as recorded: show an odd value as written rather than hide it
+        return None if value is None else value if isinstance(value, str) else str(value)
+
+    window = fields.get("window")
+    accelerators = fields.get("accelerators")
+    return MeasuredOn(
+        hardware_model=text("hardware_model"),
+        processor=text("processor"),
+        os_name=text("os_name"),
+        os_version=text("os_version"),
+        runner_kind=text("runner_kind"),
+        runner_version=text("runner_version"),
+        model_digest=text("model_digest"),
+        window=window if isinstance(window, int) and not isinstance(window, bool) else None,
+        accelerators=tuple(accelerators) if isinstance(accelerators, list) else (),
+    )
+
+
+def fingerprint_fields(device: DeviceFacts, runner: RunnerInfo, window: int) -> dict[str, object]:
     """The hashed fields. Accelerators keep the probe's order (by index); the runner's
     settings are a field only when there are any."""
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "hardware_model": device.hardware_model,
         "processor": device.processor,
         "memory_bytes": device.memory_bytes,
@@ -69,7 +118,7 @@ def fingerprint_fields(device: DeviceFacts, runner: RunnerInfo, window: int) -> 
     return fields
 
 
-def fingerprint_id(fields: dict[str, Any]) -> str:
+def fingerprint_id(fields: dict[str, object]) -> str:
     """The id of already-assembled fields (evidence files keep their fields; this re-checks)."""
     chosen = {name: fields.get(name) for name in FINGERPRINT_FIELDS}
     settings = fields.get(SETTINGS_FIELD)
@@ -89,22 +138,22 @@ def compute_fingerprint(device: DeviceFacts, runner: RunnerInfo, window: int) ->
 # ---------------------------------------------------------------------------------------------
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     return "unknown" if value is None or value == "" else str(value)
 
 
-def _memory(value: Any) -> str:
+def _memory(value: object) -> str:
     return f"{value / GIB:.1f} GiB" if isinstance(value, int | float) else "unknown"
 
 
-def _digest(value: Any) -> str:
+def _digest(value: object) -> str:
     if not value:
         return "unknown"
     text = str(value).removeprefix("sha256:").removeprefix("sha256-")
     return text[:DIGEST_SHOWN]
 
 
-def _accelerators(value: Any) -> str:
+def _accelerators(value: object) -> str:
     if not value:
         return "none"
     if not isinstance(value, list):
@@ -135,7 +184,7 @@ _TAIL: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 _NAMED_VERSIONS = (("os", "os_name", "os_version"), ("runner", "runner_kind", "runner_version"))
 
 
-def describe_differences(old_fields: dict[str, Any], new_fields: dict[str, Any]) -> list[str]:
+def describe_differences(old_fields: dict[str, object], new_fields: dict[str, object]) -> list[str]:
     """What differs between two fingerprints' fields, as short phrases, in field order:
     "runner 0.34.2 → 0.34.4", "window 32768 → 65536", "memory 24.0 GiB → 32.0 GiB"."""
     old, new = old_fields.get, new_fields.get
@@ -157,7 +206,7 @@ def describe_differences(old_fields: dict[str, Any], new_fields: dict[str, Any])
     return phrases
 
 
-def _settings_differences(old: Any, new: Any) -> list[str]:
+def _settings_differences(old: object, new: object) -> list[str]:
     """ "runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset", one per setting that changed."""
     before = old if isinstance(old, dict) else {}
     after = new if isinstance(new, dict) else {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ...errors import EvidenceError
 from ...files import atomic_write_json, read_json
@@ -26,13 +25,13 @@ class RequestDocument:
     """One calibration request: for which fingerprint, why, when, and with which settings."""
 
     fingerprint: str
-    fingerprint_fields: Mapping[str, Any]
+    fingerprint_fields: Mapping[str, object]
     reason: str
     requested_at: float
-    settings: Mapping[str, Any]
+    settings: Mapping[str, object]
     schema_version: int = REQUEST_SCHEMA
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema_version": self.schema_version,
             "kind": REQUEST_KIND,
@@ -43,7 +42,7 @@ class RequestDocument:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> RequestDocument:
+    def from_json(cls, data: object) -> RequestDocument:
         """Raises MalformedJson naming the bad field's path, from `request`."""
         with json_fields.within("request"):
             fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
@@ -73,10 +72,10 @@ def read_request(path: Path) -> RequestDocument:
 def write_request(
     layout: StateLayout,
     fingerprint: str,
-    fields: Mapping[str, Any],
+    fields: Mapping[str, object],
     reason: str,
     now: float,
-    settings: Mapping[str, Any],
+    settings: Mapping[str, object],
 ) -> Path:
     path = request_path(layout, fingerprint)
     try:

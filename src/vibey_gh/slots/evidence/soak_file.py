@@ -107,10 +107,8 @@ def load_soak(path: Path) -> SoakRecord:
     except (KeyError, TypeError) as exc:
         raise MalformedJson(f"soak file {path}: {exc}") from None
     named = _NAME.fullmatch(path.stem)
-    if named and (named.group(1), int(named.group(2))) != (
-        data["fingerprint"]["id"],
-        data["slots"],
-    ):
+    recorded = json_fields.mapping(data, "fingerprint").get("id")
+    if named and (named.group(1), int(named.group(2))) != (recorded, data.get("slots")):
         raise EvidenceError(f"soak file {path} holds another fingerprint's or N's soak")
     return SoakRecord(path, data)
 

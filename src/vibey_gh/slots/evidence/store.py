@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
@@ -42,6 +42,7 @@ from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
     from .document import EvidenceDocument
+    from .fingerprint import MeasuredOn
 
 # The document, the step records and the field reader are imported where a file is parsed,
 # not above: `slots allowed` with the figures cache current reads no evidence file at all.
@@ -55,7 +56,7 @@ EDITED = "evidence edited after it was recorded"
 _FINGERPRINT_NAME = re.compile(r"[0-9a-f]{16}")
 
 
-def method_hash(method: Mapping[str, Any]) -> str:
+def method_hash(method: Mapping[str, object]) -> str:
     return sha256_hex(canonical_json(dict(method)).encode())[:12]
 
 
@@ -75,7 +76,7 @@ class Evidence:
         return self.document.fingerprint
 
     @property
-    def fingerprint_fields(self) -> dict[str, Any]:
+    def fingerprint_fields(self) -> dict[str, object]:
         return dict(self.document.fingerprint_fields)
 
     @property
@@ -83,7 +84,14 @@ class Evidence:
         return self.document.created_at
 
     @cached_property
-    def data(self) -> dict[str, Any]:
+    def measured_on(self) -> MeasuredOn:
+        """The machine and runner, typed, from the fingerprint fields."""
+        from .fingerprint import measured_on
+
+        return measured_on(self.document.fingerprint_fields)
+
+    @cached_property
+    def data(self) -> dict[str, object]:
         """The document as JSON, as written."""
         return self.document.to_json()
 
@@ -106,7 +114,7 @@ def future_date_problem(created_at: float, now: float) -> str | None:
     return f"evidence dated {when} in the future (clock skew allowed: 5 minutes)"
 
 
-def integrity_digest(data: Mapping[str, Any]) -> str:
+def integrity_digest(data: Mapping[str, object]) -> str:
     """sha256 of the canonical JSON of the evidence without its integrity entry, as it reads
     back from disk (so tuples and the like hash as the lists they become)."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
@@ -115,7 +123,7 @@ def integrity_digest(data: Mapping[str, Any]) -> str:
     return sha256_hex(canonical_json(as_read).encode("utf-8"))
 
 
-def seal_evidence(data: Mapping[str, Any]) -> dict[str, Any]:
+def seal_evidence(data: Mapping[str, object]) -> dict[str, object]:
     """The evidence with its integrity digest recorded beside its content."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
     return {
@@ -124,11 +132,12 @@ def seal_evidence(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_integrity(data: dict[str, Any], path: Path | None) -> None:
+def check_integrity(data: dict[str, object], path: Path | None) -> None:
     """Raise EvidenceError unless the evidence is what was recorded, under its own name."""
     from .fingerprint import fingerprint_id
 
-    recorded = str(data["fingerprint"]["id"])
+    fingerprint = data.get("fingerprint")  # an object with an id: `_check_header` saw it
+    recorded = str(fingerprint.get("id") if isinstance(fingerprint, dict) else None)
     computed = fingerprint_id(_fingerprint_fields(data))
     if computed != recorded:
         raise EvidenceError(
@@ -152,12 +161,13 @@ def check_integrity(data: dict[str, Any], path: Path | None) -> None:
         raise EvidenceError(f"{EDITED} (its integrity digest does not match)")
 
 
-def _fingerprint_fields(data: dict[str, Any]) -> dict[str, Any]:
-    fields = data["fingerprint"].get("fields")
+def _fingerprint_fields(data: dict[str, object]) -> dict[str, object]:
+    fingerprint = data.get("fingerprint")
+    fields = fingerprint.get("fields") if isinstance(fingerprint, dict) else None
     return dict(fields) if isinstance(fields, dict) else {}
 
 
-def _check_header(data: dict[str, Any], where: str) -> None:
+def _check_header(data: dict[str, object], where: str) -> None:
     from ...interfaces import json_fields
 
     if data.get("kind") != EVIDENCE_KIND:
@@ -174,7 +184,7 @@ def _check_header(data: dict[str, Any], where: str) -> None:
         raise EvidenceError(f"{where} is malformed: created_at is {created_at}")
 
 
-def evidence_from_json(data: dict[str, Any], path: Path | None) -> Evidence:
+def evidence_from_json(data: dict[str, object], path: Path | None) -> Evidence:
     """The one reader of evidence JSON: MalformedJson naming the bad field's JSON path and,
     for a file, the file."""
     from .document import EvidenceDocument
@@ -235,7 +245,7 @@ def recorded_digest(evidence: Evidence) -> str:
     return digest if isinstance(digest, str) else integrity_digest(evidence.data)
 
 
-def read_fingerprint_fields(path: Path) -> dict[str, Any]:
+def read_fingerprint_fields(path: Path) -> dict[str, object]:
     """The fingerprint fields an evidence file was recorded under, without parsing its steps."""
     data = read_json(path, kind="evidence", schema_version=EVIDENCE_SCHEMA)
     _check_header(data, str(path))
@@ -260,12 +270,21 @@ def iter_evidence_paths(layout: StateLayout) -> Iterator[Path]:
     yield from sorted((layout.root / "evidence").glob("*.json"))
 
 
-def sealed_json(document: EvidenceDocument) -> dict[str, Any]:
+def sealed_digest(data: Mapping[str, object]) -> str:
+    """The digest a sealed document (`sealed_json`) carries."""
+    seal = data.get(INTEGRITY_KEY)
+    digest = seal.get("digest") if isinstance(seal, dict) else None
+    if not isinstance(digest, str):
+        raise EvidenceError("the evidence is not sealed")
+    return digest
+
+
+def sealed_json(document: EvidenceDocument) -> dict[str, object]:
     """The one writer of evidence JSON: the document with its integrity digest."""
     return seal_evidence(document.to_json())
 
 
-def write_evidence(path: Path, document: EvidenceDocument) -> dict[str, Any]:
+def write_evidence(path: Path, document: EvidenceDocument) -> dict[str, object]:
     """Write the sealed document atomically (0600); return the JSON written."""
     data = sealed_json(document)
     atomic_write_json(path, data)

@@ -18,9 +18,9 @@ import errno
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ...clock import SYSTEM_CLOCK, Clock
+from ...clock import Clock
 from ...config import LocalModels, load_config
 from ...errors import ConfigError, EvidenceError, VibeyError
 from ...interfaces.values import frozen_value
@@ -78,7 +78,7 @@ class AllowedAnswer:
     evidence_age_s: float | None = None
     production_slots: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema_version": ALLOWED_SCHEMA,
             "allowed": self.allowed,
@@ -100,7 +100,8 @@ class AllowedAnswer:
 
 @frozen_value
 class AllowedDeps:
-    """What `decide_allowed` reads from the world, injectable for tests."""
+    """What `decide_allowed` reads from the world; the real ones are built by the composition
+    root (`vibey_gh.composition`, `Collaborators.allowed_deps`)."""
 
     layout: StateLayout
     clock: Clock
@@ -108,25 +109,12 @@ class AllowedDeps:
     identify: Callable[[LocalModels], RunnerInfo]
 
 
-def default_deps() -> AllowedDeps:
-    from ...platforms.probes import PlatformProbes
-    from ...runners.registry import identify_production
-    from ...state import StateLayout
-
-    return AllowedDeps(
-        layout=StateLayout.from_env(),
-        clock=SYSTEM_CLOCK,
-        device=lambda: PlatformProbes.detect().device.describe(),
-        identify=identify_production,
-    )
-
-
 def decide_allowed(
     config: LocalModels | None = None,
     *,
     model: str | None = None,
     window: int | None = None,
-    deps: AllowedDeps | Callable[[], AllowedDeps] | None = None,
+    deps: AllowedDeps | Callable[[], AllowedDeps],
     platform: str | None = None,
 ) -> AllowedAnswer:
     """The answer for `config` on `platform` (default: this machine's). `deps` may be a
@@ -150,7 +138,7 @@ def decide_allowed(
         )
     if declaration == 1:
         return AllowedAnswer(1, "declared 1 (concurrent_runs = 1)", None, None, False, 1)
-    deps = default_deps() if deps is None else deps if isinstance(deps, AllowedDeps) else deps()
+    deps = deps if isinstance(deps, AllowedDeps) else deps()
     try:
         identity = deps.identify(config)
     except VibeyError as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ...config import LocalModels
 from ...errors import BadInput, Refused
@@ -46,7 +46,7 @@ class Answer(Protocol):
 
     def line(self) -> str: ...
 
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> dict[str, object]: ...
 
 
 Decide = Callable[[LocalModels], Answer]
@@ -62,14 +62,14 @@ class ApplyPlan:
     window: int
     why: str
     actions: tuple[PlannedAction, ...]
-    answer: dict[str, Any] | None = None
+    answer: dict[str, object] | None = None
 
     @property
     def automatic(self) -> bool:
         """Whether --yes would do anything (a plan of notes is left to the operator)."""
         return any(not is_note(action) for action in self.actions)
 
-    def to_json(self, performed: list[PlannedAction] | None) -> dict[str, Any]:
+    def to_json(self, performed: list[PlannedAction] | None) -> dict[str, object]:
         return {
             "runner": self.runner,
             "platform": self.platform,
@@ -84,7 +84,7 @@ class ApplyPlan:
         }
 
 
-def action_json(action: PlannedAction) -> dict[str, Any]:
+def action_json(action: PlannedAction) -> dict[str, object]:
     return {
         "description": action.description,
         "argv": list(action.argv) or None,
@@ -124,7 +124,7 @@ def plan_apply(
     """
     _check(slots, window)
     config = config.with_overrides(window=window)
-    answer_json: dict[str, Any] | None = None
+    answer_json: dict[str, object] | None = None
     if slots is None:
         if decide is None:
             raise BadInput("no --slots given and no way to ask `slots allowed`")
@@ -160,7 +160,7 @@ def plan_apply(
 
 def as_measured(
     config: LocalModels,
-    answer: dict[str, Any] | None,
+    answer: dict[str, object] | None,
     read_environment: EnvironmentReader | None = None,
 ) -> LocalModels:
     """`config` with the runner settings of the evidence the answer rests on (unchanged when

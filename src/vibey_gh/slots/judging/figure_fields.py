@@ -47,9 +47,5 @@ def share(data: Any, key: str, default: Any = None) -> float | None:
     return value  # type: ignore[no-any-return]
 
 
-def texts(data: Any, key: str) -> tuple[str, ...]:
-    values = json_fields.items(data, key, json_fields.REQUIRED)
-    for index, value in enumerate(values):
-        if not isinstance(value, str):
-            raise MalformedJson(f"expected a string, got {value!r:.40}", (key, index))
-    return tuple(values)
+def texts(data: object, key: str) -> tuple[str, ...]:
+    return tuple(json_fields.strings(data, key, json_fields.REQUIRED))

@@ -15,7 +15,7 @@ naming the field, so a damaged store is rebuilt from the evidence, never judged 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
@@ -65,7 +65,7 @@ class Agreement:
     def exact(self) -> float | None:
         return self.exact_matches / self.compared if self.compared else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "compared": self.compared,
             "structural": self.structural,
@@ -76,7 +76,7 @@ class Agreement:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Agreement:
+    def from_json(cls, data: object) -> Agreement:
         compared = _count(data, "compared")
         structural = _count(data, "structural_matches")
         exact = _count(data, "exact_matches")
@@ -165,7 +165,7 @@ class StepFigures:
     runner_mismatch: str | None = None
     latency: LatencyFigures | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "index": self.index,
             "slots": self.slots,
@@ -181,12 +181,12 @@ class StepFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> StepFigures:
+    def from_json(cls, data: object) -> StepFigures:
         json_fields.mapping(data, "agreement", json_fields.REQUIRED)  # an object or null
         agreement = (
-            None
-            if data["agreement"] is None
-            else json_fields.nested(data, "agreement", Agreement.from_json)
+            json_fields.nested(data, "agreement", Agreement.from_json)
+            if json_fields.present(data, "agreement")
+            else None
         )
         slots = _count(data, "slots")
         if slots < 1:
@@ -202,9 +202,9 @@ class StepFigures:
             log_findings=_texts(data, "log_findings"),
             reasonless=_count(data, "reasonless"),
             runner_mismatch=json_fields.text(data, "runner_mismatch", None),
-            latency=None
-            if data.get("latency") is None
-            else json_fields.nested(data, "latency", LatencyFigures.from_json),
+            latency=json_fields.nested(data, "latency", LatencyFigures.from_json)
+            if json_fields.present(data, "latency")
+            else None,
         )
 
 
@@ -222,7 +222,7 @@ class SweepFigures:
         """Every step is of the one-pass method: no measurement window, no interval."""
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         base = self.baseline
         latency = base.best_one_slot_latency
         return {
@@ -234,14 +234,14 @@ class SweepFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SweepFigures:
+    def from_json(cls, data: object) -> SweepFigures:
         """Figures as stored; MalformedJson naming the first field of a wrong type or range."""
         baseline = json_fields.nested(data, "baseline", _baseline_from_json)
         steps = json_fields.each(data, "steps", StepFigures.from_json, json_fields.REQUIRED)
         return cls(baseline, tuple(steps))
 
 
-def _baseline_from_json(data: dict[str, Any]) -> BaselineFigures:
+def _baseline_from_json(data: dict[str, object]) -> BaselineFigures:
     agreement = _share(data, "self_agreement", json_fields.REQUIRED)
     assert agreement is not None
     return BaselineFigures(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
@@ -32,6 +32,31 @@ def finite_or_none(value: float) -> float | None:
     """An interval's end for JSON: an unbounded one (too few turns to tell) is null, since JSON
     has no infinity and the evidence reader refuses non-finite numbers."""
     return value if math.isfinite(value) else None
+
+
+class VerdictJson(TypedDict, total=False):
+    """A verdict as evidence records it (`Verdict.to_json`): kept for readers of the file,
+    since the tool re-judges the recorded steps; an older file holds fewer keys."""
+
+    index: int
+    slots: int
+    label: str
+    inside_bounds: bool
+    qualifies: bool
+    broken: list[str]
+    warnings: list[str]
+    gain: float | None
+    gain_low: float | None
+    gain_high: float | None
+    turns_per_hour_low: float
+    turns_per_hour_high: float | None
+    confidence: float | None
+    decided_by: str
+    runs_per_hour_low: float | None
+    runs_per_hour_high: float | None
+    agreement: dict[str, object] | None
+    metrics: dict[str, object]
+    latency: dict[str, object] | None
 
 
 @frozen_value
@@ -91,7 +116,7 @@ class Verdict:
         high = self.runs_per_hour_high if self.metrics.on_runs else self.turns_per_hour_high
         return math.inf if high is None else high
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerdictJson:
         return {
             "index": self.index,
             "slots": self.slots,
@@ -327,7 +352,7 @@ def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     return SweepJudgement(verdicts, 1, reason, figures)
 
 
-def knee_json(judgement: SweepJudgement, min_gain: float) -> dict[str, Any] | None:
+def knee_json(judgement: SweepJudgement, min_gain: float) -> dict[str, object] | None:
     """The knee for scripts: its N, what each step past it adds over the best step before it,
     and the sentence the report prints; None when the ideal N is 1 for want of a knee."""
     found = judgement.knee

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
@@ -75,11 +75,11 @@ class QuantileSample:
         low, high = quantile_ranks(self.count, share, confidence)
         return self._at(low), self._at(high)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"count": self.count, "tail_from": self.tail_from, "tail": list(self.tail)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> QuantileSample:
+    def from_json(cls, data: dict[str, object]) -> QuantileSample:
         """A stored sample; MalformedJson naming a field of the wrong type or range."""
         count = json_fields.integer(data, "count")
         start = json_fields.integer(data, "tail_from")
@@ -127,7 +127,7 @@ class LatencyFigures:
         the turn's."""
         return (RUN, self.run) if self.whole_runs else (TURN, self.latency)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "turns": self.turns,
             "timed": self.timed,
@@ -150,7 +150,7 @@ class LatencyFigures:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LatencyFigures:
+    def from_json(cls, data: dict[str, object]) -> LatencyFigures:
         """Stored figures; MalformedJson naming a field of the wrong type."""
         return cls(
             turns=json_fields.integer(data, "turns"),
@@ -171,7 +171,7 @@ class LatencyFigures:
         )
 
 
-def _sample(data: dict[str, Any], key: str) -> QuantileSample | None:
+def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
     if data.get(key) is None:
         return None
     return json_fields.nested(data, key, QuantileSample.from_json)

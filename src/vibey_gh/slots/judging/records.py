@@ -8,7 +8,6 @@ re-judged later against other bounds.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
@@ -32,8 +31,8 @@ class TurnRecord:
     think_s: float = 0.0
     closes: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "turn_id": self.turn_id,
             "segment_id": self.segment_id,
             "worker": self.worker,
@@ -46,7 +45,7 @@ class TurnRecord:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TurnRecord:
+    def from_json(cls, data: object) -> TurnRecord:
         return cls(
             turn_id=json_fields.text(data, "turn_id"),
             segment_id=json_fields.text(data, "segment_id"),
@@ -57,7 +56,7 @@ class TurnRecord:
         )
 
 
-def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
+def turn_result_from_json(data: dict[str, object]) -> TurnResult:
     """TurnResult.from_json, after checking every field's type."""
     json_fields.integer(data, "status", None)
     json_fields.text(data, "finish_reason", None)
@@ -76,7 +75,7 @@ def turn_result_from_json(data: dict[str, Any]) -> TurnResult:
     return TurnResult.from_json(data)
 
 
-def _check_tool_call(call: Any) -> None:
+def _check_tool_call(call: object) -> None:
     json_fields.text(call, "name")
     json_fields.mapping(call, "arguments")
 
@@ -104,10 +103,10 @@ TIMELINE_FIELDS = (
 class LogEventRecord:
     kind: str
     text: str
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, object] = field(default_factory=dict)
     during_replay: bool = True
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "text": self.text,
@@ -116,12 +115,12 @@ class LogEventRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LogEventRecord:
+    def from_json(cls, data: object) -> LogEventRecord:
         return cls(
             kind=json_fields.text(data, "kind"),
             text=json_fields.text(data, "text", ""),
             values=json_fields.mapping(data, "values"),
-            during_replay=bool(data.get("during_replay", True)),
+            during_replay=json_fields.truthy(data, "during_replay", True),
         )
 
 
@@ -143,7 +142,7 @@ class RunnerReported:
     layers: int | None = None
     attention_fallback: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "slots": self.slots,
             "window": self.window,
@@ -154,7 +153,7 @@ class RunnerReported:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunnerReported:
+    def from_json(cls, data: object) -> RunnerReported:
         return cls(
             slots=json_fields.integer(data, "slots", None),
             window=json_fields.integer(data, "window", None),
@@ -180,7 +179,7 @@ class ProductionRecord:
     def clean(self) -> bool:
         return self.busy_polls == 0 and not self.model_appeared
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "polls": self.polls,
             "busy_polls": self.busy_polls,
@@ -191,13 +190,13 @@ class ProductionRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ProductionRecord:
+    def from_json(cls, data: object) -> ProductionRecord:
         return cls(
             polls=json_fields.integer(data, "polls", 0),
             busy_polls=json_fields.integer(data, "busy_polls", 0),
             unreachable_polls=json_fields.integer(data, "unreachable_polls", 0),
             models_seen=tuple(str(m) for m in json_fields.items(data, "models_seen")),
-            model_appeared=bool(data.get("model_appeared", False)),
+            model_appeared=json_fields.truthy(data, "model_appeared", False),
             version=json_fields.text(data, "version", None),
         )
 
@@ -253,14 +252,14 @@ class StepRecord:
     corpus_turns: int = 0
     gpu_budget_bytes: tuple[int | None, ...] = ()
     discarded_attempts: int = 0
-    measurement: dict[str, Any] | None = None
+    measurement: dict[str, object] | None = None
     production_footprint_bytes: int | None = None
     production_gpu_bytes: tuple[int | None, ...] | None = None
     production_footprint: str | None = None
     runner_reported: RunnerReported | None = None
     shape: str = "segments"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "shape": self.shape,
             "index": self.index,
@@ -291,7 +290,7 @@ class StepRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> StepRecord:
+    def from_json(cls, data: object) -> StepRecord:
         """Raises MalformedJson naming the field when the data is not what this tool wrote."""
         return cls(
             index=json_fields.integer(data, "index"),
@@ -307,14 +306,14 @@ class StepRecord:
             gpu_budget_bytes=_optional_byte_counts(data, "gpu_budget_bytes") or (),
             log_events=tuple(json_fields.each(data, "log_events", LogEventRecord.from_json)),
             production=json_fields.nested(data, "production", ProductionRecord.from_json)
-            if data.get("production") is not None
+            if json_fields.present(data, "production")
             else ProductionRecord(),
             ended_early=json_fields.text(data, "ended_early", None),
             runner_version=json_fields.text(data, "runner_version", None),
             corpus_turns=json_fields.integer(data, "corpus_turns", 0),
             discarded_attempts=json_fields.integer(data, "discarded_attempts", 0),
             measurement=json_fields.mapping(data, "measurement")
-            if data.get("measurement")
+            if json_fields.truthy(data, "measurement", False)
             else None,
             production_footprint_bytes=json_fields.integer(
                 data, "production_footprint_bytes", None
@@ -322,22 +321,22 @@ class StepRecord:
             production_gpu_bytes=_optional_byte_counts(data, "production_gpu_bytes"),
             production_footprint=json_fields.text(data, "production_footprint", None),
             runner_reported=json_fields.nested(data, "runner_reported", RunnerReported.from_json)
-            if data.get("runner_reported") is not None
+            if json_fields.present(data, "runner_reported")
             else None,
             shape=_shape(data),
         )
 
 
-def _shape(data: dict[str, Any]) -> str:
+def _shape(data: object) -> str:
     shape: str = json_fields.text(data, "shape", "segments")
     if shape not in ("runs", "segments"):
         raise MalformedJson("expected runs or segments", ("shape",))
     return shape
 
 
-def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, ...] | None:
+def _optional_byte_counts(data: object, key: str) -> tuple[int | None, ...] | None:
     """A list of byte counts (None entries allowed), or None when absent (older evidence)."""
-    if data.get(key) is None:
+    if not json_fields.present(data, key):
         return None
     listed = json_fields.items(data, key)
     with json_fields.within(key):
@@ -345,5 +344,5 @@ def _optional_byte_counts(data: dict[str, Any], key: str) -> tuple[int | None, .
     return tuple(int(v) if v is not None else None for v in values)
 
 
-def _timeline_point(point: Any) -> tuple[float | int | None, ...]:
+def _timeline_point(point: object) -> tuple[float | int | None, ...]:
     return json_fields.optional_numbers(point, "a timeline point")

@@ -9,8 +9,6 @@ says; None where it does not).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...interfaces.turns import REFUSED_OVER_WINDOW
 from ...interfaces.values import frozen_value
 from .fidelity import first_answers
@@ -23,7 +21,7 @@ class Refusals:
     refused: int
     shortest_refused_tokens: int | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "served": self.served,
             "refused": self.refused,

@@ -26,24 +26,29 @@ def _whole(value: object) -> int | None:
 def runner_reported_from(events: Iterable[LogEventRecord]) -> RunnerReported | None:
     """The start-up facts among `events` (the last line of each kind wins: the server's own
     slot line comes after the library's); None when the log said none of them."""
-    slots = window = kv_bytes = gpu_layers = layers = None
+    slots: int | None = None
+    window: int | None = None
+    kv_bytes: int | None = None
+    gpu_layers: int | None = None
+    layers: int | None = None
     buffers: dict[str, float] = {}
     fallback_device: str | None = None
     disabled = False
     for event in events:
         values = event.values
-        if event.kind == "slots" and _whole(values.get("n_slots")) is not None:
-            slots = values["n_slots"]
-        elif event.kind == "slot_window" and _whole(values.get("n_ctx")) is not None:
-            window = values["n_ctx"]
-        elif event.kind == "kv_cache" and isinstance(values.get("size_mib"), int | float):
-            size = float(values["size_mib"]) * MIB
+        size_mib = values.get("size_mib")
+        if event.kind == "slots" and (count := _whole(values.get("n_slots"))) is not None:
+            slots = count
+        elif event.kind == "slot_window" and (count := _whole(values.get("n_ctx"))) is not None:
+            window = count
+        elif event.kind == "kv_cache" and isinstance(size_mib, int | float):
+            size = float(size_mib) * MIB
             if "device" in values:  # Ollama's summary: one line per device
                 buffers[f"summary {values['device']}"] = size
             else:
                 kv_bytes = round(size)
-        elif event.kind == "kv_buffer" and isinstance(values.get("size_mib"), int | float):
-            buffers[str(values.get("device"))] = float(values["size_mib"]) * MIB
+        elif event.kind == "kv_buffer" and isinstance(size_mib, int | float):
+            buffers[str(values.get("device"))] = float(size_mib) * MIB
         elif event.kind == "gpu_layers":
             gpu_layers, layers = _whole(values.get("gpu_layers")), _whole(values.get("layers"))
         elif event.kind == "attention_fallback":

@@ -6,7 +6,8 @@ over the best throughput so far. A step counts as such only when its whole throu
 interval is below that bar (see `gain_over_best`); one whose
 interval clears it resets the count, and one whose interval straddles it (inconclusive) leaves
 the count as it was. Bounds are re-read (through
-`bounds_now`) at every decision.
+`bounds_now`) at every decision. Each step is judged once, here: its verdict goes to
+`on_verdict` (the progress line says it), so no caller judges the step again.
 Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed sweep makes
 the same decisions as an uninterrupted one.
 """
@@ -53,8 +54,10 @@ def sweep_steps(
     bounds_now: Callable[[], Bounds],
     explicit: Sequence[int] | None = None,
     max_slots: int = DEFAULT_MAX_SLOTS,
+    on_verdict: Callable[[Verdict], None] | None = None,
 ) -> Generator[int, StepRecord, str]:
-    """Yield slot counts; `send` each step's record back; the return value says why it stopped."""
+    """Yield slot counts; `send` each step's record back; the return value says why it stopped.
+    `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on."""
     steps: list[StepRecord] = []
     strikes = 0
     index = 0
@@ -73,6 +76,8 @@ def sweep_steps(
         steps.append(step)
         bounds = bounds_now()
         verdict = judge_sweep(steps, bounds).verdicts[-1]
+        if on_verdict is not None:
+            on_verdict(verdict)
         if slots <= 1:
             continue
         if not verdict.inside_bounds:

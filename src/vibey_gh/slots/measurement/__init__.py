@@ -7,9 +7,9 @@ closed-loop workers in a steady state), `sampler` (the 1 Hz sampler), `productio
 charged for production), `orphans` (a runner left by a crash), `progress_lines` (progress as plain
 lines: the sweep's steps and time left, each step's seconds and turns), `resume` (which checkpoint a
 rerun continues, and what other options do), `readiness` (what `doctor` checks that calibrate
-needs), `evidence_writer` (a sweep as evidence files), `wiring` (a calibration's real parts,
-assembled for `vibey_gh.composition`).
+needs), `evidence_writer` (a sweep as evidence files). A calibration's real parts are built by
+the composition root (`vibey_gh.composition.build_environment`) and handed in as an Environment.
 
 Public surface: `calibrate.run_calibration`, `calibration_setup.CalibrationRequest`,
-`calibration_setup.Environment`, `calibration_setup.CalibrationOutcome`, `wiring.build_environment`.
+`calibration_setup.Environment`, `calibration_setup.CalibrationOutcome`.
 """

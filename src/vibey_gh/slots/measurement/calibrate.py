@@ -14,9 +14,9 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, Refused, VibeyError
@@ -28,9 +28,11 @@ from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.requests import clear_request, request_path
+from ..evidence.sections import MethodSection
 from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of
 from ..judging.bounds import Bounds
+from ..judging.judge import Verdict
 from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
 from ..judging.stats import Estimate
@@ -136,8 +138,8 @@ def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
             )
 
 
-def method_of(req: CalibrationRequest) -> dict[str, Any]:
-    return {
+def method_of(req: CalibrationRequest) -> MethodSection:
+    method: MethodSection = {
         "runner": req.config.runner,
         "model": req.config.model,
         "window": req.window,
@@ -166,12 +168,14 @@ def method_of(req: CalibrationRequest) -> dict[str, Any]:
         },
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
-        # only when set: the method of every ordinary sweep keeps its hash
-        **({"split_window": True} if req.split_window else {}),
+    }
+    if req.split_window:  # only when set: the method of every ordinary sweep keeps its hash
+        method["split_window"] = True
+    if req.corpus.shape == "runs":
         # whole runs are measured to an interval of each worker's run progress: a checkpoint
         # whose steps stopped on counted runs has another hash and is never resumed here
-        **({"runs_interval": "batch means of run progress"} if req.corpus.shape == "runs" else {}),
-    }
+        method["runs_interval"] = "batch means of run progress"
+    return method
 
 
 def run_calibration(
@@ -244,7 +248,9 @@ def run_calibration(
 
     bounds_now = last_good_bounds(bounds_source, req.config.bounds, progress.message)
 
-    generator = sweep_steps(bounds_now, req.slots, req.max_slots)
+    # each step is judged once, by the sweep; its verdict is what the progress line says
+    verdicts: list[Verdict] = []
+    generator = sweep_steps(bounds_now, req.slots, req.max_slots, on_verdict=verdicts.append)
     loaded = len(steps)
     steps, next_slots, stop_reason = replay_completed(
         generator, steps, checkpoint.path, progress.message
@@ -324,12 +330,11 @@ def run_calibration(
                 raise Refused(f"{untrustworthy} (turns: {run_dir})")
         steps.append(step)
         checkpoint.save(steps)
-        verdict = _latest_label(steps, bounds_now)
-        progress.step_finished(step, verdict)
         try:
             slots = generator.send(step)
         except StopIteration as stop:
             stop_reason = str(stop.value)
+        progress.step_finished(step, verdicts[-1].label)
 
     complete = stop_reason is not None and not unclean
     result = SweepResult(
@@ -374,12 +379,6 @@ def _check_room_beside_production(
     check_fits_beside_production(
         held, env.memory.sample(), env.calibration_model_bytes(), req.config.model
     )
-
-
-def _latest_label(steps: Sequence[StepRecord], bounds_now: Callable[[], Any]) -> str:
-    from ..judging.judge import judge_sweep
-
-    return judge_sweep(steps, bounds_now()).verdicts[-1].label
 
 
 def _measure_clean(

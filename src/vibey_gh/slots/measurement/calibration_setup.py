@@ -98,7 +98,7 @@ class CalibrationOutcome:
     # what the answer rests on (`judging.noise.VERDICT_CODES`); None with no step measured
     verdict_code: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.fingerprint,
             "ideal": self.ideal,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
@@ -15,8 +14,8 @@ from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.schema import INTEGRITY_KEY
-from ..evidence.store import Evidence, evidence_path, out_name, sealed_json
+from ..evidence.sections import MethodSection
+from ..evidence.store import Evidence, evidence_path, out_name, sealed_digest, sealed_json
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
@@ -34,7 +33,7 @@ class SweepResult:
     fingerprint: Fingerprint
     identity: RunnerInfo
     steps: Sequence[StepRecord]
-    method: dict[str, Any]
+    method: MethodSection
     stop_reason: str | None
     complete: bool
     run_dir: Path
@@ -149,7 +148,7 @@ def check_out_dir(out_dir: Path) -> None:
         raise BadInput(f"--out {out_dir}: cannot write there ({problem}); give a writable folder")
 
 
-def method_hash_of(method: dict[str, Any]) -> str:
+def method_hash_of(method: MethodSection) -> str:
     from ..evidence.store import method_hash
 
     return method_hash(method)
@@ -177,7 +176,7 @@ def write_evidence_files(
             env.layout,
             fingerprint.id,
             evidence_identity(recorded_path),
-            data[INTEGRITY_KEY]["digest"],
+            sealed_digest(data),
             sweep_figures(evidence.steps),
         )
         atomic_write_text(recorded_path.with_suffix(".md"), markdown)

@@ -3,16 +3,63 @@ stop: its pid file names it, and it still holds the calibration port a rerun nee
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from ...errors import MalformedJson
 from ...files import atomic_write_json
-from ...guarded import MIB, loads_json, read_regular_text
+from ...guarded import MIB, InputProblem, loads_json, read_regular_text
+from ...interfaces import json_fields
 from ...platforms.processes import stop_tree
 from ...runners.registry import package_runner_modules
 
 PID_FILE = "calibration-runner.json"
+
+
+@dataclass(frozen=True)
+class RunnerRecord:
+    """The pid file: which process a calibration started, told apart from a later process
+    given the same pid by its start time and command line (None where a file lacks them)."""
+
+    pid: int
+    create_time: float | None
+    cmdline: tuple[str, ...] | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"pid": self.pid, "create_time": self.create_time, "cmdline": self.cmdline}
+
+    @classmethod
+    def from_json(cls, data: object) -> RunnerRecord:
+        """The one reader of the pid file; MalformedJson naming the bad field."""
+        with json_fields.within("calibration runner"):
+            # absent: a file from before the check, which then never matches a process
+            cmdline = (
+                json_fields.strings(data, "cmdline")
+                if json_fields.present(data, "cmdline")
+                else None
+            )
+            return cls(
+                pid=json_fields.integer(data, "pid"),
+                create_time=json_fields.number(data, "create_time", None),
+                cmdline=None if cmdline is None else tuple(cmdline),
+            )
+
+    def is_running_as(self, process: psutil.Process) -> bool:
+        """Whether `process` is the very one recorded (pids are reused)."""
+        if self.create_time is None or self.cmdline is None:
+            return False
+        started = abs(process.create_time() - self.create_time) < 1.0
+        return started and tuple(process.cmdline()) == self.cmdline
+
+
+def read_runner_record(path: Path) -> RunnerRecord | None:
+    """The recorded runner, or None: no file, or one that is not a pid file of ours."""
+    try:
+        return RunnerRecord.from_json(loads_json(read_regular_text(path, limit=MIB)))
+    except (OSError, InputProblem, MalformedJson):  # never blocks on a FIFO (guarded)
+        return None
 
 
 def remember_runner(path: Path, pid: int | None) -> None:
@@ -20,10 +67,10 @@ def remember_runner(path: Path, pid: int | None) -> None:
         return
     try:
         process = psutil.Process(pid)
-        record = {"pid": pid, "create_time": process.create_time(), "cmdline": process.cmdline()}
+        record = RunnerRecord(pid, process.create_time(), tuple(process.cmdline()))
     except psutil.Error:
         return
-    atomic_write_json(path, record)
+    atomic_write_json(path, record.to_json())
 
 
 def forget_runner(path: Path) -> None:
@@ -36,17 +83,14 @@ def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
     The pid alone is not enough (pids are reused): its start time and command line must match.
     Returns the pid stopped, or None.
     """
-    try:
-        record = loads_json(read_regular_text(path, limit=MIB))  # never blocks on a FIFO
-        pid = int(record["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+    record = read_runner_record(path)
+    if record is None:
         forget_runner(path)
         return None
+    pid = record.pid
     try:
         process = psutil.Process(pid)
-        same = abs(
-            process.create_time() - float(record.get("create_time", 0))
-        ) < 1.0 and process.cmdline() == record.get("cmdline")
+        same = record.is_running_as(process)
     except psutil.Error:
         same = False
     if not same:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput, EvidenceError
 from ...interfaces.values import frozen_value
@@ -41,12 +40,14 @@ OPTION_OF_METHOD_KEY = {
 }
 
 
-def measured_method(method: Mapping[str, Any]) -> dict[str, Any]:
+def measured_method(method: Mapping[str, object]) -> dict[str, object]:
     """The method without the sweep's extent: what a checkpoint's steps share."""
     return {name: value for name, value in method.items() if name not in SWEEP_EXTENT}
 
 
-def checkpoint_key(fingerprint: str, corpus_sha: str, method: Mapping[str, Any]) -> dict[str, Any]:
+def checkpoint_key(
+    fingerprint: str, corpus_sha: str, method: Mapping[str, object]
+) -> dict[str, object]:
     return {
         "fingerprint": fingerprint,
         "corpus_sha256": corpus_sha,
@@ -54,7 +55,7 @@ def checkpoint_key(fingerprint: str, corpus_sha: str, method: Mapping[str, Any])
     }
 
 
-def changed_options(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def changed_options(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
     """Each measured setting that differs, as `--option old → new` (nested keys flattened)."""
     flat_old, flat_new = _flatten(measured_method(old)), _flatten(measured_method(new))
     changes = []
@@ -66,8 +67,8 @@ def changed_options(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     return changes
 
 
-def _flatten(method: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
+def _flatten(method: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
     for name, value in method.items():
         if isinstance(value, Mapping):
             flat.update(_flatten(value, f"{prefix}{name}."))
@@ -76,7 +77,7 @@ def _flatten(method: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is None:
         return "unset"
     if isinstance(value, float) and value.is_integer():
@@ -89,8 +90,8 @@ class Checkpoint:
     """The checkpoint a calibration continues and writes: its file, key and method."""
 
     path: Path
-    key: dict[str, Any]
-    method: dict[str, Any]
+    key: dict[str, object]
+    method: dict[str, object]
 
     def save(self, steps: Sequence[StepRecord]) -> None:
         save_progress(self.path, self.key, steps, self.method)
@@ -100,7 +101,7 @@ def open_checkpoint(
     layout: StateLayout,
     fingerprint: str,
     corpus_sha: str,
-    method: Mapping[str, Any],
+    method: Mapping[str, object],
     restart: bool,
     say: Callable[[str], None],
 ) -> tuple[Checkpoint, list[StepRecord]]:
@@ -110,7 +111,7 @@ def open_checkpoint(
     options (naming them) and `restart` was not asked for; with `restart`, removes it."""
     key = checkpoint_key(fingerprint, corpus_sha, method)
     measured = measured_method(method)
-    path = progress_path(layout, fingerprint, corpus_sha, key["method"])
+    path = progress_path(layout, fingerprint, corpus_sha, method_hash(measured))
     checkpoint = Checkpoint(path, key, measured)
     others = [p for p in sorted(sibling_checkpoints(layout, fingerprint, corpus_sha)) if p != path]
     if restart:
@@ -140,7 +141,7 @@ def sibling_checkpoints(layout: StateLayout, fingerprint: str, corpus_sha: str) 
 
 
 def _adopt_or_refuse(
-    other: Path, checkpoint: Checkpoint, method: Mapping[str, Any]
+    other: Path, checkpoint: Checkpoint, method: Mapping[str, object]
 ) -> list[StepRecord] | None:
     """The steps of a checkpoint written under the whole method's hash (before the sweep's
     extent left the key), moved to this one's name; BadInput for one measured otherwise."""

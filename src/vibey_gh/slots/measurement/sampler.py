@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -150,7 +149,7 @@ class StepSampler:
         self.latest = charged
         if charged.wired_bytes is not None:
             self.peak_wired = max(self.peak_wired or 0, charged.wired_bytes)
-        line: dict[str, Any] = {
+        line: dict[str, object] = {
             "t": sample.t,
             "wall": self._clock.now(),
             "memory": asdict(sample),

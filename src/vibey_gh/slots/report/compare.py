@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import BadInput, EvidenceError
 from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
+from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
-from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.judge import SweepJudgement
 from ..judging.refusals import Refusals, refusals_of
 from .split_window import is_split_window
 from .step_table import step_rows
@@ -70,7 +71,7 @@ class ComparedSweep:
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
-    def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, Any]:
+    def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, object]:
         what_if = self.what_if
         return {
             "decided_by": self.decided_by,
@@ -153,7 +154,7 @@ class Comparison:
         rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
         return rows
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "compared_on": self.figure,
             "note": self.note,
@@ -205,7 +206,8 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
         except EvidenceError as exc:
             raise BadInput(f"{argument}: {exc}") from None
         label = argument if FINGERPRINT.fullmatch(argument) else path.name
-        sweeps.append(ComparedSweep(label, path, evidence, judge_sweep(evidence.steps, bounds)))
+        judgement = judge_evidence(evidence, bounds).judgement
+        sweeps.append(ComparedSweep(label, path, evidence, judgement))
     return Comparison(tuple(sweeps))
 
 

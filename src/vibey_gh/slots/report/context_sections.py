@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from ...interfaces.think import ThinkPolicy
 from ..evidence.store import Evidence
@@ -161,11 +160,11 @@ def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
     ]
 
 
-def _units(corpus: Mapping[str, Any]) -> str:
+def _units(corpus: Mapping[str, object]) -> str:
     return "whole runs" if corpus.get("shape") == "runs" else "segments"
 
 
-def _think(method: Mapping[str, Any]) -> str:
+def _think(method: Mapping[str, object]) -> str:
     """The think-time policy in words; none in evidence from before think time."""
     return ThinkPolicy.from_json(method.get("think")).describe()
 

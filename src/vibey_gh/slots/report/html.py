@@ -140,10 +140,11 @@ def render_html(
     plots: Mapping[str, bytes],
     depth_estimates: Mapping[str, int] | None = None,
     plots_note: str | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> str:
     """The whole page: the report's sections, with `plots` (name → PNG bytes) embedded;
-    `judgement` is the sweep as already judged against `bounds` (judged when not given)."""
+    `judgement` is the sweep as already judged against `bounds`."""
     markdown = render_report(
         evidence,
         bounds,
@@ -168,12 +169,12 @@ def write_html_report(
     bounds: Bounds,
     path: Path,
     plotting: bool | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> Path:
     """Write the page to `path` in one rename (0600); the folder must exist and is left as
     it is. Without matplotlib the page has no plots and says how to get them. `judgement`:
-    the sweep as already judged against `bounds` (judged here when not given)."""
-    from ..judging.judge import judge_sweep
+    the sweep as already judged against `bounds`."""
     from .plots import PLOTS_MISSING, build_figures, figure_png, plots_available
 
     if not path.parent.is_dir():
@@ -182,8 +183,6 @@ def write_html_report(
         raise BadInput(f"--html {path}: is a folder")
     if plotting is None:
         plotting = plots_available()
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
     plots: dict[str, bytes] = {}
     if plotting:
         figures = build_figures(evidence, judgement, bounds)

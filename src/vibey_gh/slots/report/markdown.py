@@ -20,7 +20,7 @@ from pathlib import Path
 from ...files import atomic_write_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, gain_range, judge_sweep
+from ..judging.judge import SweepJudgement, gain_range
 from ..judging.knee import knee_paragraph
 from ..judging.reported import describe as describe_reported
 from .context_sections import bounds_section, corpus_section, device_section, not_measured_section
@@ -167,15 +167,14 @@ def render_report(
     plots: Mapping[str, str] | None = None,
     depth_estimates: Mapping[str, int] | None = None,
     plots_note: str | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> str:
     """The report as Markdown. `plots` maps a plot's name to the file name to embed;
     `plots_note` says why there are none; `judgement` is the sweep as already judged against
-    `bounds` (judged here when not given)."""
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
+    `bounds`."""
     names = step_names(evidence.steps, judgement)
-    fields = evidence.fingerprint_fields
+    on = evidence.measured_on
     shown = dict(plots or {})
     depth = depth_facts(evidence, judgement, depth_estimates)
 
@@ -185,11 +184,9 @@ def render_report(
     lines = [
         f"# Slots evidence report {evidence.fingerprint}",
         "",
-        f"Measured {_utc(evidence.created_at)} on "
-        f"{fields.get('hardware_model') or 'an unnamed machine'} "
-        f"({fields.get('processor') or 'unknown processor'}, {fields.get('os_name')} "
-        f"{fields.get('os_version')}) with {fields.get('runner_kind')} "
-        f"{fields.get('runner_version')} at {_tokens(fields.get('window'))} tokens per slot. "
+        f"Measured {_utc(evidence.created_at)} on {on.hardware_model or 'an unnamed machine'} "
+        f"({on.processor or 'unknown processor'}, {on.os}) with {on.runner} "
+        f"at {_tokens(on.window)} tokens per slot. "
         + (
             "Recorded as this device's evidence."
             if evidence.document.recorded
@@ -238,7 +235,8 @@ def write_report(
     stem: str,
     depth_estimates: Mapping[str, int] | None = None,
     plotting: bool | None = None,
-    judgement: SweepJudgement | None = None,
+    *,
+    judgement: SweepJudgement,
 ) -> list[Path]:
     """Write `<stem>-report.md` and its plots `<stem>-<plot>.png` into `folder`; return them.
 
@@ -248,8 +246,6 @@ def write_report(
     """
     from .plots import PLOTS_MISSING, plots_available, write_plots
 
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
     if plotting is None:
         plotting = plots_available()
     written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []

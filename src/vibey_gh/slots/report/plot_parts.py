@@ -128,18 +128,17 @@ TITLE_PART = 48  # characters of a model's name worth a title
 def plot_title(evidence: Evidence) -> str:
     """What was measured, for people: model, runner, device and window (the fingerprint's
     hash says none of it), short enough for one line of a plot's title."""
-    fields = evidence.fingerprint_fields
+    on = evidence.measured_on
     runner = evidence.document.runner
     model = runner.get("model") if isinstance(runner, dict) else None
-    accelerators = fields.get("accelerators") or []
-    device = fields.get("hardware_model") or fields.get("processor") or "an unnamed device"
-    if accelerators and isinstance(accelerators, list):
-        device += f" + {accelerators[0]}" if isinstance(accelerators[0], str) else ""
-    kind, version = fields.get("runner_kind") or "runner", fields.get("runner_version") or ""
+    device = on.hardware_model or on.processor or "an unnamed device"
+    if on.accelerators and isinstance(on.accelerators[0], str):
+        device += f" + {on.accelerators[0]}"
+    kind, version = on.runner_kind or "runner", on.runner_version or ""
     # "simulated 0.1.0" already names its kind: no "simulated simulated 0.1.0"
-    runner_text = version if str(version).startswith(str(kind)) else f"{kind} {version}".strip()
-    name = _short_model(model) if model else "model " + str(fields.get("model_digest", ""))[:12]
-    return f"{name} on {runner_text}, {device}, window {fields.get('window')}"
+    runner_text = version if version.startswith(kind) else f"{kind} {version}".strip()
+    name = _short_model(model) if model else "model " + str(on.model_digest)[:12]
+    return f"{name} on {runner_text}, {device}, window {on.window}"
 
 
 def _short_model(model: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
@@ -22,9 +21,10 @@ from ..evidence.store import (
     iter_evidence_paths,
     load_evidence,
 )
-from ..gate.allowed import AllowedDeps, default_deps
+from ..gate.allowed import AllowedDeps
+from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, finite_or_none, judge_sweep, knee_json
+from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
 from .markdown import report_paths, write_report
@@ -58,7 +58,7 @@ class OtherEvidence:
     differences: tuple[str, ...] | None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.fingerprint,
             "path": str(self.path),
@@ -98,7 +98,7 @@ class ShownEvidence:
         return step_rows(self.evidence.steps, self.judgement)
 
     @property
-    def steps(self) -> list[dict[str, Any]]:
+    def steps(self) -> list[dict[str, object]]:
         return step_values(self.evidence.steps, self.judgement)
 
     def latency_rows(self) -> list[list[str]]:
@@ -108,7 +108,7 @@ class ShownEvidence:
     def latency_lines(self) -> list[str]:
         return latency_lines(self.judgement, self.bounds)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.evidence.fingerprint,
             "path": str(self.path),
@@ -175,7 +175,7 @@ class ShowAnswer:
     # the soaks of the fingerprint shown, by N (`slots soak`)
     soaks: tuple[SoakView, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema_version": SHOW_SCHEMA,
             "today": self.today.to_json() if self.today else None,
@@ -218,7 +218,7 @@ def _shown(
     if future is not None:
         raise EvidenceError(f"unusable {future}: {path}")
     # judged once against today's bounds: the answer, the report and its plots say the same
-    judgement = judge_sweep(evidence.steps, config.bounds)
+    judgement = judge_evidence(evidence, config.bounds).judgement
     if write:
         write_report(evidence, config.bounds, path.parent, path.stem, judgement=judgement)
     age = evidence.age_days(deps.clock.now())
@@ -265,7 +265,7 @@ def gather_show(
     *,
     write: bool = False,
     config: LocalModels | None = None,
-    deps: AllowedDeps | None = None,
+    deps: AllowedDeps,
 ) -> ShowAnswer:
     """The evidence for `fingerprint` (default: today's) and every other evidence present.
 
@@ -274,7 +274,6 @@ def gather_show(
     """
     asked = check_fingerprint(fingerprint) if fingerprint is not None else None
     config = config or load_config()
-    deps = deps or default_deps()
     today, problem = _today(config, deps)
     asked = asked or (today.id if today else None)
     shown: ShownEvidence | None = None

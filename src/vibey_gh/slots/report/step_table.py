@@ -13,7 +13,6 @@ entry in `STEP_COLUMNS`; Markdown, the terminal, JSON and CSV all follow it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ...interfaces.values import frozen_value
 from ..judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
@@ -45,7 +44,7 @@ class StepColumn:
     short: str
     full: Callable[[StepView], str]
     brief: Callable[[StepView], str]
-    values: Callable[[StepView], dict[str, Any]]
+    values: Callable[[StepView], dict[str, object]]
     priority: int
     numeric: bool = True
 
@@ -164,7 +163,7 @@ def _verdict_full(view: StepView) -> str:
     return label
 
 
-def _verdict_values(view: StepView) -> dict[str, Any]:
+def _verdict_values(view: StepView) -> dict[str, object]:
     verdict = view.verdict
     return {
         "verdict": verdict.label,
@@ -178,7 +177,7 @@ def _verdict_values(view: StepView) -> dict[str, Any]:
     }
 
 
-def _throughput_values(view: StepView) -> dict[str, Any]:
+def _throughput_values(view: StepView) -> dict[str, object]:
     verdict = view.verdict
     has_interval = verdict.confidence is not None
     return {
@@ -360,11 +359,11 @@ def step_values(
     steps: Sequence[StepRecord],
     judgement: SweepJudgement,
     columns: Sequence[StepColumn] = STEP_COLUMNS,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Each step's numbers by key (numbers as numbers, null where unknown)."""
     rows = []
     for view in step_views(steps, judgement):
-        row: dict[str, Any] = {}
+        row: dict[str, object] = {}
         for column in columns:
             row.update(column.values(view))
         rows.append(row)

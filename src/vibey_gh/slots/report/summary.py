@@ -6,29 +6,23 @@ import time
 
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import SweepJudgement, judge_sweep
+from ..judging.judge import SweepJudgement
 from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from .split_window import prefix_cache_lines, split_window_section
 from .step_table import columns_for, markdown_table, step_rows
 
 
-def render_summary(
-    evidence: Evidence, bounds: Bounds, judgement: SweepJudgement | None = None
-) -> str:
-    """The summary; `judgement` is the sweep as already judged against `bounds` (judged here
-    when not given)."""
+def render_summary(evidence: Evidence, bounds: Bounds, judgement: SweepJudgement) -> str:
+    """The summary; `judgement` is the sweep as already judged against `bounds`."""
     document = evidence.document
-    if judgement is None:
-        judgement = judge_sweep(evidence.steps, bounds)
-    fields = evidence.fingerprint_fields
+    on = evidence.measured_on
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(evidence.created_at))
     lines = [
         f"# Slots evidence {evidence.fingerprint}",
         "",
-        f"Measured {when}: {fields.get('hardware_model') or 'unknown model'}, "
-        f"{fields.get('processor') or 'unknown processor'}, {fields.get('os_name')} "
-        f"{fields.get('os_version')}; runner {fields.get('runner_kind')} "
-        f"{fields.get('runner_version')}; window {fields.get('window')}.",
+        f"Measured {when}: {on.hardware_model or 'unknown model'}, "
+        f"{on.processor or 'unknown processor'}, {on.os}; runner {on.runner}; "
+        f"window {on.window}.",
         "",
         f"**Ideal: {judgement.ideal}.** {judgement.reason}.",
         "",

@@ -175,9 +175,11 @@ def open_journal(
     if path.exists() and not restart:
         try:
             data = read_json(path, kind="soak checkpoint", schema_version=JOURNAL_SCHEMA)
-            if data.get("key") == key and isinstance(data.get("run_dir"), str):
-                spans = [Span.from_json(s) for s in data.get("spans", []) if isinstance(s, dict)]
-                journal = SoakJournal(path, key, Path(data["run_dir"]), spans)
+            run_dir, listed = data.get("run_dir"), data.get("spans", [])
+            if data.get("key") == key and isinstance(run_dir, str):
+                listed = listed if isinstance(listed, list) else []
+                spans = [Span.from_json(s) for s in listed if isinstance(s, dict)]
+                journal = SoakJournal(path, key, Path(run_dir), spans)
                 journal.close_open_spans()
                 return journal
         except (EvidenceError, MalformedJson) as exc:
