@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vibey_gh.cli.calibrate import describe_after, what_allowed_answers_now
+from vibey_gh.cli.calibrate_after import describe_after, what_allowed_answers_now
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.gate.allowed import AllowedAnswer
 

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import signal
-from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ..config import CONFIG_NAME, STEP_SECONDS_RANGE, LocalModels
+from ..config import STEP_SECONDS_RANGE, LocalModels
 from ..errors import BadInput
 from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
+from .calibrate_after import describe_after, what_allowed_answers_now
+from .calibration_stop import CalibrationStopped, stop_signals_interrupt
 from .common import (
     collaborators,
     emit_json,
@@ -24,9 +23,6 @@ from .common import (
     supported_platform_only,
     window_option,
 )
-
-if TYPE_CHECKING:
-    from ..slots.gate.allowed import AllowedAnswer
 
 DEMO_WINDOW = 4096
 DEMO_MAX_TOKENS = 128
@@ -38,11 +34,6 @@ DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
 DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.judging.sweep, not imported for --help)
 MAX_SLOTS = 256
-STOP_SIGNALS = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    signal.SIGHUP,
-)  # as many as `slots apply` gives a runner
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -62,30 +53,6 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
             f"--max-slots), not {outside[0][:24]}"
         )
     return values
-
-
-class CalibrationStopped(KeyboardInterrupt):
-    """A stop signal arrived: unwinds like Ctrl-C, so the runner, the pid file and the lock
-    are released on the way out and the checkpoint stays."""
-
-
-@contextlib.contextmanager
-def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP all stop a calibration the same way: the first one raises
-    CalibrationStopped in the main thread; any later one waits for that stop to finish (a
-    second SIGTERM must not cut the runner's stop short). `received` collects them."""
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
-        if len(received) == 1:
-            raise CalibrationStopped
-
-    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @click.command()
@@ -364,59 +331,6 @@ def calibrate(
         click.echo(f"see it:   vibey-gh slots show {outcome.fingerprint}")
     for line in describe_after(after) if after is not None else []:
         click.echo(line)
-
-
-def what_allowed_answers_now(
-    config: LocalModels,
-    decide_allowed: Callable[[LocalModels], AllowedAnswer],
-    written: LocalModels | None = None,
-    fingerprint: str | None = None,
-) -> dict[str, Any]:
-    """What `slots allowed` answers after the sweep, and, when the declaration is not
-    "measured", what it would answer with it and the config line that says so.
-
-    `written` is the config as `slots allowed` reads it, without the command's options: when
-    those options (a demo's runner, `--runner`, `--model`, `--window`) measured another setup
-    than the one it names, the line alone would not make `allowed` read this evidence, and
-    `config_applies` is false with what `allowed` would answer (`with_written`)."""
-    after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
-    if config.concurrent_runs != "measured":
-        measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
-        after["with_measured"] = measured.to_json()
-        after["config_line"] = 'concurrent_runs = "measured"'
-        after["config_file"] = str(config.source or Path(CONFIG_NAME).absolute())
-        after["config_applies"] = True
-        setup = ("runner", "model", "window", "production_url")
-        if written is not None and any(
-            getattr(written, name) != getattr(config, name) for name in setup
-        ):
-            as_written = decide_allowed(written.with_overrides(concurrent_runs="measured"))
-            if as_written.fingerprint != fingerprint:
-                after["config_applies"] = False
-                after["with_written"] = as_written.to_json()
-    return after
-
-
-def describe_after(after: dict[str, Any]) -> list[str]:
-    now = after["allowed"]
-    lines = [f"allowed now: {now['allowed']} — {now['reason']}"]
-    measured = after.get("with_measured")
-    if measured is not None and not after.get("config_applies", True):
-        written = after["with_written"]
-        lines.append(
-            f"the evidence supports {measured['allowed']} for the setup this sweep measured, "
-            f"not for the one {after['config_file']} names: with {after['config_line']} there, "
-            f"`slots allowed` would answer {written['allowed']} ({written['reason']}). To "
-            "measure the setup the config names: `vibey-gh slots calibrate --corpus FILE` "
-            "(`vibey-gh slots corpus` builds one)"
-        )
-    elif measured is not None:
-        lines.append(
-            f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
-            f"put this line under [local_models] in {after['config_file']}:"
-        )
-        lines.append(f"  {after['config_line']}")
-    return lines
 
 
 def think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:

@@ -10,13 +10,8 @@ import click
 
 from ..errors import BadInput
 from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
-from .calibrate import (
-    DEMO_MAX_TOKENS,
-    DEMO_WINDOW,
-    CalibrationStopped,
-    stop_signals_interrupt,
-    think_overrides,
-)
+from .calibrate import DEMO_MAX_TOKENS, DEMO_WINDOW, think_overrides
+from .calibration_stop import CalibrationStopped, stop_signals_interrupt
 from .common import (
     collaborators,
     emit_json,
