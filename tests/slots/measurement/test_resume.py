@@ -105,7 +105,7 @@ def test_a_checkpoint_keyed_by_the_whole_method_is_still_resumed(
     (checkpoint,) = layout.progress.glob("*.json")
     data = json.loads(checkpoint.read_text(encoding="utf-8"))
     # as written before: keyed and named by the hash of the whole method, no method kept
-    from vibey_gh.slots.measurement.calibrate import method_of
+    from vibey_gh.slots.measurement.calibration_method import method_of
     from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 
     corpus_sha = data["key"]["corpus_sha256"]

@@ -25,13 +25,8 @@ from ...runners.process import ensure_port_free
 from ..evidence.soak_file import soak_request_path
 from ..judging.metrics import ramp_up_end
 from ..judging.records import TurnRecord
-from ..measurement.calibrate import (
-    PORT_ADVICE,
-    check_corpus_fits,
-    last_good_bounds,
-    remove_leftover_temp_files,
-    think_policy_of,
-)
+from ..measurement.calibrate import PORT_ADVICE, last_good_bounds, remove_leftover_temp_files
+from ..measurement.calibration_method import check_corpus_fits, think_policy_of
 from ..measurement.calibration_setup import CalibrationRequest, Environment
 from ..measurement.calibration_start import check_identity, wait_for_idle
 from ..measurement.orphans import PID_FILE, forget_runner, remember_runner, stop_orphaned_runner

@@ -1,0 +1,78 @@
+"""The method a calibration request measures by: the method section its evidence and checkpoints
+are keyed to, the wait before each turn, and the checks that its corpus fits the window and
+its runs a step."""
+
+from __future__ import annotations
+
+from ...errors import BadInput
+from ...interfaces.think import ThinkPolicy, resolve_policy
+from ..corpus.corpus import Corpus
+from ..evidence.sections import MethodSection
+from .calibration_setup import CalibrationRequest
+
+
+def check_corpus_fits(corpus: Corpus, window: int) -> None:
+    if corpus.max_depth_estimate > window:
+        raise BadInput(
+            f"the corpus's deepest turn is ~{corpus.max_depth_estimate} tokens, more than the "
+            f"window {window}; use a larger --window or a corpus drawn for this window"
+        )
+
+
+def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
+    """The wait before each turn: the config's (or the command line's) for this corpus."""
+    recorded = (turn.think_s for turn in req.corpus.turns())
+    return resolve_policy(req.config.think_time, req.config.think_cap, recorded)
+
+
+def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
+    """A run whose waits alone outlast a step's cap could never complete inside one."""
+    cap = req.config.step_cap_seconds
+    for unit in req.corpus.segments:
+        waits = sum(policy.seconds_before(turn.think_s) for turn in unit.turns)
+        if waits >= cap:
+            raise BadInput(
+                f"{unit.id} waits {waits:g} s of think time, at least a step's cap of "
+                f"{cap:g} s, so it could never complete inside a step: lower --think-cap or "
+                "--think-time, or raise --max-step-seconds"
+            )
+
+
+def method_of(req: CalibrationRequest) -> MethodSection:
+    method: MethodSection = {
+        "runner": req.config.runner,
+        "model": req.config.model,
+        "window": req.window,
+        "max_tokens": req.max_tokens,
+        "temperature": 0.0,
+        "seed": 42,
+        "slots": list(req.slots) if req.slots else "1,1,2,3,…",
+        "max_slots": req.max_slots,
+        "segment_order": "closed-loop workers cycling through the corpus",
+        # turns are streamed and reassembled, their token timing recorded: a checkpoint of
+        # unstreamed steps (no such key) has another hash and is never resumed here
+        "turns": "streamed",
+        # steady-state steps with a throughput interval: evidence of the one-pass method
+        # (no "steps" key) has another hash, so its checkpoints are never resumed here
+        "steps": {
+            "kind": "steady-state",
+            "interval": "batch means",
+            "min_seconds": req.config.min_step_seconds,
+            "max_seconds": req.config.step_cap_seconds,
+            # a gain is a ratio of two measured throughputs: its interval carries both
+            "gain_interval": "ratio of the step's and the bar's batch means",
+            # the bar (each one-slot run) is measured until its interval is within ±min_gain/2
+            "one_slot_until": "interval within half of min_gain",
+            # so is a step that serves more than the best before it: the next one's bar
+            "best_until": "interval within half of min_gain",
+        },
+        # the wait before each turn: a checkpoint of another policy is never resumed
+        "think": think_policy_of(req).to_json(),
+    }
+    if req.split_window:  # only when set: the method of every ordinary sweep keeps its hash
+        method["split_window"] = True
+    if req.corpus.shape == "runs":
+        # whole runs are measured to an interval of each worker's run progress: a checkpoint
+        # whose steps stopped on counted runs has another hash and is never resumed here
+        method["runs_interval"] = "batch means of run progress"
+    return method
