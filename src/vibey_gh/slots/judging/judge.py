@@ -20,12 +20,11 @@ from .knee import Knee, Rate, knee, plateau_sentence
 from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .noise import one_slot_noise, too_noisy_sentence
 from .stats import ratio_interval
+from .step_findings import memory_findings, runner_finding, short_name, swap_finding
 
 if TYPE_CHECKING:
     from .baseline import Baseline
     from .records import StepRecord
-
-GB = 1_000_000_000
 
 
 def finite_or_none(value: float) -> float | None:
@@ -142,46 +141,12 @@ class Verdict:
         }
 
 
-def _memory_findings(step: StepFigures, bounds: Bounds) -> list[str]:
-    findings = []
-    metrics, budget = step.metrics, step.memory_budget_bytes
-    if metrics.peak_wired_bytes is None or budget is None:
-        findings.append("wired memory not measured")
-    else:
-        ceiling = bounds.wired_ceiling * budget
-        if metrics.peak_wired_bytes > ceiling:
-            findings.append(
-                f"peak wired {metrics.peak_wired_bytes / GB:.2f} GB above the ceiling "
-                f"{ceiling / GB:.2f} GB"
-            )
-    if metrics.peak_gpu_share is not None and metrics.peak_gpu_share > bounds.wired_ceiling:
-        findings.append(
-            f"GPU memory {metrics.peak_gpu_share:.0%} above the ceiling {bounds.wired_ceiling:.0%}"
-        )
-    return findings
-
-
-def _swap_finding(metrics: StepMetrics, baseline: BaselineFigures, bounds: Bounds) -> str | None:
-    if metrics.swap_out_mb_per_min is None:
-        return "swap not measured"
-    limit = baseline.swap_limit(bounds)
-    if metrics.swap_out_mb_per_min > limit:
-        return f"swap-out {metrics.swap_out_mb_per_min:.1f} MB/min above {limit:.1f} MB/min"
-    return None
-
-
-def runner_finding(step: StepFigures) -> str | None:
-    """A runner set up otherwise than asked measured another configuration: that breaks a
-    bound whatever the bounds say (at one slot, the floor, it is a warning)."""
-    return step.runner_mismatch
-
-
 def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:
     metrics = step.metrics
     broken: list[str] = []
     warnings: list[str] = []
-    memory = _memory_findings(step, bounds)
-    swap = _swap_finding(metrics, baseline, bounds)
+    memory = memory_findings(step, bounds)
+    swap = swap_finding(metrics, baseline, bounds)
     runner = runner_finding(step)
     if step.slots == 1:
         # one is the floor: memory is reported, never refusing
@@ -211,7 +176,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
         broken.extend(slow)
         warnings.extend(doubts)
         inside = not broken
-        label = "qualifies" if inside else "breaks " + _short(broken[0])
+        label = "qualifies" if inside else "breaks " + short_name(broken[0])
     best = baseline.best_rate
     low, high = metrics.turns_interval(bounds.confidence)
     runs_low, runs_high = metrics.interval(bounds.confidence) if metrics.on_runs else (None, None)
@@ -267,24 +232,6 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
     from .baseline import step_figures
 
     return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
-
-
-def _short(finding: str) -> str:
-    if finding.startswith(LATENCY_BOUND_KEYS):
-        return finding.split(":", 1)[0]
-    if finding.startswith("fidelity"):
-        return "fidelity"
-    if "wired" in finding or "GPU" in finding:
-        return "memory"
-    if finding.startswith("swap"):
-        return "swap"
-    if "served at one slot failed" in finding:
-        return "served turns"
-    if finding.startswith("log:"):
-        return finding.split("× ", 1)[-1]
-    if finding.startswith("runner reported"):
-        return "runner setup"
-    return "done reasons"
 
 
 @frozen_value

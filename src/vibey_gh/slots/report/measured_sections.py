@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import GB, SweepJudgement
+from ..judging.judge import SweepJudgement
 from ..judging.metrics import percentile
+from ..judging.step_findings import GB
 from .facts import DepthFacts, divergence_facts, step_names
 from .step_table import markdown_table
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from ...files import atomic_write_bytes, ensure_private_dir
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
-from ..judging.judge import GB, SweepJudgement, Verdict
+from ..judging.judge import SweepJudgement, Verdict
 from ..judging.metrics import MB
 from ..judging.records import TIMELINE_FIELDS, StepRecord
+from ..judging.step_findings import GB
 from .latency_plot import latency_figure
 from .plot_parts import (
     BAND_COLOUR,
