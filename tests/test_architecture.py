@@ -173,7 +173,7 @@ IO_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "__import__"}
 # and may import anything; a unit missing here may import nothing of the package.
 ROOT, ERRORS, INTERFACES = "vibey_gh", "vibey_gh.errors", "vibey_gh.interfaces"
 CLOCK, CONFIG, GUARDED = "vibey_gh.clock", "vibey_gh.config", "vibey_gh.guarded"
-CONFIG_CACHE = "vibey_gh.config_cache"
+CONFIG_CACHE, CONFIG_READER = "vibey_gh.config_cache", "vibey_gh.config_reader"
 FILES = "vibey_gh.files"
 LANES, PLATFORMS, RUNNERS = "vibey_gh.lanes", "vibey_gh.platforms", "vibey_gh.runners"
 STATE, USERDIRS = "vibey_gh.state", "vibey_gh.userdirs"
@@ -194,7 +194,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     USERDIRS: frozenset({PLATFORMS}),
     STATE: frozenset({FILES, INTERFACES, USERDIRS}),
     CONFIG_CACHE: frozenset({FILES, GUARDED, STATE}),
-    CONFIG: BASE | {CONFIG_CACHE, GUARDED, USERDIRS, RUNNERS},
+    CONFIG_READER: frozenset({ERRORS, RUNNERS}),
+    CONFIG: BASE | {CONFIG_CACHE, CONFIG_READER, GUARDED, USERDIRS, RUNNERS},
     RUNNERS: BASE | {ROOT, CLOCK, FILES, GUARDED, PLATFORMS, STATE},
     LANES: BASE | {CLOCK, CONFIG, FILES, GUARDED, PLATFORMS, RUNNERS},
     JUDGING: BASE,

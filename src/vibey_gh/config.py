@@ -9,21 +9,19 @@ no side effects.
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .config_cache import NotToml, parsed_config_toml
+from .config_reader import Declaration, TableReader, did_you_mean
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, read_regular_text
 from .interfaces.bounds import Bounds
 from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
 from .interfaces.values import frozen_value
-from .runners.llamacpp.settings import OWNED_RUNNER_ARGS
-from .runners.ollama.settings import RUNNER_ENV_PREFIX
 from .runners.registry import DEFAULT_RUNNER, default_production_url, registered_names
 from .runners.simulated.settings import CONFIG_TABLE as SIMULATED_TABLE
 from .runners.simulated.settings import SimulatedModel as SimulatedModel
@@ -39,8 +37,6 @@ MIN_STEP_SECONDS = 60.0
 # A step inconclusive after min_step_seconds is measured longer, up to this many times as long.
 MAX_STEP_FACTOR = 5.0
 STEP_SECONDS_RANGE = (0.1, 86_400.0)
-
-Declaration = int | Literal["measured"]
 
 
 @frozen_value
@@ -137,15 +133,15 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     table = raw.get("local_models", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [local_models] must be a table")
-    reader = _Reader(table, where, "local_models")
+    reader = TableReader(table, where, "local_models")
     bounds_raw = table.get("bounds", {})
     if not isinstance(bounds_raw, dict):
         raise ConfigError(f"{where}: local_models.bounds must be a table")
-    bounds = _parse_bounds(_Reader(bounds_raw, where, "local_models.bounds"))
+    bounds = _parse_bounds(TableReader(bounds_raw, where, "local_models.bounds"))
     simulated_raw = table.get(SIMULATED_TABLE, {})
     if not isinstance(simulated_raw, dict):
         raise ConfigError(f"{where}: local_models.{SIMULATED_TABLE} must be a table")
-    simulated = read_capacity(_Reader(simulated_raw, where, f"local_models.{SIMULATED_TABLE}"))
+    simulated = read_capacity(TableReader(simulated_raw, where, f"local_models.{SIMULATED_TABLE}"))
     runner = reader.choice("runner", registered_names(), DEFAULT_RUNNER)
     shortest, longest = _step_seconds(reader)
     config = LocalModels(
@@ -173,7 +169,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     return config
 
 
-def _step_seconds(reader: _Reader) -> tuple[float, float | None]:
+def _step_seconds(reader: TableReader) -> tuple[float, float | None]:
     """min_step_seconds, and max_step_seconds (None: five times the minimum)."""
     low, high = STEP_SECONDS_RANGE
     shortest = reader.number("min_step_seconds", MIN_STEP_SECONDS, low=low, high=high)
@@ -188,7 +184,7 @@ def _step_seconds(reader: _Reader) -> tuple[float, float | None]:
     return shortest, longest
 
 
-def _think_time(reader: _Reader) -> str | float | None:
+def _think_time(reader: TableReader) -> str | float | None:
     value = reader.table.get("think_time")
     reader.seen.add("think_time")
     if value is None:
@@ -202,7 +198,7 @@ def _think_time(reader: _Reader) -> str | float | None:
     return seconds if mode == "fixed" else mode
 
 
-def _think_cap(reader: _Reader) -> float:
+def _think_cap(reader: TableReader) -> float:
     value = reader.table.get("think_cap", DEFAULT_THINK_CAP_S)
     reader.seen.add("think_cap")
     try:
@@ -212,7 +208,7 @@ def _think_cap(reader: _Reader) -> float:
         raise reader.fail("think_cap", problem) from None
 
 
-def _require_soak(reader: _Reader) -> float | None:
+def _require_soak(reader: TableReader) -> float | None:
     from .interfaces.durations import parse_duration
 
     value = reader.optional_string("require_soak")
@@ -224,7 +220,7 @@ def _require_soak(reader: _Reader) -> float | None:
         raise reader.fail("require_soak", str(exc).removeprefix("require_soak ")) from None
 
 
-def _parse_bounds(reader: _Reader) -> Bounds:
+def _parse_bounds(reader: TableReader) -> Bounds:
     defaults = Bounds()
     bounds = Bounds(
         wired_ceiling=reader.number("wired_ceiling", defaults.wired_ceiling, low=0.01, high=1.0),
@@ -245,172 +241,3 @@ def _parse_bounds(reader: _Reader) -> Bounds:
     )
     reader.reject_unknown()
     return bounds
-
-
-def url_problem(value: str) -> str | None:
-    """What makes `value` unusable as a runner's base URL, or None: the scheme, the host and
-    the port are all checked here, so no later use of the URL can fail on them."""
-    from urllib.parse import urlsplit
-
-    if not value.isprintable() or any(c.isspace() for c in value):
-        return f"{value!r} holds spaces or control characters"
-    try:
-        parts = urlsplit(value)
-        port = parts.port
-    except ValueError as exc:
-        return f"{value!r}: {exc}"
-    if parts.scheme not in ("http", "https"):
-        return f"{value!r} is not http:// or https://"
-    if not parts.hostname:
-        return f"{value!r} names no host"
-    if port == 0:
-        return f"{value!r}: port 0 is not a port"
-    if parts.query or parts.fragment or parts.username or parts.password:
-        return f"{value!r} holds a query, fragment or credentials"
-    return None
-
-
-class _Reader:
-    """Typed access to one TOML table that remembers which keys were read."""
-
-    def __init__(self, table: Mapping[str, Any], where: str, prefix: str) -> None:
-        self.table, self.where, self.prefix, self.seen = table, where, prefix, set[str]()
-
-    def fail(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.where}: {self.prefix}.{key} {problem}")
-
-    def _get(self, key: str) -> Any:
-        self.seen.add(key)
-        return self.table.get(key)
-
-    def integer(self, key: str, default: int, *, low: int, high: int) -> int:
-        value = self._get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"must be an integer, not {value!r}")
-        if not low <= value <= high:
-            raise self.fail(key, f"must be between {low} and {high}, not {value}")
-        return value
-
-    def number(self, key: str, default: float, *, low: float, high: float) -> float:
-        value = self._get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"must be a number, not {value!r}")
-        if not low <= float(value) <= high:
-            raise self.fail(key, f"must be between {low} and {high}, not {value}")
-        return float(value)
-
-    def _optional_finite(self, key: str) -> float | None:
-        value = self._get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"must be a number, not {value!r}")
-        if not math.isfinite(value):
-            raise self.fail(key, f"must be a finite number, not {value}")
-        return float(value)
-
-    def optional_above(self, key: str, low: float) -> float | None:
-        """A number above `low`, or None when the key is absent (the bound is off)."""
-        value = self._optional_finite(key)
-        if value is not None and value <= low:
-            raise self.fail(key, f"must be above {low:g}, not {value:g}")
-        return value
-
-    def optional_at_least(self, key: str, low: float) -> float | None:
-        value = self._optional_finite(key)
-        if value is not None and value < low:
-            raise self.fail(key, f"must be at least {low:g}, not {value:g}")
-        return value
-
-    def string(self, key: str, default: str) -> str:
-        value = self._get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string, not {value!r}")
-        return value
-
-    def optional_string(self, key: str) -> str | None:
-        if self.table.get(key) is None:
-            self.seen.add(key)
-            return None
-        return self.string(key, "")
-
-    def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
-        value = self.string(key, default)
-        if value not in options:
-            raise self.fail(key, f"must be one of {', '.join(options)}, not {value!r}")
-        return value
-
-    def url(self, key: str) -> str | None:
-        value = self.optional_string(key)
-        if value is None:
-            return None
-        problem = url_problem(value)
-        if problem is not None:
-            raise self.fail(key, f"must be an http:// or https:// URL with a host ({problem})")
-        return value.rstrip("/")
-
-    def declaration(self, key: str) -> Declaration:
-        value = self._get(key)
-        if value is None:
-            return 1
-        if value == "measured":
-            return "measured"
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.fail(key, f'must be 1, an integer above 1, or "measured", not {value!r}')
-        return value
-
-    def runner_args(self, key: str) -> tuple[str, ...]:
-        """A list of extra llama-server arguments, none of them one the tool sets itself."""
-        value = self._get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            raise self.fail(key, f"must be a list of strings, not {value!r}")
-        for item in value:
-            if not isinstance(item, str) or not item.strip():
-                raise self.fail(key, f"must hold non-empty strings, not {item!r}")
-            flag = item.split("=", 1)[0]
-            if flag in OWNED_RUNNER_ARGS:
-                raise self.fail(
-                    key,
-                    f"may not set {flag!r}: the calibration sets the model, slots, context size, "
-                    "host and port itself",
-                )
-        return tuple(value)
-
-    def runner_env(self, key: str) -> dict[str, str] | None:
-        """A table of OLLAMA_* variables with string values."""
-        value = self._get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise self.fail(key, f"must be a table of OLLAMA_* variables, not {value!r}")
-        for name, setting in value.items():
-            shown = f"{key}.{name}" if name.isprintable() else f"{key}.{name!r}"
-            if not name.startswith(RUNNER_ENV_PREFIX) or not name[len(RUNNER_ENV_PREFIX) :]:
-                raise self.fail(shown, "is not an OLLAMA_* variable")
-            if not isinstance(setting, str):
-                raise self.fail(shown, f"must be a string, not {setting!r}")
-        return dict(value)
-
-    def reject_unknown(self, extra: set[str] | None = None) -> None:
-        known = self.seen | (extra or set())
-        unknown = set(self.table) - known
-        if unknown:
-            key = sorted(unknown)[0]
-            hint = did_you_mean(key, sorted(known))
-            raise self.fail(key if key.isprintable() else repr(key), f"is not a known key{hint}")
-
-
-def did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """' (did you mean "x"?)' for the closest choice to a misspelled word, else ''."""
-    import difflib  # only on a mistake: every `slots allowed` reads the config
-
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
