@@ -20,7 +20,8 @@ from tests.support.progress import Recorder
 from tests.support.shared_calibration import SharedCalibration
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
-from vibey_gh.interfaces.slots_interface import ProductionState, ProductionWatch, RunnerLaunch
+from vibey_gh.interfaces.slots_interface import ProductionState, RunnerLaunch
+from vibey_gh.runners.contract import ProductionWatch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.measurement.calibrate import run_calibration
