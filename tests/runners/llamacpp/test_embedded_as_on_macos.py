@@ -96,7 +96,7 @@ def test_it_leaves_when_the_process_that_started_it_is_killed(tmp_path: Path) ->
     )
     log_path = tmp_path / "runner.log"
     here = Path(__file__).resolve().parent
-    root = here.parents[1]  # where `tests.support` is imported from
+    root = here.parents[2]  # where `tests.support` is imported from
     parent = subprocess.Popen(
         [sys.executable, "-c", starter, str(log_path), str(here), str(free_port()), str(root)],
         stdout=subprocess.PIPE,

@@ -30,7 +30,7 @@ from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.platforms.footprint import ProductionFootprint
 from vibey_gh.platforms.nvidia import GpuProcesses
 from vibey_gh.platforms.probes import PlatformProbes, this_platform
-from vibey_gh.runners.registry import runner_kind
+from vibey_gh.runners.registry import runner_kind, runner_markers
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
@@ -195,6 +195,7 @@ def test_a_model_that_cannot_fit_beside_production_stops_before_the_first_step(
                 f"http://127.0.0.1:{production.port}",
                 EMBEDDED.default_port,
                 EMBEDDED.process_names,
+                runner_markers(),
                 this_platform(),
                 gpu,
             ),
