@@ -34,6 +34,14 @@ def canonical_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def as_read_back(data: object) -> Any:
+    """`data` as a JSON file of it reads back (tuples become lists, keys strings).
+
+    A round trip of values this process holds, never of input, so the bounded reader is not
+    needed: the seals of evidence and caches are computed on this form."""
+    return json.loads(json.dumps(data, ensure_ascii=False))
+
+
 def _sha256_maker() -> Callable[[bytes], Any]:
     # The interpreter's own sha256 where it has one: hashlib loads OpenSSL first, several
     # milliseconds of the `slots allowed` budget, to hash a few kilobytes. (Large files, such

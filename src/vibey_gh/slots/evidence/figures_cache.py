@@ -23,14 +23,19 @@ A cache that fails any of this is as good as absent: the caller rebuilds it from
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from ... import __version__
 from ...errors import BadInput, EvidenceError, MalformedJson
-from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
+from ...files import (
+    as_read_back,
+    atomic_write_json,
+    canonical_json,
+    read_json,
+    sha256_hex,
+)
 from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
 from ...interfaces import json_fields
 from ..judging import figures as figures_module
@@ -202,9 +207,8 @@ def save_figures(
         **_key(fingerprint, identity, integrity),
         "figures": figures.to_json(),
     }
-    # as it reads back (tuples become lists), so the seal holds for what is read
-    # a round trip of values this process holds, not a read of input: no bound needed
-    body = json.loads(json.dumps(body))
+    # sealed as it reads back, so the seal holds for what is read
+    body = as_read_back(body)
     try:
         atomic_write_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})
     except (OSError, BadInput):

@@ -24,7 +24,6 @@ deleting the digest; `slots allowed` answers 1 and requests a calibration.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -33,7 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, canonical_json, read_json, sha256_hex
+from ...files import (
+    as_read_back,
+    atomic_write_json,
+    canonical_json,
+    read_json,
+    sha256_hex,
+)
 from ...guarded import InputProblem, loads_json_bytes
 from ...interfaces.values import frozen_value
 from ...state import StateLayout
@@ -118,9 +123,7 @@ def integrity_digest(data: Mapping[str, object]) -> str:
     """sha256 of the canonical JSON of the evidence without its integrity entry, as it reads
     back from disk (so tuples and the like hash as the lists they become)."""
     body = {key: value for key, value in data.items() if key != INTEGRITY_KEY}
-    # a round trip of values this process holds, not a read of input: no bound needed
-    as_read = json.loads(json.dumps(body, ensure_ascii=False))
-    return sha256_hex(canonical_json(as_read).encode("utf-8"))
+    return sha256_hex(canonical_json(as_read_back(body)).encode("utf-8"))
 
 
 def seal_evidence(data: Mapping[str, object]) -> dict[str, object]:
