@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,12 @@ from ..config import STEP_SECONDS_RANGE, LocalModels
 from ..errors import BadInput
 from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
 from .calibrate_after import describe_after, what_allowed_answers_now
-from .calibration_stop import CalibrationStopped, stop_signals_interrupt
+from .calibration_stop import run_until_stopped
 from .common import (
     collaborators,
     emit_json,
     json_option,
     library_errors,
-    stderr_is_terminal,
     supported_platform_only,
     window_option,
 )
@@ -209,7 +207,6 @@ def calibrate(
     from ..slots.corpus.corpus import build_demo_corpus, load_corpus
     from ..slots.measurement.calibrate import pending_request, run_calibration
     from ..slots.measurement.calibration_setup import CalibrationRequest
-    from .progress import make_progress
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
     thinking = think_overrides(think_time, think_cap)
@@ -274,29 +271,14 @@ def calibrate(
         split_window=split_window,
     )
     env = parts.calibration_environment(config, None)
-    progress = make_progress(live=stderr_is_terminal())
-    from ..storm.lock import model_lock
-
-    stopped_by: list[int] = []
-    try:
-        # lanes hold the model lock shared; a calibration takes it whole or refuses
-        with (
-            stop_signals_interrupt(stopped_by),
-            model_lock(env.layout, exclusive=True, wait=False, role="calibration"),
-        ):
-            outcome = run_calibration(request, env, progress)
-    except CalibrationStopped:
-        pass
-    finally:
-        progress.close()
-    if stopped_by:
-        name = signal.Signals(stopped_by[0]).name
-        click.echo(
-            f"calibration stopped ({name}): the runner is stopped and every completed step is "
-            "kept; rerun the same command to resume",
-            err=True,
-        )
-        raise SystemExit(128 + stopped_by[0])
+    outcome = run_until_stopped(
+        env.layout,
+        "calibration",
+        lambda progress: run_calibration(request, env, progress),
+        "the runner is stopped and every completed step is kept",
+    )
+    if outcome is None:
+        return
     if outcome.skipped:
         if as_json:
             emit_json(outcome.to_json())

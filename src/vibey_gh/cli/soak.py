@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,13 +10,12 @@ import click
 from ..errors import BadInput
 from ..runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
 from .calibrate import DEMO_MAX_TOKENS, DEMO_WINDOW, think_overrides
-from .calibration_stop import CalibrationStopped, stop_signals_interrupt
+from .calibration_stop import run_until_stopped
 from .common import (
     collaborators,
     emit_json,
     json_option,
     library_errors,
-    stderr_is_terminal,
     supported_platform_only,
     window_option,
 )
@@ -118,8 +116,6 @@ def soak(
     from ..slots.measurement.calibration_setup import CalibrationRequest
     from ..slots.soak.request import SoakRequest
     from ..slots.soak.soak import run_soak
-    from ..storm.lock import model_lock
-    from .progress import make_progress
 
     seconds = parse_duration(duration)
     if slots is not None and slots < 1:
@@ -157,26 +153,14 @@ def soak(
     )
     request = SoakRequest(calibration, seconds, slots, force)
     env = collaborators().calibration_environment(config, None)
-    progress = make_progress(live=stderr_is_terminal())
-    stopped_by: list[int] = []
-    try:
-        with (
-            stop_signals_interrupt(stopped_by),
-            model_lock(env.layout, exclusive=True, wait=False, role="soak"),
-        ):
-            outcome = run_soak(request, env, progress)
-    except CalibrationStopped:
-        pass
-    finally:
-        progress.close()
-    if stopped_by:
-        name = signal.Signals(stopped_by[0]).name
-        click.echo(
-            f"soak stopped ({name}): the runner is stopped and everything measured is kept; "
-            "rerun the same command to resume",
-            err=True,
-        )
-        raise SystemExit(128 + stopped_by[0])
+    outcome = run_until_stopped(
+        env.layout,
+        "soak",
+        lambda progress: run_soak(request, env, progress),
+        "the runner is stopped and everything measured is kept",
+    )
+    if outcome is None:
+        return
     if as_json:
         emit_json(outcome.to_json())
         return
