@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .ports import free_port
 
@@ -41,6 +41,7 @@ class HostileServer:
     url: str
     kind: str
     requests: int = 0
+    answered: dict[str, int] = field(default_factory=dict)  # requests answered, by kind
 
 
 def _head(length: int | None = None) -> bytes:
@@ -111,7 +112,9 @@ def hostile_production(kind: str) -> Iterator[HostileServer]:
             connection.settimeout(5.0)
             path = _read_request(connection)
             server.requests += 1
-            _answer(server.kind, path, connection, stop)
+            kind = server.kind
+            server.answered[kind] = server.answered.get(kind, 0) + 1
+            _answer(kind, path, connection, stop)
 
     def accept() -> None:
         while not stop.is_set():

@@ -18,14 +18,13 @@ from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_d
 from tests.support.ports import free_port
 from tests.support.progress import Recorder
 from tests.support.shared_calibration import SharedCalibration
+from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ProductionState, RunnerLaunch
 from vibey_gh.runners.contract import ProductionWatch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
-from vibey_gh.slots.measurement.calibrate import run_calibration
-from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration
@@ -140,12 +139,17 @@ class WatchThatTells:
 def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
     tmp_path: Path, layout: StateLayout
 ) -> None:
+    # production is the real embedded runner loading its model, seen by the calibration's real
+    # watch; the sweep it interrupts runs on the simulated runner: what is claimed is what a
+    # real llama.cpp loading a model does to a step, not how the calibration runner serves
     from vibey_gh.interfaces.slots_interface import ChatSettings
     from vibey_gh.runners.registry import runner_for
 
-    corpus, _ = tiny_corpus(tmp_path)
     production_port = free_port()
-    config = embedded_config(production_port)
+    config = replace(
+        simulated_config(min_step_seconds=0.1, max_step_seconds=1.0),
+        production_url=f"http://127.0.0.1:{production_port}",
+    )
     recorder = Recorder()
     production: list = []
 
@@ -166,21 +170,21 @@ def test_production_loading_a_model_mid_step_discards_and_remeasures_it(
         production.append(runner)
         runner.wait_ready()
         runner.chat(
-            [{"role": "user", "content": "hi"}], None, ChatSettings(window=512, max_tokens=8)
+            [{"role": "user", "content": "hi"}], None, ChatSettings(window=512, max_tokens=4)
         )
         assert watch.saw_a_model.wait(60), "the 1 Hz production watch never saw the model"
 
     recorder.turn_hook.append(start_production_mid_step)
-    request = CalibrationRequest(
-        config=config, corpus=corpus, window=TINY_WINDOW, max_tokens=MAX_TOKENS, slots=(1, 1, 2)
-    )
     env = build_environment(config, layout)
     watch = WatchThatTells(env.production)
     try:
-        outcome = run_calibration(request, replace(env, production=watch), recorder)
+        _, outcome = calibrate(
+            tmp_path, layout, config, recorder, slots=(1, 1, 2), env=replace(env, production=watch)
+        )
     finally:
         for runner in production:
             runner.stop()
+    assert production, "production was started mid-step"
     assert outcome.recorded
     steps = load_evidence(outcome.evidence).steps  # type: ignore[arg-type]
     assert steps[2].discarded_attempts == 1

@@ -14,12 +14,17 @@ from vibey_gh.slots.judging.latency_figures import INCONCLUSIVE_AT_CAP
 from vibey_gh.slots.measurement.step import ENDED_CAP, ENDED_LATENCY_CAP
 from vibey_gh.state import StateLayout
 
+CAP_S = 1.5  # max_step_seconds of the straddling step: several times its minimum
+
 
 def test_a_sweep_records_streamed_turns_and_a_ttft_bound_refuses_the_slow_step(
     tmp_path: Path, layout: StateLayout
 ) -> None:
-    # knee 1: every extra slot shares one slot's speed, so TTFT grows with N
-    config = simulated_config(knee=1, tokens_per_second=300.0)
+    # knee 1: every extra slot shares one slot's speed, so TTFT grows with N; steps of one
+    # pass over the corpus: the first token's time is read from every turn
+    config = simulated_config(
+        knee=1, tokens_per_second=300.0, min_step_seconds=0.1, max_step_seconds=0.5
+    )
     _, outcome = calibrate(tmp_path, layout, config, slots=(1, 1, 2))
     assert outcome.evidence is not None
     steps = load_evidence(outcome.evidence).steps
@@ -46,7 +51,7 @@ def test_a_step_whose_latency_straddles_its_bound_measures_longer_and_says_so_at
 ) -> None:
     # a free sweep first, to learn where N=2's p95 TTFT lies (knee 4: its gain is clear)
     config = simulated_config(
-        knee=4, tokens_per_second=300.0, noise=0.3, min_step_seconds=0.3, max_step_seconds=2.5
+        knee=4, tokens_per_second=300.0, noise=0.3, min_step_seconds=0.2, max_step_seconds=CAP_S
     )
     for folder in ("free", "bounded"):
         (tmp_path / folder).mkdir()
@@ -72,6 +77,6 @@ def test_a_step_whose_latency_straddles_its_bound_measures_longer_and_says_so_at
     if any(b.endswith(INCONCLUSIVE_AT_CAP) for b in verdict.broken):
         assert two.measurement["reached_cap"] is True
         assert two.measurement["why_ended"] in (ENDED_LATENCY_CAP, ENDED_CAP)
-        assert two.measurement["end"] - two.measurement["start"] >= 2.5 - 0.5
+        assert two.measurement["end"] - two.measurement["start"] >= CAP_S - 0.5
         assert not verdict.qualifies
         assert "ttft_p95_seconds" in outcome.reason
