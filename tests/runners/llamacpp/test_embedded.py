@@ -130,7 +130,8 @@ def test_production_watch_sees_the_idle_runner_and_its_model(two_slots: RunningR
 
 
 def test_production_watch_sees_a_processing_slot(two_slots: RunningRunner) -> None:
-    long_answer = ChatSettings(window=WINDOW, max_tokens=96, timeout_s=120)
+    # long enough to be seen processing by a watch polling without pause, no longer
+    long_answer = ChatSettings(window=WINDOW, max_tokens=32, timeout_s=120)
     counting = [{"role": "user", "content": "Count from one to fifty in words."}]
     results: list[TurnResult] = []
     worker = threading.Thread(

@@ -77,7 +77,7 @@ def test_production_down_then_up_and_a_calibration_beside_it(
             corpus=corpus,
             window=TINY_WINDOW,
             max_tokens=8,
-            slots=(1, 1),
+            slots=(1,),  # what is read is the fingerprint and where the evidence went
             threads=2,
         )
         return run_calibration(request, build_environment(settings, layout), Quiet())
