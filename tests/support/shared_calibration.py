@@ -5,7 +5,7 @@ runner costs tens of seconds of CPU, and reading it again costs nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,8 @@ SHARED_SLOTS = (1, 1, 2)
 
 @dataclass(frozen=True)
 class SharedCalibration:
-    """A finished embedded sweep N = 1, 1, 2 on the tiny corpus, production down."""
+    """A finished embedded sweep N = 1, 1, 2 on the tiny corpus's two shallowest segments,
+    production down."""
 
     corpus: Corpus
     config: LocalModels
@@ -51,7 +52,8 @@ def embedded_calibration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         env.chdir(root)
         # the report as the light install writes it, as for every calibration in this process
         env.setattr("vibey_gh.slots.report.plots.plots_available", lambda find_module=None: False)
-        corpus, _ = tiny_corpus(root)
+        drawn, _ = tiny_corpus(root)
+        corpus = replace(drawn, segments=drawn.segments[:2])  # the two shallowest: four turns
         layout = StateLayout(root / "state")
         config = LocalModels(
             concurrent_runs="measured",
