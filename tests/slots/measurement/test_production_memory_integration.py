@@ -123,7 +123,7 @@ def _rest_of_machine(production_port: int) -> float:
         wired = probes.memory.sample().wired_bytes
         assert wired is not None
         readings.append(wired - (footprint.read().host_bytes or 0))
-        time.sleep(0.2)
+        time.sleep(0.5)
     return statistics.median(readings)
 
 
