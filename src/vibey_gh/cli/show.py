@@ -216,7 +216,7 @@ def _render_shown(
     answer: ShowAnswer, shown: ShownEvidence, console: Console, markdown: bool
 ) -> None:
     from ..slots.judging.judge import gain_range
-    from ..slots.judging.reported import describe as describe_reported
+    from ..slots.judging.truth.reported import describe as describe_reported
     from ..slots.report.step_table import columns_for, inconclusive_sentence, markdown_table
 
     out = console.print

@@ -32,9 +32,9 @@ from ..judging.bounds import Bounds
 from ..judging.judge import Verdict
 from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
-from ..judging.stats import Estimate
+from ..judging.statistics.stats import Estimate
 from ..judging.sweep import sweep_steps
-from ..judging.trust import untrustworthy_floor
+from ..judging.truth.trust import untrustworthy_floor
 from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method_of, think_policy_of
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import check_identity, identity_of_production, wait_for_idle

@@ -38,8 +38,8 @@ from ..judging.metrics import (
     served_ends,
 )
 from ..judging.records import LogEventRecord, StepRecord, TurnRecord
-from ..judging.reported import fill_in, runner_reported_from
-from ..judging.stats import Estimate
+from ..judging.statistics.stats import Estimate
+from ..judging.truth.reported import fill_in, runner_reported_from
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..judging.baseline import turns_latency
-from ..judging.latency_figures import QuantileSample, undecided_latency_bounds
+from ..judging.latencies.latency_figures import QuantileSample, undecided_latency_bounds
 from ..judging.metrics import (
     WANTED_WINDOW_TURNS,
     decisive_ends,
@@ -24,7 +24,7 @@ from ..judging.metrics import (
     ramp_up_end,
 )
 from ..judging.records import TurnRecord
-from ..judging.stats import Estimate, ratio_interval
+from ..judging.statistics.stats import Estimate, ratio_interval
 
 if TYPE_CHECKING:
     from ...clock import Clock

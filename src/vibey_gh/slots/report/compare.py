@@ -28,7 +28,7 @@ from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
-from ..judging.refusals import Refusals, refusals_of
+from ..judging.truth.refusals import Refusals, refusals_of
 from .split_window import is_split_window
 from .step_table import step_rows
 

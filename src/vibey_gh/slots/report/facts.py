@@ -15,10 +15,10 @@ from ...interfaces.slots_interface import TurnResult
 from ...interfaces.values import frozen_value
 from ..evidence.store import Evidence
 from ..judging.baseline import reference_of
-from ..judging.fidelity import first_divergence, served_by_turn
 from ..judging.judge import SweepJudgement
 from ..judging.metrics import percentile
 from ..judging.records import StepRecord
+from ..judging.truth.fidelity import first_divergence, served_by_turn
 from .step_table import step_rows
 
 

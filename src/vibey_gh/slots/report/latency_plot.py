@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..judging.latency_figures import QuantileSample
+    from ..judging.latencies.latency_figures import QuantileSample
 
 
 def latency_figure(judgement: SweepJudgement, title: str, bounds: Bounds | None = None) -> Figure:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, Verdict
-from ..judging.latency_figures import LATENCY_BOUND_KEYS, QuantileSample, latency_findings
+from ..judging.latencies.latency_figures import LATENCY_BOUND_KEYS, QuantileSample, latency_findings
 
 LATENCY_COLUMNS = (
     "step",

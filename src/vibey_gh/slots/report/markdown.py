@@ -21,8 +21,8 @@ from ...files import atomic_write_text
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, gain_range
-from ..judging.knee import knee_paragraph
-from ..judging.reported import describe as describe_reported
+from ..judging.statistics.knee import knee_paragraph
+from ..judging.truth.reported import describe as describe_reported
 from .context_sections import bounds_section, corpus_section, device_section, not_measured_section
 from .facts import (
     depth_facts,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..evidence.store import Evidence
 from ..judging.judge import SweepJudgement
-from ..judging.prefix_cache import cached_prompt_share
-from ..judging.refusals import refusals_of
+from ..judging.truth.prefix_cache import cached_prompt_share
+from ..judging.truth.refusals import refusals_of
 from .step_table import markdown_table, step_rows, throughput_sentence
 
 COLUMNS = ("step", "slots × window", "served", "refused", "shortest refused", "throughput")

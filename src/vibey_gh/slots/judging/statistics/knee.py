@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...interfaces.values import frozen_value
+from ....interfaces.values import frozen_value
 from .stats import Estimate, ratio_interval
 
 

@@ -15,7 +15,12 @@ from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import StepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_step_figures, judge_sweep
 from vibey_gh.slots.judging.records import LogEventRecord, RunnerReported, StepRecord
-from vibey_gh.slots.judging.reported import describe, fill_in, runner_mismatch, runner_reported_from
+from vibey_gh.slots.judging.truth.reported import (
+    describe,
+    fill_in,
+    runner_mismatch,
+    runner_reported_from,
+)
 
 LOGS = FIXTURES / "logs"
 MIB = 1 << 20

@@ -12,7 +12,7 @@ from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
-from vibey_gh.slots.judging.latency_figures import INCONCLUSIVE_AT_CAP, LatencyFigures
+from vibey_gh.slots.judging.latencies.latency_figures import INCONCLUSIVE_AT_CAP, LatencyFigures
 from vibey_gh.slots.judging.records import StepRecord
 
 

@@ -15,8 +15,8 @@ from vibey_gh.slots.judging.figures import (
     SweepFigures,
 )
 from vibey_gh.slots.judging.judge import judge_figures
-from vibey_gh.slots.judging.knee import Rate, adds_less_than, knee, plateau_sentence
-from vibey_gh.slots.judging.stats import Estimate, t_quantile
+from vibey_gh.slots.judging.statistics.knee import Rate, adds_less_than, knee, plateau_sentence
+from vibey_gh.slots.judging.statistics.stats import Estimate, t_quantile
 
 GB = 1_000_000_000
 BATCHES = 10

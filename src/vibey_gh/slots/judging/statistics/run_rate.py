@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .records import TurnRecord
+from ..records import TurnRecord
 from .stats import standard_error
 
 MAX_BATCHES = 10

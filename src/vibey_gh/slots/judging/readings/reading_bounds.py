@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ...interfaces.bounds import Bounds
-from ...interfaces.readings import ReadingSample
-from ...interfaces.values import frozen_value
+from ....interfaces.bounds import Bounds
+from ....interfaces.readings import ReadingSample
+from ....interfaces.values import frozen_value
 
 MB = 1_000_000
 

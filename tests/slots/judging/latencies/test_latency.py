@@ -16,13 +16,13 @@ from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures
-from vibey_gh.slots.judging.latency import (
+from vibey_gh.slots.judging.latencies.latency import (
     decode_tokens_per_s,
     itl_s,
     latency_figures,
     ttft_s,
 )
-from vibey_gh.slots.judging.latency_figures import (
+from vibey_gh.slots.judging.latencies.latency_figures import (
     UNSTREAMED,
     LatencyFigures,
     QuantileSample,
@@ -30,7 +30,7 @@ from vibey_gh.slots.judging.latency_figures import (
     latency_findings,
 )
 from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
-from vibey_gh.slots.judging.stats import quantile_ranks
+from vibey_gh.slots.judging.statistics.stats import quantile_ranks
 
 
 def test_ttft_and_itl_of_a_streamed_turn() -> None:

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...errors import MalformedJson
-from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
-from .stats import quantile_ranks
+from ....errors import MalformedJson
+from ....interfaces import json_fields
+from ....interfaces.values import frozen_value
+from ..statistics.stats import quantile_ranks
 
 if TYPE_CHECKING:
-    from .bounds import Bounds
+    from ..bounds import Bounds
 
 P95 = 0.95
 # the widest interval a figure must still bound: the bounds' confidence is at most this

@@ -10,9 +10,9 @@ import pytest
 from tests.support.slot_builders import answer, runs_loop
 from vibey_gh.slots.judging.metrics import batch_standard_error, batch_throughputs
 from vibey_gh.slots.judging.records import TurnRecord
-from vibey_gh.slots.judging.run_rate import run_cycles, run_rate
 from vibey_gh.slots.judging.runs import completed_run_ends
-from vibey_gh.slots.judging.stats import Estimate, ratio_interval
+from vibey_gh.slots.judging.statistics.run_rate import run_cycles, run_rate
+from vibey_gh.slots.judging.statistics.stats import Estimate, ratio_interval
 
 
 @pytest.mark.parametrize(

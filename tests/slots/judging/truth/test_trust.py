@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW
-from vibey_gh.slots.judging.trust import untrustworthy_floor
+from vibey_gh.slots.judging.truth.trust import untrustworthy_floor
 
 OVER = answer(status=400, reason=None, error=REFUSED_OVER_WINDOW)
 

@@ -9,9 +9,9 @@ whose turns are mostly too long for the window measures little but refusals.
 
 from __future__ import annotations
 
-from ...interfaces.turns import REFUSED_OVER_WINDOW
+from ....interfaces.turns import REFUSED_OVER_WINDOW
+from ..records import StepRecord
 from .fidelity import first_answers
-from .records import StepRecord
 
 # More than this share of the corpus refused as over the window: the corpus does not fit.
 MAX_OVER_WINDOW_SHARE = 0.25

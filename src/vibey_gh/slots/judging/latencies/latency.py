@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...interfaces.turns import TurnResult
+from ....interfaces.turns import TurnResult
 from .latency_figures import UNSTREAMED, LatencyFigures, QuantileSample, nearest_rank
 
 

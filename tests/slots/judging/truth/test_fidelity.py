@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tests.support.slot_builders import answer
-from vibey_gh.slots.judging.fidelity import agreement, first_divergence, structure
+from vibey_gh.slots.judging.truth.fidelity import agreement, first_divergence, structure
 
 
 def test_structure_is_tool_names_and_sorted_argument_names_or_text() -> None:

@@ -8,7 +8,7 @@ both; None when no turn does.
 
 from __future__ import annotations
 
-from .records import StepRecord
+from ..records import StepRecord
 
 
 def cached_prompt_share(step: StepRecord) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ...interfaces.values import frozen_value
+from ....interfaces.values import frozen_value
 
 
 def standard_error(samples: Sequence[float]) -> float | None:

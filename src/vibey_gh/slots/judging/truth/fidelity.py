@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...interfaces.turns import TurnResult
-from .figures import Agreement
-from .records import StepRecord
+from ....interfaces.turns import TurnResult
+from ..figures import Agreement
+from ..records import StepRecord
 
 TEXT_MARKER = "text"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
+from ....interfaces import json_fields
+from ....interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count

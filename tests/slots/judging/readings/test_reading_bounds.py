@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vibey_gh.interfaces.readings import Reading, ReadingSample, missing
-from vibey_gh.slots.judging.reading_bounds import (
+from vibey_gh.slots.judging.readings.reading_bounds import (
     WiredCeiling,
     breaks_over_time,
     matching,

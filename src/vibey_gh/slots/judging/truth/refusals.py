@@ -9,10 +9,10 @@ says; None where it does not).
 
 from __future__ import annotations
 
-from ...interfaces.turns import REFUSED_OVER_WINDOW
-from ...interfaces.values import frozen_value
+from ....interfaces.turns import REFUSED_OVER_WINDOW
+from ....interfaces.values import frozen_value
+from ..records import StepRecord
 from .fidelity import first_answers
-from .records import StepRecord
 
 
 @frozen_value

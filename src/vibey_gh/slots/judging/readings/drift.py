@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
 
-from ...interfaces.bounds import Bounds
-from ...interfaces.readings import THROTTLED_SUFFIX, ReadingSample
-from ...interfaces.values import frozen_value
-from .metrics import batch_standard_error, batch_throughputs
+from ....interfaces.bounds import Bounds
+from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
+from ....interfaces.values import frozen_value
+from ..metrics import batch_standard_error, batch_throughputs
+from ..statistics.stats import Estimate, ratio_interval, t_quantile
 from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
-from .stats import Estimate, ratio_interval, t_quantile
 
 HOLDS, DRIFTED, INCONCLUSIVE, BROKE = "holds", "drifted", "inconclusive", "broke a bound"
 VERDICTS = (HOLDS, DRIFTED, INCONCLUSIVE, BROKE)

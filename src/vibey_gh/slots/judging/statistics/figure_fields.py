@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import MalformedJson
-from ...interfaces import json_fields
+from ....errors import MalformedJson
+from ....interfaces import json_fields
 
 RUNS_PER_HOUR = "runs/h"
 TURNS_PER_HOUR = "turns/h"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields, replace
 
-from .records import LogEventRecord, RunnerReported
+from ..records import LogEventRecord, RunnerReported
 
 MIB = 1 << 20
 # llama.cpp may round a slot's context up to a multiple of this; that is still the window asked.

@@ -6,7 +6,7 @@ import random
 
 from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.readings import Reading, ReadingSample
-from vibey_gh.slots.judging.drift import (
+from vibey_gh.slots.judging.readings.drift import (
     BROKE,
     DRIFTED,
     HOLDS,
