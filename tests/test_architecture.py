@@ -410,7 +410,7 @@ BUILDS_ITS_OWN: dict[str, str] = {
     "vibey_gh.runners.digest": "model digest cache",
     "vibey_gh.runners.llamacpp.digest": "model digest cache",
     # not a part: where matplotlib keeps its font cache, set before its first import
-    "vibey_gh.slots.report.plots": "matplotlib's cache folder",
+    "vibey_gh.slots.report.plotting.plots": "matplotlib's cache folder",
 }
 
 

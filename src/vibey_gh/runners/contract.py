@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         RunnerParallelism,
         TurnResult,
     )
-    from ..platforms.probes import PlatformProbes
+    from ..platforms.device.probes import PlatformProbes
     from ..state import StateLayout
     from .log_patterns import LogPattern
     from .simulated.settings import SimulatedModel

@@ -21,7 +21,7 @@ from ..judging.metrics import decisive_ends
 from ..judging.readings.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.records import TurnRecord
 from ..measurement.calibration_setup import Environment
-from ..report.plots import plots_available
+from ..report.plotting.plots import plots_available
 from ..report.soak_view import SoakView, write_soak_report
 from .journal import SoakJournal, Span
 from .request import SoakRequest
