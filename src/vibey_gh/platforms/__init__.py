@@ -2,10 +2,11 @@
 
 `support` says which OS this is and whether the tool runs on it (macOS, Linux); `parallelism`
 sets the production runner's slots and window, `service_env` reads the environment production
-gets from its service manager. Sub-packages:
+gets from its service manager, `nvidia` reads NVIDIA GPUs through NVML (for the probes and the
+sensors alike). Sub-packages:
 
 - `device/`: what the machine is and how much memory it uses (`probes.PlatformProbes`, per OS
-  in `linux`, `darwin` with `procfs` and `nvidia`; `footprint` the production runner's memory,
+  in `linux` with `procfs`, and `darwin`; `footprint` the production runner's memory,
   `readings` the device facts' sources);
 - `process/`: platform tools run without a shell (`commands`), process groups and sessions
   (`processes`), a process's tree (`process_tree`), who holds a port (`ports`), the embedded

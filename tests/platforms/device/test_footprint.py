@@ -13,8 +13,8 @@ from vibey_gh.platforms.device.footprint import (
     is_this_machine,
     production_port,
 )
-from vibey_gh.platforms.device.nvidia import NvmlGpus
 from vibey_gh.platforms.device.probes import this_platform
+from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.runners.registry import runner_markers
 
 GIB = 1 << 30

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from vibey_gh.platforms.device.linux import LinuxDeviceProbe, LinuxMemorySampler
-from vibey_gh.platforms.device.nvidia import MIB, NVIDIA_SMI_QUERY, NvmlGpus
 from vibey_gh.platforms.device.procfs import parse_cpuinfo_processor, parse_os_release, pick_fields
+from vibey_gh.platforms.nvidia import MIB, NVIDIA_SMI_QUERY, NvmlGpus
 from vibey_gh.platforms.process.commands import CannedCommandRunner
 
 GIB = 1 << 30

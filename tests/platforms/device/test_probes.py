@@ -11,8 +11,8 @@ from tests.platforms.source_scan import Use, source_files, uses_in, uses_in_sour
 from vibey_gh.platforms.device import darwin
 from vibey_gh.platforms.device.darwin import DarwinDeviceProbe, DarwinMemorySampler
 from vibey_gh.platforms.device.linux import LinuxDeviceProbe, LinuxMemorySampler
-from vibey_gh.platforms.device.nvidia import NvmlGpus
 from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.parallelism import (
     MacOSAppParallelism,
     ManualParallelism,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vibey_gh.platforms.device.nvidia import NoNvidiaDriver, NvmlGpus
+from vibey_gh.platforms.nvidia import NoNvidiaDriver, NvmlGpus
 from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.platforms.sensors.combined import sensors_for
 from vibey_gh.platforms.sensors.nvidia_sensors import (

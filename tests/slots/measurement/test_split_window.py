@@ -15,7 +15,7 @@ from tests.support.slot_builders import answer
 from vibey_gh.composition import build_environment
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.turns import REFUSED_OVER_WINDOW
-from vibey_gh.runners.chat_turns import refused_prompt_tokens
+from vibey_gh.runners.http.chat_turns import refused_prompt_tokens
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence
 from vibey_gh.slots.judging.truth.refusals import refusals_of
 from vibey_gh.slots.measurement.calibrate import run_calibration

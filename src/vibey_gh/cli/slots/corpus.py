@@ -215,12 +215,13 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
     if not wanted:
         return contextlib.nullcontext(None)
     from ...config import LocalModels, load_config
-    from ...runners.prompt_count import counts_prompts, runner_prompt_counter
+    from ...runners.registry import runner_kind
     from ..common import collaborators
 
     # The demo is calibrated on the embedded runner and its shipped model.
     config = LocalModels() if demo else load_config()
-    if not counts_prompts(config.runner):
+    kind = runner_kind(config.runner)
+    if not kind.counts_prompts:
         click.echo(
             f"{config.runner} has no tokenizer to ask: --fill-window counts by the estimate "
             "(characters ÷ 3), and the corpus says so",
@@ -228,7 +229,7 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
         )
         return contextlib.nullcontext(None)
     click.echo(f"starting the {config.runner} runner to count depth as it does", err=True)
-    return runner_prompt_counter(config, collaborators().layout())
+    return kind.prompt_counter(config, collaborators().layout())
 
 
 def _build(

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.values import frozen_value
+from ..nvidia import GpuProcesses
 from ..process.process_tree import (
     counted_memory_note,
     counted_resident_bytes,
@@ -28,7 +29,6 @@ from ..process.process_tree import (
     is_running,
     tree_pids,
 )
-from .nvidia import GpuProcesses
 
 RETRY_S = 10.0
 LOCAL_NAMES = {"localhost", "ip6-localhost"}

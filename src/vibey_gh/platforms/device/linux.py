@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.identity import Accelerator, DeviceFacts
-from ..process.commands import SubprocessCommandRunner, read_output
-from .nvidia import (
+from ..nvidia import (
     NVIDIA_SMI_QUERY,
     GpuReading,
     NoNvidiaDriver,
@@ -22,6 +21,7 @@ from .nvidia import (
     gpus_for,
     parse_nvidia_smi_csv,
 )
+from ..process.commands import SubprocessCommandRunner, read_output
 from .procfs import (
     CgroupMemoryFiles,
     FileTree,

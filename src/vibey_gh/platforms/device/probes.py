@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from ...interfaces.readings import SensorSource
     from ...interfaces.samples import MemorySample
     from ...interfaces.slots_interface import CommandRunner, DeviceProbe, RunnerParallelism
+    from ..nvidia import NoNvidiaDriver, NvmlGpus
     from .footprint import GpuProcessSource, ProductionFootprint
-    from .nvidia import NoNvidiaDriver, NvmlGpus
 
 # Each platform's module is imported only on that platform, and the parallelism setters only
 # when asked for: `slots allowed` builds probes on every call.
@@ -131,8 +131,8 @@ class PlatformProbes:
         gpu_processes: GpuProcessSource | None = None
         nvidia: NvmlGpus | NoNvidiaDriver | None = None
         if family == "linux":
+            from ..nvidia import gpus_for
             from .linux import LinuxDeviceProbe, LinuxMemorySampler
-            from .nvidia import gpus_for
 
             gpus = nvml if nvml is not None else gpus_for(root)
             device = LinuxDeviceProbe(root, gpus, runner)

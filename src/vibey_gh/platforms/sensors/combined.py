@@ -10,7 +10,7 @@ from ...interfaces.readings import Reading, SensorReport, SensorSource, missing
 from ...interfaces.slots_interface import CommandRunner
 
 if TYPE_CHECKING:
-    from ..device.nvidia import NoNvidiaDriver, NvmlGpus
+    from ..nvidia import NoNvidiaDriver, NvmlGpus
 
 
 class CombinedSensors:
@@ -46,7 +46,7 @@ def sensors_for(
     """Linux: /sys, and NVIDIA's sensors (NVML through `gpus`, the memory sampler's, else
     nvidia-smi; none where no NVIDIA driver is loaded); macOS: pmset; anything else: none."""
     if family == "linux":
-        from ..device.nvidia import NvmlGpus
+        from ..nvidia import NvmlGpus
         from .linux_sys import LinuxSysSensors
         from .nvidia_sensors import NvidiaSmiSensors, NvmlSensors
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...interfaces.readings import Reading, SensorReport, missing
 from ...interfaces.slots_interface import CommandRunner
-from ..device.nvidia import NOT_AVAILABLE, NvmlGpus
+from ..nvidia import NOT_AVAILABLE, NvmlGpus
 from ..process.commands import read_output
 
 # NVML's constants (nvml.h): NVML_TEMPERATURE_GPU, NVML_CLOCK_SM

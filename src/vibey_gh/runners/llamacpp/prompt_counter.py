@@ -5,10 +5,11 @@ renders a request through its chat template at `/apply-template` and counts the 
 `/tokenize`; together they give the prompt tokens a chat request reads, tools included. Ollama
 has no tokenizer over HTTP: a corpus for it keeps the estimate and says so.
 
-`runner_prompt_counter` starts the configured kind's calibration runner — one slot, a small
-window (tokenizing needs no context), a free loopback port — and stops it when the corpus is
-built. A runner that does not start is an error, not a silent estimate: the corpus would then
-miss the window it was asked to reach.
+`runner_prompt_counter` starts a kind's calibration runner — one slot, a small window
+(tokenizing needs no context), a free loopback port — and stops it when the corpus is built;
+each kind of the family answers `RunnerKind.prompt_counter` with it. A runner that does not
+start is an error, not a silent estimate: the corpus would then miss the window it was asked
+to reach.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from pathlib import Path
 
 import httpx
 
-from ..errors import RunnerError
-from ..files import ensure_private_dir
-from ..interfaces.prompt_count import PromptCounter
-from ..interfaces.slots_interface import RunnerLaunch
-from ..state import StateLayout
-from .contract import RunnerConfig, RunningRunner
-from .process import unused_loopback_port
-from .registry import runner_kind
-from .replies import read_reply
-from .wire import JsonObject, Messages
+from ...errors import RunnerError
+from ...files import ensure_private_dir
+from ...interfaces.prompt_count import PromptCounter
+from ...interfaces.slots_interface import RunnerLaunch
+from ...state import StateLayout
+from ..contract import RunnerConfig, RunnerKind, RunningRunner
+from ..http.replies import read_reply
+from ..http.wire import JsonObject, Messages
+from ..process import unused_loopback_port
 
 # What a tokenizing runner is started with: a slot is all it needs, its window is never used.
 COUNTING_WINDOW = 512
@@ -75,15 +75,11 @@ class RunnerPromptCounter:
         return answer
 
 
-def counts_prompts(kind: str) -> bool:
-    """Whether a calibration runner of `kind` can count prompts (all but Ollama)."""
-    return runner_kind(kind).counts_prompts
-
-
 @contextlib.contextmanager
-def runner_prompt_counter(config: RunnerConfig, state: StateLayout) -> Iterator[PromptCounter]:
-    """The configured kind's calibration runner, started to count and stopped afterwards."""
-    kind = runner_kind(config.runner)
+def runner_prompt_counter(
+    kind: RunnerKind, config: RunnerConfig, state: StateLayout
+) -> Iterator[PromptCounter]:
+    """`kind`'s calibration runner with `config`, started to count and stopped afterwards."""
     runner = kind.calibration_runner(state, config, None)
     log_dir = ensure_private_dir(state.runs / "corpus-tokenizer")
     launch = RunnerLaunch(

@@ -1,7 +1,7 @@
 """llama.cpp's wire formats, typed: the chat request this package sends to
 /v1/chat/completions, and what it reads of the status answers (/props, /slots, /v1/models).
 
-Answers are read through `runners/wire.py`'s lenient reads: a field of the wrong type reads as
+Answers are read through `runners/http/wire.py`'s lenient reads: a field of the wrong type reads as
 absent. The chat answer and its streamed chunks are read in `openai_api`.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ...interfaces.values import frozen_value
-from ..wire import (
+from ....interfaces.values import frozen_value
+from ...http.wire import (
     JsonObject,
     Messages,
     ToolSpecs,

@@ -8,9 +8,9 @@ not answer is reported as unreachable and not busy, with the reason.
 
 from __future__ import annotations
 
-from ...errors import RunnerError
-from ...interfaces.slots_interface import ProductionState
-from ..local_http import HttpAnswer, http_get
+from ....errors import RunnerError
+from ....interfaces.slots_interface import ProductionState
+from ...http.local_http import HttpAnswer, http_get
 from .wire import served_models, slots_processing
 
 POLL_TIMEOUT_S = 1.0

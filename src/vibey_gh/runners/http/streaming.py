@@ -21,8 +21,8 @@ from typing import Protocol
 
 import httpx
 
-from ..guarded import InputProblem, loads_json
-from ..interfaces.slots_interface import ChatSettings, TurnResult
+from ...guarded import InputProblem, loads_json
+from ...interfaces.slots_interface import ChatSettings, TurnResult
 from .replies import UnusableReply, read_reply
 
 CONNECT_TIMEOUT_S = 5.0

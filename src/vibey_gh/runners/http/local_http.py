@@ -16,9 +16,9 @@ import socket
 import time
 from urllib.parse import SplitResult, urlsplit
 
-from ..errors import RunnerError
-from ..guarded import size_text
-from ..interfaces.values import frozen_value
+from ...errors import RunnerError
+from ...guarded import size_text
+from ...interfaces.values import frozen_value
 from .replies import MAX_REPLY_BYTES, decode_reply
 
 DEFAULT_TIMEOUT_S = 1.0

@@ -17,8 +17,8 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..errors import RunnerError
-from ..guarded import InputProblem, NotJson, gather_capped, loads_json_bytes
+from ...errors import RunnerError
+from ...guarded import InputProblem, NotJson, gather_capped, loads_json_bytes
 
 if TYPE_CHECKING:
     import httpx

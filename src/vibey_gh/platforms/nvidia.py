@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...interfaces.values import frozen_value
+from ..interfaces.values import frozen_value
 
 if TYPE_CHECKING:
-    from ...interfaces.samples import GpuMemory
+    from ..interfaces.samples import GpuMemory
 
 MIB = 1 << 20
 NVIDIA_SMI_QUERY: tuple[str, ...] = (
@@ -114,7 +114,7 @@ class NvmlGpus:
 
     def read(self) -> GpuReading:
         """Each GPU's name, total and used memory, now."""
-        from ...interfaces.samples import GpuMemory  # not at the top: see parse_nvidia_smi_csv
+        from ..interfaces.samples import GpuMemory  # not at the top: see parse_nvidia_smi_csv
 
         self._start()
         if self._failure is not None:
@@ -197,7 +197,7 @@ def parse_nvidia_smi_csv(text: str) -> GpuReading:
     the index column (rows are then numbered in order). "[N/A]" memory is None with a reason.
     """
     # imported here: on a machine without a GPU, `slots allowed` never creates these
-    from ...interfaces.samples import GpuMemory
+    from ..interfaces.samples import GpuMemory
 
     gpus: list[GpuMemory] = []
     problems: list[str] = []

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import httpx
 
-from ...interfaces.slots_interface import ChatSettings, TurnResult
-from ..chat_turns import (
+from ....interfaces.slots_interface import ChatSettings, TurnResult
+from ...http.chat_turns import (
     answered_turn,
     chunk_object,
     error_message,
@@ -23,8 +23,8 @@ from ..chat_turns import (
     failed_turn,
     post_turn,
 )
-from ..streaming import post_streamed_turn
-from ..wire import (
+from ...http.streaming import post_streamed_turn
+from ...http.wire import (
     JsonObject,
     Messages,
     ToolFunction,

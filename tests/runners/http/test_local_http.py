@@ -13,8 +13,8 @@ import pytest
 from tests.support.ports import free_port
 from tests.support.runners import Recorded, serve_recorded
 from vibey_gh.errors import RunnerError
-from vibey_gh.runners import local_http
-from vibey_gh.runners.local_http import http_get, parse_answer
+from vibey_gh.runners.http import local_http
+from vibey_gh.runners.http.local_http import http_get, parse_answer
 
 
 @contextmanager

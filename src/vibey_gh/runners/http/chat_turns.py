@@ -16,8 +16,8 @@ from contextlib import closing
 
 import httpx
 
-from ..guarded import InputProblem, loads_json
-from ..interfaces.slots_interface import (
+from ...guarded import InputProblem, loads_json
+from ...interfaces.slots_interface import (
     REFUSED_OVER_WINDOW,
     SERVED_REASONS,
     ChatSettings,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from vibey_gh.platforms.device.nvidia import MIB, NvmlGpus, parse_nvidia_smi_csv
+from vibey_gh.platforms.nvidia import MIB, NvmlGpus, parse_nvidia_smi_csv
 
 GIB = 1 << 30
 
@@ -138,7 +138,7 @@ def test_live_nvml_lists_gpus_with_memory() -> None:
 
 
 def test_without_a_loaded_driver_nvml_is_not_even_imported(tmp_path: Path) -> None:
-    from vibey_gh.platforms.device.nvidia import NoNvidiaDriver, NvmlGpus, gpus_for
+    from vibey_gh.platforms.nvidia import NoNvidiaDriver, NvmlGpus, gpus_for
 
     source = gpus_for(tmp_path)
     assert isinstance(source, NoNvidiaDriver)
