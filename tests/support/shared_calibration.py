@@ -51,7 +51,10 @@ def embedded_calibration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         env.delenv("VIBEY_GH_CONFIG", raising=False)
         env.chdir(root)
         # the report as the light install writes it, as for every calibration in this process
-        env.setattr("vibey_gh.slots.report.plots.plots_available", lambda find_module=None: False)
+        env.setattr(
+            "vibey_gh.slots.report.plotting.plots.plots_available",
+            lambda find_module=None: False,
+        )
         drawn, _ = tiny_corpus(root)
         corpus = replace(drawn, segments=drawn.segments[:2])  # the two shallowest: four turns
         layout = StateLayout(root / "state")
