@@ -21,10 +21,11 @@ MAX_TOKENS = 64
 
 
 def simulated_config(
-    *, min_step_seconds: float = 1.0, max_step_seconds: float = 3.0, **model: Any
+    *, min_step_seconds: float = 0.3, max_step_seconds: float = 2.0, **model: Any
 ) -> LocalModels:
     """The simulated runner (knee 2, no noise unless given) on free ports; the production URL
-    points at nothing (idle)."""
+    points at nothing (idle). Steps of 0.3 s to 2 s: a step of the tiny corpus holds every
+    turn at one slot in about 0.3 s, so a test of the sweep's logic waits for no more."""
     capacity = {"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}
     return LocalModels(
         concurrent_runs="measured",
