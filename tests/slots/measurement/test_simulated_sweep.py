@@ -27,8 +27,9 @@ from vibey_gh.state import StateLayout
 def test_a_sweep_on_the_simulated_runner_finds_its_knee(
     tmp_path: Path, layout: StateLayout
 ) -> None:
-    # turns of about a third of a second: the harness's own milliseconds per turn stay small
-    config = simulated_config(tokens_per_second=200.0)
+    # turns of about a third of a second: the harness's own milliseconds per turn stay small;
+    # steps up to 2 s: what is tested is the precision the bar is measured to
+    config = simulated_config(max_step_seconds=2.0, tokens_per_second=200.0)
     corpus, outcome = calibrate(tmp_path, layout, config, max_slots=3)
     assert outcome.recorded and outcome.complete
     evidence = load_evidence(outcome.evidence)
@@ -113,7 +114,8 @@ def test_a_step_during_which_production_worked_is_measured_again(
 ) -> None:
     from vibey_gh.runners.registry import runner_for
 
-    config = simulated_config()
+    # steps up to 2 s: step 2's first attempt outlasts the 1 Hz production watch
+    config = simulated_config(max_step_seconds=2.0)
     production_port = int(config.production.rsplit(":", 1)[1])
     production = runner_for("simulated", simulated=SimulatedModel(tokens_per_second=20.0)).start(
         RunnerLaunch(1, 512, production_port, "simulated", tmp_path / "production.log")
