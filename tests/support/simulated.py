@@ -27,7 +27,7 @@ def simulated_config(
     points at nothing (idle). Steps of 0.3 s to 1 s: a step of the tiny corpus holds every
     turn at one slot in about 0.3 s, and a test of the sweep's logic needs no tighter interval
     than 1 s gives; a test of what a precision decides asks for longer steps."""
-    capacity = {"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}
+    capacity = {"knee": 2, "noise": 0.0, "tokens_per_second": 2000.0, **model}
     return LocalModels(
         concurrent_runs="measured",
         runner="simulated",
