@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .config import LocalModels
     from .interfaces.slots_interface import DeviceFacts, RunnerInfo
     from .lanes.client import ChatClient
-    from .platforms.probes import PlatformProbes
+    from .platforms.device.probes import PlatformProbes
     from .slots.gate.allowed import AllowedAnswer, AllowedDeps
     from .slots.judging.records import LogEventRecord
     from .slots.measurement.calibration_setup import Environment
@@ -129,7 +129,7 @@ def _state_layout() -> StateLayout:
 
 def _probes_of(platform: str | None) -> Callable[[], PlatformProbes]:
     def probes() -> PlatformProbes:
-        from .platforms.probes import PlatformProbes
+        from .platforms.device.probes import PlatformProbes
 
         return PlatformProbes.detect() if platform is None else PlatformProbes.detect(platform)
 
@@ -182,7 +182,7 @@ def build_environment(
     """A calibration's world for `config`: the runner, the memory sampler, production's watch
     and footprint, the log source and the identities, on this machine's probes and state root
     unless given (scripts and tests call it directly; commands through `Collaborators`)."""
-    from .platforms.probes import PlatformProbes
+    from .platforms.device.probes import PlatformProbes
     from .runners.registry import runner_kind, runner_markers
     from .slots.evidence.fingerprint import compute_fingerprint
     from .slots.measurement.calibration_setup import Environment

@@ -18,7 +18,7 @@ from ...errors import BadInput, RunnerError
 from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
-from .wire import Props
+from .api.wire import Props
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
@@ -67,7 +67,7 @@ def gguf_identity(
 
 
 def _llama_server_props(base_url: str) -> Props:
-    from ..local_http import http_get
+    from ..http.local_http import http_get
 
     answer = http_get(base_url.rstrip("/") + "/props")
     props = Props.read(answer.body)
