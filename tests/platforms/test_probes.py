@@ -18,7 +18,7 @@ from vibey_gh.platforms.parallelism import (
     ManualParallelism,
     SystemdParallelism,
 )
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.probes import PlatformProbes, detect_device
 
 # the systemd unit of the Ollama service (the Ollama kind names it)
 UNIT = "ollama"
@@ -66,6 +66,23 @@ def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
     assert sample.wired_bytes is None and sample.swap_out_bytes is None
     assert sample.missing["wired_bytes"] == reason
     assert probes.memory.swap_space().reason == reason
+
+
+def test_the_device_probe_alone_describes_what_the_whole_probes_describe(
+    machine: Any, fake_nvml: Any
+) -> None:
+    root = machine(
+        {
+            "/proc/meminfo": "fixture:linux_proc_meminfo_firecracker_noswap.txt",
+            "/etc/os-release": "fixture:linux_os_release_debian12.txt",
+        }
+    )
+    run = CannedCommandRunner({darwin.SW_VERS: (0, "26.7\n")})
+    for platform in ("linux", "darwin", "win32"):
+        whole = PlatformProbes.detect(platform, root, run, no_nvml(fake_nvml)).device.describe()
+        alone = detect_device(platform, root, run, no_nvml(fake_nvml)).describe()
+        assert alone == whole
+    assert detect_device("linux", root, run, no_nvml(fake_nvml)).describe().os_version == "12"
 
 
 def test_service_parallelism_per_platform(tmp_path: Path) -> None:
