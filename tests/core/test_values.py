@@ -47,6 +47,41 @@ def test_repr_eq_and_hash_match_the_generated_ones(
     assert [f.name for f in dataclasses.fields(b)] == [f.name for f in dataclasses.fields(a)]
 
 
+@pytest.mark.parametrize(("body", "annotations", "args"), SHAPES)
+def test_the_fields_are_recorded_as_dataclass_records_them(
+    body: dict[str, Any], annotations: dict[str, Any], args: tuple[Any, ...]
+) -> None:
+    for text in (False, True):  # as written, and as `from __future__ import annotations` has it
+        written = {
+            k: (v if isinstance(v, str) or not text else getattr(v, "__name__", str(v)))
+            for k, v in annotations.items()
+        }
+        generated, built = twins(body, written)
+        assert repr(generated.__dataclass_fields__) == repr(built.__dataclass_fields__)
+        assert generated.__match_args__ == built.__match_args__
+        for name in written:
+            assert getattr(generated, name, None) == getattr(built, name, None)
+
+
+def test_a_plain_class_of_text_annotations_is_collected_without_dataclass() -> None:
+    made = twins(
+        {"y": field(default="b"), "z": field(default_factory=list)},
+        {"x": "int", "y": "str", "z": "list"},
+    )
+    generated, built = made
+    assert "y" in vars(built) and "z" not in vars(built)  # as dataclass leaves the class
+    assert repr(built(1)) == repr(generated(1)) == "Point(x=1, y='b', z=[])"
+    assert built.__dataclass_params__ is not generated.__dataclass_params__
+    assert repr(built.__dataclass_params__).replace("repr=False", "repr=True").replace(
+        "eq=False", "eq=True"
+    ) == repr(generated.__dataclass_params__)
+
+
+def test_a_mutable_default_is_refused_as_dataclass_refuses_it() -> None:
+    with pytest.raises(ValueError, match="mutable default <class 'list'> for field x"):
+        twins({"x": []}, {"x": "list"})
+
+
 def test_different_values_differ_and_uncompared_fields_do_not_count() -> None:
     _, built = twins({"tags": field(default_factory=list, compare=False)}, {"x": int, "tags": list})
     assert built(1) != built(2)

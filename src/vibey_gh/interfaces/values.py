@@ -38,7 +38,9 @@ def frozen_value(cls: type[T]) -> type[T]:
         if cls.__doc__ is None:
             # what `dataclass` would write, without the `inspect` it needs to write it
             cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', ()))})"
-        made = dataclasses.dataclass(init=False, eq=False, repr=False)(cls)
+        if not _collect_fields(cls):
+            dataclasses.dataclass(init=False, eq=False, repr=False)(cls)
+        made = cls
         _make_frozen(made)
     own = made.__dict__
     fields = dataclasses.fields(made)  # type: ignore[arg-type]
@@ -55,6 +57,60 @@ def frozen_value(cls: type[T]) -> type[T]:
     if class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in own):
         made.__hash__ = _hash_of(_values_of(hashed))  # type: ignore[assignment,method-assign]
     return made
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class _Plain:
+    """Its `__dataclass_params__` are every value's: frozen, `__eq__` and `__repr__` its own."""
+
+
+# Words of an annotation that `dataclass` reads as more than a field's type.
+_SPECIAL_ANNOTATIONS = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+def _collect_fields(cls: type) -> bool:
+    """Record the fields of a plain class as `dataclass(init=False, eq=False, repr=False)`
+    records them, or say False for any other class (a base, an annotation that is not a
+    plain type's name, a mutable default, a field without a type), which `dataclass` then
+    collects itself: it reads each annotation's text for ClassVar and InitVar, a third of
+    its time on a class.
+    """
+    own = cls.__dict__
+    annotations = own.get("__annotations__", {})
+    if cls.__bases__ != (object,):
+        return False
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation in annotations.items():
+        if not isinstance(annotation, str) or any(w in annotation for w in _SPECIAL_ANNOTATIONS):
+            return False
+        default = own.get(name, dataclasses.MISSING)
+        made = (
+            default
+            if isinstance(default, dataclasses.Field)
+            else dataclasses.field(default=default)
+        )
+        if made.default is not dataclasses.MISSING and made.default.__class__.__hash__ is None:
+            return False  # dataclass refuses a mutable default; let it say so
+        made.name, made.type = name, annotation
+        made._field_type = dataclasses._FIELD  # type: ignore[attr-defined,union-attr]
+        if made.kw_only is dataclasses.MISSING:
+            made.kw_only = False
+        fields[name] = made
+    if any(
+        isinstance(value, dataclasses.Field) and name not in fields for name, value in own.items()
+    ):
+        return False
+    cls.__dataclass_params__ = _Plain.__dataclass_params__  # type: ignore[attr-defined]
+    cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
+    for name, made in fields.items():
+        if isinstance(own.get(name), dataclasses.Field):
+            if made.default is dataclasses.MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, made.default)
+    if "__match_args__" not in own:
+        cls.__match_args__ = tuple(fields)  # type: ignore[attr-defined,misc]
+    return True
 
 
 def _make_frozen(made: type) -> None:
