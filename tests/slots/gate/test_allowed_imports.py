@@ -55,6 +55,9 @@ NOT_ON_THE_PATH = (
     "vibey_gh.lanes",
     "vibey_gh.storm",
     "vibey_gh.runners.ollama.client",
+    "vibey_gh.runners.llamacpp.wire",  # the chat wire format; /props is read only for llama-server
+    "vibey_gh.platforms.sensors",  # the device is described by its probe alone
+    "encodings.idna",
 )
 
 PROBE = """
