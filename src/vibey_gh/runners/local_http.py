@@ -12,9 +12,10 @@ holding non-finite numbers, is an `UnusableReply` (see `replies`).
 
 from __future__ import annotations
 
+import _socket
 import ipaddress
-import socket
 import time
+from contextlib import closing
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import RunnerError
@@ -67,7 +68,7 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
     # The connection stays open until the answer is complete and is then closed from this side,
     # as http.client does: the side that closes first keeps the TIME_WAIT, and on a runner's
     # port that would read as "in use" to the next start.
-    with _connect(host, port, timeout_s) as sock:
+    with closing(_connect(host, port, timeout_s)) as sock:
         sock.sendall(request)
         raw = bytearray()
         while True:
@@ -84,18 +85,22 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
                 return answer
 
 
-def _connect(host: str, port: int, timeout_s: float) -> socket.socket:
-    """A connected socket. An IP address is connected to as it is: the resolver that
-    `create_connection` asks takes a name through the `idna` codec first, whose import (with
-    `stringprep` and `unicodedata`) costs more than the whole GET."""
+def _connect(host: str, port: int, timeout_s: float) -> _socket.socket:
+    """A connected socket. An IP address is connected to as it is, on the socket type itself:
+    the `socket` module builds four enums of the platform's constants when imported, and the
+    resolver that `socket.create_connection` asks takes a name through the `idna` codec,
+    whose import (with `stringprep` and `unicodedata`) costs more than the whole GET. A name,
+    or an address scoped to an interface, is resolved as before."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         address = None
-    if address is None or "%" in host:  # a name, or an address scoped to an interface
+    if address is None or "%" in host:
+        import socket
+
         return socket.create_connection((host, port), timeout=timeout_s)
-    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    family = _socket.AF_INET6 if address.version == 6 else _socket.AF_INET
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout_s)
         sock.connect((host, port))
