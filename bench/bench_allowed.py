@@ -54,7 +54,7 @@ from vibey_gh.composition import build_environment
 from vibey_gh.config import CONFIG_ENV, LocalModels
 from vibey_gh.files import atomic_write_json
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.runners.registry import identify_production, runner_for
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, seal_evidence

@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
 
 
 def main() -> None:

@@ -24,9 +24,9 @@ from vibey_gh.clock import SYSTEM_CLOCK
 from vibey_gh.composition import log_source
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.runners.registry import production_watch, runner_for
-from vibey_gh.slots.measurement.sampler import StepSampler
+from vibey_gh.slots.measurement.stepping.sampler import StepSampler
 
 
 def time_ticks(production_url: str, folder: Path, ticks: int) -> list[float]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vibey_gh.config import LocalModels
-from vibey_gh.runners.prompt_count import runner_prompt_counter
+from vibey_gh.runners.registry import runner_kind
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.state import StateLayout
 
@@ -36,7 +36,8 @@ def main() -> None:
     window = args.window
     with tempfile.TemporaryDirectory() as folder:
         state = StateLayout(Path(folder) / "state")
-        with runner_prompt_counter(LocalModels(), state) as counter:
+        config = LocalModels()
+        with runner_kind(config.runner).prompt_counter(config, state) as counter:
             rows = []
             for how, used in (("estimate (characters ÷ 3)", None), ("the runner's count", counter)):
                 started = time.monotonic()

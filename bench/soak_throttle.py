@@ -32,7 +32,7 @@ from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.durations import format_duration
 from vibey_gh.slots.corpus.corpus import build_demo_corpus
-from vibey_gh.slots.judging.drift import DRIFTED, HOLDS
+from vibey_gh.slots.judging.readings.drift import DRIFTED, HOLDS
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.soak.record import SoakOutcome
 from vibey_gh.slots.soak.request import SoakRequest

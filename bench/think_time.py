@@ -47,7 +47,7 @@ from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
-from vibey_gh.slots.judging.run_rate import run_cycles, run_rate
+from vibey_gh.slots.judging.statistics.run_rate import run_cycles, run_rate
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.state import StateLayout

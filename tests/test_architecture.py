@@ -410,7 +410,7 @@ BUILDS_ITS_OWN: dict[str, str] = {
     "vibey_gh.runners.digest": "model digest cache",
     "vibey_gh.runners.llamacpp.digest": "model digest cache",
     # not a part: where matplotlib keeps its font cache, set before its first import
-    "vibey_gh.slots.report.plots": "matplotlib's cache folder",
+    "vibey_gh.slots.report.plotting.plots": "matplotlib's cache folder",
 }
 
 
@@ -433,6 +433,94 @@ def real_parts_built(files: Mapping[str, Path], allowed: Iterable[str]) -> list[
                     f"{path}:{node.lineno}: {module} calls {owner.id}.{node.func.attr}() "
                     "(real parts come from vibey_gh.composition)"
                 )
+    return problems
+
+
+# A package holds at most this many modules (its __init__ aside); past it, it is split into
+# sub-packages by idea (docs/architecture.md, "Packages").
+MAX_MODULES = 12
+
+
+def crowded_packages(src: Path, package: str, limit: int = MAX_MODULES) -> list[str]:
+    """Every package under `src/package` (itself included) with more than `limit` modules."""
+    root = src / package
+    folders = [root, *sorted(p.parent for p in root.rglob("__init__.py") if p.parent != root)]
+    problems = []
+    for folder in folders:
+        modules = sorted(f.stem for f in folder.glob("*.py") if f.name != "__init__.py")
+        if len(modules) > limit:
+            name = ".".join(folder.relative_to(src).parts)
+            problems.append(
+                f"{name} holds {len(modules)} modules, more than {limit}: split it into "
+                f"sub-packages by idea ({', '.join(modules)})"
+            )
+    return problems
+
+
+def _child_of(module: str, package: str) -> str | None:
+    """The module or sub-package directly under `package` that holds `module`."""
+    if not module.startswith(package + "."):
+        return None
+    return ".".join(module.split(".")[: package.count(".") + 2])
+
+
+def sibling_graphs(
+    graph: Mapping[str, list[Import]], files: Mapping[str, Path]
+) -> dict[str, dict[str, list[Import]]]:
+    """For each package, the imports between its direct children (modules and sub-packages),
+    each edge kept with the file and line of one import that draws it."""
+    packages = [name for name, path in files.items() if path.name == "__init__.py"]
+    found: dict[str, dict[str, list[Import]]] = {}
+    for package in packages:
+        children: dict[str, list[Import]] = {}
+        for module, edges in graph.items():
+            importer = _child_of(module, package)
+            if importer is None:
+                continue
+            for edge in edges:
+                target = _child_of(edge.target, package)
+                if target is None or target == importer:
+                    continue
+                if all(e.target != target for e in children.get(importer, [])):
+                    children.setdefault(importer, []).append(
+                        Import(importer, target, edge.file, edge.line)
+                    )
+        found[package] = children
+    return found
+
+
+# Cycles between the parts of a package known and kept, with why: delete an entry once its
+# cycle is gone (the test fails while an entry names a cycle that no longer exists).
+KNOWN_SIBLING_CYCLES: dict[frozenset[str], str] = {
+    # `RunnerKind.calibration_runner` names the simulated kind's capacity model in its
+    # signature (an import for the type only); every kind's folder builds on the contract, and
+    # the simulated kind on the llama.cpp family's
+    frozenset(
+        {"vibey_gh.runners.contract", "vibey_gh.runners.llamacpp", "vibey_gh.runners.simulated"}
+    ): "a type only",
+}
+
+
+def sibling_cycles(
+    graph: Mapping[str, list[Import]],
+    files: Mapping[str, Path],
+    known: Mapping[frozenset[str], str] | None = None,
+) -> list[str]:
+    """A cycle between the children of one package: a sub-package and a module beside it (or
+    two sub-packages) that import each other, however indirectly; `known` ones pass."""
+    known = {} if known is None else known
+    problems = []
+    found = set()
+    for package, children in sorted(sibling_graphs(graph, files).items()):
+        for component in strongly_connected(children):
+            found.add(frozenset(component))
+            if frozenset(component) not in known:
+                problems.append(f"inside {package}: " + describe_cycle(children, component))
+    problems += [
+        f"known cycle {sorted(members)} is gone: delete its entry in KNOWN_SIBLING_CYCLES"
+        for members in known
+        if members not in found
+    ]
     return problems
 
 
@@ -483,6 +571,20 @@ def test_the_documented_table_is_the_enforced_one() -> None:
 def test_every_unit_of_the_package_is_in_the_table(graph: dict[str, list[Import]]) -> None:
     units = {unit_of(module) for module in graph} - {EDGE, SLOTS}
     assert units <= set(ALLOWED), sorted(units - set(ALLOWED))
+
+
+def test_no_package_holds_more_than_a_dozen_modules() -> None:
+    problems = crowded_packages(SRC, ROOT_PACKAGE)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_parts_of_each_package_import_one_another_one_way(
+    graph: dict[str, list[Import]],
+) -> None:
+    files = module_names(SRC, ROOT_PACKAGE)
+    assert any(children for children in sibling_graphs(graph, files).values())
+    problems = sibling_cycles(graph, files, KNOWN_SIBLING_CYCLES)
+    assert not problems, "\n".join(problems)
 
 
 # --- the checks themselves catch what they are for ---------------------------------------------
@@ -659,6 +761,56 @@ def test_a_real_part_built_outside_the_root_is_caught(tmp_path: Path) -> None:
         f"{allowed}:2: vibey_gh.slots.gate.allowed calls PlatformProbes.detect() "
         "(real parts come from vibey_gh.composition)",
     ]
+
+
+def test_a_package_with_too_many_modules_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/a.py": "",
+            "vibey_gh/big/__init__.py": "",
+            **{f"vibey_gh/big/m{i}.py": "" for i in range(4)},
+            "vibey_gh/big/sub/__init__.py": "",
+            "vibey_gh/big/sub/s.py": "",
+        },
+    )
+    assert crowded_packages(src, ROOT_PACKAGE, limit=4) == []
+    (src / "vibey_gh" / "big" / "m4.py").write_text("", encoding="utf-8")
+    assert crowded_packages(src, ROOT_PACKAGE, limit=4) == [
+        "vibey_gh.big holds 5 modules, more than 4: split it into sub-packages by idea "
+        "(m0, m1, m2, m3, m4)"
+    ]
+
+
+def test_a_sub_package_and_a_module_beside_it_importing_each_other_are_caught(
+    tmp_path: Path,
+) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/pkg/__init__.py": "",
+            "vibey_gh/pkg/top.py": "from .sub.low import x\n",
+            "vibey_gh/pkg/base.py": "",
+            "vibey_gh/pkg/sub/__init__.py": "",
+            "vibey_gh/pkg/sub/low.py": "from ..base import y\n",
+            "vibey_gh/pkg/sub/other.py": "",
+        },
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    files = module_names(src, ROOT_PACKAGE)
+    assert sibling_cycles(graph, files) == []
+    (src / "vibey_gh" / "pkg" / "sub" / "other.py").write_text(
+        "def f():\n    from ..top import z\n", encoding="utf-8"
+    )
+    graph = import_graph(src, ROOT_PACKAGE)
+    assert strongly_connected(graph) == []  # no module cycle: only the parts' arrows turn
+    problems = sibling_cycles(graph, module_names(src, ROOT_PACKAGE))
+    assert len(problems) == 1
+    cycle = "vibey_gh.pkg.sub -> vibey_gh.pkg.top -> vibey_gh.pkg.sub"
+    assert problems[0].startswith(f"inside vibey_gh.pkg: import cycle: {cycle}")
+    assert f"{src / 'vibey_gh' / 'pkg' / 'sub' / 'other.py'}:2" in problems[0]
 
 
 # --- runner kinds -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's chromium for the HTML report's browser test (tests/slots/report/test_html_report.py).
+# Installs Debian's chromium for the HTML report's browser test (tests/slots/report/documents/test_html_report.py).
 #
 # Idempotent: when chromium is on PATH, nothing is done. It installs only where it can do so
 # without asking (root, apt-get present); elsewhere it says so and exits 0, and the browser test

@@ -51,8 +51,8 @@ from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.corpus.corpus import Corpus
-from vibey_gh.slots.judging.latency import latency_figures
-from vibey_gh.slots.measurement.replay import replay_corpus
+from vibey_gh.slots.judging.latencies.latency import latency_figures
+from vibey_gh.slots.measurement.stepping.replay import replay_corpus
 
 FIGURES = ("req/s", "TTFT p50", "TTFT p95", "ITL p50", "ITL p95", "lat p50", "lat p95")
 

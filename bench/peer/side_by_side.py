@@ -1,8 +1,9 @@
 """Side by side with GuideLLM: the same prompts, runner, window and request settings at N slots.
 
 Both clients replay one prompt set against the embedded llama.cpp runner with N slots of
---window tokens each, N requests at a time, non-streamed, temperature 0, seed 42, at most
---max-tokens output tokens:
+--window tokens each, N requests at a time, streamed, temperature 0, seed 42, at most
+--max-tokens output tokens, each against a runner of its own started the same way, the order
+alternating between repeats (ours first in repeat 1, GuideLLM first in repeat 2, …):
 
   vibey-gh   `vibey-gh slots calibrate --slots N`, one step, as its own process: N
              closed-loop workers, the 1 Hz sampler, the log scanner, evidence and report
@@ -14,13 +15,18 @@ each turn's conversation folded into one user message: GuideLLM rewrites request
 tool definitions (it drops the output cap and forces a tool call), so neither client sends
 tools here. GuideLLM runs offline: its token counts come from the runner's usage fields.
 
-Printed for each: served requests, the throughput it reports (requests/s, output tokens/s),
-and its own CPU time per served request: the whole process, start-up and imports included
-(getrusage of the vibey-gh process without its runner; of the guidellm process and its
-worker processes).
+Printed for each run: served requests, the throughput it reports (requests/s, output
+tokens/s), and its own CPU time per served request: the whole process, start-up and imports
+included (getrusage of the vibey-gh process without its runner; of the guidellm process and its
+worker processes). The two clients count requests per second over different spans, so ours is
+printed both ways: as the calibration decides (its steady-state window, every worker busy,
+cycling the corpus until the step's clock and one pass are done) and as GuideLLM counts (served
+requests over the span from the first send to the last answer), with the share of prompt
+tokens the runner took from its prompt cache. The last lines give the median over the repeats
+of each, and of ours ÷ GuideLLM per repeat.
 
     bash bench/peer/setup_guidellm.sh
-    python bench/peer/side_by_side.py [--slots 2] [--max-tokens 64] [--window 4096]
+    python bench/peer/side_by_side.py [--slots 2] [--max-tokens 64] [--window 4096] [--repeats 6]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -115,10 +122,16 @@ def run_ours(corpus: Corpus, config: LocalModels, slots: int, max_tokens: int) -
         (evidence,) = StateLayout(state).evidence.glob("*.json")
         (step,) = load_evidence(evidence).steps
     metrics = step_metrics(step)
+    served = [t.result for t in step.turns if t.result.served]
+    span = max(r.ended for r in served) - min(r.started for r in served) if served else 0.0
+    prompt = sum(r.prompt_tokens or 0 for r in served)
+    cached = sum(r.cached_tokens or 0 for r in served)
     return {
         "served": metrics.served,
         "total": metrics.total,
         "requests_per_s": metrics.turns_per_hour / 3600,
+        "span_requests_per_s": len(served) / span if span > 0 else float("nan"),
+        "cached_share": cached / prompt if prompt else float("nan"),
         "output_tokens_per_s": metrics.output_tokens_per_s,
         "own_cpu_s": own_cpu,
         "runner_cpu_s": cpu.children - own_cpu,
@@ -133,7 +146,7 @@ def scenario(target: str, data: Path, report: Path, slots: int, max_tokens: int,
                 "target": target,
                 "model": "default",
                 "request_format": "/v1/chat/completions",
-                "stream": False,
+                "stream": True,
                 "http2": False,
                 "timeout": 600,
                 "max_tokens": max_tokens,
@@ -181,10 +194,13 @@ def run_guidellm(
         benchmark = json.loads(report.read_text())["benchmarks"][0]
     metrics = benchmark["metrics"]
     totals = metrics["request_totals"]
+    rate = metrics["requests_per_second"]["successful"]["mean"]
     return {
         "served": totals["successful"],
         "total": totals["total"],
-        "requests_per_s": metrics["requests_per_second"]["successful"]["mean"],
+        "requests_per_s": rate,
+        "span_requests_per_s": rate,
+        "cached_share": float("nan"),
         "output_tokens_per_s": metrics["output_tokens_per_second"]["successful"]["mean"],
         "own_cpu_s": cpu.children,
         "wall_s": wall,
@@ -198,6 +214,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--window", type=int, default=4096)
     parser.add_argument("--peer-venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each, order alternated")
     args = parser.parse_args()
     if not (args.peer_venv / "bin" / "guidellm").exists():
         print(f"no guidellm in {args.peer_venv}: run bench/peer/setup_guidellm.sh", file=sys.stderr)
@@ -219,20 +236,57 @@ def main() -> int:
         f"N={args.slots}, window {args.window}, {args.max_tokens} output tokens, {version}",
         flush=True,
     )
-    ours = run_ours(corpus, config, args.slots, args.max_tokens)
-    peer = run_guidellm(corpus, args.peer_venv, args.window, args.slots, args.max_tokens)
-    print()
     print(
-        f"{'':<10}{'served':>10}{'req/s':>10}{'out tok/s':>11}{'own CPU s':>11}{'ms/request':>12}"
+        f"{'repeat':<8}{'client':<10}{'served':>10}{'req/s':>9}{'span req/s':>12}"
+        f"{'out tok/s':>11}{'cached':>8}{'own CPU s':>11}{'ms/request':>12}",
+        flush=True,
     )
-    for name, row in (("vibey-gh", ours), ("GuideLLM", peer)):
-        per = row["own_cpu_s"] / row["served"] * 1000 if row["served"] else float("nan")
-        print(
-            f"{name:<10}{row['served']:>6}/{row['total']:<3}{row['requests_per_s']:>10.3f}"
-            f"{row['output_tokens_per_s']:>11.2f}{row['own_cpu_s']:>11.2f}{per:>12.1f}"
-        )
-    print(f"runner CPU during the vibey-gh step: {ours['runner_cpu_s']:.1f} s")
+    rows: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for repeat in range(args.repeats):
+        first_ours = repeat % 2 == 0
+        result: dict[str, dict[str, Any]] = {}
+        for name in ("vibey-gh", "GuideLLM") if first_ours else ("GuideLLM", "vibey-gh"):
+            if name == "vibey-gh":
+                result[name] = run_ours(corpus, config, args.slots, args.max_tokens)
+            else:
+                result[name] = run_guidellm(
+                    corpus, args.peer_venv, args.window, args.slots, args.max_tokens
+                )
+            print_row(repeat + 1, name, result[name])
+        rows.append((result["vibey-gh"], result["GuideLLM"]))
+    if args.repeats > 1:
+        print_medians(rows)
     return 0
+
+
+def print_row(repeat: int, name: str, row: dict[str, Any]) -> None:
+    per = row["own_cpu_s"] / row["served"] * 1000 if row["served"] else float("nan")
+    extra = f"  (runner CPU {row['runner_cpu_s']:.1f} s)" if "runner_cpu_s" in row else ""
+    print(
+        f"{repeat:<8}{name:<10}{row['served']:>6}/{row['total']:<3}{row['requests_per_s']:>9.3f}"
+        f"{row['span_requests_per_s']:>12.3f}{row['output_tokens_per_s']:>11.2f}"
+        f"{row['cached_share']:>8.0%}{row['own_cpu_s']:>11.2f}{per:>12.1f}{extra}",
+        flush=True,
+    )
+
+
+def print_medians(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    def median(values: list[float]) -> str:
+        return f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+
+    print()
+    print(f"over {len(rows)} repeats, median (range):")
+    lines = (
+        ("vibey-gh req/s, as the calibration decides", [o["requests_per_s"] for o, _ in rows]),
+        ("vibey-gh req/s, first send to last answer", [o["span_requests_per_s"] for o, _ in rows]),
+        ("GuideLLM req/s", [p["requests_per_s"] for _, p in rows]),
+    )
+    for label, values in lines:
+        print(f"  {label + ':':<44}{median(values)}")
+    steady = [o["requests_per_s"] / p["requests_per_s"] for o, p in rows]
+    span = [o["span_requests_per_s"] / p["requests_per_s"] for o, p in rows]
+    print(f"  {'ours ÷ GuideLLM, as decided:':<44}{median(steady)}")
+    print(f"  {'ours ÷ GuideLLM, same span:':<44}{median(span)}")
 
 
 if __name__ == "__main__":

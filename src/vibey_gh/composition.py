@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .config import LocalModels
     from .interfaces.slots_interface import DeviceFacts, RunnerInfo
     from .lanes.client import ChatClient
-    from .platforms.probes import PlatformProbes
+    from .platforms.device.probes import PlatformProbes
     from .slots.gate.allowed import AllowedAnswer, AllowedDeps
     from .slots.judging.records import LogEventRecord
     from .slots.measurement.calibration_setup import Environment
@@ -130,7 +130,7 @@ def _state_layout() -> StateLayout:
 
 def _probes_of(platform: str | None) -> Callable[[], PlatformProbes]:
     def probes() -> PlatformProbes:
-        from .platforms.probes import PlatformProbes
+        from .platforms.device.probes import PlatformProbes
 
         return PlatformProbes.detect() if platform is None else PlatformProbes.detect(platform)
 
@@ -143,7 +143,7 @@ def _device_of(probes: Callable[[], PlatformProbes]) -> Callable[[], DeviceFacts
 
 def _device_here(platform: str | None) -> Callable[[], DeviceFacts]:
     def device() -> DeviceFacts:
-        from .platforms.probes import detect_device
+        from .platforms.device.probes import detect_device
 
         return (detect_device() if platform is None else detect_device(platform)).describe()
 
@@ -192,7 +192,7 @@ def build_environment(
     """A calibration's world for `config`: the runner, the memory sampler, production's watch
     and footprint, the log source and the identities, on this machine's probes and state root
     unless given (scripts and tests call it directly; commands through `Collaborators`)."""
-    from .platforms.probes import PlatformProbes
+    from .platforms.device.probes import PlatformProbes
     from .runners.registry import runner_kind, runner_markers
     from .slots.evidence.fingerprint import compute_fingerprint
     from .slots.measurement.calibration_setup import Environment

@@ -11,12 +11,12 @@ from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from .interfaces.values import frozen_value
-from .platforms.readings import SwapSpace
+from .platforms.device.readings import SwapSpace
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from .userdirs import user_config_dir
 
 if TYPE_CHECKING:
-    from .platforms.probes import PlatformProbes
+    from .platforms.device.probes import PlatformProbes
 
 DEVICE_ROWS = (
     ("hardware model", "hardware_model"),

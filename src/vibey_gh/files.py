@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import EvidenceError
 from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
-from .platforms.atomic_files import (
+from .platforms.storage.atomic_files import (
     PRIVATE_DIR,
     PRIVATE_FILE,
     TEMP_PREFIX,

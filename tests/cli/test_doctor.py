@@ -14,9 +14,9 @@ from click.testing import Result
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import RunnerInfo
-from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.platforms.nvidia import NvmlGpus
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "platforms"

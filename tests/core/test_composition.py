@@ -15,8 +15,8 @@ from vibey_gh.cli.main import cli
 from vibey_gh.composition import real_collaborators
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
-from vibey_gh.platforms.commands import CannedCommandRunner
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.setup import default_deps
@@ -34,7 +34,7 @@ def test_building_the_collaborators_imports_nothing_they_may_not_need() -> None:
         "from vibey_gh.config import LocalModels\n"
         "parts = real_collaborators()\n"
         "print(parts.decide_allowed(LocalModels(concurrent_runs=1)).line())\n"
-        "heavy = ['vibey_gh.platforms.probes', 'vibey_gh.runners.llamacpp.identify', "
+        "heavy = ['vibey_gh.platforms.device.probes', 'vibey_gh.runners.llamacpp.identify', "
         "'vibey_gh.slots.measurement.calibration_setup', 'vibey_gh.lanes.client', "
         "'vibey_gh.slots.evidence.store', 'vibey_gh.state']\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"

@@ -9,8 +9,8 @@ from vibey_gh.config import LocalModels
 from vibey_gh.doctor import config_in_use, gather
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import RunnerInfo
-from vibey_gh.platforms.commands import CannedCommandRunner
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 
 RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")

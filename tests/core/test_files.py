@@ -19,7 +19,7 @@ from vibey_gh.files import (
     read_json,
     utf8,
 )
-from vibey_gh.platforms.system_paths import check_output_file, check_output_folder
+from vibey_gh.platforms.storage.system_paths import check_output_file, check_output_folder
 
 
 def test_atomic_write_is_private_and_replaces_whole(tmp_path: Path) -> None:

@@ -148,7 +148,7 @@ def _prepare(work: Path, state: Path) -> None:
 
 def _traces(folder: Path) -> None:
     """Agent traces in the kv-cache-tester format, as the guide's section describes them."""
-    from tests.slots.corpus.test_traces import request, write_trace
+    from tests.slots.corpus.sources.test_traces import request, write_trace
 
     for name in ("a", "b", "c", "d"):
         requests = [request(64 * n, list(range(1, n + 1)), think_time=1.0) for n in (2, 4, 6, 8)]

@@ -9,13 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-from vibey_gh.platforms.locks import try_lock
-from vibey_gh.platforms.processes import (
+from vibey_gh.platforms.process.processes import (
     pid_alive,
     process_group_of,
     signal_process_group,
     start_in_own_group,
 )
+from vibey_gh.platforms.storage.locks import try_lock
 
 
 def test_an_exclusive_lock_excludes_every_other_open_file_until_closed(tmp_path: Path) -> None:

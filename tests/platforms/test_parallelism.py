@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.errors import Refused, RunnerError
-from vibey_gh.platforms.commands import CannedCommandRunner, SubprocessCommandRunner
 from vibey_gh.platforms.parallelism import (
     MacOSAppParallelism,
     ManualParallelism,
@@ -19,6 +18,7 @@ from vibey_gh.platforms.parallelism import (
     can_write,
     is_note,
 )
+from vibey_gh.platforms.process.commands import CannedCommandRunner, SubprocessCommandRunner
 
 # the systemd unit of the Ollama service (the Ollama kind names it)
 UNIT = "ollama"

@@ -15,8 +15,8 @@ from tests.support.kind_names import misplaced_names
 from vibey_gh.config import CONFIG_ENV, LocalModels, load_config
 from vibey_gh.errors import ConfigError
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.platforms.commands import CannedCommandRunner
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.runners import registry
 from vibey_gh.runners.calibration_needs import OK, binary_check, model_check
 from vibey_gh.runners.logscan import LogTail, scan_lines

@@ -10,9 +10,9 @@ import pytest
 from tests.support.ports import free_port
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.platforms.parallelism import ManualParallelism, SystemdParallelism, is_note
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.runners.registry import RUNNER_NAMES, runner_kind
 
 LINUX = PlatformProbes.detect("linux", Path("/nonexistent-root"), CannedCommandRunner())

@@ -11,13 +11,13 @@ import pytest
 from tests.support.hostile import HOSTILE_KINDS, hostile_production
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.runners.chat_turns import parse_arguments
-from vibey_gh.runners.llamacpp.openai_api import OpenAIChatClient
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
-from vibey_gh.runners.local_http import http_get
+from vibey_gh.runners.http.chat_turns import parse_arguments
+from vibey_gh.runners.http.local_http import http_get
+from vibey_gh.runners.http.replies import UnusableReply, decode_reply
+from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch
 from vibey_gh.runners.ollama.chat import OllamaChatClient
 from vibey_gh.runners.ollama.watch import OllamaWatch
-from vibey_gh.runners.replies import UnusableReply, decode_reply
 
 SETTINGS = ChatSettings(window=512, max_tokens=8, timeout_s=1.5)
 MESSAGES = [{"role": "user", "content": "hello"}]

@@ -12,7 +12,7 @@ from tests.support.clocks import ManualClock
 from tests.support.ports import free_port
 from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
-from vibey_gh.platforms.ports import port_holder
+from vibey_gh.platforms.process.ports import port_holder
 from vibey_gh.runners.process import (
     ChildProcess,
     ensure_port_free,

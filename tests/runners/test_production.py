@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from tests.support.ports import free_port
 from tests.support.runners import Recorded, recorded, serve_recorded
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch, NoWatch
+from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch, NoWatch
 from vibey_gh.runners.ollama.watch import OllamaWatch
 
 

@@ -12,9 +12,9 @@ import pytest
 import vibey_gh
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
+from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.ollama.runner import OllamaRunner
 from vibey_gh.runners.ollama.watch import OllamaWatch
 from vibey_gh.runners.registry import (

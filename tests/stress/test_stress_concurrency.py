@@ -34,7 +34,7 @@ from vibey_gh.slots.evidence.store import (
     seal_evidence,
 )
 from vibey_gh.slots.gate.allowed import AllowedAnswer, AllowedDeps, decide_allowed
-from vibey_gh.slots.measurement.orphans import PID_FILE
+from vibey_gh.slots.measurement.stepping.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = pytest.mark.integration  # a real calibration, or a real step as evidence

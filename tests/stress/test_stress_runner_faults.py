@@ -29,7 +29,7 @@ from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
-from vibey_gh.slots.measurement.orphans import PID_FILE
+from vibey_gh.slots.measurement.stepping.orphans import PID_FILE
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

@@ -40,7 +40,7 @@ def plots_only_where_asked(request: pytest.FixtureRequest, monkeypatch: pytest.M
     reports and `show` carry the mark; calibrations run as their own process draw as always."""
     if request.node.get_closest_marker("plots") is None:
         monkeypatch.setattr(
-            "vibey_gh.slots.report.plots.plots_available", lambda find_module=None: False
+            "vibey_gh.slots.report.plotting.plots.plots_available", lambda find_module=None: False
         )
 
 

@@ -50,7 +50,10 @@ def embedded_calibration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         env.delenv("VIBEY_GH_CONFIG", raising=False)
         env.chdir(root)
         # the report as the light install writes it, as for every calibration in this process
-        env.setattr("vibey_gh.slots.report.plots.plots_available", lambda find_module=None: False)
+        env.setattr(
+            "vibey_gh.slots.report.plotting.plots.plots_available",
+            lambda find_module=None: False,
+        )
         corpus, _ = tiny_corpus(root)
         layout = StateLayout(root / "state")
         config = LocalModels(

@@ -9,7 +9,7 @@ import click
 from ..config import load_config
 from ..doctor import DEVICE_ROWS, DoctorReport, config_in_use, gather
 from ..interfaces.slots_interface import MemorySample, RunnerInfo
-from ..platforms.readings import SwapSpace, format_gib
+from ..platforms.device.readings import SwapSpace, format_gib
 from ..slots.measurement.readiness import Check
 from .common import collaborators, emit_json, json_option, library_errors, window_option
 

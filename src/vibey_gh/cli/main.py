@@ -82,14 +82,14 @@ def _collaborators_given(given: object) -> Collaborators:
 @cli.group(
     cls=LazyGroup,
     lazy={
-        "corpus": "corpus:corpus",
-        "calibrate": "calibrate:calibrate",
-        "soak": "soak:soak",
-        "allowed": "allowed:allowed",
-        "show": "show:show",
-        "apply": "apply:apply",
-        "compare": "compare:compare",
-        "forget": "forget:forget",
+        "corpus": "slots.corpus:corpus",
+        "calibrate": "slots.calibrate:calibrate",
+        "soak": "slots.soak:soak",
+        "allowed": "slots.allowed:allowed",
+        "show": "slots.show:show",
+        "apply": "slots.apply:apply",
+        "compare": "slots.compare:compare",
+        "forget": "slots.forget:forget",
     },
 )
 def slots() -> None:

@@ -13,7 +13,7 @@ import click
 from ..config import load_config
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch
-from ..platforms.system_paths import check_output_file
+from ..platforms.storage.system_paths import check_output_file
 from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
 from .common import (

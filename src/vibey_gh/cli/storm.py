@@ -131,7 +131,7 @@ def run(
     from ..storm.calibration import CalibrationPlan
     from ..storm.runner import run_storm
     from ..storm.setup import StormControl, StormOptions, default_deps
-    from .calibrate import parse_slots
+    from .slots.calibrate import parse_slots
 
     options = StormOptions(
         queue=queue,

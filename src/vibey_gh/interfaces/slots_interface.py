@@ -1,7 +1,7 @@
 """The seams of vibey-gh slots: small Protocols and the result types that cross them.
 
 Every platform and runner detail lives behind one of these. Implementations sit in
-`platforms/` and `runners/`; `platforms/probes.py` is the one place that names an OS and
+`platforms/` and `runners/`; `platforms/device/probes.py` is the one place that names an OS and
 `runners/registry.py` the one place that names a runner kind. The runner protocols themselves
 (a kind, a started runner, a chat client, a production watch) are in `runners/contract.py`;
 the data they exchange that code below `runners/` needs too is here.

@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
 from ..interfaces.values import frozen_value
-from ..platforms.system_paths import kernel_filesystem_of, system_folder_of
+from ..platforms.storage.system_paths import kernel_filesystem_of, system_folder_of
 from .globs import Glob, MatchBudget
 from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
 from .tools import capped_walk

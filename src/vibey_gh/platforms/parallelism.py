@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..errors import Refused, RunnerError
 from ..interfaces.slots_interface import CommandRunner, PlannedAction
-from .atomic_files import atomic_write_text
-from .commands import failure_reason, format_argv
+from .process.commands import failure_reason, format_argv
+from .storage.atomic_files import atomic_write_text
 
 NUM_PARALLEL = "OLLAMA_NUM_PARALLEL"
 CONTEXT_LENGTH = "OLLAMA_CONTEXT_LENGTH"

@@ -20,7 +20,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..interfaces.values import frozen_value
-from .commands import format_argv, read_output
+from .process.commands import format_argv, read_output
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import CommandRunner
@@ -95,8 +95,8 @@ def service_environment_here(
 ) -> ServiceEnvironment:
     """The named variables of this machine's production Ollama (`probes` names the OS; it is
     imported on `slots allowed`'s path already, for the device)."""
-    from .commands import SubprocessCommandRunner
-    from .probes import this_platform
+    from .device.probes import this_platform
+    from .process.commands import SubprocessCommandRunner
 
     run = SubprocessCommandRunner(timeout_s=timeout_s)
     return service_environment(this_platform(), run, names, unit)

@@ -19,17 +19,19 @@ RunnerLaunch, ProductionState, RunnerParallelism) lives in `interfaces.slots_int
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ..interfaces.values import frozen_value
-from .wire import Messages as Messages
-from .wire import ToolSpecs
+from .http.wire import Messages as Messages
+from .http.wire import ToolSpecs
 
 if TYPE_CHECKING:
     from ..interfaces.identity import RunnerInfo
+    from ..interfaces.prompt_count import PromptCounter
     from ..interfaces.slots_interface import (
         ChatSettings,
         ProductionState,
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
         RunnerParallelism,
         TurnResult,
     )
-    from ..platforms.probes import PlatformProbes
+    from ..platforms.device.probes import PlatformProbes
     from ..state import StateLayout
     from .log_patterns import LogPattern
     from .simulated.settings import SimulatedModel
@@ -175,8 +177,8 @@ class RunnerKind(Protocol):
       production's process tree when its sockets are not readable).
     calibrates_this_package: its calibration runner is this installed package itself (so
       production's version is its own, and a runner left on the calibration port is ours).
-    counts_prompts: its calibration runner counts a prompt's tokens over HTTP (llama.cpp's
-      `/apply-template` and `/tokenize`), for `prompt_count`.
+    counts_prompts: its calibration runner counts a prompt's tokens (llama.cpp's
+      `/apply-template` and `/tokenize`): `prompt_counter` starts one to count.
     """
 
     name: str
@@ -275,6 +277,16 @@ class RunnerKind(Protocol):
         from ..errors import RunnerError
 
         raise RunnerError(f"the {self.name} runner is this package, not a binary of its own")
+
+    def prompt_counter(
+        self, config: RunnerConfig, state: StateLayout
+    ) -> AbstractContextManager[PromptCounter]:
+        """Its calibration runner with `config`, started to count a prompt's tokens and stopped
+        when the context ends (`slots corpus --fill-window`). Asked only of a kind that
+        `counts_prompts`."""
+        from ..errors import RunnerError
+
+        raise RunnerError(f"the {self.name} runner has no tokenizer to ask")
 
     def identify_calibration(
         self,

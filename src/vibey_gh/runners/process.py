@@ -21,7 +21,7 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, RunnerError, RunnerNotFound
 from ..files import PRIVATE_FILE, ensure_private_dir
-from ..platforms.processes import process_group_of, signal_process_group, start_in_own_group
+from ..platforms.process.processes import process_group_of, signal_process_group, start_in_own_group
 
 LOOPBACK = "127.0.0.1"
 READY_POLL_S = 0.2
@@ -66,7 +66,7 @@ def ensure_port_free(port: int, host: str = LOOPBACK, what_to_do: str | None = N
 
 
 def _port_taken(port: int, host: str, what_to_do: str | None) -> BadInput:
-    from ..platforms.ports import port_holder
+    from ..platforms.process.ports import port_holder
 
     holder = port_holder(port)
     by = f" by {holder.describe()}" if holder is not None else ""

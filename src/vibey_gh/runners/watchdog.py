@@ -38,7 +38,7 @@ def watched_argv(argv: list[str], parent_pid: int | None = None) -> list[str]:
 def _stop_tree(child: subprocess.Popen[bytes]) -> None:
     import psutil
 
-    from ..platforms.processes import stop_tree
+    from ..platforms.process.processes import stop_tree
 
     try:
         tree = [psutil.Process(child.pid), *psutil.Process(child.pid).children(recursive=True)]

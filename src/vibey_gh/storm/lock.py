@@ -29,8 +29,8 @@ from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, read_json
 from ..interfaces import json_fields
 from ..interfaces.values import frozen_value
-from ..platforms.locks import open_lock_file, try_lock
-from ..platforms.processes import pid_alive
+from ..platforms.process.processes import pid_alive
+from ..platforms.storage.locks import open_lock_file, try_lock
 from ..state import StateLayout
 
 MODEL_LOCK = "model"

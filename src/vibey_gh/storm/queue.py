@@ -28,8 +28,8 @@ from ..errors import BadInput, EvidenceError
 from ..files import atomic_write_json, ensure_private_dir, read_json
 from ..interfaces.values import frozen_value
 from ..lanes.records import EVENTS_FILE, read_record
-from ..platforms.durability import fsync_directory
-from ..platforms.system_paths import check_output_folder
+from ..platforms.storage.durability import fsync_directory
+from ..platforms.storage.system_paths import check_output_folder
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 STATES = (PENDING, RUNNING, DONE, FAILED)

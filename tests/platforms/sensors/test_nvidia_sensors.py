@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vibey_gh.platforms.commands import CannedCommandRunner
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.platforms.sensors.nvidia_sensors import (
     NVIDIA_SMI_SENSORS,
     NvidiaSmiSensors,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from vibey_gh.platforms.commands import CannedCommandRunner
 from vibey_gh.platforms.nvidia import NoNvidiaDriver, NvmlGpus
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.platforms.sensors.combined import sensors_for
 from vibey_gh.platforms.sensors.nvidia_sensors import (
     NVIDIA_SMI_SENSORS,

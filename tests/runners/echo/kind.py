@@ -20,8 +20,8 @@ from vibey_gh.interfaces.slots_interface import (
     RunnerParallelism,
     TurnResult,
 )
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.platforms.parallelism import ManualParallelism
-from vibey_gh.platforms.probes import PlatformProbes
 from vibey_gh.runners.contract import (
     OK,
     ChatClient,

@@ -28,9 +28,9 @@ from vibey_gh.interfaces.slots_interface import (
     TurnResult,
 )
 from vibey_gh.runners.contract import RunningRunner
+from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner, child_argv
 from vibey_gh.runners.llamacpp.models import default_model_path, require_embedded
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.logscan import LogTail, scan_lines
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.state import StateLayout

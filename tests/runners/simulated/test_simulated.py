@@ -17,8 +17,8 @@ from vibey_gh.interfaces.slots_interface import (
     ChatSettings,
     RunnerLaunch,
 )
+from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch
 from vibey_gh.runners.llamacpp.identify import version_from_props
-from vibey_gh.runners.llamacpp.watch import LlamaServerWatch
 from vibey_gh.runners.simulated.model import (
     ProcessorSharing,
     answer_for,

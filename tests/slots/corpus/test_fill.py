@@ -8,7 +8,7 @@ from test_corpus_support import write_spec
 
 from tests.support.repos import make_repo
 from tests.support.simulated import simulated_config
-from vibey_gh.runners.prompt_count import runner_prompt_counter
+from vibey_gh.runners.registry import runner_kind
 from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
 from vibey_gh.slots.corpus.fill import BY_ESTIMATE, FILL_TARGET, FILLED_SUFFIX
 from vibey_gh.slots.corpus.pool import build_pool
@@ -58,7 +58,8 @@ def test_with_the_runners_count_the_run_fills_the_window_by_that_count(
     make_repo(repo, FILES)
     spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
     window = 8192
-    with runner_prompt_counter(simulated_config(), layout) as counter:
+    config = simulated_config()
+    with runner_kind(config.runner).prompt_counter(config, layout) as counter:
         filled = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
         again = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
         (run,) = filled.runs

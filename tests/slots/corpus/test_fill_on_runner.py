@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vibey_gh.config import LocalModels
-from vibey_gh.runners.prompt_count import runner_prompt_counter
+from vibey_gh.runners.registry import runner_kind
 from vibey_gh.slots.corpus.corpus import build_demo_corpus
 from vibey_gh.state import StateLayout
 
@@ -19,7 +19,8 @@ WINDOW = 16384
 def test_the_demo_fills_the_window_by_the_runners_count_where_the_estimate_falls_short(
     layout: StateLayout,
 ) -> None:
-    with runner_prompt_counter(LocalModels(), layout) as counter:
+    config = LocalModels()
+    with runner_kind(config.runner).prompt_counter(config, layout) as counter:
         counted = build_demo_corpus(window=WINDOW, fill_window=True, counter=counter)
         estimated = build_demo_corpus(window=WINDOW, fill_window=True)
         deepest = max(counted.turns(), key=lambda turn: turn.depth_estimate)

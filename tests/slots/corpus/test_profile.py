@@ -14,7 +14,7 @@ from vibey_gh.slots.corpus.profile import (
     shared_prefix_share,
 )
 from vibey_gh.slots.corpus.turns import Segment, Turn
-from vibey_gh.slots.report.corpus_profile import profile_lines
+from vibey_gh.slots.report.documents.corpus_profile import profile_lines
 
 SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 

@@ -20,7 +20,7 @@ from test_allowed import DAY, good_sweep
 
 from tests.support.evidence import write_evidence_file
 from vibey_gh.config import LocalModels
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.runners.registry import identify_production
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import evidence_path
@@ -54,8 +54,9 @@ NOT_ON_THE_PATH = (
     "vibey_gh.slots.corpus",
     "vibey_gh.lanes",
     "vibey_gh.storm",
-    "vibey_gh.runners.ollama.client",
-    "vibey_gh.runners.llamacpp.wire",  # the chat wire format; /props is read only for llama-server
+    "vibey_gh.runners.ollama.chat",
+    "vibey_gh.runners.http.streaming",
+    "vibey_gh.runners.llamacpp.api",  # the chat wire format; /props is read only for llama-server
     "vibey_gh.platforms.sensors",  # the device is described by its probe alone
     "encodings.idna",
 )

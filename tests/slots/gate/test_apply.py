@@ -10,8 +10,8 @@ import pytest
 
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput, Refused
-from vibey_gh.platforms.commands import CannedCommandRunner
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.runners.llamacpp.models import default_model_path
 from vibey_gh.slots.gate.apply import describe_plan, perform_apply, plan_apply
 

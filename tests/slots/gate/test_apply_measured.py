@@ -15,8 +15,8 @@ from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.identity import DeviceFacts, RunnerInfo
-from vibey_gh.platforms.commands import CannedCommandRunner
-from vibey_gh.platforms.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.gate.apply import describe_plan, plan_apply
 

@@ -143,9 +143,9 @@ def test_a_file_system_that_refuses_the_textfile_still_gets_the_answer(
 ) -> None:
     # A read-only or full file system cannot be made here without privileges: the write
     # fails where the real one does (creating the temporary file; flushing it to disk).
-    import vibey_gh.platforms.atomic_files
+    import vibey_gh.platforms.storage.atomic_files
 
-    monkeypatch.setattr(vibey_gh.platforms.atomic_files, where, _refuse(code))
+    monkeypatch.setattr(vibey_gh.platforms.storage.atomic_files, where, _refuse(code))
     target = tmp_path / "vibey-gh.prom"
     target.write_text("old\n")
     result = CliRunner().invoke(cli, ["slots", "allowed", "--textfile", str(target)])

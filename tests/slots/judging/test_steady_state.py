@@ -22,7 +22,7 @@ from vibey_gh.slots.judging.metrics import (
     step_metrics,
 )
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
-from vibey_gh.slots.judging.stats import (
+from vibey_gh.slots.judging.statistics.stats import (
     Estimate,
     normal_quantile,
     ratio_interval,

@@ -27,9 +27,9 @@ from tests.support.progress import Recorder
 from vibey_gh.composition import build_environment
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
-from vibey_gh.platforms.footprint import ProductionFootprint
+from vibey_gh.platforms.device.footprint import ProductionFootprint
+from vibey_gh.platforms.device.probes import PlatformProbes, this_platform
 from vibey_gh.platforms.nvidia import GpuProcesses
-from vibey_gh.platforms.probes import PlatformProbes, this_platform
 from vibey_gh.runners.registry import runner_kind, runner_markers
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord

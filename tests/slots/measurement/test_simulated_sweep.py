@@ -20,7 +20,12 @@ from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.metrics import step_metrics
-from vibey_gh.slots.measurement.step import ENDED_BAR_CAP, ENDED_CAP, ENDED_DECIDED, ENDED_MINIMUM
+from vibey_gh.slots.measurement.stepping.step import (
+    ENDED_BAR_CAP,
+    ENDED_CAP,
+    ENDED_DECIDED,
+    ENDED_MINIMUM,
+)
 from vibey_gh.state import StateLayout
 
 

@@ -15,9 +15,9 @@ from tests.support.slot_builders import answer
 from vibey_gh.composition import build_environment
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.turns import REFUSED_OVER_WINDOW
-from vibey_gh.runners.chat_turns import refused_prompt_tokens
+from vibey_gh.runners.http.chat_turns import refused_prompt_tokens
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence
-from vibey_gh.slots.judging.refusals import refusals_of
+from vibey_gh.slots.judging.truth.refusals import refusals_of
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.report.compare import compare
@@ -112,7 +112,7 @@ def test_refusals_count_each_turns_first_answer() -> None:
 
 def test_the_cached_share_counts_served_turns_that_report_it() -> None:
     from tests.support.slot_builders import make_step
-    from vibey_gh.slots.judging.prefix_cache import cached_prompt_share
+    from vibey_gh.slots.judging.truth.prefix_cache import cached_prompt_share
 
     warm = replace(answer("a"), prompt_tokens=100, cached_tokens=90)
     cold = replace(answer("b"), prompt_tokens=100, cached_tokens=0)

@@ -130,7 +130,7 @@ def test_copied_or_edited_evidence_is_refused_by_compare(tmp_path: Path) -> None
 def test_a_plot_without_matplotlib_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vibey_gh.slots.report.plots as plots
+    import vibey_gh.slots.report.plotting.plots as plots
 
     monkeypatch.setattr(plots, "plots_available", lambda find_module=None: False)
     stored(FIRST)

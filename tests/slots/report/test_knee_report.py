@@ -10,7 +10,7 @@ from rich.console import Console
 from tests.slots.gate.test_allowed import config, deps_for
 from tests.slots.gate.test_allowed_knee import record_plateau
 from tests.support.rendering import report_of
-from vibey_gh.cli.show import render_answer
+from vibey_gh.cli.slots.show import render_answer
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.report.show import gather_show

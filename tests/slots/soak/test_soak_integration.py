@@ -13,7 +13,7 @@ from tests.support.ports import free_port
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.evidence.soak_file import load_soak
-from vibey_gh.slots.judging.drift import VERDICTS
+from vibey_gh.slots.judging.readings.drift import VERDICTS
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.soak.request import SoakRequest
 from vibey_gh.slots.soak.soak import run_soak

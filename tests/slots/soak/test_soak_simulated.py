@@ -13,7 +13,7 @@ from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
 from vibey_gh.slots.evidence.soak_file import load_soak, soak_request_path
-from vibey_gh.slots.judging.drift import VERDICTS
+from vibey_gh.slots.judging.readings.drift import VERDICTS
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.slots.soak.journal import journal_path
 from vibey_gh.slots.soak.record import SoakOutcome

@@ -14,7 +14,7 @@ import re
 
 from ...interfaces.readings import Reading, SensorReport, missing
 from ...interfaces.slots_interface import CommandRunner
-from ..commands import read_output
+from ..process.commands import read_output
 
 PMSET_THERM: tuple[str, ...] = ("pmset", "-g", "therm")
 _KEY_VALUE = re.compile(r"^\s*(CPU_[A-Za-z_]+)\s*=\s*(\d+)\s*$")

@@ -16,8 +16,8 @@ from typing import Any
 
 from ...interfaces.readings import Reading, SensorReport, missing
 from ...interfaces.slots_interface import CommandRunner
-from ..commands import read_output
 from ..nvidia import NOT_AVAILABLE, NvmlGpus
+from ..process.commands import read_output
 
 # NVML's constants (nvml.h): NVML_TEMPERATURE_GPU, NVML_CLOCK_SM
 NVML_TEMPERATURE_GPU = 0

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ...errors import RunnerError, RunnerNotFound
 from ..contract import RunnerConfig
-from ..local_http import http_get
-from .wire import Props
+from ..http.local_http import http_get
+from .api.wire import Props
 
 
 def window_from_props(props: object) -> int | None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.slots_interface import RunnerLaunch
-from ...platforms.stopsignals import StopSignals, wait_until_stopped
+from ...platforms.process.stopsignals import StopSignals, wait_until_stopped
 from ...state import StateLayout
 from ..process import LOOPBACK, ChildProcess, ensure_port_free
 from .models import embedded_version, require_embedded, resolve_gguf

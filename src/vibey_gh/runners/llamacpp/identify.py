@@ -21,7 +21,7 @@ from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
 
 if TYPE_CHECKING:
-    from .wire import Props  # read only for llama-server: the embedded path never loads it
+    from .api.wire import Props  # read only for llama-server: the embedded path never loads it
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
@@ -70,8 +70,8 @@ def gguf_identity(
 
 
 def _llama_server_props(base_url: str) -> Props:
-    from ..local_http import http_get
-    from .wire import Props
+    from ..http.local_http import http_get
+    from .api.wire import Props
 
     answer = http_get(base_url.rstrip("/") + "/props")
     props = Props.read(answer.body)
@@ -84,14 +84,14 @@ def _llama_server_props(base_url: str) -> Props:
 
 def slots_from_props(props: object) -> int | None:
     """The slots a llama-server serves: `total_slots` of /props."""
-    from .wire import Props
+    from .api.wire import Props
 
     return Props.read(props).slots
 
 
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
-    from .wire import Props
+    from .api.wire import Props
 
     return Props.read(props).build
 

@@ -8,14 +8,16 @@ every adapter (httpx, llama.cpp, process handling) is imported inside the method
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ..contract import OK, Check, RunnerKind
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
+    from ...interfaces.prompt_count import PromptCounter
     from ...interfaces.slots_interface import RunnerParallelism
-    from ...platforms.probes import PlatformProbes
+    from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
     from ..contract import (
         ChatClient,
@@ -40,12 +42,12 @@ class LlamaCppFamily(RunnerKind):
     counts_prompts = True  # /apply-template and /tokenize
 
     def watch(self, base_url: str) -> ProductionWatch:
-        from .watch import LlamaServerWatch
+        from .api.watch import LlamaServerWatch
 
         return LlamaServerWatch(base_url)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .openai_api import OpenAIChatClient
+        from .api.openai_api import OpenAIChatClient
 
         return OpenAIChatClient(base_url, runner_name=self.name)
 
@@ -53,6 +55,13 @@ class LlamaCppFamily(RunnerKind):
         from .log_lines import LLAMA_CPP_PATTERNS
 
         return LLAMA_CPP_PATTERNS
+
+    def prompt_counter(
+        self, config: RunnerConfig, state: StateLayout
+    ) -> AbstractContextManager[PromptCounter]:
+        from .prompt_counter import runner_prompt_counter
+
+        return runner_prompt_counter(self, config, state)
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
         from ...errors import RunnerNotFound

@@ -19,7 +19,7 @@ from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
 from ...interfaces.slots_interface import RunnerLaunch
 from ...state import StateLayout
-from ..local_http import http_get
+from ..http.local_http import http_get
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
 from .identify import version_from_props

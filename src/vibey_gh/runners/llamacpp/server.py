@@ -16,10 +16,10 @@ from ...errors import VibeyError
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
 from ...state import StateLayout
 from ..cancel import cancel_connections_to
+from ..http.wire import Messages, ToolSpecs
 from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess
-from ..wire import Messages, ToolSpecs
+from .api.openai_api import OpenAIChatClient
 from .digest import gguf_digest
-from .openai_api import OpenAIChatClient
 
 HEALTH_PATH = "/health"
 

@@ -26,7 +26,7 @@ from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
 from ...guarded import InputProblem, loads_json
 from ...interfaces.slots_interface import ChatSettings, TurnResult
-from ..chat_turns import (
+from ..http.chat_turns import (
     answered_turn,
     chunk_object,
     decode_body,
@@ -35,9 +35,9 @@ from ..chat_turns import (
     failed_turn,
     post_turn,
 )
-from ..llamacpp.openai_api import is_over_window as llama_server_over_window
-from ..streaming import post_streamed_turn
-from ..wire import JsonObject, Messages, ToolSpecs, as_object, field
+from ..http.streaming import post_streamed_turn
+from ..http.wire import JsonObject, Messages, ToolSpecs, as_object, field
+from ..llamacpp.api.openai_api import is_over_window as llama_server_over_window
 from .wire import ChatRequest
 
 CHAT_PATH = "/api/chat"

@@ -37,7 +37,7 @@ def identify_ollama_production(
 
 def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
-    from ..local_http import http_get
+    from ..http.local_http import http_get
 
     base = base_url.rstrip("/")
     version_answer = http_get(base + "/api/version")

@@ -15,7 +15,7 @@ from ..contract import FAIL, OK, WARN, Check, RunnerKind
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
     from ...interfaces.slots_interface import RunnerParallelism
-    from ...platforms.probes import PlatformProbes
+    from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
     from ..contract import (
         ChatClient,

@@ -18,9 +18,9 @@ from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
 from ..cancel import cancel_connections_to
 from ..contract import ProductionSettings
+from ..http.wire import Messages, ToolSpecs
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
-from ..wire import Messages, ToolSpecs
 from .chat import OllamaChatClient
 from .identify import identify_ollama
 from .settings import calibration_base_env

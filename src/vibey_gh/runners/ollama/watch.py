@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...errors import RunnerError
 from ...interfaces.slots_interface import ProductionState
-from ..local_http import http_get
+from ..http.local_http import http_get
 from .wire import loaded_models, said_version
 
 POLL_TIMEOUT_S = 1.0

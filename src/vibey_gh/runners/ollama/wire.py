@@ -1,7 +1,7 @@
 """Ollama's wire formats, typed: the /api/chat request this package sends, and what it reads of
 the status answers (/api/version, /api/tags, /api/ps).
 
-Answers are read through `runners/wire.py`'s lenient reads: a field of the wrong type reads as
+Answers are read through `runners/http/wire.py`'s lenient reads: a field of the wrong type reads as
 absent. The chat answer and its streamed lines are read in `chat`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..wire import Messages, ToolSpecs, field, names_in, objects
+from ..http.wire import Messages, ToolSpecs, field, names_in, objects
 
 
 class ChatOptions(TypedDict):

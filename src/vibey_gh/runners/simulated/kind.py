@@ -12,7 +12,7 @@ from ..llamacpp.kinds import LlamaCppFamily
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
     from ...interfaces.slots_interface import RunnerParallelism
-    from ...platforms.probes import PlatformProbes
+    from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
     from ..contract import EnvironmentReader, Runner, RunnerConfig
     from .settings import SimulatedModel

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ... import __version__
 from ...interfaces.identity import RunnerInfo
 from ...interfaces.values import frozen_value
-from ..wire import JsonObject, Messages, ToolSpecs, field
+from ..http.wire import JsonObject, Messages, ToolSpecs, field
 from .settings import SimulatedModel
 
 KIND = "simulated"

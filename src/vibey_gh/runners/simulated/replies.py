@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..llamacpp.wire import (
+from ..http.wire import JsonObject
+from ..llamacpp.api.wire import (
     AnswerMessage,
     ChatChunk,
     ChatCompletion,
@@ -13,7 +14,6 @@ from ..llamacpp.wire import (
     Timings,
     Usage,
 )
-from ..wire import JsonObject
 from .model import KIND, Answer
 
 

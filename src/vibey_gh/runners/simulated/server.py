@@ -19,10 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NamedTuple, cast
 
 from ...guarded import loads_json_bytes
-from ...platforms.stopsignals import StopSignals, wait_until_stopped
-from ..llamacpp.wire import ChatChunk, ChatCompletion, ErrorReply, PropsReply, SlotReply
+from ...platforms.process.stopsignals import StopSignals, wait_until_stopped
+from ..http.wire import JsonObject, Messages, ToolSpecs, field
+from ..llamacpp.api.wire import ChatChunk, ChatCompletion, ErrorReply, PropsReply, SlotReply
 from ..process import LOOPBACK
-from ..wire import JsonObject, Messages, ToolSpecs, field
 from . import tokenizer
 from .cache import SlotPromptCache, prompt_text
 from .model import (

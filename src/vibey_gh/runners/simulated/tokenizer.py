@@ -8,7 +8,7 @@ they carry no meaning, only their number does.
 
 from __future__ import annotations
 
-from ..wire import JsonObject
+from ..http.wire import JsonObject
 from .cache import prompt_text
 from .model import CHARS_PER_TOKEN
 

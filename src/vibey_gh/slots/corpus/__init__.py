@@ -5,11 +5,10 @@ Modules: `turns` (turns, runs, segments, strata), `pool` (every turn a source yi
 (segments or whole runs chosen by seed, stratified by depth), `corpus` (the corpus file:
 build, load, the demo corpus), `profile` (what a corpus holds: depths, tool time, shared
 prefix, origins), `git_source` (files of a spec read at a commit or from a working tree),
-`think_time` (each turn's tool time, from lane records and transcripts), `fill` (the deepest
-spec run read on toward the window), `recorded` (runs from traces and session logs), `traces`
-and `block_text` (kv-cache-tester traces and their stand-in text), `sessions`,
-`session_builder`, `codex_rollout`, `claude_session` (agents' session logs), `json_lines`
-(JSON Lines read a record at a time).
+`fill` (the deepest spec run read on toward the window).
+
+Sub-package: `sources` (where recorded turns come from: each turn's tool time from lane records
+and transcripts, recorded agent traces and their stand-in text, coding-agent session logs).
 
 Public surface: `corpus.Corpus`, `corpus.load_corpus`, `corpus.build_demo_corpus`,
 `pool.build_pool`, `turns.Segment`, `turns.Turn`.

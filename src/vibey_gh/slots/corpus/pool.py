@@ -53,7 +53,7 @@ from ...lanes.tools import (
 )
 from .fill import fill_deepest_spec_run
 from .git_source import Provenance, SpecTree, TreeCache
-from .think_time import (
+from .sources.think_time import (
     event_time,
     lane_think_times,
     transcript_think_times,
@@ -154,7 +154,7 @@ def build_pool(
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
     # Traces and session logs are read lazily: most pools come from specs or lanes.
-    from .recorded import recorded_runs
+    from .sources.recorded import recorded_runs
 
     recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
     runs.extend(recorded.runs)

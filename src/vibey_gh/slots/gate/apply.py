@@ -25,9 +25,9 @@ from ...config import LocalModels
 from ...errors import BadInput, Refused
 from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
 from ...interfaces.values import frozen_value
-from ...platforms.commands import format_argv
+from ...platforms.device.probes import PlatformProbes
 from ...platforms.parallelism import is_note
-from ...platforms.probes import PlatformProbes
+from ...platforms.process.commands import format_argv
 from ...runners.registry import runner_kind
 
 if TYPE_CHECKING:

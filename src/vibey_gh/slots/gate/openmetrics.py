@@ -21,7 +21,7 @@ from pathlib import Path
 from ...errors import BadInput
 from ...files import atomic_write_shared_text
 from ...interfaces.values import frozen_value
-from ...platforms.system_paths import check_output_file
+from ...platforms.storage.system_paths import check_output_file
 from .allowed import AllowedAnswer
 
 TEXTFILE_MODE = 0o644

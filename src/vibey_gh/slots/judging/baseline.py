@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from ...interfaces.turns import SERVED_REASONS, TurnResult
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
-from .fidelity import agreement, served_by_turn, structure
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
-from .latency import latency_figures
-from .latency_figures import LatencyFigures, QuantileSample
+from .latencies.latency import latency_figures
+from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
-from .reported import runner_mismatch
 from .runs import RUNS, figure_of, replayed_runs
+from .truth.fidelity import agreement, served_by_turn, structure
+from .truth.reported import runner_mismatch
 
 GB = 1_000_000_000
 # why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it

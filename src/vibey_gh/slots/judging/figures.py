@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.values import frozen_value
-from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
-from .figure_fields import amount as _amount
-from .figure_fields import count as _count
-from .figure_fields import figure_of_record as _figure
-from .figure_fields import share as _share
-from .figure_fields import texts as _texts
-from .latency_figures import LatencyFigures, QuantileSample
-from .stats import Estimate
-from .step_metrics_figures import StepMetrics
+from .latencies.latency_figures import LatencyFigures, QuantileSample
+from .statistics.figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
+from .statistics.figure_fields import amount as _amount
+from .statistics.figure_fields import count as _count
+from .statistics.figure_fields import figure_of_record as _figure
+from .statistics.figure_fields import share as _share
+from .statistics.figure_fields import texts as _texts
+from .statistics.stats import Estimate
+from .statistics.step_metrics_figures import StepMetrics
 
 if TYPE_CHECKING:
     from .bounds import Bounds

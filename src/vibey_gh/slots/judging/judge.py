@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, TypedDict
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
-from .knee import Knee, Rate, knee, plateau_sentence
-from .latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
+from .latencies.latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .noise import one_slot_noise, too_noisy_sentence
-from .stats import ratio_interval
+from .statistics.knee import Knee, Rate, knee, plateau_sentence
+from .statistics.stats import ratio_interval
 from .step_findings import memory_findings, runner_finding, short_name, swap_finding
 
 if TYPE_CHECKING:

@@ -27,9 +27,9 @@ from typing import Any
 from ...interfaces.turns import TurnResult
 from .figures import StepMetrics
 from .records import TIMELINE_FIELDS, StepRecord, TurnRecord
-from .run_rate import run_rate
 from .runs import RUNS, completed_run_ends, figure_of, replayed_runs
-from .stats import Estimate, standard_error
+from .statistics.run_rate import run_rate
+from .statistics.stats import Estimate, standard_error
 
 MAX_BATCHES = 10
 MIN_TURNS_PER_BATCH = 3

@@ -20,10 +20,10 @@ from collections.abc import Callable, Generator, Sequence
 from .bounds import Bounds
 from .figures import StepMetrics
 from .judge import Verdict, judge_sweep
-from .knee import adds_less_than, climbs
 from .metrics import step_metrics
 from .records import StepRecord
-from .stats import Estimate, ratio_interval
+from .statistics.knee import adds_less_than, climbs
+from .statistics.stats import Estimate, ratio_interval
 
 DEFAULT_MAX_SLOTS = 16
 

@@ -1,13 +1,14 @@
 """Measurement: the sweep driver and what measures one step beside production.
 
 Modules: `calibrate` (the sweep driver: resume, re-measure, checkpoint, write), `calibration_setup`
-(the request, the injected environment, the outcome), `calibration_start` (identity and idle checks
-before the first step), `step` (one step: start, preload, replay, sample, stop), `replay` (N
-closed-loop workers in a steady state), `sampler` (the 1 Hz sampler), `production_memory` (memory
-charged for production), `orphans` (a runner left by a crash), `progress_lines` (progress as plain
-lines: the sweep's steps and time left, each step's seconds and turns), `resume` (which checkpoint a
-rerun continues, and what other options do), `readiness` (what `doctor` checks that calibrate
-needs), `evidence_writer` (a sweep as evidence files). A calibration's real parts are built by
+(the request, the injected environment, the outcome), `calibration_method` (how a calibration
+measures), `calibration_start` (identity and idle checks before the first step), `progress_lines`
+(progress as plain lines: the sweep's steps and time left, each step's seconds and turns),
+`resume` (which checkpoint a rerun continues, and what other options do), `readiness` (what
+`doctor` checks that calibrate needs), `evidence_writer` (a sweep as evidence files).
+
+Sub-package: `stepping` (one step beside production: start, preload, replay, sample, stop).
+A calibration's real parts are built by
 the composition root (`vibey_gh.composition.build_environment`) and handed in as an Environment.
 
 Public surface: `calibrate.run_calibration`, `calibration_setup.CalibrationRequest`,

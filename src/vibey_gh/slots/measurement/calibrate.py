@@ -32,18 +32,18 @@ from ..judging.bounds import Bounds
 from ..judging.judge import Verdict
 from ..judging.metrics import step_metrics
 from ..judging.records import StepRecord
-from ..judging.stats import Estimate
+from ..judging.statistics.stats import Estimate
 from ..judging.sweep import sweep_steps
-from ..judging.trust import untrustworthy_floor
+from ..judging.truth.trust import untrustworthy_floor
 from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method_of, think_policy_of
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import check_identity, identity_of_production, wait_for_idle
 from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
-from .orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
-from .production_memory import check_fits_beside_production
 from .progress_lines import SweepPlan, overhead_of
 from .resume import open_checkpoint, replay_completed
-from .step import StepContext, StepProgress, measure_step
+from .stepping.orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
+from .stepping.production_memory import check_fits_beside_production
+from .stepping.step import StepContext, StepProgress, measure_step
 
 MAX_REMEASURES = 2
 PORT_ADVICE = (

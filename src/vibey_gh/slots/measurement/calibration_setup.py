@@ -21,8 +21,8 @@ from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint
-from .production_memory import FootprintSource
-from .step import LogSource
+from .stepping.production_memory import FootprintSource
+from .stepping.step import LogSource
 
 
 @frozen_value

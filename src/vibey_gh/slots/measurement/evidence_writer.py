@@ -9,7 +9,7 @@ from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
 from ...interfaces.slots_interface import RunnerInfo
 from ...interfaces.values import frozen_value
-from ...platforms.system_paths import check_output_folder
+from ...platforms.storage.system_paths import check_output_folder
 from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
@@ -21,7 +21,7 @@ from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
 from ..judging.noise import decidability
 from ..judging.records import StepRecord
-from ..report.markdown import write_report
+from ..report.documents.markdown import write_report
 from ..report.summary import render_summary
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 

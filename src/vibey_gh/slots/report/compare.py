@@ -28,9 +28,9 @@ from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
-from ..judging.refusals import Refusals, refusals_of
-from .split_window import is_split_window
-from .step_table import step_rows
+from ..judging.truth.refusals import Refusals, refusals_of
+from .tables.split_window import is_split_window
+from .tables.step_table import step_rows
 
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 
@@ -214,7 +214,7 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's compared figure against slots, overlaid; written in one rename."""
     from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-    from .plots import figure_png, plots_available
+    from .plotting.plots import figure_png, plots_available
 
     if not plots_available():
         raise BadInput(
@@ -239,7 +239,7 @@ def overlaid_throughput_figure(comparison: Comparison) -> Figure:
     """Every sweep's compared figure (runs or turns per hour) against slots."""
     from matplotlib.figure import Figure
 
-    from .plot_parts import plot_title
+    from .plotting.plot_parts import plot_title
 
     figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
     ax = figure.subplots()

@@ -26,10 +26,10 @@ from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
-from .latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
-from .markdown import report_paths, write_report
+from .documents.markdown import report_paths, write_report
 from .soak_view import SoakView, soak_views, write_soak_report
-from .step_table import columns_for, step_rows, step_values
+from .tables.latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
+from .tables.step_table import columns_for, step_rows, step_values
 
 # `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
 # strings (`rows`)
@@ -199,7 +199,7 @@ def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(files present, report files missing): the evidence, its summary, the full report.
     Plots an install without matplotlib cannot draw are not missing: `--report` would not
     write them either (the report says how to get them)."""
-    from .plots import plots_available
+    from .plotting.plots import plots_available
 
     report = report_paths(path)
     present = tuple(p for p in [path, path.with_suffix(".md"), *report] if p.exists())
@@ -287,7 +287,7 @@ def gather_show(
         )
     others = _others(list(iter_evidence_paths(deps.layout)), path, today)
     if write:
-        from .plots import plots_available
+        from .plotting.plots import plots_available
 
         for soak in soaks:
             if soak.record is not None:

@@ -163,7 +163,7 @@ def write_soak_report(view: SoakView, plotting: bool) -> list[Path]:
     """The soak's Markdown report and its plot, beside the soak file."""
     written: list[Path] = []
     if plotting and view.record is not None:
-        from .soak_plot import write_soak_plot
+        from .plotting.soak_plot import write_soak_plot
 
         written.append(write_soak_plot(view.record, view.plot_path))
     atomic_write_text(view.report_path, soak_markdown(view, written[0].name if written else None))

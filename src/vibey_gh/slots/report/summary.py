@@ -7,9 +7,9 @@ import time
 from ..evidence.store import Evidence
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement
-from .latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
-from .split_window import prefix_cache_lines, split_window_section
-from .step_table import columns_for, markdown_table, step_rows
+from .tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
+from .tables.split_window import prefix_cache_lines, split_window_section
+from .tables.step_table import columns_for, markdown_table, step_rows
 
 
 def render_summary(evidence: Evidence, bounds: Bounds, judgement: SweepJudgement) -> str:

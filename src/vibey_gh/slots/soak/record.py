@@ -17,11 +17,11 @@ from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.soak_file import clear_soak_request, load_soak, soak_path, write_soak
-from ..judging.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.metrics import decisive_ends
+from ..judging.readings.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.records import TurnRecord
 from ..measurement.calibration_setup import Environment
-from ..report.plots import plots_available
+from ..report.plotting.plots import plots_available
 from ..report.soak_view import SoakView, write_soak_report
 from .journal import SoakJournal, Span
 from .request import SoakRequest

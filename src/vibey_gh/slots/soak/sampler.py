@@ -14,8 +14,8 @@ from ...clock import Clock
 from ...interfaces.readings import Reading, ReadingSample, SensorSource, missing, sample_of
 from ...interfaces.slots_interface import HostMemorySampler
 from ...runners.contract import ProductionWatch
-from ..measurement.production_memory import FootprintSource, charge_sample
-from ..measurement.sampler import process_tree_rss
+from ..measurement.stepping.production_memory import FootprintSource, charge_sample
+from ..measurement.stepping.sampler import process_tree_rss
 from .journal import SoakJournal
 
 

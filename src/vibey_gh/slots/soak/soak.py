@@ -29,8 +29,13 @@ from ..measurement.calibrate import PORT_ADVICE, last_good_bounds, remove_leftov
 from ..measurement.calibration_method import check_corpus_fits, think_policy_of
 from ..measurement.calibration_setup import CalibrationRequest, Environment
 from ..measurement.calibration_start import check_identity, wait_for_idle
-from ..measurement.orphans import PID_FILE, forget_runner, remember_runner, stop_orphaned_runner
-from ..measurement.replay import replay_corpus
+from ..measurement.stepping.orphans import (
+    PID_FILE,
+    forget_runner,
+    remember_runner,
+    stop_orphaned_runner,
+)
+from ..measurement.stepping.replay import replay_corpus
 from .choice import choose_slots, evidence_ideal
 from .journal import SoakJournal, Span, open_journal
 from .record import SoakOutcome, record_soak

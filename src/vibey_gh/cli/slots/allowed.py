@@ -1,0 +1,124 @@
+"""`vibey-gh slots allowed`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..common import collaborators, emit_json, json_option, library_errors, window_option
+
+if TYPE_CHECKING:
+    from ...slots.gate.allowed import AllowedAnswer
+    from ...slots.gate.openmetrics import MetricLabels
+
+FORMATS = ("text", "json", "openmetrics")
+
+
+@click.command()
+@click.option("--model", help="Ask for this model instead of the configured one.")
+@window_option("Ask for this window per slot.")
+@json_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="text (default), json (as --json) or openmetrics (gauges for a scraper).",
+)
+@click.option(
+    "--textfile",
+    type=click.Path(path_type=Path),
+    help="Also write the gauges to this file, atomically (node-exporter's textfile collector).",
+)
+@library_errors
+def allowed(
+    model: str | None,
+    window: int | None,
+    as_json: bool,
+    output_format: str | None,
+    textfile: Path | None,
+) -> None:
+    """How many runs may start now on this device, and why (always exits 0).
+
+    Declaration 1 answers 1. Otherwise the answer comes from the evidence recorded for
+    today's fingerprint (device, runner version, model digest, window), re-judged against
+    today's bounds. Missing or stale evidence answers 1, says so, and writes a calibration
+    request that `slots calibrate --if-requested` (or an idle storm) picks up. A config that
+    does not parse answers 1 with the error as the reason: a gate fails safe. On an OS other
+    than macOS and Linux the answer is 1, and says so.
+
+    --json adds `reason_code` for scripts: declared, measured, unmeasured, stale, refused,
+    unusable_evidence, state_unusable, production_unreachable, config_error or
+    unsupported_platform.
+
+    --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
+    vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the
+    fingerprint, runner, model and window. A missing --textfile folder, a path in /proc, /sys
+    or /dev, or something other than a regular file in the way is bad input (exit 2), found
+    before anything else; a file system that refuses the write (read-only, full) is a warning
+    on stderr naming the file, and the answer is still printed (exit 0).
+
+    \b
+    Examples:
+      vibey-gh slots allowed
+      vibey-gh slots allowed --json
+      vibey-gh slots allowed --model qwen3:8b --window 32768
+      vibey-gh slots allowed --format openmetrics
+      vibey-gh slots allowed --textfile /var/lib/node-exporter/vibey-gh.prom
+    """
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json and --format {output_format} ask for two formats")
+    chosen = "json" if as_json else (output_format or "text")
+    if chosen == "openmetrics" or textfile is not None:
+        from ...slots.gate.openmetrics import check_textfile, openmetrics_text
+
+        if textfile is not None:
+            check_textfile(textfile)
+        answer, labels = _answer_with_labels(model, window)
+        metrics = openmetrics_text(answer, labels)
+        if textfile is not None:
+            _write_textfile_or_warn(textfile, metrics)
+    else:
+        answer = collaborators().answer_allowed(model, window)
+    if chosen == "json":
+        emit_json(answer.to_json())
+    elif chosen == "openmetrics":
+        click.echo(metrics, nl=False)
+    else:
+        click.echo(answer.line())
+
+
+def _write_textfile_or_warn(path: Path, metrics: str) -> None:
+    """A file system that refuses the gauges (read-only, full) is a warning: the answer is
+    printed and the exit code stays 0, because scripts gate their runs on it."""
+    from ...slots.gate.openmetrics import write_textfile
+
+    try:
+        write_textfile(path, metrics)
+    except OSError as exc:
+        click.echo(
+            f"warning: --textfile {path} was not written ({exc.strerror or exc}); "
+            "the answer is unaffected",
+            err=True,
+        )
+
+
+def _answer_with_labels(
+    model: str | None, window: int | None
+) -> tuple[AllowedAnswer, MetricLabels]:
+    """The answer, and the labels of what it is about (the config's, when it parses)."""
+    from ...config import load_config
+    from ...errors import ConfigError
+    from ...slots.gate.openmetrics import MetricLabels
+
+    parts = collaborators()
+    try:
+        config = load_config().with_overrides(model=model, window=window)
+    except ConfigError:
+        answer = parts.answer_allowed(model, window)  # 1, the error
+        return answer, MetricLabels("", "", model or "", str(window or ""))
+    answer = parts.decide_allowed(config)
+    labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
+    return answer, labels

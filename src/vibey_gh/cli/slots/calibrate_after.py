@@ -1,0 +1,66 @@
+"""What `slots calibrate` says after a sweep: what `slots allowed` answers now, and the config
+line that would make it use the evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...config import CONFIG_NAME, LocalModels
+
+if TYPE_CHECKING:
+    from ...slots.gate.allowed import AllowedAnswer
+
+
+def what_allowed_answers_now(
+    config: LocalModels,
+    decide_allowed: Callable[[LocalModels], AllowedAnswer],
+    written: LocalModels | None = None,
+    fingerprint: str | None = None,
+) -> dict[str, Any]:
+    """What `slots allowed` answers after the sweep, and, when the declaration is not
+    "measured", what it would answer with it and the config line that says so.
+
+    `written` is the config as `slots allowed` reads it, without the command's options: when
+    those options (a demo's runner, `--runner`, `--model`, `--window`) measured another setup
+    than the one it names, the line alone would not make `allowed` read this evidence, and
+    `config_applies` is false with what `allowed` would answer (`with_written`)."""
+    after: dict[str, Any] = {"allowed": decide_allowed(config).to_json()}
+    if config.concurrent_runs != "measured":
+        measured = decide_allowed(config.with_overrides(concurrent_runs="measured"))
+        after["with_measured"] = measured.to_json()
+        after["config_line"] = 'concurrent_runs = "measured"'
+        after["config_file"] = str(config.source or Path(CONFIG_NAME).absolute())
+        after["config_applies"] = True
+        setup = ("runner", "model", "window", "production_url")
+        if written is not None and any(
+            getattr(written, name) != getattr(config, name) for name in setup
+        ):
+            as_written = decide_allowed(written.with_overrides(concurrent_runs="measured"))
+            if as_written.fingerprint != fingerprint:
+                after["config_applies"] = False
+                after["with_written"] = as_written.to_json()
+    return after
+
+
+def describe_after(after: dict[str, Any]) -> list[str]:
+    now = after["allowed"]
+    lines = [f"allowed now: {now['allowed']} — {now['reason']}"]
+    measured = after.get("with_measured")
+    if measured is not None and not after.get("config_applies", True):
+        written = after["with_written"]
+        lines.append(
+            f"the evidence supports {measured['allowed']} for the setup this sweep measured, "
+            f"not for the one {after['config_file']} names: with {after['config_line']} there, "
+            f"`slots allowed` would answer {written['allowed']} ({written['reason']}). To "
+            "measure the setup the config names: `vibey-gh slots calibrate --corpus FILE` "
+            "(`vibey-gh slots corpus` builds one)"
+        )
+    elif measured is not None:
+        lines.append(
+            f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
+            f"put this line under [local_models] in {after['config_file']}:"
+        )
+        lines.append(f"  {after['config_line']}")
+    return lines

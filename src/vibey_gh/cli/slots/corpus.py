@@ -1,0 +1,361 @@
+"""`vibey-gh slots corpus`: build a pool, draw a corpus, or show one."""
+
+from __future__ import annotations
+
+import contextlib
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ...errors import BadInput
+from ...platforms.storage.system_paths import check_output_file
+from ..common import emit_json, json_option, library_errors, window_option
+
+if TYPE_CHECKING:
+    from ...interfaces.prompt_count import PromptCounter
+    from ...slots.corpus.corpus import Corpus
+
+_PATH = click.Path(path_type=Path)
+
+
+@click.command()
+@click.option("--specs", "specs", multiple=True, type=_PATH, help="Lane spec file or folder.")
+@click.option(
+    "--sample-specs", type=int, default=None, help="Use a seeded sample of this many specs."
+)
+@click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
+@click.option(
+    "--from-my-lanes",
+    is_flag=True,
+    help="The lanes `lane run` and `storm run` recorded in the state folder (as --from-lanes "
+    "STATE/lanes, wherever the state folder is on this machine).",
+)
+@click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
+@click.option(
+    "--from-chat-logs",
+    multiple=True,
+    type=_PATH,
+    help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
+)
+@click.option(
+    "--from-traces",
+    multiple=True,
+    type=_PATH,
+    help="Recorded agent trace (kv-cache-tester JSON), or a folder of them.",
+)
+@click.option(
+    "--fit",
+    type=click.Choice(["scale", "drop"]),
+    default="scale",
+    show_default=True,
+    help="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
+)
+@click.option(
+    "--from-sessions",
+    multiple=True,
+    type=_PATH,
+    help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
+)
+@click.option(
+    "--fill-window",
+    is_flag=True,
+    help="Let the deepest spec run read on until its last turn nearly fills --window.",
+)
+@click.option(
+    "--count-with",
+    type=click.Choice(["runner", "estimate"]),
+    default="runner",
+    show_default=True,
+    help="How --fill-window counts depth: the configured runner's own chat template and "
+    "tokenizer (its calibration runner is started for it; the demo's is the embedded one; "
+    "Ollama has no tokenizer, so the estimate), or the estimate (characters ÷ 3).",
+)
+@click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
+@window_option("Tokens per slot (default: config).")
+@click.option(
+    "--shape",
+    type=click.Choice(["runs", "segments"]),
+    default=None,
+    help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
+    "transcripts (their own tool time), segments from specs and --demo.",
+)
+@click.option(
+    "--segments-per-stratum",
+    type=int,
+    default=None,
+    help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
+)
+@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
+@click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
+@click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
+@json_option
+@library_errors
+def corpus(
+    specs: tuple[Path, ...],
+    sample_specs: int | None,
+    from_lanes: tuple[Path, ...],
+    from_my_lanes: bool,
+    from_transcripts: tuple[Path, ...],
+    from_chat_logs: tuple[Path, ...],
+    from_traces: tuple[Path, ...],
+    fit: str,
+    from_sessions: tuple[Path, ...],
+    fill_window: bool,
+    count_with: str,
+    demo: bool,
+    window: int | None,
+    shape: str | None,
+    segments_per_stratum: int | None,
+    segment_turns: int | None,
+    seed: int,
+    out: Path | None,
+    show: Path | None,
+    as_json: bool,
+) -> None:
+    """Build a storm-shaped pool of turns and draw a stratified corpus for calibrations.
+
+    A pool comes from lane specs (--specs, repeatable: each spec's plan, then one read_file
+    turn per file at the spec's commit), from lane records (--from-lanes: the payloads the
+    lanes sent) or from transcripts (--from-transcripts, or --from-chat-logs: JSON Lines of
+    OpenAI-style `messages` arrays, bare or under "messages"), from recorded agent traces
+    (--from-traces: token counts and KV-block ids, replayed as stand-in text that shares
+    exactly the prefixes the trace shares; --fit scales or drops what is deeper than the
+    window) or from coding-agent session logs (--from-sessions: Codex CLI rollouts under
+    ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
+    with the tool time between turns). The corpus takes
+    --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
+    --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
+    every turn in order, each run in the quarter of its deepest turn. --fill-window lets the
+    deepest spec run read on until its last turn nearly fills --window by the runner's own
+    count (--count-with; that run's depths are then the runner's count, and the corpus says
+    which count was used). The same inputs give a byte-identical file.
+    An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
+    refused before anything is built (exit 2). A spec whose repository is a system folder, or
+    whose globs would take too long to match, or whose working tree (or commit) holds more
+    than 200,000 files and folders or folders more than 64 levels deep, is refused naming the
+    spec (exit 2); so is a --specs folder past the same caps, never listed in part.
+
+    \b
+    Examples:
+      vibey-gh slots corpus --specs lanes/specs --window 65536 --out corpus.json
+      vibey-gh slots corpus --specs lanes/specs --sample-specs 40 --seed 0 --out corpus.json
+      vibey-gh slots corpus --from-my-lanes --out corpus.json
+      vibey-gh slots corpus --from-lanes other-host/lanes --out corpus.json
+      vibey-gh slots corpus --specs lanes/specs --shape runs --out runs.json
+      vibey-gh slots corpus --from-transcripts chats.jsonl --window 8192 --out corpus.json
+      vibey-gh slots corpus --from-chat-logs agent-export.jsonl --out corpus.json
+      vibey-gh slots corpus --from-traces traces/ --window 65536 --fit scale --out corpus.json
+      vibey-gh slots corpus --from-sessions ~/.codex/sessions --window 32768 --out corpus.json
+      vibey-gh slots corpus --demo --out demo-corpus.json
+      vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
+      vibey-gh slots corpus --show corpus.json --json
+    """
+    from ...slots.corpus.corpus import corpus_summary, load_corpus, write_corpus
+
+    from_transcripts = (*from_transcripts, *from_chat_logs)
+    if from_my_lanes:
+        from ..common import collaborators
+
+        from_lanes = (*from_lanes, collaborators().layout().lanes)
+    building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
+    if show is not None:
+        if building or out is not None:
+            raise BadInput("--show reads a corpus; it takes no inputs and no --out")
+        summary = corpus_summary(load_corpus(show))
+        _render(summary, show, as_json, written=False)
+        return
+    if not building:
+        raise BadInput(
+            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
+            "--from-traces, --from-sessions or --demo "
+            "with --out FILE, or --show FILE"
+        )
+    if out is None:
+        raise BadInput("--out FILE is required to write the corpus")
+    check_output_file(out, "--out")
+    if shape is None:
+        # recorded work replays whole, with its own tool time; specs and the demo have no
+        # timing and keep the decision record's segment method (see docs/decision.md)
+        recorded = from_lanes or from_transcripts or from_traces or from_sessions
+        shape = "runs" if recorded else "segments"
+    if shape == "runs" and segment_turns is not None:
+        raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
+    if count_with != "runner" and not fill_window:
+        raise BadInput("--count-with is for --fill-window: nothing else is counted")
+    # Only spec runs are filled by reading on: other sources never need the runner.
+    counting = fill_window and count_with == "runner" and bool(specs or demo)
+    with _prompt_counter(counting, demo) as counter:
+        built = _build(
+            specs=specs,
+            sample_specs=sample_specs,
+            from_lanes=from_lanes,
+            from_transcripts=from_transcripts,
+            from_traces=from_traces,
+            from_sessions=from_sessions,
+            fit=fit,
+            fill_window=fill_window,
+            counter=counter,
+            demo=demo,
+            window=window,
+            shape=shape,
+            segments_per_stratum=segments_per_stratum,
+            segment_turns=segment_turns,
+            seed=seed,
+        )
+    write_corpus(built, out)
+    _render(corpus_summary(built), out, as_json, written=True)
+
+
+def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
+    """The runner that counts the filled run's depth, started for the build; None where the
+    estimate counts (not wanted, or a runner kind with no tokenizer, which is said)."""
+    if not wanted:
+        return contextlib.nullcontext(None)
+    from ...config import LocalModels, load_config
+    from ...runners.registry import runner_kind
+    from ..common import collaborators
+
+    # The demo is calibrated on the embedded runner and its shipped model.
+    config = LocalModels() if demo else load_config()
+    kind = runner_kind(config.runner)
+    if not kind.counts_prompts:
+        click.echo(
+            f"{config.runner} has no tokenizer to ask: --fill-window counts by the estimate "
+            "(characters ÷ 3), and the corpus says so",
+            err=True,
+        )
+        return contextlib.nullcontext(None)
+    click.echo(f"starting the {config.runner} runner to count depth as it does", err=True)
+    return kind.prompt_counter(config, collaborators().layout())
+
+
+def _build(
+    *,
+    specs: tuple[Path, ...],
+    sample_specs: int | None,
+    from_lanes: tuple[Path, ...],
+    from_transcripts: tuple[Path, ...],
+    from_traces: tuple[Path, ...],
+    from_sessions: tuple[Path, ...],
+    fit: str,
+    fill_window: bool,
+    counter: PromptCounter | None,
+    demo: bool,
+    window: int | None,
+    shape: str,
+    segments_per_stratum: int | None,
+    segment_turns: int | None,
+    seed: int,
+) -> Corpus:
+    from ...slots.corpus.corpus import (
+        DEFAULT_SEGMENT_TURNS,
+        DEFAULT_SEGMENTS_PER_STRATUM,
+        DEMO_SEGMENT_TURNS,
+        DEMO_SEGMENTS_PER_STRATUM,
+        DEMO_WINDOW,
+        build_corpus,
+        build_demo_corpus,
+    )
+    from ...slots.corpus.pool import build_pool
+
+    if demo:
+        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
+        if any(others) or sample_specs is not None:
+            raise BadInput("--demo uses the shipped specs; give no other inputs")
+        return build_demo_corpus(
+            window=_given(window, DEMO_WINDOW),
+            segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
+            segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
+            seed=seed,
+            shape=shape,
+            fill_window=fill_window,
+            counter=counter,
+        )
+    if window is None:
+        from ...config import load_config
+
+        window = load_config().window
+    pool = build_pool(
+        specs=specs,
+        sample_specs=sample_specs,
+        from_lanes=from_lanes,
+        from_transcripts=from_transcripts,
+        from_traces=from_traces,
+        from_sessions=from_sessions,
+        window=window,
+        fit=fit,
+        fill_window=fill_window,
+        counter=counter,
+        seed=seed,
+    )
+    return build_corpus(
+        pool,
+        window=window,
+        segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
+        segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
+        seed=seed,
+        shape=shape,
+    )
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:
+    if as_json:
+        emit_json({**summary, "path": str(path)})
+        return
+    verb = "wrote" if written else "corpus"
+    click.echo(f"{verb} {path}")
+    click.echo(f"  corpus sha256  {summary['corpus_sha256']}")
+    click.echo(
+        f"  pool sha256    {summary['pool_sha256']}  "
+        f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
+    )
+    units = (
+        f"{summary['segments']} whole run{'' if summary['segments'] == 1 else 's'}"
+        if summary["shape"] == "runs"
+        else f"{summary['segments']} segments of {summary['segment_turns']} turns"
+    )
+    click.echo(
+        f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
+        f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
+    )
+    if summary["timed_turns"]:
+        click.echo(
+            f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
+            f"{summary['think_s_total']:,.1f} s in all (replayed with --think-time recorded)"
+        )
+    else:
+        click.echo("  no think time recorded: replayed back to back unless --think-time says")
+    if summary["dropped_over_window"]:
+        dropped = summary["dropped_over_window"]
+        click.echo(f"  dropped {dropped:,} pool turns deeper than the window")
+    for commit in summary["commits"]:
+        where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
+        click.echo(f"  read {commit['repository']} at {where}")
+    from ...slots.report.documents.corpus_profile import profile_lines
+
+    for line in profile_lines(summary["profile"]):
+        click.echo(f"  {line}")
+    click.echo("  strata (by estimate):")
+    for stratum in summary["strata_detail"]:
+        short = (
+            f"  short by {stratum['shortfall']} (the pool offered {stratum['available']})"
+            if stratum["shortfall"]
+            else ""
+        )
+        deepest = (
+            f"  deepest {stratum['deepest_estimate']:,} ({stratum['deepest_share']:.0%})"
+            if stratum["deepest_estimate"]
+            else ""
+        )
+        click.echo(
+            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}"
+            f"{deepest}{short}"
+        )
+    click.echo(f"  deepest stratum: {summary['deepest_stratum']}")

@@ -1,0 +1,57 @@
+"""`vibey-gh slots forget`: remove what a calibration left behind and will not use."""
+
+from __future__ import annotations
+
+import click
+
+from ...errors import BadInput
+from ..common import collaborators, emit_json, json_option, library_errors
+
+
+@click.command()
+@click.option(
+    "--checkpoints",
+    is_flag=True,
+    help="Remove the checkpoints of paused sweeps (progress/*.json under the state folder).",
+)
+@click.option(
+    "--fingerprint",
+    metavar="FP",
+    help="Only the checkpoints of this fingerprint (as `doctor` lists them).",
+)
+@json_option
+@library_errors
+def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
+    """Remove the checkpoints of paused sweeps: the completed steps a rerun of
+    `slots calibrate` would resume. `vibey-gh doctor` lists them, with those today's
+    fingerprint cannot resume marked orphaned. Evidence is never removed. Refused while a
+    calibration runs (it holds the model lock).
+
+    \b
+    Examples:
+      vibey-gh slots forget --checkpoints
+      vibey-gh slots forget --checkpoints --fingerprint f99b07f610204948
+    """
+    from ...slots.evidence.checkpoints import list_checkpoints
+    from ...storm.lock import model_lock
+
+    if not checkpoints:
+        raise BadInput("say what to forget: --checkpoints")
+    layout = collaborators().layout()
+    removed = []
+    with model_lock(layout, exclusive=True, wait=False, role="slots forget"):
+        for checkpoint in list_checkpoints(layout.progress):
+            if fingerprint is not None and checkpoint.fingerprint != fingerprint:
+                continue
+            checkpoint.path.unlink(missing_ok=True)
+            removed.append(checkpoint)
+    if as_json:
+        emit_json({"removed": [c.to_json() for c in removed]})
+        return
+    for checkpoint in removed:
+        click.echo(f"removed {checkpoint.path} ({checkpoint.steps} step(s))")
+    if not removed:
+        click.echo("no checkpoint to remove")
+
+
+__all__ = ["forget"]

@@ -1,0 +1,244 @@
+"""The OpenAI-compatible chat client of llama.cpp servers (embedded and llama-server).
+
+One request per turn: POST /v1/chat/completions with the deterministic settings of design §5
+(`wire.ChatRequest`), streamed when the settings ask (a calibration's turns; reassembled by
+`OpenAIChunks`), else not. Whatever comes back becomes a TurnResult (`chat_turns`), every
+transport failure a failed turn, so a caller never sees a transport exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import httpx
+
+from ....interfaces.slots_interface import ChatSettings, TurnResult
+from ...http.chat_turns import (
+    answered_turn,
+    chunk_object,
+    error_message,
+    failed_answer,
+    failed_turn,
+    post_turn,
+)
+from ...http.streaming import post_streamed_turn
+from ...http.wire import (
+    JsonObject,
+    Messages,
+    ToolFunction,
+    ToolSpecs,
+    as_object,
+    count_or_none,
+    field,
+    first_object,
+)
+from .wire import ChatRequest
+
+CHAT_PATH = "/v1/chat/completions"
+
+# How llama-server words a prompt longer than the slot, across versions (runners.md §9).
+OVER_WINDOW_TYPE = "exceed_context_size_error"
+OVER_WINDOW_PHRASES = ("exceeds the available context size", "exceed the context size")
+
+
+def chat_payload(messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> ChatRequest:
+    payload: ChatRequest = {
+        "messages": messages,
+        "stream": settings.stream,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "max_tokens": settings.max_tokens,
+    }
+    if settings.stream:
+        payload["stream_options"] = {"include_usage": True}
+    if tools:
+        payload["tools"] = tools
+    return payload
+
+
+def is_over_window(body: object) -> bool:
+    """True when an error body says the prompt does not fit the slot's window."""
+    error = field(body, "error")
+    if isinstance(error, dict) and error.get("type") == OVER_WINDOW_TYPE:
+        return True
+    text = error_message(body).lower()
+    return any(phrase in text for phrase in OVER_WINDOW_PHRASES)
+
+
+def parse_chat_completion(status: int, body: object, started: float, ended: float) -> TurnResult:
+    """Turn one /v1/chat/completions answer (status and decoded body) into a TurnResult."""
+    failure = failed_answer(
+        status, body, started, ended, is_over_window, lambda b: error_message(b, "no message")
+    )
+    if failure is not None:
+        return failure
+    reply = as_object(body)  # an object: failed_answer refuses anything else
+    choice = first_object(reply.get("choices"))
+    usage = as_object(reply.get("usage"))
+    answered = answered_turn(
+        status,
+        choice.get("finish_reason"),
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        as_object(choice.get("message")),
+        started,
+        ended,
+    )
+    return replace(answered, cached_tokens=cached_prompt_tokens(reply))
+
+
+def cached_prompt_tokens(body: JsonObject) -> int | None:
+    """Prompt tokens the runner reused from its cache: `usage.prompt_tokens_details
+    .cached_tokens` (OpenAI's field, which llama-server fills), else llama-server's
+    `timings.cache_n`; None when the answer says neither."""
+    cached = count_or_none(
+        field(field(body.get("usage"), "prompt_tokens_details"), "cached_tokens")
+    )
+    if cached is None:
+        cached = count_or_none(field(body.get("timings"), "cache_n"))
+    return cached
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamed answers. llama.cpp's server (embedded, llama-server, and the simulated runner that
+# speaks its API) streams chat-completion chunks as server-sent events: `data: {json}` lines,
+# then `data: [DONE]`. A chunk's `choices[0].delta` carries a piece of `content`, or
+# `tool_calls` deltas keyed by `index`: the first delta of a call brings its `id`, `type` and
+# `function.name`, later ones further pieces of `function.arguments` (a JSON text, split
+# anywhere). The last choice chunk carries `finish_reason`; with `stream_options.include_usage`
+# a final chunk with no choices carries `usage`, and llama.cpp adds `timings` to the last one.
+# An error after the stream began comes as a chunk holding `error`.
+# ---------------------------------------------------------------------------------------------
+
+SSE_MEDIA_TYPE = "text/event-stream"
+_DATA = b"data:"
+_DONE = b"[DONE]"
+
+
+def sse_payload(line: bytes) -> bytes | None:
+    """The JSON text of a `data:` line; None for comments, other fields, blanks and [DONE]."""
+    if not line.startswith(_DATA):
+        return None
+    data = line[len(_DATA) :].strip()
+    return None if not data or data == _DONE else data
+
+
+class OpenAIChunks:
+    """Reassembles chat-completion chunks: content pieces in order, tool-call deltas by index."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, str]] = {}
+        self.finish: str | None = None
+        self.prompt_tokens: object = None
+        self.output_tokens: object = None
+        self.cached: int | None = None
+        self.error: str | None = None
+
+    def take(self, chunk: object) -> bool:
+        chunk = chunk_object(chunk)
+        if chunk.get("error") is not None:
+            self.error = error_message(chunk, "no message")
+            return False
+        self._counts(chunk)
+        choice = first_object(chunk.get("choices"))
+        delta = as_object(choice.get("delta"))
+        carried = False
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self.text.append(content)
+            carried = True
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            carried = self._tool_delta(as_object(call)) or carried
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self.finish = reason
+        return carried
+
+    def _counts(self, chunk: JsonObject) -> None:
+        cached = cached_prompt_tokens(chunk)
+        self.cached = cached if cached is not None else self.cached
+        usage = as_object(chunk.get("usage"))
+        if "completion_tokens" in usage:
+            self.prompt_tokens = usage.get("prompt_tokens")
+            self.output_tokens = usage.get("completion_tokens")
+            return
+        timings = as_object(chunk.get("timings"))
+        if self.output_tokens is None and "predicted_n" in timings:
+            self.output_tokens = timings.get("predicted_n")
+
+    def _tool_delta(self, call: JsonObject) -> bool:
+        index = call.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = max(self.calls, default=-1) + (0 if call.get("id") is None else 1)
+            index = max(index, 0)
+        slot = self.calls.setdefault(index, {"name": "", "arguments": ""})
+        function = as_object(call.get("function"))
+        name, arguments = function.get("name"), function.get("arguments")
+        if isinstance(name, str) and name:
+            slot["name"] = name
+        if isinstance(arguments, str):
+            slot["arguments"] += arguments
+        return True
+
+    def finished(self) -> bool:
+        return False  # the usage chunk follows the finish reason: read to the stream's end
+
+    def result(self, status: int, started: float, ended: float) -> TurnResult:
+        if self.error is not None:
+            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        calls: list[dict[str, ToolFunction]] = [
+            {"function": {"name": c["name"], "arguments": c["arguments"]}}
+            for _, c in sorted(self.calls.items())
+        ]
+        message: JsonObject = {"content": "".join(self.text), "tool_calls": calls}
+        answered = answered_turn(
+            status, self.finish, self.prompt_tokens, self.output_tokens, message, started, ended
+        )
+        return replace(answered, cached_tokens=self.cached)
+
+
+class OpenAIChatClient:
+    """Chat with a llama.cpp server at `base_url`. Thread-safe: replay workers share one."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        monotonic: Callable[[], float] | None = None,
+        runner_name: str = "the runner",
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.runner_name = runner_name
+        self._client = httpx.Client(transport=transport, trust_env=False)
+        self._monotonic = monotonic or time.monotonic
+
+    def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
+        if settings.stream:
+            return post_streamed_turn(
+                self._client,
+                self.base_url + CHAT_PATH,
+                chat_payload(messages, tools, settings),
+                settings,
+                runner_name=f"{self.runner_name} at {self.base_url}",
+                media_type=SSE_MEDIA_TYPE,
+                payload_lines=sse_payload,
+                assembler=OpenAIChunks(),
+                parse_error=parse_chat_completion,
+                monotonic=self._monotonic,
+            )
+        return post_turn(
+            self._client,
+            self.base_url + CHAT_PATH,
+            chat_payload(messages, tools, settings),
+            settings,
+            parse_chat_completion,
+            self._monotonic,
+        )
+
+    def close(self) -> None:
+        self._client.close()

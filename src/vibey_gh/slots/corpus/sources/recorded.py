@@ -1,0 +1,45 @@
+"""Runs from what agents recorded elsewhere: traces (`traces`) and session logs (`sessions`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ....errors import BadInput
+from ....interfaces.values import frozen_value
+from ..turns import PoolRun
+from .sessions import runs_from_sessions
+from .traces import runs_from_traces
+
+
+@frozen_value
+class RecordedRuns:
+    runs: list[PoolRun]
+    sources: list[dict[str, object]]
+    notes: list[str]
+
+
+def recorded_runs(
+    from_traces: Sequence[Path],
+    from_sessions: Sequence[Path],
+    *,
+    window: int | None,
+    fit: str,
+) -> RecordedRuns:
+    """The runs of every trace and session; traces are fitted into `window` (`fit`)."""
+    runs: list[PoolRun] = []
+    sources: list[dict[str, object]] = []
+    notes: list[str] = []
+    if from_traces:
+        if window is None:
+            raise BadInput("traces are fitted into a window: give --window")
+        traced = runs_from_traces(from_traces, window=window, fit=fit)
+        runs.extend(traced.runs)
+        sources.extend(traced.sources)
+        notes.extend(traced.notes)
+    if from_sessions:
+        logged = runs_from_sessions(from_sessions)
+        runs.extend(logged.runs)
+        sources.extend(logged.sources)
+        notes.extend(logged.notes)
+    return RecordedRuns(runs, sources, notes)

@@ -1,0 +1,303 @@
+"""Runs from recorded agent traces (the kv-cache-tester format): token counts, not text.
+
+A trace file is one JSON object: `id`, `block_size` (tokens per KV block), optional
+`hash_id_scope` ("local": block ids mean something only inside this trace; "global": across
+traces) and `requests`, each `{"t", "type", "in", "out", "hash_ids", "think_time", ...}`.
+A request's prompt is its blocks in order — each block id's own text (`block_text`), so
+requests that share block ids share that prompt prefix and traces that share none share
+nothing — then filler for the tokens past its last block. Its answer is capped at its `out`
+tokens (times the run's `--fit scale` factor, below); its `think_time` is the turn's `think_s`.
+
+Messages: the blocks the previous request already sent are reused as the same message objects
+(system first, then user), and each request's last block and filler go in a final user
+message, so a run's turns share memory the way they share a prefix.
+
+Sub-agent entries (`"type": "subagent"` with requests of their own) become child runs
+`<trace>.sa<k>` beside the parent, numbered in the order they appear: a calibration's workers
+replay them concurrently with other runs, as an agent's sub-agents run beside it. Their
+block ids share the trace's scope.
+
+A trace file is one JSON document, read whole up to 256 MiB (the samples are under 1 MB).
+
+Depths reach 700k tokens, far past a local window. `--fit scale` multiplies every depth of a
+run by one factor so its deepest turn fills the window (every block keeps at least one
+token; a run too long even then loses its deepest turns, counted); `--fit drop` keeps depths
+and leaves out the turns deeper than the window. The choice and each run's factor are
+recorded in the corpus's sources.
+
+A scaled run's answers are capped at `out` times the same factor (at least one token), so each
+turn keeps the recorded share of reading to writing — the mix that decides how a runner's
+slots share its work — and a turn scaled to the window's edge is not asked for an answer the
+recorded one outgrew by the factor (see docs/decision.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ....errors import BadInput, MalformedJson
+from ....guarded import InputProblem, loads_json, read_regular_bytes
+from ....interfaces import json_fields
+from ....interfaces.values import frozen_value
+from ..turns import PoolRun, Turn, depth_estimate
+from .block_text import block_text
+from .session_builder import safe_name
+
+FIT_MODES = ("scale", "drop")
+TRACE_SIZE_LIMIT = 256 << 20
+_FIT_ATTEMPTS = 6
+
+
+@frozen_value
+class TraceRequest:
+    index: int
+    tokens_in: int
+    tokens_out: int
+    hash_ids: tuple[int, ...]
+    think_s: float | None
+
+
+@dataclass
+class TraceThread:
+    """One run's requests: the trace's own, or one sub-agent's."""
+
+    run_id: str
+    requests: list[TraceRequest] = field(default_factory=list)
+
+
+@frozen_value
+class ImportedRuns:
+    runs: list[PoolRun]
+    sources: list[dict[str, object]]
+    notes: list[str]
+
+
+def trace_files(paths: Sequence[Path]) -> list[Path]:
+    """Each path as given, or a folder's `*.json` files in name order."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                raise BadInput(f"no *.json trace file in {path}")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise BadInput(f"no such trace file or folder: {path}")
+    return files
+
+
+def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> ImportedRuns:
+    if fit not in FIT_MODES:
+        raise BadInput(f"--fit must be one of {', '.join(FIT_MODES)}, not {fit!r}")
+    runs: list[PoolRun] = []
+    sources: list[dict[str, object]] = []
+    notes: list[str] = []
+    for path in trace_files(paths):
+        data, digest = _read(path)
+        try:
+            trace_id, block_size, scope, threads = _parse(data, path)
+        except MalformedJson as exc:
+            raise BadInput(f"{path}: {exc}") from None
+        run_facts = []
+        for thread in threads:
+            run, facts = _build_run(thread, scope, block_size, window, fit)
+            run_facts.append(facts)
+            if run is None and thread.requests:
+                notes.append(f"trace {trace_id}: run {thread.run_id} has no turn inside the window")
+            elif run is None:
+                notes.append(f"trace {trace_id}: sub-agent {thread.run_id} made no request")
+            else:
+                runs.append(run)
+                if facts["dropped_turns"]:
+                    notes.append(
+                        f"trace {trace_id}: run {thread.run_id} left out "
+                        f"{facts['dropped_turns']} turn(s) deeper than the window"
+                    )
+        sources.append(
+            {
+                "source": "trace",
+                "id": trace_id,
+                "file": path.name,
+                "sha256": digest,
+                "fit": fit,
+                # answers capped at out × the run's factor (1.0 unscaled), since this field
+                "out_scaled": True,
+                "subagents": len(threads) - 1,
+                "runs": run_facts,
+            }
+        )
+    return ImportedRuns(runs, sources, notes)
+
+
+def _read(path: Path) -> tuple[Any, str]:
+    try:
+        raw = read_regular_bytes(path, limit=TRACE_SIZE_LIMIT)
+        return loads_json(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text") from None
+    except InputProblem as problem:
+        raise BadInput(f"{path} {problem}") from None
+
+
+def _parse(data: object, path: Path) -> tuple[str, int, str, list[TraceThread]]:
+    if not isinstance(data, dict):
+        raise MalformedJson("a trace must be a JSON object")
+    trace_id = json_fields.text(data, "id", path.stem)
+    # The id names runs, turns and lines of output: nothing but a plain name passes.
+    if safe_name(trace_id) != trace_id:
+        raise MalformedJson("expected 1 to 48 letters, digits, '.', '_', ':' or '-'", ("id",))
+    block_size = json_fields.integer(data, "block_size")
+    if block_size < 1:
+        raise MalformedJson("expected a whole number of tokens >= 1", ("block_size",))
+    scope = trace_id if json_fields.text(data, "hash_id_scope", "local") != "global" else ""
+    threads = [TraceThread(trace_id)]
+    _collect(data, trace_id, block_size, threads[0], threads)
+    if not threads[0].requests and len(threads) == 1:
+        raise MalformedJson("the trace has no request", ("requests",))
+    return trace_id, block_size, scope, threads
+
+
+def _collect(
+    holder: dict[str, object],
+    trace_id: str,
+    block_size: int,
+    thread: TraceThread,
+    threads: list[TraceThread],
+) -> None:
+    """The requests of `holder` into `thread`; each sub-agent entry into a thread of its own."""
+    # A trace must list requests; a sub-agent entry without any is replayed as nothing.
+    required = json_fields.REQUIRED if holder.get("type") != "subagent" else None
+    for position, entry in enumerate(json_fields.items(holder, "requests", required)):
+        with json_fields.within("requests", position):
+            if not isinstance(entry, dict):
+                raise MalformedJson("a request must be a JSON object")
+            _non_negative(entry, "t")
+            if json_fields.text(entry, "type", "n") == "subagent":
+                child = TraceThread(f"{trace_id}.sa{len(threads)}")
+                threads.append(child)
+                _collect(entry, trace_id, block_size, child, threads)
+                continue
+            thread.requests.append(_request(entry, len(thread.requests), block_size))
+
+
+def _request(entry: dict[str, object], index: int, block_size: int) -> TraceRequest:
+    tokens_in = json_fields.integer(entry, "in")
+    if tokens_in < 1:
+        raise MalformedJson("expected a whole number of tokens >= 1", ("in",))
+    tokens_out = json_fields.integer(entry, "out", 0)
+    if tokens_out < 0:
+        raise MalformedJson("expected a whole number of tokens >= 0", ("out",))
+    hash_ids = json_fields.whole_numbers(entry, "hash_ids")
+    most = -(-tokens_in // block_size)
+    if len(hash_ids) > most:
+        raise MalformedJson(
+            f"{len(hash_ids)} blocks of {block_size} tokens are more than 'in' "
+            f"({tokens_in} tokens) allows ({most})",
+            ("hash_ids",),
+        )
+    return TraceRequest(
+        index, tokens_in, tokens_out, tuple(hash_ids), _non_negative(entry, "think_time")
+    )
+
+
+def _non_negative(entry: dict[str, object], key: str) -> float | None:
+    value: float | None = json_fields.number(entry, key, None)
+    if value is not None and value < 0:
+        raise MalformedJson("expected a number of seconds >= 0", (key,))
+    return value
+
+
+def _build_run(
+    thread: TraceThread, scope: str, block_size: int, window: int, fit: str
+) -> tuple[PoolRun | None, dict[str, object]]:
+    """The run at the factor that fits it (1.0 for `drop`), and what was done to it."""
+    facts: dict[str, object] = {"run": thread.run_id, "requests": len(thread.requests)}
+    if not thread.requests:
+        return None, {**facts, "factor": 1.0, "turns": 0, "dropped_turns": 0}
+    skipped = 0
+    if fit == "drop":
+        # A turn's estimate is at least its tokens: what is deeper is never built.
+        inside = [request for request in thread.requests if request.tokens_in <= window]
+        skipped = len(thread.requests) - len(inside)
+        thread = TraceThread(thread.run_id, inside)
+    deepest_in = max((request.tokens_in for request in thread.requests), default=window)
+    factor = 1.0 if fit == "drop" else min(1.0, window / deepest_in)
+    turns = _turns(thread, scope, block_size, factor) if thread.requests else []
+    for _ in range(_FIT_ATTEMPTS if turns else 0):
+        deepest = max(turn.depth_estimate for turn in turns)
+        if fit == "drop" or deepest <= window or factor * block_size < 1:
+            break
+        # Message framing adds to the estimate: shrink by what overflowed, a little more, and
+        # at least to the next whole number of tokens a block (block lengths are whole words).
+        block_tokens = round(block_size * factor)
+        factor *= window / deepest * 0.999
+        if round(block_size * factor) == block_tokens:
+            factor = (block_tokens - 0.5) / block_size - 1e-9
+        turns = _turns(thread, scope, block_size, factor)
+    kept = _inside(turns, window)
+    dropped = skipped + len(turns) - len(kept)
+    facts.update(factor=round(factor, 6), turns=len(kept), dropped_turns=dropped)
+    if not kept:
+        return None, facts
+    return PoolRun(thread.run_id, "trace", tuple(kept)), facts
+
+
+def _inside(turns: list[Turn], window: int) -> list[Turn]:
+    """The turns inside the window, renumbered so a run's turns stay consecutive."""
+    kept = [turn for turn in turns if turn.depth_estimate <= window]
+    return [
+        replace(turn, id=f"{turn.run_id}#{index}", index=index) for index, turn in enumerate(kept)
+    ]
+
+
+def _turns(thread: TraceThread, scope: str, block_size: int, factor: float) -> list[Turn]:
+    block_tokens = max(1, round(block_size * factor))
+    chunks: list[tuple[tuple[int, ...], dict[str, object]]] = []
+    turns: list[Turn] = []
+    for request in thread.requests:
+        ids = request.hash_ids
+        # Every block but the last sits in the shared messages; the last (perhaps partial)
+        # and the tokens past it go in this request's own final message.
+        shared = ids[:-1] if ids else ()
+        kept_chunks = 0
+        position = 0
+        for chunk_ids, _message in chunks:
+            if shared[position : position + len(chunk_ids)] != chunk_ids:
+                break
+            kept_chunks += 1
+            position += len(chunk_ids)
+        del chunks[kept_chunks:]
+        if position < len(shared):
+            new_ids = shared[position:]
+            role = "system" if position == 0 else "user"
+            text = "".join(block_text(scope, block, block_tokens) for block in new_ids)
+            chunks.append((new_ids, {"role": role, "content": text}))
+        last_block_tokens = min(block_size, request.tokens_in - block_size * len(shared))
+        own = ""
+        if ids:
+            own = block_text(scope, ids[-1], max(1, round(last_block_tokens * factor)))
+        past_blocks = request.tokens_in - block_size * len(ids)
+        if past_blocks > 0:
+            label = f"{thread.run_id}\0{request.index}"
+            own += block_text(scope, label, max(1, round(past_blocks * factor)))
+        messages = [message for _ids, message in chunks]
+        messages.append({"role": "user", "content": own})
+        turns.append(
+            Turn(
+                id=f"{thread.run_id}#{request.index}",
+                run_id=thread.run_id,
+                index=request.index,
+                messages=messages,
+                tools=[],
+                depth_estimate=depth_estimate(messages, []),
+                think_s=request.think_s,
+                max_tokens=max(1, round(request.tokens_out * factor)),
+            )
+        )
+    return turns

@@ -1,0 +1,308 @@
+"""Latency figures and the latency bounds: what a step's p95s are judged on.
+
+A p95 is judged on an interval, distribution-free: the order statistics that hold the true
+quantile between them at the bounds' confidence (`stats.quantile_ranks`). A figure keeps only
+what such an interval needs, the sample's size and its sorted upper tail, so figures stay
+small and independent of the bounds. (`latency.py` makes the figures from recorded turns;
+this module imports nothing about turns, so reading stored figures does not.)
+
+A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) refuses a step when
+the interval shows its p95 above the limit (its lower end is above). A p95 whose interval
+reaches both sides is inconclusive: the step measures on while it is (`measurement.step`, up to
+`max_step_seconds`), and one still inconclusive at that cap does not qualify on that bound;
+below the cap (a bound set after the step was measured, a step without a window) it is a
+warning. A configured bound whose figure was never measured (turns recorded unstreamed)
+refuses, as memory that was not measured does.
+
+`latency_factor` judges the latency a lane's user waits for: for a corpus of whole runs the
+run's (first send to last answer, its tools included), for a corpus of segments the turn's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ....errors import MalformedJson
+from ....interfaces import json_fields
+from ....interfaces.values import frozen_value
+from ..statistics.stats import quantile_ranks
+
+if TYPE_CHECKING:
+    from ..bounds import Bounds
+
+P95 = 0.95
+# the widest interval a figure must still bound: the bounds' confidence is at most this
+MAX_CONFIDENCE = 0.999
+UNSTREAMED = "turns recorded unstreamed (no token timing)"
+RUN, TURN = "run", "turn"
+
+
+def nearest_rank(count: int, share: float) -> int:
+    return max(1, math.ceil(share * count))
+
+
+@frozen_value
+class QuantileSample:
+    """What a sample's upper quantiles and their intervals need: its size and its sorted
+    values from rank `tail_from` (1-based) up."""
+
+    count: int
+    tail_from: int
+    tail: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[float], share: float = P95) -> QuantileSample | None:
+        if not values:
+            return None
+        ordered = sorted(values)
+        low, _ = quantile_ranks(len(ordered), share, MAX_CONFIDENCE)
+        start = min(low or 1, nearest_rank(len(ordered), share))
+        return cls(len(ordered), start, tuple(ordered[start - 1 :]))
+
+    def _at(self, rank: int | None) -> float | None:
+        if rank is None or rank < self.tail_from or rank > self.count:
+            return None
+        return self.tail[rank - self.tail_from]
+
+    def value(self, share: float = P95) -> float | None:
+        return self._at(nearest_rank(self.count, share))
+
+    def interval(self, confidence: float, share: float = P95) -> tuple[float | None, float | None]:
+        """(low, high) of the quantile at `confidence`; None for a side too few values bound."""
+        low, high = quantile_ranks(self.count, share, confidence)
+        return self._at(low), self._at(high)
+
+    def to_json(self) -> dict[str, object]:
+        return {"count": self.count, "tail_from": self.tail_from, "tail": list(self.tail)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> QuantileSample:
+        """A stored sample; MalformedJson naming a field of the wrong type or range."""
+        count = json_fields.integer(data, "count")
+        start = json_fields.integer(data, "tail_from")
+        tail = json_fields.optional_numbers(json_fields.items(data, "tail"), "tail")
+        if count < 1 or not 1 <= start <= count or len(tail) != count - start + 1:
+            raise MalformedJson(f"expected a tail of ranks {start}…{count}, got {len(tail)}")
+        values = tuple(float(v) for v in tail if v is not None)
+        if len(values) != len(tail) or list(values) != sorted(values):
+            raise MalformedJson("expected sorted numbers", ("tail",))
+        if not all(math.isfinite(v) and v >= 0.0 for v in values):
+            raise MalformedJson("expected finite numbers ≥ 0", ("tail",))
+        return cls(count, start, values)
+
+
+@frozen_value
+class LatencyFigures:
+    """A step's latency figures.
+
+    turns: served turns counted; timed: of them, streamed with token timing.
+    *_p50_s: medians; latency / ttft / itl: samples for the p95s and their intervals (None
+    where no turn was timed). missing: why TTFT and ITL are absent, else None.
+    whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
+    latencies (None for a corpus of segments). measured_to_cap: the step measured until
+    `max_step_seconds`, so a p95 still inconclusive there stays so.
+    """
+
+    turns: int
+    timed: int
+    latency_p50_s: float | None
+    latency: QuantileSample | None
+    ttft_p50_s: float | None
+    ttft: QuantileSample | None
+    itl_p50_s: float | None
+    itl: QuantileSample | None
+    decode_tokens_per_s_p50: float | None
+    missing: str | None = None
+    whole_runs: bool = False
+    run_p50_s: float | None = None
+    run: QuantileSample | None = None
+    measured_to_cap: bool = False
+
+    @property
+    def judged(self) -> tuple[str, QuantileSample | None]:
+        """(what, sample) `latency_factor` judges: the run's latency for whole runs, else
+        the turn's."""
+        return (RUN, self.run) if self.whole_runs else (TURN, self.latency)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "turns": self.turns,
+            "timed": self.timed,
+            "latency_p50_s": self.latency_p50_s,
+            "latency_p95_s": self.latency.value() if self.latency else None,
+            "latency": self.latency.to_json() if self.latency else None,
+            "ttft_p50_s": self.ttft_p50_s,
+            "ttft_p95_s": self.ttft.value() if self.ttft else None,
+            "ttft": self.ttft.to_json() if self.ttft else None,
+            "itl_p50_s": self.itl_p50_s,
+            "itl_p95_s": self.itl.value() if self.itl else None,
+            "itl": self.itl.to_json() if self.itl else None,
+            "decode_tokens_per_s_p50": self.decode_tokens_per_s_p50,
+            "missing": self.missing,
+            "whole_runs": self.whole_runs,
+            "run_p50_s": self.run_p50_s,
+            "run_p95_s": self.run.value() if self.run else None,
+            "run": self.run.to_json() if self.run else None,
+            "measured_to_cap": self.measured_to_cap,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> LatencyFigures:
+        """Stored figures; MalformedJson naming a field of the wrong type."""
+        return cls(
+            turns=json_fields.integer(data, "turns"),
+            timed=json_fields.integer(data, "timed"),
+            latency_p50_s=json_fields.number(data, "latency_p50_s", None),
+            latency=_sample(data, "latency"),
+            ttft_p50_s=json_fields.number(data, "ttft_p50_s", None),
+            ttft=_sample(data, "ttft"),
+            itl_p50_s=json_fields.number(data, "itl_p50_s", None),
+            itl=_sample(data, "itl"),
+            decode_tokens_per_s_p50=json_fields.number(data, "decode_tokens_per_s_p50", None),
+            missing=json_fields.text(data, "missing", None),
+            # figures from before run latency was judged, or the cap was known
+            whole_runs=json_fields.boolean(data, "whole_runs", False),
+            run_p50_s=json_fields.number(data, "run_p50_s", None),
+            run=_sample(data, "run"),
+            measured_to_cap=json_fields.boolean(data, "measured_to_cap", False),
+        )
+
+
+def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
+    if data.get(key) is None:
+        return None
+    return json_fields.nested(data, key, QuantileSample.from_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# The bounds
+# ---------------------------------------------------------------------------------------------
+
+LATENCY_BOUND_KEYS = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
+
+
+def _seconds(value: float | None) -> str:
+    return "?" if value is None else f"{value:.3g} s"
+
+
+def _range(low: float | None, high: float | None, unit: str = " s") -> str:
+    def shown(v: float | None) -> str:
+        return "…" if v is None else f"{v:.3g}"
+
+    return f"{shown(low)}–{shown(high)}{unit}"
+
+
+INCONCLUSIVE_AT_CAP = "inconclusive at max_step_seconds"
+
+
+def _inconclusive(doubt: str, at_cap: bool) -> tuple[str | None, str | None]:
+    """A p95 whose interval reaches both sides of its limit: refused once measuring longer
+    was tried to the cap, a warning otherwise."""
+    if at_cap:
+        return f"{doubt}, {INCONCLUSIVE_AT_CAP}", None
+    return None, doubt
+
+
+def _against(
+    key: str,
+    what: str,
+    sample: QuantileSample | None,
+    limit: float,
+    confidence: float,
+    at_cap: bool = False,
+) -> tuple[str | None, str | None]:
+    """(broken, warning) of one p95 against an absolute limit in seconds."""
+    if sample is None:
+        return f"{key}: {what} not measured ({UNSTREAMED})", None
+    low, high = sample.interval(confidence)
+    shown = f"p95 {what} {_seconds(sample.value())} ({_range(low, high)})"
+    if low is not None and low > limit:
+        return f"{key}: {shown} above {limit:.3g} s", None
+    if high is None or high > limit:
+        return _inconclusive(f"{key}: {shown} may be above {limit:.3g} s", at_cap)
+    return None, None
+
+
+def undecided_latency_bounds(
+    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
+) -> list[str]:
+    """The configured latency bounds whose p95 interval still reaches both sides of the
+    limit: measuring longer can decide them."""
+    if step is None:
+        return []
+    _, doubts = latency_findings(replace(step, measured_to_cap=False), one_slot, bounds)
+    return [doubt.split(":", 1)[0] for doubt in doubts]
+
+
+def latency_findings(
+    step: LatencyFigures | None,
+    one_slot: QuantileSample | None,
+    bounds: Bounds,
+) -> tuple[list[str], list[str]]:
+    """(broken, warnings) of a step above one slot against the configured latency bounds.
+
+    `one_slot`: the better one-slot run's judged latencies (`LatencyFigures.judged`: runs
+    for whole runs, else turns), the base of `latency_factor`. The
+    factor's interval is the step's p95 interval over the base's, each at the confidence that
+    leaves the pair jointly at `bounds.confidence` (Bonferroni).
+    """
+    broken: list[str] = []
+    warnings: list[str] = []
+    checks = (
+        ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft if step else None),
+        ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl if step else None),
+    )
+    for key, what, limit, sample in checks:
+        if limit is None:
+            continue
+        at_cap = step is not None and step.measured_to_cap
+        bad, doubt = _against(key, what, sample, limit, bounds.confidence, at_cap)
+        broken += [bad] if bad else []
+        warnings += [doubt] if doubt else []
+    factor = bounds.latency_factor
+    if factor is not None:
+        what, judged = step.judged if step else (TURN, None)
+        at_cap = step is not None and step.measured_to_cap
+        bad, doubt = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
+        broken += [bad] if bad else []
+        warnings += [doubt] if doubt else []
+    return broken, warnings
+
+
+def factor_interval(
+    step: QuantileSample, one_slot: QuantileSample, confidence: float
+) -> tuple[float | None, float | None]:
+    """The interval of (step's p95) / (one slot's p95), both measured."""
+    each = 1.0 - (1.0 - confidence) / 2.0
+    s_low, s_high = step.interval(each)
+    b_low, b_high = one_slot.interval(each)
+    low = s_low / b_high if s_low is not None and b_high else None
+    high = s_high / b_low if s_high is not None and b_low else None
+    return low, high
+
+
+def _factor_finding(
+    what: str,
+    step: QuantileSample | None,
+    one_slot: QuantileSample | None,
+    factor: float,
+    bounds: Bounds,
+    at_cap: bool,
+) -> tuple[str | None, str | None]:
+    key = "latency_factor"
+    if step is None or one_slot is None or not one_slot.value():
+        return f"{key}: p95 {what} latency not measured at one slot and here", None
+    low, high = factor_interval(step, one_slot, bounds.confidence)
+    point = (step.value() or 0.0) / (one_slot.value() or 1.0)
+    shown = (
+        f"p95 {what} latency {_seconds(step.value())} = {point:.2f}× one slot's "
+        f"{_seconds(one_slot.value())} ({_range(low, high, '×')})"
+    )
+    if low is not None and low > factor:
+        return f"{key}: {shown} above {factor:g}×", None
+    if high is None or high > factor:
+        return _inconclusive(f"{key}: {shown} may be above {factor:g}×", at_cap)
+    return None, None

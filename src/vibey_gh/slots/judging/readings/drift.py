@@ -1,0 +1,290 @@
+"""Does the answer hold over hours? A soak's drift, decided on intervals (pure: no I/O).
+
+A soak replays the corpus at one N for hours, in one or more spans (a resumed soak starts a
+new span: the runner was restarted). Each span is cut into windows of one fixed length; each
+window's throughput has an interval from its batch means, as a step's does. The soak:
+
+- *holds* when the last window's throughput is, at the bounds' confidence, within `min_gain`
+  of the first window's (the ratio's interval lies above 1 − min_gain), no bound broke at any
+  tick, and the runner's memory is not growing without bound;
+- *drifted* when the ratio's interval lies wholly below 1 − min_gain, or memory grows without
+  bound (its growth's interval is above zero and, at its low end, would use up the free
+  memory left within a day);
+- is *inconclusive* when the interval straddles 1 − min_gain, or fewer than two windows were
+  measured;
+- *broke a bound* when any tick broke one (`reading_bounds`).
+
+A throttle reason that appears does not itself decide: if the throughput still held, it cost
+nothing and the verdict says so; if it fell, the reason is named as the likely cause.
+The trend is the least-squares slope of the windows' throughputs over time, with its
+interval, as a share of the first window per hour.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import field
+from typing import Any
+
+from ....interfaces.bounds import Bounds
+from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
+from ....interfaces.values import frozen_value
+from ..metrics import batch_standard_error, batch_throughputs
+from ..statistics.stats import Estimate, ratio_interval, t_quantile
+from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
+
+HOLDS, DRIFTED, INCONCLUSIVE, BROKE = "holds", "drifted", "inconclusive", "broke a bound"
+VERDICTS = (HOLDS, DRIFTED, INCONCLUSIVE, BROKE)
+HOURS_TO_EXHAUST = 24.0
+
+
+@frozen_value
+class SoakSpan:
+    """One continuous stretch of replay: from `start` (the workers all started) to `end`, in
+    the span's own monotonic seconds, and when each decided unit (turn or run) ended."""
+
+    start: float
+    end: float
+    ends: tuple[float, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "ends": list(self.ends)}
+
+
+@frozen_value
+class SoakWindow:
+    """A window's throughput (units per hour) with its standard error, and where it sits in
+    the soak's measured time (seconds since the soak began measuring)."""
+
+    at_s: float
+    length_s: float
+    units: int
+    throughput: float
+    se: float | None
+    batches: int
+
+    @property
+    def estimate(self) -> Estimate:
+        return Estimate(self.throughput, self.se, self.batches)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at_s": self.at_s,
+            "length_s": self.length_s,
+            "units": self.units,
+            "throughput": self.throughput,
+            "se": self.se,
+            "batches": self.batches,
+        }
+
+
+@frozen_value
+class Trend:
+    """A least-squares slope with its interval at the bounds' confidence (None: too few)."""
+
+    slope: float
+    low: float | None
+    high: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slope": self.slope, "low": self.low, "high": self.high}
+
+
+@frozen_value
+class SoakJudgement:
+    verdict: str
+    reasons: tuple[str, ...]
+    windows: tuple[SoakWindow, ...]
+    last_over_first: tuple[float, float, float] | None  # point, low, high
+    trend_per_hour: Trend | None  # as a share of the first window's throughput
+    rss_per_hour: Trend | None  # bytes per hour
+    throttles: tuple[str, ...]
+    throttle_cost: str | None  # "none" (held anyway), "likely" (throughput fell), None
+    breaks: tuple[BoundBreak, ...] = field(default_factory=tuple)
+    unjudged: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == HOLDS
+
+    def to_json(self) -> dict[str, Any]:
+        ratio = self.last_over_first
+        return {
+            "verdict": self.verdict,
+            "holds": self.holds,
+            "reasons": list(self.reasons),
+            "windows": [w.to_json() for w in self.windows],
+            "last_over_first": None
+            if ratio is None
+            else {"value": ratio[0], "low": ratio[1], "high": ratio[2]},
+            "trend_per_hour": None
+            if self.trend_per_hour is None
+            else self.trend_per_hour.to_json(),
+            "rss_per_hour": None if self.rss_per_hour is None else self.rss_per_hour.to_json(),
+            "throttles": list(self.throttles),
+            "throttle_cost": self.throttle_cost,
+            "breaks": [b.to_json() for b in self.breaks],
+            "unjudged": list(self.unjudged),
+        }
+
+
+def windows_of(spans: Sequence[SoakSpan], window_s: float) -> list[SoakWindow]:
+    """Whole windows of each span (a span's last partial window is left out)."""
+    out: list[SoakWindow] = []
+    offset = 0.0
+    for span in spans:
+        count = int((span.end - span.start) // window_s) if window_s > 0 else 0
+        for k in range(count):
+            start = span.start + k * window_s
+            end = start + window_s
+            ends = [e for e in span.ends if start < e <= end]
+            batches = batch_throughputs(ends, start, end)
+            se = batch_standard_error(batches, start, end)
+            out.append(
+                SoakWindow(offset + k * window_s, window_s, len(ends),
+                           len(ends) * 3600.0 / window_s, se, len(batches))
+            )  # fmt: skip
+        offset += max(0.0, span.end - span.start)
+    return out
+
+
+def trend(points: Sequence[tuple[float, float]], confidence: float) -> Trend | None:
+    """Least-squares slope of y over x, with its t interval (None below two points)."""
+    n = len(points)
+    if n < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    if n < 3:
+        return Trend(slope, None, None)
+    residual = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in points)
+    se = math.sqrt(residual / (n - 2) / sxx)
+    half = t_quantile(0.5 + confidence / 2.0, n - 2) * se
+    return Trend(slope, slope - half, slope + half)
+
+
+def _throttles(samples: Sequence[tuple[float, ReadingSample]]) -> list[str]:
+    seen: list[str] = []
+    for _at, sample in samples:
+        for name, reading in sample.readings.items():
+            if name.endswith(THROTTLED_SUFFIX) and reading.value:
+                source = name.removesuffix(THROTTLED_SUFFIX)
+                said = f"{source}: {sample.notes.get(name) or 'throttled'}"
+                if said not in seen:
+                    seen.append(said)
+    return seen
+
+
+def _memory(
+    samples: Sequence[tuple[float, ReadingSample]], confidence: float
+) -> tuple[Trend | None, str | None, str | None]:
+    """The runner's resident memory per hour; a problem when it grows without bound; why it
+    could not be judged."""
+    points = [
+        (at / 3600.0, rss)
+        for at, sample in samples
+        if (rss := sample.value("runner.rss_bytes")) is not None
+    ]
+    if len(points) < 3:
+        return None, None, "runner memory: too few readings of the runner's resident memory"
+    slope = trend(points, confidence)
+    if slope is None or slope.low is None or slope.low <= 0:
+        return slope, None, None
+    last = samples[-1][1]
+    share, total = last.value("host.free_share"), last.value("host.total_bytes")
+    if share is None or total is None:
+        return slope, None, "runner memory grows, but free memory is not known"
+    free = share * total
+    if slope.low * HOURS_TO_EXHAUST > free:
+        problem = (
+            f"runner memory grows {slope.low / 1e6:.0f}–{(slope.high or slope.low) / 1e6:.0f} "
+            f"MB/h: the {free / 1e9:.1f} GB free would be used up within a day"
+        )
+        return slope, problem, None
+    return slope, None, None
+
+
+def judge_soak(
+    spans: Sequence[SoakSpan],
+    samples: Sequence[tuple[float, ReadingSample]],
+    bounds: Bounds,
+    window_s: float,
+    budget_bytes: float | None = None,
+) -> SoakJudgement:
+    """`samples`: each tick's readings with its place in the soak's measured time (s)."""
+    windows = windows_of(spans, window_s)
+    breaks, unjudged = breaks_over_time(samples, reading_bounds_of(bounds, budget_bytes))
+    breaks = (*breaks, *swap_out_breaks(samples, bounds.swap_floor_mb_per_min))
+    rss_trend, memory_problem, memory_unjudged = _memory(samples, bounds.confidence)
+    if memory_unjudged:
+        unjudged = (*unjudged, memory_unjudged)
+    throttles = _throttles(samples)
+    reasons: list[str] = []
+    ratio: tuple[float, float, float] | None = None
+    slope: Trend | None = None
+    fell = False
+    steady = False
+    if len(windows) >= 2 and windows[0].throughput > 0:
+        first, last = windows[0], windows[-1]
+        interval = ratio_interval(last.estimate, first.estimate, bounds.confidence)
+        point = last.throughput / first.throughput
+        if not (first.estimate.has_interval and last.estimate.has_interval):
+            reasons.append(
+                f"throughput undecided: the first and last windows ({first.units} and "
+                f"{last.units} units) are too few for an interval; soak longer"
+            )
+        elif interval is not None:
+            ratio = (point, interval[0], interval[1])
+            floor = 1.0 - bounds.min_gain
+            fell = interval[1] < floor
+            steady = interval[0] >= floor
+            said = f"last window at {point:.0%} of the first ({interval[0]:.0%}–{interval[1]:.0%})"
+            if fell:
+                reasons.append(f"throughput fell: {said}, below {floor:.0%}")
+            elif steady:
+                reasons.append(f"throughput held: {said}")
+            else:
+                reasons.append(f"throughput undecided: {said} straddles {floor:.0%}")
+        points = [((w.at_s + w.length_s / 2) / 3600.0, w.throughput / first.throughput)
+                  for w in windows]  # fmt: skip
+        slope = trend(points, bounds.confidence)
+    else:
+        reasons.append(f"fewer than two whole windows of {window_s:g} s were measured")
+    throttle_cost: str | None = None
+    if throttles:
+        throttle_cost = "likely" if fell else "none" if steady else None
+        named = "; ".join(throttles)
+        if fell:
+            reasons.append(f"throttled ({named}), the likely cause")
+        elif steady:
+            reasons.append(f"throttled ({named}) without costing throughput")
+        else:
+            reasons.append(f"throttled ({named})")
+    if memory_problem:
+        reasons.append(memory_problem)
+    busy = [v for _at, s in samples if (v := s.value("production.busy")) is not None]
+    if busy and any(busy):
+        share = sum(busy) / len(busy)
+        reasons.append(
+            f"production held a model in {share:.0%} of the ticks: its work shared the machine "
+            "with the soak's windows"
+        )
+    for broken in breaks:
+        reasons.append(f"bound broken at {broken.at_s:.0f} s: {broken.text}")
+    if breaks:
+        verdict = BROKE
+    elif fell or memory_problem:
+        verdict = DRIFTED
+    elif steady:
+        verdict = HOLDS
+    else:
+        verdict = INCONCLUSIVE
+    return SoakJudgement(
+        verdict, tuple(reasons), tuple(windows), ratio, slope, rss_trend,
+        tuple(throttles), throttle_cost, tuple(breaks), tuple(unjudged),
+    )  # fmt: skip

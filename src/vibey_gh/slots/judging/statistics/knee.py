@@ -1,0 +1,176 @@
+"""The ideal N is the knee (design §5): the last slot count whose step still paid for itself.
+
+More slots cost memory, latency and fidelity, so a step must add `min_gain` to count. Past the
+knee, throughput often still creeps up a few percent per slot (work outside the model's
+capacity overlaps across workers), and long steady steps measure that creep precisely — a rule
+that takes "the smallest N the evidence cannot tell from the best" walks onto the plateau.
+So each step is held to the best step measured before it, as the patience rule holds it:
+
+- a step *climbs* when it qualifies and its whole throughput interval lies at or above
+  min_gain over the best throughput measured before it — the gain that resets the patience
+  count;
+- a step *adds less than min_gain* when its whole interval lies below that — patience's
+  "no gain" (`adds_less_than`, which the sweep uses too);
+- the ideal N is the last step that climbs (never one with more slots than the best qualifying
+  step); with none, one.
+
+Both tests read the step's own interval against the earlier step's throughput, as the patience
+rule does: the sweep measures a step on until they decide, and measuring it longer could never
+narrow the earlier step's interval.
+
+A gain too small to count, or one the interval cannot show, is never paid for: what patience
+stopped on never becomes the answer, and neither does a step that only might have gained. The
+answer only moves down as min_gain grows (fewer steps climb). Nothing here knows which figure
+decides (turns/h, runs/h): it reads throughput estimates with their noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ....interfaces.values import frozen_value
+from .stats import Estimate, ratio_interval
+
+
+@frozen_value
+class Rate:
+    """One step's deciding throughput, as the knee rule reads it.
+
+    index: the step's place in the sweep (measurement order); slots: its N.
+    throughput: the figure with its noise. qualifies: inside every bound and a `min_gain` gain
+    over one slot (judged by the caller). counts: inside every bound, so its throughput is one
+    the device could run with and a later step must beat it. too_short: a steady-state step
+    whose window held too few turns for an interval: nothing can be said about its gain.
+    """
+
+    index: int
+    slots: int
+    throughput: Estimate
+    qualifies: bool
+    counts: bool = True
+    too_short: bool = False
+
+
+def adds_less_than(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
+    """The step's whole interval is below `min_gain` over `best_before` (a point): "no gain".
+
+    Only the step's own noise counts: this is the patience rule's test (it decides whether to
+    measure on, and measuring the new step longer cannot narrow an earlier step's interval). A
+    step that adds less than min_gain never `climbs`, so what patience stops on is never the
+    answer.
+    """
+    if best_before <= 0:
+        return False
+    ratio = ratio_interval(step, Estimate(best_before), confidence)
+    return ratio is not None and ratio[1] < 1.0 + min_gain
+
+
+def climbs(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
+    """The step's whole interval is at or above `min_gain` over `best_before` (a point): the
+    gain that resets the patience count. With nothing served before, any step climbs.
+
+    Only the step's own noise counts, as in `adds_less_than`: the sweep measures a step on
+    until exactly this is decided, and measuring it longer could never narrow the interval of
+    the step before it."""
+    if best_before <= 0:
+        return True
+    ratio = ratio_interval(step, Estimate(best_before), confidence)
+    return ratio is not None and ratio[0] >= 1.0 + min_gain
+
+
+@frozen_value
+class PastKnee:
+    """A step above the knee and what it adds: `adds` is its throughput over the best measured
+    before it, minus 1; `below_min_gain`: its whole interval is below `min_gain` over that."""
+
+    index: int
+    slots: int
+    adds: float
+    below_min_gain: bool
+
+
+@frozen_value
+class Knee:
+    """The rule's answer: `chosen` (the knee), the qualifying steps that `climbed`, and the
+    steps inside every bound `past` the knee (more slots than it)."""
+
+    chosen: Rate
+    climbed: tuple[Rate, ...]
+    past: tuple[PastKnee, ...]
+
+
+def _best_before(rates: Sequence[Rate]) -> dict[int, Rate | None]:
+    """Each step's best step measured before it, among those inside every bound."""
+    before: dict[int, Rate | None] = {}
+    best: Rate | None = None
+    for rate in sorted(rates, key=lambda r: r.index):
+        before[rate.index] = best
+        if rate.counts and (best is None or rate.throughput.value > best.throughput.value):
+            best = rate
+    return before
+
+
+def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | None:
+    """The knee among `rates` (every step of the sweep, one-slot runs included, so that each
+    step is held to the best measured before it); None when no step climbs."""
+    qualifying = [r for r in rates if r.qualifies and not r.too_short]
+    if not qualifying:
+        return None
+    before = _best_before(rates)
+    # more slots than the best qualifying step never pay: they serve less
+    top = max(qualifying, key=lambda r: (r.throughput.value, -r.slots)).slots
+    climbed = tuple(
+        r
+        for r in qualifying
+        if r.slots <= top
+        and (
+            (prior := before[r.index]) is None
+            or climbs(r.throughput, prior.throughput.value, min_gain, confidence)
+        )
+    )
+    if not climbed:
+        return None
+    chosen = max(climbed, key=lambda r: (r.slots, -r.index))
+    past = []
+    for rate in sorted(rates, key=lambda r: r.index):
+        prior = before[rate.index]
+        if not rate.counts or rate.slots <= chosen.slots or prior is None:
+            continue
+        bar = prior.throughput.value
+        adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
+        below = not rate.too_short and adds_less_than(rate.throughput, bar, min_gain, confidence)
+        past.append(PastKnee(rate.index, rate.slots, adds, below))
+    return Knee(chosen, climbed, tuple(past))
+
+
+def plateau_sentence(found: Knee, min_gain: float, figure: str = "turns/h") -> str:
+    """'N=5 and 6 add +5.4% and +2.5% more turns/h: below min_gain (10%)' — what the steps
+    past the knee add, each over the best before it; '' when nothing was measured past it."""
+    if not found.past:
+        return ""
+    names = _join([str(p.slots) for p in found.past])
+    adds = _join([f"{p.adds:+.1%}" for p in found.past])
+    one = len(found.past) == 1
+    verb, each = ("adds", "") if one else ("add", "each ")
+    if all(p.below_min_gain for p in found.past):
+        why = f"below min_gain ({min_gain:.0%})"
+    else:
+        why = f"{'not' if one else 'none'} shown to add min_gain ({min_gain:.0%})"
+    return f"N={names} {verb} {adds} more {figure}, {each}over the best step before it: {why}"
+
+
+def knee_paragraph(found: Knee, min_gain: float, figure: str = "turns/h") -> str:
+    """The rule in one paragraph, with this sweep's knee as its example."""
+    text = (
+        f"The ideal N is the knee, N={found.chosen.slots}: the last step whose whole {figure} "
+        f"interval cleared a {min_gain:.0%} gain over the best step before it. More slots "
+        "cost memory, latency and fidelity, so a step that adds "
+        "less than min_gain — what the patience rule calls no gain — or whose gain the "
+        "interval cannot show is not paid for, however precisely it was measured."
+    )
+    plateau = plateau_sentence(found, min_gain, figure)
+    return text + (f" Past the knee, {plateau}." if plateau else "")
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,0 +1,141 @@
+"""A calibration runner left behind by a crashed calibration (kill -9, power loss) is ours to
+stop: its pid file names it, and it still holds the calibration port a rerun needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from ....errors import MalformedJson
+from ....files import atomic_write_json
+from ....guarded import MIB, InputProblem, loads_json, read_regular_text
+from ....interfaces import json_fields
+from ....platforms.process.processes import stop_tree
+from ....runners.registry import package_runner_modules
+
+PID_FILE = "calibration-runner.json"
+
+
+@dataclass(frozen=True)
+class RunnerRecord:
+    """The pid file: which process a calibration started, told apart from a later process
+    given the same pid by its start time and command line (None where a file lacks them)."""
+
+    pid: int
+    create_time: float | None
+    cmdline: tuple[str, ...] | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"pid": self.pid, "create_time": self.create_time, "cmdline": self.cmdline}
+
+    @classmethod
+    def from_json(cls, data: object) -> RunnerRecord:
+        """The one reader of the pid file; MalformedJson naming the bad field."""
+        with json_fields.within("calibration runner"):
+            # absent: a file from before the check, which then never matches a process
+            cmdline = (
+                json_fields.strings(data, "cmdline")
+                if json_fields.present(data, "cmdline")
+                else None
+            )
+            return cls(
+                pid=json_fields.integer(data, "pid"),
+                create_time=json_fields.number(data, "create_time", None),
+                cmdline=None if cmdline is None else tuple(cmdline),
+            )
+
+    def is_running_as(self, process: psutil.Process) -> bool:
+        """Whether `process` is the very one recorded (pids are reused)."""
+        if self.create_time is None or self.cmdline is None:
+            return False
+        started = abs(process.create_time() - self.create_time) < 1.0
+        return started and tuple(process.cmdline()) == self.cmdline
+
+
+def read_runner_record(path: Path) -> RunnerRecord | None:
+    """The recorded runner, or None: no file, or one that is not a pid file of ours."""
+    try:
+        return RunnerRecord.from_json(loads_json(read_regular_text(path, limit=MIB)))
+    except (OSError, InputProblem, MalformedJson):  # never blocks on a FIFO (guarded)
+        return None
+
+
+def remember_runner(path: Path, pid: int | None) -> None:
+    if pid is None:
+        return
+    try:
+        process = psutil.Process(pid)
+        record = RunnerRecord(pid, process.create_time(), tuple(process.cmdline()))
+    except psutil.Error:
+        return
+    atomic_write_json(path, record.to_json())
+
+
+def forget_runner(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def stop_orphaned_runner(path: Path, timeout_s: float = 10.0) -> int | None:
+    """Stop the runner a previous calibration recorded, if that very process still runs.
+
+    The pid alone is not enough (pids are reused): its start time and command line must match.
+    Returns the pid stopped, or None.
+    """
+    record = read_runner_record(path)
+    if record is None:
+        forget_runner(path)
+        return None
+    pid = record.pid
+    try:
+        process = psutil.Process(pid)
+        same = record.is_running_as(process)
+    except psutil.Error:
+        same = False
+    if not same:
+        forget_runner(path)
+        return None
+    tree = [process, *process.children(recursive=True)]
+    stop_tree(tree, timeout_s)
+    forget_runner(path)
+    return pid
+
+
+def stop_embedded_runner_on_port(port: int, timeout_s: float = 10.0) -> int | None:
+    """Stop an embedded runner of ours that still listens on `port` (a crash can come between
+    starting it and recording its pid). Only our own runner module is ever stopped here."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except psutil.Error:
+        return None
+    for conn in connections:
+        if conn.status != psutil.CONN_LISTEN or not conn.laddr or conn.laddr.port != port:
+            continue
+        if conn.pid is None:
+            continue
+        try:
+            process = psutil.Process(conn.pid)
+            if not _orphaned_embedded_runner(process.cmdline()):
+                return None
+            process.terminate()
+            try:
+                process.wait(timeout_s)
+            except psutil.TimeoutExpired:
+                process.kill()
+        except psutil.Error:
+            return None
+        return int(conn.pid)
+    return None
+
+
+def _orphaned_embedded_runner(cmdline: list[str]) -> bool:
+    """Our embedded runner whose starter is gone (never a `runner serve` someone is using)."""
+    ours = any(module in cmdline for module in package_runner_modules())
+    if not ours or "--parent-pid" not in cmdline:
+        return False
+    try:
+        parent = int(cmdline[cmdline.index("--parent-pid") + 1])
+    except (IndexError, ValueError):
+        return False
+    return not psutil.pid_exists(parent)

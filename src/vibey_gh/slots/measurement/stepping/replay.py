@@ -1,0 +1,190 @@
+"""Replay a corpus against a runner with N closed-loop workers, in a steady state.
+
+A worker takes the next segment from a shared cursor that cycles through the corpus and sends
+its turns in order, so it keeps its prefix warm exactly as a lane does; worker i starts at
+segment i. Workers keep taking segments until every segment was taken once and `keep_going`
+says the step has measured enough; from then on each worker stops at its next segment boundary
+(the first one to stop ends the measurement window), and once every corpus turn has an answer
+the others stop after their turn in flight (the drain is not measured).
+
+Before each turn a worker waits the turn's think time (`think`, the run's tools on replay).
+The wait is interruptible: a stop, an outside stop (`accept`) or the end of the drain wakes a
+waiting worker at once, and an exception in the caller (a stop signal) stops every worker.
+
+The driver records raw results with monotonic timestamps; it computes nothing. `check` is
+called after every turn and may end the step early (its reason is returned); turns that finish
+after that, or while `accept` says no (the runner was stopped to protect the machine), are not
+recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from ....interfaces.slots_interface import ChatSettings
+from ....runners.contract import RunningRunner
+from ...corpus.corpus import Segment, Turn
+from ...judging.records import TurnRecord
+
+# how often a waiting worker looks whether an outside stop (`accept`) came
+_ACCEPT_POLL_S = 0.25
+
+
+@dataclass
+class ReplayOutcome:
+    turns: list[TurnRecord] = field(default_factory=list)
+    ended_early: str | None = None
+
+
+def _one_pass(_turns: list[TurnRecord]) -> bool:
+    return False
+
+
+def _no_wait(_turn: Turn) -> float:
+    return 0.0
+
+
+class _Cursor:
+    """Which segment comes next, and whether the step is winding down. Used under one lock."""
+
+    def __init__(self, segments: Sequence[Segment]) -> None:
+        self.segments = segments
+        self.taken = 0
+        self.finishing = False
+        self.wanted = {t.id for s in segments for t in s.turns}
+        self.answered: set[str] = set()
+
+    @property
+    def every_segment_taken(self) -> bool:
+        return self.taken >= len(self.segments)
+
+    @property
+    def every_turn_answered(self) -> bool:
+        return self.wanted <= self.answered
+
+    def next_segment(self) -> Segment:
+        segment = self.segments[self.taken % len(self.segments)]
+        self.taken += 1
+        return segment
+
+
+def replay_corpus(
+    runner: RunningRunner,
+    segments: Sequence[Segment],
+    workers: int,
+    settings: ChatSettings,
+    check: Callable[[list[TurnRecord]], str | None],
+    on_turn: Callable[[TurnRecord], None] | None = None,
+    accept: Callable[[], bool] = lambda: True,
+    keep_going: Callable[[list[TurnRecord]], bool] = _one_pass,
+    think: Callable[[Turn], float] = _no_wait,
+) -> ReplayOutcome:
+    """Replay until every segment was taken and `keep_going` is False (default: one pass).
+    `think`: seconds to wait before a turn (default none)."""
+    outcome = ReplayOutcome()
+    cursor = _Cursor(segments)
+    lock = threading.Lock()
+    stop = threading.Event()
+    # set with `stop`, and once the drain needs no more turns: ends every wait at once
+    wake = threading.Event()
+
+    def drained() -> bool:
+        with lock:
+            done = cursor.finishing and cursor.every_turn_answered
+        if done:
+            wake.set()
+        return done
+
+    def wait(seconds: float) -> bool:
+        """Wait `seconds`; False when woken to stop instead."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if wake.wait(min(left, _ACCEPT_POLL_S)) or not accept():
+                return False
+        return not stop.is_set()
+
+    def take() -> Segment | None:
+        with lock:
+            if not segments or stop.is_set():
+                return None
+            if cursor.every_segment_taken and (cursor.finishing or not keep_going(outcome.turns)):
+                cursor.finishing = True
+                if cursor.every_turn_answered:
+                    wake.set()  # the drain needs no more turns: no one waits out a think time
+                return None
+            return cursor.next_segment()
+
+    def work(worker: int) -> None:
+        while (segment := take()) is not None:
+            for position, turn in enumerate(segment.turns):
+                if stop.is_set() or not accept() or drained():
+                    return
+                seconds = think(turn)
+                if seconds > 0 and (not wait(seconds) or drained()):
+                    return
+                result = runner.chat(turn.messages, turn.tools or None, _capped(settings, turn))
+                closes = position == len(segment.turns) - 1
+                record = TurnRecord(turn.id, segment.id, worker, result, seconds, closes)
+                with lock:
+                    if stop.is_set() or not accept():
+                        stop.set()
+                        wake.set()
+                        return
+                    outcome.turns.append(record)
+                    cursor.answered.add(turn.id)
+                    if cursor.finishing and cursor.every_turn_answered:
+                        wake.set()
+                    if on_turn is not None:
+                        on_turn(record)
+                    reason = check(outcome.turns)
+                    if reason is not None:
+                        outcome.ended_early = reason
+                        stop.set()
+                        wake.set()
+                        return
+
+    crashes: list[BaseException] = []
+
+    def guarded_work(worker: int) -> None:
+        # A bug in a worker must end the step loudly: a step judged on the turns of the
+        # workers that survived would measure fewer workers than it claims.
+        try:
+            work(worker)
+        except BaseException as exc:
+            with lock:
+                crashes.append(exc)
+            stop.set()
+            wake.set()
+
+    threads = [
+        threading.Thread(target=guarded_work, args=(i,), name=f"replay-worker-{i}", daemon=True)
+        for i in range(workers)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        # a stop signal in the caller: no worker sends another turn or waits out its think time
+        stop.set()
+        wake.set()
+    if crashes:
+        raise crashes[0]
+    return outcome
+
+
+def _capped(settings: ChatSettings, turn: Turn) -> ChatSettings:
+    """The turn's own answer cap (a recorded answer's length) where it is below the step's."""
+    if turn.max_tokens is None or turn.max_tokens >= settings.max_tokens:
+        return settings
+    return replace(settings, max_tokens=turn.max_tokens)
+
+
+def stop_from_outside(outcome: ReplayOutcome, reason: str) -> None:
+    """Record why a step was ended by something other than a turn (the sampler)."""
+    if outcome.ended_early is None:
+        outcome.ended_early = reason

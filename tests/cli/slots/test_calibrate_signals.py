@@ -1,0 +1,59 @@
+"""`slots calibrate` stopped by SIGTERM, SIGHUP or SIGINT, for real (embedded runner, tiny
+corpus): the runner is stopped, the pid file and the lock released, the checkpoint kept, one
+line says so, and the exit code is 128 + the signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.support.corpus import calibrate_command, embedded_work_dir, tiny_corpus
+from tests.support.processes import gone
+from vibey_gh.slots.measurement.stepping.orphans import PID_FILE
+from vibey_gh.state import StateLayout
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_stop_signal_stops_the_sweep_cleanly_and_keeps_the_checkpoint(
+    tmp_path: Path, isolated_state: Path, sig: signal.Signals
+) -> None:
+    _, corpus_path = tiny_corpus(tmp_path)
+    # short steps and answers: what is tested is the stop, not the step or the answers
+    work = embedded_work_dir(tmp_path, "min_step_seconds = 0.1\n")
+    layout = StateLayout(isolated_state)
+    command = calibrate_command(corpus_path, 8)
+    env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(isolated_state)}
+    sweep = subprocess.Popen(command, cwd=work, env=env, stderr=subprocess.PIPE, text=True)
+    pid_file = isolated_state / PID_FILE
+    deadline = time.monotonic() + 300
+    runner_pid = None
+    while time.monotonic() < deadline:  # the second step's runner is up, the first is saved
+        if list(layout.progress.glob("*.json")) and pid_file.exists():
+            runner_pid = json.loads(pid_file.read_text())["pid"]
+            break
+        assert sweep.poll() is None, sweep.stderr.read() if sweep.stderr else ""
+        time.sleep(0.1)
+    assert runner_pid is not None
+    sweep.send_signal(sig)
+    _, stderr = sweep.communicate(timeout=120)
+    assert sweep.returncode == 128 + sig, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last == (
+        f"calibration stopped ({sig.name}): the runner is stopped and every completed step is "
+        "kept; rerun the same command to resume"
+    )
+    assert "Traceback" not in stderr
+    assert gone(runner_pid), (stderr, psutil.Process(runner_pid).cmdline())
+    assert not pid_file.exists()
+    assert not [p for p in (isolated_state / "locks").rglob("*.json")], "a lock holder is left"
+    checkpoint = list(layout.progress.glob("*.json"))
+    assert len(checkpoint) == 1 and len(json.loads(checkpoint[0].read_text())["steps"]) >= 1

@@ -1,0 +1,103 @@
+"""What `latency_factor` judges (run latency for whole runs, turn latency for segments), and a
+p95 whose interval still straddles its limit once the step measured to its cap."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from tests.support.latency import timed
+from tests.support.slot_builders import make_step, runs_loop, same_answers
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.figures import SweepFigures
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
+from vibey_gh.slots.judging.latencies.latency_figures import INCONCLUSIVE_AT_CAP, LatencyFigures
+from vibey_gh.slots.judging.records import StepRecord
+
+
+def whole_runs(shape: str) -> list[StepRecord]:
+    """Runs of two turns with 2 s of tools before each: turns take 1 s at one slot, 2 s at
+    two. Turn latency doubles; run latency (tools included) goes from 4 s to 6 s, 1.5×."""
+    steps = [runs_loop(1, 200, think_s=2.0, index=i, shape=shape) for i in (0, 1)]
+    steps.append(runs_loop(2, 200, think_s=2.0, turn_s=2.0, index=2, shape=shape))
+    return steps
+
+
+def test_the_latency_factor_judges_run_latency_when_the_corpus_holds_whole_runs() -> None:
+    judgement = judge_sweep(whole_runs("runs"), Bounds(latency_factor=1.8))
+    two = judgement.verdict_for(2)
+    assert two is not None and two.latency is not None and two.latency.whole_runs
+    assert two.latency.judged[0] == "run"
+    assert two.latency.run_p50_s is not None and abs(two.latency.run_p50_s - 6.0) < 1e-6
+    assert two.inside_bounds and two.qualifies, two.broken
+    strict = judge_sweep(whole_runs("runs"), Bounds(latency_factor=1.4)).verdict_for(2)
+    assert strict is not None and not strict.inside_bounds
+    assert strict.broken[0].startswith("latency_factor: p95 run latency 6 s = 1.50×")
+
+
+def test_the_latency_factor_judges_turn_latency_for_a_corpus_of_segments() -> None:
+    two = judge_sweep(whole_runs("segments"), Bounds(latency_factor=1.8)).verdict_for(2)
+    assert two is not None and two.latency is not None and not two.latency.whole_runs
+    assert two.latency.run is None
+    assert not two.inside_bounds
+    assert two.broken[0].startswith("latency_factor: p95 turn latency 2 s = 2.00×")
+
+
+def test_run_latency_survives_the_figures_round_trip_and_old_figures_read_as_turns() -> None:
+    figures = sweep_figures(whole_runs("runs"))
+    stored = SweepFigures.from_json(json.loads(json.dumps(figures.to_json())))
+    latency, made = stored.steps[2].latency, figures.steps[2].latency
+    assert latency is not None and made is not None
+    assert latency.whole_runs and latency.run is not None and latency.run == made.run
+    assert judge_figures(stored, Bounds(latency_factor=1.4)).ideal == 1
+    old = latency.to_json()
+    for key in ("whole_runs", "run", "run_p50_s", "run_p95_s", "measured_to_cap"):
+        old.pop(key)
+    before = LatencyFigures.from_json(old)
+    assert not before.whole_runs and before.judged[0] == "turn" and not before.measured_to_cap
+
+
+def straddling() -> tuple[list[StepRecord], float]:
+    """One slot twice, then N=2 with a TTFT whose p95 interval is wide; and a limit in the
+    middle of that interval."""
+    one = timed(make_step(0, 1, same_answers(100), steady=True), 0.2, 0.02, spread=0.001)
+    again = timed(make_step(1, 1, same_answers(100), steady=True), 0.2, 0.02, spread=0.001)
+    two = timed(make_step(2, 2, same_answers(200), steady=True), 0.3, 0.03, spread=0.001)
+    latency = sweep_figures([one, again, two]).steps[2].latency
+    assert latency is not None and latency.ttft is not None
+    low, high = latency.ttft.interval(0.9)
+    assert low is not None and high is not None and low < high
+    return [one, again, two], (low + high) / 2
+
+
+def with_measurement(step: StepRecord, **fields: object) -> StepRecord:
+    return replace(step, measurement={**(step.measurement or {}), **fields})
+
+
+def test_a_p95_still_straddling_at_the_cap_does_not_qualify_and_says_why() -> None:
+    steps, limit = straddling()
+    bounds = Bounds(ttft_p95_seconds=limit)
+    below_cap = judge_sweep(steps, bounds).verdict_for(2)
+    assert below_cap is not None and below_cap.qualifies
+    assert any("may be above" in w for w in below_cap.warnings)
+    capped = [*steps[:2], with_measurement(steps[2], reached_cap=True)]
+    at_cap = judge_sweep(capped, bounds)
+    verdict = at_cap.verdict_for(2)
+    assert verdict is not None and not verdict.qualifies and not verdict.inside_bounds
+    assert verdict.broken[0].startswith("ttft_p95_seconds: p95 TTFT")
+    assert verdict.broken[0].endswith(f"may be above {limit:.3g} s, {INCONCLUSIVE_AT_CAP}")
+    assert at_cap.ideal == 1 and "ttft_p95_seconds" in at_cap.reason
+    # the same figure clearly inside its limit is not refused at the cap
+    clear = judge_sweep(capped, Bounds(ttft_p95_seconds=limit * 3)).verdict_for(2)
+    assert clear is not None and clear.qualifies
+
+
+def test_evidence_from_before_the_cap_was_recorded_reads_it_from_why_ended() -> None:
+    steps, limit = straddling()
+    old = with_measurement(steps[2], why_ended="inconclusive at max_step_seconds")
+    verdict = judge_sweep([*steps[:2], old], Bounds(ttft_p95_seconds=limit)).verdict_for(2)
+    assert verdict is not None and not verdict.inside_bounds
+    minimum = with_measurement(steps[2], why_ended="the interval decided")
+    fine = judge_sweep([*steps[:2], minimum], Bounds(ttft_p95_seconds=limit)).verdict_for(2)
+    assert fine is not None and fine.inside_bounds

@@ -1,0 +1,57 @@
+"""What `slots show` and the reports say about latency: the table, the ideal N's latency cost
+against one slot, and the largest N that met each configured latency bound."""
+
+from __future__ import annotations
+
+import re
+
+from tests.support.latency import latency_sweep
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_figures
+from vibey_gh.slots.report.tables.latency_table import (
+    LATENCY_COLUMNS,
+    ideal_cost,
+    largest_meeting,
+    latency_json,
+    latency_lines,
+    latency_rows,
+)
+
+
+def test_the_ideal_ns_latency_cost_is_said_against_one_slot() -> None:
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds())
+    assert judgement.ideal > 1
+    cost = ideal_cost(judgement)
+    assert cost is not None and cost.startswith(f"N={judgement.ideal}: p95 TTFT ")
+    assert "at one slot" in cost and "p95 ITL" in cost and "p95 turn latency" in cost
+
+
+def test_the_largest_n_meeting_each_bound_is_found_from_the_evidence() -> None:
+    figures = sweep_figures(latency_sweep(0.6, 1.9))
+    bounds = Bounds(ttft_p95_seconds=1.0, itl_p95_seconds=10.0)
+    judgement = judge_figures(figures, bounds)
+    assert largest_meeting(judgement, bounds) == {"ttft_p95_seconds": 2, "itl_p95_seconds": 3}
+    assert judgement.ideal == 2 and "refused by ttft_p95_seconds" in judgement.reason
+    lines = latency_lines(judgement, bounds)
+    assert "under ttft_p95_seconds = 1: the largest N that met it is N=2" in lines
+    shown = latency_json(judgement, bounds)
+    assert shown["largest_n_meeting"] == {"ttft_p95_seconds": 2, "itl_p95_seconds": 3}
+    assert shown["bounds"] == {"ttft_p95_seconds": 1.0, "itl_p95_seconds": 10.0}
+
+
+def test_a_bound_not_even_one_slot_meets_says_so() -> None:
+    bounds = Bounds(ttft_p95_seconds=0.05)
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), bounds)
+    assert largest_meeting(judgement, bounds) == {"ttft_p95_seconds": None}
+    assert any(
+        "no N measured (not even one slot)" in line for line in latency_lines(judgement, bounds)
+    )
+
+
+def test_every_step_has_a_row_of_the_table() -> None:
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds())
+    rows = latency_rows(judgement, 0.9)
+    assert len(rows) == 4 and all(len(row) == len(LATENCY_COLUMNS) for row in rows)
+    assert rows[0][1] == "1" and rows[3][1] == "3"
+    assert re.fullmatch(r"2\.\d\d s \(2\.\d\d s–2\.\d\d s\)", rows[3][3]), rows[3][3]
