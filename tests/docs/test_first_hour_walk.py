@@ -116,7 +116,9 @@ def _prepare(work: Path, state: Path) -> None:
         f"calibration_port = {free_port()}\n"
         f'production_url = "http://127.0.0.1:{free_port()}"\n'
         "min_step_seconds = 0.2\n"
-        "max_step_seconds = 2.0\n"
+        # a step ends once decided; one still undecided at its cap does not end the sweep, so
+        # the cap leaves a busy machine the time to decide (at 2 s every sweep went on to 16)
+        "max_step_seconds = 4.0\n"
         "[local_models.simulated]\n"
         "knee = 2\nnoise = 0.0\ntokens_per_second = 5000.0\n"
         # a gain must be clear (50%: the knee's doubling is) and one step without one ends the
@@ -156,11 +158,12 @@ def _traces(folder: Path) -> None:
 
 
 def _conversation(run: int) -> list[dict[str, object]]:
+    """Three answers: the shortest run a corpus takes, so a step completes many of them."""
     messages: list[dict[str, object]] = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": f"Explain part {run} of the state layout."},
     ]
-    for turn in range(4):
+    for turn in range(2):
         messages.append({"role": "assistant", "content": f"Reading file {turn}."})
         messages.append({"role": "user", "content": "def f():\n    return 1\n" * (20 + run)})
     messages.append({"role": "assistant", "content": "Done."})

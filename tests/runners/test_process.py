@@ -14,6 +14,7 @@ from tests.support.processes import alive
 from vibey_gh.errors import BadInput, RunnerError, RunnerNotFound
 from vibey_gh.platforms.process.ports import port_holder
 from vibey_gh.runners.process import (
+    READY_POLL_S,
     ChildProcess,
     ensure_port_free,
     find_executable,
@@ -138,7 +139,7 @@ def test_wait_ready_returns_the_seconds_waited(tmp_path: Path) -> None:
         )
     finally:
         child.stop()
-    assert waited == pytest.approx(0.4)
+    assert waited == pytest.approx(2 * READY_POLL_S), "two polls said not yet"
 
 
 def test_a_binary_that_cannot_start_is_runner_error(tmp_path: Path) -> None:

@@ -21,11 +21,13 @@ MAX_TOKENS = 64
 
 
 def simulated_config(
-    *, min_step_seconds: float = 1.0, max_step_seconds: float = 3.0, **model: Any
+    *, min_step_seconds: float = 0.3, max_step_seconds: float = 1.0, **model: Any
 ) -> LocalModels:
     """The simulated runner (knee 2, no noise unless given) on free ports; the production URL
-    points at nothing (idle)."""
-    capacity = {"knee": 2, "noise": 0.0, "tokens_per_second": 600.0, **model}
+    points at nothing (idle). Steps of 0.3 s to 1 s: a step of the tiny corpus holds every
+    turn at one slot in about 0.3 s, and a test of the sweep's logic needs no tighter interval
+    than 1 s gives; a test of what a precision decides asks for longer steps."""
+    capacity = {"knee": 2, "noise": 0.0, "tokens_per_second": 2000.0, **model}
     return LocalModels(
         concurrent_runs="measured",
         runner="simulated",

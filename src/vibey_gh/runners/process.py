@@ -24,7 +24,9 @@ from ..files import PRIVATE_FILE, ensure_private_dir
 from ..platforms.process.processes import process_group_of, signal_process_group, start_in_own_group
 
 LOOPBACK = "127.0.0.1"
-READY_POLL_S = 0.2
+# a sweep starts a runner for every step: a simulated one is up in a tenth of a second, and
+# polling its health each 0.2 s added up to that again on every step
+READY_POLL_S = 0.05
 STOP_GRACE_S = 15.0
 TAIL_LINES = 8
 

@@ -86,12 +86,14 @@ def test_a_checkpoint_of_another_think_policy_is_never_resumed(
     tmp_path: Path, layout: StateLayout
 ) -> None:
     corpus = timed_runs(tmp_path)
-    first = calibrate(corpus, quick(), layout, max_runs=1)
+    # one pass a step: what is tested is which checkpoint is resumed, not what a step decides
+    config = replace(quick(), min_step_seconds=0.1, max_step_seconds=0.5)
+    first = calibrate(corpus, config, layout, max_runs=1)
     assert (first.new_steps, first.complete) == (1, False)
     # another think policy is named, and nothing measured is discarded without --restart
     with pytest.raises(BadInput, match="think_time recorded → none"):
-        calibrate(corpus, replace(quick(), think_time="none"), layout, max_runs=1)
-    same = calibrate(corpus, quick(), layout, max_runs=1)
+        calibrate(corpus, replace(config, think_time="none"), layout, max_runs=1)
+    same = calibrate(corpus, config, layout, max_runs=1)
     assert same.resumed_steps == 1
-    other = calibrate(corpus, replace(quick(), think_time="none"), layout, max_runs=1, restart=True)
+    other = calibrate(corpus, replace(config, think_time="none"), layout, max_runs=1, restart=True)
     assert other.resumed_steps == 0

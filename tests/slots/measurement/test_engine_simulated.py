@@ -38,7 +38,7 @@ from vibey_gh.slots.measurement.calibration_setup import Environment
 from vibey_gh.state import StateLayout
 
 # one-slot steps end once they hold their thirty turns; a turn is a few milliseconds
-QUICK = {"min_step_seconds": 0.2, "max_step_seconds": 2.0, "tokens_per_second": 5000.0}
+QUICK = {"min_step_seconds": 0.2, "max_step_seconds": 1.0, "tokens_per_second": 5000.0}
 
 
 def quick_config() -> LocalModels:

@@ -18,7 +18,7 @@ from vibey_gh.slots.evidence.store import load_evidence, method_hash
 from vibey_gh.slots.measurement.resume import changed_options, checkpoint_key, measured_method
 from vibey_gh.state import StateLayout
 
-QUICK = {"min_step_seconds": 0.2, "max_step_seconds": 2.0, "tokens_per_second": 5000.0}
+QUICK = {"min_step_seconds": 0.2, "max_step_seconds": 1.0, "tokens_per_second": 5000.0}
 
 
 def quick_config() -> LocalModels:

@@ -32,8 +32,9 @@ from vibey_gh.state import StateLayout
 def test_a_sweep_on_the_simulated_runner_finds_its_knee(
     tmp_path: Path, layout: StateLayout
 ) -> None:
-    # turns of about a third of a second: the harness's own milliseconds per turn stay small
-    config = simulated_config(tokens_per_second=200.0)
+    # turns of about a third of a second: the harness's own milliseconds per turn stay small;
+    # steps up to 2 s: what is tested is the precision the bar is measured to
+    config = simulated_config(max_step_seconds=2.0, tokens_per_second=200.0)
     corpus, outcome = calibrate(tmp_path, layout, config, max_slots=3)
     assert outcome.recorded and outcome.complete
     evidence = load_evidence(outcome.evidence)
@@ -42,7 +43,7 @@ def test_a_sweep_on_the_simulated_runner_finds_its_knee(
     for step in evidence.steps:
         assert {t.turn_id for t in step.turns} == wanted, "every corpus turn at least once"
         assert step.measurement is not None
-        assert step.measurement["end"] - step.measurement["start"] >= 0.5
+        assert step.measurement["end"] - step.measurement["start"] >= config.min_step_seconds / 2
         if step.slots > 1:
             # a step that serves more than the best before it is the next step's bar: it may
             # be measured to the cap for its precision after its gain was decided
@@ -87,8 +88,8 @@ def test_a_checkpoint_of_another_step_length_is_not_resumed_nor_discarded_in_sil
 ) -> None:
     config = simulated_config()
     calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))
-    longer = replace(config, min_step_seconds=1.5)
-    with pytest.raises(BadInput, match="--min-step-seconds 1 → 1.5"):
+    longer = replace(config, min_step_seconds=0.5)
+    with pytest.raises(BadInput, match="--min-step-seconds 0.3 → 0.5"):
         calibrate(tmp_path, layout, longer, max_runs=1, slots=(1, 1, 2))
     recorder = Recorder()
     _, outcome = calibrate(
@@ -118,7 +119,8 @@ def test_a_step_during_which_production_worked_is_measured_again(
 ) -> None:
     from vibey_gh.runners.registry import runner_for
 
-    config = simulated_config()
+    # steps up to 2 s: step 2's first attempt outlasts the 1 Hz production watch
+    config = simulated_config(max_step_seconds=2.0)
     production_port = int(config.production.rsplit(":", 1)[1])
     production = runner_for("simulated", simulated=SimulatedModel(tokens_per_second=20.0)).start(
         RunnerLaunch(1, 512, production_port, "simulated", tmp_path / "production.log")

@@ -36,7 +36,8 @@ def test_each_turn_waits_the_trace_think_time_and_answers_within_its_out(
     corpus = build_corpus(pool, window=WINDOW, segments_per_stratum=1, shape="runs")
     recorded = {turn.id: turn.think_s for turn in corpus.turns()}
     assert sorted(set(recorded.values())) == [0.0, 0.25, 0.5]
-    config = replace(simulated_config(), think_time="recorded")
+    # a run waits 1.25 s of think time: a step's cap must leave it the time to complete
+    config = replace(simulated_config(max_step_seconds=2.0), think_time="recorded")
     req = CalibrationRequest(
         config=config,
         corpus=corpus,
@@ -60,7 +61,7 @@ def test_a_trace_runs_shared_prefix_shows_as_cached_tokens_in_the_evidence(
 ) -> None:
     pool = build_pool(from_traces=[trace(tmp_path)], window=WINDOW, fit="scale")
     corpus = build_corpus(pool, window=WINDOW, segments_per_stratum=1, shape="runs")
-    config = simulated_config()
+    config = simulated_config(max_step_seconds=2.0)  # a run's 1.25 s of think time fits
     req = CalibrationRequest(
         config=config,
         corpus=corpus,

@@ -39,6 +39,7 @@ from .replies import chunk_of, completion, error_reply, timings_of, usage_of
 from .settings import SimulatedModel
 
 PARENT_CHECK_S = 1.0
+SHUTDOWN_POLL_S = 0.05
 
 # The child process
 
@@ -353,7 +354,11 @@ def serve(args: argparse.Namespace) -> int:
         print(f"error: the simulated runner could not listen: {exc}", file=sys.stderr, flush=True)
         return 1
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="simulated-http", daemon=True)
+    # a sweep stops its runner after every step, and shutdown() waits for the serving loop's
+    # next poll: at the default half second, that was most of a short step's stop
+    thread = threading.Thread(
+        target=server.serve_forever, args=(SHUTDOWN_POLL_S,), name="simulated-http", daemon=True
+    )
     thread.start()
     print(
         f"simulated runner: {args.slots} slots x {args.window} tokens on "
