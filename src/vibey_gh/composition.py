@@ -89,8 +89,9 @@ def real_collaborators(
     device from the probes given, the allowed answer from the layout, clock, device and
     identification given), so a replaced part is the one every command sees."""
     layout = layout or _state_layout
+    # the device from the probes given; else the device probe alone (allowed reads no more)
+    device = device or (_device_of(probes) if probes else _device_here(platform))
     probes = probes or _probes_of(platform)
-    device = device or _device_of(probes)
     identify = identify_production or _identify_production_in(layout)
 
     def allowed_deps() -> AllowedDeps:
@@ -138,6 +139,15 @@ def _probes_of(platform: str | None) -> Callable[[], PlatformProbes]:
 
 def _device_of(probes: Callable[[], PlatformProbes]) -> Callable[[], DeviceFacts]:
     return lambda: probes().device.describe()
+
+
+def _device_here(platform: str | None) -> Callable[[], DeviceFacts]:
+    def device() -> DeviceFacts:
+        from .platforms.device.probes import detect_device
+
+        return (detect_device() if platform is None else detect_device(platform)).describe()
+
+    return device
 
 
 def _identify_production_in(

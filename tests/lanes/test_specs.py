@@ -17,6 +17,7 @@ from vibey_gh.lanes.specs import (
     parse_spec,
     resolve_files,
 )
+from vibey_gh.lanes.tools import MAX_TREE_DEPTH, TreeTooLarge
 
 VALID = """
 id = "state-files"
@@ -116,6 +117,20 @@ def test_find_spec_files_walks_folders_sorted_and_dedupes(tmp_path: Path) -> Non
     write(tmp_path / "specs" / "notes.txt", "not a spec")
     found = find_spec_files([tmp_path / "specs", b])
     assert found == [b.resolve(), a.resolve()]
+
+
+def test_find_spec_files_refuses_a_folder_too_deep_to_walk(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    write(specs.joinpath(*(f"l{level}" for level in range(MAX_TREE_DEPTH + 2)), "a.toml"), VALID)
+    with pytest.raises(TreeTooLarge, match=f"more than {MAX_TREE_DEPTH} levels deep .*--specs"):
+        find_spec_files([specs])
+
+
+def test_find_spec_files_does_not_follow_links_to_folders(tmp_path: Path) -> None:
+    a = write(tmp_path / "specs" / "a.toml", VALID)
+    write(tmp_path / "elsewhere" / "b.toml", VALID)
+    (tmp_path / "specs" / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert find_spec_files([tmp_path / "specs"]) == [a.resolve()]
 
 
 def test_find_spec_files_refuses_a_missing_path(tmp_path: Path) -> None:

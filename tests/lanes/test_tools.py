@@ -12,6 +12,7 @@ from vibey_gh.lanes.tools import (
     TOOL_RESULT_CHAR_CAP,
     TreeTooLarge,
     WorkingTree,
+    capped_walk,
     list_dir,
     normalize_path,
     read_file,
@@ -244,3 +245,22 @@ def test_list_dir_on_a_tree_too_large_is_an_error_the_model_reads(tmp_path: Path
     answer = list_dir(WorkingTree(root, max_entries=5), ".")
     assert answer.startswith("error: the repository cannot be listed: ")
     assert "more than 5 files and folders" in answer
+
+
+def test_capped_walk_counts_files_and_folders_and_names_the_advice(tmp_path: Path) -> None:
+    root = wide_tree(tmp_path / "wide", folders=4, files=3)  # 4 + 12 entries
+    walked = [
+        (relative.as_posix(), sorted(names))
+        for _, relative, names in capped_walk(root, max_entries=16, advice="x")
+    ]
+    assert sorted(walked)[0] == (".", [])
+    assert len(walked) == 5
+    with pytest.raises(TreeTooLarge, match=r"more than 15 files and folders .* as --specs$"):
+        list(capped_walk(root, max_entries=15, advice="--specs"))
+
+
+def test_capped_walk_does_not_follow_a_link_to_a_folder(tmp_path: Path) -> None:
+    root = deep_tree(tmp_path / "deep", depth=3)
+    (root / "loop").symlink_to(root, target_is_directory=True)
+    folders = sorted(relative.as_posix() for _, relative, _ in capped_walk(root, advice="x"))
+    assert folders == [".", "l0", "l0/l1", "l0/l1/l2"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import types
 
-from ..config import MAX_WINDOW, MIN_WINDOW, choose_config_file
 from .edge import error_line, json_text
 
 # model, window, as_json
@@ -54,6 +54,8 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
         if not value or value.startswith("-"):
             return None
         values[name] = value
+    from ..config import MAX_WINDOW, MIN_WINDOW
+
     window = values.get("--window")
     if window is not None and not (window.isascii() and window.isdigit()):
         return None
@@ -86,12 +88,44 @@ def answer_allowed(args: AllowedArgs) -> int:
     return 0
 
 
+class _LoadedOnFirstUse(types.ModuleType):
+    """A module that imports itself when one of its names is first read.
+
+    The import system finds it in sys.modules and reads only what any module holds
+    (`__spec__`, `__name__`); the first other name read imports the real module in its
+    place and copies its names here, for whoever kept a reference to this one.
+    """
+
+    def __getattr__(self, name: str) -> object:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = __import__(self.__name__)
+        self.__dict__.update(real.__dict__)
+        return getattr(real, name)
+
+
+def load_inspect_on_first_use() -> None:
+    """Make `inspect` load when first read rather than when imported.
+
+    `dataclasses` imports `inspect` (and `ast`, `dis` and `tokenize` with it, a fifth of the
+    standard library this path loads) for one use: a docstring for a class written without
+    one, which `frozen_value` writes itself. Installed only for this short, single-threaded
+    process, before anything imports `dataclasses`.
+    """
+    if "inspect" not in sys.modules:
+        sys.modules["inspect"] = _LoadedOnFirstUse("inspect")
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     config_file, rest = split_global_config(arguments)
+    if rest[:2] == ["slots", "allowed"]:
+        load_inspect_on_first_use()
     quick = parse_allowed(rest)
     if quick is not None:
         if config_file is not None:
+            from ..config import choose_config_file
+
             choose_config_file(config_file)
         # A process this short never needs the cycle collector, and its passes over the
         # objects that imports create cost several milliseconds of the budget.

@@ -38,6 +38,7 @@ from ..interfaces.values import frozen_value
 from ..platforms.storage.system_paths import kernel_filesystem_of, system_folder_of
 from .globs import Glob, MatchBudget
 from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
+from .tools import capped_walk
 
 SPEC_KEYS = ("id", "title", "task", "repository", "files", "commit", "allow_system_folder")
 REQUIRED_KEYS = ("id", "title", "task", "repository", "files")
@@ -123,7 +124,7 @@ def find_spec_files(paths: Iterable[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob(f"*{SPEC_SUFFIX}") if p.is_file()))
+            found.extend(sorted(_spec_files_under(path)))
         elif path.is_file():
             found.append(path)
         else:
@@ -135,6 +136,20 @@ def find_spec_files(paths: Iterable[Path]) -> list[Path]:
     for path in found:
         unique.setdefault(path.resolve(), None)
     return list(unique)
+
+
+def _spec_files_under(folder: Path) -> list[Path]:
+    """Every `*.toml` file under `folder`, links to folders not followed; TreeTooLarge past
+    the working tree's caps (lanes.tools), as a folder named by mistake (a home folder) would
+    otherwise be walked whole."""
+    found: list[Path] = []
+    walk = capped_walk(folder, skipped=frozenset(), advice="--specs")
+    for parent, _, names in walk:
+        for name in names:
+            candidate = Path(parent, name)
+            if name.endswith(SPEC_SUFFIX) and candidate.is_file():
+                found.append(candidate)
+    return found
 
 
 def load_specs(paths: Iterable[Path]) -> list[LaneSpec]:

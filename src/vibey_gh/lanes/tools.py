@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
@@ -106,6 +106,44 @@ class TreeTooLarge(BadInput):
     """A working tree past MAX_TREE_ENTRIES or MAX_TREE_DEPTH: nothing of it is listed."""
 
 
+def capped_walk(
+    root: Path,
+    *,
+    max_entries: int = MAX_TREE_ENTRIES,
+    max_depth: int = MAX_TREE_DEPTH,
+    skipped: frozenset[str] = SKIPPED_FOLDERS,
+    advice: str,
+) -> Iterator[tuple[str, Path, list[str]]]:
+    """(folder, its path relative to `root`, its file and link names) for every folder under
+    `root`, links not followed and `skipped` folders left out; TreeTooLarge, naming a smaller
+    or shallower folder as `advice`, past `max_entries` files and folders or below `max_depth`
+    folders. The refusal comes mid-walk: a caller keeps nothing of a walk that raised, as a
+    listing cut short would depend on where it stopped."""
+    entries = 0
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in skipped]
+        relative = Path(folder).relative_to(root)
+        entries += len(subfolders) + len(names)
+        if entries > max_entries:
+            raise TreeTooLarge(
+                f"{root} holds more than {max_entries:,} files and folders "
+                f"(stopped listing in {relative.as_posix()}): name a smaller folder as {advice}"
+            )
+        if subfolders and len(relative.parts) >= max_depth:
+            raise TreeTooLarge(
+                too_deep(root, (relative / subfolders[0]).as_posix(), max_depth, advice)
+            )
+        yield folder, relative, names
+
+
+def too_deep(root: Path, deep: str, max_depth: int, advice: str) -> str:
+    """The refusal of a tree with folders below `max_depth`, naming the first one seen."""
+    return (
+        f"{root} has folders more than {max_depth} levels deep "
+        f"({deep[:120]}{'…' if len(deep) > 120 else ''}): name a shallower folder as {advice}"
+    )
+
+
 class WorkingTree:
     """Files on disk under `root`. Symbolic links are not followed (a git tree has none to
     follow either), and `.git` and `__pycache__` folders are skipped.
@@ -128,24 +166,13 @@ class WorkingTree:
 
     def _walk(self) -> list[str]:
         found: list[str] = []
-        entries = 0
-        for folder, subfolders, names in os.walk(self.root):
-            subfolders[:] = [d for d in subfolders if d not in SKIPPED_FOLDERS]
-            relative = Path(folder).relative_to(self.root)
-            entries += len(subfolders) + len(names)
-            if entries > self.max_entries:
-                raise TreeTooLarge(
-                    f"{self.root} holds more than {self.max_entries:,} files and folders "
-                    f"(stopped listing in {relative.as_posix()}): name a smaller folder as "
-                    "the spec's repository"
-                )
-            if subfolders and len(relative.parts) >= self.max_depth:
-                deep = (relative / subfolders[0]).as_posix()
-                raise TreeTooLarge(
-                    f"{self.root} has folders more than {self.max_depth} levels deep "
-                    f"({deep[:120]}{'…' if len(deep) > 120 else ''}): name a shallower folder "
-                    "as the spec's repository"
-                )
+        walk = capped_walk(
+            self.root,
+            max_entries=self.max_entries,
+            max_depth=self.max_depth,
+            advice="the spec's repository",
+        )
+        for folder, relative, names in walk:
             for name in names:
                 full = Path(folder, name)
                 if not full.is_symlink() and full.is_file():

@@ -258,6 +258,22 @@ def test_a_repository_too_deep_to_list_is_bad_input(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_a_specs_folder_too_deep_to_walk_is_bad_input(tmp_path: Path, repo: Path) -> None:
+    folder = tmp_path / "specs"
+    spec(
+        folder.joinpath(*(f"l{level}" for level in range(MAX_TREE_DEPTH + 2))),
+        "x",
+        repo,
+        ["README.md"],
+    )
+    out = tmp_path / "c.json"
+    expect_bad_input(
+        run("--specs", str(folder), "--out", str(out)),
+        f"{folder} has folders more than {MAX_TREE_DEPTH} levels deep",
+    )
+    assert not out.exists()
+
+
 def test_a_failed_build_leaves_an_existing_file_untouched(tmp_path: Path, repo: Path) -> None:
     out = tmp_path / "c.json"
     out.write_text("previous", encoding="utf-8")

@@ -11,7 +11,7 @@ from tests.platforms.source_scan import Use, source_files, uses_in, uses_in_sour
 from vibey_gh.platforms.device import darwin
 from vibey_gh.platforms.device.darwin import DarwinDeviceProbe, DarwinMemorySampler
 from vibey_gh.platforms.device.linux import LinuxDeviceProbe, LinuxMemorySampler
-from vibey_gh.platforms.device.probes import PlatformProbes
+from vibey_gh.platforms.device.probes import PlatformProbes, detect_device
 from vibey_gh.platforms.nvidia import NvmlGpus
 from vibey_gh.platforms.parallelism import (
     MacOSAppParallelism,
@@ -66,6 +66,23 @@ def test_unsupported_platform_reads_none_with_the_reason(platform: str) -> None:
     assert sample.wired_bytes is None and sample.swap_out_bytes is None
     assert sample.missing["wired_bytes"] == reason
     assert probes.memory.swap_space().reason == reason
+
+
+def test_the_device_probe_alone_describes_what_the_whole_probes_describe(
+    machine: Any, fake_nvml: Any
+) -> None:
+    root = machine(
+        {
+            "/proc/meminfo": "fixture:linux_proc_meminfo_firecracker_noswap.txt",
+            "/etc/os-release": "fixture:linux_os_release_debian12.txt",
+        }
+    )
+    run = CannedCommandRunner({darwin.SW_VERS: (0, "26.7\n")})
+    for platform in ("linux", "darwin", "win32"):
+        whole = PlatformProbes.detect(platform, root, run, no_nvml(fake_nvml)).device.describe()
+        alone = detect_device(platform, root, run, no_nvml(fake_nvml)).describe()
+        assert alone == whole
+    assert detect_device("linux", root, run, no_nvml(fake_nvml)).describe().os_version == "12"
 
 
 def test_service_parallelism_per_platform(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -129,6 +131,33 @@ def test_nothing_listening_is_no_answer() -> None:
     url = f"http://127.0.0.1:{free_port()}/health"
     with pytest.raises(RunnerError, match=f"no answer from {url}: .*refused"):
         http_get(url)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_an_address_and_a_name_are_both_asked(host: str) -> None:
+    with raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}") as (url, seen, _):
+        answer = http_get(url.replace("127.0.0.1", host) + "/health")
+    assert answer.body == {}
+    assert f"Host: {host}:" in seen[0].decode()
+
+
+def test_an_ip_address_is_asked_without_loading_socket_or_the_idna_codec() -> None:
+    """`slots allowed` asks production on every call: importing either costs more than the
+    GET itself."""
+    probe = (
+        "import sys\n"
+        "from vibey_gh.errors import RunnerError\n"
+        "from vibey_gh.runners.http.local_http import http_get\n"
+        "try:\n"
+        f"    http_get('http://127.0.0.1:{free_port()}/health', 0.5)\n"
+        "except RunnerError as no_answer:\n"
+        "    print(no_answer)\n"
+        "print('encodings.idna' in sys.modules or 'socket' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    *answer, loaded = done.stdout.splitlines()
+    assert answer[0].startswith("no answer from http://127.0.0.1:"), done
+    assert loaded == "False"
 
 
 def test_an_oversized_answer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,14 @@ from tests.support.repos import commit_all, git, make_repo, write_files
 from vibey_gh.errors import BadInput
 from vibey_gh.lanes.plan import opening_messages
 from vibey_gh.lanes.specs import load_spec
-from vibey_gh.lanes.tools import WorkingTree, list_dir, read_file, tool_definitions
+from vibey_gh.lanes.tools import (
+    MAX_TREE_DEPTH,
+    TreeTooLarge,
+    WorkingTree,
+    list_dir,
+    read_file,
+    tool_definitions,
+)
 from vibey_gh.slots.corpus.git_source import GitFailed, GitTree
 from vibey_gh.slots.corpus.pool import build_pool, make_pool, select_specs
 from vibey_gh.slots.corpus.turns import depth_estimate
@@ -396,3 +403,25 @@ def test_git_failures_are_the_tools_own_errors(repo: Path) -> None:
     with pytest.raises(GitFailed, match="ls-tree"):
         GitTree(repo, "", "0" * 40).list_files()
     assert GitFailed("x").exit_code == 1
+
+
+def test_a_commit_past_the_entry_cap_is_refused_not_cut(repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    entries = len(SOURCE_FILES) + 3  # and the folders pkg, pkg/sub and data, as on disk
+    assert len(WorkingTree(repo, max_entries=entries).list_files()) == len(SOURCE_FILES)
+    assert len(GitTree(repo, "", head, max_entries=entries).list_files()) == len(SOURCE_FILES)
+    with pytest.raises(TreeTooLarge, match=f"more than {entries - 1} files and folders at commit"):
+        GitTree(repo, "", head, max_entries=entries - 1).list_files()
+
+
+def test_a_commit_past_the_depth_cap_is_refused_naming_the_deep_folder(tmp_path: Path) -> None:
+    deep = "/".join(f"l{level}" for level in range(MAX_TREE_DEPTH + 1))
+    root = tmp_path / "deep"
+    head = make_repo(root, {"README.md": "hello\n", f"{deep}/bottom.txt": "x\n"})
+    shallow = GitTree(root, "", head, max_depth=MAX_TREE_DEPTH + 1)
+    assert list(shallow.list_files()) == ["README.md", f"{deep}/bottom.txt"]
+    with pytest.raises(TreeTooLarge, match=f"more than {MAX_TREE_DEPTH} levels deep"):
+        GitTree(root, "", head).list_files()
+    spec = write_spec(tmp_path / "specs", "deep", ["README.md"], root)
+    with pytest.raises(BadInput, match=r"deep.toml\): repository .* levels deep"):
+        build_pool(specs=[spec])

@@ -134,9 +134,9 @@ def corpus(
     which count was used). The same inputs give a byte-identical file.
     An --out path in /proc, /sys or /dev, or one that exists and is not a regular file, is
     refused before anything is built (exit 2). A spec whose repository is a system folder, or
-    whose globs would take too long to match, or whose working tree holds more than
-    200,000 files and folders or folders more than 64 levels deep, is refused naming the spec
-    (exit 2).
+    whose globs would take too long to match, or whose working tree (or commit) holds more
+    than 200,000 files and folders or folders more than 64 levels deep, is refused naming the
+    spec (exit 2); so is a --specs folder past the same caps, never listed in part.
 
     \b
     Examples:

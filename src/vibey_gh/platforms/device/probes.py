@@ -101,6 +101,28 @@ class UnsupportedMemorySampler:
         return SwapSpace(None, None, reason=self.reason)
 
 
+def detect_device(
+    platform: str = sys.platform,
+    root: Path = Path("/"),
+    run: CommandRunner | None = None,
+    nvml: NvmlGpus | NoNvidiaDriver | None = None,
+) -> DeviceProbe:
+    """The device probe `PlatformProbes.detect` builds, alone: what a fingerprint is made of,
+    without the memory sampler and the sensors that `slots allowed` never reads."""
+    runner = run if run is not None else SubprocessCommandRunner()
+    family = platform_family(platform)
+    if family == "linux":
+        from ..nvidia import gpus_for
+        from .linux import LinuxDeviceProbe
+
+        return LinuxDeviceProbe(root, nvml if nvml is not None else gpus_for(root), runner)
+    if family == "darwin":
+        from .darwin import DarwinDeviceProbe
+
+        return DarwinDeviceProbe(runner)
+    return UnsupportedDeviceProbe(platform)
+
+
 @frozen_value
 class PlatformProbes:
     """The probes for one platform, plus what they were built from."""
@@ -132,19 +154,19 @@ class PlatformProbes:
         nvidia: NvmlGpus | NoNvidiaDriver | None = None
         if family == "linux":
             from ..nvidia import gpus_for
-            from .linux import LinuxDeviceProbe, LinuxMemorySampler
+            from .linux import LinuxMemorySampler
 
             gpus = nvml if nvml is not None else gpus_for(root)
-            device = LinuxDeviceProbe(root, gpus, runner)
+            device = detect_device(platform, root, runner, gpus)
             memory = LinuxMemorySampler(root, gpus, clock)
             gpu_processes = nvidia = gpus
         elif family == "darwin":
-            from .darwin import DarwinDeviceProbe, DarwinMemorySampler
+            from .darwin import DarwinMemorySampler
 
-            device = DarwinDeviceProbe(runner)
+            device = detect_device(platform, root, runner)
             memory = DarwinMemorySampler(runner, clock)
         else:
-            device = UnsupportedDeviceProbe(platform)
+            device = detect_device(platform, root, runner)
             memory = UnsupportedMemorySampler(platform, clock)
         from ..sensors.combined import sensors_for
 

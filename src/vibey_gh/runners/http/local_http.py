@@ -12,8 +12,10 @@ holding non-finite numbers, is an `UnusableReply` (see `replies`).
 
 from __future__ import annotations
 
-import socket
+import _socket
+import ipaddress
 import time
+from contextlib import closing
 from urllib.parse import SplitResult, urlsplit
 
 from ...errors import RunnerError
@@ -66,7 +68,7 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
     # The connection stays open until the answer is complete and is then closed from this side,
     # as http.client does: the side that closes first keeps the TIME_WAIT, and on a runner's
     # port that would read as "in use" to the next start.
-    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+    with closing(_connect(host, port, timeout_s)) as sock:
         sock.sendall(request)
         raw = bytearray()
         while True:
@@ -81,6 +83,31 @@ def _exchange(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
             answer = framed_answer(bytes(raw), ended=not chunk)
             if answer is not None:
                 return answer
+
+
+def _connect(host: str, port: int, timeout_s: float) -> _socket.socket:
+    """A connected socket. An IP address is connected to as it is, on the socket type itself:
+    the `socket` module builds four enums of the platform's constants when imported, and the
+    resolver that `socket.create_connection` asks takes a name through the `idna` codec,
+    whose import (with `stringprep` and `unicodedata`) costs more than the whole GET. A name,
+    or an address scoped to an interface, is resolved as before."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is None or "%" in host:
+        import socket
+
+        return socket.create_connection((host, port), timeout=timeout_s)
+    family = _socket.AF_INET6 if address.version == 6 else _socket.AF_INET
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout_s)
+        sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class _CutShort(ValueError):

@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ...errors import BadInput, RunnerError
 from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
-from .api.wire import Props
+
+if TYPE_CHECKING:
+    from .api.wire import Props  # read only for llama-server: the embedded path never loads it
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
@@ -68,6 +71,7 @@ def gguf_identity(
 
 def _llama_server_props(base_url: str) -> Props:
     from ..http.local_http import http_get
+    from .api.wire import Props
 
     answer = http_get(base_url.rstrip("/") + "/props")
     props = Props.read(answer.body)
@@ -80,11 +84,15 @@ def _llama_server_props(base_url: str) -> Props:
 
 def slots_from_props(props: object) -> int | None:
     """The slots a llama-server serves: `total_slots` of /props."""
+    from .api.wire import Props
+
     return Props.read(props).slots
 
 
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
+    from .api.wire import Props
+
     return Props.read(props).build
 
 

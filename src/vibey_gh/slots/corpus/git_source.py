@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import BadInput, VibeyError
-from ...lanes.tools import WorkingTree
+from ...lanes.tools import MAX_TREE_DEPTH, MAX_TREE_ENTRIES, TreeTooLarge, WorkingTree, too_deep
 
 DEFAULT_REVISION = "HEAD"
 GIT_TIMEOUT_S = 120.0
@@ -69,32 +69,65 @@ class Provenance:
 
 
 class GitTree:
-    """A folder of a git repository at one commit. Paths are relative to that folder."""
+    """A folder of a git repository at one commit. Paths are relative to that folder.
 
-    def __init__(self, toplevel: Path, prefix: str, commit: str, git: str = "git") -> None:
+    Its listing is capped as a working tree's walk is: TreeTooLarge past `max_entries` files
+    and folders or below `max_depth` folders, never a listing cut short."""
+
+    def __init__(
+        self,
+        toplevel: Path,
+        prefix: str,
+        commit: str,
+        git: str = "git",
+        *,
+        max_entries: int = MAX_TREE_ENTRIES,
+        max_depth: int = MAX_TREE_DEPTH,
+    ) -> None:
         self.toplevel = toplevel
         self.prefix = prefix
         self.commit = commit
         self.git = git
+        self.max_entries = max_entries
+        self.max_depth = max_depth
         self._objects: dict[str, str] | None = None
         self._blobs: dict[str, bytes] = {}
 
     def _listing(self) -> dict[str, str]:
         if self._objects is None:
-            args = ["ls-tree", "-r", "-z", "--full-tree", self.commit]
+            # -t lists the folders too, so they count toward the cap as on disk
+            args = ["ls-tree", "-r", "-t", "-z", "--full-tree", self.commit]
             if self.prefix:
                 args += ["--", self.prefix]
             out = run_git(self.git, self.toplevel, args)
             objects: dict[str, str] = {}
+            entries = 0
             for entry in out.decode("utf-8", errors="surrogateescape").split("\0"):
-                if not entry:
-                    continue
                 meta, _, path = entry.partition("\t")
+                if not path.startswith(self.prefix) or len(path) == len(self.prefix):
+                    continue  # the folder itself and those above it (-t lists them)
+                relative = path[len(self.prefix) :]
                 mode, kind, sha = meta.split(" ")
-                if kind == "blob" and mode != _SYMLINK_MODE and path.startswith(self.prefix):
-                    objects[path[len(self.prefix) :]] = sha
+                entries += 1
+                if entries > self.max_entries:
+                    raise TreeTooLarge(
+                        f"{self.root} holds more than {self.max_entries:,} files and folders "
+                        f"at commit {self.commit[:12]}: name a smaller folder as the spec's "
+                        "repository"
+                    )
+                if kind == "tree" and relative.count("/") >= self.max_depth:
+                    raise TreeTooLarge(
+                        too_deep(self.root, relative, self.max_depth, "the spec's repository")
+                    )
+                if kind == "blob" and mode != _SYMLINK_MODE:
+                    objects[relative] = sha
             self._objects = dict(sorted(objects.items()))
         return self._objects
+
+    @property
+    def root(self) -> Path:
+        """The folder the spec named, inside the repository."""
+        return self.toplevel / self.prefix
 
     def list_files(self) -> Sequence[str]:
         return list(self._listing())
@@ -185,7 +218,7 @@ class TreeCache:
             commit = self._commit(repository, revision or DEFAULT_REVISION)
             if commit is not None:
                 tree = GitTree(toplevel, prefix.decode().strip(), commit, self.git)
-                if revision is not None or tree.list_files():
+                if revision is not None or _lists_files(tree, where):
                     return tree, Provenance(repository.name, commit)
             elif revision is not None:
                 raise BadInput(f"{where}: commit {revision!r} not found in {repository}")
@@ -216,3 +249,12 @@ class TreeCache:
         except GitFailed:
             return None
         return out.decode().strip()
+
+
+def _lists_files(tree: GitTree, where: str) -> bool:
+    """Whether the commit holds any file of the tree's folder; a listing past the caps is
+    refused as the spec's (`where`)."""
+    try:
+        return bool(tree.list_files())
+    except TreeTooLarge as exc:
+        raise BadInput(f"{where}: repository {exc}") from None

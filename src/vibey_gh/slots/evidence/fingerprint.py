@@ -12,7 +12,6 @@ sees the same facts.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ...files import canonical_json, sha256_hex
@@ -48,7 +47,7 @@ class Fingerprint:
         return {"id": self.id, "fields": self.fields}
 
 
-@dataclass(frozen=True)
+@frozen_value
 class MeasuredOn:
     """The machine and runner a sweep was measured on, read once from its fingerprint fields:
     what the summary's, the report's and the plots' opening words say. A field the file does
