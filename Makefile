@@ -30,6 +30,10 @@ test: $(STAMP)
 	PYTHON=$(BIN)/python bash tools/install-llama-server.sh
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	# the tests start hundreds of Python processes (runners, the CLI); where the environment
+	# sets PYTHONDONTWRITEBYTECODE nothing is ever cached and each one compiles the package
+	# again (about 0.3 s of CPU): compile it once here
+	$(BIN)/python -m compileall -q src
 	PATH="$(CURDIR)/tools/bin:$$PATH" $(BIN)/pytest
 
 lint: $(STAMP)
