@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
+from vibey_gh.files import canonical_json
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
 from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.turns import sha256_text
 
 TINY_WINDOW = 1024
 SOURCE = (
@@ -52,6 +55,16 @@ def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     pool = build_pool(from_transcripts=[transcripts])
     corpus = build_corpus(pool, window=TINY_WINDOW, segments_per_stratum=1, segment_turns=2)
     path = folder / "corpus.json"
+    write_corpus(corpus, path)
+    return corpus, path
+
+
+def shallow_tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
+    """The tiny corpus's two shallowest segments (four turns), hashed again as a corpus file
+    must be: for a sweep whose test is about something else than the prompts it reads."""
+    drawn, path = tiny_corpus(folder)
+    unhashed = replace(drawn, segments=drawn.segments[:2], corpus_sha256="")
+    corpus = replace(unhashed, corpus_sha256=sha256_text(canonical_json(unhashed.body_json())))
     write_corpus(corpus, path)
     return corpus, path
 

@@ -18,7 +18,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.support.corpus import TINY_WINDOW, calibrate_command, embedded_work_dir, tiny_corpus
+from tests.support.corpus import (
+    TINY_WINDOW,
+    calibrate_command,
+    embedded_work_dir,
+    shallow_tiny_corpus,
+    tiny_corpus,
+)
 from tests.support.ports import free_port
 from tests.support.processes import gone
 from vibey_gh.slots.measurement.stepping.orphans import PID_FILE
@@ -52,11 +58,14 @@ def simulated_work_dir(folder: Path) -> Path:
 def test_a_stop_signal_stops_the_sweep_cleanly_and_keeps_the_checkpoint(
     tmp_path: Path, isolated_state: Path, sig: signal.Signals, runner: str
 ) -> None:
-    _, corpus_path = tiny_corpus(tmp_path)
     # short steps and answers: what is tested is the stop, not the step or the answers
     if runner == "embedded":
+        # four turns, not eight: llama.cpp reads the shallowest prompts only before the first
+        # step is saved and the stop can come
+        _, corpus_path = shallow_tiny_corpus(tmp_path)
         work = embedded_work_dir(tmp_path, "min_step_seconds = 0.1\n")
     else:
+        _, corpus_path = tiny_corpus(tmp_path)
         work = simulated_work_dir(tmp_path)
     layout = StateLayout(isolated_state)
     command = calibrate_command(corpus_path, 8)
