@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.support.hostile import HOSTILE_KINDS, hostile_production
+from tests.support.hostile import DRIP_DEADLINE_S, HOSTILE_KINDS, hostile_production
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.runners.http.chat_turns import parse_arguments
@@ -21,13 +21,11 @@ from vibey_gh.runners.ollama.chat import OllamaChatClient
 from vibey_gh.runners.ollama.watch import OllamaWatch
 
 SETTINGS = ChatSettings(window=512, max_tokens=8, timeout_s=1.5)
-# A drip is cut off only by the whole-answer deadline, whatever its length: a short one (still
-# longer than the 0.2 s between its bytes) keeps the claim without the wait.
-DRIP_TIMEOUT_S = 0.5
 
 
 def _timeout_for(kind: str, usual_s: float) -> float:
-    return DRIP_TIMEOUT_S if kind == "drip" else usual_s
+    """A drip is cut off by the whole answer's deadline, whatever its length: a short one."""
+    return DRIP_DEADLINE_S if kind == "drip" else usual_s
 
 
 MESSAGES = [{"role": "user", "content": "hello"}]
