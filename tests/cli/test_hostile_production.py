@@ -12,12 +12,18 @@ import pytest
 from click.testing import Result
 
 from tests.support.fixtures import RunCli
-from tests.support.hostile import HOSTILE_KINDS, hostile_production
+from tests.support.hostile import HOSTILE_KINDS, cut_drips_short, hostile_production
 from vibey_gh.cli.entry import main as entry_main
 
 # A status GET is cut off after a second; a command asks production a few times.
 COMMAND_SECONDS = 30.0
 RUNNERS = {"llama-server": "default", "ollama": "qwen3:8b"}
+
+
+@pytest.fixture(autouse=True)
+def _drips_cut_short(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if "drip" in request.node.name:
+        cut_drips_short(monkeypatch)
 
 
 def use_production(url: str, runner: str = "llama-server") -> None:

@@ -5,10 +5,11 @@ reply read whole."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
-from tests.support.hostile import HOSTILE_KINDS, hostile_production
+from tests.support.hostile import DRIP_DEADLINE_S, HOSTILE_KINDS, hostile_production
 from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.runners.http.chat_turns import parse_arguments
@@ -20,6 +21,13 @@ from vibey_gh.runners.ollama.chat import OllamaChatClient
 from vibey_gh.runners.ollama.watch import OllamaWatch
 
 SETTINGS = ChatSettings(window=512, max_tokens=8, timeout_s=1.5)
+
+
+def _timeout_for(kind: str, usual_s: float) -> float:
+    """A drip is cut off by the whole answer's deadline, whatever its length: a short one."""
+    return DRIP_DEADLINE_S if kind == "drip" else usual_s
+
+
 MESSAGES = [{"role": "user", "content": "hello"}]
 # what each kind of reply is called, in the failed turn's error or the RunnerError
 SAID = {
@@ -37,7 +45,7 @@ def test_a_status_get_of_a_hostile_reply_is_a_runner_error(kind: str) -> None:
     with hostile_production(kind) as production:
         started = time.monotonic()
         with pytest.raises(RunnerError, match=STATUS_SAID[kind]):
-            http_get(production.url + "/props", timeout_s=1.0)
+            http_get(production.url + "/props", timeout_s=_timeout_for(kind, 1.0))
     assert time.monotonic() - started < 5.0
 
 
@@ -45,7 +53,7 @@ def test_a_status_get_of_a_hostile_reply_is_a_runner_error(kind: str) -> None:
 @pytest.mark.parametrize("kind", HOSTILE_KINDS)
 def test_a_hostile_production_polls_as_unreachable(kind: str, watch: type) -> None:
     with hostile_production(kind) as production:
-        state = watch(production.url).poll()
+        state = watch(production.url, timeout_s=_timeout_for(kind, 1.0)).poll()
     assert (state.reachable, state.busy) == (False, False)
     assert production.url in (state.reason or "")
 
@@ -59,12 +67,13 @@ def test_a_hostile_chat_reply_is_a_failed_turn_saying_why(kind: str, client: str
             if client == "openai"
             else OllamaChatClient(production.url, "model", 512)
         )
+        settings = replace(SETTINGS, timeout_s=_timeout_for(kind, SETTINGS.timeout_s))
         started = time.monotonic()
         try:
-            turn = chat.chat(MESSAGES, None, SETTINGS)
+            turn = chat.chat(MESSAGES, None, settings)
         finally:
             chat.close()
-    assert time.monotonic() - started < 3 * SETTINGS.timeout_s + 2.0
+    assert time.monotonic() - started < 3 * settings.timeout_s + 2.0
     assert not turn.served
     assert turn.error is not None and SAID[kind] in turn.error, turn.error
     assert "runner stopped" not in turn.error

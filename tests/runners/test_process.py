@@ -77,7 +77,7 @@ def test_stop_leaves_no_process_of_the_tree(tmp_path: Path, stubborn: bool) -> N
     child = ChildProcess.start(argv, log, name="test child")
     grandchild = int(wait_for_line(log, "pids").split()[1])
     assert alive(child.pid) and alive(grandchild)
-    child.stop(grace_s=1.0)
+    child.stop(grace_s=0.2)
     assert not alive(child.pid)
     assert not alive(grandchild)
     assert child.exit_code() is not None
@@ -103,7 +103,7 @@ def test_stop_reaches_group_members_whose_parent_already_exited(tmp_path: Path) 
             break
         time.sleep(0.05)
     assert child.exit_code() == 0 and alive(grandchild)
-    child.stop(grace_s=0.5)
+    child.stop(grace_s=0.2)
     assert not alive(grandchild)
 
 

@@ -24,6 +24,7 @@ from stress_support import (
 
 from tests.support.progress import Recorder
 from vibey_gh.runners.contract import Runner
+from vibey_gh.runners.llamacpp import embedded
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
@@ -115,8 +116,11 @@ def test_runner_killed_mid_step_refuses_that_step_and_the_next_run_works(
 
 
 def test_runner_stopped_past_the_request_timeout_fails_the_turn_and_is_stopped(
-    one_slot_baseline: OneSlotBaseline, layout: StateLayout
+    one_slot_baseline: OneSlotBaseline, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the frozen runner goes only at the SIGKILL after the grace, whatever its length: a short
+    # grace keeps the claim without waiting out the shipped 2.5 s
+    monkeypatch.setattr(embedded, "STOP_GRACE_S", 0.3)
     config = micro_config()
     runner_box: list[WrappedRunner] = []
     recorder = Recorder()

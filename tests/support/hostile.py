@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import pytest
+
 from .ports import free_port
 
 HOSTILE_KINDS = ("deep", "nan", "huge", "drip", "garbage")
@@ -134,3 +136,19 @@ def hostile_production(kind: str) -> Iterator[HostileServer]:
         stop.set()
         thread.join(timeout=2.0)
         listener.close()
+
+
+# A drip is cut off by the whole answer's deadline, whatever its length; this one is still
+# longer than the 0.2 s between the drip's bytes.
+DRIP_DEADLINE_S = 0.5
+
+
+def cut_drips_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Production's status GETs and polls give up after `DRIP_DEADLINE_S` instead of 1 s."""
+    from vibey_gh.runners.http import local_http
+    from vibey_gh.runners.llamacpp.api import watch as llama_watch
+    from vibey_gh.runners.ollama import watch as ollama_watch
+
+    monkeypatch.setattr(local_http, "DEFAULT_TIMEOUT_S", DRIP_DEADLINE_S)
+    monkeypatch.setattr(llama_watch, "POLL_TIMEOUT_S", DRIP_DEADLINE_S)
+    monkeypatch.setattr(ollama_watch, "POLL_TIMEOUT_S", DRIP_DEADLINE_S)

@@ -32,16 +32,18 @@ class HttpAnswer:
     body: object  # decoded JSON when the answer is JSON, else its text (`wire` reads it)
 
 
-def http_get(url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> HttpAnswer:
-    """GET `url`; any status is an answer, only no answer at all raises RunnerError."""
+def http_get(url: str, timeout_s: float | None = None) -> HttpAnswer:
+    """GET `url` within `timeout_s` (`DEFAULT_TIMEOUT_S`, read at the call, when not given);
+    any status is an answer, only no answer at all raises RunnerError."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RunnerError(f"not an http URL: {url}")
+    wait_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     try:
         if parts.scheme == "https":
-            status, raw = _get_tls(parts, timeout_s)
+            status, raw = _get_tls(parts, wait_s)
         else:
-            status, raw = _exchange(parts, timeout_s)
+            status, raw = _exchange(parts, wait_s)
     except (OSError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__
         raise RunnerError(f"no answer from {url}: {reason}") from None
