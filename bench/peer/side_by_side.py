@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -94,6 +95,47 @@ runpy.run_module("vibey_gh.cli.main", run_name="__main__")
 """
 
 
+def _log_seconds(stamp: str) -> float | None:
+    """llama.cpp's log stamp, minutes.seconds.milliseconds.microseconds since it started."""
+    parts = stamp.split(".")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        return None
+    minutes, seconds, millis, micros = (int(p) for p in parts)
+    return minutes * 60 + seconds + millis / 1e3 + micros / 1e6
+
+
+def first_pass_by_the_runner(log_text: str, count: int) -> dict[str, float]:
+    """What the runner's own log says of the first `count` requests: requests per second from
+    the first prompt taken to the `count`-th request released, and the share of their prompt
+    tokens that came from its prompt cache. The same reading for both clients, so neither
+    client's own clock nor how far past one pass it went enters the comparison."""
+    starts: list[float] = []
+    ends: list[float] = []
+    prompt: dict[str, int] = {}
+    taken: list[tuple[int, int]] = []
+    for line in log_text.splitlines():
+        when = _log_seconds(line.split(" ", 1)[0])
+        task = re.search(r"\| task (\d+) \|", line)
+        if when is None or task is None:
+            continue
+        if (found := re.search(r"new prompt,.*task\.n_tokens = (\d+)", line)) is not None:
+            starts.append(when)
+            prompt[task.group(1)] = int(found.group(1))
+        elif (found := re.search(r"cached n_tokens = (\d+)", line)) is not None:
+            if task.group(1) in prompt:
+                taken.append((prompt.pop(task.group(1)), int(found.group(1))))
+        elif "stop processing" in line:
+            ends.append(when)
+    if len(ends) < count or not starts:
+        return {"first_pass_requests_per_s": float("nan"), "first_pass_cached": float("nan")}
+    first = taken[:count]
+    total = sum(tokens for tokens, _ in first)
+    return {
+        "first_pass_requests_per_s": count / (ends[count - 1] - starts[0]),
+        "first_pass_cached": sum(c for _, c in first) / total if total else float("nan"),
+    }
+
+
 def run_ours(corpus: Corpus, config: LocalModels, slots: int, max_tokens: int) -> dict[str, Any]:
     """`vibey-gh slots calibrate --slots N` as its own process, like a user runs it."""
     with tempfile.TemporaryDirectory(prefix="side-ours-") as temp:
@@ -120,6 +162,8 @@ def run_ours(corpus: Corpus, config: LocalModels, slots: int, max_tokens: int) -
             raise SystemExit(f"vibey-gh failed ({done.returncode}):\n{done.stderr[-2000:]}")
         own_cpu = float(own.read_text())
         (evidence,) = StateLayout(state).evidence.glob("*.json")
+        (log,) = StateLayout(state).root.glob("runs/*/step-*/runner.log")
+        by_runner = first_pass_by_the_runner(log.read_text(errors="replace"), corpus.turn_count)
         (step,) = load_evidence(evidence).steps
     metrics = step_metrics(step)
     served = [t.result for t in step.turns if t.result.served]
@@ -132,6 +176,7 @@ def run_ours(corpus: Corpus, config: LocalModels, slots: int, max_tokens: int) -
         "requests_per_s": metrics.turns_per_hour / 3600,
         "span_requests_per_s": len(served) / span if span > 0 else float("nan"),
         "cached_share": cached / prompt if prompt else float("nan"),
+        **by_runner,
         "output_tokens_per_s": metrics.output_tokens_per_s,
         "own_cpu_s": own_cpu,
         "runner_cpu_s": cpu.children - own_cpu,
@@ -192,6 +237,8 @@ def run_guidellm(
         if done.returncode != 0 or not report.exists():
             raise SystemExit(f"guidellm failed ({done.returncode}):\n{done.stderr[-2000:]}")
         benchmark = json.loads(report.read_text())["benchmarks"][0]
+        log_text = (folder / "runner.log").read_text(errors="replace")
+        by_runner = first_pass_by_the_runner(log_text, corpus.turn_count)
     metrics = benchmark["metrics"]
     totals = metrics["request_totals"]
     rate = metrics["requests_per_second"]["successful"]["mean"]
@@ -200,7 +247,8 @@ def run_guidellm(
         "total": totals["total"],
         "requests_per_s": rate,
         "span_requests_per_s": rate,
-        "cached_share": float("nan"),
+        "cached_share": by_runner["first_pass_cached"],
+        **by_runner,
         "output_tokens_per_s": metrics["output_tokens_per_second"]["successful"]["mean"],
         "own_cpu_s": cpu.children,
         "wall_s": wall,
@@ -238,7 +286,7 @@ def main() -> int:
     )
     print(
         f"{'repeat':<8}{'client':<10}{'served':>10}{'req/s':>9}{'span req/s':>12}"
-        f"{'out tok/s':>11}{'cached':>8}{'own CPU s':>11}{'ms/request':>12}",
+        f"{'1st pass':>10}{'out tok/s':>11}{'cached':>8}{'own CPU s':>11}{'ms/request':>12}",
         flush=True,
     )
     rows: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -264,7 +312,8 @@ def print_row(repeat: int, name: str, row: dict[str, Any]) -> None:
     extra = f"  (runner CPU {row['runner_cpu_s']:.1f} s)" if "runner_cpu_s" in row else ""
     print(
         f"{repeat:<8}{name:<10}{row['served']:>6}/{row['total']:<3}{row['requests_per_s']:>9.3f}"
-        f"{row['span_requests_per_s']:>12.3f}{row['output_tokens_per_s']:>11.2f}"
+        f"{row['span_requests_per_s']:>12.3f}{row['first_pass_requests_per_s']:>10.3f}"
+        f"{row['output_tokens_per_s']:>11.2f}"
         f"{row['cached_share']:>8.0%}{row['own_cpu_s']:>11.2f}{per:>12.1f}{extra}",
         flush=True,
     )
@@ -279,14 +328,24 @@ def print_medians(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     lines = (
         ("vibey-gh req/s, as the calibration decides", [o["requests_per_s"] for o, _ in rows]),
         ("vibey-gh req/s, first send to last answer", [o["span_requests_per_s"] for o, _ in rows]),
+        (
+            "vibey-gh req/s, first pass by the runner",
+            [o["first_pass_requests_per_s"] for o, _ in rows],
+        ),
         ("GuideLLM req/s", [p["requests_per_s"] for _, p in rows]),
+        (
+            "GuideLLM req/s, first pass by the runner",
+            [p["first_pass_requests_per_s"] for _, p in rows],
+        ),
     )
     for label, values in lines:
         print(f"  {label + ':':<44}{median(values)}")
     steady = [o["requests_per_s"] / p["requests_per_s"] for o, p in rows]
     span = [o["span_requests_per_s"] / p["requests_per_s"] for o, p in rows]
     print(f"  {'ours ÷ GuideLLM, as decided:':<44}{median(steady)}")
+    first = [o["first_pass_requests_per_s"] / p["first_pass_requests_per_s"] for o, p in rows]
     print(f"  {'ours ÷ GuideLLM, same span:':<44}{median(span)}")
+    print(f"  {'ours ÷ GuideLLM, first pass by the runner:':<44}{median(first)}")
 
 
 if __name__ == "__main__":
