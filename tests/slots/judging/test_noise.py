@@ -32,7 +32,7 @@ def test_a_busy_machine_is_said_to_be_too_busy_to_decide() -> None:
     assert judged.ideal == 1
     found = decidability(judged, BOUNDS)
     assert found.code == TOO_NOISY and found.undecided == (2, 3)
-    assert "The machine was too busy to decide" in judged.reason
+    assert "The steps were too noisy to decide" in judged.reason
     assert "N=2, N=3 could not be told from one slot at the 10% gain needed" in judged.reason
     assert "raise --min-step-seconds and --max-step-seconds" in judged.reason
     assert "N=3 held too few turns for an interval" in judged.reason
@@ -52,9 +52,9 @@ def test_one_slot_noise_is_named_when_the_one_slot_runs_vary() -> None:
 def test_a_clear_answer_carries_its_code_and_no_noise_sentence() -> None:
     gained = judge_sweep(sweep([1.0] * 60), BOUNDS)
     assert decidability(gained, BOUNDS).code == MEASURED_GAIN
-    assert "too busy" not in gained.reason
+    assert "too noisy" not in gained.reason
     flat = judge_sweep(sweep([2.0] * 60), BOUNDS)  # two slots, each twice as slow: +0%
     assert decidability(flat, BOUNDS).code == NO_GAIN
-    assert "too busy" not in flat.reason
+    assert "too noisy" not in flat.reason
     alone = judge_sweep(sweep(), BOUNDS)
     assert decidability(alone, BOUNDS).code == ONE_SLOT_ONLY

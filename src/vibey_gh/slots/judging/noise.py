@@ -1,4 +1,4 @@
-"""Whether a sweep decided anything: a machine too busy to measure reads as such, not as gains.
+"""Whether a sweep decided anything: steps too noisy to measure read as such, not as gains.
 
 A sweep whose multi-slot steps all straddle `min_gain` (or held too few turns for an
 interval) answers 1 — the safe answer — but not because one slot was shown to be best: the
@@ -108,7 +108,7 @@ def too_noisy_sentence(undecided: Sequence[int], noise: float | None, bounds: Bo
     steps = ", ".join(f"N={n}" for n in undecided)
     measured = f" (one slot alone varied ±{noise:.0%})" if noise is not None and noise > 0 else ""
     return (
-        f"The machine was too busy to decide{measured}: {steps} could not be told from one "
+        f"The steps were too noisy to decide{measured}: {steps} could not be told from one "
         f"slot at the {bounds.min_gain:.0%} gain needed, so the answer stays 1, the safe one. "
         "To decide it, measure longer steps (raise --min-step-seconds and --max-step-seconds) "
         "while nothing else heavy runs, and rerun with --restart."
