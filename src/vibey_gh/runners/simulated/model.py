@@ -11,7 +11,14 @@ work progresses: the first once the prompt is read and the first token written, 
 after one more token's work, so time to first token and inter-token latency follow the same
 sharing. Each turn's service time
 is multiplied by a noise factor exp(noise × z), z standard normal: a per-turn multiplicative
-spread whose median is 1.
+spread whose median is 1. Each start of the runner draws its noise from a seed of its own
+(`launch_seed`), so two steps of a sweep differ while a rerun of the same sweep repeats, and
+may run at a drifted speed (`launch_speed`).
+
+A turn's work is its prompt read plus its answer written: the prompt tokens the slot's cache
+already holds (`cache`) cost 1/cache_speedup of a read one, the others and the answer's tokens
+their full price. With cache_speedup 1 (the default) the cache is reported, not charged, and
+the curve a sweep should find depends only on the capacity model, whatever the corpus shares.
 
 Answers: text (or one tool call when tools are offered and the prompt says so) derived from a
 hash of the prompt, so the same prompt gets the same answer at one slot. With noise > 0, a
@@ -54,10 +61,27 @@ def simulated_version() -> str:
 def model_name(model: SimulatedModel) -> str:
     # scaling 1 is left out: the name (and the fingerprint) of a linear model stay as they were
     scaling = f" scaling={model.scaling:g}" if model.scaling != 1.0 else ""
+    # so are a cache that costs nothing and one that keeps no earlier prompt
+    speedup = f" cache_speedup={model.cache_speedup:g}" if model.cache_speedup != 1.0 else ""
+    kept = f" cache_tokens={model.cache_tokens}" if model.cache_tokens else ""
     return (
         f"simulated knee={model.knee} noise={model.noise:g} seed={model.seed} "
-        f"tokens_per_second={model.tokens_per_second:g}{scaling}"
+        f"tokens_per_second={model.tokens_per_second:g}{scaling}{speedup}{kept}"
     )
+
+
+def launch_seed(seed: int, launch: int) -> int:
+    """The noise seed of the runner's `launch`-th start (0 = the first, which keeps `seed`):
+    a digest of both, so every step's noise is its own and a rerun draws it again."""
+    if launch == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}/{launch}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def launch_speed(model: SimulatedModel, launch: int) -> float:
+    """One slot's decode speed at the runner's `launch`-th start: `drift_per_step` compounded."""
+    return model.tokens_per_second * (1.0 + model.drift_per_step) ** launch
 
 
 def model_digest(model: SimulatedModel) -> str:
@@ -134,23 +158,50 @@ def _tool_to_call(tools: ToolSpecs, digest: bytes) -> tuple[str, list[str]] | No
     return name, sorted(properties) if isinstance(properties, dict) else []
 
 
+def read_seconds(
+    prompt: int, *, tokens_per_second: float, cached: int = 0, cache_speedup: float = 1.0
+) -> float:
+    """Reading a prompt of which `cached` tokens the slot's cache held, noise left out."""
+    cached = min(max(0, cached), prompt)
+    tokens = prompt - cached + cached / cache_speedup
+    return tokens / (tokens_per_second * PROMPT_SPEEDUP)
+
+
 def work_seconds(
-    prompt: int, output: int, *, tokens_per_second: float, noise_z: float, noise: float
+    prompt: int,
+    output: int,
+    *,
+    tokens_per_second: float,
+    noise_z: float,
+    noise: float,
+    cached: int = 0,
+    cache_speedup: float = 1.0,
 ) -> float:
     """How long one turn would take alone on the runner."""
-    alone = output / tokens_per_second + prompt / (tokens_per_second * PROMPT_SPEEDUP)
-    return alone * math.exp(noise * noise_z)
+    read = read_seconds(
+        prompt, tokens_per_second=tokens_per_second, cached=cached, cache_speedup=cache_speedup
+    )
+    return (output / tokens_per_second + read) * math.exp(noise * noise_z)
 
 
 def token_work(
-    prompt: int, output: int, *, tokens_per_second: float, noise_z: float, noise: float
+    prompt: int,
+    output: int,
+    *,
+    tokens_per_second: float,
+    noise_z: float,
+    noise: float,
+    cached: int = 0,
+    cache_speedup: float = 1.0,
 ) -> list[float]:
     """`work_seconds` cut where a streamed answer's tokens come out: the prompt with the first
     token, then one token each; they add up to the whole turn's work."""
     factor = math.exp(noise * noise_z)
     per_token = factor / tokens_per_second
-    first = prompt / (tokens_per_second * PROMPT_SPEEDUP) * factor + per_token
-    return [first] + [per_token] * max(0, output - 1)
+    read = read_seconds(
+        prompt, tokens_per_second=tokens_per_second, cached=cached, cache_speedup=cache_speedup
+    )
+    return [read * factor + per_token] + [per_token] * max(0, output - 1)
 
 
 def split_text(text: str, pieces: int) -> list[str]:

@@ -30,6 +30,8 @@ from ..llamacpp.server import LlamaCppServer
 from ..process import ChildProcess, ensure_port_free
 from .model import (
     KIND,
+    launch_seed,
+    launch_speed,
     model_name,
     simulated_identity,
     simulated_version,
@@ -39,7 +41,9 @@ from .settings import SimulatedModel
 PARENT_CHECK_S = 1.0
 
 
-def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
+def child_argv(launch: RunnerLaunch, model: SimulatedModel, started: int = 0) -> list[str]:
+    """`started`: how many times this runner was started before (a sweep starts it once a
+    step): its noise seed and drifted speed."""
     return [
         sys.executable,
         "-m",
@@ -49,9 +53,11 @@ def child_argv(launch: RunnerLaunch, model: SimulatedModel) -> list[str]:
         "--port", str(launch.port),
         "--knee", str(model.knee),
         "--noise", repr(model.noise),
-        "--seed", str(model.seed),
-        "--tokens-per-second", repr(model.tokens_per_second),
+        "--seed", str(launch_seed(model.seed, started)),
+        "--tokens-per-second", repr(launch_speed(model, started)),
         "--scaling", repr(model.scaling),
+        "--cache-speedup", repr(model.cache_speedup),
+        "--cache-tokens", str(model.cache_tokens),
         "--parent-pid", str(os.getpid()),
         *(
             ("--throttle-after-s", repr(model.throttle_after_s),
@@ -93,11 +99,12 @@ class SimulatedRunner:
     ) -> None:
         self._model = model or SimulatedModel()
         self._clock = clock
+        self._started = 0  # starts so far: each draws its own noise, at its drifted speed
 
     def start(self, launch: RunnerLaunch) -> SimulatedServer:
         ensure_port_free(launch.port)
         env = {**os.environ, **launch.extra_env}
-        child = ChildProcess.start(
-            child_argv(launch, self._model), launch.log_path, name="simulated runner", env=env
-        )
+        argv = child_argv(launch, self._model, self._started)
+        self._started += 1
+        child = ChildProcess.start(argv, launch.log_path, name="simulated runner", env=env)
         return SimulatedServer(child=child, port=launch.port, model=self._model, clock=self._clock)

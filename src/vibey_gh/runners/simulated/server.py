@@ -36,7 +36,7 @@ from .model import (
     work_seconds,
 )
 from .replies import chunk_of, completion, error_reply, timings_of, usage_of
-from .settings import SimulatedModel
+from .settings import MAX_CACHE_SPEEDUP, SimulatedModel
 
 PARENT_CHECK_S = 1.0
 SHUTDOWN_POLL_S = 0.05
@@ -66,7 +66,7 @@ class _Engine:
             args.knee, scaling=args.scaling, throttle_after_s=args.throttle_after_s,
             throttle_factor=args.throttle_factor,
         )  # fmt: skip
-        self.cache = SlotPromptCache(args.slots)
+        self.cache = SlotPromptCache(args.slots, args.cache_tokens)
 
     def acquire(self, request: _Request) -> tuple[int, int, float, int]:
         """A free slot's id (the one whose cache shares most of the prompt), how many turns
@@ -147,6 +147,8 @@ class _Engine:
                 tokens_per_second=self.args.tokens_per_second,
                 noise_z=noise_z,
                 noise=self.args.noise,
+                cached=cached,
+                cache_speedup=self.args.cache_speedup,
             )
             # the time this server already spent on the request is part of its service
             self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
@@ -180,6 +182,8 @@ class _Engine:
                 tokens_per_second=self.args.tokens_per_second,
                 noise_z=noise_z,
                 noise=self.args.noise,
+                cached=cached,
+                cache_speedup=self.args.cache_speedup,
             )
             stages[0] = max(0.0, stages[0] - (time.monotonic() - arrived))
             deltas = answer_deltas(answer)
@@ -304,6 +308,20 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _cache_speedup(text: str) -> float:
+    value = float(text)
+    if not 1.0 <= value <= MAX_CACHE_SPEEDUP:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CACHE_SPEEDUP:g}, not {text}")
+    return value
+
+
 def _scaling(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -336,6 +354,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scaling", type=_scaling, default=defaults.scaling)
     parser.add_argument("--throttle-after-s", type=_non_negative, default=None)
     parser.add_argument("--throttle-factor", type=_throttle_factor, default=1.0)
+    parser.add_argument("--cache-speedup", type=_cache_speedup, default=defaults.cache_speedup)
+    parser.add_argument("--cache-tokens", type=_count, default=defaults.cache_tokens)
     parser.add_argument("--parent-pid", type=_positive, default=None)
     return parser.parse_args(argv)
 
@@ -364,7 +384,8 @@ def serve(args: argparse.Namespace) -> int:
         f"simulated runner: {args.slots} slots x {args.window} tokens on "
         f"http://{LOOPBACK}:{args.port} (knee {args.knee}, noise {args.noise:g}, "
         f"seed {args.seed}, {args.tokens_per_second:g} tokens/s per slot, "
-        f"scaling {args.scaling:g})",
+        f"scaling {args.scaling:g}, cached prompt tokens {args.cache_speedup:g}x cheaper, "
+        f"{args.cache_tokens} tokens of earlier prompts kept a slot)",
         file=sys.stderr,
         flush=True,
     )

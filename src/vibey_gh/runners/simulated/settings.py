@@ -12,6 +12,10 @@ from ...interfaces.values import frozen_value
 
 # the config table that holds the capacity model: [local_models.simulated]
 CONFIG_TABLE = "simulated"
+# a cached token a million times cheaper than a read one is as good as free
+MAX_CACHE_SPEEDUP = 1e6
+# a drift of more than half the capacity a step is no slow drift
+MAX_DRIFT = 0.5
 
 
 @frozen_value
@@ -25,6 +29,13 @@ class SimulatedModel:
     throttle_after_s: busy seconds (any turn in flight) after which the runner slows down to
     `throttle_factor` of its speed, as a machine that heats up does (None: never). Neither is
     part of the model's name: throttling is the machine's, not the model's, as on real hardware.
+    cache_speedup: how many times cheaper a prompt token the slot's cache already holds is
+    than one it must read (1 = no cheaper: the cache is reported, not charged).
+    cache_tokens: tokens of earlier prompts each slot keeps beside the one it holds, as
+    llama-server's `--cache-ram` prompt cache does (0 = the prompt it holds only).
+    drift_per_step: the runner's capacity changes by this share at each start after the first
+    (a sweep starts it once a step): 0.03 = 3% faster a step, compounded; a machine's drift,
+    not part of the model's name.
     """
 
     knee: int = 4
@@ -34,6 +45,9 @@ class SimulatedModel:
     scaling: float = 1.0
     throttle_after_s: float | None = None
     throttle_factor: float = 0.5
+    cache_speedup: float = 1.0
+    cache_tokens: int = 0
+    drift_per_step: float = 0.0
 
 
 class TableReader(Protocol):
@@ -62,6 +76,13 @@ def read_capacity(reader: TableReader) -> SimulatedModel:
         throttle_after_s=reader.optional_at_least("throttle_after_s", 0.0),
         throttle_factor=reader.number(
             "throttle_factor", defaults.throttle_factor, low=0.01, high=1.0
+        ),
+        cache_speedup=reader.number(
+            "cache_speedup", defaults.cache_speedup, low=1.0, high=MAX_CACHE_SPEEDUP
+        ),
+        cache_tokens=reader.integer("cache_tokens", defaults.cache_tokens, low=0, high=1 << 40),
+        drift_per_step=reader.number(
+            "drift_per_step", defaults.drift_per_step, low=-MAX_DRIFT, high=MAX_DRIFT
         ),
     )
     reader.reject_unknown()
