@@ -259,6 +259,10 @@ def _render_shown(
             "calibrate again for intervals",
             markup=False,
         )
+    from ...slots.report.tables.split_window import prefix_cache_lines
+
+    for line in prefix_cache_lines(shown.evidence, shown.judgement):
+        out(line, markup=False)
     if any(step.runner_reported for step in shown.evidence.steps):
         out("runner reported at start-up:")
         for name, step in zip(names, shown.evidence.steps, strict=True):

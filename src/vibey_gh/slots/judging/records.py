@@ -20,8 +20,10 @@ class TurnRecord:
     """One replayed turn: which turn, which worker sent it, and what came back.
 
     think_s: the seconds the worker waited before sending it (its run's tools on replay).
-    closes: it was the last turn of its segment or run, so that unit ended with it. Both are
-    written only when set (0 and False in evidence older than them, as they were).
+    closes: it was the last turn of its segment or run, so that unit ended with it.
+    pass_number: the pass over the corpus it was sent in (1 = the first), marked at the head of
+    its conversation (`stepping.passes`); 0: not marked (evidence older than the marks).
+    All three are written only when set (0 and False in evidence older than them, as they were).
     """
 
     turn_id: str
@@ -30,6 +32,7 @@ class TurnRecord:
     result: TurnResult
     think_s: float = 0.0
     closes: bool = False
+    pass_number: int = 0
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -42,6 +45,8 @@ class TurnRecord:
             data["think_s"] = self.think_s
         if self.closes:
             data["closes"] = True
+        if self.pass_number:
+            data["pass_number"] = self.pass_number
         return data
 
     @classmethod
@@ -53,6 +58,7 @@ class TurnRecord:
             result=json_fields.nested(data, "result", turn_result_from_json),
             think_s=json_fields.number(data, "think_s", 0.0),
             closes=json_fields.boolean(data, "closes", False),
+            pass_number=json_fields.integer(data, "pass_number", 0),
         )
 
 

@@ -21,7 +21,8 @@ class AskedCaps:
     def chat(
         self, messages: list[dict[str, Any]], tools: Any, settings: ChatSettings
     ) -> TurnResult:
-        self.caps[str(messages[0]["content"])] = settings.max_tokens
+        # the turn's own text, after the line that marks its pass
+        self.caps[str(messages[0]["content"]).splitlines()[-1]] = settings.max_tokens
         return answer("ok")
 
 

@@ -2,10 +2,12 @@
 
 A worker takes the next segment from a shared cursor that cycles through the corpus and sends
 its turns in order, so it keeps its prefix warm exactly as a lane does; worker i starts at
-segment i. Workers keep taking segments until every segment was taken once and `keep_going`
-says the step has measured enough; from then on each worker stops at its next segment boundary
-(the first one to stop ends the measurement window), and once every corpus turn has an answer
-the others stop after their turn in flight (the drain is not measured).
+segment i. Each turn is sent marked with its pass over the corpus (`passes`), so no pass is
+served from the prompt cache an earlier one left. Workers keep taking segments until every
+segment was taken once and `keep_going` says the step has measured enough; from then on each
+worker stops at its next segment boundary (the first one to stop ends the measurement window),
+and once every corpus turn has an answer the others stop after their turn in flight (the
+drain is not measured).
 
 Before each turn a worker waits the turn's think time (`think`, the run's tools on replay).
 The wait is interruptible: a stop, an outside stop (`accept`) or the end of the drain wakes a
@@ -28,6 +30,7 @@ from ....interfaces.slots_interface import ChatSettings
 from ....runners.contract import RunningRunner
 from ...corpus.corpus import Segment, Turn
 from ...judging.records import TurnRecord
+from .passes import Marks
 
 # how often a waiting worker looks whether an outside stop (`accept`) came
 _ACCEPT_POLL_S = 0.25
@@ -65,10 +68,12 @@ class _Cursor:
     def every_turn_answered(self) -> bool:
         return self.wanted <= self.answered
 
-    def next_segment(self) -> Segment:
+    def next_segment(self) -> tuple[Segment, int]:
+        """The next segment and the pass over the corpus it is taken in (1 = the first)."""
         segment = self.segments[self.taken % len(self.segments)]
+        pass_number = self.taken // len(self.segments) + 1
         self.taken += 1
-        return segment
+        return segment, pass_number
 
 
 def replay_corpus(
@@ -81,11 +86,14 @@ def replay_corpus(
     accept: Callable[[], bool] = lambda: True,
     keep_going: Callable[[list[TurnRecord]], bool] = _one_pass,
     think: Callable[[Turn], float] = _no_wait,
+    mark_passes: bool = True,
 ) -> ReplayOutcome:
     """Replay until every segment was taken and `keep_going` is False (default: one pass).
-    `think`: seconds to wait before a turn (default none)."""
+    `think`: seconds to wait before a turn (default none). `mark_passes`: send each turn
+    marked with its pass (False only to show what the marks prevent, `bench/pass_bias.py`)."""
     outcome = ReplayOutcome()
     cursor = _Cursor(segments)
+    marks = Marks.of(segments)
     lock = threading.Lock()
     stop = threading.Event()
     # set with `stop`, and once the drain needs no more turns: ends every wait at once
@@ -106,7 +114,7 @@ def replay_corpus(
                 return False
         return not stop.is_set()
 
-    def take() -> Segment | None:
+    def take() -> tuple[Segment, int] | None:
         with lock:
             if not segments or stop.is_set():
                 return None
@@ -118,16 +126,24 @@ def replay_corpus(
             return cursor.next_segment()
 
     def work(worker: int) -> None:
-        while (segment := take()) is not None:
+        while (taken := take()) is not None:
+            segment, pass_number = taken
+            if not mark_passes:
+                pass_number = 0
             for position, turn in enumerate(segment.turns):
                 if stop.is_set() or not accept() or drained():
                     return
                 seconds = think(turn)
                 if seconds > 0 and (not wait(seconds) or drained()):
                     return
-                result = runner.chat(turn.messages, turn.tools or None, _capped(settings, turn))
+                messages = turn.messages
+                if pass_number:
+                    messages = marks.marked(messages, pass_number)
+                result = runner.chat(messages, turn.tools or None, _capped(settings, turn))
                 closes = position == len(segment.turns) - 1
-                record = TurnRecord(turn.id, segment.id, worker, result, seconds, closes)
+                record = TurnRecord(
+                    turn.id, segment.id, worker, result, seconds, closes, pass_number
+                )
                 with lock:
                     if stop.is_set() or not accept():
                         stop.set()

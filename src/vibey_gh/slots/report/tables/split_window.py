@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from ...evidence.store import Evidence
 from ...judging.judge import SweepJudgement
-from ...judging.truth.prefix_cache import cached_prompt_share
+from ...judging.truth.prefix_cache import cache_shares
 from ...judging.truth.refusals import refusals_of
+from .prompt_cache import cache_cell
 from .step_table import markdown_table, step_rows, throughput_sentence
 
 COLUMNS = ("step", "slots × window", "served", "refused", "shortest refused", "throughput")
@@ -58,14 +59,21 @@ def split_window_section(evidence: Evidence, judgement: SweepJudgement) -> list[
 
 def prefix_cache_lines(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
     """One line: each step's share of prompt tokens the runner took from its cache, where the
-    runner says (nothing when no step's turns do)."""
+    runner says, its first pass over the corpus beside the repeats (nothing when no step's
+    turns say)."""
     names = step_rows(evidence.steps, judgement)
     shares = [
-        (named[0], share)
+        (named[0], shares)
         for step, named in zip(evidence.steps, names, strict=True)
-        if (share := cached_prompt_share(step)) is not None
+        if (shares := cache_shares(step)).share is not None
     ]
     if not shares:
         return []
-    listed = ", ".join(f"{name} {share:.0%}" for name, share in shares)
-    return [f"Prompt tokens the runner took from its cache (a prefix it already held): {listed}."]
+    listed = ", ".join(f"{name} {cache_cell(shares)}" for name, shares in shares)
+    line = f"Prompt tokens the runner took from its cache (a prefix it already held): {listed}."
+    if any(shares.first_pass is not None for _name, shares in shares):
+        line += (
+            " Each pass over the corpus was marked, so a repeat reuses only what a "
+            "conversation shares within itself, as its first pass does."
+        )
+    return [line]

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from ....interfaces.values import frozen_value
 from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
+from ...judging.truth.prefix_cache import cache_shares
+from .prompt_cache import cache_brief, cache_cell
 
 
 @frozen_value
@@ -299,6 +301,14 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
             "exact_agreement": v.verdict.agreement.exact if v.verdict.agreement else None,
         },
         4,
+    ),
+    StepColumn(
+        "prompt cache",
+        "cached",
+        lambda v: cache_cell(cache_shares(v.step)),
+        lambda v: cache_brief(cache_shares(v.step)),
+        lambda v: cache_shares(v.step).to_json(),
+        13,
     ),
     StepColumn("verdict", "verdict", _verdict_full, verdict_brief, _verdict_values, 1, False),
 )
