@@ -37,16 +37,16 @@ def test_cached_prompt_tokens_cost_their_speedups_share() -> None:
     assert cost(8000, 1e6) == pytest.approx(answer, rel=1e-3)
 
 
-def test_a_slot_keeps_earlier_prompts_up_to_its_tokens() -> None:
+def test_the_runner_keeps_earlier_prompts_for_any_slot_up_to_its_tokens() -> None:
     first, second, third = ("x" + name * 4000 for name in "abc")  # 1000 tokens each
     cache = SlotPromptCache(2, keep_tokens=1000)  # room for one earlier prompt
     for text in (first, second, third):
         assert cache.serve(0, text, 1000) == 0
-    # it holds the third and keeps the second: a run that goes on from either is reused
-    assert cache.serve(0, second + "more", 1001) == 1000
-    assert cache.choose([1, 0], third + "more") == 0
-    # the first was dropped to keep the second
-    assert cache.serve(0, first, 1000) == 0
+    # slot 0 holds the third; the second it let go of is kept, for the other slot too
+    assert cache.serve(1, second + "more", 1001) == 1000
+    assert cache.serve(0, third + "more", 1001) == 1000
+    # the first was let go of to keep the second
+    assert cache.serve(1, first, 1000) == 0
     forgetful = SlotPromptCache(1)
     forgetful.serve(0, first, 1000)
     forgetful.serve(0, second, 1000)

@@ -9,11 +9,12 @@ reused are the shared characters at the runner's four characters a token — nev
 prompt, as llama-server always reads its last token again. A slot is chosen for what it holds
 as llama-server chooses one (`SIMILARITY`).
 
-Beside the prompt it holds, a slot may keep earlier prompts, most recently used first, up to
-`cache_tokens` tokens in all, as llama-server's `--cache-ram` prompt cache keeps them (0: none):
-a prompt is then reused from whichever the slot keeps shares most of it. That is what serves a
-conversation sent twice from the cache the first time left, as repeated passes over a corpus
-would be served without their pass marker.
+Beside what its slots hold, the runner may keep earlier prompts for any slot, most recently
+used first, up to `cache_tokens` tokens in all, as llama-server's `--cache-ram` prompt cache
+keeps the prompt a slot lets go of and restores it into whichever slot needs it (0: none). A
+prompt is then reused from whichever of the slot's own and the kept prompts shares most of it:
+what serves a conversation sent twice from what its first sending left, at any N, as repeated
+passes over a corpus would be served without their pass marks.
 
 What the reuse costs is the capacity model's (`model.work_seconds`, `cache_speedup`).
 """
@@ -61,43 +62,49 @@ def _tokens(text: str) -> int:
 
 
 class SlotPromptCache:
-    """Each slot's prompts: the one it holds first, then the earlier ones it keeps; shared by
+    """Each slot's prompt, and the earlier prompts the runner keeps for any slot; shared by
     the server's request threads."""
 
     def __init__(self, slots: int, keep_tokens: int = 0) -> None:
-        self._held: list[list[str]] = [[] for _ in range(slots)]
+        self._held = [""] * slots
+        self._kept: list[str] = []
         self._keep_tokens = keep_tokens
         self._lock = threading.Lock()
 
-    def _best(self, slot: int, text: str) -> int:
-        """The most of `text` any prompt the slot keeps shares (under the lock)."""
-        best = 0
-        for held in self._held[slot]:
-            # one that cannot beat the best so far is passed over by one comparison in C
-            if best and not held.startswith(text[: best + 1]):
-                continue
-            best = max(best, shared_prefix_chars(held, text))
-        return best
-
     def choose(self, free: Sequence[int], text: str) -> int:
-        """The free slot whose cached prompts share the most of `text`, if that is at least
+        """The free slot whose prompt shares the most of `text`, if that is at least
         `SIMILARITY` of it; else the first free one (the longest idle)."""
         with self._lock:
-            shared = [(self._best(slot, text), slot) for slot in free]
+            shared = [(shared_prefix_chars(self._held[slot], text), slot) for slot in free]
         best = max(shared, key=lambda pair: pair[0])
         return best[1] if best[0] >= SIMILARITY * len(text) and best[0] > 0 else free[0]
 
+    def _best_kept(self, text: str, better_than: int) -> int:
+        """The most of `text` a kept prompt shares, where more than `better_than`."""
+        best = better_than
+        for kept in self._kept:
+            # one that cannot beat the best so far is passed over by one comparison in C
+            if kept.startswith(text[: best + 1]):
+                best = max(best, shared_prefix_chars(kept, text))
+        return best
+
     def serve(self, slot: int, text: str, prompt_tokens: int) -> int:
-        """The prompt tokens `slot` reuses for `text`, which it then holds; of the earlier
-        prompts, those that fit in `keep_tokens` stay, the most recently used first (one that
-        `text` extends is part of it now)."""
+        """The prompt tokens `slot` reuses for `text` (from its own prompt or a kept one),
+        which it then holds; the prompt it let go of is kept, the most recently used first,
+        while the kept ones fit in `keep_tokens` (one that `text` extends is part of it)."""
         with self._lock:
-            shared = self._best(slot, text)
-            kept, room = [text], self._keep_tokens
-            for held in self._held[slot]:
-                if held == text or text.startswith(held) or _tokens(held) > room:
-                    continue
-                kept.append(held)
-                room -= _tokens(held)
-            self._held[slot] = kept
+            held = self._held[slot]
+            shared = shared_prefix_chars(held, text)
+            if self._keep_tokens:
+                shared = self._best_kept(text, shared)
+                kept: list[str] = []
+                room = self._keep_tokens
+                for earlier in [held, *self._kept]:
+                    size = len(earlier) // CHARS_PER_TOKEN
+                    if not earlier or size > room or text.startswith(earlier) or earlier in kept:
+                        continue
+                    kept.append(earlier)
+                    room -= size
+                self._kept = kept
+            self._held[slot] = text
         return min(shared // CHARS_PER_TOKEN, max(0, prompt_tokens - 1))

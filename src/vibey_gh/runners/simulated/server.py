@@ -385,7 +385,7 @@ def serve(args: argparse.Namespace) -> int:
         f"http://{LOOPBACK}:{args.port} (knee {args.knee}, noise {args.noise:g}, "
         f"seed {args.seed}, {args.tokens_per_second:g} tokens/s per slot, "
         f"scaling {args.scaling:g}, cached prompt tokens {args.cache_speedup:g}x cheaper, "
-        f"{args.cache_tokens} tokens of earlier prompts kept a slot)",
+        f"{args.cache_tokens} tokens of earlier prompts kept)",
         file=sys.stderr,
         flush=True,
     )

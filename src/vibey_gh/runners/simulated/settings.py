@@ -31,8 +31,8 @@ class SimulatedModel:
     part of the model's name: throttling is the machine's, not the model's, as on real hardware.
     cache_speedup: how many times cheaper a prompt token the slot's cache already holds is
     than one it must read (1 = no cheaper: the cache is reported, not charged).
-    cache_tokens: tokens of earlier prompts each slot keeps beside the one it holds, as
-    llama-server's `--cache-ram` prompt cache does (0 = the prompt it holds only).
+    cache_tokens: tokens of earlier prompts the runner keeps for any slot beside the prompt each
+    slot holds, as llama-server's `--cache-ram` prompt cache does (0 = each slot's own only).
     drift_per_step: the runner's capacity changes by this share at each start after the first
     (a sweep starts it once a step): 0.03 = 3% faster a step, compounded; a machine's drift,
     not part of the model's name.
