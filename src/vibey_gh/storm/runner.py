@@ -13,7 +13,9 @@ runs; one that ran is not repeated by this storm, whatever it found. Lanes never
 slots production serves now, where it says (`AllowedAnswer.production_slots`).
 
 Stopping (`control.stop`, set by SIGINT/SIGTERM): no lane is claimed any more; running lanes
-end at their next turn boundary as "interrupted" and their specs return to pending/. A
+end at their next turn boundary as "interrupted" and their specs return to pending/; after
+`stop_grace_s` a turn in flight is cancelled (and a lane that ignores that goes back as it is),
+so a stop ends within seconds whatever production does. A
 calibration in progress is interrupted at once (KeyboardInterrupt): its completed steps are
 checkpointed and the next calibration resumes them. A KeyboardInterrupt outside a calibration
 (a second Ctrl-C) leaves at once: lanes still running stay in running/, and the next storm
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +49,7 @@ from ..slots.evidence.requests import pending_requests
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from .calibration import CalibrationBackoff
 from .lock import file_lock, model_lock
-from .queue import DONE, FAILED, STATE_OF_END, StormQueue
+from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
 from .setup import (
     AGAIN,
     END,
@@ -60,6 +63,11 @@ from .setup import (
     StormSummary,
     storm_folder,
 )
+
+# how long lanes whose requests were cancelled get to record their end
+CANCELLED_WAIT_S = 3.0
+# a service manager kills what has not stopped some seconds after SIGTERM (systemd: 90 s)
+MAX_STOP_GRACE_S = 60.0
 
 
 @dataclass
@@ -171,6 +179,38 @@ class Storm:
             else:
                 detail = f"({job.error or 'no outcome'})"
             self.log(f"lane {name} ({job.run_id}) {status} {detail} → {state}/{destination}")
+
+    def _wait_for_lanes(self, seconds: float) -> None:
+        """Until every lane has ended or `seconds` have passed (thread joins: real time)."""
+        deadline = time.monotonic() + seconds
+        for job in list(self.running.values()):
+            assert job.thread is not None
+            job.thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _stop_lanes(self) -> None:
+        """Lanes end at their turn's end; a turn still in flight after the grace is cancelled,
+        and a lane that ignores even that goes back to pending/ as it is."""
+        grace = self.options.stop_grace_s
+        self._wait_for_lanes(grace)
+        busy = [job for job in self.running.values() if not job.finished]
+        if not busy or self.last_good_config is None:
+            return
+        cancelled = self.deps.cancel_requests(self.last_good_config)
+        self.log(
+            f"stopping: {len(busy)} lane(s) still in a turn after {grace:g}s; "
+            f"cancelled {cancelled} request(s) in flight"
+        )
+        self._wait_for_lanes(CANCELLED_WAIT_S)
+        for name, job in list(self.running.items()):
+            if job.finished:
+                continue
+            del self.running[name]
+            destination = self.queue.settle(name, PENDING)
+            self.summary.settled[PENDING] += 1
+            self.log(
+                f"lane {name} ({job.run_id}) did not stop; its record has no end "
+                f"→ {PENDING}/{destination}"
+            )
 
     # --- calibration ---------------------------------------------------------------------
 
@@ -320,6 +360,7 @@ class Storm:
                 self.summary.stopped = True
                 if self.running:
                     self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
+                    self._stop_lanes()
             self._settle_finished(wait=True)
             self.summary.queue = self.queue.counts()
             self.log(f"storm ends: {self.summary.queue}")
@@ -351,4 +392,7 @@ def run_storm(
         raise BadInput(f"--poll must be more than 0 seconds, not {options.poll_s:g}")
     if options.max_passes is not None and options.max_passes < 1:
         raise BadInput(f"--max-passes must be at least 1, not {options.max_passes}")
+    if not 0 <= options.stop_grace_s <= MAX_STOP_GRACE_S:
+        grace = options.stop_grace_s
+        raise BadInput(f"the stop grace must be 0 to {MAX_STOP_GRACE_S:g} seconds, not {grace:g}")
     return Storm(options, deps, control or StormControl()).run()
