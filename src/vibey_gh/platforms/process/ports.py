@@ -7,6 +7,8 @@ clash is then reported without a name rather than guessed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psutil
 
 from ...interfaces.values import frozen_value
@@ -40,6 +42,19 @@ def port_holder(port: int) -> PortHolder | None:
     return None
 
 
+def listener_executable(port: int) -> Path | None:
+    """The executable file of the process listening on TCP `port`; None when the system does
+    not tell (another user's process, no listener)."""
+    holder = port_holder(port)
+    if holder is None:
+        return None
+    try:
+        executable = psutil.Process(holder.pid).exe()
+    except (psutil.Error, OSError):
+        return None
+    return Path(executable) if executable else None
+
+
 def _command_of(pid: int) -> str:
     try:
         process = psutil.Process(pid)
@@ -50,4 +65,4 @@ def _command_of(pid: int) -> str:
     return command if len(command) <= COMMAND_SHOWN else command[: COMMAND_SHOWN - 1] + "…"
 
 
-__all__ = ["PortHolder", "port_holder"]
+__all__ = ["PortHolder", "listener_executable", "port_holder"]
