@@ -211,6 +211,32 @@ def test_max_passes_stops_claiming_but_lets_the_lane_finish(
     assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 1, "failed": 0}
 
 
+def test_a_stop_while_max_passes_waits_for_its_lane_cancels_it_too(
+    tmp_path: Path, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storm_runner, "CANCELLED_WAIT_S", 0.1)
+    queue = make_queue(tmp_path, 1)
+    control = StormControl()
+    release = threading.Event()
+
+    def stop_later(messages: list[dict[str, Any]]) -> None:
+        threading.Timer(0.3, control.request_stop).start()  # once the loop has returned
+        release.wait(30)
+
+    try:
+        summary = run_storm(
+            options(queue, once=False, max_passes=1, stop_grace_s=0.1),
+            deps(layout, FakeAllowed(2), FakeProduction(stop_later)),  # room: no wait for it
+            control,
+        )
+    finally:
+        release.set()
+    assert summary.stopped
+    assert summary.to_json()["queue"] == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
+    assert log.index("1 passes done: waiting for running lanes") < log.index("did not stop")
+
+
 def test_no_lane_starts_while_a_calibration_holds_the_model_lock(
     tmp_path: Path, layout: StateLayout
 ) -> None:

@@ -64,10 +64,9 @@ from .setup import (
     storm_folder,
 )
 
-# how long lanes whose requests were cancelled get to record their end
-CANCELLED_WAIT_S = 3.0
-# a service manager kills what has not stopped some seconds after SIGTERM (systemd: 90 s)
-MAX_STOP_GRACE_S = 60.0
+# how long lanes whose requests were cancelled get to record their end; the longest grace (a
+# service manager kills what has not stopped some seconds after SIGTERM: systemd 90 s)
+CANCELLED_WAIT_S, MAX_STOP_GRACE_S = 3.0, 60.0
 
 
 @dataclass
@@ -187,30 +186,36 @@ class Storm:
             assert job.thread is not None
             job.thread.join(max(0.0, deadline - time.monotonic()))
 
+    def _finish_lanes(self) -> None:
+        """Wait for the running lanes; a stop, before or while waiting, gives them the grace and
+        then cancels their turns."""
+        while any(not job.finished for job in self.running.values()):
+            if self.control.stop.is_set():
+                self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
+                self._stop_lanes()
+                break
+            self.control.wake.wait(1.0)  # a lane's end wakes it
+            self.control.wake.clear()
+        self.summary.stopped = self.control.stop.is_set()
+
     def _stop_lanes(self) -> None:
         """Lanes end at their turn's end; a turn still in flight after the grace is cancelled,
         and a lane that ignores even that goes back to pending/ as it is."""
         grace = self.options.stop_grace_s
         self._wait_for_lanes(grace)
         busy = [job for job in self.running.values() if not job.finished]
-        if not busy or self.last_good_config is None:
+        if not busy or self.last_good_config is None:  # (lanes start only after a config)
             return
         cancelled = self.deps.cancel_requests(self.last_good_config)
-        self.log(
-            f"stopping: {len(busy)} lane(s) still in a turn after {grace:g}s; "
-            f"cancelled {cancelled} request(s) in flight"
-        )
+        said = f"{len(busy)} lane(s) still in a turn after {grace:g}s"
+        self.log(f"stopping: {said}; cancelled {cancelled} request(s) in flight")
         self._wait_for_lanes(CANCELLED_WAIT_S)
-        for name, job in list(self.running.items()):
-            if job.finished:
-                continue
-            del self.running[name]
-            destination = self.queue.settle(name, PENDING)
+        for job in [job for job in busy if not job.finished]:
+            del self.running[job.name]
+            destination = self.queue.settle(job.name, PENDING)
             self.summary.settled[PENDING] += 1
-            self.log(
-                f"lane {name} ({job.run_id}) did not stop; its record has no end "
-                f"→ {PENDING}/{destination}"
-            )
+            self.log(f"lane {job.name} ({job.run_id}) did not stop; its record has no end → "
+                     f"{PENDING}/{destination}")  # fmt: skip
 
     # --- calibration ---------------------------------------------------------------------
 
@@ -356,11 +361,7 @@ class Storm:
                 self._settle_finished()
                 self.log(f"stopped at once: {len(self.running)} lane(s) left in running/")
                 raise
-            if self.control.stop.is_set():
-                self.summary.stopped = True
-                if self.running:
-                    self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
-                    self._stop_lanes()
+            self._finish_lanes()
             self._settle_finished(wait=True)
             self.summary.queue = self.queue.counts()
             self.log(f"storm ends: {self.summary.queue}")
