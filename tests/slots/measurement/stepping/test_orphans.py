@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -114,25 +113,30 @@ def test_a_runner_recorded_before_it_has_exec_d_is_still_named_by_its_record(
 ) -> None:
     """The race made certain: the child still shows its parent's command line when recorded."""
     readable, writable = os.pipe()
+    go, told = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: exec only once the parent has recorded it
+    if pid == 0:  # the child: exec only once the parent has recorded it and says go
         try:
             os.dup2(writable, 1)
-            time.sleep(0.3)
+            os.close(told)
+            os.read(go, 1)
             os.execv(SLEEPER[0], SLEEPER)
         finally:
             os._exit(127)
     os.close(writable)
+    os.close(go)
     path = tmp_path / "calibration-runner.json"
     try:
         assert psutil.Process(pid).cmdline() == psutil.Process().cmdline()  # not exec'd yet
         remember_runner(path, pid, SLEEPER)
+        os.write(told, b"g")
         with os.fdopen(readable) as output:
             assert output.readline() == "up\n"
         record = read_runner_record(path)
         assert record is not None and record.is_running_as(psutil.Process(pid))
         assert stop_orphaned_runner(path) == pid
     finally:
+        os.close(told)
         with contextlib.suppress(ProcessLookupError, ChildProcessError):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)  # unless the stop has reaped it
