@@ -1,12 +1,13 @@
-"""How long `vibey-gh storm run` takes to stop on SIGTERM while its lane waits on a production
-that accepted the turn and drips one byte every 2 s (target: under 10 s, signal sent → exit).
+"""How long `vibey-gh storm run` (or `lane run`, with --lane) takes to stop on SIGTERM while its
+lane waits on a production that accepted the turn and drips one byte every 2 s (target: under
+10 s, signal sent → exit).
 
 The production here is a socket server of this script: it answers every request with a 200
 whose body never ends. The storm's one lane sends its first turn; once it has waited a second,
 the storm gets SIGTERM. The lane's turn would last the request timeout (600 s); the stop gives
 it the grace (5 s), then cancels it. Each run also checks that the spec went back to pending/.
 
-    python bench/bench_storm_stop.py [--runs 3]
+    python bench/bench_storm_stop.py [--runs 3] [--lane]
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def dripping_production() -> Iterator[tuple[str, list[int]]]:
         listener.close()
 
 
-def one_stop(root: Path, url: str, chats: list[int]) -> tuple[float, list[str]]:
+def one_stop(root: Path, url: str, chats: list[int], lane: bool) -> tuple[float, list[str]]:
     """Seconds from SIGTERM to the storm's exit, and where the spec ended."""
     (root / "repo").mkdir()
     (root / "repo" / "a.py").write_text("A = 1\n", encoding="utf-8")
@@ -80,8 +81,13 @@ def one_stop(root: Path, url: str, chats: list[int]) -> tuple[float, list[str]]:
         encoding="utf-8",
     )
     env = {**os.environ, "VIBEY_GH_SLOTS_DIR": str(root / "state")}
+    command = (
+        ["lane", "run", str(pending / "s0.toml")]
+        if lane
+        else ["storm", "run", str(root / "queue"), "--poll", "0.5"]
+    )
     storm = subprocess.Popen(
-        [sys.executable, "-m", "vibey_gh", "storm", "run", str(root / "queue"), "--poll", "0.5"],
+        [sys.executable, "-m", "vibey_gh", *command],
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     before = len(chats)
@@ -104,17 +110,19 @@ def one_stop(root: Path, url: str, chats: list[int]) -> tuple[float, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--lane", action="store_true", help="stop `lane run` instead")
     args = parser.parse_args()
     times = []
     with dripping_production() as (url, chats):
         for run in range(args.runs):
             with tempfile.TemporaryDirectory() as folder:
-                took, ended = one_stop(Path(folder), url, chats)
+                took, ended = one_stop(Path(folder), url, chats, args.lane)
             times.append(took)
             print(f"run {run + 1}: exit {took:.2f} s after SIGTERM; spec in {', '.join(ended)}")
     spread = statistics.stdev(times) if len(times) > 1 else 0.0
     print(
-        f"storm run, SIGTERM with a turn dripping from production: {statistics.mean(times):.2f} s "
+        f"{'lane' if args.lane else 'storm'} run, SIGTERM with a turn dripping from production: "
+        f"{statistics.mean(times):.2f} s "
         f"± {spread:.2f} s (n={len(times)}), slowest {max(times):.2f} s"
     )
 

@@ -25,6 +25,11 @@ def runner_description(config: LocalModels) -> dict[str, object]:
     return {"kind": config.runner, "url": config.production, "model": config.model}
 
 
+# On a stop, a lane gets this long to end at its turn's end; a turn still in flight is then
+# cancelled, so a stop ends within seconds whatever production does (a request may wait 600 s).
+STOP_GRACE_S = 5.0
+
+
 def cancel_production_requests(config: LocalModels) -> int:
     """Cancel this process's requests in flight to production (a storm's lanes when it stops):
     their connections are shut down, which wakes a reader blocked on a runner that drips a

@@ -17,7 +17,7 @@ from ..clock import Clock
 from ..config import LocalModels, load_config
 from ..files import append_line_durably
 from ..interfaces.values import frozen_value
-from ..lanes.client import ChatClient, cancel_production_requests
+from ..lanes.client import STOP_GRACE_S, ChatClient, cancel_production_requests
 from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
 from ..state import StateLayout
@@ -31,9 +31,7 @@ LOG_FILE = "storm.log"
 # What follows a pass: poll again later, wait for a lane to end, pass again now, or stop.
 WAIT, FULL, AGAIN, END = "wait", "full", "again", "end"
 DEFAULT_POLL_S = 30.0
-# On a stop, lanes get this long to end at their turn's end; a turn still in flight is then
-# cancelled, so a stop ends within seconds whatever production does (a request may wait 600 s).
-DEFAULT_STOP_GRACE_S = 5.0
+DEFAULT_STOP_GRACE_S = STOP_GRACE_S  # then the lanes' turns in flight are cancelled
 
 
 @frozen_value
