@@ -85,3 +85,26 @@ def test_production_saying_b0_unknown_is_keyed_by_the_binary_that_listens(
         info = identify_llama_server(config, layout)
     assert info.version == keyed_to_binary("b0-unknown", psutil.Process().exe(), layout)
     assert info.version != "b0-unknown" and "version" not in info.missing
+
+
+def test_production_s_listener_is_cached_while_that_very_process_listens(
+    tmp_path: Path, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vibey_gh.platforms.process import ports
+    from vibey_gh.runners.llamacpp.production_binary import CACHE_NAME, production_binary
+
+    with hostile_production("idle") as production:
+        first = production_binary(production.url, layout)
+        assert first is not None and first.samefile(psutil.Process().exe())
+
+        def no_scan(port: int) -> None:
+            raise AssertionError("every socket read again")
+
+        monkeypatch.setattr(ports, "port_listener", no_scan)
+        assert production_binary(production.url, layout) == first  # the cache, checked
+        cache = layout.cache / CACHE_NAME
+        edited = cache.read_text().replace(str(first), "/usr/bin/env")
+        cache.write_text(edited)  # an executable the process does not run is not believed
+        with pytest.raises(AssertionError, match="every socket read again"):
+            production_binary(production.url, layout)
+    assert production_binary("http://10.0.0.9:8080", layout) is None  # not on this machine

@@ -7,8 +7,6 @@ clash is then reported without a name rather than guessed.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import psutil
 
 from ...interfaces.values import frozen_value
@@ -42,17 +40,41 @@ def port_holder(port: int) -> PortHolder | None:
     return None
 
 
-def listener_executable(port: int) -> Path | None:
-    """The executable file of the process listening on TCP `port`; None when the system does
-    not tell (another user's process, no listener)."""
+@frozen_value
+class Listener:
+    """The process listening on a port, told apart from a later one by its start time."""
+
+    pid: int
+    create_time: float
+    executable: str
+
+
+def port_listener(port: int) -> Listener | None:
+    """The process listening on TCP `port` and its executable file; None when the system does
+    not tell (another user's process, no listener). Reads every socket of the machine: cache it
+    and check it again with `still_running`."""
     holder = port_holder(port)
     if holder is None:
         return None
     try:
-        executable = psutil.Process(holder.pid).exe()
+        process = psutil.Process(holder.pid)
+        executable = process.exe()
+        created = process.create_time()
     except (psutil.Error, OSError):
         return None
-    return Path(executable) if executable else None
+    return Listener(holder.pid, created, executable) if executable else None
+
+
+def still_running(listener: Listener) -> bool:
+    """Whether that very process (same pid, start time and executable) still runs: a few reads
+    of its own, where finding the listener again reads every socket of the machine. A process
+    keeps the port it listens on while it runs; when it ends, its pid no longer matches."""
+    try:
+        process = psutil.Process(listener.pid)
+        started = abs(process.create_time() - listener.create_time) < 1.0
+        return started and bool(process.exe() == listener.executable)
+    except (psutil.Error, OSError):
+        return False
 
 
 def _command_of(pid: int) -> str:
@@ -65,4 +87,4 @@ def _command_of(pid: int) -> str:
     return command if len(command) <= COMMAND_SHOWN else command[: COMMAND_SHOWN - 1] + "…"
 
 
-__all__ = ["PortHolder", "listener_executable", "port_holder"]
+__all__ = ["Listener", "PortHolder", "port_holder", "port_listener", "still_running"]

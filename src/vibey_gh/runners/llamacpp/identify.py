@@ -45,7 +45,9 @@ def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None
     settings = runner_args_settings(config.runner_args)
     version, unkeyed = props.build, None
     if names_no_build(version):
-        binary = _production_binary(config.production)
+        from .production_binary import production_binary
+
+        binary = production_binary(config.production, state)
         keyed = keyed_to_binary(version, binary, state) if binary is not None else None
         if keyed is None:
             unkeyed = (
@@ -73,22 +75,6 @@ def keyed_to_binary(
     except OSError:
         return None
     return f"{version}{BINARY_MARK}{digest[:BINARY_DIGEST_SHOWN]}"
-
-
-def _production_binary(production_url: str) -> Path | None:
-    """The executable listening on production's port, when production is on this machine."""
-    from urllib.parse import urlsplit
-
-    from ...platforms.process.ports import listener_executable
-
-    try:
-        url = urlsplit(production_url)
-        host, port = url.hostname, url.port
-    except ValueError:
-        return None
-    if host not in ("127.0.0.1", "localhost", "::1") or port is None:
-        return None
-    return listener_executable(port)
 
 
 def gguf_identity(
