@@ -20,7 +20,12 @@ from .config_reader import Declaration, TableReader, did_you_mean
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, read_regular_text
 from .interfaces.bounds import Bounds
-from .interfaces.think import DEFAULT_THINK_CAP_S, check_think_cap, parse_think_time
+from .interfaces.think import (
+    DEFAULT_THINK_CAP_S,
+    MAX_THINK_S,
+    check_think_cap,
+    parse_think_time,
+)
 from .interfaces.values import frozen_value
 from .runners.registry import DEFAULT_RUNNER, default_production_url, registered_names
 from .runners.simulated.settings import CONFIG_TABLE as SIMULATED_TABLE
@@ -189,12 +194,14 @@ def _think_time(reader: TableReader) -> str | float | None:
     reader.seen.add("think_time")
     if value is None:
         return None
+    problem = f'must be "recorded", "none" or a number of seconds from 0 to {MAX_THINK_S:g}'
+    if isinstance(value, str) and value not in ("recorded", "none"):
+        # the command line's --think-time is text; in the file a number is written as one
+        raise reader.fail("think_time", f"{problem} (a number, not the string {value!r})")
     try:
         mode, seconds = parse_think_time(value, "think_time")
     except BadInput:
-        raise reader.fail(
-            "think_time", f'must be "recorded", "none" or seconds >= 0, not {value!r}'
-        ) from None
+        raise reader.fail("think_time", f"{problem}, not {value!r}") from None
     return seconds if mode == "fixed" else mode
 
 
@@ -204,7 +211,7 @@ def _think_cap(reader: TableReader) -> float:
     try:
         return check_think_cap(value, "think_cap")
     except BadInput:
-        problem = f"must be a number of seconds above 0, not {value!r}"
+        problem = f"must be a number of seconds above 0 and at most {MAX_THINK_S:g}, not {value!r}"
         raise reader.fail("think_cap", problem) from None
 
 

@@ -149,6 +149,17 @@ def test_every_key_is_read() -> None:
         ("[local_models]\nthink_time = -2\n", 'local_models.think_time must be "recorded"'),
         ("[local_models]\nthink_cap = 0\n", "local_models.think_cap must be a number"),
         ('[local_models]\nthink_cap = "1m"\n', "local_models.think_cap must be a number"),
+        # the docs say a number: text that reads as one is still not a number in the file
+        (
+            '[local_models]\nthink_time = "5"\n',
+            'local_models.think_time must be "recorded", "none" or a number of seconds from 0 to '
+            "86400 (a number, not the string '5')",
+        ),
+        (
+            "[local_models]\nthink_cap = 1e308\n",
+            "local_models.think_cap must be a number of seconds above 0 and at most 86400, not "
+            "1e+308",
+        ),
     ],
 )
 def test_mistakes_name_the_key_and_the_file_and_other_commands_exit_2(

@@ -45,10 +45,13 @@ def test_bad_think_times_are_refused(value: object) -> None:
         parse_think_time(value)
 
 
-@pytest.mark.parametrize("value", [0, -3.0, "12", float("nan"), False])
-def test_bad_caps_are_refused(value: object) -> None:
-    with pytest.raises(BadInput, match="--think-cap must be a number of seconds above 0"):
+@pytest.mark.parametrize("value", [0, -3.0, "12", float("nan"), False, 1e308, 86_400.5])
+def test_bad_caps_are_refused_naming_both_bounds(value: object) -> None:
+    with pytest.raises(BadInput) as refused:
         check_think_cap(value)
+    assert str(refused.value) == (
+        f"--think-cap must be a number of seconds above 0 and at most 86400 (a day), not {value!r}"
+    )
 
 
 def test_the_policy_round_trips_and_is_none_where_not_recorded() -> None:

@@ -78,7 +78,17 @@ def test_unknown_key_is_refused_and_named(tmp_path: Path) -> None:
         ({"files": ["../outside.py"]}, "relative path inside"),
         ({"files": [""]}, "non-empty string"),
         ({"commit": "--upload-pack=x"}, "not a git revision"),
-        ({"files": ["[z-a].txt"]}, r"file glob '\[z-a\].txt' is not a valid glob \(bad character"),
+        (
+            {"files": ["[z-a].txt"]},
+            r"file glob '\[z-a\].txt' is not a valid glob: the class \[z-a\] is not a set of "
+            r"characters \(bad character range z-a\)$",
+        ),
+        # not the regex's own "bad escape \Z", which names nothing the user wrote
+        (
+            {"files": ["[!]"]},
+            r"file glob '\[!\]' is not a valid glob: the class \[!\] names no "
+            "character$",
+        ),
     ],
 )
 def test_bad_values_are_one_clear_error(changes: dict[str, object], message: str) -> None:
@@ -186,6 +196,25 @@ def test_a_missing_file_or_an_empty_glob_is_an_error() -> None:
         resolve_files(make_spec("a.py", "nope.py"), AVAILABLE)
     with pytest.raises(BadInput, match="no file in /repo matches 'docs/\\*.md'"):
         resolve_files(make_spec("docs/*.md"), AVAILABLE)
+
+
+def test_a_file_linked_out_of_the_repository_is_refused_as_such(tmp_path: Path) -> None:
+    repository, outside = tmp_path / "repo", tmp_path / "secret.txt"
+    repository.mkdir()
+    outside.write_text("key\n")
+    (repository / "a.py").write_text("A = 1\n")
+    (repository / "leak.txt").symlink_to(outside)
+    (repository / "alias.py").symlink_to(repository / "a.py")
+    spec = LaneSpec("s", "t", "task", repository, ("leak.txt",))
+    with pytest.raises(BadInput) as refused:
+        resolve_files(spec, ["a.py"])  # the listing holds no link
+    assert str(refused.value) == (
+        f"{spec.where}: leak.txt in {repository} is a link out of the repository (to "
+        f"{outside.resolve()}); a lane reads only files inside it"
+    )
+    inside = LaneSpec("s", "t", "task", repository, ("alias.py",))
+    with pytest.raises(BadInput, match="alias.py in .* is a link; a lane reads no link"):
+        resolve_files(inside, ["a.py"])
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,17 @@ from typing import Any
 import pytest
 from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make_queue
 
+from tests.support.hostile import hostile_production
 from vibey_gh.config import LocalModels, load_config
 from vibey_gh.errors import BadInput, ConfigError, Refused
+from vibey_gh.lanes.client import production_client
 from vibey_gh.lanes.records import iter_records
 from vibey_gh.slots.evidence.requests import write_request
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
+from vibey_gh.storm import runner as storm_runner
 from vibey_gh.storm.lock import file_lock, model_lock
-from vibey_gh.storm.runner import run_storm
+from vibey_gh.storm.runner import CANCELLED_WAIT_S, run_storm
 from vibey_gh.storm.setup import StormControl, StormOptions, storm_folder
 
 
@@ -208,6 +211,32 @@ def test_max_passes_stops_claiming_but_lets_the_lane_finish(
     assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 1, "failed": 0}
 
 
+def test_a_stop_while_max_passes_waits_for_its_lane_cancels_it_too(
+    tmp_path: Path, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storm_runner, "CANCELLED_WAIT_S", 0.1)
+    queue = make_queue(tmp_path, 1)
+    control = StormControl()
+    release = threading.Event()
+
+    def stop_later(messages: list[dict[str, Any]]) -> None:
+        threading.Timer(0.3, control.request_stop).start()  # once the loop has returned
+        release.wait(30)
+
+    try:
+        summary = run_storm(
+            options(queue, once=False, max_passes=1, stop_grace_s=0.1),
+            deps(layout, FakeAllowed(2), FakeProduction(stop_later)),  # room: no wait for it
+            control,
+        )
+    finally:
+        release.set()
+    assert summary.stopped
+    assert summary.to_json()["queue"] == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
+    assert log.index("1 passes done: waiting for running lanes") < log.index("did not stop")
+
+
 def test_no_lane_starts_while_a_calibration_holds_the_model_lock(
     tmp_path: Path, layout: StateLayout
 ) -> None:
@@ -311,3 +340,73 @@ def test_a_config_broken_from_the_start_is_bad_input(tmp_path: Path, layout: Sta
     with pytest.raises(ConfigError) as raised:
         run_storm(options(queue), storm_deps)
     assert raised.value.exit_code == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_stop_cancels_turns_a_dripping_production_never_ends(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    """Production accepts each request and drips a byte at a time (the request timeout is 600 s):
+    after the grace the turns are cancelled, the lanes end "interrupted", their specs go back."""
+    queue = make_queue(tmp_path, 2)
+    control = StormControl()
+    with hostile_production("drip") as server:
+        config = LocalModels(
+            concurrent_runs="measured", window=4096, runner="llama-server",
+            production_url=server.url,
+        )  # fmt: skip
+        world = replace(
+            deps(layout, FakeAllowed(2), FakeProduction(), config=config),
+            client_for=production_client,
+        )
+        stopped_at: list[float] = []
+
+        def stop_once_both_drip() -> None:
+            while server.answered.get("drip", 0) < 2:
+                time.sleep(0.02)
+            stopped_at.append(time.monotonic())
+            control.request_stop()
+
+        threading.Thread(target=stop_once_both_drip, daemon=True).start()
+        summary = run_storm(options(queue, stop_grace_s=0.3), world, control)
+        took = time.monotonic() - stopped_at[0]
+    assert summary.stopped and took < 0.3 + CANCELLED_WAIT_S, took
+    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 0, "failed": 0}
+    records = list(iter_records(storm_folder(layout, queue)))
+    assert [r.status for r in records] == ["interrupted", "interrupted"]
+    log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
+    assert "2 lane(s) still in a turn after 0.3s; cancelled 2 request(s) in flight" in log
+
+
+def test_a_lane_that_ignores_the_cancel_goes_back_to_pending_unended(
+    tmp_path: Path, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storm_runner, "CANCELLED_WAIT_S", 0.1)
+    queue = make_queue(tmp_path, 1)
+    control = StormControl()
+    release = threading.Event()
+
+    def hang(messages: list[dict[str, Any]]) -> None:
+        control.request_stop()
+        release.wait(30)  # a turn no cancel reaches
+
+    try:
+        summary = run_storm(
+            options(queue, stop_grace_s=0.1),
+            deps(layout, FakeAllowed(1), FakeProduction(hang)),
+            control,
+        )
+    finally:
+        release.set()
+    assert summary.to_json()["queue"] == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
+    assert "did not stop; its record has no end → pending/lane0.toml" in log
+
+
+def test_a_stop_grace_out_of_range_is_bad_input(tmp_path: Path, layout: StateLayout) -> None:
+    queue = make_queue(tmp_path, 1)
+    for grace in (-1.0, 1e9, float("nan")):
+        with pytest.raises(BadInput, match="the stop grace must be 0 to 60 seconds"):
+            run_storm(
+                options(queue, stop_grace_s=grace), deps(layout, FakeAllowed(1), FakeProduction())
+            )

@@ -200,6 +200,10 @@ class WrappedRunning:
     def pid(self) -> int | None:
         return self.inner.pid
 
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return self.inner.argv
+
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         self.inner.wait_ready(timeout_s)
 

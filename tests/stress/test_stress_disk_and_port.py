@@ -138,7 +138,8 @@ def test_file_size_limit_while_evidence_is_written_keeps_the_previous_evidence(
             timeout=120,
         )
     assert failed.returncode == 1, failed.stderr
-    assert one_line_error(failed.stderr, alone=False) == "error: File too large"
+    said = one_line_error(failed.stderr, alone=False)
+    assert said.startswith(f"error: File too large ({layout.root}"), said  # names the file
     _assert_untouched_after_failed_write(layout, before)
     _assert_next_run_records(layout, one_slot_baseline)
 
@@ -188,7 +189,8 @@ def test_disk_full_while_evidence_is_written_keeps_the_previous_evidence(
         with port_held(config.calibration_port):
             result = CliRunner().invoke(cli, _calibrate_args(one_slot_baseline))
         assert result.exit_code == 1, result.output
-        assert one_line_error(result.stderr, alone=False) == "error: No space left on device"
+        said = one_line_error(result.stderr, alone=False)
+        assert said.startswith(f"error: No space left on device ({state}"), said
         _assert_untouched_after_failed_write(layout, before)
         filler.unlink()
         _assert_next_run_records(layout, one_slot_baseline)

@@ -55,6 +55,8 @@ def run(
     appended (and fsynced) to events.jsonl under the state root's lanes/ folder. The lane holds
     the model lock shared: it waits while a calibration holds it (or refuses with --no-wait).
     Exit 0 when the lane answered, 1 when it failed, ran out of turns or was interrupted.
+    Ctrl-C (or SIGTERM) stops it after the turn in flight; a turn still in flight 5 s later is
+    cancelled, whatever production does.
 
     \b
     Examples:
@@ -63,7 +65,7 @@ def run(
     """
     from ..config import load_config
     from ..interfaces.slots_interface import ChatSettings
-    from ..lanes.client import runner_description
+    from ..lanes.client import STOP_GRACE_S, cancel_production_requests, runner_description
     from ..lanes.loop import LaneOptions, check_repository, run_lane
     from ..lanes.records import LaneRecorder, new_run_id
     from ..lanes.specs import load_spec
@@ -80,8 +82,17 @@ def run(
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
-        click.echo("stopping after the turn in flight (again to stop at once)", err=True)
+        click.echo(
+            f"stopping after the turn in flight, cancelled after {STOP_GRACE_S:g}s "
+            "(again to stop at once)",
+            err=True,
+        )
         stop.set()
+        # a production that never ends the turn (one dripping a byte at a time) must not hold
+        # the stop for the request's whole timeout: its connection is shut down after the grace
+        cancel = threading.Timer(STOP_GRACE_S, cancel_production_requests, (config,))
+        cancel.daemon = True
+        cancel.start()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -118,8 +118,9 @@ def run(
     the state root, in lanes/storm-<queue>-<hash>/.
 
     Ctrl-C (or SIGTERM) stops cleanly: no new lane starts, running lanes stop after their turn
-    in flight and go back to pending/. A second Ctrl-C stops at once; the next run puts what
-    was left in running/ where its lane record says (done/ if it had finished, else pending/).
+    in flight and go back to pending/; a turn still in flight after 5 s is cancelled, so the
+    storm ends within about 10 s. A second Ctrl-C stops at once; the next run puts what was left
+    in running/ where its lane record says (done/ if it had finished, else pending/).
 
     \b
     Examples:
@@ -157,7 +158,10 @@ def run(
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         if control.calibrating or control.stop.is_set():
             raise KeyboardInterrupt
-        _say("stopping: no new lanes; running lanes stop after their turn in flight")
+        _say(
+            "stopping: no new lanes; running lanes stop after their turn in flight "
+            f"(cancelled after {options.stop_grace_s:g}s)"
+        )
         control.request_stop()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -72,3 +72,25 @@ class RunnerInfo:
     settings: dict[str, str] = field(default_factory=dict)
     settings_source: str | None = None
     serving_slots: int | None = None
+
+
+# A build made without git metadata (llama.cpp from a source archive: "b0-unknown") or a
+# development build names no build: two such builds would share a fingerprint, so the version
+# is keyed by the binary's own sha256 as well.
+NAMELESS_BUILDS = frozenset({"", "dev", "unknown", "none", "b0", "b0-unknown"})
+BINARY_MARK = "+sha256:"
+BINARY_DIGEST_SHOWN = 16
+
+
+def names_no_build(version: str | None) -> bool:
+    if version is None or BINARY_MARK in version:
+        return False  # no version at all is refused on its own (`missing`); keyed already
+    text = version.strip().lower()
+    return text in NAMELESS_BUILDS or text.startswith("b0-") or "unknown" in text
+
+
+def nameless_part(version: str | None) -> str | None:
+    """The version the binary gave, when `version` was keyed to its binary; else None."""
+    if version is None or BINARY_MARK not in version:
+        return None
+    return version.split(BINARY_MARK, 1)[0]

@@ -108,7 +108,10 @@ def parse_think_time(value: object, name: str = "--think-time") -> tuple[str, fl
 def check_think_cap(value: object, name: str = "--think-cap") -> float:
     """A cap is a number of seconds > 0."""
     if not _is_number(value) or not 0.0 < float(value) <= MAX_THINK_S:
-        raise BadInput(f"{name} must be a number of seconds above 0, not {value!r}")
+        raise BadInput(
+            f"{name} must be a number of seconds above 0 and at most {MAX_THINK_S:g} (a day), "
+            f"not {value!r}"
+        )
     return float(value)
 
 

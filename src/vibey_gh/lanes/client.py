@@ -23,3 +23,24 @@ def production_client(config: LocalModels) -> ChatClient:
 def runner_description(config: LocalModels) -> dict[str, object]:
     """How a lane record names the runner it talked to."""
     return {"kind": config.runner, "url": config.production, "model": config.model}
+
+
+# On a stop, a lane gets this long to end at its turn's end; a turn still in flight is then
+# cancelled, so a stop ends within seconds whatever production does (a request may wait 600 s).
+STOP_GRACE_S = 5.0
+
+
+def cancel_production_requests(config: LocalModels) -> int:
+    """Cancel this process's requests in flight to production (a storm's lanes when it stops):
+    their connections are shut down, which wakes a reader blocked on a runner that drips a
+    byte at a time. Returns how many."""
+    from urllib.parse import urlsplit
+
+    from ..runners.cancel import cancel_connections_to
+
+    try:
+        url = urlsplit(config.production)
+        host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+    except ValueError:
+        return 0
+    return cancel_connections_to(port, host) if host else 0

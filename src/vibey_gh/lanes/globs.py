@@ -73,12 +73,29 @@ def tokenize(pattern: str) -> list[tuple[str, str]]:
             body = pattern[i + 1 : end]
             negate = body.startswith("!")
             body = body[1:] if negate else body
-            pieces.append(("[]", "[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]"))
+            text = "[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]"
+            pieces.append(("[]", _checked_class(pattern[i : end + 1], body, text)))
             i = end + 1
         else:
             pieces.append(("", pattern[i]))
             i += 1
     return pieces
+
+
+class BadGlob(ValueError):
+    """A glob that names nothing it could match, said in the glob's own terms."""
+
+
+def _checked_class(written: str, body: str, regex: str) -> str:
+    """The regex of the class `written` in the glob; BadGlob when it cannot be one (never the
+    regex's own complaint, which speaks of escapes the user did not write)."""
+    if not body:
+        raise BadGlob(f"the class {written} names no character")
+    try:
+        re.compile(regex)
+    except re.error as exc:
+        raise BadGlob(f"the class {written} is not a set of characters ({exc.msg})") from None
+    return regex
 
 
 _REGEX_OF = {"**/": "(?:[^/]+/)*", "**": ".*", "*": "[^/]*", "?": "[^/]"}

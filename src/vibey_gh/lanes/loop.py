@@ -199,6 +199,11 @@ class _Lane:
             if asked is None:
                 return self.finish("interrupted", error=f"stopped while retrying turn {index}")
             result, malformed = asked
+            if not result.served and self.stopping():  # the storm cancelled the turn in flight
+                reason = result.error or f"finish reason {result.finish_reason!r}"
+                return self.finish(
+                    "interrupted", error=f"stopped during turn {index}, which ended: {reason}"
+                )
             self.turns += 1
             self.prompt_tokens.append(result.prompt_tokens)
             if malformed:
@@ -261,7 +266,8 @@ def run_lane(
     The repository is read from disk as it is now (a lane works on the working tree); a missing
     one ends the lane "failed" before its first turn. `stop` ends the lane between turns with
     status "interrupted". An unexpected error is recorded as the lane's end ("failed", or
-    "interrupted" for KeyboardInterrupt) and raised again.
+    "interrupted" for KeyboardInterrupt) and raised again. A turn that fails once `stop` is set
+    (its request cancelled) ends the lane "interrupted", not "failed".
     """
     options = options or LaneOptions()
     recorder.start(spec, runner or {}, settings, options.to_json())

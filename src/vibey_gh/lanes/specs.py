@@ -36,7 +36,7 @@ from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
 from ..interfaces.values import frozen_value
 from ..platforms.storage.system_paths import kernel_filesystem_of, system_folder_of
-from .globs import Glob, MatchBudget
+from .globs import BadGlob, Glob, MatchBudget
 from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
 from .tools import capped_walk
 
@@ -175,7 +175,7 @@ def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
     for pattern in spec.files:
         if _GLOB_CHARS.isdisjoint(pattern):
             if pattern not in present:
-                raise BadInput(f"{spec.where}: file not found in {spec.repository}: {pattern}")
+                raise _not_listed(spec, pattern)
             ordered.setdefault(pattern, None)
             continue
         matches = sorted(Glob(pattern).matching(available, budget))
@@ -184,6 +184,24 @@ def resolve_files(spec: LaneSpec, available: Sequence[str]) -> list[str]:
         for path in matches:
             ordered.setdefault(path, None)
     return list(ordered)
+
+
+def _not_listed(spec: LaneSpec, pattern: str) -> BadInput:
+    """Why a file the spec names is not among the repository's files: a link (the lanes read no
+    link: it could lead out of the repository), or not there at all."""
+    path = spec.repository / pattern
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.is_relative_to(spec.repository.resolve()):
+            return BadInput(
+                f"{spec.where}: {pattern} in {spec.repository} is a link out of the repository "
+                f"(to {target}); a lane reads only files inside it"
+            )
+        return BadInput(
+            f"{spec.where}: {pattern} in {spec.repository} is a link; a lane reads no link, so "
+            "name the file it points to"
+        )
+    return BadInput(f"{spec.where}: file not found in {spec.repository}: {pattern}")
 
 
 def _refuse_system_folder(repository: Path, where: str, *, allowed: bool) -> None:
@@ -214,8 +232,10 @@ def _pattern(item: object, where: str) -> str:
     if not _GLOB_CHARS.isdisjoint(item):
         try:
             glob_regex(str(path))
-        except re.error as exc:
-            raise BadInput(f"{where}: file glob {item!r} is not a valid glob ({exc.msg})") from None
+        except BadGlob as exc:
+            raise BadInput(f"{where}: file glob {item!r} is not a valid glob: {exc}") from None
+        except re.error:
+            raise BadInput(f"{where}: file glob {item!r} is not a valid glob") from None
     return str(path)
 
 

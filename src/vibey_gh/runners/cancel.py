@@ -18,25 +18,38 @@ from .process import LOOPBACK
 
 
 def cancel_connections_to(port: int, host: str = LOOPBACK) -> int:
-    """Shut down this process's TCP connections to host:port; return how many."""
+    """Shut down this process's TCP connections to host:port (a name: to any of its addresses);
+    return how many."""
     import psutil  # imported late: identifying production must stay light
 
+    addresses = _addresses_of(host, port)
     try:
-        connections = psutil.Process().net_connections(kind="tcp4")
+        connections = psutil.Process().net_connections(kind="tcp")
     except (psutil.Error, OSError):
         return 0
     cancelled = 0
     for connection in connections:
-        if connection.fd < 0 or not connection.raddr or tuple(connection.raddr) != (host, port):
+        if connection.fd < 0 or not connection.raddr:
+            continue
+        if (connection.raddr[0], connection.raddr[1]) not in addresses:
             continue
         with contextlib.suppress(OSError):
             # a duplicate of the descriptor shares the socket; checked again on the duplicate,
             # since the worker may have closed the original and the number been reused
             duplicate = socket.socket(fileno=os.dup(connection.fd))
             try:
-                if duplicate.getpeername()[:2] == (host, port):
+                if duplicate.getpeername()[:2] in addresses:
                     duplicate.shutdown(socket.SHUT_RDWR)
                     cancelled += 1
             finally:
                 duplicate.close()
     return cancelled
+
+
+def _addresses_of(host: str, port: int) -> set[tuple[str, int]]:
+    """`host`'s addresses with `port`, as a connection's peer shows them (none: unresolvable)."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return set()
+    return {(str(address[4][0]), port) for address in found}

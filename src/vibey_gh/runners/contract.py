@@ -118,6 +118,12 @@ class RunningRunner(ChatTurns, Protocol):
     @property
     def pid(self) -> int | None: ...
 
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        """The command line it was started with (None: no process of its own). The pid record
+        holds this, not what the process shows: a child caught mid-exec shows nothing yet."""
+        ...
+
     def wait_ready(self, timeout_s: float = 120.0) -> None: ...
 
     def preload(self) -> float:

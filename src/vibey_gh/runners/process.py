@@ -113,8 +113,11 @@ def _open_log(path: Path) -> int:
 class ChildProcess:
     """One runner process: its own process group, output appended to `log_path`."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], log_path: Path, name: str) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], log_path: Path, name: str, argv: Sequence[str] = ()
+    ) -> None:
         self._popen = popen
+        self.argv = tuple(argv)
         self.log_path = log_path
         self.name = name
         self._stopped = False
@@ -137,7 +140,7 @@ class ChildProcess:
             raise RunnerError(f"cannot start {name} ({argv[0]}): {exc.strerror or exc}") from None
         finally:
             os.close(log_fd)
-        return cls(popen, log_path, name)
+        return cls(popen, log_path, name, argv)
 
     @property
     def pid(self) -> int:

@@ -13,7 +13,9 @@ runs; one that ran is not repeated by this storm, whatever it found. Lanes never
 slots production serves now, where it says (`AllowedAnswer.production_slots`).
 
 Stopping (`control.stop`, set by SIGINT/SIGTERM): no lane is claimed any more; running lanes
-end at their next turn boundary as "interrupted" and their specs return to pending/. A
+end at their next turn boundary as "interrupted" and their specs return to pending/; after
+`stop_grace_s` a turn in flight is cancelled (and a lane that ignores that goes back as it is),
+so a stop ends within seconds whatever production does. A
 calibration in progress is interrupted at once (KeyboardInterrupt): its completed steps are
 checkpointed and the next calibration resumes them. A KeyboardInterrupt outside a calibration
 (a second Ctrl-C) leaves at once: lanes still running stay in running/, and the next storm
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +49,7 @@ from ..slots.evidence.requests import pending_requests
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from .calibration import CalibrationBackoff
 from .lock import file_lock, model_lock
-from .queue import DONE, FAILED, STATE_OF_END, StormQueue
+from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
 from .setup import (
     AGAIN,
     END,
@@ -60,6 +63,10 @@ from .setup import (
     StormSummary,
     storm_folder,
 )
+
+# how long lanes whose requests were cancelled get to record their end; the longest grace (a
+# service manager kills what has not stopped some seconds after SIGTERM: systemd 90 s)
+CANCELLED_WAIT_S, MAX_STOP_GRACE_S = 3.0, 60.0
 
 
 @dataclass
@@ -171,6 +178,44 @@ class Storm:
             else:
                 detail = f"({job.error or 'no outcome'})"
             self.log(f"lane {name} ({job.run_id}) {status} {detail} → {state}/{destination}")
+
+    def _wait_for_lanes(self, seconds: float) -> None:
+        """Until every lane has ended or `seconds` have passed (thread joins: real time)."""
+        deadline = time.monotonic() + seconds
+        for job in list(self.running.values()):
+            assert job.thread is not None
+            job.thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _finish_lanes(self) -> None:
+        """Wait for the running lanes; a stop, before or while waiting, gives them the grace and
+        then cancels their turns."""
+        while any(not job.finished for job in self.running.values()):
+            if self.control.stop.is_set():
+                self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
+                self._stop_lanes()
+                break
+            self.control.wake.wait(1.0)  # a lane's end wakes it
+            self.control.wake.clear()
+        self.summary.stopped = self.control.stop.is_set()
+
+    def _stop_lanes(self) -> None:
+        """Lanes end at their turn's end; a turn still in flight after the grace is cancelled,
+        and a lane that ignores even that goes back to pending/ as it is."""
+        grace = self.options.stop_grace_s
+        self._wait_for_lanes(grace)
+        busy = [job for job in self.running.values() if not job.finished]
+        if not busy or self.last_good_config is None:  # (lanes start only after a config)
+            return
+        cancelled = self.deps.cancel_requests(self.last_good_config)
+        said = f"{len(busy)} lane(s) still in a turn after {grace:g}s"
+        self.log(f"stopping: {said}; cancelled {cancelled} request(s) in flight")
+        self._wait_for_lanes(CANCELLED_WAIT_S)
+        for job in [job for job in busy if not job.finished]:
+            del self.running[job.name]
+            destination = self.queue.settle(job.name, PENDING)
+            self.summary.settled[PENDING] += 1
+            self.log(f"lane {job.name} ({job.run_id}) did not stop; its record has no end → "
+                     f"{PENDING}/{destination}")  # fmt: skip
 
     # --- calibration ---------------------------------------------------------------------
 
@@ -316,10 +361,7 @@ class Storm:
                 self._settle_finished()
                 self.log(f"stopped at once: {len(self.running)} lane(s) left in running/")
                 raise
-            if self.control.stop.is_set():
-                self.summary.stopped = True
-                if self.running:
-                    self.log(f"stopping: waiting for {len(self.running)} lane(s) to stop")
+            self._finish_lanes()
             self._settle_finished(wait=True)
             self.summary.queue = self.queue.counts()
             self.log(f"storm ends: {self.summary.queue}")
@@ -351,4 +393,7 @@ def run_storm(
         raise BadInput(f"--poll must be more than 0 seconds, not {options.poll_s:g}")
     if options.max_passes is not None and options.max_passes < 1:
         raise BadInput(f"--max-passes must be at least 1, not {options.max_passes}")
+    if not 0 <= options.stop_grace_s <= MAX_STOP_GRACE_S:
+        grace = options.stop_grace_s
+        raise BadInput(f"the stop grace must be 0 to {MAX_STOP_GRACE_S:g} seconds, not {grace:g}")
     return Storm(options, deps, control or StormControl()).run()

@@ -17,7 +17,7 @@ from ..clock import Clock
 from ..config import LocalModels, load_config
 from ..files import append_line_durably
 from ..interfaces.values import frozen_value
-from ..lanes.client import ChatClient
+from ..lanes.client import STOP_GRACE_S, ChatClient, cancel_production_requests
 from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
 from ..state import StateLayout
@@ -31,6 +31,7 @@ LOG_FILE = "storm.log"
 # What follows a pass: poll again later, wait for a lane to end, pass again now, or stop.
 WAIT, FULL, AGAIN, END = "wait", "full", "again", "end"
 DEFAULT_POLL_S = 30.0
+DEFAULT_STOP_GRACE_S = STOP_GRACE_S  # then the lanes' turns in flight are cancelled
 
 
 @frozen_value
@@ -42,6 +43,7 @@ class StormOptions:
     lane: LaneOptions = field(default_factory=LaneOptions)
     max_tokens: int | None = None
     calibration: CalibrationPlan = field(default_factory=CalibrationPlan)
+    stop_grace_s: float = DEFAULT_STOP_GRACE_S
 
 
 @dataclass
@@ -74,6 +76,8 @@ class StormDeps:
     echo: Callable[[str], None]
     # a requested soak in idle time (storm.soaking.soak_idle; None: never)
     soak: Callable[..., Any] | None = None
+    # cancel the lanes' requests in flight to production; how many (a stop past its grace)
+    cancel_requests: Callable[[LocalModels], int] = cancel_production_requests
 
 
 def default_deps(

@@ -62,6 +62,7 @@ def test_if_requested_without_a_request_needs_no_corpus_and_does_nothing(
         (["--demo", "--think-time", "later"], "--think-time must be recorded, none or a number"),
         (["--demo", "--think-cap", "0"], "--think-cap must be a number of seconds above 0"),
         (["--demo", "--think-cap", "long"], "--think-cap must be a number of seconds above 0"),
+        (["--demo", "--think-cap", "1e308"], "above 0 and at most 86400 (a day), not 1e+308"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:

@@ -373,3 +373,21 @@ def test_a_timed_transcript_gives_whole_runs_that_say_their_think_time(tmp_path:
     assert "think time known for 2 of 2 turns, 15.0 s in all" in result.stdout
     turns = json.loads(out.read_text())["segments"][0]["turns"]
     assert [turn.get("think_s") for turn in turns] == [0.0, 15.0]
+
+
+def test_a_clock_jump_in_a_transcript_is_counted_unknown_and_said(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "u", "timestamp": "2026-03-01T09:00:00Z"},
+        {"role": "assistant", "content": "a", "timestamp": "2026-03-01T09:00:02Z"},
+        {"role": "tool", "content": "r", "timestamp": "9999-03-01T09:00:17Z"},
+        {"role": "assistant", "content": "b", "timestamp": "9999-03-01T09:00:19Z"},
+    ]
+    path, out = tmp_path / "t.jsonl", tmp_path / "c.json"
+    path.write_text(json.dumps({"messages": messages}) + "\n", encoding="utf-8")
+    result = run("--from-transcripts", str(path), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "think time known for 1 of 2 turns, 0.0 s in all" in result.stdout
+    assert (
+        f"note: transcripts in {path}: 1 turn(s) whose think time cannot be true (negative, "
+        "over a day, or dated outside 2000-2099) are counted unknown"
+    ) in result.stderr

@@ -79,6 +79,10 @@ class EchoRunning(EchoClient):
     def pid(self) -> int | None:
         return None
 
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return None
+
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         pass
 

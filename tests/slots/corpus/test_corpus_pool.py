@@ -219,6 +219,21 @@ def test_lane_records_give_each_turn_its_think_time(tmp_path: Path) -> None:
     assert [turn.think_s for turn in pool.runs[0].turns] == [0.0, 8.5, 1.0, None]
 
 
+def test_the_pool_notes_how_many_it_took_for_unknown(tmp_path: Path) -> None:
+    (tmp_path / "events.jsonl").write_text(
+        events_line(event="turn", index=0, mono=1.0, payload=payload("s", "u"))
+        + events_line(event="reply", index=0, mono=2.0)
+        + events_line(event="turn", index=1, mono=2.0 + 1e9, payload=payload("s", "u", "c")),
+        encoding="utf-8",
+    )
+    pool = build_pool(from_lanes=[tmp_path])
+    assert [turn.think_s for turn in pool.runs[0].turns] == [0.0, None]
+    assert any(
+        "1 turn(s) whose think time cannot be true" in note and "counted unknown" in note
+        for note in pool.notes
+    ), pool.notes
+
+
 def test_lane_records_without_replies_have_no_think_time(tmp_path: Path) -> None:
     (tmp_path / "events.jsonl").write_text(
         events_line(event="turn", t=1.0, payload=payload("s", "u"))

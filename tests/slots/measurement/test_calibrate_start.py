@@ -217,3 +217,16 @@ def test_where_production_differs_from_the_config_is_said_before_the_first_step(
     assert messages.lines[0] == (
         "production differs from the config: it serves 1 slot(s), concurrent_runs is 4"
     )
+
+
+def test_a_binary_whose_version_names_no_build_is_said_to_key_the_evidence_by_its_sha256(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    keyed = "b0-unknown+sha256:0123456789abcdef"
+    env, _ = environment(layout, production_identity=unreachable, calibration_version=keyed)
+    messages = Messages()
+    with pytest.raises(StepReached):
+        run_calibration(request(tmp_path), env, messages)
+    assert "version b0-unknown names no build" in messages.lines[0]
+    assert "keyed to its sha256 0123456789abcdef as well" in messages.lines[0]
+    assert "calibration binary's version b0-unknown" not in messages.lines[0]

@@ -188,7 +188,7 @@ def corpus(
     # Only spec runs are filled by reading on: other sources never need the runner.
     counting = fill_window and count_with == "runner" and bool(specs or demo)
     with _prompt_counter(counting, demo) as counter:
-        built = _build(
+        built, notes = _build(
             specs=specs,
             sample_specs=sample_specs,
             from_lanes=from_lanes,
@@ -207,6 +207,8 @@ def corpus(
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
+    for note in notes:  # what the pool's sources skipped or took for unknown, and how many
+        click.echo(f"note: {note}", err=True)
 
 
 def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
@@ -249,7 +251,7 @@ def _build(
     segments_per_stratum: int | None,
     segment_turns: int | None,
     seed: int,
-) -> Corpus:
+) -> tuple[Corpus, tuple[str, ...]]:
     from ...slots.corpus.corpus import (
         DEFAULT_SEGMENT_TURNS,
         DEFAULT_SEGMENTS_PER_STRATUM,
@@ -265,7 +267,7 @@ def _build(
         others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
         if any(others) or sample_specs is not None:
             raise BadInput("--demo uses the shipped specs; give no other inputs")
-        return build_demo_corpus(
+        demo_corpus = build_demo_corpus(
             window=_given(window, DEMO_WINDOW),
             segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
             segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
@@ -274,6 +276,7 @@ def _build(
             fill_window=fill_window,
             counter=counter,
         )
+        return demo_corpus, ()
     if window is None:
         from ...config import load_config
 
@@ -291,7 +294,7 @@ def _build(
         counter=counter,
         seed=seed,
     )
-    return build_corpus(
+    built = build_corpus(
         pool,
         window=window,
         segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
@@ -299,6 +302,7 @@ def _build(
         seed=seed,
         shape=shape,
     )
+    return built, pool.notes
 
 
 def _given(value: int | None, default: int) -> int:

@@ -40,6 +40,43 @@ def port_holder(port: int) -> PortHolder | None:
     return None
 
 
+@frozen_value
+class Listener:
+    """The process listening on a port, told apart from a later one by its start time."""
+
+    pid: int
+    create_time: float
+    executable: str
+
+
+def port_listener(port: int) -> Listener | None:
+    """The process listening on TCP `port` and its executable file; None when the system does
+    not tell (another user's process, no listener). Reads every socket of the machine: cache it
+    and check it again with `still_running`."""
+    holder = port_holder(port)
+    if holder is None:
+        return None
+    try:
+        process = psutil.Process(holder.pid)
+        executable = process.exe()
+        created = process.create_time()
+    except (psutil.Error, OSError):
+        return None
+    return Listener(holder.pid, created, executable) if executable else None
+
+
+def still_running(listener: Listener) -> bool:
+    """Whether that very process (same pid, start time and executable) still runs: a few reads
+    of its own, where finding the listener again reads every socket of the machine. A process
+    keeps the port it listens on while it runs; when it ends, its pid no longer matches."""
+    try:
+        process = psutil.Process(listener.pid)
+        started = abs(process.create_time() - listener.create_time) < 1.0
+        return started and bool(process.exe() == listener.executable)
+    except (psutil.Error, OSError):
+        return False
+
+
 def _command_of(pid: int) -> str:
     try:
         process = psutil.Process(pid)
@@ -50,4 +87,4 @@ def _command_of(pid: int) -> str:
     return command if len(command) <= COMMAND_SHOWN else command[: COMMAND_SHOWN - 1] + "…"
 
 
-__all__ = ["PortHolder", "port_holder"]
+__all__ = ["Listener", "PortHolder", "port_holder", "port_listener", "still_running"]

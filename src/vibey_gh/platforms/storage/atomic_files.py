@@ -71,8 +71,25 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> Non
     _replace_atomically(path, data, mode)
 
 
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """An OS error of a write names no file ("File too large", "No space left on device"):
+    name the file being written, so the one line a user reads says which."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
+
+
 def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
     """Temporary file beside `path` (private until complete), durable, renamed over `path`."""
+    with _naming(path):
+        _write_and_rename(path, data, mode)
+
+
+def _write_and_rename(path: Path, data: bytes, mode: int) -> None:
     fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -116,8 +133,9 @@ def append_line_durably(path: Path, line: str) -> None:
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
-        os.write(fd, utf8(line.rstrip("\n") + "\n"))
-        fsync_durably(fd)
+        with _naming(path):
+            os.write(fd, utf8(line.rstrip("\n") + "\n"))
+            fsync_durably(fd)
     finally:
         os.close(fd)
 

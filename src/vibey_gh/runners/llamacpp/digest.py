@@ -1,4 +1,5 @@
-"""The sha256 of a GGUF file, the model digest of llama.cpp runners (design §5, Fingerprint).
+"""The sha256 of a GGUF file, the model digest of llama.cpp runners (design §5, Fingerprint), and
+of a llama-server binary whose version names no build (`identify.keyed_to_binary`).
 
 Hashing a multi-gigabyte model takes seconds, and `slots allowed` must answer in milliseconds,
 so digests are cached under the state root keyed by resolved path, size and mtime_ns: a file
@@ -47,11 +48,18 @@ def _load_cache(path: Path) -> dict[str, Any]:
 
 def gguf_digest(model: Path, state: StateLayout | None = None) -> str:
     """sha256 (hex) of the model file, from the cache when path, size and mtime_ns still match."""
-    resolved = model.expanduser().resolve()
     try:
-        stat = os.stat(resolved)
+        os.stat(model.expanduser().resolve())
     except OSError as exc:
         raise RunnerNotFound(f"model file not found: {model} ({exc.strerror})") from None
+    return cached_sha256(model, state)
+
+
+def cached_sha256(file: Path, state: StateLayout | None = None) -> str:
+    """sha256 (hex) of `file` (symlinks followed), from the cache when its resolved path, size
+    and mtime_ns still match; OSError when it cannot be read."""
+    resolved = file.expanduser().resolve()
+    stat = os.stat(resolved)
     layout = state or StateLayout.from_env()
     try:
         cache_path = layout.cache / CACHE_NAME

@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import BadInput, RunnerError
-from ...interfaces.identity import RunnerInfo
+from ...interfaces.identity import BINARY_DIGEST_SHOWN, BINARY_MARK, RunnerInfo, names_no_build
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
 
@@ -42,8 +43,38 @@ def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None
 
     props = _llama_server_props(config.production)
     settings = runner_args_settings(config.runner_args)
-    info = gguf_identity(config, props.build, state, settings)
+    version, unkeyed = props.build, None
+    if names_no_build(version):
+        from .production_binary import production_binary
+
+        binary = production_binary(config.production, state)
+        keyed = keyed_to_binary(version, binary, state) if binary is not None else None
+        if keyed is None:
+            unkeyed = (
+                f"production's build {version!r} names no build, and its binary could not be "
+                "read to key the evidence by its sha256"
+            )
+        version = keyed or version
+    info = gguf_identity(config, version, state, settings)
+    if unkeyed is not None:
+        info.missing["version"] = unkeyed
     return replace(info, serving_slots=props.slots)
+
+
+def keyed_to_binary(
+    version: str | None, binary: str | Path, state: StateLayout | None = None
+) -> str | None:
+    """`version` as it is when it names a build; else with `binary`'s sha256 joined to it
+    ("b0-unknown+sha256:0123456789abcdef"); None when that binary cannot be read."""
+    if version is None or not names_no_build(version):
+        return version
+    from .digest import cached_sha256
+
+    try:
+        digest = cached_sha256(Path(binary), state)
+    except OSError:
+        return None
+    return f"{version}{BINARY_MARK}{digest[:BINARY_DIGEST_SHOWN]}"
 
 
 def gguf_identity(

@@ -208,10 +208,11 @@ class LlamaServerKind(LlamaCppFamily):
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
         from ..process import find_executable
-        from .identify import check_runner_args, llama_server_version
+        from .identify import check_runner_args, keyed_to_binary, llama_server_version
 
         binary = find_executable(config.runner_binary, self.name)
-        return binary, llama_server_version(check_runner_args(binary, config.runner_args))
+        version = llama_server_version(check_runner_args(binary, config.runner_args))
+        return binary, keyed_to_binary(version, binary)
 
     def identify_calibration(
         self,

@@ -22,7 +22,7 @@ from ...state import StateLayout
 from ..http.local_http import http_get
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
-from .identify import version_from_props
+from .identify import keyed_to_binary, version_from_props
 from .models import resolve_gguf
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class LlamaServerRunner:
             child=child,
             port=launch.port,
             model_path=model_path,
-            version=read_version,
+            version=lambda url: keyed_to_binary(read_version(url), binary, self._state),
             state=self._state,
             clock=self._clock,
         )

@@ -70,6 +70,10 @@ class OllamaServer:
     def pid(self) -> int | None:
         return self._child.pid
 
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return self._child.argv
+
     def exit_code(self) -> int | None:
         """None while the runner's process runs."""
         return self._child.exit_code()

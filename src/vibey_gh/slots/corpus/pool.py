@@ -57,6 +57,7 @@ from .sources.think_time import (
     event_time,
     lane_think_times,
     transcript_think_times,
+    untrue_note,
     without_timestamps,
 )
 from .turns import (
@@ -289,12 +290,14 @@ def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
     if duplicates:
         notes.append(f"skipped {duplicates} repeated turn event(s) (retries) in {folder}")
     runs = []
+    untrue = 0
     for run_id, turns in collected.items():
         indices = sorted(turns)
-        thinks = lane_think_times(sent.get(run_id, {}), answered.get(run_id, {}), indices)
+        thinks, dropped = lane_think_times(sent.get(run_id, {}), answered.get(run_id, {}), indices)
+        untrue += dropped
         timed = (replace(turns[i], think_s=t) for i, t in zip(indices, thinks, strict=True))
         runs.append(PoolRun(run_id, "lanes", tuple(timed)))
-    return runs, notes
+    return runs, notes + untrue_note(untrue, f"lane records in {folder}")
 
 
 def _note_reply(
@@ -313,7 +316,7 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
     if not path.is_file():
         raise BadInput(f"no such transcript file: {path}")
     runs: list[PoolRun] = []
-    without_turns = 0
+    without_turns = untrue = 0
     for where, line_number, line in _json_lines(path, tolerate_torn_tail=False, notes=[]):
         record = {"messages": line} if isinstance(line, list) else line
         if not isinstance(record, dict):
@@ -329,7 +332,8 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
             for position, message in enumerate(timed_messages)
             if position > 0 and message["role"] == "assistant"
         ]
-        thinks = transcript_think_times(timed_messages, answers)
+        thinks, dropped = transcript_think_times(timed_messages, answers)
+        untrue += dropped
         messages = without_timestamps(timed_messages)
         turns = [
             replace(_turn(run_id, index, messages[:position], tools), think_s=think)
@@ -342,7 +346,7 @@ def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
     notes: list[str] = []
     if without_turns:
         notes.append(f"{without_turns} transcript(s) in {path} hold no assistant message")
-    return runs, notes
+    return runs, notes + untrue_note(untrue, f"transcripts in {path}")
 
 
 def _turn(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...clock import Clock
 from ...errors import Refused, RunnerError
+from ...interfaces.identity import BINARY_MARK, nameless_part
 from ...interfaces.slots_interface import RunnerInfo
 from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
@@ -64,8 +65,8 @@ def check_identity(
             ) from None
         progress.message(
             f"production is not answering ({exc}); calibrating anyway: the evidence is keyed to "
-            f"the calibration binary's version {calibration.version} and the "
-            "model's digest, which production matches once it runs them"
+            f"{_keyed_to(calibration.version)} and the model's digest, which production matches "
+            "once it runs them"
         )
         return StartingIdentity(calibration, production_absent=str(exc))
     if env.production_drift is not None:
@@ -117,3 +118,16 @@ def wait_for_idle(
             )
             next_note = clock.monotonic() + IDLE_PROGRESS_EVERY_S
         clock.sleep(1.0)
+
+
+def _keyed_to(version: str) -> str:
+    """What a calibration binary's version keys the evidence to, in words."""
+    nameless = nameless_part(version)
+    if nameless is None:
+        return f"the calibration binary's version {version}"
+    digest = version.split(BINARY_MARK, 1)[1]
+    return (
+        f"the calibration binary itself (its version {nameless or 'is empty and'} names no "
+        f"build, so the evidence is keyed to its sha256 {digest} as well: another build never "
+        "matches it)"
+    )

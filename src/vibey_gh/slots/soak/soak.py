@@ -207,7 +207,7 @@ def _measure_span(
     window = _Window(req, env, progress, journal, span, slots, remaining)
     sampler: SoakSampler | None = None
     try:
-        remember_runner(pid_file, running.pid)
+        remember_runner(pid_file, running.pid, running.argv)
         running.wait_ready()
         running.preload()
         sampler = SoakSampler(

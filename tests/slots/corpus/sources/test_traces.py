@@ -173,3 +173,13 @@ def test_a_trace_id_that_is_not_a_plain_name_is_bad_input(tmp_path: Path) -> Non
     path = write_trace(tmp_path, "odd", [request(8, [1, 2])], id="two\nlines")
     with pytest.raises(BadInput, match=r"id: expected 1 to 48 letters"):
         runs_from_traces([path], window=4096, fit="scale")
+
+
+def test_a_think_time_over_a_day_is_counted_unknown(tmp_path: Path) -> None:
+    requests = [request(8, [1, 2], think_time=0.0), request(8, [1, 2], think_time=1e9)]
+    imported = runs_from_traces([write_trace(tmp_path, "t", requests)], window=4096, fit="scale")
+    assert [turn.think_s for turn in imported.runs[0].turns] == [0.0, None]
+    assert imported.notes == [
+        "trace t: 1 turn(s) whose think time cannot be true (negative, over a day, or dated "
+        "outside 2000-2099) are counted unknown"
+    ]

@@ -12,6 +12,7 @@ from typing import Any
 from ....errors import MalformedJson
 from ....files import canonical_json
 from ..turns import Turn, estimate_from_chars, json_list_chars
+from .think_time import dated_untrue, untrue
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,48}")
 
@@ -26,7 +27,7 @@ class SessionBuilder:
     answering: bool = False
     last_input_at: float | None = None
     last_output_at: float | None = None
-    negative_gaps: int = 0
+    untrue_gaps: int = 0  # think times that cannot be true, taken for unknown
     _chars: list[int] = field(default_factory=list)
 
     def add_input(self, message: dict[str, Any], at: float | None) -> None:
@@ -78,8 +79,8 @@ class SessionBuilder:
         think = None
         if self.turns and self.last_input_at is not None and self.last_output_at is not None:
             think = round(self.last_input_at - self.last_output_at, 3)
-            if think < 0:
-                self.negative_gaps += 1
+            if untrue(think) or dated_untrue(self.last_input_at, self.last_output_at):
+                self.untrue_gaps += 1
                 think = None
         index = len(self.turns)
         self.turns.append(

@@ -29,6 +29,7 @@ from .claude_session import CLAUDE_TYPES, read_claude_record
 from .codex_rollout import CODEX_TYPES, read_codex_record
 from .json_lines import json_records
 from .session_builder import SessionBuilder, SessionFacts, safe_name
+from .think_time import untrue_note
 
 SESSION_SUFFIXES = (".jsonl",)
 
@@ -127,12 +128,7 @@ def _notes(path: Path, facts: SessionFacts, builder: SessionBuilder) -> list[str
     if facts.skipped:
         kinds = ", ".join(f"{name} ×{count}" for name, count in sorted(facts.skipped.items()))
         notes.append(f"session {path.name}: skipped {kinds}")
-    if builder.negative_gaps:
-        notes.append(
-            f"session {path.name}: {builder.negative_gaps} turn(s) whose timestamps run "
-            "backwards have no tool time"
-        )
-    return notes
+    return notes + untrue_note(builder.untrue_gaps, f"session {path.name}")
 
 
 def _source(path: Path, facts: SessionFacts, turns: int) -> dict[str, object]:

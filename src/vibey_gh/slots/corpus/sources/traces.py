@@ -46,6 +46,7 @@ from ....interfaces.values import frozen_value
 from ..turns import PoolRun, Turn, depth_estimate
 from .block_text import block_text
 from .session_builder import safe_name
+from .think_time import believable, untrue, untrue_note
 
 FIT_MODES = ("scale", "drop")
 TRACE_SIZE_LIMIT = 256 << 20
@@ -105,6 +106,8 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
         except MalformedJson as exc:
             raise BadInput(f"{path}: {exc}") from None
         run_facts = []
+        untrue_count = sum(untrue(r.think_s) for thread in threads for r in thread.requests)
+        notes += untrue_note(untrue_count, f"trace {trace_id}")
         for thread in threads:
             run, facts = _build_run(thread, scope, block_size, window, fit)
             run_facts.append(facts)
@@ -296,7 +299,7 @@ def _turns(thread: TraceThread, scope: str, block_size: int, factor: float) -> l
                 messages=messages,
                 tools=[],
                 depth_estimate=depth_estimate(messages, []),
-                think_s=request.think_s,
+                think_s=believable(request.think_s),  # a day or more: unknown
                 max_tokens=max(1, round(request.tokens_out * factor)),
             )
         )

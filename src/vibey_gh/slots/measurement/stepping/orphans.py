@@ -21,7 +21,8 @@ PID_FILE = "calibration-runner.json"
 @dataclass(frozen=True)
 class RunnerRecord:
     """The pid file: which process a calibration started, told apart from a later process
-    given the same pid by its start time and command line (None where a file lacks them)."""
+    given the same pid by its start time and the command line it was launched with (None where
+    a file lacks them)."""
 
     pid: int
     create_time: float | None
@@ -50,8 +51,25 @@ class RunnerRecord:
         """Whether `process` is the very one recorded (pids are reused)."""
         if self.create_time is None or self.cmdline is None:
             return False
-        started = abs(process.create_time() - self.create_time) < 1.0
-        return started and tuple(process.cmdline()) == self.cmdline
+        # the start time is the boot time (whole seconds, moved by a clock step) plus the
+        # ticks since boot: one second apart is the same start read across such a step
+        started = abs(process.create_time() - self.create_time) < START_TOLERANCE_S
+        return started and shows_launch(tuple(process.cmdline()), self.cmdline)
+
+
+START_TOLERANCE_S = 2.0
+
+
+def shows_launch(shown: tuple[str, ...], launched: tuple[str, ...]) -> bool:
+    """Whether a process's command line is the one it was launched with. A script run through
+    its #! line shows its interpreter first and the script's path in place of the name it was
+    launched by; the arguments after it are ours unchanged."""
+    if not launched or len(shown) < len(launched):
+        return False
+    if shown == launched:
+        return True
+    tail = shown[len(shown) - len(launched) :]
+    return tail[1:] == launched[1:] and Path(tail[0]).name == Path(launched[0]).name
 
 
 def read_runner_record(path: Path) -> RunnerRecord | None:
@@ -62,12 +80,15 @@ def read_runner_record(path: Path) -> RunnerRecord | None:
         return None
 
 
-def remember_runner(path: Path, pid: int | None) -> None:
-    if pid is None:
+def remember_runner(path: Path, pid: int | None, argv: tuple[str, ...] | None) -> None:
+    """Record the runner just started as `argv`. Its command line is the one we launched, never
+    the one the process shows yet: right after the start the child may be mid-exec and show the
+    parent's command line or none at all, and such a record would never match it again. The start
+    time stays the fork's through the exec, so it may be read at once."""
+    if pid is None or not argv:
         return
     try:
-        process = psutil.Process(pid)
-        record = RunnerRecord(pid, process.create_time(), tuple(process.cmdline()))
+        record = RunnerRecord(pid, psutil.Process(pid).create_time(), tuple(argv))
     except psutil.Error:
         return
     atomic_write_json(path, record.to_json())

@@ -175,7 +175,7 @@ def measure_step(
     try:
         # inside the try: a stop signal while the pid is being recorded still stops the runner
         if ctx.runner_pid_file is not None:
-            remember_runner(ctx.runner_pid_file, running.pid)
+            remember_runner(ctx.runner_pid_file, running.pid, running.argv)
         running.wait_ready()
         load_seconds = running.preload()
         progress.runner_ready(load_seconds)
