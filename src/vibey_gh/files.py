@@ -25,6 +25,7 @@ from .platforms.storage.atomic_files import (
     atomic_write_text,
     ensure_private_dir,
     leftover_temp_files,
+    make_private_parents,
     utf8,
 )
 
@@ -104,6 +105,7 @@ __all__ = [
     "canonical_json",
     "ensure_private_dir",
     "leftover_temp_files",
+    "make_private_parents",
     "read_json",
     "sha256_hex",
     "utf8",

@@ -43,3 +43,23 @@ def test_a_full_disk_is_named(tmp_path: Path) -> None:
     with pytest.raises(OSError) as raised:
         append_line_durably(log, "a line")
     assert error_line(raised.value) == (f"No space left on device ({log})", 1)
+
+
+def test_a_write_into_the_users_folder_leaves_that_folder_as_it_was(tmp_path: Path) -> None:
+    from vibey_gh.platforms.storage.atomic_files import atomic_write_bytes
+
+    folder = tmp_path / "work"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    atomic_write_bytes(folder / "corpus.json", b"{}")
+    append_line_durably(folder / "log.jsonl", "{}")
+    assert folder.stat().st_mode & 0o777 == 0o755
+    assert (folder / "corpus.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_missing_folder_is_made_private(tmp_path: Path) -> None:
+    from vibey_gh.platforms.storage.atomic_files import atomic_write_bytes
+
+    atomic_write_bytes(tmp_path / "new" / "deeper" / "x.json", b"{}")
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "new" / "deeper").stat().st_mode & 0o777 == 0o700

@@ -29,8 +29,20 @@ _CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) as 0700 whatever the umask; tighten `path` itself
-    if it is ours, too open, and a folder rather than a link to one. Parents that already exist
-    are left as they are."""
+    if it is ours, too open, and a folder rather than a link to one (a state folder). Parents
+    that already exist are left as they are."""
+    make_private_parents(path)
+    with contextlib.suppress(PermissionError):
+        info = os.lstat(path)  # a link is left alone: tightening it would change its target
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o077:
+            path.chmod(PRIVATE_DIR)
+    return path
+
+
+def make_private_parents(path: Path) -> Path:
+    """Create the folders of `path` that are missing, each 0700 whatever the umask; a folder
+    that already exists is never changed: a file written into the user's own folder (`--out
+    ./corpus.json`) must not make that folder private."""
     missing: list[Path] = []
     probe = path
     while not probe.is_dir() and probe != probe.parent:
@@ -46,10 +58,6 @@ def ensure_private_dir(path: Path) -> Path:
         # mkdir's mode is filtered by the umask (0o700 under umask 077 stays; under 0o277 not)
         with contextlib.suppress(PermissionError):
             folder.chmod(PRIVATE_DIR)
-    with contextlib.suppress(PermissionError):
-        info = os.lstat(path)  # a link is left alone: tightening it would change its target
-        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o077:
-            path.chmod(PRIVATE_DIR)
     return path
 
 
@@ -67,7 +75,7 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     """Write `data` to `path` atomically with permissions `mode`."""
-    ensure_private_dir(path.parent)
+    make_private_parents(path.parent)
     _replace_atomically(path, data, mode)
 
 
@@ -130,7 +138,7 @@ def utf8(text: str) -> bytes:
 
 def append_line_durably(path: Path, line: str) -> None:
     """Append one line and fsync it, so a crash loses at most the line in flight."""
-    ensure_private_dir(path.parent)
+    make_private_parents(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
         with _naming(path):

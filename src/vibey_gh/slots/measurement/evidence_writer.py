@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...errors import BadInput
-from ...files import atomic_write_json, atomic_write_text, ensure_private_dir
+from ...files import atomic_write_json, atomic_write_text, make_private_parents
 from ...interfaces.slots_interface import RunnerInfo
 from ...interfaces.values import frozen_value
 from ...platforms.storage.system_paths import check_output_folder
@@ -184,7 +184,7 @@ def write_evidence_files(
             evidence, bounds, recorded_path.parent, recorded_path.stem, judgement=judgement
         )
     if req.out_dir is not None:
-        ensure_private_dir(req.out_dir)
+        make_private_parents(req.out_dir)  # the user's folder: made if missing, never changed
         out_json = req.out_dir / out_name(fingerprint.id, document.recorded)
         atomic_write_json(out_json, data)
         atomic_write_text(out_json.with_suffix(".md"), markdown)
