@@ -181,4 +181,3 @@ def _date(epoch: float) -> str:
     import time
 
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
-
