@@ -27,6 +27,7 @@ from .platforms.storage.atomic_files import (
     leftover_temp_files,
     utf8,
 )
+from .platforms.storage.removal import NotOwnFolder, remove_from_folder
 
 
 def canonical_json(data: object) -> str:
@@ -92,6 +93,7 @@ def read_json(
 
 
 __all__ = [
+    "NotOwnFolder",
     "PRIVATE_DIR",
     "PRIVATE_FILE",
     "TEMP_PREFIX",
@@ -105,6 +107,7 @@ __all__ = [
     "ensure_private_dir",
     "leftover_temp_files",
     "read_json",
+    "remove_from_folder",
     "sha256_hex",
     "utf8",
 ]
