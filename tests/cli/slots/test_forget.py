@@ -6,17 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support.progress import Quiet
-from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.state import StateLayout
 
 
 def test_forget_removes_the_checkpoints_doctor_lists(
     tmp_path: Path, layout: StateLayout, run_cli: Any
 ) -> None:
-    config = simulated_config(min_step_seconds=0.2, max_step_seconds=2.0)
-    _, paused = calibrate(tmp_path, layout, config, Quiet(), max_runs=1)
-    (checkpoint,) = layout.progress.glob("*.json")
+    # a checkpoint as a sweep paused after one step leaves it, beside recorded evidence
+    fingerprint = "f" * 16
+    checkpoint = _checkpoint(layout.progress / f"{fingerprint}-cccccccccccc-mmm.json", fingerprint)
+    (layout.evidence / f"{fingerprint}.json").write_text("{}")
     other = run_cli(["slots", "forget", "--checkpoints", "--fingerprint", "0" * 16])
     assert other.exit_code == 0 and other.output == "no checkpoint to remove\n"
     assert checkpoint.exists()
@@ -24,7 +23,7 @@ def test_forget_removes_the_checkpoints_doctor_lists(
     assert result.exit_code == 0, result.output
     (removed,) = json.loads(result.output)["removed"]
     assert removed["path"] == str(checkpoint) and removed["steps"] == 1
-    assert removed["fingerprint"] == paused.fingerprint
+    assert removed["fingerprint"] == fingerprint
     assert not checkpoint.exists()
     assert list(layout.evidence.glob("*.json")), "evidence is never forgotten"
 
