@@ -65,7 +65,9 @@ def config_cache(state: Path) -> Path:
 
 def put(kind: str, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists():
         path.unlink()
     if kind == "FIFO":
         os.mkfifo(path)
@@ -77,6 +79,8 @@ WHERE: dict[str, Callable[[Path], Path]] = {
     "config cache": config_cache,
     "figures cache": lambda state: figures_path(StateLayout(state), FP),
     "calibration request": lambda state: request_path(StateLayout(state), FP),
+    "cache folder": lambda state: state / "cache",
+    "requests folder": lambda state: state / "requests",
 }
 
 
@@ -94,12 +98,12 @@ def assert_answers(result: Result, *, as_json: bool = False) -> int:
 def test_something_in_a_caches_place_never_stops_the_answer(
     gate: Gate, isolated_state: Path, where: str, kind: str
 ) -> None:
-    if where != "calibration request":
+    if where not in ("calibration request", "requests folder"):
         with_evidence(isolated_state)
     assert_answers(gate("slots", "allowed"))  # caches written, as on any first call
     target = WHERE[where](isolated_state)
     put(kind, target)
-    expected = 1 if where == "calibration request" else None
+    expected = 1 if where in ("calibration request", "requests folder") else None
     plain = assert_answers(gate("slots", "allowed"))
     as_json = assert_answers(gate("slots", "allowed", "--json"), as_json=True)
     assert plain == as_json and (expected is None or plain == expected)
@@ -107,7 +111,7 @@ def test_something_in_a_caches_place_never_stops_the_answer(
     assert doctor.exit_code == 0, (doctor.output, doctor.stderr)
     assert "fingerprint: " in doctor.stdout
     assert os.path.isdir(target) == (kind == "folder")  # left as it was
-    if where != "calibration request":
+    if where in ("config cache", "figures cache"):
         assert f"warning: cache {target}" in gate("slots", "allowed").stderr
 
 
