@@ -181,3 +181,21 @@ def _date(epoch: float) -> str:
     import time
 
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
+def test_only_the_historys_own_files_are_pruned(tmp_path: Path) -> None:
+    import os
+
+    corpus, _ = tiny_corpus(tmp_path)
+    sweeps = Sweeps(tmp_path)
+    sweeps.write(corpus)
+    folder = history_folder(sweeps.layout, FINGERPRINT.id)
+    folder.mkdir(parents=True)
+    (folder / "00000000T000000Z-a.json").mkdir()
+    os.mkfifo(folder / "00000000T000000Z-b.json")
+    for _ in range(HISTORY_KEPT + 1):
+        sweeps.write(corpus)
+    assert (folder / "00000000T000000Z-a.json").is_dir()
+    assert (folder / "00000000T000000Z-b.json").exists()
+    regular = [sweep for sweep in list_history(sweeps.layout, FINGERPRINT.id) if sweep.usable]
+    assert len(regular) == HISTORY_KEPT

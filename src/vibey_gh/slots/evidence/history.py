@@ -13,6 +13,8 @@ listing reads in the order the sweeps were measured.
 
 from __future__ import annotations
 
+import contextlib
+import stat
 import time
 from pathlib import Path
 
@@ -145,10 +147,18 @@ def keep_in_history(layout: StateLayout, fingerprint: str, raw: bytes, past: Pas
         # another sweep with the same date and corpus: both are kept, told apart by content
         target = folder / f"{stamp}-{corpus}-{sha256_hex(raw)[:8]}.json"
     atomic_write_bytes(target, raw)
-    kept = sorted(folder.glob("*.json"))
+    kept = sorted(path for path in folder.glob("*.json") if _is_regular(path))
     for old in kept[: max(0, len(kept) - HISTORY_KEPT)]:
-        old.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # gone meanwhile: the history is bounded all the same
+            old.unlink()
     return target
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _bytes_of(path: Path) -> bytes | None:
