@@ -86,7 +86,10 @@ class SoakRecord:
         from ...interfaces.bounds import Bounds as BoundsType
         from ..judging.readings.drift import HOLDS, judge_soak
 
+        recorded_holds = self.judgement.get("holds") is True and self.recorded_verdict == HOLDS
         spans, window_s, problem = _spans_of(self.data)
+        if problem is not None and not recorded_holds:
+            return SoakVerdict(self.recorded_verdict, False, None)
         if problem is not None:
             return SoakVerdict("unjudged", False, f"its windows cannot be read: {problem}")
         if bounds is None:
@@ -98,7 +101,7 @@ class SoakRecord:
             if again.reasons:
                 said += f" ({again.reasons[0]})"
             return SoakVerdict(again.verdict, False, said)
-        if self.judgement.get("holds") is not True or self.recorded_verdict != HOLDS:
+        if not recorded_holds:
             return SoakVerdict(self.recorded_verdict, False, None)
         return SoakVerdict(HOLDS, True, None)
 
