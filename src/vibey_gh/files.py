@@ -8,6 +8,7 @@ the rest of the package writes its files through this module.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,6 @@ from .platforms.storage.atomic_files import (
     leftover_temp_files,
     utf8,
 )
-from .platforms.storage.removal import NotOwnFolder, remove_from_folder
 
 
 def canonical_json(data: object) -> str:
@@ -93,6 +93,17 @@ def read_json(
     return data
 
 
+def remove_from_folder(
+    folder: Path, names: list[str], expected: os.stat_result
+) -> dict[str, str | None]:
+    """`platforms.storage.removal.remove_from_folder`: removals relative to the folder that was
+    checked, never through a link put in its place (OSError when it is not that folder).
+    Loaded on first use: `slots allowed` removes nothing."""
+    from .platforms.storage.removal import remove_from_folder as remove
+
+    return remove(folder, names, expected)
+
+
 def warn(message: str) -> None:
     """One line on stderr for what went wrong beside the answer, never instead of it."""
     print(f"warning: {message}", file=sys.stderr, flush=True)
@@ -137,7 +148,6 @@ def keep_cache_json(path: Path, data: object) -> bool:
 
 
 __all__ = [
-    "NotOwnFolder",
     "PRIVATE_DIR",
     "PRIVATE_FILE",
     "TEMP_PREFIX",

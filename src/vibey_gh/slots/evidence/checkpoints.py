@@ -165,7 +165,7 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     import stat
 
     from ...errors import Refused
-    from ...files import NotOwnFolder, remove_from_folder
+    from ...files import remove_from_folder
 
     folder = layout.root / "progress"
     try:
@@ -198,8 +198,8 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
         )
     try:
         outcome = remove_from_folder(folder, list(chosen), info)
-    except NotOwnFolder as exc:
-        raise Refused(f"{exc.strerror}: nothing removed") from None
+    except OSError as exc:  # not the folder that was checked (a link, or another in its place)
+        raise Refused(f"{exc.strerror or exc}: nothing removed") from None
     removed = [chosen[name] for name, problem in outcome.items() if problem is None]
     left += [(chosen[name].path, why) for name, why in outcome.items() if why is not None]
     return Forgotten(tuple(removed), tuple(left))
