@@ -18,7 +18,7 @@ from typing import Any
 from .config_cache import NotToml, parsed_config_toml
 from .config_reader import Declaration, TableReader, did_you_mean
 from .errors import BadInput, ConfigError
-from .guarded import MIB, InputProblem, read_regular_text
+from .guarded import MIB, InputProblem, read_regular_bytes
 from .interfaces.bounds import Bounds
 from .interfaces.think import (
     DEFAULT_THINK_CAP_S,
@@ -118,7 +118,7 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     if path is None:
         return LocalModels()
     try:
-        raw = parsed_config_toml(read_regular_text(path, limit=CONFIG_SIZE_LIMIT), path, environ)
+        raw = parsed_config_toml(read_regular_bytes(path, limit=CONFIG_SIZE_LIMIT), path, environ)
     except NotToml as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     except FileNotFoundError:

@@ -1,19 +1,24 @@
 """The config file's parsed TOML, kept in the state's cache so a call skips the TOML parser.
 
 `slots allowed` reads the config on every call, and loading `tomllib` (with the `datetime` and
-`string` it imports) is a tenth of that call's budget. So the last parse of each config file is
-kept in `cache/config-toml/` (one file per config location) beside the sha256 of the exact text
-it was parsed from. A call whose
-config text has that digest takes the parse from there; any other text, a cache that is
-missing, damaged, too large or holds anything but JSON's own types is parsed afresh and the
-cache rewritten. What the cache holds is only what `tomllib` returned: the config's checks
-(`parse_config`) run on it exactly as on a fresh parse, so a cache edited by hand can say no
-more than an edited config file could.
+`string` it imports) costs 40-60 ms of a loaded machine's 100 ms budget. So the last parse of
+each config file is kept in `cache/config-toml/` (one file per config location), keyed to the
+sha256 of the config file's exact bytes (never its size or time: an edit that keeps both is
+still another text) and sealed: the cache carries the sha256 of its own content (schema, key
+and parse), checked on every read. A call whose config bytes have that key, from a cache whose
+seal holds, takes the parse from there; any other bytes, a cache that is missing, damaged,
+edited (its seal does not match), too large or holds anything but JSON's own types is parsed
+afresh from the config file and the cache rewritten. So a cache edited by hand can never make
+the tool obey what the config file does not say; and what the cache holds is only what
+`tomllib` returned: the config's checks (`parse_config`) run on it exactly as on a fresh parse.
+Like the evidence's digest, the seal stops mistakes and careless edits, not someone who sets
+out to recompute it (who could as well edit the config file).
 
 The cache is written only where the state's `cache/` folder already exists (a calibration
-makes it): a declared config never creates the state folder, and a cache that cannot be
-written (read-only state) is simply not kept. A config holding TOML's dates or times, which
-JSON cannot carry, is never cached.
+makes it): a declared config never creates the state folder. A cache that cannot be read or
+written (a FIFO or a folder in its place, a read-only state) is skipped with a warning on
+stderr: it only costs the parse. A config holding TOML's dates or times, which JSON cannot
+carry, is never cached.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .files import sha256_hex, utf8
-from .guarded import MAX_DEPTH, MIB, InputProblem, loads_json, nesting_depth, read_regular_text
+from .files import canonical_json, keep_cache_json, read_cache_text, sha256_hex, utf8
+from .guarded import MAX_DEPTH, MIB, InputProblem, loads_json, nesting_depth
 
 CACHE_FOLDER = "config-toml"
 CACHE_LIMIT = 2 * MIB
-CACHE_SCHEMA = 1
+# 2: sealed, and keyed to the bytes of the file (1 was keyed to its text, unsealed)
+CACHE_SCHEMA = 2
+SEAL_KEY = "seal"
 
 
 class NotToml(ValueError):
@@ -49,18 +56,23 @@ def cache_file_for(config_path: Path, environ: Mapping[str, str] | None = None) 
 
 
 def parsed_config_toml(
-    text: str, config_path: Path, environ: Mapping[str, str] | None = None
+    raw: bytes, config_path: Path, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """`loads_toml(text)`, from the cache when it holds this exact text's parse.
+    """The TOML parse of the config file's bytes `raw`, from the cache when it holds the
+    parse of exactly these bytes and its seal holds.
 
     Raises NotToml for a syntax error (so a caller need not load tomllib to catch it) and
-    InputProblem for nesting beyond MAX_DEPTH."""
+    InputProblem for text that is not UTF-8 or nesting beyond MAX_DEPTH."""
     cache_file = cache_file_for(config_path, environ)
-    digest = sha256_hex(utf8(text))
+    digest = sha256_hex(raw)
     kept = _kept_parse(cache_file, digest)
     if kept is not None:
         return kept
-    import tomllib  # only for a text not parsed before
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputProblem("is not UTF-8 text") from None
+    import tomllib  # only for bytes not parsed before
 
     from .guarded import loads_toml
 
@@ -72,16 +84,26 @@ def parsed_config_toml(
     return data
 
 
+def _seal(body: Mapping[str, object]) -> str:
+    return sha256_hex(utf8(canonical_json(dict(body))))
+
+
 def _kept_parse(cache_file: Path, digest: str) -> dict[str, Any] | None:
+    text = read_cache_text(cache_file, limit=CACHE_LIMIT)
+    if text is None:
+        return None
     try:
-        kept = loads_json(read_regular_text(cache_file, limit=CACHE_LIMIT))
-    except (OSError, InputProblem):
+        kept = loads_json(text)
+    except InputProblem:
         return None
     if not isinstance(kept, dict) or kept.get("schema") != CACHE_SCHEMA:
         return None
-    data = kept.get("toml")
-    if kept.get("text_sha256") != digest or not isinstance(data, dict):
+    body = {name: value for name, value in kept.items() if name != SEAL_KEY}
+    data = body.get("toml")
+    if body.get("config_sha256") != digest or not isinstance(data, dict):
         return None
+    if set(body) != {"schema", "config_sha256", "toml"} or kept.get(SEAL_KEY) != _seal(body):
+        return None  # edited after it was written: parse the file itself
     if not _only_json_types(data) or nesting_depth(data) > MAX_DEPTH:
         return None
     return data
@@ -90,12 +112,12 @@ def _kept_parse(cache_file: Path, digest: str) -> dict[str, Any] | None:
 def _keep(cache_file: Path, digest: str, data: dict[str, Any]) -> None:
     if not cache_file.parent.parent.is_dir() or not _only_json_types(data):
         return
-    from .files import atomic_write_json, ensure_private_dir
+    from .files import ensure_private_dir
 
-    # a cache that cannot be kept only costs the next call the parse
-    with contextlib.suppress(OSError, ValueError):
+    body = {"schema": CACHE_SCHEMA, "config_sha256": digest, "toml": data}
+    with contextlib.suppress(OSError):  # the write below says why
         ensure_private_dir(cache_file.parent)
-        atomic_write_json(cache_file, {"schema": CACHE_SCHEMA, "text_sha256": digest, "toml": data})
+    keep_cache_json(cache_file, {**body, SEAL_KEY: _seal(body)})
 
 
 def _only_json_types(value: Any) -> bool:

@@ -8,11 +8,13 @@ the rest of the package writes its files through this module.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import EvidenceError
+from .errors import EvidenceError, VibeyError
 from .guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from .platforms.storage.atomic_files import (
     PRIVATE_DIR,
@@ -92,6 +94,60 @@ def read_json(
     return data
 
 
+def remove_from_folder(
+    folder: Path, names: list[str], expected: os.stat_result
+) -> dict[str, str | None]:
+    """`platforms.storage.removal.remove_from_folder`: removals relative to the folder that was
+    checked, never through a link put in its place (OSError when it is not that folder).
+    Loaded on first use: `slots allowed` removes nothing."""
+    from .platforms.storage.removal import remove_from_folder as remove
+
+    return remove(folder, names, expected)
+
+
+def warn(message: str) -> None:
+    """One line on stderr for what went wrong beside the answer, never instead of it."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def read_cache_text(path: Path, *, limit: int = DEFAULT_LIMIT) -> str | None:
+    """The text of a derived file (a cache): None when there is none, and None with a warning
+    when what is there cannot be read (a FIFO, a folder, a file it may not read, too large):
+    a cache is skipped, never waited on (the read does not block) and never fatal."""
+    try:
+        return read_regular_text(path, limit=limit)
+    except FileNotFoundError:
+        return None
+    except InputProblem as problem:
+        warn(f"cache {path} {problem}; skipped")
+    except OSError as exc:
+        warn(f"cache {path} cannot be read ({exc.strerror or exc}); skipped")
+    return None
+
+
+def keep_cache_json(path: Path, data: object) -> bool:
+    """Write a derived file atomically; a write refused (read-only or full disk, something
+    that is not a regular file in its place) is a warning, and only costs the next call the
+    work the cache saves. Something that is not a regular file in its place was already
+    named when the cache was read (`read_cache_text`), so it is skipped without a second
+    warning."""
+    import stat
+
+    try:
+        mode: int | None = path.lstat().st_mode
+    except OSError:
+        mode = None  # nothing there yet (or nothing to look at): the write says what goes wrong
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        return False
+    try:
+        atomic_write_json(path, data)
+    except (OSError, VibeyError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        warn(f"cache {path} not written ({why.removeprefix(f'{path} ')}); skipped")
+        return False
+    return True
+
+
 __all__ = [
     "PRIVATE_DIR",
     "PRIVATE_FILE",
@@ -104,9 +160,13 @@ __all__ = [
     "atomic_write_text",
     "canonical_json",
     "ensure_private_dir",
+    "keep_cache_json",
     "leftover_temp_files",
     "make_private_parents",
+    "read_cache_text",
     "read_json",
+    "remove_from_folder",
     "sha256_hex",
     "utf8",
+    "warn",
 ]

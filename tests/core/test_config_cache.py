@@ -1,9 +1,11 @@
-"""The config's parsed TOML is kept by its text's digest, checked as a fresh parse, and never
-trusted beyond what the config file itself could say."""
+"""The config's parsed TOML is kept by the digest of the file's bytes, sealed, checked as a
+fresh parse, and never trusted beyond what the config file itself says."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.config import load_config
-from vibey_gh.config_cache import cache_file_for
+from vibey_gh.config_cache import SEAL_KEY, cache_file_for
 from vibey_gh.errors import ConfigError
+from vibey_gh.files import canonical_json, sha256_hex
 
 CONFIG = (
     "[local_models]\nconcurrent_runs = 3\nwindow = 8192\n[local_models.bounds]\nmin_gain = 0.2\n"
@@ -32,26 +35,45 @@ def cache_file(tmp_path: Path) -> Path:
     return cache_file_for(config, {"VIBEY_GH_SLOTS_DIR": str(tmp_path / "state")})
 
 
-def edit_cache(tmp_path: Path, change: object) -> None:
+def edit_cache(tmp_path: Path, change: object, *, reseal: bool = False) -> None:
+    """Change the kept parse as a hand edit would; `reseal` also recomputes its seal (what a
+    careless edit does not do)."""
     kept = json.loads(cache_file(tmp_path).read_text())
     kept["toml"]["local_models"].update(change)
+    if reseal:
+        body = {name: value for name, value in kept.items() if name != SEAL_KEY}
+        kept[SEAL_KEY] = sha256_hex(canonical_json(body).encode())
     cache_file(tmp_path).write_text(json.dumps(kept))
 
 
-def test_the_parse_is_kept_and_read_back_for_the_same_text(tmp_path: Path) -> None:
+def test_the_parse_is_kept_keyed_to_the_files_bytes_and_sealed(tmp_path: Path) -> None:
     env = setup(tmp_path)
     first = load_config(tmp_path / "work", env)
     kept = json.loads(cache_file(tmp_path).read_text())
     assert kept["toml"]["local_models"]["window"] == 8192
-    edit_cache(tmp_path, {"window": 16384})  # read from the cache: the edit shows
+    config_bytes = (tmp_path / "work" / "vibey-gh.toml").read_bytes()
+    assert kept["config_sha256"] == hashlib.sha256(config_bytes).hexdigest()
+    edit_cache(tmp_path, {"window": 16384}, reseal=True)  # read from the cache: the edit shows
     assert load_config(tmp_path / "work", env).window == 16384
     assert first.window == 8192 and first.bounds.min_gain == 0.2
+
+
+def test_an_edited_cache_never_outvotes_the_config_file(tmp_path: Path) -> None:
+    env = setup(tmp_path, '[local_models]\nconcurrent_runs = "measured"\n')
+    assert load_config(tmp_path / "work", env).concurrent_runs == "measured"
+    edit_cache(tmp_path, {"concurrent_runs": 5, "bounds": {"min_gain": 0.0}})
+    again = load_config(tmp_path / "work", env)
+    assert again.concurrent_runs == "measured" and again.bounds.min_gain == 0.1
+    # and the cache was parsed past and rewritten from the file
+    assert json.loads(cache_file(tmp_path).read_text())["toml"]["local_models"] == {
+        "concurrent_runs": "measured"
+    }
 
 
 def test_a_kept_parse_is_checked_as_a_fresh_one(tmp_path: Path) -> None:
     env = setup(tmp_path)
     load_config(tmp_path / "work", env)
-    edit_cache(tmp_path, {"concurrent_runs": "many"})
+    edit_cache(tmp_path, {"concurrent_runs": "many"}, reseal=True)
     with pytest.raises(ConfigError, match="concurrent_runs"):
         load_config(tmp_path / "work", env)
 
@@ -68,7 +90,7 @@ def test_another_text_is_parsed_afresh_and_replaces_the_cache(tmp_path: Path) ->
     "damage",
     [
         "not json",
-        '{"schema": 1, "text_sha256": "x", "toml": []}',
+        '{"schema": 2, "config_sha256": "x", "toml": []}',
         "[" * 10_000 + "]" * 10_000,
         '{"schema": 99}',
         "",
@@ -140,5 +162,22 @@ def test_two_configs_read_in_turn_each_keep_their_parse(tmp_path: Path) -> None:
     assert load_config(tmp_path, elsewhere).window == 2048  # no ./vibey-gh.toml there
     kept = sorted(cache_file(tmp_path).parent.iterdir())
     assert len(kept) == 2
-    edit_cache(tmp_path, {"window": 16384})
+    edit_cache(tmp_path, {"window": 16384}, reseal=True)
     assert load_config(tmp_path / "work", elsewhere).window == 16384, "still the kept parse"
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "folder"])
+def test_something_else_in_the_caches_place_is_skipped_with_a_warning(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = setup(tmp_path)
+    cache_file(tmp_path).parent.mkdir()
+    if kind == "FIFO":
+        os.mkfifo(cache_file(tmp_path))
+    else:
+        cache_file(tmp_path).mkdir()
+    assert load_config(tmp_path / "work", env).window == 8192
+    warnings = capsys.readouterr().err.splitlines()
+    said = "FIFO" if kind == "FIFO" else "folder"
+    assert warnings[0].startswith(f"warning: cache {cache_file(tmp_path)} is a {said}")
+    assert all(line.endswith("; skipped") for line in warnings)

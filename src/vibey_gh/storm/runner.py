@@ -274,6 +274,8 @@ class Storm:
             where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
             recorded = "recorded" if outcome.recorded else "NOT recorded"
             self.log(f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}")
+            for line in outcome.evidence_change_lines():
+                self.log(line)
         else:
             self.summary.calibrations.append({"outcome": repr(outcome)})
             self.log(f"calibration finished: {outcome!r}")

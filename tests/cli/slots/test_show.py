@@ -381,3 +381,28 @@ def test_no_report_is_missing_for_plots_this_install_cannot_draw(
     assert written.exit_code == 0, written.output
     again = show()
     assert "no full report yet" not in again.output
+
+
+def test_history_lists_the_replaced_sweeps_of_todays_fingerprint(
+    isolated_state: Path, show: ShowCli
+) -> None:
+    from vibey_gh.slots.evidence.history import keep_in_history, summarise
+
+    layout = StateLayout(isolated_state)
+    raw = RECORDED.read_bytes()
+    kept = keep_in_history(layout, FP, raw, summarise(raw, RECORDED))
+    assert show("--history").output == show("--history", "--fingerprint", FP).output
+    result = show("--history")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"{FP}: 1 replaced sweep(s) kept, newest first"
+    assert lines[1].startswith("  the sweep of 2026-") and lines[1].endswith(f": {kept}")
+    listed = json.loads(show("--history", "--json").output)
+    assert [entry["path"] for entry in listed[FP]] == [str(kept)]
+    assert listed[FP][0]["usable"] is True
+
+
+def test_history_without_any_says_so(isolated_state: Path, show: ShowCli) -> None:
+    result = show("--history")
+    assert result.exit_code == 0
+    assert result.output == f"no replaced sweep kept for {FP}\n"

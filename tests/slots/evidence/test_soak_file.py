@@ -29,7 +29,10 @@ def test_a_soak_reads_back_as_written(layout: StateLayout) -> None:
     path = soak_path(layout, FINGERPRINT.id, 2)
     write_soak(path, _data())
     record = load_soak(path)
-    assert (record.slots, record.holds, record.verdict) == (2, True, "holds")
+    assert (record.slots, record.recorded_verdict) == (2, "holds")
+    # read back, it is judged again from its windows: this one has none to hold on
+    assert not record.holds
+    assert record.judged().rejudged == "its windows cannot be read: no window length"
     assert json.loads(path.read_text())["integrity"]["algorithm"] == "sha256"
     assert [p for p, _ in soaks_for(layout, FINGERPRINT.id)] == [path]
 

@@ -1,6 +1,6 @@
 """A calibration killed mid-write leaves temporary files; the next one removes them wherever a
-calibration writes (state root, checkpoints, evidence, requests, run folders, caches) and
-nothing else."""
+calibration writes (state root, checkpoints, evidence and its history, requests, run folders,
+caches) and nothing else."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def test_leftovers_are_removed_in_every_folder_a_calibration_writes(tmp_path: Pa
         layout.evidence,
         layout.requests,
         layout.cache / "figures",
+        layout.evidence / "history" / "0123456789abcdef",
         layout.runs / "20261201T000000Z-0123456789abcdef" / "step-00-n1-a1",
     ]
     leftovers, kept = [], []

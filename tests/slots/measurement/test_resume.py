@@ -132,3 +132,25 @@ def _corpus_of(tmp_path: Path):  # type: ignore[no-untyped-def]
     from tests.support.corpus import tiny_corpus
 
     return tiny_corpus(tmp_path)[0]
+
+
+def test_a_paused_sweep_keeps_the_complete_evidence_and_resumes(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    from vibey_gh.slots.evidence.history import list_history
+
+    config = quick_config()
+    _, complete = calibrate(tmp_path, layout, config, slots=(1, 1))
+    assert complete.complete and complete.evidence is not None
+    recorded = complete.evidence.read_bytes()
+    _, paused = calibrate(tmp_path, layout, config, slots=(1, 1), max_runs=1)
+    assert not paused.complete and paused.kept is not None and paused.evidence is None
+    assert complete.evidence.read_bytes() == recorded, "the complete sweep still answers"
+    (checkpoint,) = layout.progress.glob("*.json")
+    assert len(json.loads(checkpoint.read_text(encoding="utf-8"))["steps"]) == 1
+    _, resumed = calibrate(tmp_path, layout, config, slots=(1, 1))
+    assert resumed.complete and resumed.resumed_steps == 1
+    assert resumed.replaced is not None and resumed.replaced.path.read_bytes() == recorded
+    assert [sweep.path for sweep in list_history(layout, complete.fingerprint)] == [
+        resumed.replaced.path
+    ]

@@ -68,3 +68,13 @@ def test_the_report_and_its_plot_are_written_beside_the_soak(
     text = report.read_text()
     assert f"![throughput, temperature and power over the soak]({plot.name})" in text
     assert "| 50m | 100 | 750 | ± 20 |" in text
+
+
+def test_show_says_when_the_soak_judged_again_differs_from_its_record(
+    layout: StateLayout,
+) -> None:
+    path = soak_path(layout, FINGERPRINT.id, 2)
+    write_soak(path, _data())  # it says it held, but has no windows to hold on
+    said = lines(SoakView(path, load_soak(path)))
+    assert said[0] == "soak at N=2, 10m: UNJUDGED"
+    assert said[1] == "  its windows cannot be read: no window length (recorded: holds)"

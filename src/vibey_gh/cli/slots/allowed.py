@@ -55,10 +55,11 @@ def allowed(
 
     --format openmetrics prints the gauges vibey_gh_slots_allowed, vibey_gh_slots_ideal,
     vibey_gh_evidence_age_seconds and vibey_gh_calibration_requested, labelled with the
-    fingerprint, runner, model and window. A missing --textfile folder, a path in /proc, /sys
-    or /dev, or something other than a regular file in the way is bad input (exit 2), found
-    before anything else; a file system that refuses the write (read-only, full) is a warning
-    on stderr naming the file, and the answer is still printed (exit 0).
+    fingerprint, runner, model and window. A --textfile that cannot take them (a missing
+    folder, a path in /proc, /sys or /dev, something other than a regular file in the way, a
+    read-only or full file system) is a warning on stderr naming the file, and the answer is
+    still printed (exit 0): the gate always answers. So is a cache in the state folder that
+    cannot be read or written: it is skipped with a warning.
 
     \b
     Examples:
@@ -72,10 +73,8 @@ def allowed(
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     chosen = "json" if as_json else (output_format or "text")
     if chosen == "openmetrics" or textfile is not None:
-        from ...slots.gate.openmetrics import check_textfile, openmetrics_text
+        from ...slots.gate.openmetrics import openmetrics_text
 
-        if textfile is not None:
-            check_textfile(textfile)
         answer, labels = _answer_with_labels(model, window)
         metrics = openmetrics_text(answer, labels)
         if textfile is not None:
@@ -91,16 +90,19 @@ def allowed(
 
 
 def _write_textfile_or_warn(path: Path, metrics: str) -> None:
-    """A file system that refuses the gauges (read-only, full) is a warning: the answer is
-    printed and the exit code stays 0, because scripts gate their runs on it."""
+    """A --textfile that cannot take the gauges (a path in /proc, a FIFO or a folder in the
+    way, a read-only or full file system) is a warning: the answer is printed and the exit
+    code stays 0, because scripts gate their runs on it."""
+    from ...errors import VibeyError
     from ...slots.gate.openmetrics import write_textfile
 
     try:
         write_textfile(path, metrics)
-    except OSError as exc:
+    except (OSError, VibeyError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        why = why.removeprefix(f"--textfile {path} ").removeprefix(f"{path} ")
         click.echo(
-            f"warning: --textfile {path} was not written ({exc.strerror or exc}); "
-            "the answer is unaffected",
+            f"warning: --textfile {path} was not written ({why}); the answer is unaffected",
             err=True,
         )
 

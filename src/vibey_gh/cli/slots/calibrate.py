@@ -299,10 +299,12 @@ def calibrate(
         click.echo("a split-window what-if: written to --out only, never this device's evidence")
     elif outcome.version_mismatch:
         click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
-    elif not outcome.recorded:
+    elif not outcome.recorded and outcome.kept is None:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
     state = "complete" if outcome.complete else "paused (rerun to continue)"
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
+    for line in outcome.evidence_change_lines():
+        click.echo(line)
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
         if path.suffix == ".json":
             click.echo(f"evidence: {path}")

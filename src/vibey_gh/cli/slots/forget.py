@@ -25,33 +25,32 @@ def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
     """Remove the checkpoints of paused sweeps: the completed steps a rerun of
     `slots calibrate` would resume. `vibey-gh doctor` lists them, with those today's
     fingerprint cannot resume marked orphaned. Evidence is never removed. Refused while a
-    calibration runs (it holds the model lock).
+    calibration runs (it holds the model lock), and when the progress folder is a link: only
+    files inside the state folder that read back as checkpoints are removed; anything else
+    there is left in place and listed.
 
     \b
     Examples:
       vibey-gh slots forget --checkpoints
       vibey-gh slots forget --checkpoints --fingerprint f99b07f610204948
     """
-    from ...slots.evidence.checkpoints import list_checkpoints
+    from ...slots.evidence.checkpoints import forget_checkpoints
     from ...storm.lock import model_lock
 
     if not checkpoints:
         raise BadInput("say what to forget: --checkpoints")
     layout = collaborators().layout()
-    removed = []
     with model_lock(layout, exclusive=True, wait=False, role="slots forget"):
-        for checkpoint in list_checkpoints(layout.progress):
-            if fingerprint is not None and checkpoint.fingerprint != fingerprint:
-                continue
-            checkpoint.path.unlink(missing_ok=True)
-            removed.append(checkpoint)
+        forgotten = forget_checkpoints(layout, fingerprint)
     if as_json:
-        emit_json({"removed": [c.to_json() for c in removed]})
+        emit_json(forgotten.to_json())
         return
-    for checkpoint in removed:
+    for checkpoint in forgotten.removed:
         click.echo(f"removed {checkpoint.path} ({checkpoint.steps} step(s))")
-    if not removed:
+    if not forgotten.removed:
         click.echo("no checkpoint to remove")
+    for path, why in forgotten.left:
+        click.echo(f"left {path}: {why}")
 
 
 __all__ = ["forget"]

@@ -45,6 +45,12 @@ FORMATS = ("table", "markdown", "csv", "json")
     help="table (default: fits the terminal, the ideal N highlighted), markdown (the "
     "report's full table), csv (one row per step, numbers as numbers) or json (as --json).",
 )
+@click.option(
+    "--history",
+    "history",
+    is_flag=True,
+    help="List the sweeps a newer calibration replaced (kept, the last 10 per fingerprint).",
+)
 @json_option
 @library_errors
 def show(
@@ -53,6 +59,7 @@ def show(
     write_report: bool,
     html_path: Path | None,
     output_format: str | None,
+    history: bool,
     as_json: bool,
 ) -> None:
     """The evidence for this device: step table, latency, verdicts, ideal N and report files.
@@ -70,6 +77,11 @@ def show(
     latency against one slot; and, for each latency bound set in [local_models.bounds]
     (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
+    --history lists the sweeps that a newer calibration replaced for the fingerprint (today's,
+    or every fingerprint's when today's cannot be computed): a calibration never discards
+    evidence, it keeps the last 10 it replaced under evidence/history/<fp>/, each still
+    sealed evidence that `slots compare` reads.
+
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when FINGERPRINT names evidence that does not exist or
     cannot be read (or --format csv has no evidence to write); 2 for a malformed fingerprint,
@@ -84,12 +96,16 @@ def show(
       vibey-gh slots show f99b07f610204948      another fingerprint's evidence
       vibey-gh slots show --format markdown     the full table, to paste
       vibey-gh slots show --format csv > steps.csv
+      vibey-gh slots show --history             the sweeps replaced, still kept
       vibey-gh slots show --json
     """
     from ...slots.report.show import gather_show
 
     if fingerprint_argument and fingerprint and fingerprint_argument != fingerprint:
         raise BadInput("give the fingerprint once: as FINGERPRINT or as --fingerprint")
+    if history:
+        _show_history(fingerprint_argument or fingerprint, as_json)
+        return
     chosen = _format_of(output_format, as_json)
     if html_path is not None:
         check_html_target(html_path)
@@ -108,6 +124,24 @@ def show(
     render_answer(answer, _console(), markdown=chosen == "markdown")
     if html_written is not None:
         click.echo(f"html report: {html_written}")
+
+
+def _show_history(fingerprint: str | None, as_json: bool) -> None:
+    from ...slots.report.show import gather_history
+
+    kept = gather_history(fingerprint, deps=collaborators().allowed_deps())
+    if as_json:
+        emit_json({fp: [sweep.to_json() for sweep in sweeps] for fp, sweeps in kept.items()})
+        return
+    if not any(kept.values()):
+        named = ", ".join(kept) or "any fingerprint"
+        click.echo(f"no replaced sweep kept for {named}")
+        return
+    for fp, sweeps in kept.items():
+        click.echo(f"{fp}: {len(sweeps)} replaced sweep(s) kept, newest first")
+        for sweep in sweeps:
+            steps = f", {sweep.steps} step(s)" if sweep.steps is not None else ""
+            click.echo(f"  {sweep.describe()}{steps}: {sweep.path}")
 
 
 def _format_of(output_format: str | None, as_json: bool) -> str:

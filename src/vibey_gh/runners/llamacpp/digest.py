@@ -9,14 +9,13 @@ rebuilt, never trusted.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
 from ...errors import RunnerNotFound
-from ...files import atomic_write_json
-from ...guarded import MIB, loads_json, read_regular_text
+from ...files import keep_cache_json, read_cache_text
+from ...guarded import MIB, loads_json
 from ...state import StateLayout
 
 CACHE_NAME = "gguf-digests.json"
@@ -35,10 +34,11 @@ def sha256_file(path: Path) -> str:
 
 
 def _load_cache(path: Path) -> dict[str, Any]:
+    # a FIFO or a device in its place must not hang `slots allowed` (see guarded): skipped
+    text = read_cache_text(path, limit=MIB)
     try:
-        # a FIFO or a device in its place must not hang `slots allowed` (see guarded)
-        data = loads_json(read_regular_text(path, limit=MIB))
-    except (OSError, ValueError):
+        data = loads_json(text) if text is not None else None
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("schema_version") != CACHE_SCHEMA:
         return {}
@@ -80,6 +80,5 @@ def cached_sha256(file: Path, state: StateLayout | None = None) -> str:
     entries = _load_cache(cache_path)
     entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
     # A cache that cannot be written only costs time on the next call.
-    with contextlib.suppress(OSError):
-        atomic_write_json(cache_path, {"schema_version": CACHE_SCHEMA, "entries": entries})
+    keep_cache_json(cache_path, {"schema_version": CACHE_SCHEMA, "entries": entries})
     return digest

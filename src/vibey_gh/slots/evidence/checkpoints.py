@@ -141,9 +141,97 @@ def list_checkpoints(folder: Path) -> list[CheckpointFile]:
     return sorted(found, key=lambda c: (c.modified, c.path.name))
 
 
+@frozen_value
+class Forgotten:
+    """What `forget_checkpoints` did: the checkpoints removed, and every other file in the
+    progress folder left as it was, with why."""
+
+    removed: tuple[CheckpointFile, ...]
+    left: tuple[tuple[Path, str], ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "removed": [checkpoint.to_json() for checkpoint in self.removed],
+            "left": [{"path": str(path), "why": why} for path, why in self.left],
+        }
+
+
+def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> Forgotten:
+    """Remove the checkpoints in the state's progress folder (of `fingerprint` only, when
+    given). Only a regular file that reads back as a checkpoint of ours (our kind, our schema,
+    a key and steps) is removed; anything else there is left and named. Refused (nothing
+    removed) when the progress folder is a link, or anything but a folder of the state's own."""
+    import os
+    import stat
+
+    from ...errors import Refused
+    from ...files import remove_from_folder
+
+    folder = layout.root / "progress"
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return Forgotten((), ())
+    if stat.S_ISLNK(info.st_mode):
+        raise Refused(
+            f"{folder} is a link (to {os.readlink(folder)}), not the state's own folder: "
+            "nothing removed (checkpoints are removed only inside the state folder)"
+        )
+    if not stat.S_ISDIR(info.st_mode):
+        raise Refused(f"{folder} is not a folder: nothing removed")
+    chosen: dict[str, CheckpointFile] = {}
+    left: list[tuple[Path, str]] = []
+    for path in sorted(folder.iterdir()):
+        if path.suffix != ".json":
+            continue
+        why = _not_a_checkpoint(path)
+        if why is not None:
+            left.append((path, why))
+            continue
+        document = read_progress(path)
+        owner = str(document.key.get("fingerprint") or "") or None
+        if fingerprint is not None and owner != fingerprint:
+            continue
+        stat_now = path.stat()
+        chosen[path.name] = CheckpointFile(
+            path, owner, len(document.steps), stat_now.st_size, stat_now.st_mtime
+        )
+    try:
+        outcome = remove_from_folder(folder, list(chosen), info)
+    except OSError as exc:  # not the folder that was checked (a link, or another in its place)
+        raise Refused(f"{exc.strerror or exc}: nothing removed") from None
+    removed = [chosen[name] for name, problem in outcome.items() if problem is None]
+    left += [(chosen[name].path, why) for name, why in outcome.items() if why is not None]
+    return Forgotten(tuple(removed), tuple(left))
+
+
+def _not_a_checkpoint(path: Path) -> str | None:
+    """Why the file at `path` is not a checkpoint of ours, or None when it is one."""
+    import os
+    import stat
+
+    from ...guarded import kind_of
+
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        return "a link, not a checkpoint file"
+    if not stat.S_ISREG(mode):
+        return f"{kind_of(mode)}, not a checkpoint file"
+    try:
+        data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
+        if data.get("kind") != PROGRESS_KIND:
+            return f"not a checkpoint (its kind is {data.get('kind')!r:.40})"
+        ProgressDocument.from_json(data)
+    except EvidenceError as exc:
+        return f"not a checkpoint of ours ({exc})"
+    return None
+
+
 __all__ = [
     "PROGRESS_SCHEMA",
     "CheckpointFile",
+    "Forgotten",
+    "forget_checkpoints",
     "ProgressDocument",
     "list_checkpoints",
     "load_progress",

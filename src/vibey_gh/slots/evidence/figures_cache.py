@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from ... import __version__
-from ...errors import BadInput, EvidenceError, MalformedJson
+from ...errors import EvidenceError, MalformedJson
 from ...files import (
     as_read_back,
-    atomic_write_json,
     canonical_json,
-    read_json,
+    keep_cache_json,
+    read_cache_text,
     sha256_hex,
 )
-from ...guarded import DEFAULT_LIMIT, InputProblem, read_regular_bytes
+from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_bytes
 from ...interfaces import json_fields
 from ..judging import figures as figures_module
 
@@ -161,8 +161,15 @@ def read_figures(
     `created_at` is the evidence's, read from its bytes."""
     try:
         held = evidence if isinstance(evidence, EvidenceBytes) else read_evidence_bytes(evidence)
-        data = read_json(figures_path(layout, fingerprint), kind="figures")
     except (EvidenceError, OSError):
+        return None
+    # what cannot be read in the cache's place (a FIFO, a folder) is skipped with a warning
+    text = read_cache_text(figures_path(layout, fingerprint))
+    try:
+        data = loads_json(text) if text is not None else None
+    except InputProblem:
+        return None
+    if not isinstance(data, dict):
         return None
     created_at = created_at_in(held.raw)
     if created_at is None or _RECORDED_TRUE not in held.raw:
@@ -209,8 +216,4 @@ def save_figures(
     }
     # sealed as it reads back, so the seal holds for what is read
     body = as_read_back(body)
-    try:
-        atomic_write_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})
-    except (OSError, BadInput):
-        # BadInput: something that is not a regular file holds the cache's name
-        return
+    keep_cache_json(figures_path(layout, fingerprint), {**body, SEAL_KEY: _sealed(body)})

@@ -13,10 +13,11 @@ the sha256 of the canonical JSON of the rest (`store.check_integrity`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, ensure_private_dir, read_json
@@ -25,6 +26,10 @@ from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .requests import RequestDocument
 from .store import check_integrity, seal_evidence
+
+if TYPE_CHECKING:
+    from ...interfaces.bounds import Bounds
+    from ..judging.readings.drift import SoakSpan
 
 SOAK_SCHEMA = 1
 SOAK_KIND = "vibey-gh-soak"
@@ -61,17 +66,88 @@ class SoakRecord:
         return value if isinstance(value, dict) else {}
 
     @property
-    def verdict(self) -> str:
+    def recorded_verdict(self) -> str:
+        """The verdict as written when the soak ended (never decides anything alone)."""
         return str(self.judgement.get("verdict", "unknown"))
 
     @property
+    def verdict(self) -> str:
+        return self.judged().verdict
+
+    @property
     def holds(self) -> bool:
-        return self.judgement.get("holds") is True
+        return self.judged().holds
+
+    def judged(self, bounds: Bounds | None = None) -> SoakVerdict:
+        """The soak judged again from its own spans (each decided unit's end time) under
+        `bounds` (default: those it recorded), as sweep evidence is re-judged from its steps:
+        the recorded verdict can only lower this one (a bound broken at a tick, memory that
+        grew: the ticks are in the run folder, not the file), never raise it."""
+        from ...interfaces.bounds import Bounds as BoundsType
+        from ..judging.readings.drift import HOLDS, judge_soak
+
+        recorded_holds = self.judgement.get("holds") is True and self.recorded_verdict == HOLDS
+        spans, window_s, problem = _spans_of(self.data)
+        if problem is not None and not recorded_holds:
+            return SoakVerdict(self.recorded_verdict, False, None)
+        if problem is not None:
+            return SoakVerdict("unjudged", False, f"its windows cannot be read: {problem}")
+        if bounds is None:
+            recorded = self.data.get("bounds")
+            bounds = BoundsType.from_json(recorded) if isinstance(recorded, dict) else BoundsType()
+        again = judge_soak(spans, (), bounds, window_s)
+        if again.verdict != HOLDS:
+            said = f"re-judged from its windows: {again.verdict}"
+            if again.reasons:
+                said += f" ({again.reasons[0]})"
+            return SoakVerdict(again.verdict, False, said)
+        if not recorded_holds:
+            return SoakVerdict(self.recorded_verdict, False, None)
+        return SoakVerdict(HOLDS, True, None)
 
     @property
     def series(self) -> list[Mapping[str, Any]]:
         value = self.data.get("series")
         return [w for w in value if isinstance(w, dict)] if isinstance(value, list) else []
+
+
+@frozen_value
+class SoakVerdict:
+    """A soak's verdict as read today; `rejudged` says why it differs from the one recorded."""
+
+    verdict: str
+    holds: bool
+    rejudged: str | None
+
+
+def _spans_of(data: Mapping[str, Any]) -> tuple[list[SoakSpan], float, str | None]:
+    """The soak's spans and window length, or why they cannot be read."""
+    from ..judging.readings.drift import SoakSpan
+
+    window_s = data.get("window_s")
+    if isinstance(window_s, bool) or not isinstance(window_s, int | float) or not window_s > 0:
+        return [], 0.0, "no window length"
+    raw = data.get("spans")
+    if not isinstance(raw, list):
+        return [], 0.0, "no spans"
+    spans = []
+    for span in raw:
+        fields = span if isinstance(span, dict) else {}
+        ends = fields.get("ends")
+        numbers = [
+            fields.get("start"),
+            fields.get("end"),
+            *(ends if isinstance(ends, list) else []),
+        ]
+        if not isinstance(ends, list) or not all(_is_number(n) for n in numbers):
+            return [], 0.0, "a span that is not numbers"
+        start, end, *decided = (float(n) for n in numbers)
+        spans.append(SoakSpan(start, end, tuple(decided)))
+    return spans, float(window_s), None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def soak_folder(layout: StateLayout) -> Path:

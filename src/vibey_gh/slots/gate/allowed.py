@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ...clock import Clock
 from ...config import LocalModels, load_config
-from ...errors import ConfigError, EvidenceError, VibeyError
+from ...errors import BadInput, ConfigError, EvidenceError, VibeyError
 from ...interfaces.values import frozen_value
 
 if TYPE_CHECKING:
@@ -355,11 +355,13 @@ def _request(
         request = write_request(
             deps.layout, fingerprint.id, fingerprint.fields, reason, deps.clock.now(), settings
         )
-    except OSError as exc:
-        # The answer matters more than the request: a gate answers in every state.
+    except (OSError, BadInput) as exc:
+        # The answer matters more than the request: a gate answers in every state (BadInput:
+        # something that is not a regular file holds the request's name).
+        problem = _state_problem(exc) if isinstance(exc, OSError) else str(exc)
         return AllowedAnswer(
             1,
-            f"{reason} (calibration request not written: {_state_problem(exc)})",
+            f"{reason} (calibration request not written: {problem})",
             fingerprint.id,
             evidence,
             False,

@@ -52,16 +52,19 @@ def soak_limit(
         for _path, record in soaks_for(layout, fingerprint.id)
         if isinstance(record, SoakRecord) and _usable(record, config, now, need)
     }
+    # each soak judged again from its windows under today's bounds, never taken at its word
+    judged = {n: record.judged(config.bounds) for n, record in usable.items()}
     length = format_duration(need)
     at_wanted = usable.get(wanted)
-    if at_wanted is not None and at_wanted.holds:
+    if at_wanted is not None and judged[wanted].holds:
         return SoakLimit(
             wanted, f"; a {format_duration(at_wanted.measured_s)} soak held at {wanted}"
         )
-    fallback = max((n for n, r in usable.items() if r.holds and n < wanted), default=1)
+    fallback = max((n for n, v in judged.items() if v.holds and n < wanted), default=1)
     request: Path | None = None
     if at_wanted is not None:
-        why = f"the {format_duration(at_wanted.measured_s)} soak at {wanted}: {at_wanted.verdict}"
+        verdict = judged[wanted].rejudged or judged[wanted].verdict
+        why = f"the {format_duration(at_wanted.measured_s)} soak at {wanted}: {verdict}"
     else:
         why = f"no soak of {length} or more held at {wanted} (require_soak = {length!r})"
         settings = {"runner": config.runner, "model": config.model, "window": config.window,

@@ -65,7 +65,7 @@ def remove_leftover_temp_files(layout: StateLayout) -> None:
     were meant to replace are intact): in the folders it writes, each step's run folder and
     the derived caches included."""
     folders = [layout.root, layout.progress, layout.evidence, layout.requests]
-    for parent in (layout.cache, layout.runs):
+    for parent in (layout.cache, layout.runs, layout.evidence / "history"):
         if parent.is_dir():
             folders.extend(p for p in parent.rglob("*") if p.is_dir() and not p.is_symlink())
     for folder in folders:

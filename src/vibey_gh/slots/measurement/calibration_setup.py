@@ -21,6 +21,7 @@ from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint
+from ..evidence.history import PastSweep
 from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
 
@@ -97,6 +98,28 @@ class CalibrationOutcome:
     production_absent: str | None = None
     # what the answer rests on (`judging.noise.VERDICT_CODES`); None with no step measured
     verdict_code: str | None = None
+    # the evidence this sweep replaced (now in the history), or the complete evidence that a
+    # paused sweep left in place; other_corpus: that evidence was measured on another corpus
+    replaced: PastSweep | None = None
+    kept: PastSweep | None = None
+    other_corpus: bool = False
+
+    def evidence_change_lines(self) -> list[str]:
+        """What became of the evidence that was there: replaced (and kept in the history), or
+        left answering because a paused sweep never replaces a complete one."""
+        other = " — measured on another corpus than this sweep's" if self.other_corpus else ""
+        if self.replaced is not None:
+            return [
+                f"replaced {self.replaced.describe()}{other}; kept in {self.replaced.path} "
+                "(`vibey-gh slots show --history` lists the sweeps kept)"
+            ]
+        if self.kept is not None:
+            return [
+                f"kept {self.kept.describe()}{other} as this device's evidence: a paused sweep "
+                "never replaces a complete one; this sweep's steps are in its checkpoint, and "
+                "the same command continues it"
+            ]
+        return []
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -114,4 +137,7 @@ class CalibrationOutcome:
             "version_mismatch": self.version_mismatch,
             "production_absent": self.production_absent,
             "verdict_code": self.verdict_code,
+            "replaced": self.replaced.to_json() if self.replaced else None,
+            "kept": self.kept.to_json() if self.kept else None,
+            "other_corpus": self.other_corpus,
         }

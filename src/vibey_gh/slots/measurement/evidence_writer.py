@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ...errors import BadInput
@@ -14,6 +15,7 @@ from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
 from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
+from ..evidence.history import PastSweep, keep_in_history, summarise
 from ..evidence.sections import MethodSection
 from ..evidence.store import Evidence, evidence_path, out_name, sealed_digest, sealed_json
 from ..judging.baseline import sweep_figures
@@ -168,8 +170,16 @@ def write_evidence_files(
     markdown = render_summary(evidence, bounds, judgement)
     written: list[Path] = []
     recorded_path: Path | None = None
-    if document.recorded:
+    replacing = _replacing(env, document) if document.recorded else None
+    # a paused sweep beside complete evidence: that stays; this one's steps are in the checkpoint
+    recorded = document.recorded and not (replacing is not None and replacing.keeps_the_old)
+    if recorded:
         recorded_path = evidence_path(env.layout, fingerprint.id)
+        if replacing is not None and replacing.goes_to_history:
+            replacing = replacing.kept_at(
+                keep_in_history(env.layout, fingerprint.id, replacing.raw, replacing.past)
+            )
+        # the new evidence is sealed (`data`) before the old one's place is taken
         atomic_write_json(recorded_path, data)
         # the figures `slots allowed` judges on, so its first answer need not parse all this
         save_figures(
@@ -194,10 +204,53 @@ def write_evidence_files(
         fingerprint=fingerprint.id,
         ideal=judgement.ideal if steps else None,
         reason=judgement.reason if steps else document.notes[0],
-        recorded=document.recorded,
+        recorded=recorded,
         complete=result.complete,
         evidence=recorded_path,
         out_files=written,
         stop_reason=stop_reason,
         verdict_code=decidability(judgement, bounds).code if steps else None,
+        replaced=replacing.past
+        if replacing is not None and recorded and replacing.goes_to_history
+        else None,
+        kept=replacing.past if replacing is not None and not recorded else None,
+        other_corpus=replacing is not None
+        and replacing.past.corpus_sha256 != req.corpus.corpus_sha256,
     )
+
+
+@frozen_value
+class Replacing:
+    """The evidence a recorded sweep would take the place of: its bytes and what they say.
+
+    keeps_the_old: the new sweep is paused or stopped and the old is complete, usable evidence,
+    which a part of a sweep never replaces. goes_to_history: the old is kept before it is
+    replaced, unless it is this very sweep's earlier pause (its steps are all in the new one).
+    """
+
+    raw: bytes
+    past: PastSweep
+    keeps_the_old: bool
+    goes_to_history: bool
+
+    def kept_at(self, path: Path) -> Replacing:
+        return replace(self, past=replace(self.past, path=path))
+
+
+def _replacing(env: Environment, document: EvidenceDocument) -> Replacing | None:
+    from ...guarded import InputProblem, read_regular_bytes
+
+    path = evidence_path(env.layout, document.fingerprint)
+    try:
+        raw = read_regular_bytes(path)
+    except (OSError, InputProblem):
+        return None  # nothing there (or nothing readable: the write says what is in the way)
+    past = summarise(raw, path)
+    keeps_the_old = not document.complete and past.complete and past.usable
+    continued = (
+        not past.complete
+        and past.corpus_sha256 == document.corpus.get("sha256")
+        and past.method_hash == document.method.get("hash")
+        and (past.steps or 0) <= len(document.steps)
+    )
+    return Replacing(raw, past, keeps_the_old, goes_to_history=not continued)

@@ -14,6 +14,7 @@ from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
 from ...interfaces.values import frozen_value
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
+from ..evidence.history import PastSweep, fingerprints_with_history, list_history
 from ..evidence.store import (
     Evidence,
     evidence_path,
@@ -293,3 +294,16 @@ def gather_show(
             if soak.record is not None:
                 write_soak_report(soak, plots_available())
     return ShowAnswer(today, problem, asked, shown, tuple(others), soaks)
+
+
+def gather_history(
+    fingerprint: str | None = None, *, config: LocalModels | None = None, deps: AllowedDeps
+) -> dict[str, list[PastSweep]]:
+    """The replaced sweeps kept for `fingerprint` (default: today's), newest first; every
+    fingerprint's when today's cannot be computed and none was given."""
+    asked = check_fingerprint(fingerprint) if fingerprint is not None else None
+    if asked is None:
+        today, _problem = _today(config or load_config(), deps)
+        asked = today.id if today else None
+    names = [asked] if asked is not None else fingerprints_with_history(deps.layout)
+    return {name: list_history(deps.layout, name) for name in names}

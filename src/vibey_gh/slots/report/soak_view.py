@@ -112,9 +112,15 @@ def lines(view: SoakView) -> list[str]:
         return [f"soak {view.path.name}: unusable ({view.problem})"]
     record = view.record
     judgement = record.judgement
-    verdict = "HOLDS" if record.holds else str(judgement.get("verdict", "unknown")).upper()
+    judged = record.judged()
+    verdict = "HOLDS" if judged.holds else judged.verdict.upper()
     out = [
         f"soak at N={record.slots}, {format_duration(record.measured_s)}: {verdict}",
+        *(
+            [f"  {judged.rejudged} (recorded: {record.recorded_verdict})"]
+            if judged.rejudged
+            else []
+        ),
         *(f"  {reason}" for reason in judgement.get("reasons", [])),
         "  throughput trend: "
         + _interval(judgement.get("trend_per_hour"), 100.0, " %/h")
