@@ -206,6 +206,7 @@ def calibrate(
     from ...config import load_config
     from ...slots.corpus.corpus import build_demo_corpus, load_corpus
     from ...slots.measurement.calibrate import pending_request, run_calibration
+    from ...slots.measurement.calibration_method import measured_window
     from ...slots.measurement.calibration_setup import CalibrationRequest
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
@@ -246,9 +247,7 @@ def calibrate(
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus(corpus_path)
-        if split_window and window is None:
-            window = corpus.window // 2
-        window = window or config.window
+        window = measured_window(corpus, window, written, split=split_window)
     config = config.with_overrides(window=window, **thinking)
     if port is not None:
         config = replace(config, calibration_port=port)

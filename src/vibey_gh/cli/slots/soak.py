@@ -113,6 +113,7 @@ def soak(
     from ...config import load_config
     from ...interfaces.durations import parse_duration
     from ...slots.corpus.corpus import build_demo_corpus, load_corpus
+    from ...slots.measurement.calibration_method import measured_window
     from ...slots.measurement.calibration_setup import CalibrationRequest
     from ...slots.soak.request import SoakRequest
     from ...slots.soak.soak import run_soak
@@ -136,7 +137,7 @@ def soak(
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         config = config.with_overrides(runner=runner, model=model)
         corpus = load_corpus(corpus_path)
-        window = window or config.window
+        window = measured_window(corpus, window, config)
     config = config.with_overrides(window=window, **thinking)
     if port is not None:
         config = replace(config, calibration_port=port)

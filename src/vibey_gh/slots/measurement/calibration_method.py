@@ -4,11 +4,42 @@ its runs a step."""
 
 from __future__ import annotations
 
+from ...config import LocalModels
 from ...errors import BadInput
 from ...interfaces.think import ThinkPolicy, resolve_policy
 from ..corpus.corpus import Corpus
 from ..evidence.sections import MethodSection
 from .calibration_setup import CalibrationRequest
+
+
+def measured_window(
+    corpus: Corpus, asked: int | None, config: LocalModels, *, split: bool = False
+) -> int:
+    """The window a calibration measures at: the corpus's own, unless told otherwise.
+
+    A window asked for (--window) or set by a config file that differs from the one the corpus
+    was drawn for is refused, both named: a corpus drawn for one window says nothing true about
+    another (its strata, its deepest turns, the room left for answers), and evidence keyed to a
+    window the operator did not choose gates nothing. A deliberate what-if goes through
+    --split-window, which replays at a smaller window and is never evidence."""
+    if split:
+        return asked or corpus.window // 2
+    if asked is not None:
+        if asked != corpus.window:
+            raise BadInput(
+                f"--window {asked:,} differs from the corpus's window {corpus.window:,}: "
+                f"calibrate at {corpus.window:,}, draw a corpus for {asked:,}, or ask a "
+                "what-if with --split-window"
+            )
+        return asked
+    if config.source is not None and config.window != corpus.window:
+        raise BadInput(
+            f"the config ({config.source}) has window {config.window:,}, the corpus's window "
+            f"is {corpus.window:,}: draw a corpus for {config.window:,}, or give --window "
+            f"{corpus.window:,} to measure at the corpus's (evidence `allowed` uses only "
+            f"when the config says {corpus.window:,})"
+        )
+    return corpus.window
 
 
 def check_corpus_fits(corpus: Corpus, window: int) -> None:
