@@ -23,7 +23,7 @@ from .calibrate_after import describe_after, what_allowed_answers_now
 from .calibration_stop import run_until_stopped
 
 DEMO_WINDOW = 4096
-DEMO_MAX_TOKENS = 128
+DEMO_MAX_TOKENS = 128  # as slots.corpus.corpus.DEMO_ANSWER_CAP (not imported for --help)
 DEMO_MAX_SLOTS = 4
 # Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
 # a one-slot run whose interval is still wider than ±5%, or one that has not yet served the 30
@@ -58,7 +58,11 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
 @window_option("Tokens per slot (default: config).")
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
-@click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    help="Output cap per turn (default: the one the corpus left room for; else config, 768).",
+)
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
 @click.option(
     "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
@@ -240,7 +244,7 @@ def calibrate(
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         corpus = build_demo_corpus(window=DEMO_WINDOW if split_window else window or DEMO_WINDOW)
         window = window or (corpus.window // 2 if split_window else corpus.window)
-        max_tokens = max_tokens or DEMO_MAX_TOKENS
+        max_tokens = max_tokens or corpus.answer_cap
         max_slots = max_slots or DEMO_MAX_SLOTS
     else:
         config = config.with_overrides(runner=runner, model=model)
@@ -256,7 +260,8 @@ def calibrate(
         config=config,
         corpus=corpus,
         window=window,
-        max_tokens=max_tokens or config.max_tokens,
+        # the cap the corpus left room for, unless told otherwise
+        max_tokens=max_tokens or corpus.answer_cap or config.max_tokens,
         slots=slots,
         max_runs=max_runs,
         max_slots=max_slots or DEFAULT_MAX_SLOTS,

@@ -88,6 +88,13 @@ _PATH = click.Path(path_type=Path)
     help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
 )
 @click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    default=None,
+    help="Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
+    "--window together is dropped and counted (default: config max_tokens; demo 128).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
 @click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
@@ -110,6 +117,7 @@ def corpus(
     shape: str | None,
     segments_per_stratum: int | None,
     segment_turns: int | None,
+    max_tokens: int | None,
     seed: int,
     out: Path | None,
     show: Path | None,
@@ -203,6 +211,7 @@ def corpus(
             shape=shape,
             segments_per_stratum=segments_per_stratum,
             segment_turns=segment_turns,
+            max_tokens=max_tokens,
             seed=seed,
         )
     write_corpus(built, out)
@@ -248,16 +257,19 @@ def _build(
     shape: str,
     segments_per_stratum: int | None,
     segment_turns: int | None,
+    max_tokens: int | None,
     seed: int,
 ) -> Corpus:
     from ...slots.corpus.corpus import (
         DEFAULT_SEGMENT_TURNS,
         DEFAULT_SEGMENTS_PER_STRATUM,
+        DEMO_ANSWER_CAP,
         DEMO_SEGMENT_TURNS,
         DEMO_SEGMENTS_PER_STRATUM,
         DEMO_WINDOW,
         build_corpus,
         build_demo_corpus,
+        check_answer_cap,
     )
     from ...slots.corpus.pool import build_pool
 
@@ -273,11 +285,15 @@ def _build(
             shape=shape,
             fill_window=fill_window,
             counter=counter,
+            answer_cap=_given(max_tokens, DEMO_ANSWER_CAP),
         )
-    if window is None:
+    if window is None or max_tokens is None:
         from ...config import load_config
 
-        window = load_config().window
+        config = load_config()
+        window = window or config.window
+        max_tokens = max_tokens or config.max_tokens
+    check_answer_cap(max_tokens, window)
     pool = build_pool(
         specs=specs,
         sample_specs=sample_specs,
@@ -290,6 +306,7 @@ def _build(
         fill_window=fill_window,
         counter=counter,
         seed=seed,
+        answer_cap=max_tokens,
     )
     return build_corpus(
         pool,
@@ -298,6 +315,7 @@ def _build(
         segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
         seed=seed,
         shape=shape,
+        answer_cap=max_tokens,
     )
 
 

@@ -131,7 +131,7 @@ def soak(
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         corpus = build_demo_corpus(window=window or DEMO_WINDOW)
         window = window or corpus.window
-        max_tokens = max_tokens or DEMO_MAX_TOKENS
+        max_tokens = max_tokens or corpus.answer_cap or DEMO_MAX_TOKENS
     else:
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
@@ -145,7 +145,7 @@ def soak(
         config=config,
         corpus=corpus,
         window=window,
-        max_tokens=max_tokens or config.max_tokens,
+        max_tokens=max_tokens or corpus.answer_cap or config.max_tokens,
         if_requested=if_requested,
         threads=threads,
         request_timeout_s=request_timeout,

@@ -93,6 +93,8 @@ class Pool:
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
     sources: tuple[dict[str, object], ...] = ()
+    # traces' runs, sessions and the like that gave no run: {"run": name, "why": ...}
+    left_out: tuple[dict[str, str], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -113,11 +115,13 @@ def build_pool(
     counter: PromptCounter | None = None,
     seed: int = 0,
     git: str = "git",
+    answer_cap: int = 0,
 ) -> Pool:
     """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
     into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
     toward it (`slots.corpus.fill`), so both need it; `counter` counts the filled run's depth
-    as the runner does (None: by estimate)."""
+    as the runner does (None: by estimate). Both leave room for answers of `answer_cap` tokens
+    (0: none reserved)."""
     if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
         raise BadInput(
             "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
@@ -136,7 +140,7 @@ def build_pool(
         spec_runs = runs_from_specs(chosen, trees)
         if fill_window:
             spec_runs, filled = fill_deepest_spec_run(
-                chosen, spec_runs, trees, _window(window), counter
+                chosen, spec_runs, trees, _window(window) - answer_cap, counter
             )
             sources.append(filled)
         runs.extend(spec_runs)
@@ -156,7 +160,9 @@ def build_pool(
     # Traces and session logs are read lazily: most pools come from specs or lanes.
     from .sources.recorded import recorded_runs
 
-    recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
+    recorded = recorded_runs(
+        from_traces, from_sessions, window=window, fit=fit, answer_cap=answer_cap
+    )
     runs.extend(recorded.runs)
     notes.extend(recorded.notes)
     sources.extend(recorded.sources)

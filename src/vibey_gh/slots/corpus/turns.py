@@ -37,6 +37,18 @@ def depth_estimate(messages: list[dict[str, object]], tools: list[dict[str, obje
     return estimate_from_chars(len(canonical_json(messages)) + len(canonical_json(tools)))
 
 
+def answer_room(max_tokens: int | None, answer_cap: int) -> int:
+    """Tokens a turn's answer may take: its own cap (a recorded answer's length) where it is
+    below the calibration's, else the calibration's."""
+    return answer_cap if max_tokens is None else min(max_tokens, answer_cap)
+
+
+def fits_with_answer(depth: int, max_tokens: int | None, window: int, answer_cap: int) -> bool:
+    """The headroom rule: a turn is sent only if its prompt and its answer cap fit the window
+    together, so the runner never has to shift, cut or refuse (docs/decision.md)."""
+    return depth + answer_room(max_tokens, answer_cap) <= window
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(utf8(text)).hexdigest()
 
@@ -66,6 +78,9 @@ class Turn:
     depth_estimate: int
     think_s: float | None = None
     max_tokens: int | None = None
+
+    def fits(self, window: int, answer_cap: int) -> bool:
+        return fits_with_answer(self.depth_estimate, self.max_tokens, window, answer_cap)
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {

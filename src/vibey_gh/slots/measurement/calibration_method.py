@@ -42,12 +42,25 @@ def measured_window(
     return corpus.window
 
 
-def check_corpus_fits(corpus: Corpus, window: int) -> None:
-    if corpus.max_depth_estimate > window:
+def check_corpus_fits(corpus: Corpus, window: int, max_tokens: int) -> None:
+    """Every turn's prompt and its answer cap fit the window together (the headroom rule):
+    a turn that did not would make the runner shift, cut or refuse it, so none is sent."""
+    over = [turn for turn in corpus.turns() if not turn.fits(window, max_tokens)]
+    if not over:
+        return
+    deepest = max(over, key=lambda turn: turn.depth_estimate)
+    room = window - deepest.depth_estimate
+    if room < 1:
         raise BadInput(
-            f"the corpus's deepest turn is ~{corpus.max_depth_estimate} tokens, more than the "
+            f"the corpus's deepest turn is ~{deepest.depth_estimate} tokens, more than the "
             f"window {window}; use a larger --window or a corpus drawn for this window"
         )
+    raise BadInput(
+        f"turn {deepest.id} (~{deepest.depth_estimate:,} tokens) leaves room for "
+        f"{room:,} tokens of answer in the window of {window:,}, not the {max_tokens:,} of the "
+        f"output cap: give --max-tokens {room:,} or less, or draw the corpus with "
+        f"--max-tokens {max_tokens:,}"
+    )
 
 
 def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:

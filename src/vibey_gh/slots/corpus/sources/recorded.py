@@ -25,15 +25,19 @@ def recorded_runs(
     *,
     window: int | None,
     fit: str,
+    answer_cap: int = 0,
 ) -> RecordedRuns:
-    """The runs of every trace and session; traces are fitted into `window` (`fit`)."""
+    """The runs of every trace and session; traces are fitted into `window` (`fit`) with
+    room for answers of `answer_cap` tokens."""
     runs: list[PoolRun] = []
     sources: list[dict[str, object]] = []
     notes: list[str] = []
     if from_traces:
         if window is None:
             raise BadInput("traces are fitted into a window: give --window")
-        traced = runs_from_traces(from_traces, window=window, fit=fit)
+        traced = runs_from_traces(
+            from_traces, window=window, fit=fit, answer_cap=answer_cap
+        )
         runs.extend(traced.runs)
         sources.extend(traced.sources)
         notes.extend(traced.notes)

@@ -19,11 +19,12 @@ block ids share the trace's scope.
 
 A trace file is one JSON document, read whole up to 256 MiB (the samples are under 1 MB).
 
-Depths reach 700k tokens, far past a local window. `--fit scale` multiplies every depth of a
-run by one factor so its deepest turn fills the window (every block keeps at least one
-token; a run too long even then loses its deepest turns, counted); `--fit drop` keeps depths
-and leaves out the turns deeper than the window. The choice and each run's factor are
-recorded in the corpus's sources.
+Depths reach 700k tokens, far past a local window. A turn fits when its prompt and its answer
+cap fit the window together (`turns.fits_with_answer`). `--fit scale` multiplies every depth
+of a run by one factor so its deepest turn, with its answer cap, fills the window (every block
+keeps at least one token; a run too long even then loses the turns that do not fit, counted);
+`--fit drop` keeps depths and leaves out the turns that do not fit. The choice and each run's
+factor are recorded in the corpus's sources.
 
 A scaled run's answers are capped at `out` times the same factor (at least one token), so each
 turn keeps the recorded share of reading to writing — the mix that decides how a runner's
@@ -43,7 +44,7 @@ from ....errors import BadInput, MalformedJson
 from ....guarded import InputProblem, loads_json, read_regular_bytes
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
-from ..turns import PoolRun, Turn, depth_estimate
+from ..turns import PoolRun, Turn, answer_room, depth_estimate
 from .block_text import block_text
 from .session_builder import safe_name
 
@@ -92,7 +93,11 @@ def trace_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> ImportedRuns:
+def runs_from_traces(
+    paths: Sequence[Path], *, window: int, fit: str, answer_cap: int = 0
+) -> ImportedRuns:
+    """Every trace's runs, fitted into `window` with room for answers of `answer_cap` tokens
+    (0: none reserved)."""
     if fit not in FIT_MODES:
         raise BadInput(f"--fit must be one of {', '.join(FIT_MODES)}, not {fit!r}")
     runs: list[PoolRun] = []
@@ -106,10 +111,13 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
             raise BadInput(f"{path}: {exc}") from None
         run_facts = []
         for thread in threads:
-            run, facts = _build_run(thread, scope, block_size, window, fit)
+            run, facts = _build_run(thread, scope, block_size, window, fit, answer_cap)
             run_facts.append(facts)
             if run is None and thread.requests:
-                notes.append(f"trace {trace_id}: run {thread.run_id} has no turn inside the window")
+                notes.append(
+                    f"trace {trace_id}: run {thread.run_id} has no turn that fits the window "
+                    "with its answer"
+                )
             elif run is None:
                 notes.append(f"trace {trace_id}: sub-agent {thread.run_id} made no request")
             else:
@@ -117,7 +125,8 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
                 if facts["dropped_turns"]:
                     notes.append(
                         f"trace {trace_id}: run {thread.run_id} left out "
-                        f"{facts['dropped_turns']} turn(s) deeper than the window"
+                        f"{facts['dropped_turns']} turn(s) that do not fit the window with "
+                        "their answer"
                     )
         sources.append(
             {
@@ -214,23 +223,29 @@ def _non_negative(entry: dict[str, object], key: str) -> float | None:
 
 
 def _build_run(
-    thread: TraceThread, scope: str, block_size: int, window: int, fit: str
+    thread: TraceThread, scope: str, block_size: int, window: int, fit: str, answer_cap: int
 ) -> tuple[PoolRun | None, dict[str, object]]:
     """The run at the factor that fits it (1.0 for `drop`), and what was done to it."""
     facts: dict[str, object] = {"run": thread.run_id, "requests": len(thread.requests)}
     if not thread.requests:
         return None, {**facts, "factor": 1.0, "turns": 0, "dropped_turns": 0}
     skipped = 0
+
+    def need(request: TraceRequest) -> int:
+        return request.tokens_in + answer_room(max(1, request.tokens_out), answer_cap)
+
     if fit == "drop":
-        # A turn's estimate is at least its tokens: what is deeper is never built.
-        inside = [request for request in thread.requests if request.tokens_in <= window]
+        # A turn's estimate is at least its tokens: what does not fit is never built.
+        inside = [request for request in thread.requests if need(request) <= window]
         skipped = len(thread.requests) - len(inside)
         thread = TraceThread(thread.run_id, inside)
-    deepest_in = max((request.tokens_in for request in thread.requests), default=window)
+    deepest_in = max((need(request) for request in thread.requests), default=window)
     factor = 1.0 if fit == "drop" else min(1.0, window / deepest_in)
     turns = _turns(thread, scope, block_size, factor) if thread.requests else []
     for _ in range(_FIT_ATTEMPTS if turns else 0):
-        deepest = max(turn.depth_estimate for turn in turns)
+        deepest = max(
+            turn.depth_estimate + answer_room(turn.max_tokens, answer_cap) for turn in turns
+        )
         if fit == "drop" or deepest <= window or factor * block_size < 1:
             break
         # Message framing adds to the estimate: shrink by what overflowed, a little more, and
@@ -240,7 +255,7 @@ def _build_run(
         if round(block_size * factor) == block_tokens:
             factor = (block_tokens - 0.5) / block_size - 1e-9
         turns = _turns(thread, scope, block_size, factor)
-    kept = _inside(turns, window)
+    kept = _inside(turns, window, answer_cap)
     dropped = skipped + len(turns) - len(kept)
     facts.update(factor=round(factor, 6), turns=len(kept), dropped_turns=dropped)
     if not kept:
@@ -248,9 +263,10 @@ def _build_run(
     return PoolRun(thread.run_id, "trace", tuple(kept)), facts
 
 
-def _inside(turns: list[Turn], window: int) -> list[Turn]:
-    """The turns inside the window, renumbered so a run's turns stay consecutive."""
-    kept = [turn for turn in turns if turn.depth_estimate <= window]
+def _inside(turns: list[Turn], window: int, answer_cap: int) -> list[Turn]:
+    """The turns that fit the window with their answer, renumbered so a run's turns stay
+    consecutive."""
+    kept = [turn for turn in turns if turn.fits(window, answer_cap)]
     return [
         replace(turn, id=f"{turn.run_id}#{index}", index=index) for index, turn in enumerate(kept)
     ]
