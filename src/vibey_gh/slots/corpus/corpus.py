@@ -284,8 +284,7 @@ def check_answer_cap(answer_cap: int, window: int) -> None:
     """An answer cap leaves room for a prompt in the window, or no turn could ever fit."""
     if not 1 <= answer_cap < window:
         raise BadInput(
-            f"--max-tokens must be at least 1 and below the window ({window:,}), "
-            f"not {answer_cap:,}"
+            f"--max-tokens must be at least 1 and below the window ({window:,}), not {answer_cap:,}"
         )
 
 

@@ -161,12 +161,13 @@ def build_pool(
     from .sources.recorded import recorded_runs
 
     recorded = recorded_runs(
-        from_traces, from_sessions, window=window, fit=fit, answer_cap=answer_cap
+        from_traces, from_sessions, window=window, fit=fit, answer_cap=answer_cap, counter=counter
     )
     runs.extend(recorded.runs)
     notes.extend(recorded.notes)
     sources.extend(recorded.sources)
-    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
+    pool = make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
+    return replace(pool, left_out=tuple(recorded.left_out))
 
 
 def make_pool(

@@ -27,7 +27,15 @@ class SessionBuilder:
     last_input_at: float | None = None
     last_output_at: float | None = None
     negative_gaps: int = 0
+    # turn index → the input tokens the log recorded for that request (system prompt, tools
+    # and conversation: what the agent really sent)
+    recorded: dict[int, int] = field(default_factory=dict)
     _chars: list[int] = field(default_factory=list)
+
+    def record_usage(self, input_tokens: int) -> None:
+        """What the log says the latest request cost; nothing before the first turn."""
+        if self.turns and input_tokens > 0:
+            self.recorded[len(self.turns) - 1] = input_tokens
 
     def add_input(self, message: dict[str, Any], at: float | None) -> None:
         """A message the model reads next (system, user or tool result)."""
@@ -107,6 +115,9 @@ class SessionFacts:
     records: int = 0
     unknown: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    # the models the requests were sent to, as the log names them, and how many times
+    models: Counter[str] = field(default_factory=Counter)
+    last_message_id: object = None
     # a sub-agent's side conversation, kept apart: the run only when the file holds no other
     side: SessionBuilder | None = None
 
@@ -138,6 +149,16 @@ def timestamp_seconds(
     if moment.tzinfo is None:
         raise MalformedJson("the date-time has no time zone", (key,))
     return moment.timestamp(), moment.isoformat()
+
+
+def usage_tokens(usage: object, keys: tuple[str, ...]) -> int | None:
+    """The sum of the whole-number fields `keys` of a usage record (a missing one counts 0);
+    None when the record is not an object or holds none of them."""
+    if not isinstance(usage, dict):
+        return None
+    values = [usage.get(key) for key in keys]
+    counts = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
+    return sum(counts) if counts else None
 
 
 def safe_name(value: object) -> str:

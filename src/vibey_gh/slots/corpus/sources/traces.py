@@ -75,6 +75,8 @@ class ImportedRuns:
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]
+    # trace runs that gave no run: {"run": id, "why": ...}
+    left_out: list[dict[str, str]]
 
 
 def trace_files(paths: Sequence[Path]) -> list[Path]:
@@ -103,23 +105,26 @@ def runs_from_traces(
     runs: list[PoolRun] = []
     sources: list[dict[str, object]] = []
     notes: list[str] = []
+    left_out: list[dict[str, str]] = []
     for path in trace_files(paths):
         data, digest = _read(path)
         try:
             trace_id, block_size, scope, threads = _parse(data, path)
         except MalformedJson as exc:
             raise BadInput(f"{path}: {exc}") from None
+        models = _models(data)
         run_facts = []
         for thread in threads:
             run, facts = _build_run(thread, scope, block_size, window, fit, answer_cap)
             run_facts.append(facts)
-            if run is None and thread.requests:
-                notes.append(
-                    f"trace {trace_id}: run {thread.run_id} has no turn that fits the window "
-                    "with its answer"
+            if run is None:
+                why = (
+                    "no turn fits the window with its answer"
+                    if thread.requests
+                    else "the sub-agent made no request"
                 )
-            elif run is None:
-                notes.append(f"trace {trace_id}: sub-agent {thread.run_id} made no request")
+                notes.append(f"trace {trace_id}: run {thread.run_id}: {why}")
+                left_out.append({"run": thread.run_id, "why": why})
             else:
                 runs.append(run)
                 if facts["dropped_turns"]:
@@ -139,9 +144,10 @@ def runs_from_traces(
                 "out_scaled": True,
                 "subagents": len(threads) - 1,
                 "runs": run_facts,
+                **({"models": models} if models else {}),
             }
         )
-    return ImportedRuns(runs, sources, notes)
+    return ImportedRuns(runs, sources, notes, left_out)
 
 
 def _read(path: Path) -> tuple[Any, str]:
@@ -152,6 +158,13 @@ def _read(path: Path) -> tuple[Any, str]:
         raise BadInput(f"{path}: not UTF-8 text") from None
     except InputProblem as problem:
         raise BadInput(f"{path} {problem}") from None
+
+
+def _models(data: object) -> list[str]:
+    """The models the trace says its requests went to (its `models` list), plain names only."""
+    listed = data.get("models") if isinstance(data, dict) else None
+    names = listed if isinstance(listed, list) else []
+    return sorted({name for name in names if isinstance(name, str) and safe_name(name) == name})
 
 
 def _parse(data: object, path: Path) -> tuple[str, int, str, list[TraceThread]]:
