@@ -66,11 +66,12 @@ _PATH = click.Path(path_type=Path)
 @click.option(
     "--count-with",
     type=click.Choice(["runner", "estimate"]),
-    default="runner",
-    show_default=True,
-    help="How --fill-window counts depth: the configured runner's own chat template and "
-    "tokenizer (its calibration runner is started for it; the demo's is the embedded one; "
-    "Ollama has no tokenizer, so the estimate), or the estimate (characters ÷ 3).",
+    default=None,
+    help="How --fill-window counts depth, and how --from-sessions sizes the stand-in for "
+    "what a log leaves out: the configured runner's own chat template and tokenizer (its "
+    "calibration runner is started for it; the demo's is the embedded one; Ollama has no "
+    "tokenizer, so the estimate), or the estimate (characters ÷ 3). Default: the runner for "
+    "--fill-window, the estimate for --from-sessions.",
 )
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
@@ -111,7 +112,7 @@ def corpus(
     fit: str,
     from_sessions: tuple[Path, ...],
     fill_window: bool,
-    count_with: str,
+    count_with: str | None,
     demo: bool,
     window: int | None,
     shape: str | None,
@@ -191,10 +192,15 @@ def corpus(
         shape = "runs" if recorded else "segments"
     if shape == "runs" and segment_turns is not None:
         raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
-    if count_with != "runner" and not fill_window:
-        raise BadInput("--count-with is for --fill-window: nothing else is counted")
-    # Only spec runs are filled by reading on: other sources never need the runner.
-    counting = fill_window and count_with == "runner" and bool(specs or demo)
+    if count_with is not None and not (fill_window or from_sessions):
+        raise BadInput(
+            "--count-with is for --fill-window and --from-sessions: nothing else is counted"
+        )
+    # Spec runs filled by reading on, and sessions' stand-ins when asked: nothing else needs
+    # the runner.
+    counting = (fill_window and (count_with or "runner") == "runner" and bool(specs or demo)) or (
+        bool(from_sessions) and count_with == "runner"
+    )
     with _prompt_counter(counting, demo) as counter:
         built = _build(
             specs=specs,
@@ -343,6 +349,11 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
         f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
     )
+    if summary["answer_cap"] is not None:
+        click.echo(
+            f"  every turn leaves room for an answer of {summary['answer_cap']:,} tokens "
+            "(or its own smaller cap) in the window"
+        )
     if summary["timed_turns"]:
         click.echo(
             f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
@@ -352,7 +363,8 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         click.echo("  no think time recorded: replayed back to back unless --think-time says")
     if summary["dropped_over_window"]:
         dropped = summary["dropped_over_window"]
-        click.echo(f"  dropped {dropped:,} pool turns deeper than the window")
+        room = " with its answer" if summary["answer_cap"] else ""
+        click.echo(f"  dropped {dropped:,} pool turns that do not fit the window{room}")
     for commit in summary["commits"]:
         where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
         click.echo(f"  read {commit['repository']} at {where}")

@@ -389,7 +389,19 @@ def corpus_summary(corpus: Corpus) -> dict[str, object]:
         "dropped_over_window": corpus.dropped_over_window,
         "commits": list(corpus.commits),
         "sources": list(corpus.sources),
-        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources),
+        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources, corpus.left_out),
+        # per turn of a session log that recorded usage: what the log said, what the corpus
+        # reaches and the stand-in's share of it
+        "recorded_turns": [
+            {
+                "turn": turn.id,
+                "recorded": turn.recorded_depth,
+                "reached": turn.depth_estimate,
+                "stand_in_share": round((turn.stand_in or 0) / max(1, turn.depth_estimate), 4),
+            }
+            for turn in corpus.turns()
+            if turn.recorded_depth is not None
+        ],
     }
 
 
