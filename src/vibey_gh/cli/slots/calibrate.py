@@ -209,6 +209,7 @@ def calibrate(
     """
     from ...config import load_config
     from ...slots.corpus.corpus import build_demo_corpus, load_corpus
+    from ...slots.corpus.enough import too_few_runs
     from ...slots.measurement.calibrate import pending_request, run_calibration
     from ...slots.measurement.calibration_method import measured_window
     from ...slots.measurement.calibration_setup import CalibrationRequest
@@ -251,6 +252,10 @@ def calibrate(
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus(corpus_path)
+        # said before anything else is checked or measured: the sweep could not decide
+        warning = too_few_runs(corpus.segments, corpus.whole_runs, max_slots or DEFAULT_MAX_SLOTS)
+        if warning is not None:
+            click.echo(f"warning: {warning}", err=True)
         window = measured_window(corpus, window, written, split=split_window)
     config = config.with_overrides(window=window, **thinking)
     if port is not None:

@@ -222,6 +222,11 @@ def corpus(
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
+    from ...slots.corpus.enough import too_few_runs
+
+    warning = too_few_runs(built.segments, built.whole_runs)
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
