@@ -272,6 +272,7 @@ def _build(
     seed: int,
 ) -> Corpus:
     from ...slots.corpus.corpus import (
+        CORPUS_SIZE_LIMIT,
         DEFAULT_SEGMENT_TURNS,
         DEFAULT_SEGMENTS_PER_STRATUM,
         DEMO_ANSWER_CAP,
@@ -318,6 +319,8 @@ def _build(
         counter=counter,
         seed=seed,
         answer_cap=max_tokens,
+        # whole runs are drawn whole: an input too big for a corpus file is refused unbuilt
+        size_cap=CORPUS_SIZE_LIMIT if shape == "runs" else None,
     )
     return build_corpus(
         pool,

@@ -11,7 +11,7 @@ from typing import Any
 
 from ....errors import MalformedJson
 from ....files import canonical_json
-from ..turns import Turn, estimate_from_chars, json_list_chars
+from ..turns import CHARS_PER_TOKEN_ESTIMATE, Turn, estimate_from_chars, json_list_chars
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,48}")
 
@@ -30,12 +30,20 @@ class SessionBuilder:
     # turn index → the input tokens the log recorded for that request (system prompt, tools
     # and conversation: what the agent really sent)
     recorded: dict[int, int] = field(default_factory=dict)
+    # the characters the turns so far give a corpus of whole runs, the stand-in for what the
+    # log leaves out included: an estimate kept as the log is read, before anything is built
+    output_chars: int = 0
     _chars: list[int] = field(default_factory=list)
 
     def record_usage(self, input_tokens: int) -> None:
         """What the log says the latest request cost; nothing before the first turn."""
         if self.turns and input_tokens > 0:
-            self.recorded[len(self.turns) - 1] = input_tokens
+            index = len(self.turns) - 1
+            seen = self.turns[index].depth_estimate * CHARS_PER_TOKEN_ESTIMATE
+            before = max(seen, self.recorded.get(index, 0) * CHARS_PER_TOKEN_ESTIMATE)
+            self.recorded[index] = input_tokens
+            after = max(seen, input_tokens * CHARS_PER_TOKEN_ESTIMATE)
+            self.output_chars += after - before
 
     def add_input(self, message: dict[str, Any], at: float | None) -> None:
         """A message the model reads next (system, user or tool result)."""
@@ -90,6 +98,8 @@ class SessionBuilder:
                 self.negative_gaps += 1
                 think = None
         index = len(self.turns)
+        chars = json_list_chars(self._chars) + 2
+        self.output_chars += chars
         self.turns.append(
             Turn(
                 id=f"{self.run_id}#{index}",
@@ -97,7 +107,7 @@ class SessionBuilder:
                 index=index,
                 messages=list(self.messages),
                 tools=[],
-                depth_estimate=estimate_from_chars(json_list_chars(self._chars) + 2),
+                depth_estimate=estimate_from_chars(chars),
                 think_s=think,
             )
         )

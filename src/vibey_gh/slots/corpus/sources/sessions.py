@@ -65,10 +65,12 @@ def session_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def runs_from_sessions(
-    paths: Sequence[Path], counter: PromptCounter | None = None
+    paths: Sequence[Path], counter: PromptCounter | None = None, size_cap: int | None = None
 ) -> ImportedSessions:
     """One run per session file; `counter` sizes the stand-in for what the log leaves out by
-    the runner's own count (None: by estimate)."""
+    the runner's own count (None: by estimate). A session whose run, drawn whole, would pass
+    `size_cap` characters of corpus is refused as soon as its turns so far say so, before the
+    run is built (None: unchecked)."""
     readers = {"codex": read_codex_record, "claude-code": read_claude_record}
     runs: list[PoolRun] = []
     sources: list[dict[str, object]] = []
@@ -78,7 +80,7 @@ def runs_from_sessions(
         builder = SessionBuilder(run_id=path.stem)
         facts: SessionFacts | None = None
         pending_unknown: Counter[str] = Counter()
-        for where, _number, record in json_records(path, notes):
+        for where, number, record in json_records(path, notes):
             if facts is None:
                 agent = recognise(record)
                 if agent is None:
@@ -90,6 +92,12 @@ def runs_from_sessions(
                 readers[facts.agent](record, builder, facts)
             except MalformedJson as exc:
                 raise BadInput(f"{where}: {exc}") from None
+            if size_cap is not None and builder.output_chars > size_cap:
+                raise BadInput(
+                    f"{path}: by line {number} its run already holds more than "
+                    f"{size_cap >> 20} MiB of turns (its stand-in included), the most a corpus "
+                    "of whole runs may hold: draw --shape segments"
+                )
         if facts is None:
             raise BadInput(
                 f"{path}: type: no record of a Codex rollout or a Claude Code session "

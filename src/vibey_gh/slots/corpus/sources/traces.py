@@ -18,6 +18,9 @@ replay them concurrently with other runs, as an agent's sub-agents run beside it
 block ids share the trace's scope.
 
 A trace file is one JSON document, read whole up to 256 MiB (the samples are under 1 MB).
+Where the corpus holds whole runs, the size a trace would give it is estimated from its
+requests' `in` counts before the document is parsed (`estimated_output`): a trace past the
+cap is refused in seconds, naming it and the cap, never built to find out.
 
 Depths reach 700k tokens, far past a local window. A turn fits when its prompt and its answer
 cap fit the window together (`turns.fits_with_answer`). `--fit scale` multiplies every depth
@@ -35,6 +38,7 @@ recorded one outgrew by the factor (see docs/decision.md).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,7 +49,7 @@ from ....guarded import InputProblem, loads_json, read_regular_bytes
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from ..turns import PoolRun, Turn, answer_room, depth_estimate
-from .block_text import block_text
+from .block_text import UNIT, block_text
 from .session_builder import safe_name
 
 FIT_MODES = ("scale", "drop")
@@ -96,10 +100,16 @@ def trace_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def runs_from_traces(
-    paths: Sequence[Path], *, window: int, fit: str, answer_cap: int = 0
+    paths: Sequence[Path],
+    *,
+    window: int,
+    fit: str,
+    answer_cap: int = 0,
+    size_cap: int | None = None,
 ) -> ImportedRuns:
     """Every trace's runs, fitted into `window` with room for answers of `answer_cap` tokens
-    (0: none reserved)."""
+    (0: none reserved). A trace whose runs, drawn whole, would pass `size_cap` characters of
+    corpus is refused before it is parsed (None: not checked)."""
     if fit not in FIT_MODES:
         raise BadInput(f"--fit must be one of {', '.join(FIT_MODES)}, not {fit!r}")
     runs: list[PoolRun] = []
@@ -107,7 +117,7 @@ def runs_from_traces(
     notes: list[str] = []
     left_out: list[dict[str, str]] = []
     for path in trace_files(paths):
-        data, digest = _read(path)
+        data, digest = _read(path, window, fit, answer_cap, size_cap)
         try:
             trace_id, block_size, scope, threads = _parse(data, path)
         except MalformedJson as exc:
@@ -150,14 +160,45 @@ def runs_from_traces(
     return ImportedRuns(runs, sources, notes, left_out)
 
 
-def _read(path: Path) -> tuple[Any, str]:
+def _read(
+    path: Path, window: int, fit: str, answer_cap: int, size_cap: int | None
+) -> tuple[Any, str]:
     try:
         raw = read_regular_bytes(path, limit=TRACE_SIZE_LIMIT)
+        if size_cap is not None:
+            estimate = estimated_output(raw, window, fit, answer_cap)
+            if estimate > size_cap:
+                raise BadInput(
+                    f"{path}: its runs would put ~{estimate >> 20} MiB of turns in a corpus of "
+                    f"whole runs (by its requests' 'in' counts), more than the "
+                    f"{size_cap >> 20} MiB a corpus file may hold: draw --shape segments, or "
+                    "fit it into a smaller --window"
+                )
         return loads_json(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text") from None
     except InputProblem as problem:
         raise BadInput(f"{path} {problem}") from None
+
+
+# A request's prompt size as the document spells it; a key of that name inside a string would
+# have its quotes escaped, so only the requests' own fields match.
+_TOKENS_IN = re.compile(rb'(?<!\\)"in"\s*:\s*(\d{1,12})')
+
+
+def estimated_output(raw: bytes, window: int, fit: str, answer_cap: int) -> int:
+    """Characters of turns a trace gives a corpus of whole runs, from its `in` counts alone:
+    three characters a token (the stand-in text's rate), scaled or dropped as `fit` would.
+    Sub-agents' requests count with the trace's: all its runs may be drawn."""
+    counts = [int(match) for match in _TOKENS_IN.findall(raw)]
+    if not counts:
+        return 0
+    if fit == "drop":
+        depths = [tokens for tokens in counts if tokens + answer_cap <= window]
+    else:
+        factor = min(1.0, window / (max(counts) + answer_cap))
+        depths = [round(tokens * factor) for tokens in counts]
+    return UNIT * sum(depths)
 
 
 def _models(data: object) -> list[str]:
