@@ -176,7 +176,12 @@ def calibrate(
     --runner simulated` shows a whole sweep in about a minute without a model.
 
     Before each turn a worker waits as the lane ran its tools (--think-time, --think-cap). A
-    corpus of whole runs is decided on runs per hour, one of segments on turns per hour.
+    corpus of whole runs is decided on runs per hour, one of segments on turns per hour; one
+    with fewer runs than twice --max-slots is named before the sweep.
+
+    The sweep measures at the corpus's own window, with the output cap the corpus left room
+    for: a --window or a config window that differs from the corpus's is refused naming both
+    (a what-if goes through --split-window), and so is a --max-tokens that a turn cannot take.
 
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
@@ -191,7 +196,7 @@ def calibrate(
     Examples:
       vibey-gh slots calibrate --demo
       vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
-      vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
+      vibey-gh slots calibrate --corpus corpus.json --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
       vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken

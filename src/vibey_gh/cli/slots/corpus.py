@@ -134,7 +134,11 @@ def corpus(
     exactly the prefixes the trace shares; --fit scales or drops what is deeper than the
     window) or from coding-agent session logs (--from-sessions: Codex CLI rollouts under
     ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
-    with the tool time between turns). The corpus takes
+    with the tool time between turns, and — where the log records what each request cost —
+    a stand-in of that size for the system prompt and tool schemas it leaves out). Every turn
+    leaves room for its answer: its prompt plus --max-tokens (or its own smaller cap) fits
+    --window, or it is dropped and counted; a run whose first turn cannot fit is left out and
+    named. The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
     every turn in order, each run in the quarter of its deepest turn. --fill-window lets the
