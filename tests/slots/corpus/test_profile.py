@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
+from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.corpus.profile import (
     deepest_stratum_note,
@@ -13,6 +13,7 @@ from vibey_gh.slots.corpus.profile import (
     percentiles,
     shared_prefix_share,
 )
+from vibey_gh.slots.corpus.summary import corpus_summary
 from vibey_gh.slots.corpus.turns import Segment, Turn
 from vibey_gh.slots.report.documents.corpus_profile import profile_lines
 

@@ -250,6 +250,14 @@ def calibrate(
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         corpus = build_demo_corpus(window=DEMO_WINDOW if split_window else window or DEMO_WINDOW)
         window = window or (corpus.window // 2 if split_window else corpus.window)
+        if written.source is not None and written.window != window and not split_window:
+            # the demo is drawn and measured at one window, its own: say it is not the config's
+            click.echo(
+                f"the demo corpus is drawn and measured at a window of {window:,}, not the "
+                f"config's {written.window:,}: its evidence gates a config of {window:,} "
+                f"(give --window {written.window} to draw the demo for the config's)",
+                err=True,
+            )
         max_tokens = max_tokens or corpus.answer_cap
         max_slots = max_slots or DEMO_MAX_SLOTS
     else:

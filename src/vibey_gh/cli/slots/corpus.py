@@ -166,7 +166,8 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ...slots.corpus.corpus import corpus_summary, load_corpus, write_corpus
+    from ...slots.corpus.corpus import load_corpus, write_corpus
+    from ...slots.corpus.summary import corpus_summary
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
     if from_my_lanes:
