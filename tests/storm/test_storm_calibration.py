@@ -85,7 +85,8 @@ def test_an_idle_calibration_records_whole_runs_decided_on_runs_per_hour(
         layout,
         records,
         tmp_path / "done",
-        CalibrationPlan(slots=(1, 1, 2), min_lane_turns=4),
+        # answers short enough that every recorded turn keeps room for one in the tiny window
+        CalibrationPlan(slots=(1, 1, 2), min_lane_turns=4, max_tokens=64),
         said.append,
         environment=lambda cfg, lay: build_environment(cfg, lay),
     )

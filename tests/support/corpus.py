@@ -12,6 +12,8 @@ from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.corpus.turns import sha256_text
 
 TINY_WINDOW = 1024
+# The output cap the tiny corpus leaves room for: its deepest turns nearly fill the window.
+TINY_ANSWER_CAP = 64
 SOURCE = (
     "def add(a, b):\n    return a + b\n\n"
     "class Counter:\n    def __init__(self):\n        self.n = 0\n"
@@ -53,7 +55,13 @@ def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     transcripts = folder / "transcripts.jsonl"
     transcripts.write_text("".join(json.dumps(_run(i)) + "\n" for i in range(6)))
     pool = build_pool(from_transcripts=[transcripts])
-    corpus = build_corpus(pool, window=TINY_WINDOW, segments_per_stratum=1, segment_turns=2)
+    corpus = build_corpus(
+        pool,
+        window=TINY_WINDOW,
+        segments_per_stratum=1,
+        segment_turns=2,
+        answer_cap=TINY_ANSWER_CAP,
+    )
     path = folder / "corpus.json"
     write_corpus(corpus, path)
     return corpus, path

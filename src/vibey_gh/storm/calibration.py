@@ -105,9 +105,14 @@ class CalibrationPlan:
 
 
 def storm_corpus(
-    records_root: Path, done_folder: Path, window: int, plan: CalibrationPlan
+    records_root: Path,
+    done_folder: Path,
+    window: int,
+    plan: CalibrationPlan,
+    answer_cap: int | None = None,
 ) -> tuple[Corpus, str]:
-    """The corpus to calibrate with, and a sentence saying where it came from."""
+    """The corpus to calibrate with, and a sentence saying where it came from; its turns leave
+    room for answers of `answer_cap` tokens."""
 
     def draw(pool: Any, recorded: bool) -> Corpus:
         return build_corpus(
@@ -116,6 +121,7 @@ def storm_corpus(
             segments_per_stratum=plan.segments_per_stratum,
             segment_turns=plan.segment_turns,
             shape=plan.shape or (SHAPE_RUNS if recorded else SHAPE_SEGMENTS),
+            answer_cap=answer_cap,
         )
 
     why_not_lanes: str
@@ -145,7 +151,8 @@ def calibrate_idle(
     """Take the model lock exclusively, build the corpus, run `calibrate --if-requested` in
     the calibration world `environment` builds (the composition root's)."""
     with model_lock(layout, exclusive=True, wait=False, role="calibration"):
-        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
+        max_tokens = plan.max_tokens or config.max_tokens
+        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan, max_tokens)
         log(
             f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
             f"{len(corpus.segments)} {'whole runs' if corpus.shape == SHAPE_RUNS else 'segments'}"
@@ -155,7 +162,7 @@ def calibrate_idle(
             config=config,
             corpus=corpus,
             window=config.window,
-            max_tokens=plan.max_tokens or config.max_tokens,
+            max_tokens=max_tokens,
             slots=plan.slots,
             max_runs=plan.max_runs,
             if_requested=True,

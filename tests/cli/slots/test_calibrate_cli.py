@@ -105,11 +105,38 @@ def test_think_time_the_corpus_cannot_take_is_refused_before_the_first_step(
     assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())
 
 
-def test_a_window_smaller_than_the_deepest_turn_is_refused(tmp_path: Path) -> None:
-    corpus, path = tiny_corpus(tmp_path)
-    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", "512")
-    assert code == 2
-    assert f"~{corpus.max_depth_estimate} tokens" in err
+@pytest.mark.parametrize("asked", ["512", "2048"])
+def test_a_window_other_than_the_corpus_s_is_refused_naming_both_and_nothing_written(
+    tmp_path: Path, isolated_state: Path, asked: str
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path), "--window", asked)
+    assert code == 2 and err.count("\n") == 1
+    assert f"--window {int(asked):,}" in err and f"corpus's window {TINY_WINDOW:,}" in err
+    assert "--split-window" in err
+    assert not (isolated_state / "runs").exists() or not list((isolated_state / "runs").iterdir())
+    assert not list((isolated_state / "evidence").glob("*.json"))
+
+
+def test_a_config_window_other_than_the_corpus_s_is_refused_naming_both(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    _, path = tiny_corpus(tmp_path)
+    write_config(Path.cwd(), runner="simulated", window=4096)
+    code, _, err = invoke("slots", "calibrate", "--corpus", str(path))
+    assert code == 2 and err.count("\n") == 1
+    assert "window 4,096" in err and f"corpus's window is {TINY_WINDOW:,}" in err
+    assert not list((isolated_state / "evidence").glob("*.json"))
+
+
+def test_the_corpus_s_window_is_measured_when_nothing_else_is_said(tmp_path: Path) -> None:
+    from vibey_gh.config import LocalModels
+    from vibey_gh.slots.measurement.calibration_method import measured_window
+
+    corpus, _ = tiny_corpus(tmp_path)
+    assert measured_window(corpus, None, LocalModels(window=4096)) == TINY_WINDOW
+    assert measured_window(corpus, TINY_WINDOW, LocalModels(window=4096)) == TINY_WINDOW
+    assert measured_window(corpus, None, LocalModels(), split=True) == TINY_WINDOW // 2
 
 
 def test_a_taken_calibration_port_is_refused_before_anything_is_recorded(

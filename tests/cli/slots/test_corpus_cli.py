@@ -280,7 +280,8 @@ def test_a_failed_build_leaves_an_existing_file_untouched(tmp_path: Path, repo: 
     folder = tmp_path / "s"
     spec(folder, "x", repo, ["README.md"])
     expect_bad_input(
-        run("--specs", str(folder), "--window", "300", "--out", str(out)), "smaller than turn 0"
+        run("--specs", str(folder), "--window", "300", "--max-tokens", "16", "--out", str(out)),
+        "smaller than turn 0",
     )
     assert out.read_text(encoding="utf-8") == "previous"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp-")] == []

@@ -88,3 +88,21 @@ def test_a_session_of_unknown_records_is_exit_2_and_no_corpus(tmp_path: Path) ->
     assert result.exit_code == 2
     assert str(path) in result.output
     assert not out.exists()
+
+
+def test_a_whole_run_corpus_too_small_to_decide_is_named_at_corpus_and_calibrate_time(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "runs.json"
+    built = run("--from-sessions", str(SESSIONS), "--window", "32768", "--out", str(out))
+    assert built.exit_code == 0, built.output
+    assert "warning: too few runs for a run-level estimate: 2 whole run(s)" in built.stderr
+    assert "at least 32" in built.stderr
+    # at the start of calibrate, before anything else is checked (here: a window it refuses)
+    started = CliRunner().invoke(
+        cli, ["slots", "calibrate", "--corpus", str(out), "--max-slots", "4", "--window", "4096"]
+    )
+    assert started.exit_code == 2
+    warning, refusal = started.stderr.splitlines()
+    assert warning.startswith("warning: too few runs") and "at least 8" in warning
+    assert "corpus's window 32,768" in refusal

@@ -20,12 +20,12 @@ from vibey_gh.slots.corpus.corpus import (
     Corpus,
     build_corpus,
     build_demo_corpus,
-    corpus_summary,
     demo_specs_dir,
     load_corpus,
     write_corpus,
 )
 from vibey_gh.slots.corpus.pool import Pool, build_pool, make_pool
+from vibey_gh.slots.corpus.summary import corpus_summary
 from vibey_gh.slots.corpus.turns import sha256_text
 
 # Golden values: a change here means every stored corpus and checkpoint key changes too.

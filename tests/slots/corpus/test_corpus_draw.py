@@ -95,10 +95,29 @@ def test_a_short_stratum_is_reported_not_filled_from_another() -> None:
     assert all(segment.stratum == 0 for segment in drawn.segments)
 
 
-def test_a_window_smaller_than_turn_zero_is_an_error() -> None:
+def test_a_run_whose_turn_zero_does_not_fit_is_left_out_and_named() -> None:
     pool = make_pool([synthetic_run("a", [300]), synthetic_run("deep", [5000, 5100])])
+    drawn = draw_segments(pool, window=WINDOW, segments_per_stratum=1, segment_turns=1, seed=0)
+    assert [segment.run_id for segment in drawn.segments] == ["a"]
+    assert [entry["run"] for entry in drawn.left_out] == ["deep"]
+    assert "turn 0 needs ~5,000 tokens" in drawn.left_out[0]["why"]
+
+
+def test_a_window_smaller_than_every_run_s_turn_zero_is_an_error() -> None:
+    pool = make_pool([synthetic_run("deep", [5000, 5100])])
     with pytest.raises(BadInput, match="smaller than turn 0 of run deep"):
         draw_segments(pool, window=WINDOW, segments_per_stratum=1, segment_turns=1, seed=0)
+
+
+def test_every_drawn_turn_leaves_room_for_its_answer() -> None:
+    pool = make_pool([synthetic_run(f"r{i}", [100, 900, 1700, 2500, 3300, 4000]) for i in range(4)])
+    drawn = draw_segments(
+        pool, window=WINDOW, segments_per_stratum=2, segment_turns=1, seed=0, answer_cap=500
+    )
+    depths = [turn.depth_estimate for segment in drawn.segments for turn in segment.turns]
+    assert depths and max(depths) + 500 <= WINDOW
+    # 4,000 fits the window alone but not with its answer: dropped and counted
+    assert drawn.dropped_over_window == 4
 
 
 def test_no_segment_fitting_is_an_error() -> None:

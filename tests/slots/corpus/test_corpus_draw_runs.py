@@ -59,10 +59,22 @@ def test_the_draw_is_seeded_and_short_strata_are_reported() -> None:
     assert [s.shortfall for s in drawn.strata] == [0, 3, 3, 3]
 
 
-def test_a_window_smaller_than_turn_zero_is_an_error() -> None:
+def test_a_run_whose_turn_zero_does_not_fit_is_left_out_and_named() -> None:
     pool = make_pool([synthetic_run("a", [300]), synthetic_run("deep", [5000])])
+    drawn = draw_runs(pool, window=WINDOW, runs_per_stratum=1, seed=0)
+    assert [unit.run_id for unit in drawn.segments] == ["a"]
+    assert [entry["run"] for entry in drawn.left_out] == ["deep"]
     with pytest.raises(BadInput, match="smaller than turn 0 of run deep"):
-        draw_runs(pool, window=WINDOW, runs_per_stratum=1, seed=0)
+        draw_runs(
+            make_pool([synthetic_run("deep", [5000])]), window=WINDOW, runs_per_stratum=1, seed=0
+        )
+
+
+def test_a_run_keeps_its_turns_up_to_the_first_without_room_for_its_answer() -> None:
+    pool = make_pool([synthetic_run("r", [100, 1000, 3500, 3900])])
+    drawn = draw_runs(pool, window=WINDOW, runs_per_stratum=1, seed=0, answer_cap=300)
+    assert [t.depth_estimate for t in drawn.segments[0].turns] == [100, 1000, 3500]
+    assert drawn.dropped_over_window == 1
 
 
 def test_a_corpus_of_runs_says_its_shape_and_reads_back(tmp_path: Path) -> None:

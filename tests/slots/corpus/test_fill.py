@@ -9,9 +9,10 @@ from test_corpus_support import write_spec
 from tests.support.repos import make_repo
 from tests.support.simulated import simulated_config
 from vibey_gh.runners.registry import runner_kind
-from vibey_gh.slots.corpus.corpus import build_corpus, corpus_summary
+from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.fill import BY_ESTIMATE, FILL_TARGET, FILLED_SUFFIX
 from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.summary import corpus_summary
 from vibey_gh.slots.corpus.turns import depth_estimate
 from vibey_gh.state import StateLayout
 

@@ -23,7 +23,7 @@ from .calibrate_after import describe_after, what_allowed_answers_now
 from .calibration_stop import run_until_stopped
 
 DEMO_WINDOW = 4096
-DEMO_MAX_TOKENS = 128
+DEMO_MAX_TOKENS = 128  # as slots.corpus.corpus.DEMO_ANSWER_CAP (not imported for --help)
 DEMO_MAX_SLOTS = 4
 # Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
 # a one-slot run whose interval is still wider than ±5%, or one that has not yet served the 30
@@ -58,7 +58,11 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
 @window_option("Tokens per slot (default: config).")
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
-@click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default 768).")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    help="Output cap per turn (default: the one the corpus left room for; else config, 768).",
+)
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
 @click.option(
     "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
@@ -172,7 +176,12 @@ def calibrate(
     --runner simulated` shows a whole sweep in about a minute without a model.
 
     Before each turn a worker waits as the lane ran its tools (--think-time, --think-cap). A
-    corpus of whole runs is decided on runs per hour, one of segments on turns per hour.
+    corpus of whole runs is decided on runs per hour, one of segments on turns per hour; one
+    with fewer runs than twice --max-slots is named before the sweep.
+
+    The sweep measures at the corpus's own window, with the output cap the corpus left room
+    for: a --window or a config window that differs from the corpus's is refused naming both
+    (a what-if goes through --split-window), and so is a --max-tokens that a turn cannot take.
 
     Production need not run: the evidence is then keyed to the calibration binary's version
     and the model's digest, which production matches once it runs them. A calibration
@@ -187,7 +196,7 @@ def calibrate(
     Examples:
       vibey-gh slots calibrate --demo
       vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
-      vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
+      vibey-gh slots calibrate --corpus corpus.json --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
       vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken
@@ -205,7 +214,9 @@ def calibrate(
     """
     from ...config import load_config
     from ...slots.corpus.corpus import build_demo_corpus, load_corpus
+    from ...slots.corpus.enough import too_few_runs
     from ...slots.measurement.calibrate import pending_request, run_calibration
+    from ...slots.measurement.calibration_method import measured_window
     from ...slots.measurement.calibration_setup import CalibrationRequest
 
     slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
@@ -239,16 +250,26 @@ def calibrate(
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         corpus = build_demo_corpus(window=DEMO_WINDOW if split_window else window or DEMO_WINDOW)
         window = window or (corpus.window // 2 if split_window else corpus.window)
-        max_tokens = max_tokens or DEMO_MAX_TOKENS
+        if written.source is not None and written.window != window and not split_window:
+            # the demo is drawn and measured at one window, its own: say it is not the config's
+            click.echo(
+                f"the demo corpus is drawn and measured at a window of {window:,}, not the "
+                f"config's {written.window:,}: its evidence gates a config of {window:,} "
+                f"(give --window {written.window} to draw the demo for the config's)",
+                err=True,
+            )
+        max_tokens = max_tokens or corpus.answer_cap
         max_slots = max_slots or DEMO_MAX_SLOTS
     else:
         config = config.with_overrides(runner=runner, model=model)
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         corpus = load_corpus(corpus_path)
-        if split_window and window is None:
-            window = corpus.window // 2
-        window = window or config.window
+        # said before anything else is checked or measured: the sweep could not decide
+        warning = too_few_runs(corpus.segments, corpus.whole_runs, max_slots or DEFAULT_MAX_SLOTS)
+        if warning is not None:
+            click.echo(f"warning: {warning}", err=True)
+        window = measured_window(corpus, window, written, split=split_window)
     config = config.with_overrides(window=window, **thinking)
     if port is not None:
         config = replace(config, calibration_port=port)
@@ -257,7 +278,8 @@ def calibrate(
         config=config,
         corpus=corpus,
         window=window,
-        max_tokens=max_tokens or config.max_tokens,
+        # the cap the corpus left room for, unless told otherwise
+        max_tokens=max_tokens or corpus.answer_cap or config.max_tokens,
         slots=slots,
         max_runs=max_runs,
         max_slots=max_slots or DEFAULT_MAX_SLOTS,

@@ -66,11 +66,12 @@ _PATH = click.Path(path_type=Path)
 @click.option(
     "--count-with",
     type=click.Choice(["runner", "estimate"]),
-    default="runner",
-    show_default=True,
-    help="How --fill-window counts depth: the configured runner's own chat template and "
-    "tokenizer (its calibration runner is started for it; the demo's is the embedded one; "
-    "Ollama has no tokenizer, so the estimate), or the estimate (characters ÷ 3).",
+    default=None,
+    help="How --fill-window counts depth, and how --from-sessions sizes the stand-in for "
+    "what a log leaves out: the configured runner's own chat template and tokenizer (its "
+    "calibration runner is started for it; the demo's is the embedded one; Ollama has no "
+    "tokenizer, so the estimate), or the estimate (characters ÷ 3). Default: the runner for "
+    "--fill-window, the estimate for --from-sessions.",
 )
 @click.option("--demo", is_flag=True, help="The shipped demo specs over the package's sources.")
 @window_option("Tokens per slot (default: config).")
@@ -88,6 +89,13 @@ _PATH = click.Path(path_type=Path)
     help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
 )
 @click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    default=None,
+    help="Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
+    "--window together is dropped and counted (default: config max_tokens; demo 128).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
 @click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
@@ -104,12 +112,13 @@ def corpus(
     fit: str,
     from_sessions: tuple[Path, ...],
     fill_window: bool,
-    count_with: str,
+    count_with: str | None,
     demo: bool,
     window: int | None,
     shape: str | None,
     segments_per_stratum: int | None,
     segment_turns: int | None,
+    max_tokens: int | None,
     seed: int,
     out: Path | None,
     show: Path | None,
@@ -125,7 +134,11 @@ def corpus(
     exactly the prefixes the trace shares; --fit scales or drops what is deeper than the
     window) or from coding-agent session logs (--from-sessions: Codex CLI rollouts under
     ~/.codex/sessions, Claude Code sessions under ~/.claude/projects; one run per session,
-    with the tool time between turns). The corpus takes
+    with the tool time between turns, and — where the log records what each request cost —
+    a stand-in of that size for the system prompt and tool schemas it leaves out). Every turn
+    leaves room for its answer: its prompt plus --max-tokens (or its own smaller cap) fits
+    --window, or it is dropped and counted; a run whose first turn cannot fit is left out and
+    named. The corpus takes
     --segments-per-stratum segments of --segment-turns consecutive turns in each quarter of
     --window by estimate (characters ÷ 3). With --shape runs it takes whole runs instead,
     every turn in order, each run in the quarter of its deepest turn. --fill-window lets the
@@ -153,7 +166,8 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ...slots.corpus.corpus import corpus_summary, load_corpus, write_corpus
+    from ...slots.corpus.corpus import load_corpus, write_corpus
+    from ...slots.corpus.summary import corpus_summary
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
     if from_my_lanes:
@@ -183,10 +197,15 @@ def corpus(
         shape = "runs" if recorded else "segments"
     if shape == "runs" and segment_turns is not None:
         raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
-    if count_with != "runner" and not fill_window:
-        raise BadInput("--count-with is for --fill-window: nothing else is counted")
-    # Only spec runs are filled by reading on: other sources never need the runner.
-    counting = fill_window and count_with == "runner" and bool(specs or demo)
+    if count_with is not None and not (fill_window or from_sessions):
+        raise BadInput(
+            "--count-with is for --fill-window and --from-sessions: nothing else is counted"
+        )
+    # Spec runs filled by reading on, and sessions' stand-ins when asked: nothing else needs
+    # the runner.
+    counting = (fill_window and (count_with or "runner") == "runner" and bool(specs or demo)) or (
+        bool(from_sessions) and count_with == "runner"
+    )
     with _prompt_counter(counting, demo) as counter:
         built, notes = _build(
             specs=specs,
@@ -203,12 +222,18 @@ def corpus(
             shape=shape,
             segments_per_stratum=segments_per_stratum,
             segment_turns=segment_turns,
+            max_tokens=max_tokens,
             seed=seed,
         )
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
         click.echo(f"note: {note}", err=True)
+    from ...slots.corpus.enough import too_few_runs
+
+    warning = too_few_runs(built.segments, built.whole_runs)
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
@@ -250,16 +275,20 @@ def _build(
     shape: str,
     segments_per_stratum: int | None,
     segment_turns: int | None,
+    max_tokens: int | None,
     seed: int,
 ) -> tuple[Corpus, tuple[str, ...]]:
     from ...slots.corpus.corpus import (
+        CORPUS_SIZE_LIMIT,
         DEFAULT_SEGMENT_TURNS,
         DEFAULT_SEGMENTS_PER_STRATUM,
+        DEMO_ANSWER_CAP,
         DEMO_SEGMENT_TURNS,
         DEMO_SEGMENTS_PER_STRATUM,
         DEMO_WINDOW,
         build_corpus,
         build_demo_corpus,
+        check_answer_cap,
     )
     from ...slots.corpus.pool import build_pool
 
@@ -275,12 +304,16 @@ def _build(
             shape=shape,
             fill_window=fill_window,
             counter=counter,
+            answer_cap=_given(max_tokens, DEMO_ANSWER_CAP),
         )
         return demo_corpus, ()
-    if window is None:
+    if window is None or max_tokens is None:
         from ...config import load_config
 
-        window = load_config().window
+        config = load_config()
+        window = window or config.window
+        max_tokens = max_tokens or config.max_tokens
+    check_answer_cap(max_tokens, window)
     pool = build_pool(
         specs=specs,
         sample_specs=sample_specs,
@@ -293,6 +326,9 @@ def _build(
         fill_window=fill_window,
         counter=counter,
         seed=seed,
+        answer_cap=max_tokens,
+        # whole runs are drawn whole: an input too big for a corpus file is refused unbuilt
+        size_cap=CORPUS_SIZE_LIMIT if shape == "runs" else None,
     )
     built = build_corpus(
         pool,
@@ -301,6 +337,7 @@ def _build(
         segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
         seed=seed,
         shape=shape,
+        answer_cap=max_tokens,
     )
     return built, pool.notes
 
@@ -329,6 +366,11 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
         f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
     )
+    if summary["answer_cap"] is not None:
+        click.echo(
+            f"  every turn leaves room for an answer of {summary['answer_cap']:,} tokens "
+            "(or its own smaller cap) in the window"
+        )
     if summary["timed_turns"]:
         click.echo(
             f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
@@ -338,7 +380,8 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
         click.echo("  no think time recorded: replayed back to back unless --think-time says")
     if summary["dropped_over_window"]:
         dropped = summary["dropped_over_window"]
-        click.echo(f"  dropped {dropped:,} pool turns deeper than the window")
+        room = " with its answer" if summary["answer_cap"] else ""
+        click.echo(f"  dropped {dropped:,} pool turns that do not fit the window{room}")
     for commit in summary["commits"]:
         where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
         click.echo(f"  read {commit['repository']} at {where}")

@@ -113,6 +113,7 @@ def soak(
     from ...config import load_config
     from ...interfaces.durations import parse_duration
     from ...slots.corpus.corpus import build_demo_corpus, load_corpus
+    from ...slots.measurement.calibration_method import measured_window
     from ...slots.measurement.calibration_setup import CalibrationRequest
     from ...slots.soak.request import SoakRequest
     from ...slots.soak.soak import run_soak
@@ -130,13 +131,13 @@ def soak(
         config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
         corpus = build_demo_corpus(window=window or DEMO_WINDOW)
         window = window or corpus.window
-        max_tokens = max_tokens or DEMO_MAX_TOKENS
+        max_tokens = max_tokens or corpus.answer_cap or DEMO_MAX_TOKENS
     else:
         if corpus_path is None:
             raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
         config = config.with_overrides(runner=runner, model=model)
         corpus = load_corpus(corpus_path)
-        window = window or config.window
+        window = measured_window(corpus, window, config)
     config = config.with_overrides(window=window, **thinking)
     if port is not None:
         config = replace(config, calibration_port=port)
@@ -144,7 +145,7 @@ def soak(
         config=config,
         corpus=corpus,
         window=window,
-        max_tokens=max_tokens or config.max_tokens,
+        max_tokens=max_tokens or corpus.answer_cap or config.max_tokens,
         if_requested=if_requested,
         threads=threads,
         request_timeout_s=request_timeout,

@@ -20,6 +20,12 @@ A corpus file is one line of canonical JSON (sorted keys, no spaces)::
                    "turns": [{"id": "<run>#<index>", "run_id": "...", "index": 0,
                               "depth_estimate": 812, "messages": [...], "tools": [...]}]}]}
 
+A corpus drawn with room for answers holds ``"answer_cap"``: every turn's prompt plus
+its answer cap (the turn's own ``max_tokens`` where lower) fits the window (the headroom rule,
+docs/decision.md), and a calibration's output cap defaults to it. Runs and sources that gave
+no run are named in ``"left_out"`` (``[{"run": ..., "why": ...}]``). Both are left out when
+absent, so older corpora keep their bytes.
+
 A corpus of whole runs (shape "runs") also holds ``"shape": "runs"``; each of its segments
 is one run, every turn of it that fits the window, and `segment_turns` is 0. A file without
 `shape` holds segments (the method it was written with before runs existed), so the
@@ -32,7 +38,7 @@ hash: a file edited by hand is refused, never replayed.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -45,7 +51,6 @@ from ...interfaces.prompt_count import PromptCounter
 from ...interfaces.values import frozen_value
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
-from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
 from .turns import Segment, Stratum, Turn, sha256_text
 
 T = TypeVar("T")
@@ -58,7 +63,6 @@ __all__ = [
     "Turn",
     "build_corpus",
     "build_demo_corpus",
-    "corpus_summary",
     "demo_specs_dir",
     "load_corpus",
     "write_corpus",
@@ -77,6 +81,8 @@ DEFAULT_SEGMENT_TURNS = 3
 DEMO_WINDOW = 4096
 DEMO_SEGMENTS_PER_STRATUM = 2
 DEMO_SEGMENT_TURNS = 2
+# The demo's output cap (`calibrate --demo`): its turns leave room for answers this long.
+DEMO_ANSWER_CAP = 128
 
 
 @frozen_value
@@ -100,6 +106,9 @@ class Corpus:
     specs_used: int = 0
     sources: tuple[dict[str, object], ...] = ()
     shape: str = SHAPE_SEGMENTS
+    # the answer cap every turn leaves room for (None: a corpus drawn before the rule)
+    answer_cap: int | None = None
+    left_out: tuple[dict[str, str], ...] = ()
 
     @property
     def whole_runs(self) -> bool:
@@ -141,6 +150,8 @@ class Corpus:
             "segments": [segment.to_json() for segment in self.segments],
             # Left out when empty, so a corpus without traces or sessions keeps its bytes.
             **({"sources": list(self.sources)} if self.sources else {}),
+            **({"answer_cap": self.answer_cap} if self.answer_cap is not None else {}),
+            **({"left_out": list(self.left_out)} if self.left_out else {}),
         }
 
     def to_json(self) -> dict[str, object]:
@@ -188,6 +199,8 @@ class Corpus:
                 specs_used=_typed(pool, "specs_used", int, "pool"),
                 sources=tuple(json_fields.each(data, "sources", _source)),
                 shape=shape,
+                answer_cap=_answer_cap(data),
+                left_out=tuple(json_fields.each(data, "left_out", _left_out)),
             )
         except MalformedJson as exc:
             raise BadInput(f"{where}: malformed corpus ({exc})") from None
@@ -206,9 +219,15 @@ def build_corpus(
     segment_turns: int = DEFAULT_SEGMENT_TURNS,
     seed: int = 0,
     shape: str = SHAPE_SEGMENTS,
+    answer_cap: int | None = None,
 ) -> Corpus:
     """Draw from `pool` (see `slots.corpus.draw`) and hash the result. For whole runs
-    `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0)."""
+    `segments_per_stratum` counts runs and `segment_turns` is not used (recorded as 0).
+    `answer_cap`: the output cap every drawn turn leaves room for in the window (None: none
+    reserved, and none recorded)."""
+    if answer_cap is not None:
+        check_answer_cap(answer_cap, window)
+    room = answer_cap or 0
     if shape not in SHAPES:
         raise BadInput(f"--shape must be runs or segments, not {shape!r}")
     # Filled pools (read-on specs, traces scaled to the window) replay their deepest turn.
@@ -222,6 +241,7 @@ def build_corpus(
             runs_per_stratum=segments_per_stratum,
             seed=seed,
             deepest_first=filled,
+            answer_cap=room,
         )
         segment_turns = 0
     else:
@@ -232,6 +252,7 @@ def build_corpus(
             segment_turns=segment_turns,
             seed=seed,
             deepest_first=filled,
+            answer_cap=room,
         )
     unhashed = Corpus(
         corpus_sha256="",
@@ -250,9 +271,19 @@ def build_corpus(
         specs_used=pool.specs_used,
         sources=pool.sources,
         shape=shape,
+        answer_cap=answer_cap,
+        left_out=(*pool.left_out, *drawn.left_out),
     )
     digest = sha256_text(canonical_json(unhashed.body_json()))
     return replace(unhashed, corpus_sha256=digest)
+
+
+def check_answer_cap(answer_cap: int, window: int) -> None:
+    """An answer cap leaves room for a prompt in the window, or no turn could ever fit."""
+    if not 1 <= answer_cap < window:
+        raise BadInput(
+            f"--max-tokens must be at least 1 and below the window ({window:,}), not {answer_cap:,}"
+        )
 
 
 def demo_specs_dir() -> Path:
@@ -268,15 +299,18 @@ def build_demo_corpus(
     shape: str = SHAPE_SEGMENTS,
     fill_window: bool = False,
     counter: PromptCounter | None = None,
+    answer_cap: int = DEMO_ANSWER_CAP,
 ) -> Corpus:
     """The embedded demo's corpus: the shipped specs over the installed package's files (at
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
+    check_answer_cap(answer_cap, window)
     pool = build_pool(
         specs=[demo_specs_dir()],
         seed=seed,
         window=window,
         fill_window=fill_window,
         counter=counter,
+        answer_cap=answer_cap,
     )
     return build_corpus(
         pool,
@@ -285,6 +319,7 @@ def build_demo_corpus(
         segment_turns=segment_turns,
         seed=seed,
         shape=shape,
+        answer_cap=answer_cap,
     )
 
 
@@ -317,47 +352,26 @@ def load_corpus(path: Path) -> Corpus:
     return Corpus.from_json(data, f"corpus file {path}")
 
 
-def corpus_summary(corpus: Corpus) -> dict[str, object]:
-    """What `slots corpus --show --json` prints."""
-    return {
-        "corpus_sha256": corpus.corpus_sha256,
-        "pool_sha256": corpus.pool_sha256,
-        "window": corpus.window,
-        "seed": corpus.seed,
-        "shape": corpus.shape,
-        "segments": len(corpus.segments),
-        "turns": corpus.turn_count,
-        "strata": [stratum.segments for stratum in corpus.strata],
-        "strata_detail": [
-            {**stratum.to_json(), "shortfall": stratum.shortfall, **deepest}
-            for stratum, deepest in zip(
-                corpus.strata,
-                deepest_per_stratum(corpus.segments, len(corpus.strata), corpus.window),
-                strict=True,
-            )
-        ],
-        "deepest_stratum": deepest_stratum_note(
-            corpus.segments, corpus.window, corpus.sources, corpus.commits
-        ),
-        "segment_turns": corpus.segment_turns,
-        "segments_per_stratum": corpus.segments_per_stratum,
-        "max_depth_estimate": corpus.max_depth_estimate,
-        # turns whose tool time before them is known, and that time in all
-        "timed_turns": sum(1 for turn in corpus.turns() if turn.think_s is not None),
-        "think_s_total": sum(turn.think_s or 0.0 for turn in corpus.turns()),
-        "pool_runs": corpus.pool_runs,
-        "pool_turns": corpus.pool_turns,
-        "dropped_over_window": corpus.dropped_over_window,
-        "commits": list(corpus.commits),
-        "sources": list(corpus.sources),
-        "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources),
-    }
-
-
 def _source(item: object) -> dict[str, object]:
     """One entry of `sources`: where trace or session runs came from (an object)."""
     if not isinstance(item, dict) or not isinstance(item.get("source"), str):
         raise MalformedJson("expected an object with a 'source' string")
+    return item
+
+
+def _answer_cap(data: dict[str, object]) -> int | None:
+    value: int | None = json_fields.integer(data, "answer_cap", None)
+    if value is not None and value < 1:
+        raise MalformedJson("expected a whole number of tokens >= 1", ("answer_cap",))
+    return value
+
+
+def _left_out(item: object) -> dict[str, str]:
+    """One entry of `left_out`: a run or source that gave no run, and why."""
+    if not isinstance(item, dict) or not all(
+        isinstance(item.get(key), str) for key in ("run", "why")
+    ):
+        raise MalformedJson("expected an object with 'run' and 'why' strings")
     return item
 
 
@@ -379,13 +393,3 @@ def _typed(data: object, key: str, kind: type, *outer: str) -> Any:
 def _each(data: object, key: str, parse: Callable[[Any, str], T], where: str) -> list[T]:
     """Every segment or stratum; one that is not an object is named by its JSON path."""
     return json_fields.each(data, key, lambda item: parse(item, where), json_fields.REQUIRED)
-
-
-def shortfalls(strata: Sequence[Stratum]) -> list[str]:
-    """One line per short stratum, for the summary."""
-    return [
-        f"stratum {stratum.name}: {stratum.segments} of {stratum.wanted} segments "
-        f"(the pool offered {stratum.available} candidates)"
-        for stratum in strata
-        if stratum.shortfall
-    ]

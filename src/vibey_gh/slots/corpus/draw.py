@@ -8,8 +8,10 @@ candidates, the rank being sha256(seed, segment id) — the same draw on every m
 Python version. Strata are filled deepest first (deep turns are the scarce ones); each first
 takes segments from runs no other segment uses, then from any run, never overlapping a segment
 already drawn. A stratum with too few candidates is reported short, never topped up from
-another. Turns deeper than the window are dropped and counted; a run whose first turn is
-deeper than the window is an error (the window cannot hold even the plan).
+another. A turn fits when its prompt and its answer cap fit the window together (the headroom
+rule, `turns.fits_with_answer`); turns that do not are dropped and counted, never sent. A run
+whose first turn does not fit is left out and named with why; when no run is left, that is an
+error (the window cannot hold even the plan).
 
 Whole runs (`draw_runs`, the corpus shape "runs") are drawn the same way with a run as the
 unit: a run keeps its turns up to the first one deeper than the window (a lane would have been
@@ -35,7 +37,7 @@ from collections.abc import Mapping, Sized
 from ...errors import BadInput
 from ...interfaces.values import frozen_value
 from .pool import Pool
-from .turns import Segment, Stratum, seeded_rank
+from .turns import PoolRun, Segment, Stratum, answer_room, seeded_rank
 
 STRATA = 4
 MIN_WINDOW = 256
@@ -46,6 +48,8 @@ class Draw:
     segments: tuple[Segment, ...]
     strata: tuple[Stratum, ...]
     dropped_over_window: int
+    # runs that gave no unit: {"run": id, "why": ...}
+    left_out: tuple[dict[str, str], ...] = ()
 
 
 @frozen_value
@@ -83,18 +87,14 @@ def draw_segments(
     segment_turns: int,
     seed: int,
     deepest_first: bool = False,
+    answer_cap: int = 0,
 ) -> Draw:
     check_draw_options(window, segments_per_stratum, segment_turns)
     candidates: dict[int, list[_Candidate]] = defaultdict(list)
     dropped = 0
-    for run in pool.runs:
-        first = run.turns[0]
-        if first.depth_estimate > window:
-            raise BadInput(
-                f"window {window:,} is smaller than turn 0 of run {run.run_id} "
-                f"(estimate {first.depth_estimate:,} tokens): raise --window"
-            )
-        fits = [turn.depth_estimate <= window for turn in run.turns]
+    runs, left_out = _runs_that_start(pool, window, answer_cap)
+    for run in runs:
+        fits = [turn.fits(window, answer_cap) for turn in run.turns]
         dropped += fits.count(False)
         for start in range(len(run.turns) - segment_turns + 1):
             if not all(fits[start : start + segment_turns]):
@@ -114,24 +114,25 @@ def draw_segments(
     if deepest_first:
         _put_deepest_first(candidates[STRATA - 1])
     chosen = _choose(candidates, segments_per_stratum, segment_turns)
-    return _ordered(chosen, candidates, window, segments_per_stratum, dropped)
+    return _ordered(chosen, candidates, window, segments_per_stratum, dropped, left_out)
 
 
 def draw_runs(
-    pool: Pool, *, window: int, runs_per_stratum: int, seed: int, deepest_first: bool = False
+    pool: Pool,
+    *,
+    window: int,
+    runs_per_stratum: int,
+    seed: int,
+    deepest_first: bool = False,
+    answer_cap: int = 0,
 ) -> Draw:
     """Whole runs, one unit per run, in the stratum of the run's deepest turn that fits."""
     check_draw_options(window, runs_per_stratum, 1)
     candidates: dict[int, list[Segment]] = defaultdict(list)
     dropped = 0
-    for run in pool.runs:
-        first = run.turns[0]
-        if first.depth_estimate > window:
-            raise BadInput(
-                f"window {window:,} is smaller than turn 0 of run {run.run_id} "
-                f"(estimate {first.depth_estimate:,} tokens): raise --window"
-            )
-        over = [turn.depth_estimate > window for turn in run.turns]
+    runs, left_out = _runs_that_start(pool, window, answer_cap)
+    for run in runs:
+        over = [not turn.fits(window, answer_cap) for turn in run.turns]
         kept = run.turns[: over.index(True)] if True in over else run.turns
         dropped += len(run.turns) - len(kept)
         stratum = stratum_of(max(turn.depth_estimate for turn in kept), window)
@@ -144,7 +145,7 @@ def draw_runs(
         return (not first, seeded_rank(seed, "run", unit.id), unit.id)
 
     chosen = {q: sorted(candidates.get(q, []), key=rank)[:runs_per_stratum] for q in range(STRATA)}
-    return _ordered(chosen, candidates, window, runs_per_stratum, dropped)
+    return _ordered(chosen, candidates, window, runs_per_stratum, dropped, left_out)
 
 
 def _ordered(
@@ -153,6 +154,7 @@ def _ordered(
     window: int,
     per_stratum: int,
     dropped: int,
+    left_out: tuple[dict[str, str], ...],
 ) -> Draw:
     """The strata's report and the units round-robin across strata, shallow to deep."""
     strata = tuple(
@@ -169,7 +171,40 @@ def _ordered(
     ordered: list[Segment] = []
     for position in range(per_stratum):
         ordered.extend(chosen[q][position] for q in range(STRATA) if position < len(chosen[q]))
-    return Draw(tuple(ordered), strata, dropped)
+    return Draw(tuple(ordered), strata, dropped, left_out)
+
+
+def _runs_that_start(
+    pool: Pool, window: int, answer_cap: int
+) -> tuple[list[PoolRun], tuple[dict[str, str], ...]]:
+    """The runs whose first turn fits with its answer, and the others named with why; none
+    left is an error naming the first."""
+    runs: list[PoolRun] = []
+    left_out: list[dict[str, str]] = []
+    for run in pool.runs:
+        first = run.turns[0]
+        if first.fits(window, answer_cap):
+            runs.append(run)
+            continue
+        room = answer_room(first.max_tokens, answer_cap)
+        answer = f" and {room:,} for its answer" if room else ""
+        left_out.append(
+            {
+                "run": run.run_id,
+                "why": f"turn 0 needs ~{first.depth_estimate:,} tokens{answer}, "
+                f"more than the window of {window:,}",
+            }
+        )
+    if not runs:
+        first = pool.runs[0].turns[0]
+        room = answer_room(first.max_tokens, answer_cap)
+        answer = f" plus {room:,} for its answer" if room else ""
+        raise BadInput(
+            f"window {window:,} is smaller than turn 0 of run {pool.runs[0].run_id} "
+            f"(estimate {first.depth_estimate:,} tokens{answer}), as is every run's: "
+            "raise --window"
+        )
+    return runs, tuple(left_out)
 
 
 def check_draw_options(window: int, segments_per_stratum: int, segment_turns: int) -> None:

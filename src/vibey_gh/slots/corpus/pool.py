@@ -1,28 +1,11 @@
-"""The pool: every turn built from lane specs, lane records or transcripts.
+"""The pool: every turn built from lane specs, lane records, transcripts, traces or sessions.
 
 From specs: turn 0 is the system prompt and the plan (`lanes.plan`); then, for each of the
 spec's files in order, the assistant's `read_file` call with its real arguments and the tool's
 result — the file at the commit, cut as the lanes cut it (`lanes.tools`) — and the next turn
 is the whole list so far.
 
-From lane records (`--from-lanes DIR`): every `events.jsonl` under DIR, one JSON object a
-line. Lines whose "event" is "turn" are requests as the lane sent them::
-
-    {"event": "turn", "run_id": "state-layout-1", "index": 0,
-     "payload": {"messages": [...], "tools": [...]}}
-
-`run_id` defaults to the events file's folder (relative to DIR) and `index` to the order of the
-run's turn events; a second event with the same run and index (a retry) is counted and skipped.
-"reply" events give each turn's think time (`slots.corpus.think_time`); other events are
-ignored. A last line that does not parse (a crash mid-write) is skipped and
-reported; any other bad line is an error.
-
-From transcripts (`--from-transcripts FILE`, or `--from-chat-logs FILE`): JSON Lines, one
-conversation a line, with `messages` (OpenAI chat format), optional `tools` and optional `id`
-(default "<file name>:<line>"); a line may also be the bare `messages` array, as chat logs
-exported by agent tools often are. Every prefix that ends just before an assistant message is
-a turn. Messages may carry a `timestamp`, which gives each turn's think time
-(`slots.corpus.think_time`) and is not sent.
+Lane records and transcripts are read in `sources.lane_records` (their formats are there).
 
 `pool_sha256` is the sha256 of one canonical JSON line per turn, runs sorted by id, each line
 holding the turn's id, run, index and depth estimate and the sha256 of each message and of the
@@ -34,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any
 
 from ...errors import BadInput
 from ...files import canonical_json
-from ...guarded import InputProblem, loads_json, read_regular_text
 from ...interfaces.prompt_count import PromptCounter
 from ...interfaces.values import frozen_value
 from ...lanes.plan import opening_messages
@@ -53,28 +34,21 @@ from ...lanes.tools import (
 )
 from .fill import fill_deepest_spec_run
 from .git_source import Provenance, SpecTree, TreeCache
-from .sources.think_time import (
-    event_time,
-    lane_think_times,
-    transcript_think_times,
-    untrue_note,
-    without_timestamps,
+from .sources.lane_records import (
+    check_input_size,
+    events_files,
+    runs_from_lanes,
+    runs_from_transcripts,
 )
 from .turns import (
     PoolRun,
     Turn,
-    check_messages,
-    depth_estimate,
     estimate_from_chars,
     json_list_chars,
     pool_sha256,
     seeded_rank,
     sha256_text,
 )
-
-EVENTS_FILE = "events.jsonl"
-# A lane's transcript of a long session is large; anything past this is not one.
-TRANSCRIPT_SIZE_LIMIT = 1 << 30
 
 
 @frozen_value
@@ -94,6 +68,8 @@ class Pool:
     specs_used: int = 0
     notes: tuple[str, ...] = field(default=())
     sources: tuple[dict[str, object], ...] = ()
+    # traces' runs, sessions and the like that gave no run: {"run": name, "why": ...}
+    left_out: tuple[dict[str, str], ...] = ()
 
     @property
     def turn_count(self) -> int:
@@ -114,11 +90,16 @@ def build_pool(
     counter: PromptCounter | None = None,
     seed: int = 0,
     git: str = "git",
+    answer_cap: int = 0,
+    size_cap: int | None = None,
 ) -> Pool:
     """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
     into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
     toward it (`slots.corpus.fill`), so both need it; `counter` counts the filled run's depth
-    as the runner does (None: by estimate)."""
+    as the runner does (None: by estimate). Both leave room for answers of `answer_cap` tokens
+    (0: none reserved). `size_cap`: the characters a corpus of whole runs may hold; a lane
+    set, transcript, trace or session whose runs would pass it is refused before it is built
+    (None: unchecked, as for segments, which take a few turns of each)."""
     if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
         raise BadInput(
             "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
@@ -137,7 +118,7 @@ def build_pool(
         spec_runs = runs_from_specs(chosen, trees)
         if fill_window:
             spec_runs, filled = fill_deepest_spec_run(
-                chosen, spec_runs, trees, _window(window), counter
+                chosen, spec_runs, trees, _window(window) - answer_cap, counter
             )
             sources.append(filled)
         runs.extend(spec_runs)
@@ -147,21 +128,32 @@ def build_pool(
     elif sample_specs is not None:
         raise BadInput("--sample-specs needs --specs")
     for folder in from_lanes:
+        check_input_size(events_files(folder), folder, size_cap)
         lane_runs, lane_notes = runs_from_lanes(folder)
         runs.extend(lane_runs)
         notes.extend(lane_notes)
     for path in from_transcripts:
+        check_input_size([path] if path.is_file() else [], path, size_cap)
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
     # Traces and session logs are read lazily: most pools come from specs or lanes.
     from .sources.recorded import recorded_runs
 
-    recorded = recorded_runs(from_traces, from_sessions, window=window, fit=fit)
+    recorded = recorded_runs(
+        from_traces,
+        from_sessions,
+        window=window,
+        fit=fit,
+        answer_cap=answer_cap,
+        counter=counter,
+        size_cap=size_cap,
+    )
     runs.extend(recorded.runs)
     notes.extend(recorded.notes)
     sources.extend(recorded.sources)
-    return make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
+    pool = make_pool(runs, provenances, notes, specs_found=found, specs_used=used, sources=sources)
+    return replace(pool, left_out=tuple(recorded.left_out))
 
 
 def make_pool(
@@ -246,151 +238,6 @@ def run_from_spec(spec: LaneSpec, tree: SpecTree) -> PoolRun:
         message_chars.extend((len(canonical_json(call)), len(canonical_json(reply))))
         turns.append(turn(index))
     return PoolRun(spec.id, "spec", tuple(turns))
-
-
-def runs_from_lanes(folder: Path) -> tuple[list[PoolRun], list[str]]:
-    """Runs from every `events.jsonl` under `folder` (format in the module docstring)."""
-    if not folder.is_dir():
-        raise BadInput(f"no such lanes folder: {folder}")
-    files = sorted(folder.rglob(EVENTS_FILE))
-    if not files:
-        raise BadInput(f"no {EVENTS_FILE} file under {folder}")
-    collected: dict[str, dict[int, Turn]] = {}
-    sent: dict[str, dict[int, tuple[float | None, float | None]]] = {}
-    answered: dict[str, dict[int, tuple[float | None, float | None]]] = {}
-    notes: list[str] = []
-    duplicates = 0
-    for file in files:
-        default_run = file.parent.relative_to(folder).as_posix()
-        if default_run == ".":
-            default_run = folder.name
-        counters: dict[str, int] = {}
-        for where, _, event in _json_lines(file, tolerate_torn_tail=True, notes=notes):
-            if not isinstance(event, dict):
-                continue
-            if event.get("event") == "reply":
-                _note_reply(event, default_run, answered)
-                continue
-            if event.get("event") != "turn":
-                continue
-            run_id = event.get("run_id", default_run)
-            if not isinstance(run_id, str) or not run_id:
-                raise BadInput(f"{where}: 'run_id' must be a non-empty string")
-            index = event.get("index", counters.get(run_id, 0))
-            if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-                raise BadInput(f"{where}: 'index' must be a whole number >= 0")
-            counters[run_id] = index + 1
-            messages, tools = _payload(event.get("payload"), where)
-            run = collected.setdefault(run_id, {})
-            if index in run:
-                duplicates += 1
-                continue
-            run[index] = _turn(run_id, index, messages, tools)
-            sent.setdefault(run_id, {})[index] = event_time(event)
-    if duplicates:
-        notes.append(f"skipped {duplicates} repeated turn event(s) (retries) in {folder}")
-    runs = []
-    untrue = 0
-    for run_id, turns in collected.items():
-        indices = sorted(turns)
-        thinks, dropped = lane_think_times(sent.get(run_id, {}), answered.get(run_id, {}), indices)
-        untrue += dropped
-        timed = (replace(turns[i], think_s=t) for i, t in zip(indices, thinks, strict=True))
-        runs.append(PoolRun(run_id, "lanes", tuple(timed)))
-    return runs, notes + untrue_note(untrue, f"lane records in {folder}")
-
-
-def _note_reply(
-    event: dict[str, object],
-    default_run: str,
-    answered: dict[str, dict[int, tuple[float | None, float | None]]],
-) -> None:
-    """Keep when each turn's last answer arrived; a reply that names no turn is not used."""
-    run_id, index = event.get("run_id", default_run), event.get("index")
-    if isinstance(run_id, str) and isinstance(index, int) and not isinstance(index, bool):
-        answered.setdefault(run_id, {})[index] = event_time(event)
-
-
-def runs_from_transcripts(path: Path) -> tuple[list[PoolRun], list[str]]:
-    """Runs from one JSON Lines transcript file (format in the module docstring)."""
-    if not path.is_file():
-        raise BadInput(f"no such transcript file: {path}")
-    runs: list[PoolRun] = []
-    without_turns = untrue = 0
-    for where, line_number, line in _json_lines(path, tolerate_torn_tail=False, notes=[]):
-        record = {"messages": line} if isinstance(line, list) else line
-        if not isinstance(record, dict):
-            raise BadInput(
-                f"{where}: each line must be a JSON object with 'messages', or a messages array"
-            )
-        run_id = record.get("id", f"{path.name}:{line_number}")
-        if not isinstance(run_id, str) or not run_id:
-            raise BadInput(f"{where}: 'id' must be a non-empty string")
-        timed_messages, tools = _payload(record, where)
-        answers = [
-            position
-            for position, message in enumerate(timed_messages)
-            if position > 0 and message["role"] == "assistant"
-        ]
-        thinks, dropped = transcript_think_times(timed_messages, answers)
-        untrue += dropped
-        messages = without_timestamps(timed_messages)
-        turns = [
-            replace(_turn(run_id, index, messages[:position], tools), think_s=think)
-            for index, (position, think) in enumerate(zip(answers, thinks, strict=True))
-        ]
-        if turns:
-            runs.append(PoolRun(run_id, "transcript", tuple(turns)))
-        else:
-            without_turns += 1
-    notes: list[str] = []
-    if without_turns:
-        notes.append(f"{without_turns} transcript(s) in {path} hold no assistant message")
-    return runs, notes + untrue_note(untrue, f"transcripts in {path}")
-
-
-def _turn(
-    run_id: str, index: int, messages: list[dict[str, object]], tools: list[dict[str, object]]
-) -> Turn:
-    return Turn(
-        id=f"{run_id}#{index}",
-        run_id=run_id,
-        index=index,
-        messages=messages,
-        tools=tools,
-        depth_estimate=depth_estimate(messages, tools),
-    )
-
-
-def _payload(data: object, where: str) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    if not isinstance(data, dict):
-        raise BadInput(f"{where}: the turn needs a 'payload' object with 'messages'")
-    messages = check_messages(data.get("messages"), where)
-    tools = data.get("tools") or []
-    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
-        raise BadInput(f"{where}: 'tools' must be a list of objects")
-    return messages, tools
-
-
-def _json_lines(
-    path: Path, *, tolerate_torn_tail: bool, notes: list[str]
-) -> Iterable[tuple[str, int, Any]]:
-    try:
-        lines = read_regular_text(path, limit=TRANSCRIPT_SIZE_LIMIT).splitlines()
-    except (OSError, InputProblem) as exc:
-        raise BadInput(f"cannot read {path}: {exc}") from None
-    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
-    for position, (number, line) in enumerate(numbered):
-        where = f"{path}:{number}"
-        try:
-            value = loads_json(line)
-        except InputProblem as problem:
-            torn = str(problem).startswith("is not valid JSON")
-            if tolerate_torn_tail and torn and position == len(numbered) - 1:
-                notes.append(f"skipped an unfinished last line at {where}")
-                continue
-            raise BadInput(f"{where}: {str(problem).removeprefix('is ')}") from None
-        yield where, number, value
 
 
 def _window(window: int | None) -> int:

@@ -7,8 +7,12 @@
   same run's previous turn (in replay order) already sent — what a runner's prompt cache can
   reuse when a worker keeps its prefix warm;
 * where it came from: spec commits, the filled run (files it read on, its depth and what
-  counted it), traces (ids, fit, scale factors), sessions (agent, id, first and last date),
-  with counts of sub-agents and of records skipped.
+  counted it), traces (ids, fit, scale factors, which gave no run and why, which were not
+  drawn), sessions (agent, id, first and last date, the models they were recorded with), with
+  counts of sub-agents and of records skipped;
+* for runs from session logs that record usage, the depth the log reported against the depth
+  the corpus reaches, and the share of it that is the stand-in for what the log left out;
+* the runs left out, each with why.
 
 Only counts, ids and dates: nothing of what a prompt or a tool result says.
 """
@@ -57,22 +61,64 @@ def corpus_profile(
     segments: Sequence[Segment],
     commits: Sequence[dict[str, Any]],
     sources: Sequence[dict[str, Any]],
+    left_out: Sequence[dict[str, str]] = (),
 ) -> dict[str, Any]:
     turns = [turn for segment in segments for turn in segment.turns]
     per_run = Counter(turn.run_id for turn in turns)
     thinks = [turn.think_s for turn in turns if turn.think_s is not None]
+    extra: dict[str, Any] = {}
+    recorded = recorded_depths(segments)
+    if recorded:
+        extra["recorded_depth"] = recorded
+    if left_out:
+        extra["left_out"] = [dict(entry) for entry in left_out]
     return {
+        **extra,
         "runs": len(per_run),
         "turns_per_run": percentiles(list(per_run.values())),
         "depth_estimate": percentiles([turn.depth_estimate for turn in turns]),
         "think_s": percentiles(thinks),
         "turns_with_think_s": len(thinks),
         "shared_prefix_share": shared_prefix_share(segments),
-        "origin": origin(commits, sources),
+        "origin": origin(commits, sources, set(per_run)),
     }
 
 
-def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def recorded_depths(segments: Sequence[Segment]) -> list[dict[str, Any]]:
+    """Per run whose log recorded usage: its deepest recorded request, the depth the corpus
+    reaches there, the stand-in's share of it, and reached ÷ recorded over its turns."""
+    runs: dict[str, list[Any]] = {}
+    for segment in segments:
+        for turn in segment.turns:
+            if turn.recorded_depth:
+                runs.setdefault(turn.run_id, []).append(turn)
+    found = []
+    for run_id, turns in sorted(runs.items()):
+        deepest = max(turns, key=lambda turn: (turn.recorded_depth, turn.index))
+        reached = deepest.depth_estimate
+        found.append(
+            {
+                "run": run_id,
+                "turns": len(turns),
+                "deepest_recorded": deepest.recorded_depth,
+                "deepest_reached": reached,
+                "stand_in": deepest.stand_in or 0,
+                "stand_in_share": round((deepest.stand_in or 0) / reached, 4) if reached else 0.0,
+                "reached_over_recorded": percentiles(
+                    [round(turn.depth_estimate / turn.recorded_depth, 4) for turn in turns]
+                ),
+            }
+        )
+    return found
+
+
+def origin(
+    commits: Sequence[dict[str, Any]],
+    sources: Sequence[dict[str, Any]],
+    drawn: set[str] | None = None,
+) -> dict[str, Any]:
+    """Where the turns came from; `drawn` (the corpus's run ids) splits traces into those
+    replayed, those that gave no run (with why) and those the draw did not take."""
     traces = [source for source in sources if source.get("source") == "trace"]
     fills = [source for source in sources if source.get("source") == "fill" and source.get("run")]
     sessions = [source for source in sources if source.get("source") == "session"]
@@ -87,6 +133,7 @@ def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]])
         factors = [run.get("factor", 1.0) for run in runs]
         found["traces"] = {
             "ids": [trace.get("id") for trace in traces],
+            **_trace_outcomes(traces, drawn),
             "fit": sorted({str(trace.get("fit")) for trace in traces}),
             "factor": percentiles(factors),
             "subagents": sum(int(trace.get("subagents", 0)) for trace in traces),
@@ -117,10 +164,35 @@ def origin(commits: Sequence[dict[str, Any]], sources: Sequence[dict[str, Any]])
                 "turns": session.get("turns"),
                 "skipped_records": session.get("skipped_records", 0)
                 + session.get("unknown_records", 0),
+                "agent_version": session.get("agent_version"),
+                "models": session.get("models", []),
+                # None: a corpus from before usage was read
+                "usage": (session.get("unseen_prefix") or {}).get("usage"),
             }
             for session in sessions
         ]
     return found
+
+
+def _trace_outcomes(traces: Sequence[dict[str, Any]], drawn: set[str] | None) -> dict[str, Any]:
+    """Which traces gave no run (and why), and which the draw did not take."""
+    no_run: list[dict[str, str]] = []
+    not_drawn: list[str] = []
+    models: set[str] = set()
+    for trace in traces:
+        models.update(str(model) for model in trace.get("models", []))
+        runs = [run for run in trace.get("runs", []) if isinstance(run, dict)]
+        kept = [str(run.get("run")) for run in runs if run.get("turns")]
+        if not kept:
+            why = (
+                "no turn fits the window with its answer"
+                if any(run.get("requests") for run in runs)
+                else "no request"
+            )
+            no_run.append({"id": str(trace.get("id")), "why": why})
+        elif drawn is not None and not drawn.intersection(kept):
+            not_drawn.append(str(trace.get("id")))
+    return {"no_run": no_run, "not_drawn": not_drawn, "models": sorted(models)}
 
 
 def deepest_per_stratum(
@@ -152,13 +224,16 @@ def deepest_stratum_note(
     kinds = {str(source.get("source")) for source in sources}
     counted = any("deepest_counted" in source for source in sources)
     unit = "by the runner's count" if counted else "by estimate"
+    scaled = any(source.get("fit") == "scale" for source in sources)
     if share >= FILLED_SHARE:
-        how = "scaled traces" if "trace" in kinds else "filled" if "fill" in kinds else "as drawn"
+        how = "scaled traces" if scaled else "filled" if "fill" in kinds else "as drawn"
         return f"reaches {share:.0%} of the window {unit} ({how})"
     if "fill" in kinds:
         why = "the repositories hold too little text to fill it"
-    elif "trace" in kinds:
+    elif "trace" in kinds and not scaled:
         why = "--fit drop keeps the traces' own depths"
+    elif "trace" in kinds:
+        why = "the traces' runs scale to fit with room for their answers"
     elif commits:
         why = "the specs end sooner; --fill-window reads on"
     else:

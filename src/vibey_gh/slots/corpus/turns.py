@@ -37,6 +37,18 @@ def depth_estimate(messages: list[dict[str, object]], tools: list[dict[str, obje
     return estimate_from_chars(len(canonical_json(messages)) + len(canonical_json(tools)))
 
 
+def answer_room(max_tokens: int | None, answer_cap: int) -> int:
+    """Tokens a turn's answer may take: its own cap (a recorded answer's length) where it is
+    below the calibration's, else the calibration's."""
+    return answer_cap if max_tokens is None else min(max_tokens, answer_cap)
+
+
+def fits_with_answer(depth: int, max_tokens: int | None, window: int, answer_cap: int) -> bool:
+    """The headroom rule: a turn is sent only if its prompt and its answer cap fit the window
+    together, so the runner never has to shift, cut or refuse (docs/decision.md)."""
+    return depth + answer_room(max_tokens, answer_cap) <= window
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(utf8(text)).hexdigest()
 
@@ -54,8 +66,11 @@ class Turn:
     `think_s` is the time the run spent outside the model before this turn (its tools), in
     seconds; None where the source has no timing. `max_tokens` caps this turn's answer below
     the calibration's own cap (a recorded trace's output length); None = the calibration's cap.
-    Both are left out of the JSON when None, so a corpus from a source without them keeps the
-    bytes (and the sha256) it had before the fields.
+    `recorded_depth` is the input tokens a session log recorded for this request and
+    `stand_in` the tokens of the run's stand-in for what the log left out (its system prompt
+    and tool schemas, `sources.unseen_prefix`); None where the source recorded no usage.
+    All four are left out of the JSON when None, so a corpus from a source without them keeps
+    the bytes (and the sha256) it had before the fields.
     """
 
     id: str
@@ -66,6 +81,11 @@ class Turn:
     depth_estimate: int
     think_s: float | None = None
     max_tokens: int | None = None
+    recorded_depth: int | None = None
+    stand_in: int | None = None
+
+    def fits(self, window: int, answer_cap: int) -> bool:
+        return fits_with_answer(self.depth_estimate, self.max_tokens, window, answer_cap)
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -80,6 +100,10 @@ class Turn:
             data["think_s"] = self.think_s
         if self.max_tokens is not None:
             data["max_tokens"] = self.max_tokens
+        if self.recorded_depth is not None:
+            data["recorded_depth"] = self.recorded_depth
+        if self.stand_in is not None:
+            data["stand_in"] = self.stand_in
         return data
 
     @classmethod
@@ -101,6 +125,8 @@ class Turn:
             depth_estimate=_field(data, "depth_estimate", int, where),
             think_s=_think_seconds(data),
             max_tokens=_answer_cap(data),
+            recorded_depth=_tokens(data, "recorded_depth"),
+            stand_in=_tokens(data, "stand_in"),
         )
 
 
@@ -226,6 +252,14 @@ def _answer_cap(data: dict[str, object]) -> int | None:
     return value
 
 
+def _tokens(data: dict[str, object], key: str) -> int | None:
+    """An optional count of tokens: absent or null, else a whole number >= 0."""
+    value: int | None = json_fields.integer(data, key, None)
+    if value is not None and value < 0:
+        raise MalformedJson("expected a whole number of tokens >= 0", (key,))
+    return value
+
+
 def _field(data: dict[str, object], key: str, kind: type, where: str) -> Any:
     """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
     which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
@@ -258,5 +292,9 @@ def pool_sha256(runs: Sequence[PoolRun]) -> str:
                 line["think_s"] = turn.think_s
             if turn.max_tokens is not None:
                 line["max_tokens"] = turn.max_tokens
+            if turn.recorded_depth is not None:
+                line["recorded_depth"] = turn.recorded_depth
+            if turn.stand_in is not None:
+                line["stand_in"] = turn.stand_in
             total.update(utf8(canonical_json(line)) + b"\n")
     return total.hexdigest()

@@ -119,7 +119,7 @@ def run_calibration(
         if req.out_dir is None:
             raise BadInput("--split-window is a what-if, never evidence: give --out FOLDER")
     else:
-        check_corpus_fits(req.corpus, req.window)
+        check_corpus_fits(req.corpus, req.window, req.max_tokens)
     think = think_policy_of(req)
     check_runs_fit_a_step(req, think)
     if req.wait_idle_s is not None and req.wait_idle_s < 0:

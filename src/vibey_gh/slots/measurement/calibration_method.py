@@ -4,6 +4,7 @@ its runs a step."""
 
 from __future__ import annotations
 
+from ...config import LocalModels
 from ...errors import BadInput
 from ...interfaces.think import ThinkPolicy, resolve_policy
 from ..corpus.corpus import Corpus
@@ -11,12 +12,55 @@ from ..evidence.sections import MethodSection
 from .calibration_setup import CalibrationRequest
 
 
-def check_corpus_fits(corpus: Corpus, window: int) -> None:
-    if corpus.max_depth_estimate > window:
+def measured_window(
+    corpus: Corpus, asked: int | None, config: LocalModels, *, split: bool = False
+) -> int:
+    """The window a calibration measures at: the corpus's own, unless told otherwise.
+
+    A window asked for (--window) or set by a config file that differs from the one the corpus
+    was drawn for is refused, both named: a corpus drawn for one window says nothing true about
+    another (its strata, its deepest turns, the room left for answers), and evidence keyed to a
+    window the operator did not choose gates nothing. A deliberate what-if goes through
+    --split-window, which replays at a smaller window and is never evidence."""
+    if split:
+        return asked or corpus.window // 2
+    if asked is not None:
+        if asked != corpus.window:
+            raise BadInput(
+                f"--window {asked:,} differs from the corpus's window {corpus.window:,}: "
+                f"calibrate at {corpus.window:,}, draw a corpus for {asked:,}, or ask a "
+                "what-if with --split-window"
+            )
+        return asked
+    if config.source is not None and config.window != corpus.window:
         raise BadInput(
-            f"the corpus's deepest turn is ~{corpus.max_depth_estimate} tokens, more than the "
+            f"the config ({config.source}) has window {config.window:,}, the corpus's window "
+            f"is {corpus.window:,}: draw a corpus for {config.window:,}, or give --window "
+            f"{corpus.window:,} to measure at the corpus's (evidence `allowed` uses only "
+            f"when the config says {corpus.window:,})"
+        )
+    return corpus.window
+
+
+def check_corpus_fits(corpus: Corpus, window: int, max_tokens: int) -> None:
+    """Every turn's prompt and its answer cap fit the window together (the headroom rule):
+    a turn that did not would make the runner shift, cut or refuse it, so none is sent."""
+    over = [turn for turn in corpus.turns() if not turn.fits(window, max_tokens)]
+    if not over:
+        return
+    deepest = max(over, key=lambda turn: turn.depth_estimate)
+    room = window - deepest.depth_estimate
+    if room < 1:
+        raise BadInput(
+            f"the corpus's deepest turn is ~{deepest.depth_estimate} tokens, more than the "
             f"window {window}; use a larger --window or a corpus drawn for this window"
         )
+    raise BadInput(
+        f"turn {deepest.id} (~{deepest.depth_estimate:,} tokens) leaves room for "
+        f"{room:,} tokens of answer in the window of {window:,}, not the {max_tokens:,} of the "
+        f"output cap: give --max-tokens {room:,} or less, or draw the corpus with "
+        f"--max-tokens {max_tokens:,}"
+    )
 
 
 def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:

@@ -105,7 +105,9 @@ def build_evidence(
             "turns": req.corpus.turn_count,
             "strata": [s.to_json() for s in req.corpus.strata],
             "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
-            "profile": corpus_profile(req.corpus.segments, req.corpus.commits, req.corpus.sources),
+            "profile": corpus_profile(
+                req.corpus.segments, req.corpus.commits, req.corpus.sources, req.corpus.left_out
+            ),
         },
         method={**method, "hash": method_hash_of(method)},
         bounds=bounds.to_json(),

@@ -57,7 +57,7 @@ def run_soak(
     bounds_source: Callable[[], LocalModels] = load_config,
 ) -> SoakOutcome:
     cal = req.calibration
-    check_corpus_fits(cal.corpus, cal.window)
+    check_corpus_fits(cal.corpus, cal.window, cal.max_tokens)
     if cal.if_requested:
         from .choice import requested_fingerprint
 

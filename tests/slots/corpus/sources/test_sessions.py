@@ -61,16 +61,18 @@ def test_a_claude_code_session_skips_sidechains_and_tolerates_a_torn_last_line()
     assert run.run_id == "claude-code:5c3e9a70-1d2b-4f8e-b6a1-92d4c0e7f318"
     assert [turn.think_s for turn in run.turns] == [None, 6.0, 0.5]
     first, second, third = run.turns
-    assert roles(first.messages) == ["user"]
-    assert roles(second.messages) == ["user", "assistant", "tool"]
-    tool_call = second.messages[1]["tool_calls"][0]  # type: ignore[index]
+    # the log records usage: a system message stands in for what it leaves out
+    assert roles(first.messages) == ["system", "user"]
+    assert roles(second.messages) == ["system", "user", "assistant", "tool"]
+    tool_call = second.messages[2]["tool_calls"][0]  # type: ignore[index]
     assert tool_call["id"] == "toolu_01" and tool_call["function"]["name"] == "Bash"
-    assert roles(third.messages) == ["user", "assistant", "tool", "assistant", "tool"]
-    assert third.messages[3]["content"] == "add subtracts; reading calc.py."
-    assert third.messages[4]["content"] == "def add(a, b):\n    return a - b\n"
+    assert roles(third.messages) == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert third.messages[4]["content"] == "add subtracts; reading calc.py."
+    assert third.messages[5]["content"] == "def add(a, b):\n    return a - b\n"
     assert "sub-agent note" not in json.dumps([t.messages for t in run.turns])
     (source,) = imported.sources
     assert source["agent"] == "claude-code" and source["agent_version"] == "1.0.98"
+    assert source["models"] == ["claude-sonnet-4-5-20250929"]
     assert source["skipped_records"] == 1 and source["unknown_records"] == 1
     assert any("unfinished last line" in note for note in imported.notes)
 

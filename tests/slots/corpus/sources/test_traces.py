@@ -83,6 +83,17 @@ def test_scale_fits_the_deepest_turn_into_the_window_and_records_the_factor(
     assert facts["dropped_turns"] == 0
 
 
+def test_scale_leaves_room_for_the_deepest_turn_s_answer(tmp_path: Path) -> None:
+    requests = [{**request(64 * n, list(range(1, n + 1))), "out": 2000} for n in (10, 20, 40)]
+    path = write_trace(tmp_path, "deep", requests, block_size=64)
+    (run,) = runs_from_traces([path], window=1024, fit="scale", answer_cap=200).runs
+    needs = [turn.depth_estimate + min(turn.max_tokens or 200, 200) for turn in run.turns]
+    assert max(needs) <= 1024 and max(needs) >= 0.9 * 1024
+    dropped = runs_from_traces([path], window=1024, fit="drop", answer_cap=200).runs
+    # 640 tokens and a 200-token answer fit 1,024; 1,280 does not, whatever its answer
+    assert [turn.depth_estimate <= 824 for turn in dropped[0].turns] == [True]
+
+
 def test_scale_caps_each_answer_at_out_times_the_same_factor(tmp_path: Path) -> None:
     requests = [
         {**request(64 * n, list(range(1, n + 1))), "out": out}
@@ -152,12 +163,14 @@ def test_a_trace_that_is_not_json_is_bad_input(tmp_path: Path) -> None:
 
 
 @needs_samples
-def test_the_sample_traces_build_a_byte_identical_corpus_twice(tmp_path: Path) -> None:
+def test_the_sample_traces_build_a_byte_identical_corpus_twice_with_room_for_every_answer(
+    tmp_path: Path,
+) -> None:
     written = []
     for attempt in ("one", "two"):
-        pool = build_pool(from_traces=[SAMPLES], window=8192, fit="scale")
+        pool = build_pool(from_traces=[SAMPLES], window=4096, fit="scale", answer_cap=768)
         path = tmp_path / f"{attempt}.json"
-        write_corpus(build_corpus(pool, window=8192), path)
+        write_corpus(build_corpus(pool, window=4096, answer_cap=768), path)
         written.append(path.read_bytes())
     assert written[0] == written[1]
     data = json.loads(written[0])
@@ -165,8 +178,12 @@ def test_the_sample_traces_build_a_byte_identical_corpus_twice(tmp_path: Path) -
     assert len(traces) == 24
     assert all(source["fit"] == "scale" for source in traces)
     turns = [turn for segment in data["segments"] for turn in segment["turns"]]
-    assert max(turn["depth_estimate"] for turn in turns) <= 8192
     assert all("think_s" in turn and "max_tokens" in turn for turn in turns)
+    # The headroom rule by construction: no prompt and its answer cap pass the window, so a
+    # runner has nothing to shift, cut or refuse; the deepest still nearly fills it.
+    needs = [turn["depth_estimate"] + min(turn["max_tokens"], 768) for turn in turns]
+    assert max(needs) <= 4096
+    assert max(needs) >= 0.9 * 4096
 
 
 def test_a_trace_id_that_is_not_a_plain_name_is_bad_input(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.turns import Turn
 from vibey_gh.state import StateLayout
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -60,16 +61,23 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRunner]:
 
 
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"the sample traces are absent ({SAMPLES})")
-def test_the_deepest_scaled_trace_turn_fits_the_window_by_the_runners_count(
+def test_the_scaled_trace_turn_nearest_the_edge_fits_with_its_answer_by_the_runners_count(
     runner: RunningRunner,
 ) -> None:
-    pool = build_pool(from_traces=[SAMPLES], window=WINDOW, fit="scale")
-    corpus = build_corpus(pool, window=WINDOW)
-    deepest = max(corpus.turns(), key=lambda turn: turn.depth_estimate)
-    counted = runner_count(runner, deepest.messages)
-    # Inside the window, and the stand-in text costs about what the estimate says.
-    assert counted <= WINDOW
-    assert counted >= 0.85 * deepest.depth_estimate
+    cap = 768
+    pool = build_pool(from_traces=[SAMPLES], window=WINDOW, fit="scale", answer_cap=cap)
+    corpus = build_corpus(pool, window=WINDOW, answer_cap=cap)
+
+    def room(turn: Turn) -> int:
+        return min(turn.max_tokens or cap, cap)
+
+    # every turn fits by construction (test_traces); the one nearest the edge, by the runner
+    edge = max(corpus.turns(), key=lambda turn: turn.depth_estimate + room(turn))
+    counted = runner_count(runner, edge.messages)
+    # prompt and answer inside the window: nothing for the runner to shift, cut or refuse
+    assert counted + room(edge) <= WINDOW
+    # and the stand-in text costs about what the estimate says
+    assert counted >= 0.85 * edge.depth_estimate
 
 
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"the sample traces are absent ({SAMPLES})")

@@ -11,6 +11,11 @@ sub-agent's messages kept in the same file) and `message`, in the Anthropic Mess
   `{"type": "tool_use", "id", "name", "input": {...}}` and `{"type": "thinking", ...}` (not
   replayed). One answer may be written as several lines, one per content block.
 
+An assistant message also carries `model` and `usage`: what the request cost, where
+`input_tokens` (the part not cached) plus `cache_read_input_tokens` and
+`cache_creation_input_tokens` is every input token the request sent — the system prompt and
+tool schemas the log does not spell out included (`unseen_prefix` stands in for them).
+
 `summary`, `system`, `file-history-snapshot` and the like carry no model input and are passed
 over. Sidechain lines (a sub-agent's own conversation) are kept apart and counted: the
 session's run is the main conversation, and a file holding only sidechain lines (a sub-agent's
@@ -24,9 +29,16 @@ from typing import Any
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from .session_builder import SessionBuilder, SessionFacts, safe_name, timestamp_seconds
+from .session_builder import (
+    SessionBuilder,
+    SessionFacts,
+    safe_name,
+    timestamp_seconds,
+    usage_tokens,
+)
 
 _CONVERSATION = frozenset({"user", "assistant"})
+_INPUT_TOKENS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _PASSED_OVER = frozenset(
     {"summary", "system", "file-history-snapshot", "queue-operation", "attachment", "progress"}
 )
@@ -57,6 +69,20 @@ def read_claude_record(record: object, builder: SessionBuilder, facts: SessionFa
             _user(content, at, builder)
         else:
             _assistant(content, at, builder)
+            _usage(message, builder, facts)
+
+
+def _usage(message: dict[str, Any], builder: SessionBuilder, facts: SessionFacts) -> None:
+    """The request's model and recorded input tokens (each line of one answer repeats them)."""
+    model = message.get("model")
+    # Claude Code writes "<synthetic>" for messages it made up itself: no request was sent.
+    named = isinstance(model, str) and safe_name(model) == model
+    if named and message.get("id") != facts.last_message_id:
+        facts.models[str(model)] += 1
+    facts.last_message_id = message.get("id")
+    tokens = usage_tokens(message.get("usage"), _INPUT_TOKENS)
+    if tokens is not None:
+        builder.record_usage(tokens)
 
 
 def _user(content: object, at: float | None, builder: SessionBuilder) -> None:

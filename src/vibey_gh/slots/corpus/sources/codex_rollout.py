@@ -4,7 +4,11 @@ Each line is `{"timestamp": "<RFC 3339>", "type": <kind>, "payload": {...}}`. Th
 `session_meta` (the first line: `id`, `timestamp`, `cwd`, `cli_version`, …), `response_item`
 (one item of the model's input or output, below), `compacted` (`message`: the summary that
 replaces the history), and `turn_context` / `event_msg` (settings and UI events: no model
-input). A `response_item` payload is tagged by `type`:
+input). Two of those say what a request was: `turn_context`'s `model`, and the `event_msg`
+of type `token_count` written after each request, whose `info.last_token_usage.input_tokens`
+is every input token that request sent (its `cached_input_tokens` are a part of it) — the
+instructions and tool schemas the log does not spell out included (`unseen_prefix` stands in
+for them). `info` is null before the first request. A `response_item` payload is tagged by `type`:
 
 * `message` — `role` ("user", "developer", "system" or "assistant") and `content`, a list of
   `{"type": "input_text" | "output_text", "text"}` (and `input_image`, which is left out);
@@ -28,7 +32,13 @@ from typing import Any
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from .session_builder import SessionBuilder, SessionFacts, safe_name, timestamp_seconds
+from .session_builder import (
+    SessionBuilder,
+    SessionFacts,
+    safe_name,
+    timestamp_seconds,
+    usage_tokens,
+)
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
 _INPUT_ROLES = {"user": "user", "developer": "system", "system": "system"}
@@ -57,6 +67,16 @@ def read_codex_record(record: object, builder: SessionBuilder, facts: SessionFac
             builder.restart(json_fields.text(payload, "message"), at)
         elif kind == "response_item":
             _response_item(payload, at, builder, facts)
+        elif kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and safe_name(model) == model:
+                facts.models[model] += 1
+        elif payload.get("type") == "token_count":
+            info = payload.get("info")
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            tokens = usage_tokens(last, ("input_tokens",))
+            if tokens is not None:
+                builder.record_usage(tokens)
 
 
 def _response_item(

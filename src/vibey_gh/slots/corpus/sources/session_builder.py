@@ -11,7 +11,7 @@ from typing import Any
 
 from ....errors import MalformedJson
 from ....files import canonical_json
-from ..turns import Turn, estimate_from_chars, json_list_chars
+from ..turns import CHARS_PER_TOKEN_ESTIMATE, Turn, estimate_from_chars, json_list_chars
 from .think_time import dated_untrue, untrue
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,48}")
@@ -28,7 +28,23 @@ class SessionBuilder:
     last_input_at: float | None = None
     last_output_at: float | None = None
     untrue_gaps: int = 0  # think times that cannot be true, taken for unknown
+    # turn index → the input tokens the log recorded for that request (system prompt, tools
+    # and conversation: what the agent really sent)
+    recorded: dict[int, int] = field(default_factory=dict)
+    # the characters the turns so far give a corpus of whole runs, the stand-in for what the
+    # log leaves out included: an estimate kept as the log is read, before anything is built
+    output_chars: int = 0
     _chars: list[int] = field(default_factory=list)
+
+    def record_usage(self, input_tokens: int) -> None:
+        """What the log says the latest request cost; nothing before the first turn."""
+        if self.turns and input_tokens > 0:
+            index = len(self.turns) - 1
+            seen = self.turns[index].depth_estimate * CHARS_PER_TOKEN_ESTIMATE
+            before = max(seen, self.recorded.get(index, 0) * CHARS_PER_TOKEN_ESTIMATE)
+            self.recorded[index] = input_tokens
+            after = max(seen, input_tokens * CHARS_PER_TOKEN_ESTIMATE)
+            self.output_chars += after - before
 
     def add_input(self, message: dict[str, Any], at: float | None) -> None:
         """A message the model reads next (system, user or tool result)."""
@@ -83,6 +99,8 @@ class SessionBuilder:
                 self.untrue_gaps += 1
                 think = None
         index = len(self.turns)
+        chars = json_list_chars(self._chars) + 2
+        self.output_chars += chars
         self.turns.append(
             Turn(
                 id=f"{self.run_id}#{index}",
@@ -90,7 +108,7 @@ class SessionBuilder:
                 index=index,
                 messages=list(self.messages),
                 tools=[],
-                depth_estimate=estimate_from_chars(json_list_chars(self._chars) + 2),
+                depth_estimate=estimate_from_chars(chars),
                 think_s=think,
             )
         )
@@ -108,6 +126,9 @@ class SessionFacts:
     records: int = 0
     unknown: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    # the models the requests were sent to, as the log names them, and how many times
+    models: Counter[str] = field(default_factory=Counter)
+    last_message_id: object = None
     # a sub-agent's side conversation, kept apart: the run only when the file holds no other
     side: SessionBuilder | None = None
 
@@ -139,6 +160,16 @@ def timestamp_seconds(
     if moment.tzinfo is None:
         raise MalformedJson("the date-time has no time zone", (key,))
     return moment.timestamp(), moment.isoformat()
+
+
+def usage_tokens(usage: object, keys: tuple[str, ...]) -> int | None:
+    """The sum of the whole-number fields `keys` of a usage record (a missing one counts 0);
+    None when the record is not an object or holds none of them."""
+    if not isinstance(usage, dict):
+        return None
+    values = [usage.get(key) for key in keys]
+    counts = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
+    return sum(counts) if counts else None
 
 
 def safe_name(value: object) -> str:

@@ -11,7 +11,11 @@ between), from the records' timestamps; the first turn has none.
 Records of a type the reader does not know are skipped and counted; records it knows but
 that carry no model input (token counts, UI events) are passed over. A session with no record
 of either format is bad input. The text stays in the corpus file (private, 0600); notes and
-sources name files, agents, session ids, dates and counts, never what was said.
+sources name files, agents, models, session ids, dates and counts, never what was said.
+
+Where the log records what each request cost, the run gets a stand-in of that size for the
+system prompt and tool schemas the log leaves out (`unseen_prefix`); a log without usage is
+replayed as it is, and its note and source say so.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ....errors import BadInput, MalformedJson
+from ....interfaces.prompt_count import PromptCounter
 from ....interfaces.values import frozen_value
 from ..turns import PoolRun
 from .claude_session import CLAUDE_TYPES, read_claude_record
@@ -30,6 +35,7 @@ from .codex_rollout import CODEX_TYPES, read_codex_record
 from .json_lines import json_records
 from .session_builder import SessionBuilder, SessionFacts, safe_name
 from .think_time import untrue_note
+from .unseen_prefix import with_unseen_prefix
 
 SESSION_SUFFIXES = (".jsonl",)
 
@@ -39,6 +45,8 @@ class ImportedSessions:
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]
+    # sessions that gave no run: {"run": file, "why": ...}
+    left_out: list[dict[str, str]]
 
 
 def session_files(paths: Sequence[Path]) -> list[Path]:
@@ -57,16 +65,23 @@ def session_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
+def runs_from_sessions(
+    paths: Sequence[Path], counter: PromptCounter | None = None, size_cap: int | None = None
+) -> ImportedSessions:
+    """One run per session file; `counter` sizes the stand-in for what the log leaves out by
+    the runner's own count (None: by estimate). A session whose run, drawn whole, would pass
+    `size_cap` characters of corpus is refused as soon as its turns so far say so, before the
+    run is built (None: unchecked)."""
     readers = {"codex": read_codex_record, "claude-code": read_claude_record}
     runs: list[PoolRun] = []
     sources: list[dict[str, object]] = []
     notes: list[str] = []
+    left_out: list[dict[str, str]] = []
     for path in session_files(paths):
         builder = SessionBuilder(run_id=path.stem)
         facts: SessionFacts | None = None
         pending_unknown: Counter[str] = Counter()
-        for where, _number, record in json_records(path, notes):
+        for where, number, record in json_records(path, notes):
             if facts is None:
                 agent = recognise(record)
                 if agent is None:
@@ -78,6 +93,12 @@ def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
                 readers[facts.agent](record, builder, facts)
             except MalformedJson as exc:
                 raise BadInput(f"{where}: {exc}") from None
+            if size_cap is not None and builder.output_chars > size_cap:
+                raise BadInput(
+                    f"{path}: by line {number} its run already holds more than "
+                    f"{size_cap >> 20} MiB of turns (its stand-in included), the most a corpus "
+                    "of whole runs may hold: draw --shape segments"
+                )
         if facts is None:
             raise BadInput(
                 f"{path}: type: no record of a Codex rollout or a Claude Code session "
@@ -90,16 +111,23 @@ def runs_from_sessions(paths: Sequence[Path]) -> ImportedSessions:
             facts.skipped.pop("sidechain lines", None)
             run_id = f"{run_id}.{safe_name(path.stem)}"
             notes.append(f"session {path.name} is a sub-agent's conversation: its own run")
-        turns = tuple(
+        named = [
             replace(turn, id=f"{run_id}#{turn.index}", run_id=run_id) for turn in builder.turns
-        )
+        ]
+        turns, prefix = with_unseen_prefix(run_id, named, builder.recorded, counter)
         if turns:
-            runs.append(PoolRun(run_id, "session", turns))
+            runs.append(PoolRun(run_id, "session", tuple(turns)))
+            if not prefix["usage"]:
+                notes.append(
+                    f"session {path.name} records no usage: replayed as logged, without the "
+                    "system prompt and tool schemas it does not spell out"
+                )
         else:
             notes.append(f"session {path.name} holds no model request")
+            left_out.append({"run": path.name, "why": "the session holds no model request"})
         notes.extend(_notes(path, facts, builder))
-        sources.append(_source(path, facts, len(turns)))
-    return ImportedSessions(runs, sources, notes)
+        sources.append({**_source(path, facts, len(turns)), "unseen_prefix": prefix})
+    return ImportedSessions(runs, sources, notes, left_out)
 
 
 def recognise(record: object) -> str | None:
@@ -140,6 +168,7 @@ def _source(path: Path, facts: SessionFacts, turns: int) -> dict[str, object]:
         "started": facts.started,
         "ended": facts.ended,
         "agent_version": safe_name(facts.version) if facts.version else None,
+        "models": sorted(facts.models),
         "records": facts.records,
         "turns": turns,
         "unknown_records": sum(facts.unknown.values()),

@@ -18,12 +18,16 @@ replay them concurrently with other runs, as an agent's sub-agents run beside it
 block ids share the trace's scope.
 
 A trace file is one JSON document, read whole up to 256 MiB (the samples are under 1 MB).
+Where the corpus holds whole runs, the size a trace would give it is estimated from its
+requests' `in` counts before the document is parsed (`estimated_output`): a trace past the
+cap is refused in seconds, naming it and the cap, never built to find out.
 
-Depths reach 700k tokens, far past a local window. `--fit scale` multiplies every depth of a
-run by one factor so its deepest turn fills the window (every block keeps at least one
-token; a run too long even then loses its deepest turns, counted); `--fit drop` keeps depths
-and leaves out the turns deeper than the window. The choice and each run's factor are
-recorded in the corpus's sources.
+Depths reach 700k tokens, far past a local window. A turn fits when its prompt and its answer
+cap fit the window together (`turns.fits_with_answer`). `--fit scale` multiplies every depth
+of a run by one factor so its deepest turn, with its answer cap, fills the window (every block
+keeps at least one token; a run too long even then loses the turns that do not fit, counted);
+`--fit drop` keeps depths and leaves out the turns that do not fit. The choice and each run's
+factor are recorded in the corpus's sources.
 
 A scaled run's answers are capped at `out` times the same factor (at least one token), so each
 turn keeps the recorded share of reading to writing — the mix that decides how a runner's
@@ -34,6 +38,7 @@ recorded one outgrew by the factor (see docs/decision.md).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,8 +48,8 @@ from ....errors import BadInput, MalformedJson
 from ....guarded import InputProblem, loads_json, read_regular_bytes
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
-from ..turns import PoolRun, Turn, depth_estimate
-from .block_text import block_text
+from ..turns import PoolRun, Turn, answer_room, depth_estimate
+from .block_text import UNIT, block_text
 from .session_builder import safe_name
 from .think_time import believable, untrue, untrue_note
 
@@ -75,6 +80,8 @@ class ImportedRuns:
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]
+    # trace runs that gave no run: {"run": id, "why": ...}
+    left_out: list[dict[str, str]]
 
 
 def trace_files(paths: Sequence[Path]) -> list[Path]:
@@ -93,34 +100,51 @@ def trace_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> ImportedRuns:
+def runs_from_traces(
+    paths: Sequence[Path],
+    *,
+    window: int,
+    fit: str,
+    answer_cap: int = 0,
+    size_cap: int | None = None,
+) -> ImportedRuns:
+    """Every trace's runs, fitted into `window` with room for answers of `answer_cap` tokens
+    (0: none reserved). A trace whose runs, drawn whole, would pass `size_cap` characters of
+    corpus is refused before it is parsed (None: not checked)."""
     if fit not in FIT_MODES:
         raise BadInput(f"--fit must be one of {', '.join(FIT_MODES)}, not {fit!r}")
     runs: list[PoolRun] = []
     sources: list[dict[str, object]] = []
     notes: list[str] = []
+    left_out: list[dict[str, str]] = []
     for path in trace_files(paths):
-        data, digest = _read(path)
+        data, digest = _read(path, window, fit, answer_cap, size_cap)
         try:
             trace_id, block_size, scope, threads = _parse(data, path)
         except MalformedJson as exc:
             raise BadInput(f"{path}: {exc}") from None
+        models = _models(data)
         run_facts = []
         untrue_count = sum(untrue(r.think_s) for thread in threads for r in thread.requests)
         notes += untrue_note(untrue_count, f"trace {trace_id}")
         for thread in threads:
-            run, facts = _build_run(thread, scope, block_size, window, fit)
+            run, facts = _build_run(thread, scope, block_size, window, fit, answer_cap)
             run_facts.append(facts)
-            if run is None and thread.requests:
-                notes.append(f"trace {trace_id}: run {thread.run_id} has no turn inside the window")
-            elif run is None:
-                notes.append(f"trace {trace_id}: sub-agent {thread.run_id} made no request")
+            if run is None:
+                why = (
+                    "no turn fits the window with its answer"
+                    if thread.requests
+                    else "the sub-agent made no request"
+                )
+                notes.append(f"trace {trace_id}: run {thread.run_id}: {why}")
+                left_out.append({"run": thread.run_id, "why": why})
             else:
                 runs.append(run)
                 if facts["dropped_turns"]:
                     notes.append(
                         f"trace {trace_id}: run {thread.run_id} left out "
-                        f"{facts['dropped_turns']} turn(s) deeper than the window"
+                        f"{facts['dropped_turns']} turn(s) that do not fit the window with "
+                        "their answer"
                     )
         sources.append(
             {
@@ -133,19 +157,58 @@ def runs_from_traces(paths: Sequence[Path], *, window: int, fit: str) -> Importe
                 "out_scaled": True,
                 "subagents": len(threads) - 1,
                 "runs": run_facts,
+                **({"models": models} if models else {}),
             }
         )
-    return ImportedRuns(runs, sources, notes)
+    return ImportedRuns(runs, sources, notes, left_out)
 
 
-def _read(path: Path) -> tuple[Any, str]:
+def _read(
+    path: Path, window: int, fit: str, answer_cap: int, size_cap: int | None
+) -> tuple[Any, str]:
     try:
         raw = read_regular_bytes(path, limit=TRACE_SIZE_LIMIT)
+        if size_cap is not None:
+            estimate = estimated_output(raw, window, fit, answer_cap)
+            if estimate > size_cap:
+                raise BadInput(
+                    f"{path}: its runs would put ~{estimate >> 20} MiB of turns in a corpus of "
+                    f"whole runs (by its requests' 'in' counts), more than the "
+                    f"{size_cap >> 20} MiB a corpus file may hold: draw --shape segments, or "
+                    "fit it into a smaller --window"
+                )
         return loads_json(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest()
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text") from None
     except InputProblem as problem:
         raise BadInput(f"{path} {problem}") from None
+
+
+# A request's prompt size as the document spells it; a key of that name inside a string would
+# have its quotes escaped, so only the requests' own fields match.
+_TOKENS_IN = re.compile(rb'(?<!\\)"in"\s*:\s*(\d{1,12})')
+
+
+def estimated_output(raw: bytes, window: int, fit: str, answer_cap: int) -> int:
+    """Characters of turns a trace gives a corpus of whole runs, from its `in` counts alone:
+    three characters a token (the stand-in text's rate), scaled or dropped as `fit` would.
+    Sub-agents' requests count with the trace's: all its runs may be drawn."""
+    counts = [int(match) for match in _TOKENS_IN.findall(raw)]
+    if not counts:
+        return 0
+    if fit == "drop":
+        depths = [tokens for tokens in counts if tokens + answer_cap <= window]
+    else:
+        factor = min(1.0, window / (max(counts) + answer_cap))
+        depths = [round(tokens * factor) for tokens in counts]
+    return UNIT * sum(depths)
+
+
+def _models(data: object) -> list[str]:
+    """The models the trace says its requests went to (its `models` list), plain names only."""
+    listed = data.get("models") if isinstance(data, dict) else None
+    names = listed if isinstance(listed, list) else []
+    return sorted({name for name in names if isinstance(name, str) and safe_name(name) == name})
 
 
 def _parse(data: object, path: Path) -> tuple[str, int, str, list[TraceThread]]:
@@ -217,23 +280,29 @@ def _non_negative(entry: dict[str, object], key: str) -> float | None:
 
 
 def _build_run(
-    thread: TraceThread, scope: str, block_size: int, window: int, fit: str
+    thread: TraceThread, scope: str, block_size: int, window: int, fit: str, answer_cap: int
 ) -> tuple[PoolRun | None, dict[str, object]]:
     """The run at the factor that fits it (1.0 for `drop`), and what was done to it."""
     facts: dict[str, object] = {"run": thread.run_id, "requests": len(thread.requests)}
     if not thread.requests:
         return None, {**facts, "factor": 1.0, "turns": 0, "dropped_turns": 0}
     skipped = 0
+
+    def need(request: TraceRequest) -> int:
+        return request.tokens_in + answer_room(max(1, request.tokens_out), answer_cap)
+
     if fit == "drop":
-        # A turn's estimate is at least its tokens: what is deeper is never built.
-        inside = [request for request in thread.requests if request.tokens_in <= window]
+        # A turn's estimate is at least its tokens: what does not fit is never built.
+        inside = [request for request in thread.requests if need(request) <= window]
         skipped = len(thread.requests) - len(inside)
         thread = TraceThread(thread.run_id, inside)
-    deepest_in = max((request.tokens_in for request in thread.requests), default=window)
+    deepest_in = max((need(request) for request in thread.requests), default=window)
     factor = 1.0 if fit == "drop" else min(1.0, window / deepest_in)
     turns = _turns(thread, scope, block_size, factor) if thread.requests else []
     for _ in range(_FIT_ATTEMPTS if turns else 0):
-        deepest = max(turn.depth_estimate for turn in turns)
+        deepest = max(
+            turn.depth_estimate + answer_room(turn.max_tokens, answer_cap) for turn in turns
+        )
         if fit == "drop" or deepest <= window or factor * block_size < 1:
             break
         # Message framing adds to the estimate: shrink by what overflowed, a little more, and
@@ -243,7 +312,7 @@ def _build_run(
         if round(block_size * factor) == block_tokens:
             factor = (block_tokens - 0.5) / block_size - 1e-9
         turns = _turns(thread, scope, block_size, factor)
-    kept = _inside(turns, window)
+    kept = _inside(turns, window, answer_cap)
     dropped = skipped + len(turns) - len(kept)
     facts.update(factor=round(factor, 6), turns=len(kept), dropped_turns=dropped)
     if not kept:
@@ -251,9 +320,10 @@ def _build_run(
     return PoolRun(thread.run_id, "trace", tuple(kept)), facts
 
 
-def _inside(turns: list[Turn], window: int) -> list[Turn]:
-    """The turns inside the window, renumbered so a run's turns stay consecutive."""
-    kept = [turn for turn in turns if turn.depth_estimate <= window]
+def _inside(turns: list[Turn], window: int, answer_cap: int) -> list[Turn]:
+    """The turns that fit the window with their answer, renumbered so a run's turns stay
+    consecutive."""
+    kept = [turn for turn in turns if turn.fits(window, answer_cap)]
     return [
         replace(turn, id=f"{turn.run_id}#{index}", index=index) for index, turn in enumerate(kept)
     ]

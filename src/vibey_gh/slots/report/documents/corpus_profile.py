@@ -30,18 +30,72 @@ def profile_lines(profile: dict[str, Any]) -> list[str]:
         )
     traces = found.get("traces")
     if traces:
-        lines.append(
-            f"from {len(traces['ids'])} trace(s) ({', '.join(traces['fit'])}; factor "
-            f"{_spread(traces['factor'])}; {traces['subagents']} sub-agent run(s); "
-            f"{traces['dropped_turns']} turn(s) left out): {', '.join(map(str, traces['ids']))}"
-        )
+        lines.extend(_trace_lines(traces))
     for session in found.get("sessions", []):
         lines.append(
             f"from {session['agent']} session {session['id']} "
             f"({session['started']} – {session['ended']}, {session['turns']} turns, "
             f"{session['skipped_records']} record(s) skipped)"
         )
+        if session.get("usage") is False:
+            lines.append(
+                "  its log records no usage: replayed as logged, without the system prompt "
+                "and tool schemas the agent sent"
+            )
+    lines.extend(_recorded_with(found))
+    for run in profile.get("recorded_depth", []):
+        lines.append(
+            f"{run['run']}: deepest request {_number(run['deepest_recorded'])} tokens by its "
+            f"log, {_number(run['deepest_reached'])} in the corpus "
+            f"({run['stand_in_share']:.0%} stand-in for what the log leaves out); corpus ÷ log "
+            f"{_spread(run['reached_over_recorded'])} over {run['turns']} turn(s)"
+        )
+    # traces that gave no run are named with their trace above
+    named = {entry["id"] for entry in (traces or {}).get("no_run", [])}
+    for entry in profile.get("left_out", []):
+        if entry["run"] not in named:
+            lines.append(f"left out {entry['run']}: {entry['why']}")
     return lines
+
+
+def _trace_lines(traces: dict[str, Any]) -> list[str]:
+    no_run = traces.get("no_run", [])
+    not_drawn = traces.get("not_drawn", [])
+    failed = {entry["id"] for entry in no_run}
+    replayed = [str(i) for i in traces["ids"] if i not in failed and i not in not_drawn]
+    lines = [
+        f"from {len(replayed)} of {len(traces['ids'])} trace(s) (--fit "
+        f"{', '.join(traces['fit'])}; factor {_spread(traces['factor'])}; "
+        f"{traces['subagents']} sub-agent run(s); {traces['dropped_turns']} turn(s) left out): "
+        f"{', '.join(replayed) or 'none'}"
+    ]
+    lines += [f"trace {entry['id']} gave no run: {entry['why']}" for entry in no_run]
+    if not_drawn:
+        lines.append(f"trace(s) not drawn (their strata were full): {', '.join(not_drawn)}")
+    return lines
+
+
+def _recorded_with(found: dict[str, Any]) -> list[str]:
+    """The agents and models the recorded work came from, and what that means for answers."""
+    agents = sorted(
+        {
+            f"{session['agent']} {session.get('agent_version') or ''}".strip()
+            for session in found.get("sessions", [])
+        }
+    )
+    models = sorted(
+        {str(model) for session in found.get("sessions", []) for model in session.get("models", [])}
+        | set(found.get("traces", {}).get("models", []))
+    )
+    if not agents and not models:
+        return []
+    said = "recorded with " + ", ".join(agents) if agents else "recorded"
+    said += f" on {', '.join(models)}" if models else " (the log names no model)"
+    return [
+        said,
+        "a local model's answers differ in length from the recorded ones: the same prompts, "
+        "not the same work after them",
+    ]
 
 
 def _spread(picked: dict[str, float] | None) -> str:
