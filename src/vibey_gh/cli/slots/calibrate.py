@@ -285,12 +285,13 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    # A what-if is never evidence: what `allowed` answers is not its business (and asking
-    # would file a calibration request as a side effect).
+    # A what-if is never evidence: what `allowed` answers is not its business. Otherwise what
+    # `allowed` would answer is asked as a what-if, filing no calibration request (a demo's
+    # config names another setup, unmeasured: asking `allowed` itself would file one).
     after = (
         None
         if split_window
-        else what_allowed_answers_now(config, parts.decide_allowed, written, outcome.fingerprint)
+        else what_allowed_answers_now(config, parts.what_if_allowed, written, outcome.fingerprint)
     )
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
