@@ -217,7 +217,12 @@ def _render_shown(
 ) -> None:
     from ...slots.judging.judge import gain_range
     from ...slots.judging.truth.reported import describe as describe_reported
-    from ...slots.report.tables.step_table import columns_for, inconclusive_sentence, markdown_table
+    from ...slots.report.tables.step_table import (
+        columns_for,
+        inconclusive_sentence,
+        markdown_table,
+        shown_label,
+    )
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
@@ -247,7 +252,8 @@ def _render_shown(
         if verdict.gain is not None and verdict.slots > 1 and interval:
             gain = f", {verdict.gain:+.1%} ({interval})"  # never a point without its interval
         broken = f" — {verdict.broken[0]}" if verdict.broken else ""
-        out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
+        label = shown_label(verdict, shown.judgement)
+        out(f"  {name:<10} {label}{gain}{broken}", markup=False)
     for step, verdict in zip(shown.evidence.steps, shown.judgement.verdicts, strict=True):
         if verdict.inconclusive:
             out("  " + inconclusive_sentence(verdict, step, shown.min_gain), markup=False)
