@@ -304,6 +304,14 @@ def calibrate(
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
     state = "complete" if outcome.complete else "paused (rerun to continue)"
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
+    from ...slots.report.summary import more_slots_line
+
+    largest = (
+        max(slots) if slots else (max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    )
+    more = more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)
+    if more is not None:
+        click.echo(more)
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
         if path.suffix == ".json":
             click.echo(f"evidence: {path}")

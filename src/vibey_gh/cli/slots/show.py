@@ -271,6 +271,16 @@ def _render_shown(
             out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
     out(f"decided on {shown.judgement.figures.decided_by}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
+    from ...slots.report.summary import more_slots_line
+
+    decision = shown.evidence.document.decision
+    more = more_slots_line(
+        shown.judgement.ideal,
+        max((step.slots for step in shown.evidence.steps), default=1),
+        decision.stop_reason if decision is not None else None,
+    )
+    if more is not None:
+        out(more, markup=False)
     _render_latency(shown, console)
     out("files:")
     for path in shown.files:
