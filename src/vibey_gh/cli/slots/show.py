@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 import click
 
 from ...errors import BadInput
-from ..common import collaborators, emit_json, json_option, library_errors, stdout_is_terminal
+from ..common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    reader_went_away,
+    stdout_is_terminal,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -164,8 +171,13 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
 def _console() -> Console:
     from rich.console import Console
 
+    class ReaderMayLeave(Console):
+        def on_broken_pipe(self) -> None:
+            """`show | head`: rich would exit 1; the reader had all it wanted."""
+            reader_went_away()
+
     # markup off: evidence holds text from elsewhere (paths, model names, "vibey-gh[plots]")
-    return Console(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
+    return ReaderMayLeave(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
 
 
 def _when(epoch: float | None) -> str:
