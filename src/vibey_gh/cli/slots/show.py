@@ -14,7 +14,6 @@ from ..common import (
     emit_json,
     json_option,
     library_errors,
-    reader_went_away,
     stdout_is_terminal,
 )
 
@@ -169,12 +168,7 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
 
 
 def _console() -> Console:
-    from rich.console import Console
-
-    class ReaderMayLeave(Console):
-        def on_broken_pipe(self) -> None:
-            """`show | head`: rich would exit 1; the reader had all it wanted."""
-            reader_went_away()
+    from .show_console import ReaderMayLeave
 
     # markup off: evidence holds text from elsewhere (paths, model names, "vibey-gh[plots]")
     return ReaderMayLeave(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
@@ -187,8 +181,12 @@ def _when(epoch: float | None) -> str:
 
 
 def render_answer(answer: ShowAnswer, console: Console, *, markdown: bool = False) -> None:
-    """Print the answer: rich's table at the console's width, or the report's Markdown
-    table."""
+    """Print the answer: rich's table at the console's width, or Markdown (the report's
+    table, each other line a paragraph or a list item of its own)."""
+    if markdown:
+        from .show_console import markdown_console
+
+        console = markdown_console(console)
     out = console.print
     if answer.today is None:
         out(f"{answer.today_problem}")
