@@ -134,19 +134,59 @@ def test_the_next_step_is_estimated_from_the_one_the_pass_held() -> None:
     assert high >= low
 
 
-def test_the_live_display_says_the_same_on_a_terminal() -> None:
+def _rendered(live: LiveProgress) -> str:
+    console = Console(record=True, width=160, file=io.StringIO(), color_system=None)
+    console.print(live.renderable())
+    return console.export_text()
+
+
+def test_the_live_table_shows_the_steps_the_running_step_and_the_time_left() -> None:
+    """What the live view draws (rendered to a recording console, not timed): each measured
+    step with its throughput, interval and verdict, then the running step against what ends
+    it, its estimate, and the sweep's time left."""
     clock = Clock()
     out = io.StringIO()
     live = LiveProgress(clock=clock, console=Console(file=out, force_terminal=True, width=200))
     try:
         held_step_lines(live, clock)
-        task = live._progress.tasks[-1]
-        assert task.fields["detail"] == (
-            "105 s replayed (min 20, max 60; held for one pass: 41/60 turns), 41 turns served, "
-            "memory —"
+        shown = _rendered(live)
+        assert "step 0 N=1: at least 20 s, until each of its 60 corpus turns was served once" in (
+            shown
         )
+        assert "105 s replayed (min 20, max 60; held for one pass: 41/60 turns)" in shown
+        clock.now += 30.0
+        step = make_step(0, 1, same_answers(), duration=120.0)
+        live.step_finished(replace(step, measurement={"start": 5.0, "end": 110.0}), "floor")
+        live.step_started(1, 1, 1, 60)
+        clock.now += 10.0
+        shown = _rendered(live)
+        row = next(line for line in shown.splitlines() if "floor" in line)
+        cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+        assert cells == ["0", "1", "10", "300", "floor", "2 min"]
+        assert "step 1 N=1: about 2 min" in shown
+        left = [line for line in shown.splitlines() if line.startswith("sweep time left ")]
+        assert len(left) == 1, "the time left, less what the running step has taken"
+        assert "sweep N = 1, 1, 2, 3, … up to 4: 1 of at most 5" in shown
     finally:
         live.close()
+    # what scrolled above the live view: the plain lines, as a log has them
+    assert "step 0 N=1: floor — " in out.getvalue()
+
+
+def test_off_a_terminal_only_plain_lines_are_written(capsys: object) -> None:
+    from vibey_gh.cli.progress import PlainProgress, make_progress
+
+    progress = make_progress(live=False)
+    assert type(progress) is PlainProgress
+    progress.sweep_started(PLAN)
+    progress.step_started(0, 1, 1, 16)
+    progress.close()
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert err.splitlines()[1] == (
+        "step 0 (1 of at most 5): N=1; at least 60 s, until each of its 16 corpus turns was "
+        "served once"
+    )
+    assert "\x1b" not in err, "no terminal codes in a log"
 
 
 def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
