@@ -186,7 +186,7 @@ def calibrate(
     \b
     Examples:
       vibey-gh slots calibrate --demo
-      vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
+      vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2
       vibey-gh slots calibrate --corpus corpus.json --window 65536 --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
