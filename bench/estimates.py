@@ -120,8 +120,11 @@ def main() -> int:
     ended = watched.started_at[-1] + watched.took[-1]
     closing = time.monotonic() - ended
     print("")
-    print("step  estimated (range)      took    error   | time left printed   real    inside")
+    print(
+        "step  estimated (range)      took    error  in range | time left printed   real    inside"
+    )
     errors: list[float] = []
+    in_range: list[bool] = []
     lefts: list[bool] = []
     for index, took in enumerate(watched.took):
         estimate = watched.estimated[index]
@@ -131,6 +134,9 @@ def main() -> int:
             "—" if estimate is None else f"{estimate[0]:6.1f} ({estimate[1]:.0f}–{estimate[2]:.0f})"
         )
         error = None if estimate is None else estimate[0] / took - 1.0
+        ranged = None if estimate is None else estimate[1] <= took <= estimate[2]
+        if ranged is not None and index >= 1:
+            in_range.append(ranged)
         inside = None
         if left is not None:
             low, high = left
@@ -142,12 +148,14 @@ def main() -> int:
         left_text = "—" if left is None else f"{left[0]:6.0f}–{left[1]:<6.0f}"
         print(
             f"{index:>4}  {shown:<20} {took:6.1f}  "
-            f"{'—' if error is None else f'{error:+6.0%}':>6}   | {left_text:<17} "
+            f"{'—' if error is None else f'{error:+6.0%}':>6}  "
+            f"{'—' if ranged is None else ('yes' if ranged else 'no'):>8} | {left_text:<17} "
             f"{real_left:6.0f}  {'—' if inside is None else ('yes' if inside else 'NO')}"
         )
     worst = max((abs(e) for e in errors), default=0.0)
     met = worst <= TOLERANCE and all(lefts)
     print(f"after the last step, the evidence and its report took {closing:.0f} s more")
+    print(f"each step's real time inside its printed range: {sum(in_range)} of {len(in_range)}")
     print(
         f"after step 1: worst step estimate {worst:+.0%} off (target ±{TOLERANCE:.0%}); time left "
         f"inside its range in {sum(lefts)} of {len(lefts)}: {'met' if met else 'NOT met'}"

@@ -12,8 +12,10 @@ the pass, ramp and drain scale with a turn's cost at N. A turn's cost (worker-se
 served turn) at N is the latest step's scaled by (N / n)^α: α = 0 where throughput grows with
 the slots (a pass at 2 slots takes half as long), α = 1 on a saturated runner (it takes as
 long). Two slot counts measured give α; before that it is unknown, so the estimate takes the
-middle (½) and its range both ends. Nothing here is a bound or a verdict: only what the progress
-lines print, checked against the real durations by bench/estimates.py.
+middle (½) and its range both ends. A window is held past its minimum by an interval still
+undecided, which depends on the noise the step meets: the range reaches down to the minimum.
+Nothing here is a bound or a verdict: only what the progress lines print, checked against the
+real durations by bench/estimates.py.
 """
 
 from __future__ import annotations
@@ -124,6 +126,9 @@ def estimate_step(
     alphas = (known, known, known) if known is not None else (0.0, UNKNOWN_ALPHA, 1.0)
     window = _window_for(measured, slots, min_step_s, max_step_s)
     seconds = [_replay_at(reference, slots, alpha, window) for alpha in alphas if alpha is not None]
+    # a window measured past the minimum was held by an undecided interval, and how long the
+    # next one is held depends on the noise it meets: it may end at the minimum
+    seconds.append(_replay_at(reference, slots, alphas[0] or 0.0, min_step_s))
     likely_replay, likely_held = seconds[1]
     return StepEstimate(
         likely=overhead + likely_replay,
