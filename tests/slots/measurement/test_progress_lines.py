@@ -14,7 +14,6 @@ from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
     SweepPlan,
     duration_text,
-    overhead_of,
 )
 
 PLAN = SweepPlan(explicit=None, max_slots=4, done=0, min_step_s=60.0, max_step_s=300.0)
@@ -29,13 +28,6 @@ def test_the_most_steps_follow_the_order() -> None:
 def test_durations_read_at_a_glance() -> None:
     shown = [duration_text(s) for s in (0.5, 45, 720, 12_600)]
     assert shown == ["0.5 s", "45 s", "12 min", "3.5 h"]
-
-
-def test_overhead_is_the_time_outside_the_measurement_window() -> None:
-    step = make_step(0, 1, same_answers(), duration=100.0)
-    windowed = replace(step, measurement={"start": 1010.0, "end": 1090.0})
-    assert overhead_of([windowed]) == 20.0
-    assert overhead_of([step]) == 0.0, "a step without a window tells nothing"
 
 
 def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:

@@ -53,16 +53,14 @@ class SweepPlan:
 
     explicit: the `--slots` list (None: 1, 1, 2, 3, … up to `max_slots`). done: steps already
     measured (resumed ones included). min_step_s / max_step_s: how long one step is measured,
-    at least and at most. overhead_s: seconds a step spends outside its measurement (runner
-    start, model load, drain), as measured so far (0 before the first step). measured: the
-    resumed steps' figures, for the estimates. patience: steps without a gain that stop it."""
+    at least and at most. measured: the resumed steps' figures, for the estimates. patience:
+    steps without a gain that stop it."""
 
     explicit: tuple[int, ...] | None
     max_slots: int
     done: int
     min_step_s: float
     max_step_s: float
-    overhead_s: float = 0.0
     measured: tuple[MeasuredStep, ...] = ()
     patience: int = 2
 
@@ -89,27 +87,6 @@ def measured_of(steps: list[StepRecord]) -> tuple[MeasuredStep, ...]:
     """Resumed steps' figures for the estimates (their whole time as the records say)."""
     figures = (measured_step(step, step.ended_at - step.started_at) for step in steps)
     return tuple(f for f in figures if f is not None)
-
-
-def overhead_of(steps: list[StepRecord]) -> float:
-    """Mean seconds per step outside the measurement window (start, load, ramp, drain)."""
-    spans = [span for span in map(_overhead, steps) if span is not None]
-    return sum(spans) / len(spans) if spans else 0.0
-
-
-def _overhead(step: StepRecord) -> float | None:
-    measured = _measured_seconds(step)
-    if measured is None:
-        return None
-    return max(0.0, (step.ended_at - step.started_at) - measured)
-
-
-def _measured_seconds(step: StepRecord) -> float | None:
-    measurement = step.measurement or {}
-    start, end = measurement.get("start"), measurement.get("end")
-    if isinstance(start, int | float) and isinstance(end, int | float):
-        return float(end) - float(start)
-    return None
 
 
 class LineProgress:
@@ -273,5 +250,4 @@ __all__ = [
     "duration_text",
     "measured_of",
     "memory_text",
-    "overhead_of",
 ]
