@@ -4,8 +4,9 @@ Each llama.cpp kind's `identify_production` (`kinds`) calls its function here.
 
 `slots allowed` asks this on every decision, so it speaks to production through the small
 socket GET of `local_http` and never imports an adapter (httpx, llama.cpp, process handling).
-The embedded runner is identified from the installed package and the model file alone, so
-`local_http` (and the socket module) is imported only for llama-server, asked over HTTP.
+The embedded runner is identified from the installed package and the model file; its
+production (`vibey-gh runner serve`) is asked only for the slots it serves, one GET of /props
+that a production not running refuses at once.
 """
 
 from __future__ import annotations
