@@ -26,8 +26,8 @@ def test_the_most_steps_follow_the_order() -> None:
 
 
 def test_durations_read_at_a_glance() -> None:
-    shown = [duration_text(s) for s in (0.5, 45, 720, 12_600)]
-    assert shown == ["0.5 s", "45 s", "12 min", "3.5 h"]
+    shown = [duration_text(s) for s in (0.5, 45, 135, 720, 12_600)]
+    assert shown == ["0.5 s", "45 s", "2.2 min", "12 min", "3.5 h"]
 
 
 def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
@@ -118,7 +118,7 @@ def test_the_next_step_is_estimated_from_the_one_the_pass_held() -> None:
     step = replace(step, measurement={"start": 5.0, "end": 110.0})
     progress.step_finished(step, "floor")
     progress.step_started(1, 1, 1, 60)
-    assert lines[-1].startswith("step 1 (2 of at most 5): N=1; about 2 min")
+    assert lines[-1].startswith("step 1 (2 of at most 5): N=1; about 2.2 min")
     left = progress.time_left()
     assert left is not None
     low, high = left
@@ -154,8 +154,8 @@ def test_the_live_table_shows_the_steps_the_running_step_and_the_time_left() -> 
         shown = _rendered(live)
         row = next(line for line in shown.splitlines() if "floor" in line)
         cells = [cell.strip() for cell in row.strip("│ ").split("│")]
-        assert cells == ["0", "1", "10", "300", "floor", "2 min"]
-        assert "step 1 N=1: about 2 min" in shown
+        assert cells == ["0", "1", "10", "300", "floor", "2.2 min"]
+        assert "step 1 N=1: about 2.2 min" in shown
         left = [line for line in shown.splitlines() if line.startswith("sweep time left ")]
         assert len(left) == 1, "the time left, less what the running step has taken"
         assert "sweep N = 1, 1, 2, 3, … up to 4: 1 of at most 5" in shown

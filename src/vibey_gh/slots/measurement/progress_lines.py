@@ -37,11 +37,14 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
 
 
 def duration_text(seconds: float) -> str:
-    """A short, rounded duration: 0.5 s, 45 s, 12 min, 3.5 h."""
+    """A short, rounded duration: 0.5 s, 45 s, 2.2 min, 12 min, 3.5 h (tenths of a minute
+    below ten minutes, where a step's estimate is read against its real time)."""
     if seconds < 10:
         return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{round(seconds / 60, 1):g} min"
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
@@ -156,11 +159,13 @@ class LineProgress:
                 f"at least {duration_text(self._plan.min_step_s)}, until each of its {turns} "
                 "was served once"
             )
-        held = " (one pass over the corpus holds it)" if estimate.pass_held else ""
-        spread = ""
+        notes = []
         if estimate.high - estimate.low > 0.1 * estimate.likely:
-            spread = f", {duration_text(estimate.low)}–{duration_text(estimate.high)}"
-        return f"about {duration_text(estimate.likely)}{spread}{held}"
+            notes.append(f"{duration_text(estimate.low)}–{duration_text(estimate.high)}")
+        if estimate.pass_held:
+            notes.append("one pass over the corpus holds it")
+        said = f" ({'; '.join(notes)})" if notes else ""
+        return f"about {duration_text(estimate.likely)}{said}"
 
     def time_left(self) -> tuple[float, float] | None:
         """Seconds the sweep has left from the start of the running step (None: unknown)."""
