@@ -71,6 +71,16 @@ class Collaborators:
             model=model, window=window, platform=self.platform, deps=self.allowed_deps
         )
 
+    def what_if_allowed(self, config: LocalModels) -> AllowedAnswer:
+        """What `slots allowed` would answer for `config`, filing no calibration request: a
+        command that only says what the gate would do leaves nothing behind."""
+        from dataclasses import replace
+
+        from .slots.gate.allowed import decide_allowed
+
+        deps = replace(self.allowed_deps(), files_requests=False)
+        return decide_allowed(config, platform=self.platform, deps=deps)
+
 
 def real_collaborators(
     *,

@@ -175,7 +175,7 @@ def test_help_is_click_s() -> None:
 
 
 @pytest.mark.parametrize("argv", [["slots", "allowed", "--json"], ["--debug", "slots", "allowed"]])
-def test_a_reader_that_went_away_ends_quietly_with_exit_1(argv: list[str]) -> None:
+def test_a_reader_that_went_away_ends_quietly_with_exit_0(argv: list[str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will read: the first write meets a broken pipe
     try:
@@ -188,4 +188,4 @@ def test_a_reader_that_went_away_ends_quietly_with_exit_1(argv: list[str]) -> No
         )
     finally:
         os.close(write_end)
-    assert (done.returncode, done.stderr) == (1, "")
+    assert (done.returncode, done.stderr) == (0, ""), "as `head` itself: it had all it wanted"

@@ -26,7 +26,30 @@ def test_doctor_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
     )
     os.close(write_end)
     assert done.stderr.decode() == "", "no 'error: Broken pipe'"
-    assert done.returncode == 1, "quietly, as click and the slots allowed fast path do"
+    assert done.returncode == 0, "quietly, as `head` and the slots allowed fast path do"
+
+
+def test_show_as_markdown_into_a_closed_pipe_exits_0(tmp_path: Path) -> None:
+    """`vibey-gh slots show --format markdown | head`: a pipeline under `set -o pipefail`
+    must not fail because its reader stopped early."""
+    from tests.support.evidence import RECORDED, RECORDED_FINGERPRINT
+
+    state = tmp_path / "state"
+    (state / "evidence").mkdir(parents=True)
+    (state / "evidence" / f"{RECORDED_FINGERPRINT}.json").write_bytes(RECORDED.read_bytes())
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    done = subprocess.run(
+        [sys.executable, "-m", "vibey_gh", "slots", "show", RECORDED_FINGERPRINT],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "VIBEY_GH_SLOTS_DIR": str(state)},
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+    )
+    os.close(write_end)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
 
 
 def test_live_progress_prints_brackets_as_written(capsys: Any) -> None:

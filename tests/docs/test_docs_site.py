@@ -147,3 +147,22 @@ def test_the_first_hour_guide_shows_both_corpus_formats_and_completion() -> None
         "_VIBEY_GH_COMPLETE=bash_source",
     ):
         assert needle in text, needle
+
+
+def test_the_simulated_demo_is_spelled_the_same_everywhere() -> None:
+    """The first sweep a newcomer runs: the guides and `calibrate --help` give it with the
+    same step length, so the time they promise is the time it takes."""
+    from vibey_gh.cli.slots.calibrate import calibrate
+
+    pattern = re.compile(r"vibey-gh slots calibrate --demo --runner simulated[^\n`]*")
+    help_text = calibrate.help or ""
+    spelled = set()
+    for text in (
+        (DOCS / "guides" / "first-hour.md").read_text(encoding="utf-8"),
+        (DOCS / "guides" / "calibrate.md").read_text(encoding="utf-8"),
+        help_text,
+    ):
+        found = {line.strip() for line in pattern.findall(text)}
+        assert found, "each names the simulated demo"
+        spelled |= found
+    assert spelled == {"vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2"}

@@ -209,6 +209,8 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     assert "step 0 (1 of at most 17): N=1" in sweep.stderr, "progress goes to stderr"
     demo = outputs["vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2"]
     assert "sweep complete" in demo.stdout
+    # asking what `allowed` would answer filed no calibration request
+    assert "calibration requested" not in demo.stdout
     rows = list(csv.DictReader(io.StringIO(outputs["vibey-gh slots show --format csv"].stdout)))
     assert rows and float(rows[0]["turns_per_hour"]) > 0
     table = outputs["vibey-gh slots show --format markdown"].stdout

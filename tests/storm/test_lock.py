@@ -32,6 +32,7 @@ def test_lanes_share_it_and_a_calibration_is_refused_naming_them(layout: StateLa
     message = str(refused.value)
     assert message.startswith("the model lock is held by 2 holders: ")
     assert f"lane pid {os.getpid()} since " in message and "(shared)" in message
+    assert message.endswith(": wait for it to finish, or stop it (kill PID)")
 
 
 def test_a_calibration_holds_it_alone(layout: StateLayout) -> None:

@@ -38,6 +38,8 @@ def record(root: Path, run_id: str, status: str | None) -> None:
 def test_only_visible_toml_files_are_specs(queue: StormQueue) -> None:
     assert queue.pending() == ["a.toml", "b.toml", "c.toml", "d.toml", "e.toml"]
     assert queue.counts() == {"pending": 5, "running": 0, "done": 0, "failed": 0}
+    # what the storm's log says: words, not a Python dict
+    assert queue.counts_text() == "5 pending, 0 running, 0 done, 0 failed"
 
 
 def test_a_claim_moves_the_spec_and_names_its_run(queue: StormQueue) -> None:

@@ -84,11 +84,11 @@ def library_errors(func: F) -> F:
 
 
 def reader_went_away() -> None:
-    """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 1,
-    as click does and as the `slots allowed` fast path does, nothing more flushed to the
-    closed pipe and no "Broken pipe" error line."""
+    """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 0,
+    as `head` itself does (the reader had all it wanted) and as the `slots allowed` fast path
+    does, nothing more flushed to the closed pipe and no "Broken pipe" error line."""
     sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
-    raise SystemExit(1)
+    raise SystemExit(0)
 
 
 class _FlushQuietly:

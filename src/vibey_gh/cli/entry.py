@@ -81,10 +81,10 @@ def answer_allowed(args: AllowedArgs) -> int:
     try:
         print(json_text(answer.to_json()) if as_json else answer.line(), flush=True)
     except BrokenPipeError:
-        # The reader went away (`| head`): exit 1 quietly, as click does, and keep the
-        # interpreter's own flush at exit from failing on the same pipe.
+        # The reader went away (`| head`): it had all it wanted, so exit 0 quietly, and keep
+        # the interpreter's own flush at exit from failing on the same pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 0
     return 0
 
 
@@ -136,5 +136,17 @@ def main(argv: list[str] | None = None) -> int:
             gc.enable()
     from .main import cli
 
-    cli.main(args=arguments, prog_name="vibey-gh")
+    try:
+        cli.main(args=arguments, prog_name="vibey-gh")
+    except SystemExit as exc:
+        if reader_went_away():
+            return 0
+        raise exc from None
     return 0
+
+
+def reader_went_away() -> bool:
+    """The reader of stdout closed it (`vibey-gh slots show | head`): click then quiets
+    stdout and exits 1, but the reader had all it wanted, as `head` itself exits 0."""
+    # click wraps stdout in its PacifyFlushWrapper when it met the broken pipe
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"

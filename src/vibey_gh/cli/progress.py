@@ -1,9 +1,12 @@
-"""Progress for long work: a live rich display on a terminal, plain lines otherwise.
+"""Progress for long work: a live table on a terminal, plain lines otherwise.
 
-Both go to stderr, so `--json` on stdout stays clean. The live display has two bars: the
-sweep's (steps done of the most it may take, and a range for the time left) and the step's
-(seconds replayed against the step's maximum, with its minimum, the turns served and memory
-beside it).
+Both go to stderr, so `--json` on stdout stays clean. The live view (rich's Live) redraws in
+place: the steps measured so far with their throughput, its interval and their verdicts, the
+running step against what will end it (its minimum measured, every corpus turn served once,
+its maximum), its expected time, and the sweep's time left. Lines that are not progress (a
+resumed checkpoint, a discarded step, a finished step) are printed above it, as the plain
+lines say them, so what scrolled away is still there. Off a terminal (a log, CI) only the
+plain lines are written.
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ import sys
 import time
 from collections.abc import Callable
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
 
 from ..interfaces.slots_interface import MemorySample
+from ..slots.judging.metrics import step_metrics
 from ..slots.judging.records import StepRecord
-from ..slots.measurement.progress_lines import LineProgress, SweepPlan, memory_text
+from ..slots.measurement.progress_lines import LineProgress, SweepPlan, duration_text, memory_text
+
+CONFIDENCE = 0.9  # the interval shown while the sweep runs (the evidence states its own)
+REDRAW_EVERY_S = 0.25  # a step may serve dozens of turns a second: redraw at most this often
 
 
 def _to_stderr(text: str) -> None:
@@ -31,72 +40,132 @@ class PlainProgress(LineProgress):
         super().__init__(_to_stderr, clock=clock)
 
 
+def _short(value: float) -> str:
+    return f"{value / 1000:.1f}k" if value >= 10_000 else f"{value:,.0f}"
+
+
 class LiveProgress(PlainProgress):
-    """A rich bar for the sweep and one per step, on stderr."""
+    """A live table of the sweep on stderr, redrawn as turns come in."""
 
     def __init__(
         self, clock: Callable[[], float] = time.monotonic, console: Console | None = None
     ) -> None:
         super().__init__(clock)
         self._console = Console(stderr=True) if console is None else console
-        self._progress = Progress(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(bar_width=24),
-            TextColumn("{task.fields[detail]}", markup=False),
+        self._rows: list[tuple[str, str, str, str, str, str]] = []
+        self._running: tuple[int, int, int] | None = None  # index, slots, attempt
+        self._detail = ""
+        self._left_at_start: tuple[float, float] | None = None
+        self._figure = "turns/h"
+        self._drawn_at = -REDRAW_EVERY_S
+        # stdout is the command's own (`--json`): the live view never takes it over
+        self._live = Live(
+            self.renderable(),
             console=self._console,
             transient=False,
+            auto_refresh=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
-        self._sweep: TaskID | None = None
-        self._task: TaskID | None = None
-        self._progress.start()
+        self._live.start()
 
     def message(self, text: str) -> None:
-        self._progress.console.print(text, markup=False, highlight=False)
+        self._live.console.print(text, markup=False, highlight=False)
+
+    def _refresh(self) -> None:
+        self._live.update(self.renderable(), refresh=True)
 
     def sweep_started(self, plan: SweepPlan) -> None:
         super().sweep_started(plan)
-        self._sweep = self._progress.add_task(
-            "sweep", total=plan.most_steps, completed=plan.done, detail=self._sweep_detail()
-        )
-
-    def _sweep_detail(self) -> str:
-        if self._plan is None:
-            return ""
-        return f"{self._done} of at most {self._plan.most_steps} steps{self.time_left_text()}"
+        self._refresh()
 
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
         LineProgress.step_started(self, index, slots, attempt, turns)
-        again = f" try {attempt}" if attempt > 1 else ""
-        total = self._plan.max_step_s if self._plan is not None else None
-        self._task = self._progress.add_task(
-            f"step {index} N={slots}{again}", total=total, detail="starting runner"
-        )
+        self._running = (index, slots, attempt)
+        self._detail = "starting the runner"
+        self._left_at_start = self.time_left()
+        self._refresh()
 
     def runner_ready(self, load_seconds: float | None) -> None:
         super().runner_ready(load_seconds)
-        if self._task is not None:
-            loaded = "" if load_seconds is None else f"loaded in {load_seconds:.1f}s"
-            self._progress.update(self._task, detail=loaded)
+        self._detail = "" if load_seconds is None else f"model loaded in {load_seconds:.1f}s"
+        self._refresh()
 
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
-        if self._task is not None:
-            self._progress.update(
-                self._task,
-                completed=self.replayed_seconds(),
-                detail=f"{self.step_detail(done, served)}, {memory_text(latest)}",
-            )
+        now = self._clock()
+        if now - self._drawn_at >= REDRAW_EVERY_S:
+            self._drawn_at = now
+            self._detail = f"{self.step_detail(done, served)}, {memory_text(latest)}"
+            self._refresh()
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
-        if self._task is not None:
-            done = self._plan.max_step_s if self._plan is not None else None
-            self._progress.update(self._task, completed=done, detail=verdict_label)
+        took = self._clock() - self._step_started
         super().step_finished(step, verdict_label)
-        if self._sweep is not None:
-            self._progress.update(self._sweep, completed=self._done, detail=self._sweep_detail())
+        metrics = step_metrics(step)
+        self._figure = metrics.decided_by
+        low, high = metrics.interval(CONFIDENCE)
+        rate = _short(metrics.rate)
+        if metrics.has_interval:
+            rate += f" ({_short(low)}–{_short(high)})"
+        served = sum(1 for turn in step.turns if turn.result.served)
+        self._rows.append(
+            (
+                str(step.index),
+                str(step.slots),
+                str(served),
+                rate,
+                verdict_label + (" (ended early)" if step.ended_early else ""),
+                duration_text(took),
+            )
+        )
+        self._running = None
+        self._refresh()
+
+    def renderable(self) -> RenderableType:
+        """The sweep as it stands: the steps measured, the running step, the time left."""
+        if self._plan is None and self._running is None and not self._rows:
+            return Text("")  # no sweep (a soak): its lines are all it says
+        table = Table(title=self._title(), title_justify="left", expand=False)
+        for header in ("step", "N", "turns served", f"{self._figure} ({CONFIDENCE:.0%})"):
+            table.add_column(header, justify="right")
+        table.add_column("verdict")
+        table.add_column("took", justify="right")
+        for row in self._rows:
+            table.add_row(*row)
+        parts: list[RenderableType] = [table]
+        if self._running is not None:
+            index, slots, attempt = self._running
+            again = f" (attempt {attempt})" if attempt > 1 else ""
+            parts.append(Text(f"step {index} N={slots}{again}: {self.step_estimate_text()}"))
+            if self._detail:
+                parts.append(Text(f"  {self._detail}"))
+        left = self._left_text()
+        if left:
+            parts.append(Text(left))
+        return Group(*parts)
+
+    def _title(self) -> str:
+        if self._plan is None:
+            return "sweep"
+        return f"sweep {self._plan.order_text()}: {self._done} of at most {self._plan.most_steps}"
+
+    def _left_text(self) -> str:
+        """The sweep's time left, less what the running step has taken so far."""
+        left = self._left_at_start if self._running is not None else self.time_left()
+        if left is None or left[1] <= 0:
+            return ""
+        spent = self._clock() - self._step_started if self._running is not None else 0.0
+        low, high = (max(0.0, end - spent) for end in left)
+        if duration_text(low) == duration_text(high):
+            return f"sweep time left about {duration_text(high)}"
+        return f"sweep time left {duration_text(low)}–{duration_text(high)}"
 
     def close(self) -> None:
-        self._progress.stop()
+        self._live.stop()
 
 
 def make_progress(live: bool) -> PlainProgress:
     return LiveProgress() if live else PlainProgress()
+
+
+__all__ = ["LiveProgress", "PlainProgress", "make_progress"]

@@ -106,10 +106,11 @@ def identify_production(
     """Kind, version, model digest and settings of the production setup, starting nothing.
 
     embedded: the installed xllamacpp and the GGUF's sha256. simulated: this package's version
-    and a digest of the capacity model. ollama: what production says on /api/version and
-    /api/tags, and the environment it runs with. llama-server: production's /props build and
-    slots, the GGUF's sha256 and the config's runner_args. RunnerError when the production
-    runner that must say its version does not answer.
+    and a digest of the capacity model. Both ask a production that answers for its slots.
+    ollama: what production says on /api/version and /api/tags, and the environment it runs
+    with. llama-server: production's /props build and slots, the GGUF's sha256 and the
+    config's runner_args. RunnerError when the production runner that must say its version
+    does not answer.
     """
     return runner_kind(config.runner).identify_production(config, state, read_environment)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import LocalModels
-from ..errors import BadInput
+from ..errors import BadInput, VibeyError
 from ..interfaces.values import frozen_value
 from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
@@ -36,6 +36,7 @@ from ..slots.measurement.calibration_setup import (
 )
 from ..slots.measurement.progress_lines import LineProgress
 from ..state import StateLayout
+from .advice import in_storm_terms
 from .lock import model_lock
 
 DEFAULT_MIN_LANE_TURNS = 60
@@ -150,23 +151,44 @@ def calibrate_idle(
 ) -> CalibrationOutcome:
     """Take the model lock exclusively, build the corpus, run `calibrate --if-requested` in
     the calibration world `environment` builds (the composition root's)."""
-    with model_lock(layout, exclusive=True, wait=False, role="calibration"):
-        max_tokens = plan.max_tokens or config.max_tokens
-        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan, max_tokens)
-        log(
-            f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
-            f"{len(corpus.segments)} {'whole runs' if corpus.shape == SHAPE_RUNS else 'segments'}"
-            f", {corpus.turn_count} turns"
-        )
-        request = CalibrationRequest(
-            config=config,
-            corpus=corpus,
-            window=config.window,
-            max_tokens=max_tokens,
-            slots=plan.slots,
-            max_runs=plan.max_runs,
-            if_requested=True,
-            threads=plan.threads,
-        )
-        progress = LineProgress(lambda text: log(f"calibration: {text}"), every_s=60.0)
-        return run_calibration(request, environment(config, layout), progress)
+    try:
+        with model_lock(layout, exclusive=True, wait=False, role="calibration"):
+            outcome = _calibrate_locked(
+                config, layout, records_root, done_folder, plan, log, environment
+            )
+    except VibeyError as exc:
+        # the calibration's advice names its own options; the storm's log names the storm's
+        exc.args = (in_storm_terms(str(exc)),)
+        raise
+    outcome.reason = in_storm_terms(outcome.reason)
+    return outcome
+
+
+def _calibrate_locked(
+    config: LocalModels,
+    layout: StateLayout,
+    records_root: Path,
+    done_folder: Path,
+    plan: CalibrationPlan,
+    log: Any,
+    environment: Callable[[LocalModels, StateLayout | None], Environment],
+) -> CalibrationOutcome:
+    max_tokens = plan.max_tokens or config.max_tokens
+    corpus, origin = storm_corpus(records_root, done_folder, config.window, plan, max_tokens)
+    log(
+        f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
+        f"{len(corpus.segments)} {'whole runs' if corpus.shape == SHAPE_RUNS else 'segments'}"
+        f", {corpus.turn_count} turns"
+    )
+    request = CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=config.window,
+        max_tokens=max_tokens,
+        slots=plan.slots,
+        max_runs=plan.max_runs,
+        if_requested=True,
+        threads=plan.threads,
+    )
+    progress = LineProgress(lambda text: log(f"calibration: {in_storm_terms(text)}"), every_s=60.0)
+    return run_calibration(request, environment(config, layout), progress)

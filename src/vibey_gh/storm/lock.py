@@ -133,7 +133,8 @@ def file_lock(
         if not try_lock(fd, exclusive=exclusive):
             held = f"the {name} is held by {describe_holders(lock_path)}"
             if not wait:
-                raise Refused(held)
+                # the way out: the holder is named by pid, so it can be waited for or stopped
+                raise Refused(f"{held}: wait for it to finish, or stop it (kill PID)")
             if on_wait is not None:
                 on_wait(f"waiting: {held}")
             deadline = None if timeout_s is None else clock.monotonic() + timeout_s

@@ -88,6 +88,11 @@ class StormQueue:
     def counts(self) -> dict[str, int]:
         return {state: len(self.specs(state)) for state in STATES}
 
+    def counts_text(self, counts: dict[str, int] | None = None) -> str:
+        """ "5 pending, 0 running, 2 done, 1 failed": the counts as a log line says them."""
+        counts = self.counts() if counts is None else counts
+        return ", ".join(f"{counts.get(state, 0)} {state}" for state in STATES)
+
     def _move(self, source: str, name: str, target: str) -> str:
         """Rename `name` from `source` into `target` (under a free name); return that name."""
         destination = _free_name(self.folder(target), name)

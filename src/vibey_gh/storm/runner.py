@@ -354,7 +354,7 @@ class Storm:
         with file_lock(
             lock_path, exclusive=True, wait=False, role="storm", name="storm queue lock"
         ):
-            self.log(f"storm on {self.queue.root}: {self.queue.counts()}")
+            self.log(f"storm on {self.queue.root}: {self.queue.counts_text()}")
             for line in self.queue.recover(self.records):
                 self.log(line)
             try:
@@ -366,7 +366,7 @@ class Storm:
             self._finish_lanes()
             self._settle_finished(wait=True)
             self.summary.queue = self.queue.counts()
-            self.log(f"storm ends: {self.summary.queue}")
+            self.log(f"storm ends: {self.queue.counts_text(self.summary.queue)}")
         return self.summary
 
     def _loop(self) -> None:

@@ -39,7 +39,8 @@ def test_a_demo_on_another_runner_does_not_offer_the_config_line(tmp_path: Path)
     assert lines[0] == "allowed now: 1 — declared 1 (concurrent_runs = 1)"
     assert lines[1].startswith(
         "the evidence supports 4 for the setup this sweep measured, not for the one "
-        f'{tmp_path / "vibey-gh.toml"} names: with concurrent_runs = "measured" there, '
+        f'{tmp_path / "vibey-gh.toml"} names: with concurrent_runs = "measured" under '
+        "[local_models] there, "
         "`slots allowed` would answer 1 (unmeasured: no evidence for this fingerprint; "
     )
     assert lines[1].endswith(
@@ -55,3 +56,18 @@ def test_a_sweep_of_the_configured_setup_offers_the_config_line(tmp_path: Path) 
     lines = describe_after(after)
     assert lines[1].endswith(f"put this line under [local_models] in {tmp_path / 'vibey-gh.toml'}:")
     assert lines[2] == '  concurrent_runs = "measured"'
+
+
+def test_a_config_file_that_does_not_exist_is_named_as_one_to_create(tmp_path: Path) -> None:
+    """No config file (the defaults): the lines never name the file as if it were there."""
+    missing = tmp_path / "vibey-gh.toml"
+    defaults = LocalModels(runner="simulated")
+    after = what_allowed_answers_now(defaults, decide, defaults, MEASURED_FP)
+    assert after["config_exists"] is False
+    lines = describe_after(after)
+    assert "(the file does not exist yet: create it with these lines):" in lines[1]
+    assert lines[2:] == ["  [local_models]", '  concurrent_runs = "measured"']
+    demo = LocalModels().with_overrides(runner="simulated", window=4096)
+    lines = describe_after(what_allowed_answers_now(demo, decide, LocalModels(), MEASURED_FP))
+    assert "not for the defaults (no config file yet; " in lines[1]
+    assert f"the one {missing} names" not in lines[1]

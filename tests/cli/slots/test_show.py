@@ -107,7 +107,7 @@ def test_shows_todays_table_verdicts_ideal_and_files(isolated_state: Path, show:
     assert f"evidence {FP} (today's fingerprint)" in out
     assert "2.0 days old" in out and "STALE" not in out
     assert "| N=1 again | 1 × 4,096 | 16 (corpus 16) | 1025.7 |" in out
-    assert "  N=2        no gain\n" in out, "a gain without its interval is not printed"
+    assert "\n- N=2 no gain\n" in out, "a gain without its interval is not printed"
     assert "ideal N = 1 — one:" in out
     assert str(evidence) in out
     assert "--report` writes it" in out

@@ -131,3 +131,15 @@ def test_it_answers_like_llama_server(served) -> None:  # type: ignore[no-untype
     too_long = served.chat([{"role": "user", "content": "word " * 1000}], None, settings)
     assert not too_long.served and too_long.error == REFUSED_OVER_WINDOW
     assert LlamaServerWatch(served.base_url).poll().busy is False
+
+
+def test_a_served_production_says_its_slots_to_the_gate(served) -> None:  # type: ignore[no-untyped-def]
+    """`vibey-gh runner serve --runner simulated --slots 2` as production: its identity says
+    the 2 slots it serves, so the gate never calls its parallelism unknown."""
+    from vibey_gh.config import LocalModels
+    from vibey_gh.runners.registry import identify_production
+
+    config = LocalModels(runner="simulated", production_url=served.base_url)
+    assert identify_production(config).serving_slots == 2
+    gone = LocalModels(runner="simulated", production_url=f"http://127.0.0.1:{free_port()}")
+    assert identify_production(gone).serving_slots is None, "not answering: unknown"

@@ -97,7 +97,7 @@ def test_traces_that_gave_no_run_are_named_and_a_drop_fit_is_not_called_scaled()
          "shared_prefix_share": None, "origin": {"traces": {**found, "fit": ["drop"],
          "factor": None, "subagents": 0, "dropped_turns": 3}}}
     )  # fmt: skip
-    assert any(line.startswith("from 1 of 2 trace(s) (--fit drop") for line in lines)
+    assert any(line.startswith("from 1 of 2 trace(s) (fit drop") for line in lines)
     assert "trace t1 gave no run: no turn fits the window with its answer" in lines
     assert "recorded on claude-opus-4-5-20251101" in lines
 

@@ -162,3 +162,11 @@ def test_production_settings_change_the_id_and_say_which_setting_changed() -> No
     assert describe_differences(with_cache.fields, plain.fields) == [
         "runner setting OLLAMA_KV_CACHE_TYPE q8_0 → unset"
     ]
+
+
+def test_a_version_that_starts_with_its_runners_name_is_not_named_twice() -> None:
+    old = {"runner_kind": "simulated", "runner_version": "simulated 0.1.0"}
+    new = {"runner_kind": "embedded", "runner_version": "xllamacpp 2026.10.11549"}
+    assert describe_differences(old, new) == [
+        "runner simulated 0.1.0 → embedded xllamacpp 2026.10.11549"
+    ]

@@ -429,3 +429,17 @@ def test_evidence_measured_without_intervals_still_answers_and_asks_for_a_calibr
     again = decide_allowed(config("measured"), deps=deps_for(fresh))
     assert again.allowed == 2 and not again.requested
     assert "without intervals" not in again.reason
+
+
+def test_a_what_if_answers_as_the_gate_would_and_files_no_request(tmp_path: Path) -> None:
+    """What `slots calibrate` says `allowed` would answer must leave nothing behind: the
+    answer is the gate's, its reason says a request would be filed, and none is."""
+    layout = StateLayout(tmp_path)
+    what_if = replace(deps_for(tmp_path), files_requests=False)
+    answer = decide_allowed(config("measured"), deps=what_if)
+    assert answer.allowed == 1 and answer.reason_code == "unmeasured"
+    assert answer.reason.endswith("— `slots allowed` would request a calibration")
+    assert not answer.requested and answer.fingerprint is not None
+    assert not request_path(layout, answer.fingerprint).exists()
+    filed = decide_allowed(config("measured"), deps=deps_for(tmp_path))
+    assert filed.requested and request_path(layout, filed.fingerprint or "").exists()

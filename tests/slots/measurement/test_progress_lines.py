@@ -14,7 +14,6 @@ from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
     SweepPlan,
     duration_text,
-    overhead_of,
 )
 
 PLAN = SweepPlan(explicit=None, max_slots=4, done=0, min_step_s=60.0, max_step_s=300.0)
@@ -26,22 +25,9 @@ def test_the_most_steps_follow_the_order() -> None:
     assert PLAN.order_text() == "N = 1, 1, 2, 3, … up to 4"
 
 
-def test_time_left_runs_from_one_short_step_to_every_step_at_its_cap() -> None:
-    assert PLAN.time_left(0) == (60.0, 5 * 300.0)
-    assert PLAN.time_left(3, overhead_s=20.0) == (80.0, 2 * 320.0)
-    assert PLAN.time_left(5) == (0.0, 0.0)
-
-
 def test_durations_read_at_a_glance() -> None:
-    shown = [duration_text(s) for s in (0.5, 45, 720, 12_600)]
-    assert shown == ["0.5 s", "45 s", "12 min", "3.5 h"]
-
-
-def test_overhead_is_the_time_outside_the_measurement_window() -> None:
-    step = make_step(0, 1, same_answers(), duration=100.0)
-    windowed = replace(step, measurement={"start": 1010.0, "end": 1090.0})
-    assert overhead_of([windowed]) == 20.0
-    assert overhead_of([step]) == 0.0, "a step without a window tells nothing"
+    shown = [duration_text(s) for s in (0.5, 45, 135, 720, 12_600)]
+    assert shown == ["0.5 s", "45 s", "2.2 min", "12 min", "3.5 h"]
 
 
 def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
@@ -54,10 +40,15 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     step = make_step(2, 2, same_answers(), duration=100.0)
     progress.step_finished(step, "qualifies")
     assert lines[0] == (
-        "sweep: N = 1, 1, 2, 3, … up to 4; each step measured 60 s–5 min; "
-        "2 step(s) already measured"
+        "sweep: N = 1, 1, 2, 3, … up to 4; a step serves every corpus turn once and measures "
+        "60 s–5 min; 2 steps already measured"
     )
-    assert lines[1] == "step 2 (3 of at most 5): N=2; sweep time left 60 s–15 min"
+    # nothing measured to scale from (the resumed steps' figures were not given): what ends
+    # the step, never a guess
+    assert lines[1] == (
+        "step 2 (3 of at most 5): N=2; at least 60 s, until each of its 15 corpus turns was "
+        "served once"
+    )
     assert lines[2] == "  runner ready, model loaded in 1.5s"
     assert lines[3].startswith("  0 s replayed (min 60, max 300), 2960 turns served, ")
     assert "corpus 15/15 once" in lines[3] and "2966/15" not in lines[3]
@@ -114,32 +105,80 @@ def test_within_its_max_a_step_shows_the_corpus_covered_not_a_hold() -> None:
     )
 
 
-def test_time_left_grows_to_a_step_the_one_pass_held_past_its_cap() -> None:
+def test_the_next_step_is_estimated_from_the_one_the_pass_held() -> None:
+    """Step 0 took 135 s (its one pass held it past the 60 s cap): the next one-slot step is
+    expected to take as long, and the sweep's low end is the steps it takes at least (the
+    second one-slot run and two steps without a gain), never one step's minimum."""
     lines: list[str] = []
     clock = Clock()
     progress = LineProgress(lines.append, every_s=0.0, clock=clock)
     held_step_lines(progress, clock)
-    clock.now += 30.0  # the step took 135 s in all: a 120 s window and 15 s around it
-    step = make_step(0, 1, same_answers(), duration=135.0)
-    progress.step_finished(replace(step, measurement={"start": 1005.0, "end": 1125.0}), "bar")
+    clock.now += 30.0  # the step took 135 s in all
+    step = make_step(0, 1, same_answers(), duration=120.0)
+    step = replace(step, measurement={"start": 5.0, "end": 110.0})
+    progress.step_finished(step, "floor")
     progress.step_started(1, 1, 1, 60)
-    # 4 steps left, each as long as the 120 s one rather than the 60 s cap, plus 15 s
-    assert lines[-1] == "step 1 (2 of at most 5): N=1; sweep time left 35 s–9 min"
+    assert lines[-1].startswith("step 1 (2 of at most 5): N=1; about 2.2 min")
+    left = progress.time_left()
+    assert left is not None
+    low, high = left
+    assert low > 2 * 120.0, "three more steps at least: more than two of them"
+    assert high >= low
 
 
-def test_the_live_display_says_the_same_on_a_terminal() -> None:
+def _rendered(live: LiveProgress) -> str:
+    console = Console(record=True, width=160, file=io.StringIO(), color_system=None)
+    console.print(live.renderable())
+    return console.export_text()
+
+
+def test_the_live_table_shows_the_steps_the_running_step_and_the_time_left() -> None:
+    """What the live view draws (rendered to a recording console, not timed): each measured
+    step with its throughput, interval and verdict, then the running step against what ends
+    it, its estimate, and the sweep's time left."""
     clock = Clock()
     out = io.StringIO()
     live = LiveProgress(clock=clock, console=Console(file=out, force_terminal=True, width=200))
     try:
         held_step_lines(live, clock)
-        task = live._progress.tasks[-1]
-        assert task.fields["detail"] == (
-            "105 s replayed (min 20, max 60; held for one pass: 41/60 turns), 41 turns served, "
-            "memory —"
+        shown = _rendered(live)
+        assert "step 0 N=1: at least 20 s, until each of its 60 corpus turns was served once" in (
+            shown
         )
+        assert "105 s replayed (min 20, max 60; held for one pass: 41/60 turns)" in shown
+        clock.now += 30.0
+        step = make_step(0, 1, same_answers(), duration=120.0)
+        live.step_finished(replace(step, measurement={"start": 5.0, "end": 110.0}), "floor")
+        live.step_started(1, 1, 1, 60)
+        clock.now += 10.0
+        shown = _rendered(live)
+        row = next(line for line in shown.splitlines() if "floor" in line)
+        cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+        assert cells == ["0", "1", "10", "300", "floor", "2.2 min"]
+        assert "step 1 N=1: about 2.2 min" in shown
+        left = [line for line in shown.splitlines() if line.startswith("sweep time left ")]
+        assert len(left) == 1, "the time left, less what the running step has taken"
+        assert "sweep N = 1, 1, 2, 3, … up to 4: 1 of at most 5" in shown
     finally:
         live.close()
+    # what scrolled above the live view: the plain lines, as a log has them
+    assert "step 0 N=1: floor — " in out.getvalue()
+
+
+def test_off_a_terminal_only_plain_lines_are_written(capsys: object) -> None:
+    from vibey_gh.cli.progress import PlainProgress, make_progress
+
+    progress = make_progress(live=False)
+    assert type(progress) is PlainProgress
+    progress.sweep_started(PLAN)
+    progress.step_started(0, 1, 1, 16)
+    progress.close()
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert err.splitlines()[1] == (
+        "step 0 (1 of at most 5): N=1; at least 60 s, until each of its 16 corpus turns was "
+        "served once"
+    )
+    assert "\x1b" not in err, "no terminal codes in a log"
 
 
 def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
@@ -149,3 +188,14 @@ def test_a_step_of_whole_runs_says_how_many_it_completed() -> None:
     assert lines[-1].startswith(
         "  step 2 N=2: qualifies — 19 turns served (9 whole runs completed) in "
     )
+
+
+def test_one_turn_is_one_turn() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.sweep_started(PLAN)
+    progress.step_started(0, 1, 1, 1)
+    progress.runner_ready(None)
+    progress.turn_done(1, 1, None)
+    assert "1 turn served" in lines[-1] and "1 turns" not in lines[-1]
+    assert "each of its 1 corpus turn was served once" in lines[1]

@@ -54,3 +54,22 @@ def test_the_report_explains_the_knee_with_this_sweep(tmp_path: Path) -> None:
     # the decision recorded with the evidence was on the plateau: the report says it differs
     assert "When it was recorded this evidence supported 6 (6 slots stayed inside every " in report
     assert "it is judged here by today's bounds and rule." in report
+
+
+def test_steps_past_the_knee_are_not_called_qualifies(tmp_path: Path) -> None:
+    record_plateau(tmp_path)
+    answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
+    assert answer.shown is not None
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=400, highlight=False, color_system=None)
+    render_answer(answer, console, markdown=False)
+    verdicts = buffer.getvalue().split("verdicts:")[1].splitlines()
+    said: dict[str, str] = {}
+    for line in verdicts:  # the first line per step: its verdict (latency lines follow)
+        if line.strip().startswith("N="):
+            said.setdefault(line.split()[0], line)
+    assert " qualifies" in said["N=4"], "the knee qualifies"
+    for past in ("N=5", "N=6"):
+        assert " past the knee" in said[past] and "qualifies" not in said[past]
+    report = report_of(load_evidence(record_plateau(tmp_path / "again")), Bounds())
+    assert "(past the knee)" in report and ": past the knee." in report

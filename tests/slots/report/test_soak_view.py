@@ -78,3 +78,19 @@ def test_show_says_when_the_soak_judged_again_differs_from_its_record(
     said = lines(SoakView(path, load_soak(path)))
     assert said[0] == "soak at N=2, 10m: UNJUDGED"
     assert said[1] == "  its windows cannot be read: no window length (recorded: holds)"
+
+
+def test_a_trend_too_wide_to_tell_says_so_and_how_long_would_decide() -> None:
+    """A 1-minute soak: "-0.0 %/h (-497.0 to +497.0 %/h)" alone told nothing."""
+    from vibey_gh.slots.report.soak_view import trend_text
+
+    wide = {"slope": -0.0001, "low": -4.97, "high": 4.97}
+    said = trend_text(wide, measured_s=60.0, window_s=20.0)
+    assert said.startswith("undecided (-0.0 %/h (-497.0 to +497.0 %/h)): too short to tell; ")
+    # the interval narrows as time^1.5: 497 → 10 %/h wants (49.7)^(2/3) ≈ 13.5 × a minute
+    assert said.endswith("a soak of at least 14m would decide it")
+    assert trend_text({"slope": -0.05, "low": None, "high": None}, 120.0, 60.0) == (
+        "undecided: too few windows for a trend; a soak of at least 3m would decide it"
+    )
+    narrow = {"slope": -0.05, "low": -0.07, "high": -0.03}
+    assert trend_text(narrow, 3600.0, 600.0) == "-5.0 %/h (-7.0 to -3.0 %/h) of the first window"

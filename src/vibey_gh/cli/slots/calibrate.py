@@ -195,7 +195,7 @@ def calibrate(
     \b
     Examples:
       vibey-gh slots calibrate --demo
-      vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 5
+      vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2
       vibey-gh slots calibrate --corpus corpus.json --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
       vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
@@ -307,12 +307,13 @@ def calibrate(
         else:
             click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
         return
-    # A what-if is never evidence: what `allowed` answers is not its business (and asking
-    # would file a calibration request as a side effect).
+    # A what-if is never evidence: what `allowed` answers is not its business. Otherwise what
+    # `allowed` would answer is asked as a what-if, filing no calibration request (a demo's
+    # config names another setup, unmeasured: asking `allowed` itself would file one).
     after = (
         None
         if split_window
-        else what_allowed_answers_now(config, parts.decide_allowed, written, outcome.fingerprint)
+        else what_allowed_answers_now(config, parts.what_if_allowed, written, outcome.fingerprint)
     )
     if as_json:
         emit_json({**outcome.to_json(), "after": after})
@@ -327,6 +328,14 @@ def calibrate(
     click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
     for line in outcome.evidence_change_lines():
         click.echo(line)
+    from ...slots.report.summary import more_slots_line
+
+    largest = (
+        max(slots) if slots else (max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
+    )
+    more = more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)
+    if more is not None:
+        click.echo(more)
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
         if path.suffix == ".json":
             click.echo(f"evidence: {path}")

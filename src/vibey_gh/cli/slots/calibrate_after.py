@@ -32,6 +32,7 @@ def what_allowed_answers_now(
         after["with_measured"] = measured.to_json()
         after["config_line"] = 'concurrent_runs = "measured"'
         after["config_file"] = str(config.source or Path(CONFIG_NAME).absolute())
+        after["config_exists"] = config.source is not None
         after["config_applies"] = True
         setup = ("runner", "model", "window", "production_url")
         if written is not None and any(
@@ -48,19 +49,35 @@ def describe_after(after: dict[str, Any]) -> list[str]:
     now = after["allowed"]
     lines = [f"allowed now: {now['allowed']} — {now['reason']}"]
     measured = after.get("with_measured")
-    if measured is not None and not after.get("config_applies", True):
+    if measured is None:
+        return lines
+    # a config file that is not there is named as one to create, never as if it were there
+    exists = after.get("config_exists", True)
+    named_by = (
+        f"the one {after['config_file']} names"
+        if exists
+        else f"the defaults (no config file yet; {after['config_file']} would be read)"
+    )
+    if not after.get("config_applies", True):
         written = after["with_written"]
         lines.append(
             f"the evidence supports {measured['allowed']} for the setup this sweep measured, "
-            f"not for the one {after['config_file']} names: with {after['config_line']} there, "
+            f"not for {named_by}: with {after['config_line']} under [local_models] there, "
             f"`slots allowed` would answer {written['allowed']} ({written['reason']}). To "
             "measure the setup the config names: `vibey-gh slots calibrate --corpus FILE` "
             "(`vibey-gh slots corpus` builds one)"
         )
-    elif measured is not None:
-        lines.append(
-            f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
-            f"put this line under [local_models] in {after['config_file']}:"
-        )
-        lines.append(f"  {after['config_line']}")
+        return lines
+    where = (
+        f"in {after['config_file']}"
+        if exists
+        else f"in {after['config_file']} (the file does not exist yet: create it with these lines)"
+    )
+    lines.append(
+        f"the evidence supports {measured['allowed']} ({measured['reason']}); to use it, "
+        f"put this line under [local_models] {where}:"
+    )
+    if not exists:
+        lines.append("  [local_models]")
+    lines.append(f"  {after['config_line']}")
     return lines

@@ -374,10 +374,14 @@ def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool
     if summary["timed_turns"]:
         click.echo(
             f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
-            f"{summary['think_s_total']:,.1f} s in all (replayed with --think-time recorded)"
+            f"{summary['think_s_total']:,.1f} s in all (replayed as recorded unless "
+            "`slots calibrate --think-time` says otherwise)"
         )
     else:
-        click.echo("  no think time recorded: replayed back to back unless --think-time says")
+        click.echo(
+            "  no think time recorded: replayed back to back unless "
+            "`slots calibrate --think-time` says otherwise"
+        )
     if summary["dropped_over_window"]:
         dropped = summary["dropped_over_window"]
         room = " with its answer" if summary["answer_cap"] else ""

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ...errors import BadInput
-from ..common import collaborators, emit_json, json_option, library_errors, stdout_is_terminal
+from ..common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    stdout_is_terminal,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -196,10 +202,10 @@ def _write_html(answer: ShowAnswer, path: Path) -> Path:
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from .show_console import ReaderMayLeave
 
     # markup off: evidence holds text from elsewhere (paths, model names, "vibey-gh[plots]")
-    return Console(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
+    return ReaderMayLeave(highlight=False, markup=False, soft_wrap=not stdout_is_terminal())
 
 
 def _when(epoch: float | None) -> str:
@@ -209,8 +215,12 @@ def _when(epoch: float | None) -> str:
 
 
 def render_answer(answer: ShowAnswer, console: Console, *, markdown: bool = False) -> None:
-    """Print the answer: rich's table at the console's width, or the report's Markdown
-    table."""
+    """Print the answer: rich's table at the console's width, or Markdown (the report's
+    table, each other line a paragraph or a list item of its own)."""
+    if markdown:
+        from .show_console import markdown_console
+
+        console = markdown_console(console)
     out = console.print
     if answer.today is None:
         out(f"{answer.today_problem}")
@@ -251,7 +261,12 @@ def _render_shown(
 ) -> None:
     from ...slots.judging.judge import gain_range
     from ...slots.judging.truth.reported import describe as describe_reported
-    from ...slots.report.tables.step_table import columns_for, inconclusive_sentence, markdown_table
+    from ...slots.report.tables.step_table import (
+        columns_for,
+        inconclusive_sentence,
+        markdown_table,
+        shown_label,
+    )
 
     out = console.print
     whose = "today's fingerprint" if answer.today and answer.asked == answer.today.id else ""
@@ -281,7 +296,8 @@ def _render_shown(
         if verdict.gain is not None and verdict.slots > 1 and interval:
             gain = f", {verdict.gain:+.1%} ({interval})"  # never a point without its interval
         broken = f" — {verdict.broken[0]}" if verdict.broken else ""
-        out(f"  {name:<10} {verdict.label}{gain}{broken}", markup=False)
+        label = shown_label(verdict, shown.judgement)
+        out(f"  {name:<10} {label}{gain}{broken}", markup=False)
     for step, verdict in zip(shown.evidence.steps, shown.judgement.verdicts, strict=True):
         if verdict.inconclusive:
             out("  " + inconclusive_sentence(verdict, step, shown.min_gain), markup=False)
@@ -303,6 +319,16 @@ def _render_shown(
             out(f"  {name:<10} {describe_reported(step.runner_reported)}", markup=False)
     out(f"decided on {shown.judgement.figures.decided_by}", markup=False)
     out(f"ideal N = {shown.judgement.ideal} — {shown.judgement.reason}", markup=False)
+    from ...slots.report.summary import more_slots_line
+
+    decision = shown.evidence.document.decision
+    more = more_slots_line(
+        shown.judgement.ideal,
+        max((step.slots for step in shown.evidence.steps), default=1),
+        decision.stop_reason if decision is not None else None,
+    )
+    if more is not None:
+        out(more, markup=False)
     _render_latency(shown, console)
     out("files:")
     for path in shown.files:

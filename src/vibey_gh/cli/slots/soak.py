@@ -175,5 +175,12 @@ def soak(
     click.echo(f"soak at N={outcome.slots}: {held}")
     for reason in outcome.reasons:
         click.echo(f"  {reason}")
+    from ...slots.report.soak_view import trend_text
+
+    # a soak too short to tell says so, and how long a soak would decide it
+    trend = outcome.judgement.get("trend_per_hour")
+    click.echo(f"  throughput trend: {trend_text(trend, outcome.measured_s, request.window_s)}")
+    for unjudged in outcome.judgement.get("unjudged", []):
+        click.echo(f"  {unjudged}")
     click.echo(f"soak:    {outcome.path}")
     click.echo(f"see it:  vibey-gh slots show {outcome.fingerprint}")

@@ -4,8 +4,9 @@ Each llama.cpp kind's `identify_production` (`kinds`) calls its function here.
 
 `slots allowed` asks this on every decision, so it speaks to production through the small
 socket GET of `local_http` and never imports an adapter (httpx, llama.cpp, process handling).
-The embedded runner is identified from the installed package and the model file alone, so
-`local_http` (and the socket module) is imported only for llama-server, asked over HTTP.
+The embedded runner is identified from the installed package and the model file; its
+production (`vibey-gh runner serve`) is asked only for the slots it serves, one GET of /props
+that a production not running refuses at once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,29 @@ def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) ->
     info = gguf_identity(config, version, state)
     if version is None:
         info.missing["version"] = "the xllamacpp package is not installed"
-    return info
+    return replace(info, serving_slots=served_slots(config.production))
+
+
+# production answers on 127.0.0.1 at once, or not at all: `slots allowed` never waits on it
+PROPS_TIMEOUT_S = 1.0
+
+
+def served_slots(base_url: str | None) -> int | None:
+    """The slots a production serving llama.cpp's API (`vibey-gh runner serve`, embedded or
+    simulated) says it serves (`total_slots` of /props); None when it does not answer or say.
+    Without it a gate would say production's parallelism is unknown while production answers."""
+    if not base_url:
+        return None
+    from ..http.local_http import http_get
+
+    try:
+        answer = http_get(base_url.rstrip("/") + "/props", timeout_s=PROPS_TIMEOUT_S)
+    except RunnerError:
+        return None
+    slots = answer.body.get("total_slots") if isinstance(answer.body, dict) else None
+    if answer.status != 200 or isinstance(slots, bool) or not isinstance(slots, int):
+        return None
+    return slots if slots > 0 else None
 
 
 def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:

@@ -81,7 +81,11 @@ class LlamaCppFamily(RunnerKind):
             path = resolve_gguf(config.model)
         except RunnerNotFound as exc:
             return Check(
-                "model", FAIL, str(exc), "set [local_models] model to a GGUF file (or --model PATH)"
+                "model",
+                FAIL,
+                str(exc),
+                "set [local_models] model to a GGUF file "
+                "(or `vibey-gh slots calibrate --model PATH`)",
             )
         return Check("model", OK, str(path))
 

@@ -32,9 +32,15 @@ class SimulatedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
+        from dataclasses import replace
+
+        from ..llamacpp.identify import served_slots
         from .model import simulated_identity
 
-        return simulated_identity(config.simulated)
+        # its production is `vibey-gh runner serve --runner simulated`: it says its slots
+        return replace(
+            simulated_identity(config.simulated), serving_slots=served_slots(config.production)
+        )
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
         """None: the capacity model has no file."""

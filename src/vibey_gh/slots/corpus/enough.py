@@ -34,7 +34,8 @@ def too_few_runs(
     return (
         f"too few runs for a run-level estimate: {runs} whole run(s), and a sweep up to "
         f"{max_slots} slots wants at least {needed} ({RUNS_PER_SLOT} a slot): add "
-        f"{needed - runs} more runs (sessions, lanes, traces) with --segments-per-stratum, draw "
-        f"--shape segments (decided on turns), or sweep fewer slots (--max-slots "
-        f"{max(1, runs // RUNS_PER_SLOT)}) with longer steps (--max-step-seconds)"
+        f"{needed - runs} more runs (sessions, lanes, traces; `vibey-gh slots corpus "
+        f"--segments-per-stratum N`), draw segments (`vibey-gh slots corpus --shape segments`, "
+        f"decided on turns), or sweep fewer slots with longer steps (`vibey-gh slots calibrate "
+        f"--max-slots {max(1, runs // RUNS_PER_SLOT)} --max-step-seconds S`)"
     )

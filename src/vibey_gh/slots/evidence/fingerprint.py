@@ -193,8 +193,8 @@ def describe_differences(old_fields: dict[str, object], new_fields: dict[str, ob
             phrases.append(f"{label} {show(old(name))} → {show(new(name))}")
     for label, name, version in _NAMED_VERSIONS:
         if old(name) != new(name):
-            before = f"{_shown(old(name))} {_shown(old(version))}"
-            after = f"{_shown(new(name))} {_shown(new(version))}"
+            before = _named_version(old(name), old(version))
+            after = _named_version(new(name), new(version))
             phrases.append(f"{label} {before} → {after}")
         elif old(version) != new(version):
             phrases.append(f"{label} {_shown(old(version))} → {_shown(new(version))}")
@@ -203,6 +203,15 @@ def describe_differences(old_fields: dict[str, object], new_fields: dict[str, ob
             phrases.append(f"{label} {show(old(name))} → {show(new(name))}")
     phrases.extend(_settings_differences(old(SETTINGS_FIELD), new(SETTINGS_FIELD)))
     return phrases
+
+
+def _named_version(name: object, version: object) -> str:
+    """ "embedded xllamacpp 2026.10" — a version that already starts with its name
+    ("simulated 0.1.0") is not named twice."""
+    shown_name, shown_version = _shown(name), _shown(version)
+    if shown_version.split(" ", 1)[0] == shown_name:
+        return shown_version
+    return f"{shown_name} {shown_version}"
 
 
 def _settings_differences(old: object, new: object) -> list[str]:

@@ -107,6 +107,8 @@ class AllowedDeps:
     clock: Clock
     device: Callable[[], DeviceFacts]
     identify: Callable[[LocalModels], RunnerInfo]
+    # False for a what-if (what `slots allowed` would answer): asking it must file nothing
+    files_requests: bool = True
 
 
 def decide_allowed(
@@ -350,6 +352,16 @@ def _request(
 ) -> AllowedAnswer:
     from ..evidence.requests import write_request
 
+    if not deps.files_requests:
+        return AllowedAnswer(
+            1,
+            reason + " — `slots allowed` would request a calibration",
+            fingerprint.id,
+            evidence,
+            False,
+            declaration,
+            reason_code=reason_code,
+        )
     settings = {"runner": config.runner, "model": config.model, "window": config.window}
     try:
         request = write_request(

@@ -39,7 +39,7 @@ from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import check_identity, identity_of_production, wait_for_idle
 from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
-from .progress_lines import SweepPlan, overhead_of
+from .progress_lines import SweepPlan, measured_of
 from .resume import open_checkpoint, replay_completed
 from .stepping.orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .stepping.production_memory import check_fits_beside_production
@@ -198,7 +198,8 @@ def run_calibration(
                 done=resumed,
                 min_step_s=req.config.min_step_seconds,
                 max_step_s=req.config.step_cap_seconds,
-                overhead_s=overhead_of(steps),
+                measured=measured_of(steps),
+                patience=bounds_now().patience,
             )
         )
 

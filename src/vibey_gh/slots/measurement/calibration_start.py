@@ -57,7 +57,7 @@ def check_identity(
             raise
         calibration = env.calibration_identity()
         if calibration.version is None:
-            why = calibration.missing.get("version", "its --version names no version")
+            why = calibration.missing.get("version", "asked for its version, it names none")
             raise Refused(
                 f"production is not answering ({exc}) and the calibration binary's version is "
                 f"unknown ({why}): evidence keyed to an unknown version matches no production; "

@@ -5,9 +5,11 @@ over the corpus, so its progress is the seconds replayed against the step's mini
 maximum and the turns served (thousands, where the corpus holds a few dozen), never "turns
 done of corpus turns". A step also runs until every corpus turn has been answered once, so a
 slow pass can hold it past its maximum: the line then says that the pass is what holds it
-("held for one pass: 41/60 turns"). The sweep's progress is the steps done of the most it
-may take and a range for the time left: the sweep may stop after the next step (a broken
-bound, no gain) or run every step to its cap (or as long as the longest step so far).
+("held for one pass: 41/60 turns"). Each step's line says how long it is expected to take,
+and the sweep's how long it has left, from the steps measured so far (`estimates`): at least
+the steps the patience rule still needs (fewer only if a step breaks a bound), at most every
+step it may take. Before the first step nothing is measured, and the line says what will end
+the step instead of guessing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ...interfaces.slots_interface import MemorySample
 from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
 from ..judging.runs import RUNS, figure_of, replayed_runs
+from .estimates import MeasuredStep, StepEstimate, estimate_step, measured_step, sweep_left
 
 
 def memory_text(sample: MemorySample | None) -> str:
@@ -28,12 +31,20 @@ def memory_text(sample: MemorySample | None) -> str:
     return f"wired {sample.wired_bytes / 1e9:.2f} GB{free}"
 
 
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """ "1 turn", "2 turns": a count with its noun in the right number."""
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
 def duration_text(seconds: float) -> str:
-    """A short, rounded duration: 0.5 s, 45 s, 12 min, 3.5 h."""
+    """A short, rounded duration: 0.5 s, 45 s, 2.2 min, 12 min, 3.5 h (tenths of a minute
+    below ten minutes, where a step's estimate is read against its real time)."""
     if seconds < 10:
         return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{round(seconds / 60, 1):g} min"
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
@@ -45,33 +56,25 @@ class SweepPlan:
 
     explicit: the `--slots` list (None: 1, 1, 2, 3, … up to `max_slots`). done: steps already
     measured (resumed ones included). min_step_s / max_step_s: how long one step is measured,
-    at least and at most. overhead_s: seconds a step spends outside its measurement (runner
-    start, model load, drain), as measured so far (0 before the first step)."""
+    at least and at most. measured: the resumed steps' figures, for the estimates. patience:
+    steps without a gain that stop it."""
 
     explicit: tuple[int, ...] | None
     max_slots: int
     done: int
     min_step_s: float
     max_step_s: float
-    overhead_s: float = 0.0
+    measured: tuple[MeasuredStep, ...] = ()
+    patience: int = 2
 
     @property
     def most_steps(self) -> int:
         return len(self.explicit) if self.explicit is not None else self.max_slots + 1
 
-    def time_left(
-        self, done: int, overhead_s: float | None = None, longest_step_s: float = 0.0
-    ) -> tuple[float, float]:
-        """Seconds left, at least (the sweep stops after the next step, measured for its
-        minimum) and at most (every step left runs to its cap, or as long as the longest
-        step so far, `longest_step_s`, when one pass over the corpus held a step past its
-        cap); `overhead_s` as measured now (default: as planned)."""
-        left = max(0, self.most_steps - done)
-        if left == 0:
-            return 0.0, 0.0
-        extra = self.overhead_s if overhead_s is None else overhead_s
-        longest = max(self.max_step_s, longest_step_s)
-        return self.min_step_s + extra, left * (longest + extra)
+    def slots_at(self, index: int) -> int:
+        if self.explicit is not None:
+            return self.explicit[min(index, len(self.explicit) - 1)]
+        return 1 if index < 2 else index
 
     def order_text(self) -> str:
         if self.explicit is not None:
@@ -79,25 +82,14 @@ class SweepPlan:
         return f"N = 1, 1, 2, 3, … up to {self.max_slots}"
 
 
-def overhead_of(steps: list[StepRecord]) -> float:
-    """Mean seconds per step outside the measurement window (start, load, ramp, drain)."""
-    spans = [span for span in map(_overhead, steps) if span is not None]
-    return sum(spans) / len(spans) if spans else 0.0
+# verdicts that may count towards the patience rule
+NO_GAIN_LABELS = ("no gain", "inconclusive")
 
 
-def _overhead(step: StepRecord) -> float | None:
-    measured = _measured_seconds(step)
-    if measured is None:
-        return None
-    return max(0.0, (step.ended_at - step.started_at) - measured)
-
-
-def _measured_seconds(step: StepRecord) -> float | None:
-    measurement = step.measurement or {}
-    start, end = measurement.get("start"), measurement.get("end")
-    if isinstance(start, int | float) and isinstance(end, int | float):
-        return float(end) - float(start)
-    return None
+def measured_of(steps: list[StepRecord]) -> tuple[MeasuredStep, ...]:
+    """Resumed steps' figures for the estimates (their whole time as the records say)."""
+    figures = (measured_step(step, step.ended_at - step.started_at) for step in steps)
+    return tuple(f for f in figures if f is not None)
 
 
 class LineProgress:
@@ -118,19 +110,19 @@ class LineProgress:
         self._corpus_turns = 0
         self._replay_started: float | None = None
         self._step_started = 0.0
-        self._overheads: list[float] = []
-        self._longest_step_s = 0.0  # the longest measurement window so far
+        self._measured: list[MeasuredStep] = []
+        self._streak = 0  # the latest steps above one slot that gained nothing (patience)
+        self._slots = 1
 
     def message(self, text: str) -> None:
         self._write(text)
 
     def sweep_started(self, plan: SweepPlan) -> None:
         self._plan, self._done = plan, plan.done
-        if plan.done:
-            self._overheads = [plan.overhead_s]
-        resumed = f"; {plan.done} step(s) already measured" if plan.done else ""
+        self._measured = list(plan.measured)
+        resumed = f"; {counted(plan.done, 'step')} already measured" if plan.done else ""
         self.message(
-            f"sweep: {plan.order_text()}; each step measured "
+            f"sweep: {plan.order_text()}; a step serves every corpus turn once and measures "
             f"{duration_text(plan.min_step_s)}–{duration_text(plan.max_step_s)}{resumed}"
         )
 
@@ -138,21 +130,65 @@ class LineProgress:
         self._corpus_turns = turns
         self._replay_started = None
         self._step_started = self._clock()
+        self._slots = slots
         again = f" (attempt {attempt})" if attempt > 1 else ""
-        self.message(f"step {self.step_position(index)}: N={slots}{again}{self.time_left_text()}")
+        self.message(
+            f"step {self.step_position(index)}: N={slots}{again}; "
+            f"{self.step_estimate_text()}{self.time_left_text()}"
+        )
 
     def step_position(self, index: int) -> str:
         if self._plan is None:
             return str(index)
         return f"{index} ({index + 1} of at most {self._plan.most_steps})"
 
-    def time_left_text(self) -> str:
+    def step_estimate(self, slots: int) -> StepEstimate | None:
+        """How long a step at `slots` is expected to take (None before the first step)."""
+        if self._plan is None:
+            return None
+        return estimate_step(self._measured, slots, self._plan.min_step_s, self._plan.max_step_s)
+
+    def step_estimate_text(self) -> str:
+        """How long the running step is expected to take, or what will end it."""
         if self._plan is None:
             return ""
-        overhead = sum(self._overheads) / len(self._overheads) if self._overheads else None
-        low, high = self._plan.time_left(self._done, overhead, self._longest_step_s)
-        if high <= 0:
+        estimate = self.step_estimate(self._slots)
+        if estimate is None:
+            turns = counted(self._corpus_turns, "corpus turn")
+            return (
+                f"at least {duration_text(self._plan.min_step_s)}, until each of its {turns} "
+                "was served once"
+            )
+        notes = []
+        if estimate.high - estimate.low > 0.1 * estimate.likely:
+            notes.append(f"{duration_text(estimate.low)}–{duration_text(estimate.high)}")
+        if estimate.pass_held:
+            notes.append("one pass over the corpus holds it")
+        said = f" ({'; '.join(notes)})" if notes else ""
+        return f"about {duration_text(estimate.likely)}{said}"
+
+    def time_left(self) -> tuple[float, float] | None:
+        """Seconds the sweep has left from the start of the running step (None: unknown)."""
+        if self._plan is None:
+            return None
+        return sweep_left(
+            self._measured,
+            self._plan.explicit,
+            self._plan.max_slots,
+            self._done,
+            self._plan.min_step_s,
+            self._plan.max_step_s,
+            self._plan.patience,
+            self._streak,
+        )
+
+    def time_left_text(self) -> str:
+        left = self.time_left()
+        if left is None or left[1] <= 0:
             return ""
+        low, high = left
+        if duration_text(low) == duration_text(high):
+            return f"; sweep time left about {duration_text(high)}"
         return f"; sweep time left {duration_text(low)}–{duration_text(high)}"
 
     def runner_ready(self, load_seconds: float | None) -> None:
@@ -178,7 +214,7 @@ class LineProgress:
                 held = f"; held for one pass: {covered}/{self._corpus_turns} turns"
                 corpus = ""
             bounds = f" (min {self._plan.min_step_s:g}, max {self._plan.max_step_s:g}{held})"
-        return f"{seconds:.0f} s replayed{bounds}, {served} turns served{corpus}"
+        return f"{seconds:.0f} s replayed{bounds}, {counted(served, 'turn')} served{corpus}"
 
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:
         now = self._clock()
@@ -189,24 +225,34 @@ class LineProgress:
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         self._done += 1
         took_s = self._clock() - self._step_started
-        measured = _measured_seconds(step)
-        if measured is not None:  # the runner's start and the model's load included
-            self._overheads.append(max(0.0, took_s - measured))
-            self._longest_step_s = max(self._longest_step_s, measured)
+        figures = measured_step(step, took_s)
+        if figures is not None:
+            self._measured.append(figures)
+        if step.slots > 1:
+            # a step that qualified may still have gained nothing over the best so far: only
+            # "no gain" and "inconclusive" are counted, so the low end is never too low
+            self._streak = self._streak + 1 if verdict_label in NO_GAIN_LABELS else 0
         took = duration_text(took_s)
         early = f" (ended early: {step.ended_early})" if step.ended_early else ""
         served = sum(1 for turn in step.turns if turn.result.served)
         runs = ""
         if figure_of(step.shape) == RUNS:
             completed = sum(1 for run in replayed_runs(step.turns) if run.served)
-            runs = f" ({completed} whole runs completed)"
+            runs = f" ({counted(completed, 'whole run')} completed)"
         self.message(
-            f"  step {step.index} N={step.slots}: {verdict_label}{early} — {served} turns "
-            f"served{runs} in {took}"
+            f"  step {step.index} N={step.slots}: {verdict_label}{early} — "
+            f"{counted(served, 'turn')} served{runs} in {took}"
         )
 
     def close(self) -> None:
         return None
 
 
-__all__ = ["LineProgress", "SweepPlan", "duration_text", "memory_text", "overhead_of"]
+__all__ = [
+    "LineProgress",
+    "SweepPlan",
+    "counted",
+    "duration_text",
+    "measured_of",
+    "memory_text",
+]

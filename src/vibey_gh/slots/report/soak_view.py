@@ -6,6 +6,7 @@ written beside the soak file with its plot) and `--json` (`SoakView.to_json`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,29 @@ def _interval(values: Mapping[str, Any] | None, scale: float = 1.0, unit: str = 
     return f"{point} ({low * scale:+.1f} to {high * scale:+.1f}{unit})"
 
 
+# a throughput trend is decided once its interval is this narrow either side (% per hour)
+TREND_DECIDED_PCT_PER_H = 10.0
+
+
+def trend_text(trend: Mapping[str, Any] | None, measured_s: float, window_s: float) -> str:
+    """The throughput trend, or, while its interval is too wide to tell (a short soak), that
+    it is undecided and how long a soak would decide it: the interval of a slope narrows as
+    the measured time to the power 1.5 (more windows, further apart)."""
+    shown = _interval(trend, 100.0, " %/h")
+    low, high = (trend or {}).get("low"), (trend or {}).get("high")
+    if trend and low is not None and high is not None:
+        half = (high - low) / 2.0 * 100.0
+        if half <= TREND_DECIDED_PCT_PER_H:
+            return shown + " of the first window"
+        wanted = measured_s * (half / TREND_DECIDED_PCT_PER_H) ** (2.0 / 3.0)
+        said = f"undecided ({shown}): too short to tell"
+    else:
+        wanted = 3 * window_s  # three windows give a slope an interval
+        said = "undecided: too few windows for a trend"
+    wanted = math.ceil(max(wanted, measured_s + window_s) / 60.0) * 60.0
+    return f"{said}; a soak of at least {format_duration(wanted)} would decide it"
+
+
 def _unit_value(value: float, unit: str) -> str:
     if unit == "B":
         return f"{value / 1e9:.2f} GB"
@@ -123,8 +147,11 @@ def lines(view: SoakView) -> list[str]:
         ),
         *(f"  {reason}" for reason in judgement.get("reasons", [])),
         "  throughput trend: "
-        + _interval(judgement.get("trend_per_hour"), 100.0, " %/h")
-        + " of the first window",
+        + trend_text(
+            judgement.get("trend_per_hour"),
+            record.measured_s,
+            float(record.data.get("window_s") or 60.0),
+        ),
     ]
     rss = judgement.get("rss_per_hour")
     if rss:

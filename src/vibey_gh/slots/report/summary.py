@@ -11,6 +11,22 @@ from .tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from .tables.split_window import prefix_cache_lines, split_window_section
 from .tables.step_table import columns_for, markdown_table, step_rows
 
+# why a sweep ended when it simply ran out of steps to take (judging.sweep)
+RAN_OUT = ("reached the largest slot count to try", "every requested step was measured")
+
+
+def more_slots_line(ideal: int, largest_tried: int, stop_reason: str | None) -> str | None:
+    """When the ideal N is the largest N the sweep tried and it stopped only because it ran
+    out of steps: more slots might pay, and how to measure them; None otherwise."""
+    if ideal <= 1 or ideal < largest_tried or not (stop_reason or "").startswith(RAN_OUT):
+        return None
+    more = 2 * largest_tried
+    return (
+        f"the ideal N is the largest N tried ({largest_tried}): more slots might pay; "
+        f"`vibey-gh slots calibrate --corpus FILE --max-slots {more}` measures further (for "
+        f"the demo, `vibey-gh slots calibrate --demo --max-slots {more}`)"
+    )
+
 
 def render_summary(evidence: Evidence, bounds: Bounds, judgement: SweepJudgement) -> str:
     """The summary; `judgement` is the sweep as already judged against `bounds`."""

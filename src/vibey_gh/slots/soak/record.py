@@ -7,6 +7,7 @@ judgement; the turns and every tick stay in the run folder it names.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,23 @@ def soak_inputs(
     return out, samples
 
 
+def first_pass_end(
+    spans: Sequence[Span], turns: dict[int, list[TurnRecord]], corpus_turns: set[str]
+) -> float | None:
+    """When the first span had answered every corpus turn once (the runner's warm-up: its
+    caches fill on the first pass), in the soak's measured seconds; None if it never did."""
+    for span in spans:
+        if span.start is None or span.end is None:
+            continue
+        first: dict[str, float] = {}
+        for turn in turns.get(span.index, []):
+            first[turn.turn_id] = min(first.get(turn.turn_id, math.inf), turn.result.ended)
+        if not corpus_turns or not corpus_turns <= set(first):
+            return None
+        return max(0.0, max(first[t] for t in corpus_turns) - span.start)
+    return None
+
+
 def window_series(
     windows: Sequence[SoakWindow], samples: Sequence[tuple[float, ReadingSample]]
 ) -> list[dict[str, Any]]:
@@ -140,10 +158,14 @@ def record_soak(
     stopped: str | None = None,
 ) -> SoakOutcome:
     cal = req.calibration
-    spans, samples = soak_inputs(journal.spans, journal.turns(), journal.readings(),
-                                 cal.corpus.shape)  # fmt: skip
+    turns = journal.turns()
+    spans, samples = soak_inputs(journal.spans, turns, journal.readings(), cal.corpus.shape)
     budget = env.device.memory_budget_bytes
-    judgement: SoakJudgement = judge_soak(spans, samples, bounds, req.window_s, budget)
+    corpus_turns = {t.id for segment in cal.corpus.segments for t in segment.turns}
+    warm_up = first_pass_end(journal.spans, turns, corpus_turns)
+    judgement: SoakJudgement = judge_soak(
+        spans, samples, bounds, req.window_s, budget, warm_up_s=warm_up
+    )
     measured = journal.measured_s()
     complete = measured >= req.duration_s - DONE_WITHIN_S
     reasons = judgement.reasons if stopped is None else (f"stopped: {stopped}", *judgement.reasons)

@@ -29,6 +29,7 @@ from ..measurement.calibrate import PORT_ADVICE, last_good_bounds, remove_leftov
 from ..measurement.calibration_method import check_corpus_fits, think_policy_of
 from ..measurement.calibration_setup import CalibrationRequest, Environment
 from ..measurement.calibration_start import check_identity, wait_for_idle
+from ..measurement.progress_lines import counted
 from ..measurement.stepping.orphans import (
     PID_FILE,
     forget_runner,
@@ -170,7 +171,7 @@ class _Window:
                 )  # fmt: skip
                 self.progress.message(
                     f"{format_duration(done)} of {format_duration(self.req.duration_s)}: "
-                    f"{served} turns served in this run of the runner"
+                    f"{counted(served, 'turn')} served in this run of the runner"
                 )
         return self.crossed[0] if self.crossed else None
 

@@ -157,3 +157,46 @@ def test_production_busy_during_the_soak_is_said() -> None:
     judged = judge_soak([_span(600, 0.25)], ticks, BOUNDS, 50)
     assert judged.verdict == HOLDS
     assert any(r.startswith("production held a model in 26% of the ticks") for r in judged.reasons)
+
+
+def _warming(seconds: float, warm_s: float, rise: float) -> list[tuple[float, ReadingSample]]:
+    """A runner whose memory rises by `rise` bytes over its first `warm_s` seconds (its
+    caches filling), then stays flat (± 0.1 %)."""
+    rng = random.Random(1)
+    out = []
+    for at, sample in _ticks(seconds, host__free_share=0.5, host__total_bytes=32 * GB):
+        rss = 6 * GB + rise * min(at, warm_s) / warm_s
+        readings = {**sample.readings, "runner.rss_bytes": Reading(rss * rng.uniform(0.999, 1.001))}
+        out.append((at, ReadingSample(at, readings)))
+    return out
+
+
+def test_a_warm_up_rise_then_flat_holds() -> None:
+    """A 10-minute soak whose runner's memory grew 1.5 GB in the first minute (its first pass
+    over the corpus) and then stayed flat: the warm-up is not extrapolated to a day."""
+    ticks = _warming(600, 60, 1.5 * GB)
+    for warm_up in (90.0, None):  # the first pass's end known, or found by the levelling
+        judged = judge_soak([_span(600, 0.25)], ticks, BOUNDS, 50, warm_up_s=warm_up)
+        assert judged.verdict == HOLDS, (warm_up, judged.reasons)
+        assert not any("memory grows" in r for r in judged.reasons)
+    fitted_from_start = judge_soak([_span(600, 0.25)], ticks, BOUNDS, 50, warm_up_s=0.0)
+    assert fitted_from_start.verdict == DRIFTED, "the same readings, the warm-up included"
+
+
+def test_a_soak_too_short_after_its_warm_up_is_undecided_never_drifted() -> None:
+    """The 2-minute soak of the issue: memory rising for a minute, then a minute flat."""
+    ticks = _warming(120, 60, 1.5 * GB)
+    judged = judge_soak([_span(120, 0.25)], ticks, BOUNDS, 30, warm_up_s=80.0)
+    assert judged.verdict != DRIFTED
+    said = [u for u in judged.unjudged if u.startswith("runner memory: undecided")]
+    assert said == [
+        "runner memory: undecided (it is fitted after the warm-up, 1m); soak at least 6m"
+    ]
+
+
+def test_a_memory_leak_after_the_warm_up_still_drifts() -> None:
+    ticks = _ticks(1200, runner__rss_bytes=(1 * GB, 1e6), host__free_share=0.2,
+                   host__total_bytes=10 * GB)  # fmt: skip
+    judged = judge_soak([_span(1200, 0.25)], ticks, BOUNDS, 50, warm_up_s=120.0)
+    assert judged.verdict == DRIFTED
+    assert any("after its warm-up" in r for r in judged.reasons)

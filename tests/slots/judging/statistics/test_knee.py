@@ -260,3 +260,20 @@ def test_through_the_judge_a_larger_min_gain_never_answers_more_slots(
     loose = judge_figures(figures, Bounds(min_gain=low, confidence=0.9))
     strict = judge_figures(figures, Bounds(min_gain=high, confidence=0.9))
     assert strict.ideal <= loose.ideal
+
+
+def test_a_step_past_the_knee_that_served_less_is_not_said_to_add_more() -> None:
+    from dataclasses import replace
+
+    from vibey_gh.slots.judging.statistics.knee import PastKnee
+
+    table = [(1, 100.0, 99.5), (1, 100.0, 99.5), (2, 190.0, 189.0), (3, 280.0, 278.0)]
+    found = knee(_rates(table), 0.10, 0.9)
+    assert found is not None
+    past = (PastKnee(4, 4, 0.054, True), PastKnee(5, 5, -0.014, True))
+    sentence = plateau_sentence(replace(found, past=past), 0.10)
+    assert sentence == (
+        "N=4 and 5 change turns/h by +5.4% and -1.4%, each over the best step before it: "
+        "below min_gain (10%)"
+    )
+    assert "add -" not in sentence

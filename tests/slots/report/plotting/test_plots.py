@@ -260,3 +260,40 @@ def test_a_point_without_an_interval_is_hollow_and_legends_sit_beside_the_data()
             if legend is not None:
                 beside = legend.get_window_extent(renderer).x0
                 assert beside >= ax.get_window_extent(renderer).x1 - 1, name
+
+
+def test_a_long_subtitle_is_wrapped_inside_the_figure_never_cut() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    model = "/m/" + "an-exceedingly-long-model-file-name-" * 4 + "q4_k_m.gguf"
+    figures = figures_for(_gained_evidence(model), Bounds(min_gain=0.10, confidence=0.9))
+    for name, figure in figures.items():
+        title = figure.get_suptitle()
+        assert "…" not in title and model.rsplit("/", 1)[-1] in title.replace("\n", ""), name
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        box = figure._suptitle.get_window_extent(canvas.get_renderer())  # type: ignore[union-attr]
+        assert box.x0 >= 0 and box.x1 <= figure.bbox.x1, name
+
+
+def test_only_points_whose_own_bound_broke_are_crossed() -> None:
+    """A step that broke the memory bound: crossed on the throughput plot (it does not
+    count), not on the fidelity plot, whose structural agreement it kept."""
+    from dataclasses import replace as replaced
+
+    evidence = _gained_evidence()
+    judged = judge_sweep(evidence.steps, Bounds(min_gain=0.10, confidence=0.9))
+    memory = "wired 30.00 GB crossed the ceiling 25.60 GB"
+    broken = [
+        replaced(v, broken=(memory,), inside_bounds=False) if v.slots == 2 else v
+        for v in judged.verdicts
+    ]
+    from matplotlib.figure import Figure
+
+    from vibey_gh.slots.report.plotting.plot_parts import breaks, breaks_any, points
+
+    for broke, crossed in ((breaks_any, True), (breaks("fidelity"), False)):
+        ax = Figure().subplots()
+        points(ax, broken, [1.0 for _ in broken], "agreement", broke=broke)
+        markers = [line.get_marker() for line in ax.get_lines() if list(line.get_xdata()) == [2]]
+        assert ("X" in markers) is crossed

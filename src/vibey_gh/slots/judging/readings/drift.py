@@ -18,6 +18,12 @@ A throttle reason that appears does not itself decide: if the throughput still h
 nothing and the verdict says so; if it fell, the reason is named as the likely cause.
 The trend is the least-squares slope of the windows' throughputs over time, with its
 interval, as a share of the first window per hour.
+
+The runner's memory is fitted after its warm-up only: a runner fills its caches in the first
+pass over the corpus, and that rise extrapolated to a day would cry wolf. The fit starts at the
+first pass's end or once the memory has levelled, whichever comes first, and needs
+`MEMORY_SPAN_S` of readings after it; a shorter soak says "undecided, soak at least X", never
+that memory drifted.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from dataclasses import field
 from typing import Any
 
 from ....interfaces.bounds import Bounds
+from ....interfaces.durations import format_duration
 from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
 from ....interfaces.values import frozen_value
 from ..metrics import batch_standard_error, batch_throughputs
@@ -37,6 +44,10 @@ from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swa
 HOLDS, DRIFTED, INCONCLUSIVE, BROKE = "holds", "drifted", "inconclusive", "broke a bound"
 VERDICTS = (HOLDS, DRIFTED, INCONCLUSIVE, BROKE)
 HOURS_TO_EXHAUST = 24.0
+# seconds of memory readings after the warm-up that a memory trend is fitted on, at least
+MEMORY_SPAN_S = 300.0
+# memory has levelled once it never again rises more than this share above a reading
+LEVELLED_SHARE = 0.02
 
 
 @frozen_value
@@ -180,18 +191,51 @@ def _throttles(samples: Sequence[tuple[float, ReadingSample]]) -> list[str]:
     return seen
 
 
+def levelled_at(points: Sequence[tuple[float, float]]) -> float | None:
+    """The earliest time after which the readings never rise more than `LEVELLED_SHARE`
+    above the one read then (None: still rising at the last reading)."""
+    if len(points) < 2:
+        return None
+    highest_after = points[-1][1]
+    levelled: float | None = None
+    for at, value in reversed(points[:-1]):
+        if highest_after <= value * (1.0 + LEVELLED_SHARE):
+            levelled = at
+        highest_after = max(highest_after, value)
+    return levelled
+
+
+def _whole_minutes(warm_up_s: float) -> float:
+    """The soak that would decide: the warm-up and `MEMORY_SPAN_S`, up to a whole minute."""
+    return math.ceil((warm_up_s + MEMORY_SPAN_S) / 60.0) * 60.0
+
+
 def _memory(
-    samples: Sequence[tuple[float, ReadingSample]], confidence: float
+    samples: Sequence[tuple[float, ReadingSample]],
+    confidence: float,
+    warm_up_s: float | None = 0.0,
 ) -> tuple[Trend | None, str | None, str | None]:
-    """The runner's resident memory per hour; a problem when it grows without bound; why it
-    could not be judged."""
-    points = [
-        (at / 3600.0, rss)
-        for at, sample in samples
-        if (rss := sample.value("runner.rss_bytes")) is not None
+    """The runner's resident memory per hour after its warm-up (`warm_up_s`: the first pass's
+    end, None when unknown); a problem when it grows without bound; why it could not be
+    judged."""
+    readings = [
+        (at, rss) for at, sample in samples if (rss := sample.value("runner.rss_bytes")) is not None
     ]
-    if len(points) < 3:
+    if len(readings) < 3:
         return None, None, "runner memory: too few readings of the runner's resident memory"
+    levelled = levelled_at(readings)
+    starts = [s for s in (warm_up_s, levelled) if s is not None]
+    start = min(starts) if starts else readings[-1][0]
+    points = [(at / 3600.0, rss) for at, rss in readings if at >= start]
+    if len(points) < 3 or readings[-1][0] - start < MEMORY_SPAN_S:
+        return (
+            None,
+            None,
+            (
+                "runner memory: undecided (it is fitted after the warm-up, "
+                f"{format_duration(start)}); soak at least {format_duration(_whole_minutes(start))}"
+            ),
+        )
     slope = trend(points, confidence)
     if slope is None or slope.low is None or slope.low <= 0:
         return slope, None, None
@@ -203,7 +247,7 @@ def _memory(
     if slope.low * HOURS_TO_EXHAUST > free:
         problem = (
             f"runner memory grows {slope.low / 1e6:.0f}–{(slope.high or slope.low) / 1e6:.0f} "
-            f"MB/h: the {free / 1e9:.1f} GB free would be used up within a day"
+            f"MB/h after its warm-up: the {free / 1e9:.1f} GB free would be used up within a day"
         )
         return slope, problem, None
     return slope, None, None
@@ -215,12 +259,14 @@ def judge_soak(
     bounds: Bounds,
     window_s: float,
     budget_bytes: float | None = None,
+    warm_up_s: float | None = 0.0,
 ) -> SoakJudgement:
-    """`samples`: each tick's readings with its place in the soak's measured time (s)."""
+    """`samples`: each tick's readings with its place in the soak's measured time (s).
+    `warm_up_s`: when the first pass over the corpus ended (None: unknown)."""
     windows = windows_of(spans, window_s)
     breaks, unjudged = breaks_over_time(samples, reading_bounds_of(bounds, budget_bytes))
     breaks = (*breaks, *swap_out_breaks(samples, bounds.swap_floor_mb_per_min))
-    rss_trend, memory_problem, memory_unjudged = _memory(samples, bounds.confidence)
+    rss_trend, memory_problem, memory_unjudged = _memory(samples, bounds.confidence, warm_up_s)
     if memory_unjudged:
         unjudged = (*unjudged, memory_unjudged)
     throttles = _throttles(samples)

@@ -156,6 +156,9 @@ def plateau_sentence(found: Knee, min_gain: float, figure: str = "turns/h") -> s
         why = f"below min_gain ({min_gain:.0%})"
     else:
         why = f"{'not' if one else 'none'} shown to add min_gain ({min_gain:.0%})"
+    if any(p.adds < 0 for p in found.past):  # "add -1.4% more" would say the opposite
+        verb = "changes" if one else "change"
+        return f"N={names} {verb} {figure} by {adds}, {each}over the best step before it: {why}"
     return f"N={names} {verb} {adds} more {figure}, {each}over the best step before it: {why}"
 
 

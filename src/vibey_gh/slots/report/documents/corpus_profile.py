@@ -64,7 +64,7 @@ def _trace_lines(traces: dict[str, Any]) -> list[str]:
     failed = {entry["id"] for entry in no_run}
     replayed = [str(i) for i in traces["ids"] if i not in failed and i not in not_drawn]
     lines = [
-        f"from {len(replayed)} of {len(traces['ids'])} trace(s) (--fit "
+        f"from {len(replayed)} of {len(traces['ids'])} trace(s) (fit "
         f"{', '.join(traces['fit'])}; factor {_spread(traces['factor'])}; "
         f"{traces['subagents']} sub-agent run(s); {traces['dropped_turns']} turn(s) left out): "
         f"{', '.join(replayed) or 'none'}"

@@ -28,6 +28,7 @@ from ..tables.step_table import (
     columns_for,
     inconclusive_sentence,
     markdown_table,
+    shown_label,
     step_rows,
     throughput_sentence,
 )
@@ -92,7 +93,8 @@ def _steps_section(evidence: Evidence, judgement: SweepJudgement) -> list[str]:
         if failed:
             reasons = sorted({t.result.error or str(t.result.finish_reason) for t in failed})
             facts.append(f"{len(failed)} failed turn(s): {'; '.join(reasons)}")
-        lines.append(f"- **{name}** ({verdict.label}): {', '.join(facts)}.")
+        label = shown_label(verdict, judgement)
+        lines.append(f"- **{name}** ({label}): {', '.join(facts)}.")
         if step.runner_reported is not None:  # evidence older than the field has none
             lines.append(f"  - runner reported: {describe_reported(step.runner_reported)}")
         lines += [f"  - breaks: {item}" for item in verdict.broken]
@@ -135,7 +137,7 @@ def _throughput_section(
             interval = gain_range(verdict)
             line += f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
             line += " against the better one-slot run"
-        lines.append(line + f": {verdict.label}.")
+        lines.append(line + f": {shown_label(verdict, judgement)}.")
         if verdict.inconclusive:
             lines.append("  " + inconclusive_sentence(verdict, step, bounds.min_gain))
     if judgement.knee is not None:

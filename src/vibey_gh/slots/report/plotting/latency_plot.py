@@ -11,6 +11,8 @@ from ...judging.judge import SweepJudgement, Verdict
 from .plot_parts import (
     BAND_COLOUR,
     LIMIT_COLOUR,
+    breaks,
+    breaks_none,
     broken_legend,
     ideal_line,
     new_figure,
@@ -33,12 +35,16 @@ def latency_figure(judgement: SweepJudgement, title: str, bounds: Bounds | None 
     confidence = bounds.confidence if bounds else 0.9
     turn = [v.latency.latency if v.latency else None for v in verdicts]
     ttft = [v.latency.ttft if v.latency else None for v in verdicts]
-    for ax, samples, p50s, what in (
-        (turn_ax, turn, [v.metrics.p50_s for v in verdicts], "turn"),
-        (ttft_ax, ttft, [v.latency.ttft_p50_s if v.latency else None for v in verdicts], "TTFT"),
-    ):
-        points(ax, verdicts, p50s, f"{what} p50 (median)")
-        points(ax, verdicts, [s.value() if s else None for s in samples], f"{what} p95", "^")
+    # a p95 point is crossed only where its own bound broke; a p50 is no bound
+    turn_bound, ttft_bound = breaks("latency_factor"), breaks("ttft_p95_seconds")
+    for ax, samples, p50s, what, bound in (
+        (turn_ax, turn, [v.metrics.p50_s for v in verdicts], "turn", turn_bound),
+        (ttft_ax, ttft, [v.latency.ttft_p50_s if v.latency else None for v in verdicts], "TTFT",
+         ttft_bound),
+    ):  # fmt: skip
+        points(ax, verdicts, p50s, f"{what} p50 (median)", broke=breaks_none)
+        p95s = [s.value() if s else None for s in samples]
+        points(ax, verdicts, p95s, f"{what} p95", "^", broke=bound)
         _p95_bars(ax, verdicts, samples, confidence)
         ideal_line(ax, judgement)
     if bounds is not None and bounds.ttft_p95_seconds is not None:
@@ -46,9 +52,9 @@ def latency_figure(judgement: SweepJudgement, title: str, bounds: Bounds | None 
                         label=f"ttft_p95_seconds {bounds.ttft_p95_seconds:g} s")  # fmt: skip
     turn_ax.set_ylabel("latency per turn (s)")
     ttft_ax.set_ylabel("time to first token (s)")
-    for ax in (turn_ax, ttft_ax):
+    for ax, bound in ((turn_ax, turn_bound), (ttft_ax, ttft_bound)):
         ax.set_ylim(bottom=0)
-        broken_legend(ax, verdicts)
+        broken_legend(ax, verdicts, broke=bound, what="its latency bound")
     slot_ticks(ttft_ax, verdicts)
     return figure
 

@@ -1,14 +1,17 @@
 """What the report's plots share: a figure of stacked axes, N on the x axis, points per step
-(crossed where a step breaks a bound), the colours. matplotlib is imported only to draw."""
+(crossed where the step broke what the point shows), the colours. matplotlib is imported only
+to draw."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ...evidence.store import Evidence
 from ...judging.judge import SweepJudgement, Verdict
+from ...judging.step_findings import short_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,7 +32,9 @@ def new_figure(
     axes = list(figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0])
     # the heading, then what was measured on a line of its own: neither is cut at the edges
     heading, _, subject = title.partition(" — ")
-    figure.suptitle(f"{heading}\n{subject}" if subject else heading, fontsize=11)
+    if subject:  # wrapped to the figure's width, never cut: it says what was measured
+        heading += "\n" + textwrap.fill(subject, int(width * TITLE_CHARS_PER_INCH))
+    figure.suptitle(heading, fontsize=11)
     for ax in axes:
         ax.grid(True, alpha=0.3)
     return figure, axes
@@ -53,6 +58,29 @@ def mean_by_slots(
     return xs, [sum(grouped[x]) / len(grouped[x]) for x in xs]
 
 
+Broke = Callable[[Verdict], bool]
+
+
+def breaks_any(verdict: Verdict) -> bool:
+    """The step broke a bound (the throughput plot: such a step does not count)."""
+    return not verdict.inside_bounds
+
+
+def breaks_none(verdict: Verdict) -> bool:
+    """A series that is reported, never a bound: no point of it is crossed."""
+    return False
+
+
+def breaks(*names: str) -> Broke:
+    """The step broke one of the bounds `names` ("fidelity", "ttft_p95_seconds"): a plot of
+    one figure crosses only the points whose own bound broke."""
+
+    def broke(verdict: Verdict) -> bool:
+        return any(short_name(finding) in names for finding in verdict.broken)
+
+    return broke
+
+
 def points(
     ax: Axes,
     verdicts: Sequence[Verdict],
@@ -61,8 +89,10 @@ def points(
     marker: str = "o",
     shift: float = 0.0,
     hollow: bool = False,
+    broke: Broke = breaks_any,
 ) -> None:
-    """Markers for every step (crossed when it breaks a bound) and a line through the means.
+    """Markers for every step (crossed where `broke` says the step broke what the point
+    shows) and a line through the means.
 
     `shift` nudges the markers sideways so two series that agree do not hide each other.
     `hollow`: a step measured without an interval gets an empty marker (throughput).
@@ -74,7 +104,7 @@ def points(
     for verdict, value in zip(verdicts, values, strict=True):
         if value is None:
             continue
-        broken = not verdict.inside_bounds
+        broken = broke(verdict)
         ax.plot(
             [verdict.slots + shift],
             [value],
@@ -87,9 +117,15 @@ def points(
         )
 
 
-def broken_legend(ax: Axes, verdicts: Sequence[Verdict], hollow: bool = False) -> None:
-    if any(not v.inside_bounds for v in verdicts):
-        ax.plot([], [], marker="X", color=BROKEN_COLOUR, linestyle="none", label="breaks a bound")
+def broken_legend(
+    ax: Axes,
+    verdicts: Sequence[Verdict],
+    hollow: bool = False,
+    broke: Broke = breaks_any,
+    what: str = "a bound",
+) -> None:
+    if any(broke(v) for v in verdicts):
+        ax.plot([], [], marker="X", color=BROKEN_COLOUR, linestyle="none", label=f"breaks {what}")
     if hollow and any(not has_interval(v) for v in verdicts):
         ax.plot(
             [], [], marker="o", color="black", markerfacecolor="none", linestyle="none",
@@ -122,12 +158,13 @@ def ideal_line(ax: Axes, judgement: SweepJudgement, label: bool = True) -> None:
     )
 
 
-TITLE_PART = 48  # characters of a model's name worth a title
+# characters of an 11-point title line per inch of the figure's width, with room to spare
+TITLE_CHARS_PER_INCH = 12
 
 
 def plot_title(evidence: Evidence) -> str:
     """What was measured, for people: model, runner, device and window (the fingerprint's
-    hash says none of it), short enough for one line of a plot's title."""
+    hash says none of it), wrapped to the plot's width where it is long."""
     on = evidence.measured_on
     runner = evidence.document.runner
     model = runner.get("model") if isinstance(runner, dict) else None
@@ -142,6 +179,5 @@ def plot_title(evidence: Evidence) -> str:
 
 
 def _short_model(model: str) -> str:
-    """A model file's name without its folders (a full path is cut at the plot's edges)."""
-    name = model.replace("\\", "/").rsplit("/", 1)[-1]
-    return name if len(name) <= TITLE_PART else name[: TITLE_PART - 1] + "…"
+    """A model file's name without its folders (the folders say nothing of the model)."""
+    return model.replace("\\", "/").rsplit("/", 1)[-1]

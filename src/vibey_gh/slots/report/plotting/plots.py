@@ -31,6 +31,8 @@ from .plot_parts import (
     DPI,
     IDEAL_COLOUR,
     LIMIT_COLOUR,
+    breaks,
+    breaks_none,
     broken_legend,
     ideal_line,
     new_figure,
@@ -38,6 +40,8 @@ from .plot_parts import (
     points,
     slot_ticks,
 )
+
+FIDELITY = breaks("fidelity")
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -224,8 +228,10 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
         f"(self-agreement − {bounds.fidelity_tolerance:g})",
     )
     if compared:
-        points(ax, compared, structural, "structural (tool calls and argument names)", "o", -0.03)
-        points(ax, compared, exact, "exact (identical text): reported, not a bound", "s", 0.03)
+        structural_label = "structural (tool calls and argument names)"
+        points(ax, compared, structural, structural_label, "o", -0.03, broke=FIDELITY)
+        exact_label = "exact (identical text): reported, not a bound"
+        points(ax, compared, exact, exact_label, "s", 0.03, broke=breaks_none)
     else:
         ax.text(
             0.5,
@@ -237,7 +243,7 @@ def fidelity_figure(judgement: SweepJudgement, bounds: Bounds, title: str) -> Fi
     ideal_line(ax, judgement)
     ax.set_ylabel("agreement (share of turns served in both, 0–1)")
     ax.set_ylim(-0.02, 1.05)
-    broken_legend(ax, compared)
+    broken_legend(ax, compared, broke=FIDELITY, what="the fidelity bound")
     slot_ticks(ax, compared or judgement.verdicts)
     return figure
 

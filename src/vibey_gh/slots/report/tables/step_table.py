@@ -30,6 +30,11 @@ class StepView:
     verdict: Verdict
     name: str
     ideal: bool
+    label: str = ""  # the verdict as shown (`shown_label`); "" for the verdict's own
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.verdict.label
 
     @property
     def on_runs(self) -> bool:
@@ -105,9 +110,20 @@ def throughput_brief(verdict: Verdict) -> str:
     return f"{_short(point)} ±{half:.0%}"
 
 
-def verdict_cell(verdict: Verdict) -> str:
+PAST_THE_KNEE = "past the knee"
+
+
+def shown_label(verdict: Verdict, judgement: SweepJudgement) -> str:
+    """The verdict's label as people read it: a step past the knee qualifies against one
+    slot, but its gain over the knee is not worth paying for, so it is not called "qualifies"."""
+    knee = judgement.knee
+    past = knee is not None and any(p.index == verdict.index for p in knee.past)
+    return PAST_THE_KNEE if past and verdict.label == "qualifies" else verdict.label
+
+
+def verdict_cell(verdict: Verdict, label: str | None = None) -> str:
     """The label, with the gain and its interval above one slot."""
-    label = verdict.label
+    label = label or verdict.label
     interval = gain_range(verdict)
     if verdict.slots > 1 and verdict.gain is not None and interval:
         label += f", gain {verdict.gain:+.0%} ({interval})"
@@ -117,7 +133,7 @@ def verdict_cell(verdict: Verdict) -> str:
 def verdict_brief(view: StepView) -> str:
     """The label and the gain's interval (never its point alone); the ideal N marked."""
     verdict = view.verdict
-    text = verdict.label
+    text = view.shown
     interval = gain_range(verdict)
     if verdict.slots > 1 and interval:
         text += f" {interval}"
@@ -157,7 +173,7 @@ def _fidelity(view: StepView, fmt: str, between: str) -> str:
 
 def _verdict_full(view: StepView) -> str:
     verdict, step = view.verdict, view.step
-    label = verdict_cell(verdict)
+    label = verdict_cell(verdict, view.shown)
     if verdict.warnings and step.slots == 1:
         label += "; memory warned" if any("wired" in w for w in verdict.warnings) else ""
     if step.ended_early:
@@ -352,7 +368,7 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
         else:
             ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
         ideal_marked = ideal_marked or ideal
-        views.append(StepView(step, verdict, name, ideal))
+        views.append(StepView(step, verdict, name, ideal, shown_label(verdict, judgement)))
     return views
 
 

@@ -1,0 +1,104 @@
+"""Step and sweep time estimates from the rule that ends a step and the steps measured."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.slots.measurement.estimates import (
+    MeasuredStep,
+    cost_exponent,
+    estimate_step,
+    fewest_steps_left,
+    measured_step,
+    planned_slots,
+    sweep_left,
+)
+
+# step 0 of the embedded demo on a busy machine: 124 s, of which 4 s start and load; its one
+# pass over the corpus took 110 s (past the 60 s cap), its window 5–110 s
+HELD = MeasuredStep(
+    slots=1, took_s=124.0, replay_s=120.0, covered_s=110.0, window=(5.0, 110.0), served=20
+)
+# a window-bound step: 20 s measured, the pass over in 4 s
+BRIEF = MeasuredStep(
+    slots=1, took_s=22.0, replay_s=21.5, covered_s=4.0, window=(0.3, 20.5), served=76
+)
+
+
+def test_nothing_measured_estimates_nothing() -> None:
+    assert estimate_step([], 1, 20.0, 60.0) is None
+    assert sweep_left([], None, 4, 0, 20.0, 60.0) is None
+
+
+def test_the_same_step_again_takes_as_long_as_the_one_measured() -> None:
+    for step in (HELD, BRIEF):
+        estimate = estimate_step([step], 1, 20.0, 60.0)
+        assert estimate is not None
+        assert estimate.likely == pytest.approx(step.took_s, rel=0.02)
+    held = estimate_step([HELD], 1, 20.0, 60.0)
+    assert held is not None and held.pass_held
+
+
+def test_a_pass_bound_step_at_two_slots_lies_between_scaling_and_saturation() -> None:
+    estimate = estimate_step([HELD, HELD], 2, 20.0, 60.0)
+    assert estimate is not None
+    # α = 0: the pass halves (55 s) and holds the step, whose window may end at its 20 s
+    # minimum this time; α = 1: the pass is as long
+    assert estimate.low == pytest.approx(4.0 + 55.0 + 10.0)
+    assert estimate.high == pytest.approx(4.0 + 110.0 + 20.0)
+    assert estimate.low < estimate.likely < estimate.high
+
+
+def test_two_slot_counts_measured_give_how_a_turns_cost_grows() -> None:
+    scales = replace(HELD, slots=2, served=40)  # twice the turns in the same time
+    saturated = replace(HELD, slots=2)  # the same turns in the same time
+    assert cost_exponent([HELD]) is None
+    assert cost_exponent([HELD, scales]) == pytest.approx(0.0)
+    assert cost_exponent([HELD, saturated]) == pytest.approx(1.0)
+    estimate = estimate_step([HELD, saturated], 3, 20.0, 60.0)
+    assert estimate is not None and estimate.low == estimate.high == estimate.likely
+    assert estimate.likely == pytest.approx(124.0, rel=0.05), "saturated: a pass as long"
+
+
+def test_the_window_of_a_later_step_follows_the_latest_of_its_kind() -> None:
+    long_bar = replace(BRIEF, window=(0.3, 40.3), replay_s=41.0, took_s=41.5)
+    decided = replace(BRIEF, slots=2, served=150)
+    estimate = estimate_step([long_bar, long_bar, decided], 3, 20.0, 60.0)
+    assert estimate is not None
+    assert estimate.likely < 30.0, "a step above one slot measures as the last one did"
+
+
+def test_the_sweeps_low_end_is_the_steps_it_takes_at_least() -> None:
+    assert planned_slots(None, 4, 2) == [2, 3, 4]
+    assert fewest_steps_left(None, 0, patience=2, streak=0) == 4, "1, 1, then two steps"
+    assert fewest_steps_left(None, 3, patience=2, streak=1) == 1
+    assert fewest_steps_left((1, 1, 4), 1, patience=2, streak=0) == 2
+    low, high = sweep_left([BRIEF, BRIEF], None, 4, 2, 20.0, 60.0) or (0.0, 0.0)
+    one = estimate_step([BRIEF, BRIEF], 2, 20.0, 60.0)
+    assert one is not None
+    assert low > 1.5 * one.low, "two steps at least, not one step's minimum"
+    assert high >= 3 * one.low
+
+
+def test_a_recorded_step_gives_its_figures() -> None:
+    step = make_step(0, 1, same_answers(), duration=100.0)
+    step = replace(step, measurement={"start": 10.0, "end": 90.0})
+    figures = measured_step(step, took_s=104.0)
+    assert figures is not None
+    assert figures.replay_s == pytest.approx(100.0)
+    assert figures.window == (10.0, 90.0)
+    assert figures.took_s - figures.replay_s == pytest.approx(4.0)
+    assert figures.served == len(step.turns)
+
+
+def test_a_window_held_past_its_minimum_may_end_at_it_next_time() -> None:
+    """Step 0 measured to its 60 s cap (its interval undecided on a busy machine); step 1,
+    the same N, may end at its 20 s minimum: the range says so."""
+    capped = replace(BRIEF, window=(0.3, 60.3), replay_s=61.0, took_s=61.4, served=194)
+    estimate = estimate_step([capped], 1, 20.0, 60.0)
+    assert estimate is not None
+    assert estimate.likely == pytest.approx(61.4, rel=0.02)
+    assert estimate.low == pytest.approx(21.4, rel=0.05)
