@@ -23,6 +23,7 @@ from vibey_gh.slots.judging.latencies.latency import (
     ttft_s,
 )
 from vibey_gh.slots.judging.latencies.latency_figures import (
+    UNDECIDED_WHEN_ENDED,
     UNSTREAMED,
     LatencyFigures,
     QuantileSample,
@@ -128,18 +129,28 @@ def test_a_ttft_bound_refuses_a_step_shown_above_it_and_says_which_bound_decided
     assert bounded.ideal == 1 and "ttft_p95_seconds" in bounded.reason
 
 
-def test_a_p95_whose_interval_reaches_the_limit_warns_without_refusing() -> None:
+def test_a_p95_whose_interval_reaches_the_limit_is_refused_saying_what_would_decide_it() -> None:
     figures = sweep_figures(steps(ttft_at_two=0.3))
     two = figures.steps[2].latency
     assert two is not None and two.ttft is not None
     low, high = two.ttft.interval(0.9)
     assert low is not None and high is not None
-    middle = (low + high) / 2
-    verdict = judge_figures(figures, Bounds(ttft_p95_seconds=middle)).verdict_for(2)
-    assert verdict is not None and verdict.inside_bounds
-    assert any(w.startswith("ttft_p95_seconds") and "may be above" in w for w in verdict.warnings)
+    point = two.ttft.value()
+    assert point is not None and low < point < high
+    # the interval reaches above the limit, the p95 itself does not: undecided, so refused
+    above_point = judge_figures(figures, Bounds(ttft_p95_seconds=(point + high) / 2))
+    verdict = above_point.verdict_for(2)
+    assert verdict is not None and not verdict.inside_bounds and not verdict.qualifies
+    assert verdict.broken[0].startswith("ttft_p95_seconds: p95 TTFT")
+    assert verdict.broken[0].endswith(UNDECIDED_WHEN_ENDED)
+    assert above_point.ideal == 1
+    # the p95 itself above the limit, its interval reaching below: refused as above
+    below_point = judge_figures(figures, Bounds(ttft_p95_seconds=(low + point) / 2))
+    verdict = below_point.verdict_for(2)
+    assert verdict is not None and not verdict.inside_bounds
+    assert verdict.broken[0].endswith("(its interval reaches below)")
     clear = judge_figures(figures, Bounds(ttft_p95_seconds=high * 1.01)).verdict_for(2)
-    assert clear is not None and not clear.warnings
+    assert clear is not None and clear.inside_bounds and not clear.broken
 
 
 def test_a_bound_on_evidence_recorded_unstreamed_refuses_as_unmeasured() -> None:
@@ -157,13 +168,13 @@ def test_the_latency_factor_compares_with_the_better_one_slot_p95() -> None:
     point = (slow.value() or 0.0) / (base.value() or 1.0)
     assert low is not None and high is not None and low < point < high
     assert low > 1.5, "clearly above a factor of 1.5"
-    verdict, _ = latency_findings(
+    verdict = latency_findings(
         replace(latency_figures([answer("x")], None), latency=slow),
         base,
         Bounds(latency_factor=1.5),
     )
     assert verdict and verdict[0].startswith("latency_factor: p95 turn latency")
-    broken, _ = latency_findings(None, base, Bounds(latency_factor=1.5))
+    broken = latency_findings(None, base, Bounds(latency_factor=1.5))
     assert broken and broken[0].startswith("latency_factor")
 
 

@@ -6,13 +6,14 @@ what such an interval needs, the sample's size and its sorted upper tail, so fig
 small and independent of the bounds. (`latency.py` makes the figures from recorded turns;
 this module imports nothing about turns, so reading stored figures does not.)
 
-A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) refuses a step when
-the interval shows its p95 above the limit (its lower end is above). A p95 whose interval
-reaches both sides is inconclusive: the step measures on while it is (`measurement.step`, up to
-`max_step_seconds`), and one still inconclusive at that cap does not qualify on that bound;
-below the cap (a bound set after the step was measured, a step without a window) it is a
-warning. A configured bound whose figure was never measured (turns recorded unstreamed)
-refuses, as memory that was not measured does.
+A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) is met only where
+the whole interval of its p95 is at or below the limit. A p95 whose interval reaches the limit
+is undecided: the step measures on while it is (`measurement.stepping.stopping`, up to
+`max_step_seconds`). Judged, an undecided p95 never qualifies — at the cap, or re-judged
+against a bound set or changed after the step was measured, it is refused with a line saying
+what would decide it — and a p95 above its limit is refused whatever its interval. A
+configured bound whose figure was never measured (turns recorded unstreamed) refuses, as
+memory that was not measured does.
 
 `latency_factor` judges the latency a lane's user waits for: for a corpus of whole runs the
 run's (first send to last answer, its tools included), for a corpus of segments the turn's.
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ....errors import MalformedJson
@@ -196,14 +196,43 @@ def _range(low: float | None, high: float | None, unit: str = " s") -> str:
 
 
 INCONCLUSIVE_AT_CAP = "inconclusive at max_step_seconds"
+LONGER_AT_CAP = "measure again with a longer max_step_seconds to decide it"
+UNDECIDED_WHEN_ENDED = (
+    "undecided when the step ended (a bound set or changed after calibrating?): "
+    "calibrate again, with longer steps if need be, to decide it"
+)
 
 
-def _inconclusive(doubt: str, at_cap: bool) -> tuple[str | None, str | None]:
-    """A p95 whose interval reaches both sides of its limit: refused once measuring longer
-    was tried to the cap, a warning otherwise."""
+def _undecided(doubt: str, at_cap: bool) -> str:
+    """An interval reaching the limit: never a pass, and the line says what would decide it."""
     if at_cap:
-        return f"{doubt}, {INCONCLUSIVE_AT_CAP}", None
-    return None, doubt
+        return f"{doubt}, {INCONCLUSIVE_AT_CAP}: {LONGER_AT_CAP}"
+    return f"{doubt}, {UNDECIDED_WHEN_ENDED}"
+
+
+def _finding(
+    key: str,
+    shown: str,
+    point: float,
+    low: float | None,
+    high: float | None,
+    limit: float,
+    unit: str,
+    at_cap: bool,
+) -> tuple[str | None, bool]:
+    """(broken, undecided) of a p95 (`point`, interval `low`–`high`) against `limit`.
+
+    Above the limit — its interval, or its point while the interval reaches both sides — is
+    broken; an interval reaching the limit is undecided (measuring on may decide it) and, as a
+    verdict, broken too: what cannot be decided is refused."""
+    undecided = high is None or high > limit
+    if low is not None and low > limit:
+        return f"{key}: {shown} above {limit:.3g}{unit}", False
+    if point > limit:
+        return f"{key}: {shown} above {limit:.3g}{unit} (its interval reaches below)", True
+    if undecided:
+        return _undecided(f"{key}: {shown} may be above {limit:.3g}{unit}", at_cap), True
+    return None, False
 
 
 def _against(
@@ -213,44 +242,48 @@ def _against(
     limit: float,
     confidence: float,
     at_cap: bool = False,
-) -> tuple[str | None, str | None]:
-    """(broken, warning) of one p95 against an absolute limit in seconds."""
+) -> tuple[str | None, bool]:
+    """(broken, undecided) of one p95 against an absolute limit in seconds."""
     if sample is None:
-        return f"{key}: {what} not measured ({UNSTREAMED})", None
+        return f"{key}: {what} not measured ({UNSTREAMED})", False
     low, high = sample.interval(confidence)
-    shown = f"p95 {what} {_seconds(sample.value())} ({_range(low, high)})"
-    if low is not None and low > limit:
-        return f"{key}: {shown} above {limit:.3g} s", None
-    if high is None or high > limit:
-        return _inconclusive(f"{key}: {shown} may be above {limit:.3g} s", at_cap)
-    return None, None
+    point = sample.value() or 0.0
+    shown = f"p95 {what} {_seconds(point)} ({_range(low, high)})"
+    return _finding(key, shown, point, low, high, limit, " s", at_cap)
 
 
 def undecided_latency_bounds(
     step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
 ) -> list[str]:
-    """The configured latency bounds whose p95 interval still reaches both sides of the
-    limit: measuring longer can decide them."""
+    """The configured latency bounds whose p95 interval still reaches the limit: measuring
+    longer can decide them."""
     if step is None:
         return []
-    _, doubts = latency_findings(replace(step, measured_to_cap=False), one_slot, bounds)
-    return [doubt.split(":", 1)[0] for doubt in doubts]
+    return _judged(step, one_slot, bounds)[1]
 
 
 def latency_findings(
     step: LatencyFigures | None,
     one_slot: QuantileSample | None,
     bounds: Bounds,
-) -> tuple[list[str], list[str]]:
-    """(broken, warnings) of a step above one slot against the configured latency bounds.
+) -> list[str]:
+    """Why a step above one slot does not meet the configured latency bounds (empty: it does).
 
     `one_slot`: the better one-slot run's judged latencies (`LatencyFigures.judged`: runs
     for whole runs, else turns), the base of `latency_factor`. The
     factor's interval is the step's p95 interval over the base's, each at the confidence that
     leaves the pair jointly at `bounds.confidence` (Bonferroni).
     """
+    return _judged(step, one_slot, bounds)[0]
+
+
+def _judged(
+    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
+) -> tuple[list[str], list[str]]:
+    """(broken, the keys still undecided) of a step against the configured latency bounds."""
     broken: list[str] = []
-    warnings: list[str] = []
+    undecided: list[str] = []
+    at_cap = step is not None and step.measured_to_cap
     checks = (
         ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft if step else None),
         ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl if step else None),
@@ -258,18 +291,16 @@ def latency_findings(
     for key, what, limit, sample in checks:
         if limit is None:
             continue
-        at_cap = step is not None and step.measured_to_cap
-        bad, doubt = _against(key, what, sample, limit, bounds.confidence, at_cap)
+        bad, open_ = _against(key, what, sample, limit, bounds.confidence, at_cap)
         broken += [bad] if bad else []
-        warnings += [doubt] if doubt else []
+        undecided += [key] if open_ else []
     factor = bounds.latency_factor
     if factor is not None:
         what, judged = step.judged if step else (TURN, None)
-        at_cap = step is not None and step.measured_to_cap
-        bad, doubt = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
+        bad, open_ = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
         broken += [bad] if bad else []
-        warnings += [doubt] if doubt else []
-    return broken, warnings
+        undecided += ["latency_factor"] if open_ else []
+    return broken, undecided
 
 
 def factor_interval(
@@ -291,18 +322,14 @@ def _factor_finding(
     factor: float,
     bounds: Bounds,
     at_cap: bool,
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, bool]:
     key = "latency_factor"
     if step is None or one_slot is None or not one_slot.value():
-        return f"{key}: p95 {what} latency not measured at one slot and here", None
+        return f"{key}: p95 {what} latency not measured at one slot and here", False
     low, high = factor_interval(step, one_slot, bounds.confidence)
     point = (step.value() or 0.0) / (one_slot.value() or 1.0)
     shown = (
         f"p95 {what} latency {_seconds(step.value())} = {point:.2f}× one slot's "
         f"{_seconds(one_slot.value())} ({_range(low, high, '×')})"
     )
-    if low is not None and low > factor:
-        return f"{key}: {shown} above {factor:g}×", None
-    if high is None or high > factor:
-        return _inconclusive(f"{key}: {shown} may be above {factor:g}×", at_cap)
-    return None, None
+    return _finding(key, shown, point, low, high, factor, "×", at_cap)

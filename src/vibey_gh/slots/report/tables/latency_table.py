@@ -117,7 +117,7 @@ def largest_meeting(judgement: SweepJudgement, bounds: Bounds) -> dict[str, int 
         passing = [
             v.slots
             for v in judgement.verdicts
-            if not latency_findings(v.latency, one_slot, alone)[0]
+            if not latency_findings(v.latency, one_slot, alone)
         ]
         met[key] = max(passing, default=None)
     return met
