@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from tests.support.clocks import ManualClock
 from tests.support.latency import latency_sweep
-from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.statistics.stats import Estimate
 from vibey_gh.slots.measurement.stepping.stopping import (
@@ -38,7 +38,7 @@ class Context:
 
 def rule(bounds: Bounds, **ctx: float) -> SteadyStateRule:
     bar = Estimate(3600.0, se=10.0, batches=10)  # one slot: 100 turns in 100 s, steady
-    base = sweep_figures(STEPS).baseline.best_one_slot_latency
+    base = baseline_of(STEPS)
     return SteadyStateRule(Context(bounds, **ctx), 2, (bar,), base)  # type: ignore[arg-type]
 
 

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from ..statistics.stats import quantile_ranks
+from .by_turn import Resampled
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -120,6 +122,14 @@ class LatencyFigures:
     run_p50_s: float | None = None
     run: QuantileSample | None = None
     measured_to_cap: bool = False
+    ttft_by_turn: Resampled | None = None
+    itl_by_turn: Resampled | None = None
+    factor_by_turn: Resampled | None = None
+
+    def resampled(
+        self, ttft: Resampled | None, itl: Resampled | None, factor: Resampled | None
+    ) -> LatencyFigures:
+        return replace(self, ttft_by_turn=ttft, itl_by_turn=itl, factor_by_turn=factor)
 
     @property
     def judged(self) -> tuple[str, QuantileSample | None]:
@@ -147,6 +157,14 @@ class LatencyFigures:
             "run_p95_s": self.run.value() if self.run else None,
             "run": self.run.to_json() if self.run else None,
             "measured_to_cap": self.measured_to_cap,
+            **{
+                key: value.to_json() if value else None
+                for key, value in (
+                    ("ttft_by_turn", self.ttft_by_turn),
+                    ("itl_by_turn", self.itl_by_turn),
+                    ("factor_by_turn", self.factor_by_turn),
+                )
+            },
         }
 
     @classmethod
@@ -168,6 +186,10 @@ class LatencyFigures:
             run_p50_s=json_fields.number(data, "run_p50_s", None),
             run=_sample(data, "run"),
             measured_to_cap=json_fields.boolean(data, "measured_to_cap", False),
+            # figures from before the p95s were resampled by turn: judged on their samples
+            ttft_by_turn=_resampled(data, "ttft_by_turn"),
+            itl_by_turn=_resampled(data, "itl_by_turn"),
+            factor_by_turn=_resampled(data, "factor_by_turn"),
         )
 
 
@@ -175,6 +197,12 @@ def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
     if data.get(key) is None:
         return None
     return json_fields.nested(data, key, QuantileSample.from_json)
+
+
+def _resampled(data: dict[str, object], key: str) -> Resampled | None:
+    if data.get(key) is None:
+        return None
+    return json_fields.nested(data, key, Resampled.from_json)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,6 +263,16 @@ def _finding(
     return None, False
 
 
+def _union(
+    one: tuple[float | None, float | None], other: tuple[float | None, float | None]
+) -> tuple[float | None, float | None]:
+    """The span of two intervals of one p95 (a side either cannot bound stays unbounded): a
+    limit is decided only where both agree."""
+    low = None if one[0] is None or other[0] is None else min(one[0], other[0])
+    high = None if one[1] is None or other[1] is None else max(one[1], other[1])
+    return low, high
+
+
 def _against(
     key: str,
     what: str,
@@ -242,11 +280,15 @@ def _against(
     limit: float,
     confidence: float,
     at_cap: bool = False,
+    by_turn: Resampled | None = None,
 ) -> tuple[str | None, bool]:
-    """(broken, undecided) of one p95 against an absolute limit in seconds."""
+    """(broken, undecided) of one p95 against an absolute limit in seconds. Its interval is
+    the distribution-free one, widened to the one resampled by turn where there is one."""
     if sample is None:
         return f"{key}: {what} not measured ({UNSTREAMED})", False
     low, high = sample.interval(confidence)
+    if by_turn is not None:
+        low, high = _union((low, high), by_turn.interval(confidence))
     point = sample.value() or 0.0
     shown = f"p95 {what} {_seconds(point)} ({_range(low, high)})"
     return _finding(key, shown, point, low, high, limit, " s", at_cap)
@@ -288,16 +330,24 @@ def _judged(
         ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft if step else None),
         ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl if step else None),
     )
+    resampled = {
+        "ttft_p95_seconds": step.ttft_by_turn if step else None,
+        "itl_p95_seconds": step.itl_by_turn if step else None,
+    }
     for key, what, limit, sample in checks:
         if limit is None:
             continue
-        bad, open_ = _against(key, what, sample, limit, bounds.confidence, at_cap)
+        by_turn = resampled[key]
+        bad, open_ = _against(key, what, sample, limit, bounds.confidence, at_cap, by_turn)
         broken += [bad] if bad else []
         undecided += [key] if open_ else []
     factor = bounds.latency_factor
     if factor is not None:
         what, judged = step.judged if step else (TURN, None)
-        bad, open_ = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
+        if step is not None and step.factor_by_turn is not None:
+            bad, open_ = _paired_factor(what, judged, step.factor_by_turn, factor, bounds, at_cap)
+        else:
+            bad, open_ = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
         broken += [bad] if bad else []
         undecided += ["latency_factor"] if open_ else []
     return broken, undecided
@@ -333,3 +383,20 @@ def _factor_finding(
         f"{_seconds(one_slot.value())} ({_range(low, high, '×')})"
     )
     return _finding(key, shown, point, low, high, factor, "×", at_cap)
+
+
+def _paired_factor(
+    what: str,
+    step: QuantileSample | None,
+    paired: Resampled,
+    factor: float,
+    bounds: Bounds,
+    at_cap: bool,
+) -> tuple[str | None, bool]:
+    """`latency_factor` on the same turns (runs) at one slot and here, resampled by turn."""
+    low, high = paired.interval(bounds.confidence)
+    shown = (
+        f"p95 {what} latency {_seconds(step.value() if step else None)} = "
+        f"{paired.point:.2f}× one slot's on the same {what}s ({_range(low, high, '×')})"
+    )
+    return _finding("latency_factor", shown, paired.point, low, high, factor, "×", at_cap)
