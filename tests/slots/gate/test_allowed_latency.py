@@ -17,11 +17,11 @@ from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.latencies.latency import latency_figures
-from vibey_gh.slots.judging.latencies.latency_figures import (
+from vibey_gh.slots.judging.latencies.latency_bounds import (
     UNDECIDED_WHEN_ENDED,
-    QuantileSample,
     latency_findings,
 )
+from vibey_gh.slots.judging.latencies.latency_figures import QuantileSample
 
 
 def test_a_ttft_bound_added_after_calibrating_refuses_the_step_it_cannot_decide(

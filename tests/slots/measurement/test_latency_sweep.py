@@ -10,7 +10,7 @@ from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
-from vibey_gh.slots.judging.latencies.latency_figures import INCONCLUSIVE_AT_CAP
+from vibey_gh.slots.judging.latencies.latency_bounds import INCONCLUSIVE_AT_CAP
 from vibey_gh.slots.measurement.stepping.step import ENDED_CAP, ENDED_LATENCY_CAP
 from vibey_gh.state import StateLayout
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TypedDict
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
-from .latencies.latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
+from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
+from .latencies.latency_figures import LatencyFigures
 from .noise import one_slot_noise, too_noisy_sentence
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
 from .statistics.stats import ratio_interval

@@ -18,10 +18,8 @@ from vibey_gh.slots.judging.latencies.by_turn import (
     paired_p95_ratio,
 )
 from vibey_gh.slots.judging.latencies.latency import latency_figures
-from vibey_gh.slots.judging.latencies.latency_figures import (
-    QuantileSample,
-    latency_findings,
-)
+from vibey_gh.slots.judging.latencies.latency_bounds import latency_findings
+from vibey_gh.slots.judging.latencies.latency_figures import QuantileSample
 
 
 def passes(turns: int, repeats: int, seed: int = 1, scale: float = 1.0) -> dict[str, list[float]]:

@@ -22,13 +22,15 @@ from vibey_gh.slots.judging.latencies.latency import (
     latency_figures,
     ttft_s,
 )
-from vibey_gh.slots.judging.latencies.latency_figures import (
+from vibey_gh.slots.judging.latencies.latency_bounds import (
     UNDECIDED_WHEN_ENDED,
+    factor_interval,
+    latency_findings,
+)
+from vibey_gh.slots.judging.latencies.latency_figures import (
     UNSTREAMED,
     LatencyFigures,
     QuantileSample,
-    factor_interval,
-    latency_findings,
 )
 from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
 from vibey_gh.slots.judging.statistics.stats import quantile_ranks

@@ -12,12 +12,12 @@ from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
-from vibey_gh.slots.judging.latencies.latency_figures import (
+from vibey_gh.slots.judging.latencies.latency_bounds import (
     INCONCLUSIVE_AT_CAP,
     LONGER_AT_CAP,
     UNDECIDED_WHEN_ENDED,
-    LatencyFigures,
 )
+from vibey_gh.slots.judging.latencies.latency_figures import LatencyFigures
 from vibey_gh.slots.judging.records import StepRecord
 
 

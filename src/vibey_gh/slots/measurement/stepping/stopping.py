@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ...judging.baseline import turns_latency
-from ...judging.latencies.latency_figures import undecided_latency_bounds
+from ...judging.latencies.latency_bounds import undecided_latency_bounds
 from ...judging.metrics import (
     WANTED_WINDOW_TURNS,
     decisive_ends,

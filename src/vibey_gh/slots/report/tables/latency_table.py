@@ -9,11 +9,8 @@ from typing import Any
 
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
-from ...judging.latencies.latency_figures import (
-    LATENCY_BOUND_KEYS,
-    QuantileSample,
-    latency_findings,
-)
+from ...judging.latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
+from ...judging.latencies.latency_figures import QuantileSample
 
 LATENCY_COLUMNS = (
     "step",
@@ -115,9 +112,7 @@ def largest_meeting(judgement: SweepJudgement, bounds: Bounds) -> dict[str, int 
     for key in bounds.latency_bounds:
         alone = _only(bounds, key)
         passing = [
-            v.slots
-            for v in judgement.verdicts
-            if not latency_findings(v.latency, one_slot, alone)
+            v.slots for v in judgement.verdicts if not latency_findings(v.latency, one_slot, alone)
         ]
         met[key] = max(passing, default=None)
     return met
