@@ -65,10 +65,11 @@ def show(
     fingerprint cannot be computed (the production runner does not answer), that is said and
     the evidence present is still listed.
 
-    Latency per step: p50 and p95 of time to first token (TTFT), inter-token latency (ITL) and
-    the whole turn, each p95 with its distribution-free interval; what the ideal N costs in
-    latency against one slot; and, for each latency bound set in [local_models.bounds]
-    (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
+    Latency per step: p50 and p95 of time to first token (TTFT), time per output token (TPOT,
+    a turn's mean gap), inter-token latency (ITL, every gap: p95 and p99) and the whole turn,
+    each p95 with its distribution-free interval; what the ideal N costs in latency against one
+    slot; and, for each latency bound set in [local_models.bounds] (ttft_p95_seconds,
+    tpot_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when FINGERPRINT names evidence that does not exist or

@@ -18,8 +18,8 @@ from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.latencies.latency import (
     decode_tokens_per_s,
-    itl_s,
     latency_figures,
+    tpot_s,
     ttft_s,
 )
 from vibey_gh.slots.judging.latencies.latency_bounds import (
@@ -36,21 +36,21 @@ from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
 from vibey_gh.slots.judging.statistics.stats import quantile_ranks
 
 
-def test_ttft_and_itl_of_a_streamed_turn() -> None:
+def test_ttft_and_tpot_of_a_streamed_turn() -> None:
     turn = streamed(answer("x", started=10.0, ended=12.0, output_tokens=11), 0.5, 0.1)
     assert ttft_s(turn) == pytest.approx(0.5)
-    assert itl_s(turn) == pytest.approx(0.1)
+    assert tpot_s(turn) == pytest.approx(0.1)
     assert decode_tokens_per_s(turn) == pytest.approx(10.0)
 
 
 def test_an_unstreamed_turn_has_no_token_timing() -> None:
     turn = answer("x")
-    assert ttft_s(turn) is None and itl_s(turn) is None and decode_tokens_per_s(turn) is None
+    assert ttft_s(turn) is None and tpot_s(turn) is None and decode_tokens_per_s(turn) is None
 
 
 def test_one_chunk_shows_no_gap() -> None:
     turn = replace(answer("x"), streamed=True, first_token=0.2, last_token=0.2, token_chunks=1)
-    assert ttft_s(turn) == pytest.approx(0.2) and itl_s(turn) is None
+    assert ttft_s(turn) == pytest.approx(0.2) and tpot_s(turn) is None
 
 
 def test_old_turns_without_timing_still_read() -> None:
@@ -100,7 +100,7 @@ def test_figures_count_the_turns_of_the_measurement_window() -> None:
     figures = latency_figures([t.result for t in step.turns], (10.0, 50.0))
     assert 0 < figures.turns < 40 and figures.timed == figures.turns
     assert figures.ttft is not None and figures.ttft_p50_s is not None
-    assert figures.itl_p50_s == pytest.approx(0.05)
+    assert figures.tpot_p50_s == pytest.approx(0.05)
     assert figures.missing is None
 
 

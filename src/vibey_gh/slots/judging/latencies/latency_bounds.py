@@ -1,13 +1,15 @@
 """The latency bounds: a step's latency figures (`latency_figures`) against the limits.
 
-A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) is met only where
+A latency bound (`ttft_p95_seconds`; `tpot_p95_seconds` on each turn's mean time per output
+token; `itl_p95_seconds` on every gap between tokens; `latency_factor`) is met only where
 the whole interval of its p95 is at or below the limit. A p95 whose interval reaches the limit
 is undecided: the step measures on while it is (`measurement.stepping.stopping`, up to
 `max_step_seconds`). Judged, an undecided p95 never qualifies — at the cap, or re-judged
 against a bound set or changed after the step was measured, it is refused with a line saying
 what would decide it — and a p95 above its limit is refused whatever its interval. A
-configured bound whose figure was never measured (turns recorded unstreamed) refuses, as
-memory that was not measured does.
+configured bound whose figure was never measured (turns recorded unstreamed; for
+`itl_p95_seconds`, turns recorded before the gaps between tokens were kept) refuses, as memory
+that was not measured does.
 
 `latency_factor` judges the latency a lane's user waits for: for a corpus of whole runs the
 run's (first send to last answer, its tools included), for a corpus of segments the turn's.
@@ -15,7 +17,7 @@ run's (first send to last answer, its tools included), for a corpus of segments 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .by_turn import Resampled
 from .latency_figures import TURN, UNSTREAMED, LatencyFigures, QuantileSample
@@ -24,7 +26,17 @@ if TYPE_CHECKING:
     from ..bounds import Bounds
 
 
-LATENCY_BOUND_KEYS = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
+LATENCY_BOUND_KEYS = ("ttft_p95_seconds", "tpot_p95_seconds", "itl_p95_seconds", "latency_factor")
+
+
+class P95Sample(Protocol):
+    """What a p95 is judged on: its point and its interval (`QuantileSample`, `GapSample`)."""
+
+    def value(self, share: float = ...) -> float | None: ...
+
+    def interval(
+        self, confidence: float, share: float = ...
+    ) -> tuple[float | None, float | None]: ...
 
 
 def _seconds(value: float | None) -> str:
@@ -91,7 +103,7 @@ def _union(
 def _against(
     key: str,
     what: str,
-    sample: QuantileSample | None,
+    sample: P95Sample | None,
     limit: float,
     confidence: float,
     at_cap: bool = False,
@@ -141,18 +153,23 @@ def _judged(
     broken: list[str] = []
     undecided: list[str] = []
     at_cap = step is not None and step.measured_to_cap
-    checks = (
-        ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft if step else None),
-        ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl if step else None),
-    )
-    resampled = {
-        "ttft_p95_seconds": step.ttft_by_turn if step else None,
-        "itl_p95_seconds": step.itl_by_turn if step else None,
-    }
-    for key, what, limit, sample in checks:
+    checks: list[tuple[str, str, float | None, P95Sample | None, Resampled | None]] = [
+        ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, None, None),
+        ("tpot_p95_seconds", "TPOT", bounds.tpot_p95_seconds, None, None),
+        ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, None, None),
+    ]
+    if step is not None:
+        checks = [
+            ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft, step.ttft_by_turn),
+            ("tpot_p95_seconds", "TPOT", bounds.tpot_p95_seconds, step.tpot, step.tpot_by_turn),
+            ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl, None),
+        ]
+    for key, what, limit, sample, by_turn in checks:
         if limit is None:
             continue
-        by_turn = resampled[key]
+        if sample is None and key == "itl_p95_seconds" and step and step.itl_missing:
+            broken.append(f"{key}: ITL not measured ({step.itl_missing})")
+            continue
         bad, open_ = _against(key, what, sample, limit, bounds.confidence, at_cap, by_turn)
         broken += [bad] if bad else []
         undecided += [key] if open_ else []

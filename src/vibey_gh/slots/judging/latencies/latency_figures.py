@@ -13,15 +13,16 @@ run's (first send to last answer, its tools included), for a corpus of segments 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from ..statistics.stats import quantile_ranks
 from .by_turn import Resampled
+from .gap_sample import GapSample
 
 if TYPE_CHECKING:
     pass
@@ -30,6 +31,11 @@ P95 = 0.95
 # the widest interval a figure must still bound: the bounds' confidence is at most this
 MAX_CONFIDENCE = 0.999
 UNSTREAMED = "turns recorded unstreamed (no token timing)"
+OLD_ITL_WAS_TPOT = (
+    "turns recorded before the gaps between tokens were kept: their ITL figure was each "
+    "turn's mean gap, read here as TPOT"
+)
+T = TypeVar("T")
 RUN, TURN = "run", "turn"
 
 
@@ -88,12 +94,61 @@ class QuantileSample:
 
 
 @frozen_value
+class Summary:
+    """Mean, p50, p90, p95 and p99 of one latency (nearest rank), in seconds."""
+
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Summary | None:
+        if not values:
+            return None
+        ordered = sorted(values)
+
+        def at(share: float) -> float:
+            return ordered[nearest_rank(len(ordered), share) - 1]
+
+        return cls(sum(ordered) / len(ordered), at(0.5), at(0.9), at(0.95), at(0.99))
+
+    @classmethod
+    def of_gaps(cls, gaps: GapSample | None) -> Summary | None:
+        if gaps is None:
+            return None
+        at = [gaps.value(share) or 0.0 for share in (0.5, 0.9, 0.95, 0.99)]
+        return cls(gaps.mean_s, *at)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "mean_s": self.mean_s,
+            "p50_s": self.p50_s,
+            "p90_s": self.p90_s,
+            "p95_s": self.p95_s,
+            "p99_s": self.p99_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Summary:
+        return cls(*(json_fields.number(data, key) for key in cls.KEYS))
+
+    KEYS = ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s")
+
+
+@frozen_value
 class LatencyFigures:
     """A step's latency figures.
 
     turns: served turns counted; timed: of them, streamed with token timing.
-    *_p50_s: medians; latency / ttft / itl: samples for the p95s and their intervals (None
-    where no turn was timed). missing: why TTFT and ITL are absent, else None.
+    TTFT: from sending a turn to its first token; TPOT: a turn's mean time per output token
+    after the first; ITL: every gap between tokens, each its own sample (as vLLM names them).
+    *_p50_s: medians; latency / ttft / tpot: samples for the p95s and their intervals, itl:
+    the pooled gaps (None where no turn was timed, or, for itl, none kept its gaps).
+    ttft_s / tpot_s / itl_s: mean, p50, p90, p95 and p99 of each. missing: why TTFT, TPOT and
+    ITL are absent, else None; itl_missing: why ITL alone is (turns recorded before the gaps
+    were kept: the "itl" such figures stored was TPOT, and is read as TPOT).
     whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
     latencies (None for a corpus of segments). measured_to_cap: the step measured until
     `max_step_seconds`, so a p95 still inconclusive there stays so.
@@ -105,8 +160,8 @@ class LatencyFigures:
     latency: QuantileSample | None
     ttft_p50_s: float | None
     ttft: QuantileSample | None
-    itl_p50_s: float | None
-    itl: QuantileSample | None
+    tpot_p50_s: float | None
+    tpot: QuantileSample | None
     decode_tokens_per_s_p50: float | None
     missing: str | None = None
     whole_runs: bool = False
@@ -114,13 +169,18 @@ class LatencyFigures:
     run: QuantileSample | None = None
     measured_to_cap: bool = False
     ttft_by_turn: Resampled | None = None
-    itl_by_turn: Resampled | None = None
+    tpot_by_turn: Resampled | None = None
     factor_by_turn: Resampled | None = None
+    itl: GapSample | None = None
+    itl_missing: str | None = None
+    ttft_s: Summary | None = None
+    tpot_s: Summary | None = None
+    itl_s: Summary | None = None
 
     def resampled(
-        self, ttft: Resampled | None, itl: Resampled | None, factor: Resampled | None
+        self, ttft: Resampled | None, tpot: Resampled | None, factor: Resampled | None
     ) -> LatencyFigures:
-        return replace(self, ttft_by_turn=ttft, itl_by_turn=itl, factor_by_turn=factor)
+        return replace(self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_by_turn=factor)
 
     @property
     def judged(self) -> tuple[str, QuantileSample | None]:
@@ -138,9 +198,12 @@ class LatencyFigures:
             "ttft_p50_s": self.ttft_p50_s,
             "ttft_p95_s": self.ttft.value() if self.ttft else None,
             "ttft": self.ttft.to_json() if self.ttft else None,
-            "itl_p50_s": self.itl_p50_s,
+            "tpot_p50_s": self.tpot_p50_s,
+            "tpot_p95_s": self.tpot.value() if self.tpot else None,
+            "tpot": self.tpot.to_json() if self.tpot else None,
             "itl_p95_s": self.itl.value() if self.itl else None,
-            "itl": self.itl.to_json() if self.itl else None,
+            "itl_gaps": self.itl.to_json() if self.itl else None,
+            "itl_missing": self.itl_missing,
             "decode_tokens_per_s_p50": self.decode_tokens_per_s_p50,
             "missing": self.missing,
             "whole_runs": self.whole_runs,
@@ -152,8 +215,11 @@ class LatencyFigures:
                 key: value.to_json() if value else None
                 for key, value in (
                     ("ttft_by_turn", self.ttft_by_turn),
-                    ("itl_by_turn", self.itl_by_turn),
+                    ("tpot_by_turn", self.tpot_by_turn),
                     ("factor_by_turn", self.factor_by_turn),
+                    ("ttft_s", self.ttft_s),
+                    ("tpot_s", self.tpot_s),
+                    ("itl_s", self.itl_s),
                 )
             },
         }
@@ -168,8 +234,9 @@ class LatencyFigures:
             latency=_sample(data, "latency"),
             ttft_p50_s=json_fields.number(data, "ttft_p50_s", None),
             ttft=_sample(data, "ttft"),
-            itl_p50_s=json_fields.number(data, "itl_p50_s", None),
-            itl=_sample(data, "itl"),
+            # figures from before ITL was every gap: their "itl" was TPOT
+            tpot_p50_s=json_fields.number(data, _tpot_key(data, "p50_s"), None),
+            tpot=_sample(data, "tpot" if "tpot" in data else "itl"),
             decode_tokens_per_s_p50=json_fields.number(data, "decode_tokens_per_s_p50", None),
             missing=json_fields.text(data, "missing", None),
             # figures from before run latency was judged, or the cap was known
@@ -179,8 +246,15 @@ class LatencyFigures:
             measured_to_cap=json_fields.boolean(data, "measured_to_cap", False),
             # figures from before the p95s were resampled by turn: judged on their samples
             ttft_by_turn=_resampled(data, "ttft_by_turn"),
-            itl_by_turn=_resampled(data, "itl_by_turn"),
+            tpot_by_turn=_resampled(data, "tpot_by_turn"),
             factor_by_turn=_resampled(data, "factor_by_turn"),
+            itl=_nested(data, "itl_gaps", GapSample.from_json),
+            itl_missing=json_fields.text(data, "itl_missing", None)
+            if "tpot" in data
+            else OLD_ITL_WAS_TPOT,
+            ttft_s=_nested(data, "ttft_s", Summary.from_json),
+            tpot_s=_nested(data, "tpot_s", Summary.from_json),
+            itl_s=_nested(data, "itl_s", Summary.from_json),
         )
 
 
@@ -191,6 +265,14 @@ def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
 
 
 def _resampled(data: dict[str, object], key: str) -> Resampled | None:
+    return _nested(data, key, Resampled.from_json)
+
+
+def _nested(data: dict[str, object], key: str, read: Callable[[dict[str, object]], T]) -> T | None:
     if data.get(key) is None:
         return None
-    return json_fields.nested(data, key, Resampled.from_json)
+    return json_fields.nested(data, key, read)
+
+
+def _tpot_key(data: dict[str, object], suffix: str) -> str:
+    return f"tpot_{suffix}" if "tpot" in data else f"itl_{suffix}"
