@@ -10,7 +10,7 @@ from typing import Any
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
 from ...judging.latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
-from ...judging.latencies.latency_figures import LatencyFigures, QuantileSample
+from ...judging.latencies.latency_figures import LatencyFigures, QuantileSample, Summary
 
 LATENCY_COLUMNS = (
     "step",
@@ -196,11 +196,32 @@ def latency_json(judgement: SweepJudgement, bounds: Bounds) -> dict[str, Any]:
     }
 
 
+def latency_values(verdict: Verdict) -> dict[str, float | None]:
+    """Mean, p50, p90, p95 and p99 of TTFT, TPOT and ITL as flat numbers (a CSV row's), null
+    where the step has none."""
+    figures = verdict.latency
+    values: dict[str, float | None] = {}
+    for what in ("ttft", "tpot", "itl"):
+        summary = getattr(figures, f"{what}_s") if figures else None
+        for key in Summary.KEYS:
+            values[f"{what}_{key}"] = getattr(summary, key) if summary else None
+    return values
+
+
 def verdict_latency_json(verdict: Verdict) -> dict[str, Any] | None:
     """The step's latency figures without the samples they are judged on."""
     figures = verdict.latency
     if figures is None:
         return None
     shown = figures.to_json()
-    samples = ("latency", "ttft", "tpot", "itl_gaps", "run", "ttft_by_turn", "tpot_by_turn")
+    samples = (
+        "latency",
+        "ttft",
+        "tpot",
+        "itl_gaps",
+        "run",
+        "ttft_by_turn",
+        "tpot_by_turn",
+        "factor_by_turn",
+    )
     return {k: v for k, v in shown.items() if k not in samples}
