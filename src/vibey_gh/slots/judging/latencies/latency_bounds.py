@@ -138,10 +138,12 @@ def latency_findings(
 ) -> list[str]:
     """Why a step above one slot does not meet the configured latency bounds (empty: it does).
 
-    `one_slot`: the better one-slot run's judged latencies (`LatencyFigures.judged`: runs
-    for whole runs, else turns), the base of `latency_factor`. The
-    factor's interval is the step's p95 interval over the base's, each at the confidence that
-    leaves the pair jointly at `bounds.confidence` (Bonferroni).
+    `latency_factor` is judged on the step's pairing with one slot on the same turns
+    (`LatencyFigures.factor_by_turn`, `by_turn`) where the figures hold one. Figures made
+    before have none: then on `one_slot`, the better one-slot run's judged latencies
+    (`LatencyFigures.judged`: runs for whole runs, else turns), the factor's interval being
+    the step's p95 interval over the base's, each at the confidence that leaves the pair
+    jointly at `bounds.confidence` (Bonferroni).
     """
     return _judged(step, one_slot, bounds)[0]
 
