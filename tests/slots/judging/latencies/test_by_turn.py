@@ -82,6 +82,9 @@ def test_a_resampling_survives_a_round_trip_and_a_damaged_one_is_refused() -> No
     damaged = {**resampled.to_json(), "replicates": [2.0, 1.0]}
     with pytest.raises(MalformedJson, match="expected sorted numbers"):
         json_fields.nested({"r": damaged}, "r", Resampled.from_json)
+    text = {**resampled.to_json(), "replicates": [1.0, "x"]}
+    with pytest.raises(MalformedJson, match="expected a number"):
+        json_fields.nested({"r": text}, "r", Resampled.from_json)
     wrong = {**resampled.to_json(), "turns": 0}
     with pytest.raises(MalformedJson, match="turn"):
         json_fields.nested({"r": wrong}, "r", Resampled.from_json)

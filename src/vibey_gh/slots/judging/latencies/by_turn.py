@@ -24,6 +24,7 @@ import functools
 import math
 import operator
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
@@ -123,11 +124,16 @@ class Resampled:
         point = json_fields.number(data, "point")
         turns = json_fields.integer(data, "turns")
         count = json_fields.integer(data, "count")
-        stored = json_fields.optional_numbers(json_fields.items(data, "replicates"), "replicates")
-        values = tuple(float(v) for v in stored if v is not None)
-        if len(values) != len(stored) or list(values) != sorted(values):
+        stored = json_fields.items(data, "replicates")
+        # `slots allowed` reads these on every answer: checked by builtins, value by value
+        # only when something is wrong (to say what)
+        if not set(map(type, stored)) <= {float, int}:
+            json_fields.optional_numbers(stored, "replicates")
+            raise MalformedJson("expected numbers", ("replicates",))
+        values = tuple(map(float, cast("list[float]", stored)))
+        if list(values) != sorted(values):
             raise MalformedJson("expected sorted numbers", ("replicates",))
-        if not all(math.isfinite(v) and v >= 0.0 for v in (point, *values)):
+        if not all(map(math.isfinite, (point, *values))) or min((point, *values)) < 0.0:
             raise MalformedJson("expected finite numbers ≥ 0", ("replicates",))
         if turns < 1 or count < turns or len(values) > REPLICATES:
             raise MalformedJson(f"expected {turns} turn(s) of at least as many values")
