@@ -77,7 +77,7 @@ def latency_table(judgement: SweepJudgement, knee: int, scaling: float) -> list[
             f"  {verdict.slots:4d}  {predicted_latency(verdict.slots, knee, scaling):8.2f}×  "
             f"{_ratio(p95, b.latency.value() if b.latency else None):>8}  "
             f"{_ratio(figures.ttft_p50_s, b.ttft_p50_s):>8}  "
-            f"{_ratio(figures.itl_p50_s, b.itl_p50_s):>7}   {p95 or 0.0:11.3f}  "
+            f"{_ratio(figures.tpot_p50_s, b.tpot_p50_s):>7}   {p95 or 0.0:11.3f}  "
             f"{'' if verdict.gain is None else format(verdict.gain, '+6.0%'):>6}  {verdict.label}"
         )
     return rows

@@ -74,7 +74,7 @@ def run_ours(running: RunningRunner, corpus: Corpus, n: int, max_tokens: int) ->
         "req/s": len(served) / span if span > 0 else float("nan"),
         "TTFT p50": _ms(figures.ttft_p50_s),
         "TTFT p95": _ms(figures.ttft.value() if figures.ttft else None),
-        "ITL p50": _ms(figures.itl_p50_s),
+        "TPOT p50": _ms(figures.tpot_p50_s),
         "ITL p95": _ms(figures.itl.value() if figures.itl else None),
         "lat p50": _ms(figures.latency_p50_s),
         "lat p95": _ms(figures.latency.value() if figures.latency else None),

@@ -243,6 +243,7 @@ def _parse_bounds(reader: TableReader) -> Bounds:
         confidence=reader.number("confidence", defaults.confidence, low=0.5, high=0.999),
         # latency objectives: off unless set
         ttft_p95_seconds=reader.optional_above("ttft_p95_seconds", 0.0),
+        tpot_p95_seconds=reader.optional_above("tpot_p95_seconds", 0.0),
         itl_p95_seconds=reader.optional_above("itl_p95_seconds", 0.0),
         latency_factor=reader.optional_at_least("latency_factor", 1.0),
     )

@@ -28,10 +28,16 @@ def test_latency_bounds_are_off_by_default() -> None:
 
 def test_latency_bounds_are_read() -> None:
     bounds = config_with(
-        {"ttft_p95_seconds": 1.5, "itl_p95_seconds": 0.08, "latency_factor": 1}
+        {
+            "ttft_p95_seconds": 1.5,
+            "tpot_p95_seconds": 0.05,
+            "itl_p95_seconds": 0.08,
+            "latency_factor": 1,
+        }
     ).bounds
     assert bounds.latency_bounds == {
         "ttft_p95_seconds": 1.5,
+        "tpot_p95_seconds": 0.05,
         "itl_p95_seconds": 0.08,
         "latency_factor": 1.0,
     }
@@ -44,6 +50,7 @@ def test_latency_bounds_are_read() -> None:
         ("ttft_p95_seconds", 0, "must be above 0, not 0"),
         ("itl_p95_seconds", "fast", "must be a number, not 'fast'"),
         ("itl_p95_seconds", True, "must be a number, not True"),
+        ("tpot_p95_seconds", 0, "must be above 0, not 0"),
         ("ttft_p95_seconds", float("inf"), "must be a finite number"),
         ("latency_factor", 0.9, "must be at least 1, not 0.9"),
     ],

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.token_gaps import bucket_of
 from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.slots.judging.records import StepRecord
 
 
 def streamed(result: TurnResult, ttft: float, itl: float) -> TurnResult:
-    """`result` as a stream would have given it: first chunk after `ttft`, one a token after."""
+    """`result` as a stream would have given it: first chunk after `ttft`, one every `itl`
+    after it (so each gap is `itl`, and so is the turn's mean, its TPOT)."""
     tokens = result.output_tokens or 1
     first = result.started + ttft
     return replace(
@@ -19,6 +21,7 @@ def streamed(result: TurnResult, ttft: float, itl: float) -> TurnResult:
         first_token=first,
         last_token=first + itl * (tokens - 1),
         token_chunks=tokens,
+        token_gaps=((bucket_of(itl), tokens - 1),) if tokens > 1 else (),
     )
 
 

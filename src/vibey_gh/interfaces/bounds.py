@@ -25,6 +25,7 @@ class BoundsJson(TypedDict, total=False):
     patience: int
     confidence: float
     ttft_p95_seconds: float | None
+    tpot_p95_seconds: float | None
     itl_p95_seconds: float | None
     latency_factor: float | None
 
@@ -43,16 +44,18 @@ class Bounds:
     # clears min_gain (design §5 "Steady state and confidence")
     confidence: float = 0.90
     # latency objectives, off (None) unless the operator sets them: a step's p95 time to first
-    # token and inter-token latency in seconds, and its p95 turn latency as a multiple of the
-    # better one-slot run's (see slots.judging.latency_figures)
+    # token, time per output token (a turn's mean) and inter-token latency (every gap) in
+    # seconds, and its p95 turn latency as a multiple of one slot's on the same turns (see
+    # slots.judging.latencies)
     ttft_p95_seconds: float | None = None
+    tpot_p95_seconds: float | None = None
     itl_p95_seconds: float | None = None
     latency_factor: float | None = None
 
     @property
     def latency_bounds(self) -> dict[str, float]:
         """The latency bounds that are set, by key."""
-        keys = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
+        keys = ("ttft_p95_seconds", "tpot_p95_seconds", "itl_p95_seconds", "latency_factor")
         return {k: v for k in keys if (v := getattr(self, k)) is not None}
 
     def to_json(self) -> BoundsJson:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .token_gaps import Gaps, checked_gaps
 from .values import frozen_value
 
 # Done/finish reasons that make a turn "served" (design §5).
@@ -39,6 +40,8 @@ class TurnResult:
       first_token / last_token: monotonic seconds when the first and the last chunk carrying
         answer text or a tool call arrived (None when none did).
       token_chunks: how many chunks carried answer text or a tool call.
+      token_gaps: the gaps between those chunks, counted in buckets (`token_gaps`); empty for
+        turns recorded before the gaps were kept.
     """
 
     status: int | None
@@ -55,6 +58,7 @@ class TurnResult:
     first_token: float | None = None
     last_token: float | None = None
     token_chunks: int = 0
+    token_gaps: Gaps = ()
 
     @property
     def served(self) -> bool:
@@ -83,6 +87,8 @@ class TurnResult:
             data["first_token"] = self.first_token
             data["last_token"] = self.last_token
             data["token_chunks"] = self.token_chunks
+            if self.token_gaps:
+                data["token_gaps"] = [list(pair) for pair in self.token_gaps]
         return data
 
     @classmethod
@@ -105,6 +111,7 @@ class TurnResult:
             first_token=_optional_float(data.get("first_token")),
             last_token=_optional_float(data.get("last_token")),
             token_chunks=int(data.get("token_chunks") or 0),
+            token_gaps=checked_gaps(data.get("token_gaps") or []),
         )
 
 

@@ -342,6 +342,9 @@ def test_csv_has_one_row_per_step_with_numbers(isolated_state: Path, show: ShowC
     assert [row["name"] for row in rows] == ["N=1", "N=1 again", "N=2"]
     assert float(rows[1]["turns_per_hour"]) == pytest.approx(1025.7, abs=0.05)
     assert rows[2]["verdict"] == "no gain" and rows[2]["ideal"] == "False"
+    # TTFT, TPOT and ITL, each as mean, p50, p90, p95 and p99: empty for turns unstreamed
+    latency = [f"{w}_{k}" for w in ("ttft", "tpot", "itl") for k in ("mean_s", "p50_s", "p99_s")]
+    assert all(row[key] == "" for row in rows for key in latency)
 
 
 def test_the_fingerprint_may_be_given_as_compare_takes_it(

@@ -78,10 +78,11 @@ def show(
     fingerprint cannot be computed (the production runner does not answer), that is said and
     the evidence present is still listed.
 
-    Latency per step: p50 and p95 of time to first token (TTFT), inter-token latency (ITL) and
-    the whole turn, each p95 with its distribution-free interval; what the ideal N costs in
-    latency against one slot; and, for each latency bound set in [local_models.bounds]
-    (ttft_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
+    Latency per step: p50 and p95 of time to first token (TTFT), time per output token (TPOT,
+    a turn's mean gap), inter-token latency (ITL, every gap: p95 and p99) and the whole turn,
+    each p95 with its distribution-free interval; what the ideal N costs in latency against one
+    slot; and, for each latency bound set in [local_models.bounds] (ttft_p95_seconds,
+    tpot_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
     --history lists the sweeps that a newer calibration replaced for the fingerprint (today's,
     or every fingerprint's when today's cannot be computed): a calibration never discards

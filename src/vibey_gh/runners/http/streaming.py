@@ -4,7 +4,8 @@ Both chat APIs stream one JSON object per line (llama.cpp's OpenAI-compatible se
 server-sent events, `data: {...}`; Ollama as NDJSON). `post_streamed_turn` sends the request,
 reads the lines as they arrive (each one bounded in size and read through `guarded`, since a
 runner's reply is untrusted), hands every decoded object to the format's assembler (see
-`stream_formats`) and stamps when chunks carrying answer tokens arrived. The reassembled answer
+`stream_formats`) and stamps when chunks carrying answer tokens arrived: the time their bytes
+came off the connection, taken before they are parsed. The reassembled answer
 becomes the same TurnResult an unstreamed answer gives, plus its token timing.
 
 A runner that answers a streamed request with anything but a stream fails the turn with an
@@ -23,6 +24,7 @@ import httpx
 
 from ...guarded import InputProblem, loads_json
 from ...interfaces.slots_interface import ChatSettings, TurnResult
+from ...interfaces.token_gaps import as_gaps, bucket_of
 from .replies import UnusableReply, read_reply
 
 CONNECT_TIMEOUT_S = 5.0
@@ -77,10 +79,14 @@ class TokenClock:
         self.first: float | None = None
         self.last: float | None = None
         self.chunks = 0
+        self.gaps: dict[int, int] = {}  # each gap between chunks, counted in its bucket
 
     def token(self, at: float) -> None:
         if self.first is None:
             self.first = at
+        if self.last is not None:
+            bucket = bucket_of(max(0.0, at - self.last))
+            self.gaps[bucket] = self.gaps.get(bucket, 0) + 1
         self.last = at
         self.chunks += 1
 
@@ -91,6 +97,7 @@ class TokenClock:
             first_token=self.first,
             last_token=self.last,
             token_chunks=self.chunks,
+            token_gaps=as_gaps(self.gaps),
         )
 
 
@@ -106,9 +113,21 @@ def before(deadline: float, pieces: Iterator[bytes]) -> Iterator[bytes]:
 def split_lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
     """The lines of a byte stream, each at most MAX_LINE_BYTES, the whole at most
     MAX_STREAM_BYTES; a last line without its newline is still a line."""
+    for line, _ in timed_lines(pieces, time.monotonic):
+        yield line
+
+
+def timed_lines(
+    pieces: Iterator[bytes], monotonic: Callable[[], float]
+) -> Iterator[tuple[bytes, float]]:
+    """`split_lines`, each line with when the bytes that completed it arrived: read off the
+    clock as the piece comes off the connection, before any of it is parsed, so the time a
+    client spends decoding JSON (which grows with N on a busy machine) is not in it."""
     pending = b""
     total = 0
+    arrived = 0.0
     for piece in pieces:
+        arrived = monotonic()
         total += len(piece)
         if total > MAX_STREAM_BYTES:
             raise StreamProblem(f"answer larger than {MAX_STREAM_BYTES >> 20} MiB")
@@ -118,11 +137,11 @@ def split_lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
             if end < 0:
                 break
             line, pending = pending[:end], pending[end + 1 :]
-            yield line.rstrip(b"\r")
+            yield line.rstrip(b"\r"), arrived
         if len(pending) > MAX_LINE_BYTES:
             raise StreamProblem(f"a line longer than {MAX_LINE_BYTES >> 20} MiB")
     if pending.strip():
-        yield pending.rstrip(b"\r")
+        yield pending.rstrip(b"\r"), arrived
 
 
 def decode_line(line: bytes) -> object:
@@ -181,12 +200,13 @@ def post_streamed_turn(
                     response.status_code,
                 )
             deadline = time.monotonic() + settings.timeout_s
-            for line in split_lines(before(deadline, response.iter_bytes())):
+            lines = timed_lines(before(deadline, response.iter_bytes()), monotonic)
+            for line, arrived in lines:
                 text = payload_lines(line)
                 if text is None:
                     continue
                 if assembler.take(decode_line(text)):
-                    clock.token(monotonic())
+                    clock.token(arrived)
                 if assembler.finished():
                     break
             ended = monotonic()

@@ -174,6 +174,7 @@ _BOUNDS: KeyReaders = {
     "patience": _integer,
     "confidence": _number,
     "ttft_p95_seconds": _number,
+    "tpot_p95_seconds": _number,
     "itl_p95_seconds": _number,
     "latency_factor": _number,
 }

@@ -12,7 +12,7 @@ from ...interfaces.turns import SERVED_REASONS, TurnResult
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
-from .latencies.latency import latency_figures
+from .latencies.latency import PairedBase, by_id, latency_figures
 from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
@@ -42,6 +42,8 @@ class Baseline:
     reference: StepRecord | None
     reference_served: Mapping[str, TurnResult]
     figures: BaselineFigures
+    # the one-slot runs' latencies by turn and by run: what latency_factor pairs a step with
+    paired: PairedBase | None = None
 
     def fidelity_threshold(self, bounds: Bounds) -> float:
         return self.figures.fidelity_threshold(bounds)
@@ -79,7 +81,32 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
             best_one_slot_run_batches=better.run_batches if better else 0,
             best_one_slot_latency=_lower_p95(one_slot_latencies(steps)),
         ),
+        paired=paired_base(one_slot),
     )
+
+
+def paired_base(one_slot: Sequence[StepRecord]) -> PairedBase | None:
+    """Both one-slot runs' latencies (of their measurement windows) by turn id and by run."""
+    if not one_slot:
+        return None
+    turns: list[tuple[str, float]] = []
+    runs: list[tuple[str, float]] = []
+    for step in one_slot:
+        window = measurement_window(step.turns, step.slots) if step.measurement else None
+        turns += [(t.turn_id, t.result.latency_s) for t in _served_turns(step.turns, window)]
+        runs += _run_latencies(step.turns, step.shape, window) or []
+    return PairedBase(by_id(turns), by_id(runs))
+
+
+def _served_turns(
+    turns: Sequence[TurnRecord], window: tuple[float, float] | None
+) -> list[TurnRecord]:
+    """Served turns, those started inside `window` where there is one (as `latency_figures`
+    counts them)."""
+    served = [t for t in turns if t.result.served]
+    if window is None:
+        return served
+    return [t for t in served if window[0] <= t.result.started <= window[1]] or served
 
 
 def _failed_served_turns(step: StepRecord, baseline: Baseline) -> tuple[str, ...]:
@@ -123,15 +150,15 @@ def _lower_p95(samples: Sequence[QuantileSample]) -> QuantileSample | None:
 
 def _run_latencies(
     turns: Sequence[TurnRecord], shape: str, window: tuple[float, float] | None
-) -> list[float] | None:
-    """Completed runs' latencies for a step of whole runs (those that ended inside the window,
-    the runs its runs per hour count, where it has one); None for a step of segments."""
+) -> list[tuple[str, float]] | None:
+    """Completed runs' (id, latency) for a step of whole runs (those that ended inside the
+    window, the runs its runs per hour count, where it has one); None for a step of segments."""
     if figure_of(shape) != RUNS:
         return None
     completed = [r for r in replayed_runs(turns) if r.served]
     if window is not None:
         completed = [r for r in completed if window[0] < r.ended <= window[1]] or completed
-    return [r.latency_s for r in completed]
+    return [(r.segment_id, r.latency_s) for r in completed]
 
 
 def measured_to_cap(step: StepRecord) -> bool:
@@ -148,16 +175,25 @@ def turns_latency(
     shape: str,
     window: tuple[float, float] | None,
     to_cap: bool = False,
+    base: PairedBase | None = None,
 ) -> LatencyFigures:
-    """The latency figures of turns recorded so far (a step's, or a replay's under way)."""
+    """The latency figures of turns recorded so far (a step's, or a replay's under way),
+    resampled by turn and, given one slot's (`base`), paired with it."""
+    runs = _run_latencies(turns, shape, window)
     return latency_figures(
-        [t.result for t in turns], window, _run_latencies(turns, shape, window), to_cap
+        [t.result for t in turns],
+        window,
+        [latency for _, latency in runs] if runs is not None else None,
+        to_cap,
+        turn_ids=[t.turn_id for t in turns],
+        run_ids=[run for run, _ in runs] if runs is not None else None,
+        base=base,
     )
 
 
-def step_latency(step: StepRecord) -> LatencyFigures:
+def step_latency(step: StepRecord, base: PairedBase | None = None) -> LatencyFigures:
     window = measurement_window(step.turns, step.slots) if step.measurement else None
-    return turns_latency(step.turns, step.shape, window, measured_to_cap(step))
+    return turns_latency(step.turns, step.shape, window, measured_to_cap(step), base)
 
 
 def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
@@ -175,7 +211,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         log_findings=_log_findings(step),
         reasonless=_reasonless_answers(step),
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
-        latency=step_latency(step),
+        latency=step_latency(step, baseline.paired),
     )
 
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TypedDict
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
-from .latencies.latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
+from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
+from .latencies.latency_figures import LatencyFigures
 from .noise import one_slot_noise, too_noisy_sentence
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
 from .statistics.stats import ratio_interval
@@ -172,9 +173,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
             broken.append("fidelity not measured: no turn served in both runs")
         elif step.agreement.structural < threshold:
             broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
-        slow, doubts = latency_findings(step.latency, baseline.best_one_slot_latency, bounds)
-        broken.extend(slow)
-        warnings.extend(doubts)
+        broken.extend(latency_findings(step.latency, baseline.best_one_slot_latency, bounds))
         inside = not broken
         label = "qualifies" if inside else "breaks " + short_name(broken[0])
     best = baseline.best_rate

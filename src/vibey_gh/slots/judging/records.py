@@ -11,6 +11,7 @@ from dataclasses import field
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
+from ...interfaces.token_gaps import checked_gaps
 from ...interfaces.turns import TurnResult
 from ...interfaces.values import frozen_value
 
@@ -78,6 +79,10 @@ def turn_result_from_json(data: dict[str, object]) -> TurnResult:
     json_fields.number(data, "last_token", None)
     json_fields.integer(data, "token_chunks", 0)
     json_fields.each(data, "tool_calls", _check_tool_call)
+    try:
+        checked_gaps(data.get("token_gaps") or [])
+    except ValueError as problem:
+        raise MalformedJson(str(problem), ("token_gaps",)) from None
     return TurnResult.from_json(data)
 
 

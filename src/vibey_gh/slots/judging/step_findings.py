@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .bounds import Bounds
 from .figures import BaselineFigures, StepFigures, StepMetrics
-from .latencies.latency_figures import LATENCY_BOUND_KEYS
+from .latencies.latency_bounds import LATENCY_BOUND_KEYS
 
 GB = 1_000_000_000
 

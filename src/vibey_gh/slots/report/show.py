@@ -29,7 +29,13 @@ from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
 from .soak_view import SoakView, soak_views, write_soak_report
-from .tables.latency_table import latency_json, latency_lines, latency_rows, verdict_latency_json
+from .tables.latency_table import (
+    latency_json,
+    latency_lines,
+    latency_rows,
+    latency_values,
+    verdict_latency_json,
+)
 from .tables.step_table import columns_for, step_rows, step_values
 
 # `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
@@ -100,7 +106,12 @@ class ShownEvidence:
 
     @property
     def steps(self) -> list[dict[str, object]]:
-        return step_values(self.evidence.steps, self.judgement)
+        """Each step's numbers, its TTFT, TPOT and ITL (mean, p50, p90, p95, p99) with them."""
+        rows = step_values(self.evidence.steps, self.judgement)
+        return [
+            {**row, **latency_values(verdict)}
+            for row, verdict in zip(rows, self.judgement.verdicts, strict=True)
+        ]
 
     def latency_rows(self) -> list[list[str]]:
         return latency_rows(self.judgement, self.bounds.confidence)

@@ -18,36 +18,39 @@ from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.latencies.latency import (
     decode_tokens_per_s,
-    itl_s,
     latency_figures,
+    tpot_s,
     ttft_s,
+)
+from vibey_gh.slots.judging.latencies.latency_bounds import (
+    UNDECIDED_WHEN_ENDED,
+    factor_interval,
+    latency_findings,
 )
 from vibey_gh.slots.judging.latencies.latency_figures import (
     UNSTREAMED,
     LatencyFigures,
     QuantileSample,
-    factor_interval,
-    latency_findings,
 )
 from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
 from vibey_gh.slots.judging.statistics.stats import quantile_ranks
 
 
-def test_ttft_and_itl_of_a_streamed_turn() -> None:
+def test_ttft_and_tpot_of_a_streamed_turn() -> None:
     turn = streamed(answer("x", started=10.0, ended=12.0, output_tokens=11), 0.5, 0.1)
     assert ttft_s(turn) == pytest.approx(0.5)
-    assert itl_s(turn) == pytest.approx(0.1)
+    assert tpot_s(turn) == pytest.approx(0.1)
     assert decode_tokens_per_s(turn) == pytest.approx(10.0)
 
 
 def test_an_unstreamed_turn_has_no_token_timing() -> None:
     turn = answer("x")
-    assert ttft_s(turn) is None and itl_s(turn) is None and decode_tokens_per_s(turn) is None
+    assert ttft_s(turn) is None and tpot_s(turn) is None and decode_tokens_per_s(turn) is None
 
 
 def test_one_chunk_shows_no_gap() -> None:
     turn = replace(answer("x"), streamed=True, first_token=0.2, last_token=0.2, token_chunks=1)
-    assert ttft_s(turn) == pytest.approx(0.2) and itl_s(turn) is None
+    assert ttft_s(turn) == pytest.approx(0.2) and tpot_s(turn) is None
 
 
 def test_old_turns_without_timing_still_read() -> None:
@@ -97,7 +100,7 @@ def test_figures_count_the_turns_of_the_measurement_window() -> None:
     figures = latency_figures([t.result for t in step.turns], (10.0, 50.0))
     assert 0 < figures.turns < 40 and figures.timed == figures.turns
     assert figures.ttft is not None and figures.ttft_p50_s is not None
-    assert figures.itl_p50_s == pytest.approx(0.05)
+    assert figures.tpot_p50_s == pytest.approx(0.05)
     assert figures.missing is None
 
 
@@ -128,18 +131,28 @@ def test_a_ttft_bound_refuses_a_step_shown_above_it_and_says_which_bound_decided
     assert bounded.ideal == 1 and "ttft_p95_seconds" in bounded.reason
 
 
-def test_a_p95_whose_interval_reaches_the_limit_warns_without_refusing() -> None:
+def test_a_p95_whose_interval_reaches_the_limit_is_refused_saying_what_would_decide_it() -> None:
     figures = sweep_figures(steps(ttft_at_two=0.3))
     two = figures.steps[2].latency
     assert two is not None and two.ttft is not None
     low, high = two.ttft.interval(0.9)
     assert low is not None and high is not None
-    middle = (low + high) / 2
-    verdict = judge_figures(figures, Bounds(ttft_p95_seconds=middle)).verdict_for(2)
-    assert verdict is not None and verdict.inside_bounds
-    assert any(w.startswith("ttft_p95_seconds") and "may be above" in w for w in verdict.warnings)
+    point = two.ttft.value()
+    assert point is not None and low < point < high
+    # the interval reaches above the limit, the p95 itself does not: undecided, so refused
+    above_point = judge_figures(figures, Bounds(ttft_p95_seconds=(point + high) / 2))
+    verdict = above_point.verdict_for(2)
+    assert verdict is not None and not verdict.inside_bounds and not verdict.qualifies
+    assert verdict.broken[0].startswith("ttft_p95_seconds: p95 TTFT")
+    assert verdict.broken[0].endswith(UNDECIDED_WHEN_ENDED)
+    assert above_point.ideal == 1
+    # the p95 itself above the limit, its interval reaching below: refused as above
+    below_point = judge_figures(figures, Bounds(ttft_p95_seconds=(low + point) / 2))
+    verdict = below_point.verdict_for(2)
+    assert verdict is not None and not verdict.inside_bounds
+    assert verdict.broken[0].endswith("(its interval reaches below)")
     clear = judge_figures(figures, Bounds(ttft_p95_seconds=high * 1.01)).verdict_for(2)
-    assert clear is not None and not clear.warnings
+    assert clear is not None and clear.inside_bounds and not clear.broken
 
 
 def test_a_bound_on_evidence_recorded_unstreamed_refuses_as_unmeasured() -> None:
@@ -157,13 +170,13 @@ def test_the_latency_factor_compares_with_the_better_one_slot_p95() -> None:
     point = (slow.value() or 0.0) / (base.value() or 1.0)
     assert low is not None and high is not None and low < point < high
     assert low > 1.5, "clearly above a factor of 1.5"
-    verdict, _ = latency_findings(
+    verdict = latency_findings(
         replace(latency_figures([answer("x")], None), latency=slow),
         base,
         Bounds(latency_factor=1.5),
     )
     assert verdict and verdict[0].startswith("latency_factor: p95 turn latency")
-    broken, _ = latency_findings(None, base, Bounds(latency_factor=1.5))
+    broken = latency_findings(None, base, Bounds(latency_factor=1.5))
     assert broken and broken[0].startswith("latency_factor")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.support.latency import latency_sweep
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
@@ -16,6 +18,8 @@ from vibey_gh.slots.report.tables.latency_table import (
     latency_json,
     latency_lines,
     latency_rows,
+    latency_values,
+    verdict_latency_json,
 )
 
 
@@ -55,3 +59,18 @@ def test_every_step_has_a_row_of_the_table() -> None:
     assert len(rows) == 4 and all(len(row) == len(LATENCY_COLUMNS) for row in rows)
     assert rows[0][1] == "1" and rows[3][1] == "3"
     assert re.fullmatch(r"2\.\d\d s \(2\.\d\d s–2\.\d\d s\)", rows[3][3]), rows[3][3]
+
+
+def test_a_streamed_steps_row_holds_ttft_tpot_and_itl_as_numbers() -> None:
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds())
+    three = judgement.verdict_for(3)
+    assert three is not None
+    values = latency_values(three)
+    assert len(values) == 15 and all(isinstance(v, float) for v in values.values())
+    # every gap is 40 ms: TPOT exactly, ITL as its 2% bucket's upper edge
+    assert values["tpot_p50_s"] == pytest.approx(0.04)
+    assert 0.04 <= (values["itl_p99_s"] or 0) <= 0.04 * 1.02
+    assert values["ttft_p50_s"] is not None and values["ttft_p50_s"] <= values["ttft_p99_s"]
+    shown = verdict_latency_json(three)
+    assert shown is not None and "factor_by_turn" not in shown and "itl_gaps" not in shown
+    assert shown["itl_s"]["p95_s"] == values["itl_p95_s"]

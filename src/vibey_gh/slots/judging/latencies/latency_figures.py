@@ -6,14 +6,6 @@ what such an interval needs, the sample's size and its sorted upper tail, so fig
 small and independent of the bounds. (`latency.py` makes the figures from recorded turns;
 this module imports nothing about turns, so reading stored figures does not.)
 
-A latency bound (`ttft_p95_seconds`, `itl_p95_seconds`, `latency_factor`) refuses a step when
-the interval shows its p95 above the limit (its lower end is above). A p95 whose interval
-reaches both sides is inconclusive: the step measures on while it is (`measurement.step`, up to
-`max_step_seconds`), and one still inconclusive at that cap does not qualify on that bound;
-below the cap (a bound set after the step was measured, a step without a window) it is a
-warning. A configured bound whose figure was never measured (turns recorded unstreamed)
-refuses, as memory that was not measured does.
-
 `latency_factor` judges the latency a lane's user waits for: for a corpus of whole runs the
 run's (first send to last answer, its tools included), for a corpus of segments the turn's.
 """
@@ -21,22 +13,29 @@ run's (first send to last answer, its tools included), for a corpus of segments 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from ..statistics.stats import quantile_ranks
+from .by_turn import Resampled
+from .gap_sample import GapSample
 
 if TYPE_CHECKING:
-    from ..bounds import Bounds
+    pass
 
 P95 = 0.95
 # the widest interval a figure must still bound: the bounds' confidence is at most this
 MAX_CONFIDENCE = 0.999
 UNSTREAMED = "turns recorded unstreamed (no token timing)"
+OLD_ITL_WAS_TPOT = (
+    "turns recorded before the gaps between tokens were kept: their ITL figure was each "
+    "turn's mean gap, read here as TPOT"
+)
+T = TypeVar("T")
 RUN, TURN = "run", "turn"
 
 
@@ -95,12 +94,61 @@ class QuantileSample:
 
 
 @frozen_value
+class Summary:
+    """Mean, p50, p90, p95 and p99 of one latency (nearest rank), in seconds."""
+
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Summary | None:
+        if not values:
+            return None
+        ordered = sorted(values)
+
+        def at(share: float) -> float:
+            return ordered[nearest_rank(len(ordered), share) - 1]
+
+        return cls(sum(ordered) / len(ordered), at(0.5), at(0.9), at(0.95), at(0.99))
+
+    @classmethod
+    def of_gaps(cls, gaps: GapSample | None) -> Summary | None:
+        if gaps is None:
+            return None
+        at = [gaps.value(share) or 0.0 for share in (0.5, 0.9, 0.95, 0.99)]
+        return cls(gaps.mean_s, *at)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "mean_s": self.mean_s,
+            "p50_s": self.p50_s,
+            "p90_s": self.p90_s,
+            "p95_s": self.p95_s,
+            "p99_s": self.p99_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Summary:
+        return cls(*(json_fields.number(data, key) for key in cls.KEYS))
+
+    KEYS = ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s")
+
+
+@frozen_value
 class LatencyFigures:
     """A step's latency figures.
 
     turns: served turns counted; timed: of them, streamed with token timing.
-    *_p50_s: medians; latency / ttft / itl: samples for the p95s and their intervals (None
-    where no turn was timed). missing: why TTFT and ITL are absent, else None.
+    TTFT: from sending a turn to its first token; TPOT: a turn's mean time per output token
+    after the first; ITL: every gap between tokens, each its own sample (as vLLM names them).
+    *_p50_s: medians; latency / ttft / tpot: samples for the p95s and their intervals, itl:
+    the pooled gaps (None where no turn was timed, or, for itl, none kept its gaps).
+    ttft_s / tpot_s / itl_s: mean, p50, p90, p95 and p99 of each. missing: why TTFT, TPOT and
+    ITL are absent, else None; itl_missing: why ITL alone is (turns recorded before the gaps
+    were kept: the "itl" such figures stored was TPOT, and is read as TPOT).
     whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
     latencies (None for a corpus of segments). measured_to_cap: the step measured until
     `max_step_seconds`, so a p95 still inconclusive there stays so.
@@ -112,14 +160,27 @@ class LatencyFigures:
     latency: QuantileSample | None
     ttft_p50_s: float | None
     ttft: QuantileSample | None
-    itl_p50_s: float | None
-    itl: QuantileSample | None
+    tpot_p50_s: float | None
+    tpot: QuantileSample | None
     decode_tokens_per_s_p50: float | None
     missing: str | None = None
     whole_runs: bool = False
     run_p50_s: float | None = None
     run: QuantileSample | None = None
     measured_to_cap: bool = False
+    ttft_by_turn: Resampled | None = None
+    tpot_by_turn: Resampled | None = None
+    factor_by_turn: Resampled | None = None
+    itl: GapSample | None = None
+    itl_missing: str | None = None
+    ttft_s: Summary | None = None
+    tpot_s: Summary | None = None
+    itl_s: Summary | None = None
+
+    def resampled(
+        self, ttft: Resampled | None, tpot: Resampled | None, factor: Resampled | None
+    ) -> LatencyFigures:
+        return replace(self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_by_turn=factor)
 
     @property
     def judged(self) -> tuple[str, QuantileSample | None]:
@@ -137,9 +198,12 @@ class LatencyFigures:
             "ttft_p50_s": self.ttft_p50_s,
             "ttft_p95_s": self.ttft.value() if self.ttft else None,
             "ttft": self.ttft.to_json() if self.ttft else None,
-            "itl_p50_s": self.itl_p50_s,
+            "tpot_p50_s": self.tpot_p50_s,
+            "tpot_p95_s": self.tpot.value() if self.tpot else None,
+            "tpot": self.tpot.to_json() if self.tpot else None,
             "itl_p95_s": self.itl.value() if self.itl else None,
-            "itl": self.itl.to_json() if self.itl else None,
+            "itl_gaps": self.itl.to_json() if self.itl else None,
+            "itl_missing": self.itl_missing,
             "decode_tokens_per_s_p50": self.decode_tokens_per_s_p50,
             "missing": self.missing,
             "whole_runs": self.whole_runs,
@@ -147,6 +211,17 @@ class LatencyFigures:
             "run_p95_s": self.run.value() if self.run else None,
             "run": self.run.to_json() if self.run else None,
             "measured_to_cap": self.measured_to_cap,
+            **{
+                key: value.to_json() if value else None
+                for key, value in (
+                    ("ttft_by_turn", self.ttft_by_turn),
+                    ("tpot_by_turn", self.tpot_by_turn),
+                    ("factor_by_turn", self.factor_by_turn),
+                    ("ttft_s", self.ttft_s),
+                    ("tpot_s", self.tpot_s),
+                    ("itl_s", self.itl_s),
+                )
+            },
         }
 
     @classmethod
@@ -159,8 +234,9 @@ class LatencyFigures:
             latency=_sample(data, "latency"),
             ttft_p50_s=json_fields.number(data, "ttft_p50_s", None),
             ttft=_sample(data, "ttft"),
-            itl_p50_s=json_fields.number(data, "itl_p50_s", None),
-            itl=_sample(data, "itl"),
+            # figures from before ITL was every gap: their "itl" was TPOT
+            tpot_p50_s=json_fields.number(data, _tpot_key(data, "p50_s"), None),
+            tpot=_sample(data, "tpot" if "tpot" in data else "itl"),
             decode_tokens_per_s_p50=json_fields.number(data, "decode_tokens_per_s_p50", None),
             missing=json_fields.text(data, "missing", None),
             # figures from before run latency was judged, or the cap was known
@@ -168,6 +244,17 @@ class LatencyFigures:
             run_p50_s=json_fields.number(data, "run_p50_s", None),
             run=_sample(data, "run"),
             measured_to_cap=json_fields.boolean(data, "measured_to_cap", False),
+            # figures from before the p95s were resampled by turn: judged on their samples
+            ttft_by_turn=_resampled(data, "ttft_by_turn"),
+            tpot_by_turn=_resampled(data, "tpot_by_turn"),
+            factor_by_turn=_resampled(data, "factor_by_turn"),
+            itl=_nested(data, "itl_gaps", GapSample.from_json),
+            itl_missing=json_fields.text(data, "itl_missing", None)
+            if "tpot" in data
+            else OLD_ITL_WAS_TPOT,
+            ttft_s=_nested(data, "ttft_s", Summary.from_json),
+            tpot_s=_nested(data, "tpot_s", Summary.from_json),
+            itl_s=_nested(data, "itl_s", Summary.from_json),
         )
 
 
@@ -177,132 +264,15 @@ def _sample(data: dict[str, object], key: str) -> QuantileSample | None:
     return json_fields.nested(data, key, QuantileSample.from_json)
 
 
-# ---------------------------------------------------------------------------------------------
-# The bounds
-# ---------------------------------------------------------------------------------------------
-
-LATENCY_BOUND_KEYS = ("ttft_p95_seconds", "itl_p95_seconds", "latency_factor")
+def _resampled(data: dict[str, object], key: str) -> Resampled | None:
+    return _nested(data, key, Resampled.from_json)
 
 
-def _seconds(value: float | None) -> str:
-    return "?" if value is None else f"{value:.3g} s"
+def _nested(data: dict[str, object], key: str, read: Callable[[dict[str, object]], T]) -> T | None:
+    if data.get(key) is None:
+        return None
+    return json_fields.nested(data, key, read)
 
 
-def _range(low: float | None, high: float | None, unit: str = " s") -> str:
-    def shown(v: float | None) -> str:
-        return "…" if v is None else f"{v:.3g}"
-
-    return f"{shown(low)}–{shown(high)}{unit}"
-
-
-INCONCLUSIVE_AT_CAP = "inconclusive at max_step_seconds"
-
-
-def _inconclusive(doubt: str, at_cap: bool) -> tuple[str | None, str | None]:
-    """A p95 whose interval reaches both sides of its limit: refused once measuring longer
-    was tried to the cap, a warning otherwise."""
-    if at_cap:
-        return f"{doubt}, {INCONCLUSIVE_AT_CAP}", None
-    return None, doubt
-
-
-def _against(
-    key: str,
-    what: str,
-    sample: QuantileSample | None,
-    limit: float,
-    confidence: float,
-    at_cap: bool = False,
-) -> tuple[str | None, str | None]:
-    """(broken, warning) of one p95 against an absolute limit in seconds."""
-    if sample is None:
-        return f"{key}: {what} not measured ({UNSTREAMED})", None
-    low, high = sample.interval(confidence)
-    shown = f"p95 {what} {_seconds(sample.value())} ({_range(low, high)})"
-    if low is not None and low > limit:
-        return f"{key}: {shown} above {limit:.3g} s", None
-    if high is None or high > limit:
-        return _inconclusive(f"{key}: {shown} may be above {limit:.3g} s", at_cap)
-    return None, None
-
-
-def undecided_latency_bounds(
-    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
-) -> list[str]:
-    """The configured latency bounds whose p95 interval still reaches both sides of the
-    limit: measuring longer can decide them."""
-    if step is None:
-        return []
-    _, doubts = latency_findings(replace(step, measured_to_cap=False), one_slot, bounds)
-    return [doubt.split(":", 1)[0] for doubt in doubts]
-
-
-def latency_findings(
-    step: LatencyFigures | None,
-    one_slot: QuantileSample | None,
-    bounds: Bounds,
-) -> tuple[list[str], list[str]]:
-    """(broken, warnings) of a step above one slot against the configured latency bounds.
-
-    `one_slot`: the better one-slot run's judged latencies (`LatencyFigures.judged`: runs
-    for whole runs, else turns), the base of `latency_factor`. The
-    factor's interval is the step's p95 interval over the base's, each at the confidence that
-    leaves the pair jointly at `bounds.confidence` (Bonferroni).
-    """
-    broken: list[str] = []
-    warnings: list[str] = []
-    checks = (
-        ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft if step else None),
-        ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl if step else None),
-    )
-    for key, what, limit, sample in checks:
-        if limit is None:
-            continue
-        at_cap = step is not None and step.measured_to_cap
-        bad, doubt = _against(key, what, sample, limit, bounds.confidence, at_cap)
-        broken += [bad] if bad else []
-        warnings += [doubt] if doubt else []
-    factor = bounds.latency_factor
-    if factor is not None:
-        what, judged = step.judged if step else (TURN, None)
-        at_cap = step is not None and step.measured_to_cap
-        bad, doubt = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
-        broken += [bad] if bad else []
-        warnings += [doubt] if doubt else []
-    return broken, warnings
-
-
-def factor_interval(
-    step: QuantileSample, one_slot: QuantileSample, confidence: float
-) -> tuple[float | None, float | None]:
-    """The interval of (step's p95) / (one slot's p95), both measured."""
-    each = 1.0 - (1.0 - confidence) / 2.0
-    s_low, s_high = step.interval(each)
-    b_low, b_high = one_slot.interval(each)
-    low = s_low / b_high if s_low is not None and b_high else None
-    high = s_high / b_low if s_high is not None and b_low else None
-    return low, high
-
-
-def _factor_finding(
-    what: str,
-    step: QuantileSample | None,
-    one_slot: QuantileSample | None,
-    factor: float,
-    bounds: Bounds,
-    at_cap: bool,
-) -> tuple[str | None, str | None]:
-    key = "latency_factor"
-    if step is None or one_slot is None or not one_slot.value():
-        return f"{key}: p95 {what} latency not measured at one slot and here", None
-    low, high = factor_interval(step, one_slot, bounds.confidence)
-    point = (step.value() or 0.0) / (one_slot.value() or 1.0)
-    shown = (
-        f"p95 {what} latency {_seconds(step.value())} = {point:.2f}× one slot's "
-        f"{_seconds(one_slot.value())} ({_range(low, high, '×')})"
-    )
-    if low is not None and low > factor:
-        return f"{key}: {shown} above {factor:g}×", None
-    if high is None or high > factor:
-        return _inconclusive(f"{key}: {shown} may be above {factor:g}×", at_cap)
-    return None, None
+def _tpot_key(data: dict[str, object], suffix: str) -> str:
+    return f"tpot_{suffix}" if "tpot" in data else f"itl_{suffix}"

@@ -192,7 +192,7 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            SteadyStateRule(ctx, slots, compare_with, baseline.figures.best_one_slot_latency),
+            SteadyStateRule(ctx, slots, compare_with, baseline),
         )
     finally:
         running.stop()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ...judging.baseline import turns_latency
-from ...judging.latencies.latency_figures import QuantileSample, undecided_latency_bounds
+from ...judging.latencies.latency_bounds import undecided_latency_bounds
 from ...judging.metrics import (
     WANTED_WINDOW_TURNS,
     decisive_ends,
@@ -29,6 +29,7 @@ from ...judging.statistics.stats import Estimate, ratio_interval
 if TYPE_CHECKING:
     from ....clock import Clock
     from ...corpus.corpus import Corpus
+    from ...judging.baseline import Baseline
     from ...judging.bounds import Bounds
 
 
@@ -63,10 +64,10 @@ class SteadyStateRule:
         ctx: StepContext,
         slots: int,
         compare_with: tuple[Estimate, ...],
-        latency_base: QuantileSample | None = None,
+        latency_base: Baseline | None = None,
     ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
-        # the better one-slot run's judged latency: the base of latency_factor
+        # the one-slot runs: the base of latency_factor
         self.latency_base = latency_base
         self.why = ENDED_MINIMUM
         self.reached_cap = False
@@ -122,8 +123,11 @@ class SteadyStateRule:
         bounds = self.ctx.bounds_now()
         if self.slots <= 1 or not bounds.latency_bounds:
             return False
-        figures = turns_latency(turns, self.ctx.corpus.shape, (start, now))
-        return bool(undecided_latency_bounds(figures, self.latency_base, bounds))
+        base = self.latency_base
+        paired = base.paired if base else None
+        figures = turns_latency(turns, self.ctx.corpus.shape, (start, now), base=paired)
+        one_slot = base.figures.best_one_slot_latency if base else None
+        return bool(undecided_latency_bounds(figures, one_slot, bounds))
 
     def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A bar (a one-slot run; the best step so far) is measured until its own interval is

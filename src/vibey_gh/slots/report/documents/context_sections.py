@@ -129,10 +129,17 @@ BOUND_MEANINGS = {
     "patience": "the sweep stops after this many steps whose interval is below that gain",
     "confidence": "how sure each throughput and gain interval is",
     "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
-    "itl_p95_seconds": "p95 inter-token latency ≤ this (s), shown by its interval; off when unset",
+    "tpot_p95_seconds": (
+        "p95 time per output token (a turn's mean gap) ≤ this (s), shown by its interval; "
+        "off when unset"
+    ),
+    "itl_p95_seconds": (
+        "p95 inter-token latency (every gap between tokens) ≤ this (s), shown by its "
+        "interval; off when unset"
+    ),
     "latency_factor": (
-        "p95 run latency (whole runs; turn latency for segments) ≤ this × the better "
-        "one-slot run's; off when unset"
+        "p95 run latency (whole runs; turn latency for segments) ≤ this × one slot's on "
+        "the same turns; off when unset"
     ),
 }
 

@@ -153,9 +153,10 @@ def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
         "",
         "Per step, over the served turns that started in its measurement window: time to first "
         "token (TTFT, from sending the turn to the first chunk of text or tool call), "
-        "inter-token latency (ITL, the mean gap between the later tokens), decode speed, and "
-        "the whole turn. Each p95 carries its distribution-free interval (order statistics) at "
-        f"{bounds.confidence:.0%} confidence.",
+        "time per output token (TPOT, a turn's mean gap between its later tokens), "
+        "inter-token latency (ITL, every gap between tokens, each its own sample), decode "
+        "speed, and the whole turn. Each p95 carries its distribution-free interval (order "
+        f"statistics) at {bounds.confidence:.0%} confidence.",
         "",
         markdown_table(latency_rows(judgement, bounds.confidence), LATENCY_COLUMNS),
     ]

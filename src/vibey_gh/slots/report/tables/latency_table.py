@@ -9,19 +9,17 @@ from typing import Any
 
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
-from ...judging.latencies.latency_figures import (
-    LATENCY_BOUND_KEYS,
-    QuantileSample,
-    latency_findings,
-)
+from ...judging.latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
+from ...judging.latencies.latency_figures import LatencyFigures, QuantileSample, Summary
 
 LATENCY_COLUMNS = (
     "step",
     "slots",
     "TTFT p50",
     "TTFT p95 (interval)",
-    "ITL p50",
-    "ITL p95 (interval)",
+    "TPOT p50",
+    "TPOT p95 (interval)",
+    "ITL p95 / p99",
     "decode tok/s p50",
     "turn p50",
     "turn p95 (interval)",
@@ -51,6 +49,14 @@ def _p95(sample: QuantileSample | None, confidence: float) -> str:
     return f"{_seconds(sample.value())}" + (f" ({ends})" if ends else "")
 
 
+def _itl(figures: LatencyFigures) -> str:
+    """p95 / p99 of every gap between tokens, '—' where the turns kept no gaps."""
+    summary = figures.itl_s
+    if summary is None:
+        return "—"
+    return f"{_seconds(summary.p95_s)} / {_seconds(summary.p99_s)}"
+
+
 def _pair(p50: float | None, sample: QuantileSample | None, confidence: float) -> str:
     if p50 is None and sample is None:
         return "—"
@@ -69,7 +75,8 @@ def latency_step_lines(
         run = f" · run {_pair(figures.run_p50_s, figures.run, confidence)}"
         lines.append(
             f"  {name:<10} TTFT {_pair(figures.ttft_p50_s, figures.ttft, confidence)} · "
-            f"ITL {_pair(figures.itl_p50_s, figures.itl, confidence)} · "
+            f"TPOT {_pair(figures.tpot_p50_s, figures.tpot, confidence)} · "
+            f"ITL p95/p99 {_itl(figures)} · "
             f"turn {_pair(figures.latency_p50_s, figures.latency, confidence)}"
             + (run if figures.whole_runs else "")
         )
@@ -81,7 +88,7 @@ def latency_rows(judgement: SweepJudgement, confidence: float) -> list[list[str]
     for verdict in judgement.verdicts:
         figures = verdict.latency
         if figures is None:
-            rows.append([str(verdict.index), str(verdict.slots)] + ["—"] * 8)
+            rows.append([str(verdict.index), str(verdict.slots)] + ["—"] * 9)
             continue
         speed = figures.decode_tokens_per_s_p50
         rows.append(
@@ -90,8 +97,9 @@ def latency_rows(judgement: SweepJudgement, confidence: float) -> list[list[str]
                 str(verdict.slots),
                 _seconds(figures.ttft_p50_s),
                 _p95(figures.ttft, confidence),
-                _seconds(figures.itl_p50_s),
-                _p95(figures.itl, confidence),
+                _seconds(figures.tpot_p50_s),
+                _p95(figures.tpot, confidence),
+                _itl(figures),
                 "—" if speed is None else f"{speed:.1f}",
                 _seconds(figures.latency_p50_s),
                 _p95(figures.latency, confidence),
@@ -115,9 +123,7 @@ def largest_meeting(judgement: SweepJudgement, bounds: Bounds) -> dict[str, int 
     for key in bounds.latency_bounds:
         alone = _only(bounds, key)
         passing = [
-            v.slots
-            for v in judgement.verdicts
-            if not latency_findings(v.latency, one_slot, alone)[0]
+            v.slots for v in judgement.verdicts if not latency_findings(v.latency, one_slot, alone)
         ]
         met[key] = max(passing, default=None)
     return met
@@ -152,6 +158,7 @@ def ideal_cost(judgement: SweepJudgement) -> str | None:
     parts = []
     for what, mine, theirs in (
         ("TTFT", here.ttft, there.ttft),
+        ("TPOT", here.tpot, there.tpot),
         ("ITL", here.itl, there.itl),
         ("turn latency", here.latency, there.latency),
         ("run latency", here.run, there.run),
@@ -189,10 +196,32 @@ def latency_json(judgement: SweepJudgement, bounds: Bounds) -> dict[str, Any]:
     }
 
 
+def latency_values(verdict: Verdict) -> dict[str, float | None]:
+    """Mean, p50, p90, p95 and p99 of TTFT, TPOT and ITL as flat numbers (a CSV row's), null
+    where the step has none."""
+    figures = verdict.latency
+    values: dict[str, float | None] = {}
+    for what in ("ttft", "tpot", "itl"):
+        summary = getattr(figures, f"{what}_s") if figures else None
+        for key in Summary.KEYS:
+            values[f"{what}_{key}"] = getattr(summary, key) if summary else None
+    return values
+
+
 def verdict_latency_json(verdict: Verdict) -> dict[str, Any] | None:
     """The step's latency figures without the samples they are judged on."""
     figures = verdict.latency
     if figures is None:
         return None
     shown = figures.to_json()
-    return {k: v for k, v in shown.items() if k not in ("latency", "ttft", "itl", "run")}
+    samples = (
+        "latency",
+        "ttft",
+        "tpot",
+        "itl_gaps",
+        "run",
+        "ttft_by_turn",
+        "tpot_by_turn",
+        "factor_by_turn",
+    )
+    return {k: v for k, v in shown.items() if k not in samples}

@@ -1,0 +1,192 @@
+"""p95s resampled by turn: intervals that know a step replays the same turns again and again.
+
+A steady-state step sends each corpus turn many times (one pass after another), so its
+requests are not independent samples: a long prompt is long every time it comes round. An
+interval that counts each request as a draw is too narrow. Here the draws are the turns: a
+cluster bootstrap resamples turn ids with replacement (each drawn id brings all its
+requests), recomputes the p95 on what was drawn, and the interval is the spread of those
+p95s. The seed is fixed, so the same evidence always gives the same interval.
+
+`latency_factor` is paired the same way: the p95 of a step's latencies over the p95 of the
+same turns' latencies at one slot (both one-slot runs pooled), the same ids drawn on both
+sides of every replicate. Which turns happen to be drawn — long prompts or short — then moves
+both p95s together and cancels out of the ratio; what is left is how much slower the same
+work got. (A p95 of each request's own ratio would not do: a turn's latency varies from one
+request to the next at one slot too, so one slot would be "slower" than itself at its p95.)
+
+What is kept of a resampling is small and of fixed size: the point, the number of turns and of
+requests, and the replicates' p95s, sorted (`REPLICATES` of them).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from ....errors import MalformedJson
+from ....interfaces import json_fields
+from ....interfaces.values import frozen_value
+from ..statistics.stats import quantile_ranks
+
+P95 = 0.95
+REPLICATES = 200
+SEED = 35
+# fewer turns than this cannot show how a p95 varies from one turn to another
+MIN_TURNS = 4
+
+
+def _weighted_p95(
+    ordered: Sequence[tuple[float, int]], sizes: Sequence[int], weights: Sequence[int]
+) -> float:
+    """The nearest-rank p95 of values (sorted high to low, each with its turn's index; turn i
+    holds sizes[i] of them) when turn i counts weights[i] times: walk down from the top, the
+    p95 is near it."""
+    total = sum(map(operator.mul, weights, sizes))
+    above = total - max(1, math.ceil(P95 * total))  # values strictly above the p95's rank
+    seen = 0
+    for value, turn in ordered:
+        seen += weights[turn]
+        if seen > above:
+            return value
+    return ordered[-1][0]
+
+
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(state: int) -> tuple[int, int]:
+    """(next state, 64 random bits): SplitMix64. Written out rather than `random`'s so that
+    the same evidence gives the same interval on every Python (`random.choices` is free to
+    change how it draws), and `slots allowed`, which may make figures, does not import it."""
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, z ^ (z >> 31)
+
+
+@functools.lru_cache(maxsize=32)
+def _draws(turns: int) -> tuple[tuple[int, ...], ...]:
+    """How often each of `turns` turns is drawn in each replicate: the same for every
+    resampling of that many turns (the seed is fixed), so made once."""
+    state = SEED
+    draws = []
+    for _ in range(REPLICATES):
+        weights = [0] * turns
+        for _ in range(turns):
+            state, bits = _splitmix64(state)
+            weights[(bits * turns) >> 64] += 1  # uniform over the turns
+        draws.append(tuple(weights))
+    return tuple(draws)
+
+
+def _descending(groups: Sequence[Sequence[float]]) -> list[tuple[float, int]]:
+    return sorted(((v, i) for i, values in enumerate(groups) for v in values), reverse=True)
+
+
+@frozen_value
+class Resampled:
+    """A p95 resampled by turn: the point, `turns` distinct turns holding `count` values, and
+    the sorted p95s of the bootstrap replicates (empty: too few turns to resample)."""
+
+    point: float
+    turns: int
+    count: int
+    replicates: tuple[float, ...]
+
+    def interval(self, confidence: float) -> tuple[float | None, float | None]:
+        """(low, high) at `confidence`; None for a side it cannot bound: too few turns, or too
+        few values for a p95 to have that side at all (as `quantile_ranks` says for
+        independent values: resampling turns cannot see above the largest value either)."""
+        if not self.replicates:
+            return None, None
+        low_rank, high_rank = quantile_ranks(self.count, P95, confidence)
+        tail = (1.0 - confidence) / 2.0
+        last = len(self.replicates) - 1
+        low = self.replicates[min(last, math.floor(tail * len(self.replicates)))]
+        high = self.replicates[max(0, min(last, math.ceil((1.0 - tail) * last)))]
+        return (low if low_rank else None), (high if high_rank else None)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "point": self.point,
+            "turns": self.turns,
+            "count": self.count,
+            "replicates": list(self.replicates),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Resampled:
+        """A stored resampling; MalformedJson naming a field of the wrong type or range."""
+        point = json_fields.number(data, "point")
+        turns = json_fields.integer(data, "turns")
+        count = json_fields.integer(data, "count")
+        stored = json_fields.items(data, "replicates")
+        # `slots allowed` reads these on every answer: checked by builtins, value by value
+        # only when something is wrong (to say what)
+        if not set(map(type, stored)) <= {float, int}:
+            json_fields.optional_numbers(stored, "replicates")
+            raise MalformedJson("expected numbers", ("replicates",))
+        values = tuple(map(float, cast("list[float]", stored)))
+        if list(values) != sorted(values):
+            raise MalformedJson("expected sorted numbers", ("replicates",))
+        if not all(map(math.isfinite, (point, *values))) or min((point, *values)) < 0.0:
+            raise MalformedJson("expected finite numbers ≥ 0", ("replicates",))
+        if turns < 1 or count < turns or len(values) > REPLICATES:
+            raise MalformedJson(f"expected {turns} turn(s) of at least as many values")
+        return cls(point, turns, count, values)
+
+
+def _replicates(statistic: _Statistic, turns: int) -> tuple[float, ...]:
+    if turns < MIN_TURNS:
+        return ()
+    # six figures are more than a p95's interval can tell, and keep the figures small
+    return tuple(sorted(float(f"{statistic(weights):.6g}") for weights in _draws(turns)))
+
+
+class _Statistic:
+    """A p95 (or a ratio of two) of grouped values under weights per group."""
+
+    def __init__(self, here: Sequence[Sequence[float]], base: Sequence[Sequence[float]] | None):
+        self.here = _descending(here)
+        self.here_sizes = [len(values) for values in here]
+        self.base = _descending(base) if base is not None else None
+        self.base_sizes = [len(values) for values in base] if base is not None else []
+
+    def __call__(self, weights: Sequence[int]) -> float:
+        value = _weighted_p95(self.here, self.here_sizes, weights)
+        if self.base is None:
+            return value
+        under = _weighted_p95(self.base, self.base_sizes, weights)
+        return value / under if under > 0 else math.inf
+
+
+def grouped_p95(groups: Mapping[str, Sequence[float]]) -> Resampled | None:
+    """The p95 of every value, resampled by group (turn id); None without a value."""
+    kept = [list(values) for _, values in sorted(groups.items()) if values]
+    if not kept:
+        return None
+    statistic = _Statistic(kept, None)
+    point = statistic([1] * len(kept))
+    return Resampled(point, len(kept), sum(map(len, kept)), _replicates(statistic, len(kept)))
+
+
+def paired_p95_ratio(
+    here: Mapping[str, Sequence[float]], base: Mapping[str, Sequence[float]]
+) -> Resampled | None:
+    """The p95 of `here` over the p95 of `base` on the turns both hold, resampled by turn with
+    the same draw on both sides; None without a shared turn or with a base of zero."""
+    shared = sorted(k for k in here if here[k] and base.get(k))
+    if not shared:
+        return None
+    statistic = _Statistic([here[k] for k in shared], [base[k] for k in shared])
+    point = statistic([1] * len(shared))
+    if not math.isfinite(point):
+        return None
+    count = sum(len(here[k]) for k in shared)
+    reps = _replicates(statistic, len(shared))
+    # a draw whose base p95 is zero has no ratio: then no interval, rather than a narrower one
+    return Resampled(point, len(shared), count, reps if all(map(math.isfinite, reps)) else ())

@@ -1,0 +1,92 @@
+"""A step's inter-token latency (ITL): every gap between its turns' token chunks, pooled.
+
+The gaps come counted in 2% buckets (`interfaces.token_gaps`), and so they stay: a step's
+pooled gaps are at most MAX_BUCKET counts however many tokens it streamed. A quantile is read
+as its bucket's upper edge (never below the gap it stands for), the mean from the gaps' exact
+sum (each turn's last chunk minus its first). The p95's interval is the distribution-free one
+over the gaps' ranks; gaps within one turn are not independent draws, so it is narrower than
+the truth where one turn's stall makes many of the long gaps — a long step holds many turns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ....errors import MalformedJson
+from ....interfaces import json_fields
+from ....interfaces.token_gaps import Gaps, checked_gaps, merged, upper_edge
+from ....interfaces.values import frozen_value
+from ..statistics.stats import normal_quantile, quantile_ranks
+
+P95 = 0.95
+# above this many gaps the binomial ranks are taken from the normal approximation: exact
+# ranks cost a pass over every count, and at this size the two agree to a rank or so
+EXACT_RANKS_UP_TO = 4000
+
+
+def _ranks(count: int, share: float, confidence: float) -> tuple[int | None, int | None]:
+    if count <= EXACT_RANKS_UP_TO:
+        return quantile_ranks(count, share, confidence)
+    z = normal_quantile(0.5 + confidence / 2.0)
+    spread = z * math.sqrt(count * share * (1.0 - share))
+    low, high = math.floor(count * share - spread), math.ceil(count * share + spread) + 1
+    return (low if low >= 1 else None), (high if high <= count else None)
+
+
+@frozen_value
+class GapSample:
+    """Pooled gaps: (bucket, count) pairs, how many, and their exact sum in seconds."""
+
+    gaps: Gaps
+    count: int
+    total_s: float
+
+    @classmethod
+    def of(cls, per_turn: Sequence[Gaps], total_s: float) -> GapSample | None:
+        pooled = merged(per_turn)
+        count = sum(n for _, n in pooled)
+        return cls(pooled, count, max(0.0, total_s)) if count else None
+
+    @property
+    def mean_s(self) -> float:
+        return self.total_s / self.count
+
+    def _at(self, rank: int | None) -> float | None:
+        if rank is None or not 1 <= rank <= self.count:
+            return None
+        seen = 0
+        for bucket, n in self.gaps:
+            seen += n
+            if seen >= rank:
+                return upper_edge(bucket)
+        return None
+
+    def value(self, share: float = P95) -> float | None:
+        return self._at(max(1, math.ceil(share * self.count)))
+
+    def interval(self, confidence: float, share: float = P95) -> tuple[float | None, float | None]:
+        low, high = _ranks(self.count, share, confidence)
+        return self._at(low), self._at(high)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "gaps": [list(pair) for pair in self.gaps],
+            "count": self.count,
+            "total_s": self.total_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> GapSample:
+        """Stored gaps; MalformedJson naming a field of the wrong type or range."""
+        try:
+            gaps = checked_gaps(data.get("gaps"))
+        except ValueError as problem:
+            raise MalformedJson(str(problem), ("gaps",)) from None
+        count = json_fields.integer(data, "count")
+        total_s = json_fields.number(data, "total_s")
+        if count != sum(n for _, n in gaps) or count < 1:
+            raise MalformedJson("expected the count of the gaps", ("count",))
+        if not math.isfinite(total_s) or total_s < 0:
+            raise MalformedJson("expected a finite number ≥ 0", ("total_s",))
+        return cls(gaps, count, total_s)
