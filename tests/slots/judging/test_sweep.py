@@ -138,3 +138,23 @@ def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
         best = max(best, metrics.turns_per_hour)
     if "without a 10% gain" in reason:
         assert ideal != steps[-1].slots
+
+
+def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
+    """Steps too noisy to decide even at max_step_seconds: the sweep stops after `patience` of
+    them instead of measuring every N to the cap."""
+    bounds = Bounds()
+    rng = random.Random(7)
+    generator = sweep_steps(lambda: bounds, max_slots=8)
+    asked: list[int] = []
+    slots = next(generator)
+    try:
+        while True:
+            asked.append(slots)
+            step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
+            capped = {**(step.measurement or {}), "reached_cap": slots > 1}
+            slots = generator.send(replace(step, measurement=capped))
+    except StopIteration as stop:
+        reason = str(stop.value)
+    assert "without a 10% gain" in reason
+    assert max(asked) == 1 + bounds.patience

@@ -6,22 +6,23 @@ capacity overlaps across workers), and long steady steps measure that creep prec
 that takes "the smallest N the evidence cannot tell from the best" walks onto the plateau.
 So each step is held to the best step measured before it, as the patience rule holds it:
 
-- a step *climbs* when it qualifies and its whole throughput interval lies at or above
-  min_gain over the best throughput measured before it — the gain that resets the patience
-  count;
-- a step *adds less than min_gain* when its whole interval lies below that — patience's
-  "no gain" (`adds_less_than`, which the sweep uses too);
+- a step *climbs* when it qualifies and the interval of its throughput over the best step
+  before it lies at or above 1 + min_gain — the gain that resets the patience count;
+- a step *adds less than min_gain* when that interval lies below it — patience's "no gain"
+  (`adds_less_than`, which the sweep uses too);
 - the ideal N is the last step that climbs (never one with more slots than the best qualifying
   step); with none, one.
 
-Both tests read the step's own interval against the earlier step's throughput, as the patience
-rule does: the sweep measures a step on until they decide, and measuring it longer could never
-narrow the earlier step's interval.
+Both tests carry both steps' noise: the earlier step was measured too, and a best step read
+as a point lets a step climb over an unlucky low reading of it (N=2 read low, N=3 read high,
+although N=3 adds 3%). The best step before is the one with the highest throughput among those
+inside every bound *with an interval*: a step too short for an interval says nothing of its
+throughput, and a lucky point would block every later gain.
 
 A gain too small to count, or one the interval cannot show, is never paid for: what patience
 stopped on never becomes the answer, and neither does a step that only might have gained. The
 answer only moves down as min_gain grows (fewer steps climb). Nothing here knows which figure
-decides (turns/h, runs/h): it reads throughput estimates with their noise.
+decides (turns/h, runs/h, paired capacity): it reads throughput estimates with their noise.
 """
 
 from __future__ import annotations
@@ -51,30 +52,32 @@ class Rate:
     too_short: bool = False
 
 
-def adds_less_than(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
-    """The step's whole interval is below `min_gain` over `best_before` (a point): "no gain".
+def over_best(
+    step: Estimate, best_before: Estimate, confidence: float
+) -> tuple[float, float] | None:
+    """Interval of a step's throughput over the best step before it, with both steps' noise;
+    None when the best step served nothing."""
+    if best_before.value <= 0:
+        return None
+    return ratio_interval(step, best_before, confidence)
 
-    Only the step's own noise counts: this is the patience rule's test (it decides whether to
-    measure on, and measuring the new step longer cannot narrow an earlier step's interval). A
-    step that adds less than min_gain never `climbs`, so what patience stops on is never the
-    answer.
-    """
-    if best_before <= 0:
-        return False
-    ratio = ratio_interval(step, Estimate(best_before), confidence)
+
+def adds_less_than(
+    step: Estimate, best_before: Estimate, min_gain: float, confidence: float
+) -> bool:
+    """The whole interval of the step over `best_before` is below 1 + `min_gain`: "no gain".
+    A step that adds less than min_gain never `climbs`, so what patience stops on is never the
+    answer."""
+    ratio = over_best(step, best_before, confidence)
     return ratio is not None and ratio[1] < 1.0 + min_gain
 
 
-def climbs(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
-    """The step's whole interval is at or above `min_gain` over `best_before` (a point): the
-    gain that resets the patience count. With nothing served before, any step climbs.
-
-    Only the step's own noise counts, as in `adds_less_than`: the sweep measures a step on
-    until exactly this is decided, and measuring it longer could never narrow the interval of
-    the step before it."""
-    if best_before <= 0:
+def climbs(step: Estimate, best_before: Estimate, min_gain: float, confidence: float) -> bool:
+    """The whole interval of the step over `best_before` is at or above 1 + `min_gain`: the
+    gain that resets the patience count. With nothing served before, any step climbs."""
+    if best_before.value <= 0:
         return True
-    ratio = ratio_interval(step, Estimate(best_before), confidence)
+    ratio = over_best(step, best_before, confidence)
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
@@ -99,13 +102,19 @@ class Knee:
     past: tuple[PastKnee, ...]
 
 
+def sets_the_bar(rate: Rate) -> bool:
+    """A step later steps are held to: inside every bound, and not too short for an interval
+    (a point without its noise is as likely the luckiest reading as the truest)."""
+    return rate.counts and not rate.too_short
+
+
 def _best_before(rates: Sequence[Rate]) -> dict[int, Rate | None]:
-    """Each step's best step measured before it, among those inside every bound."""
+    """Each step's best step measured before it, among those that set the bar."""
     before: dict[int, Rate | None] = {}
     best: Rate | None = None
     for rate in sorted(rates, key=lambda r: r.index):
         before[rate.index] = best
-        if rate.counts and (best is None or rate.throughput.value > best.throughput.value):
+        if sets_the_bar(rate) and (best is None or rate.throughput.value > best.throughput.value):
             best = rate
     return before
 
@@ -125,7 +134,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or climbs(r.throughput, prior.throughput.value, min_gain, confidence)
+            or climbs(r.throughput, prior.throughput, min_gain, confidence)
         )
     )
     if not climbed:
@@ -138,7 +147,9 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
             continue
         bar = prior.throughput.value
         adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
-        below = not rate.too_short and adds_less_than(rate.throughput, bar, min_gain, confidence)
+        below = not rate.too_short and adds_less_than(
+            rate.throughput, prior.throughput, min_gain, confidence
+        )
         past.append(PastKnee(rate.index, rate.slots, adds, below))
     return Knee(chosen, climbed, tuple(past))
 
