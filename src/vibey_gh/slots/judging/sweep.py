@@ -22,19 +22,9 @@ from .baseline import measured_to_cap
 from .bounds import Bounds
 from .judge import Verdict, judge_sweep, rates_of
 from .records import StepRecord
-from .statistics.knee import Rate, adds_less_than, climbs, over_best, sets_the_bar
+from .statistics.knee import Rate, adds_less_than, best_of, climbs, over_best
 
 DEFAULT_MAX_SLOTS = 16
-
-
-def best_rate_before(verdicts: Sequence[Verdict]) -> Rate | None:
-    """The best step among `verdicts` that sets the bar (inside every bound, with an
-    interval): what the next step is held to, as the knee rule holds it."""
-    return max(
-        (r for r in rates_of(verdicts) if sets_the_bar(r)),
-        key=lambda r: r.throughput.value,
-        default=None,
-    )
 
 
 def gain_over_best(
@@ -86,7 +76,7 @@ def sweep_steps(
             continue
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
-        best = best_rate_before(verdicts[:-1])
+        best = best_of(rates_of(verdicts[:-1]), bounds.confidence)
         over = gain_over_best(verdict, best, bounds.confidence)
         # the knee rule's own tests: a step patience stops on is never the answer, and the
         # step that resets the count is one the answer may be

@@ -16,8 +16,9 @@ So each step is held to the best step measured before it, as the patience rule h
 Both tests carry both steps' noise: the earlier step was measured too, and a best step read
 as a point lets a step climb over an unlucky low reading of it (N=2 read low, N=3 read high,
 although N=3 adds 3%). The best step before is the one with the highest throughput among those
-inside every bound *with an interval*: a step too short for an interval says nothing of its
-throughput, and a lucky point would block every later gain.
+inside every bound *with an interval* that surely serves most (the low end of its interval):
+a step too short for an interval says nothing of its throughput, and a lucky point — or a
+noisy step whose point was lucky — would block every later gain or hold it undecided.
 
 A gain too small to count, or one the interval cannot show, is never paid for: what patience
 stopped on never becomes the answer, and neither does a step that only might have gained. The
@@ -108,15 +109,27 @@ def sets_the_bar(rate: Rate) -> bool:
     return rate.counts and not rate.too_short
 
 
-def _best_before(rates: Sequence[Rate]) -> dict[int, Rate | None]:
-    """Each step's best step measured before it, among those that set the bar."""
-    before: dict[int, Rate | None] = {}
-    best: Rate | None = None
-    for rate in sorted(rates, key=lambda r: r.index):
-        before[rate.index] = best
-        if sets_the_bar(rate) and (best is None or rate.throughput.value > best.throughput.value):
-            best = rate
-    return before
+def surely_serves(rate: Rate, confidence: float) -> float:
+    """What a step surely serves: the low end of its throughput interval (its point without
+    one). The best step is the one that surely serves most, so a noisy step whose point was
+    lucky does not become the bar every later step is held to with its wide noise."""
+    low = ratio_interval(rate.throughput, Estimate(1.0), confidence)
+    return low[0] if low is not None else rate.throughput.value
+
+
+def best_of(rates: Sequence[Rate], confidence: float) -> Rate | None:
+    """The best step among `rates` that set the bar (`sets_the_bar`, `surely_serves`)."""
+    return max(
+        (r for r in rates if sets_the_bar(r)),
+        key=lambda r: (surely_serves(r, confidence), -r.index),
+        default=None,
+    )
+
+
+def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | None]:
+    """Each step's best step measured before it."""
+    ordered = sorted(rates, key=lambda r: r.index)
+    return {rate.index: best_of(ordered[:place], confidence) for place, rate in enumerate(ordered)}
 
 
 def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | None:
@@ -125,7 +138,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
     qualifying = [r for r in rates if r.qualifies and not r.too_short]
     if not qualifying:
         return None
-    before = _best_before(rates)
+    before = _best_before(rates, confidence)
     # more slots than the best qualifying step never pay: they serve less
     top = max(qualifying, key=lambda r: (r.throughput.value, -r.slots)).slots
     climbed = tuple(
