@@ -175,9 +175,14 @@ def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:
         except StopIteration as done:
             stop = str(done.value)
             break
-    # N=3 (flat) strikes, N=4 (noisy) is inconclusive and leaves the count, N=5 strikes again
+    # N=3 (flat) strikes, N=4 (noisy) is inconclusive and leaves the count, N=5 strikes again;
+    # then one slot closes the sweep (the drift check)
+    assert stop is None and asked == [1, 1, 2, 3, 4, 5, 1]
+    try:
+        generator.send(closed_loop(1, [1.0] * 60, index=len(steps)))
+    except StopIteration as done:
+        stop = str(done.value)
     assert stop is not None and "2 steps without a 10% gain" in stop
-    assert asked == [1, 1, 2, 3, 4, 5]
     four_verdict = judge_sweep(steps[:5], bounds).verdicts[4]
     assert four_verdict.turns_per_hour_low < 7920 <= four_verdict.turns_per_hour_high
 

@@ -261,4 +261,15 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         peak_raw_wired_bytes=int(max(raw_wired)) if raw_wired else None,
         peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
         **_run_figures(step, window),
+        **_planned_look(step),
     )
+
+
+def _planned_look(step: StepRecord) -> dict[str, int]:
+    """The planned look the step stopped at, of how many, as its record says (none in
+    evidence measured before planned looks, and none of a malformed value)."""
+    measured = step.measurement or {}
+    look, looks = measured.get("look"), measured.get("looks")
+    if isinstance(look, int) and isinstance(looks, int) and 0 < look <= looks:
+        return {"look": look, "looks": looks}
+    return {}

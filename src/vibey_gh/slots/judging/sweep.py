@@ -1,6 +1,6 @@
 """The sweep as a generator: it yields the next slot count and receives that step's record.
 
-Steps are N = 1, 1, 2, 3, … (or an explicit list). The sweep stops at the first step above one
+Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep stops at the first step above one
 slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
 over the best throughput so far. A step counts as such when its whole interval over the best
 step before it (both steps' noise, `gain_over_best`) is below that bar, or when it was measured
@@ -51,8 +51,28 @@ def sweep_steps(
     on_verdict: Callable[[Verdict], None] | None = None,
 ) -> Generator[int, StepRecord, str]:
     """Yield slot counts; `send` each step's record back; the return value says why it stopped.
-    `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on."""
+    `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on.
+    In the default order the sweep closes with one slot again once it stops (1, 1, 2, …, k, 1):
+    that run's capacity against the first two is the drift every gain interval is widened by
+    (`judging.gains`). An explicit list is measured as given."""
     steps: list[StepRecord] = []
+    reason = yield from _steps_until_stopped(steps, bounds_now, explicit, max_slots, on_verdict)
+    measured_larger = any(s.slots > 1 for s in steps)
+    if explicit is None and measured_larger and steps[-1].measurement is not None:
+        steps.append((yield 1))
+        if on_verdict is not None:
+            on_verdict(judge_sweep(steps, bounds_now()).verdicts[-1])
+    return reason
+
+
+def _steps_until_stopped(
+    steps: list[StepRecord],
+    bounds_now: Callable[[], Bounds],
+    explicit: Sequence[int] | None,
+    max_slots: int,
+    on_verdict: Callable[[Verdict], None] | None,
+) -> Generator[int, StepRecord, str]:
+    """The sweep up to its stop, appending each step to `steps`; returns why it stopped."""
     strikes = 0
     index = 0
     while True:

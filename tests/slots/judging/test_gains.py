@@ -1,0 +1,92 @@
+"""A step's gain as the judge reads it: paired over the pooled one-slot runs, widened by the
+drift a closing one-slot run reads and by the planned look the step stopped at; evidence that
+cannot be paired is judged as before and says so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.slots.judging.test_steady_state import closed_loop
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
+from vibey_gh.slots.judging.statistics.sequential import (
+    look_confidence,
+    look_times,
+    widening,
+)
+
+BOUNDS = Bounds(min_gain=0.10, confidence=0.9)
+
+
+def _noisy(lengths: list[float], scale: float) -> list[float]:
+    return [x * scale for x in lengths]
+
+
+# a turn's time varies by ±10% from pass to pass (the same ten turn ids cycle)
+WOBBLE = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 0.92, 1.08, 1.02, 0.98, 1.1, 0.9]
+
+
+def test_the_gain_is_paired_and_pooled_over_both_one_slot_runs() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))  # +60%
+    judged = judge_sweep(steps, BOUNDS)
+    two = judged.verdicts[2]
+    assert two.metrics.paired and two.metrics.capacity_gain == pytest.approx(1.6, rel=0.02)
+    assert two.gain_low is not None and two.gain_high is not None
+    assert two.gain_low < 0.6 < two.gain_high and two.label == "qualifies"
+    assert judged.figures.baseline.best_one_slot_batches == 10  # clusters: the ten turn ids
+
+
+def test_a_closing_one_slot_run_widens_every_gain_by_the_drift() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.7), index=2))  # +18%
+    before = judge_sweep(steps, BOUNDS).verdicts[2]
+    slower = closed_loop(1, _noisy(WOBBLE * 5, 1.12), index=3)  # one slot 11% slower at the end
+    judged = judge_sweep([*steps, slower], BOUNDS)
+    after = judged.verdicts[2]
+    drift = judged.figures.baseline.drift
+    assert drift is not None and drift == pytest.approx(1 / 1.12 - 1, rel=0.05)
+    assert judged.verdicts[3].label == "drift check"
+    assert before.gain_low is not None and after.gain_low is not None
+    assert after.gain_low + 1 == pytest.approx((before.gain_low + 1) / (1 + abs(drift)))
+    # the 18% the step read could be the drift's: it no longer qualifies
+    assert before.qualifies and not after.qualifies
+    assert "one slot read -10.7% at the end of the sweep" in judged.reason
+
+
+def test_evidence_without_a_steady_one_slot_run_is_judged_on_counted_turns() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
+    one_pass = [replace(s, measurement=None) for s in steps]
+    judged = judge_sweep(one_pass, BOUNDS)
+    assert not any(v.metrics.paired for v in judged.verdicts)
+    assert judged.verdicts[2].metrics.capacity is None
+
+
+def test_stored_paired_figures_read_back_and_judge_the_same() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
+    steps.append(closed_loop(1, WOBBLE * 5, index=3))
+    figures = sweep_figures(steps)
+    again = type(figures).from_json(figures.to_json())
+    assert again == figures
+    assert judge_figures(again, BOUNDS).verdicts == judge_figures(figures, BOUNDS).verdicts
+
+
+def test_planned_looks_spend_the_error_and_widen_early_intervals_most() -> None:
+    assert look_times(60.0, 300.0) == [60.0, 120.0, 180.0, 240.0, 300.0]
+    assert look_times(60.0, 60.0) == [60.0]
+    spent = [1 - look_confidence(0.9, j, 5) for j in range(1, 6)]
+    assert sum(spent) == pytest.approx(0.1)  # the union bound: at most 1 − confidence in all
+    assert widening(0.9, 1, 5) > widening(0.9, 5, 5) > 1.0
+    assert widening(0.9, 0, 0) == 1.0  # evidence measured before planned looks
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    two = closed_loop(2, _noisy((WOBBLE[3:] + WOBBLE[:3]) * 5, 1.25), index=2)
+    early = replace(two, measurement={**(two.measurement or {}), "look": 1, "looks": 5})
+    plain = judge_sweep([*steps, two], BOUNDS).verdicts[2]
+    looked = judge_sweep([*steps, early], BOUNDS).verdicts[2]
+    assert plain.gain_low is not None and looked.gain_low is not None
+    assert looked.gain_low < plain.gain_low
