@@ -21,6 +21,7 @@ and run latencies; it is decided on runs per hour (`StepMetrics.decided_by`).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -238,7 +239,7 @@ def step_metrics(step: StepRecord) -> StepMetrics:
     raw_gpu = _column(step, _GPU_SHARE)
     gpu = charged_gpu_share(step)
     p50_prompt = percentile([float(p) for p in prompt_tokens], 0.5)
-    return StepMetrics(
+    metrics = StepMetrics(
         served=len(served),
         total=len(results),
         duration_s=duration,
@@ -261,15 +262,16 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         peak_raw_wired_bytes=int(max(raw_wired)) if raw_wired else None,
         peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
         **_run_figures(step, window),
-        **_planned_look(step),
     )
+    look, looks = _planned_look(step)
+    return replace(metrics, look=look, looks=looks) if looks else metrics
 
 
-def _planned_look(step: StepRecord) -> dict[str, int]:
+def _planned_look(step: StepRecord) -> tuple[int, int]:
     """The planned look the step stopped at, of how many, as its record says (none in
     evidence measured before planned looks, and none of a malformed value)."""
     measured = step.measurement or {}
     look, looks = measured.get("look"), measured.get("looks")
     if isinstance(look, int) and isinstance(looks, int) and 0 < look <= looks:
-        return {"look": look, "looks": looks}
-    return {}
+        return look, looks
+    return 0, 0

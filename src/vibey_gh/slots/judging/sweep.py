@@ -1,7 +1,7 @@
 """The sweep as a generator: it yields the next slot count and receives that step's record.
 
-Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep stops at the first step above one
-slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
+Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep
+stops at the first step above one slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
 over the best throughput so far. A step counts as such when its whole interval over the best
 step before it (both steps' noise, `gain_over_best`) is below that bar, or when it was measured
 to `max_step_seconds` and still straddles it (longer was tried: undecided at the cap counts
