@@ -21,8 +21,8 @@ and run latencies; it is decided on runs per hour (`StepMetrics.decided_by`).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...interfaces.turns import TurnResult

@@ -1,16 +1,16 @@
 """The sweep as a generator: it yields the next slot count and receives that step's record.
 
 Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep
-stops at the first step above one slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
-over the best throughput so far. A step counts as such when its whole interval over the best
-step before it (both steps' noise, `gain_over_best`) is below that bar, or when it was measured
-to `max_step_seconds` and still straddles it (longer was tried: undecided at the cap counts
-against the step); one whose interval clears it resets the count, and one that straddles it
-before the cap (the one-pass method) leaves the count as it was. Bounds are re-read (through
-`bounds_now`) at every decision. Each step is judged once, here: its verdict goes to
-`on_verdict` (the progress line says it), so no caller judges the step again.
-Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed sweep makes
-the same decisions as an uninterrupted one.
+stops at the first step above one slot that breaks a bound, or after `patience` consecutive
+steps that gain less than `min_gain` over the best throughput so far. A step counts as such
+when its whole interval over the best step before it (both steps' noise, `gain_over_best`) is
+below that bar, or when it was measured to `max_step_seconds` and still straddles it (longer
+was tried: undecided at the cap counts against the step); one whose interval clears it resets
+the count, and one that straddles it before the cap (the one-pass method) leaves the count as
+it was. Bounds are re-read (through `bounds_now`) at every decision. Each step is judged once,
+here: its verdict goes to `on_verdict` (the progress line says it), so no caller judges the
+step again. Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed
+sweep makes the same decisions as an uninterrupted one.
 """
 
 from __future__ import annotations
