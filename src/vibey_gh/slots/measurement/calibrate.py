@@ -14,7 +14,7 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -27,11 +27,11 @@ from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..evidence.requests import clear_request, request_path
 from ..evidence.store import evidence_path
-from ..judging.baseline import baseline_of
+from ..judging.baseline import baseline_of, sweep_figures
 from ..judging.bounds import Bounds
-from ..judging.judge import Verdict
-from ..judging.metrics import step_metrics
+from ..judging.judge import Verdict, judge_figures, rates_of
 from ..judging.records import StepRecord
+from ..judging.statistics.knee import best_of
 from ..judging.statistics.stats import Estimate
 from ..judging.sweep import sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
@@ -323,13 +323,7 @@ def _measure_clean(
     wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
-    # the bars the step's gain is decided against: the better one-slot run with its noise
-    # (qualifying) and the best throughput so far as a point (the patience rule, see
-    # judging.sweep.gain_over_best)
-    compare_with: tuple[Estimate, ...] = ()
-    if slots > 1 and baseline.figures.best_rate > 0:
-        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
-        compare_with = (baseline.figures.bar, Estimate(best_so_far.rate))
+    compare_with = bars_for(steps, slots, ctx.bounds_now())
     discarded = 0
     while True:
         attempt = discarded + 1
@@ -344,6 +338,22 @@ def _measure_clean(
         )
         if not wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
             progress.message("production stayed busy; measuring again anyway")
+
+
+def bars_for(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[Estimate, ...]:
+    """The bars a step's gain is decided against, as the verdict and the patience rule read
+    them: one slot (paired, a point: the pairing's interval carries its noise; else the better
+    run with its noise) and the best step so far with its noise (`knee.best_of`)."""
+    if slots <= 1:
+        return ()
+    figures = sweep_figures(steps)
+    if figures.baseline.best_rate <= 0:
+        return ()
+    verdicts = judge_figures(figures, bounds).verdicts
+    paired = any(v.metrics.paired for v in verdicts)
+    one_slot = Estimate(figures.baseline.best_rate) if paired else figures.baseline.bar
+    best = best_of(rates_of(verdicts), bounds.confidence)
+    return (one_slot,) if best is None else (one_slot, best.throughput)
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:

@@ -192,7 +192,13 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            SteadyStateRule(ctx, slots, compare_with, baseline.figures.best_one_slot_latency),
+            SteadyStateRule(
+                ctx,
+                slots,
+                compare_with,
+                baseline.figures.best_one_slot_latency,
+                baseline.pairing,
+            ),
         )
     finally:
         running.stop()
@@ -341,4 +347,7 @@ def _measurement(
         "max_seconds": ctx.max_step_seconds,
         "why_ended": ended_early or stopping.why,
         "reached_cap": stopping.reached_cap and not ended_early,
+        # the planned look it stopped at: its interval is read at that look's confidence
+        "look": 0 if ended_early else stopping.look,
+        "looks": stopping.looks,
     }

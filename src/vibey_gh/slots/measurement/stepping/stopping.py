@@ -1,13 +1,18 @@
 """When a steady-state step stops measuring (design §5): the rule a replay asks at every
-segment boundary.
+segment boundary, which answers only at planned looks.
 
-At least `min_step_seconds` of measurement window and every corpus turn once; above one slot,
-longer (up to `max_step_seconds`) while the throughput interval cannot yet tell whether the
-step clears `min_gain` over the bars it is compared with, or while the p95 interval of a
-configured latency bound reaches both sides of its limit. A one-slot run is measured until its
-own interval is narrow enough to be a bar, and so is a step that serves more than the best
-before it once its gain is decided: the next step is held to its throughput as a point. Why
-it stopped, and whether it reached the cap, go into the step's record (`measurement`).
+At least `min_step_seconds` of measurement window and every corpus turn once. The step is
+looked at at planned times (`statistics.sequential.look_times`: every `min_step_seconds` up to
+`max_step_seconds`), each look at the confidence its share of the error allows, never in
+between. A one-slot run stops at its first look once its window holds enough distinct turns
+for clusters (its noise is carried by the paired interval of every later step, so it needs no
+width of its own). Above one slot it is measured on while, against a bar it is compared with,
+its gain interval reaches both sides of `min_gain` and does not lie inside the indifference
+zone around it (between half of min_gain and one and a half times it: a step shown to gain
+about min_gain stops, whichever side, instead of running to the cap), or while the p95
+interval of a configured latency bound reaches both sides of its limit. Why it stopped,
+whether it reached the cap, and the look it stopped at go into the step's record
+(`measurement`).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from ...judging.metrics import (
     ramp_up_end,
 )
 from ...judging.records import TurnRecord
-from ...judging.statistics.stats import Estimate, ratio_interval
+from ...judging.statistics.sequential import look_confidence, look_times
+from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval
+from ...judging.work import Pairing, step_work
 
 if TYPE_CHECKING:
     from ....clock import Clock
@@ -64,12 +71,22 @@ class SteadyStateRule:
         slots: int,
         compare_with: tuple[Estimate, ...],
         latency_base: QuantileSample | None = None,
+        pairing: Pairing | None = None,
     ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
         # the better one-slot run's judged latency: the base of latency_factor
         self.latency_base = latency_base
+        # what the step's work is paired with (None: counted turns, as evidence without a
+        # steady one-slot run is judged)
+        self.pairing = pairing
         self.why = ENDED_MINIMUM
         self.reached_cap = False
+        self.planned = look_times(ctx.min_step_seconds, ctx.max_step_seconds)
+        self.look = 0  # the last planned look taken (1-based; 0: none yet)
+
+    @property
+    def looks(self) -> int:
+        return len(self.planned)
 
     def __call__(self, turns: list[TurnRecord]) -> bool:
         start = ramp_up_end(turns, self.slots)
@@ -81,6 +98,7 @@ class SteadyStateRule:
             return True
         if measured >= self.ctx.max_step_seconds:
             self.reached_cap = True
+            self.look = self.looks
             if self.slots <= 1:
                 self.why = ENDED_BAR_CAP
             elif self.compare_with and self.undecided(turns, start, now):
@@ -88,15 +106,16 @@ class SteadyStateRule:
             elif self.latency_undecided(turns, start, now):
                 self.why = ENDED_LATENCY_CAP
             else:
-                # decided, and measured on as the next step's bar
-                self.why = ENDED_BAR_CAP if self.compare_with else ENDED_MINIMUM
+                self.why = ENDED_DECIDED if self.compare_with else ENDED_MINIMUM
             return False
-        if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
-            return True  # too few turns (or runs) yet for ten batches
+        if self.look >= self.looks - 1 or measured < self.planned[self.look]:
+            return True  # between planned looks (the last one is the cap)
+        while self.look < self.looks - 1 and measured >= self.planned[self.look]:
+            self.look += 1  # a look passed while a long segment ran is spent unused
+        if not self.enough_turns(turns, start, now):
+            return True
         if self.slots <= 1:
-            if self.bar_too_wide(turns, start, now):
-                return True
-            self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
+            self.why = ENDED_DECIDED if self.look > 1 else ENDED_MINIMUM
             return False
         if self.latency_undecided(turns, start, now):
             return True
@@ -105,17 +124,17 @@ class SteadyStateRule:
             return False
         if self.undecided(turns, start, now):
             return True
-        if self.leads(turns, start, now) and self.bar_too_wide(turns, start, now):
-            return True
         self.why = ENDED_DECIDED
         return False
 
-    def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """It serves more than the best step before it: the next step is held to its point,
-        so it is measured as a one-slot bar is (the best of brief steps is the luckiest)."""
-        here = self._estimate(turns, start, now)
-        best = max((bar.value for bar in self.compare_with), default=0.0)
-        return here is not None and here.value > best
+    def enough_turns(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """Paired: enough distinct turns (or runs) in the window for clusters; counted: ten
+        batches' worth of turns."""
+        if self.pairing is None:
+            return len(self._ends(turns, start, now)) >= WANTED_WINDOW_TURNS
+        pairing = self.pairing
+        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        return sum(1 for c in work.clusters.values() if c.work > 0) >= MIN_BATCHES
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval still reaches both sides of its limit."""
@@ -125,32 +144,37 @@ class SteadyStateRule:
         figures = turns_latency(turns, self.ctx.corpus.shape, (start, now))
         return bool(undecided_latency_bounds(figures, self.latency_base, bounds))
 
-    def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A bar (a one-slot run; the best step so far) is measured until its own interval is
-        within half of `min_gain` either side (or the cap): a bar known only to ±20% could
-        let no 10% gain qualify however long the steps after it ran."""
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None or here.value <= 0 or not here.has_interval:
-            return True
-        low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
-        return (high - low) / 2.0 > bounds.min_gain / 2.0
-
     def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
         """Served turns, or completed runs for a corpus of whole runs: what is decided on."""
         return decisive_ends(turns, start, now, self.ctx.corpus.shape)
 
     def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
+        """The deciding figure so far as the verdict will read it: paired capacity as turns or
+        runs per hour with the paired gain's noise; counted turns without a pairing."""
+        if self.pairing is None:
+            return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
+        pairing = self.pairing
+        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        capacity, gain = work.capacity(), pairing.gain(work)
+        if capacity is None or gain is None or gain.log_se is None:
+            return None
+        rate = pairing.rate_of(capacity)
+        return Estimate(rate, rate * gain.log_se, gain.clusters)
 
     def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """Against some bar, the gain interval at this look's confidence reaches both sides of
+        min_gain and does not lie inside the indifference zone around it."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or not here.has_interval:
-            return True  # too few batches: the verdict would read the step as a point
+            return True  # too few clusters: the verdict would read the step as a point
+        confidence = look_confidence(bounds.confidence, self.look, self.looks)
         wanted = 1.0 + bounds.min_gain
+        zone = (1.0 + bounds.min_gain / 2.0, 1.0 + 1.5 * bounds.min_gain)
         for bar in self.compare_with:
-            ratio = ratio_interval(here, bar, bounds.confidence)
-            if ratio is not None and ratio[0] < wanted <= ratio[1]:
+            ratio = ratio_interval(here, bar, confidence)
+            straddles = ratio is not None and ratio[0] < wanted <= ratio[1]
+            marginal = ratio is not None and zone[0] <= ratio[0] and ratio[1] < zone[1]
+            if straddles and not marginal:
                 return True
         return False
