@@ -31,7 +31,7 @@ from ...judging.metrics import (
 from ...judging.records import TurnRecord
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval
-from ...judging.work import Pairing, step_work
+from ...judging.work import Pairing, cluster_of, step_work
 
 if TYPE_CHECKING:
     from ....clock import Clock
@@ -124,17 +124,38 @@ class SteadyStateRule:
             return False
         if self.undecided(turns, start, now):
             return True
+        if self.leads(turns, start, now) and self.too_wide_for_a_bar(turns, start, now):
+            return True
         self.why = ENDED_DECIDED
         return False
 
+    def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """It serves more than the best step before it: the next step is held to it, with its
+        noise, so it is measured on as a bar (a bar known to ±20% lets no later step decide)."""
+        here = self._estimate(turns, start, now)
+        best = max((bar.value for bar in self.compare_with), default=0.0)
+        return here is not None and here.value > best
+
+    def too_wide_for_a_bar(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """The step's own interval at this look is wider than half of `min_gain` either side."""
+        bounds = self.ctx.bounds_now()
+        here = self._estimate(turns, start, now)
+        if here is None or here.value <= 0 or not here.has_interval:
+            return True
+        confidence = look_confidence(bounds.confidence, self.look, self.looks)
+        low, high = ratio_interval(here, Estimate(here.value), confidence) or (0.0, 0.0)
+        return (high - low) / 2.0 > bounds.min_gain / 2.0
+
     def enough_turns(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """Paired: enough distinct turns (or runs) in the window for clusters; counted: ten
-        batches' worth of turns."""
-        if self.pairing is None:
+        """Enough distinct turns (or runs) served in the window for clusters — paired, or at
+        one slot, whose turns become the reference costs; else ten batches' worth of turns."""
+        if self.pairing is None and self.slots > 1:
             return len(self._ends(turns, start, now)) >= WANTED_WINDOW_TURNS
-        pairing = self.pairing
-        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
-        return sum(1 for c in work.clusters.values() if c.work > 0) >= MIN_BATCHES
+        shape = self.ctx.corpus.shape
+        served = {
+            cluster_of(t, shape) for t in turns if t.result.served and start < t.result.ended <= now
+        }
+        return len(served) >= MIN_BATCHES
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval still reaches both sides of its limit."""
