@@ -50,6 +50,7 @@ from vibey_gh.slots.measurement.stepping.stopping import SteadyStateRule
 
 GB = 1_000_000_000
 
+
 def timeline(began: float, ended: float) -> tuple[tuple[float | None, ...], ...]:
     """Memory samples at both ends: inside every bound, no swap (the bench is about throughput)."""
     return tuple((t, 4 * GB, 4 * GB, 0.5, 0, 0, None, None) for t in (began, ended))
@@ -210,30 +211,38 @@ def simulate_step(
     )
 
 
-def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[Estimate, ...]:
-    """The bars `calibrate` gives a step: today's `bars_for`, else as the rules before it."""
+def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[object, object]:
+    """The bars `calibrate` gives a step (and what to pair with): today's `bars_for`, else as
+    the rules before it."""
     try:
         from vibey_gh.slots.measurement.calibrate import bars_for  # type: ignore[attr-defined]
     except ImportError:
         baseline = baseline_of(steps)
         if slots <= 1 or baseline.figures.best_rate <= 0:
-            return ()
+            return (), ()
         best = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
-        return (baseline.figures.bar, Estimate(best.rate))
-    found: tuple[Estimate, ...] = bars_for(steps, slots, bounds)
+        return (baseline.figures.bar, Estimate(best.rate)), ()
+    found: tuple[object, object] = bars_for(steps, slots, bounds)
     return found
 
 
-def rule_for(ctx: Context, slots: int, steps: Sequence[StepRecord], bounds: Bounds) -> SteadyStateRule:
+def rule_for(
+    ctx: Context, slots: int, steps: Sequence[StepRecord], bounds: Bounds
+) -> SteadyStateRule:
     baseline = baseline_of(steps)
-    args: list[object] = [ctx, slots, bars(steps, slots, bounds), None]
+    compare_with, pair_with = bars(steps, slots, bounds)
+    args: list[object] = [ctx, slots, compare_with, None]
     if "pairing" in inspect.signature(SteadyStateRule.__init__).parameters:
-        args.append(getattr(baseline, "pairing", None))
+        args += [getattr(baseline, "pairing", None), pair_with]
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 
 def run_sweep(
-    seed: int, model: Model, corpus: Corpus, segments: list[list[CorpusTurn]], args: argparse.Namespace
+    seed: int,
+    model: Model,
+    corpus: Corpus,
+    segments: list[list[CorpusTurn]],
+    args: argparse.Namespace,
 ) -> tuple[SweepJudgement, float, list[StepRecord]]:
     bounds = Bounds()
     clock = VirtualClock()
@@ -290,7 +299,9 @@ def main() -> None:
     parser.add_argument(
         "--cache-speedup", type=float, default=float(getattr(defaults, "cache_speedup", 2.0))
     )
-    parser.add_argument("--drift", type=float, default=float(getattr(defaults, "drift_per_step", 0.0)))
+    parser.add_argument(
+        "--drift", type=float, default=float(getattr(defaults, "drift_per_step", 0.0))
+    )
     parser.add_argument("--min-step-seconds", type=float, default=60.0)
     parser.add_argument("--max-step-seconds", type=float, default=300.0)
     parser.add_argument("--max-slots", type=int, default=8)

@@ -289,10 +289,32 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
 def sweep_figures(steps: Sequence[StepRecord]) -> SweepFigures:
     baseline = baseline_of(steps)
     closing = {id(s) for s in closing_steps(steps)}
-    return SweepFigures(
-        baseline.figures,
-        tuple(replace(step_figures(s, baseline), closing=id(s) in closing) for s in steps),
-    )
+    figures = [replace(step_figures(s, baseline), closing=id(s) in closing) for s in steps]
+    if baseline.pairing is not None:
+        figures = _paired_with_earlier(figures, steps, baseline.pairing)
+    return SweepFigures(baseline.figures, tuple(figures))
+
+
+def _paired_with_earlier(
+    figures: list[StepFigures], steps: Sequence[StepRecord], pairing: Pairing
+) -> list[StepFigures]:
+    """Each step's capacity over every earlier step's, paired by cluster (`over_earlier`): how
+    the knee and patience rules compare two steps without the reference costs' noise."""
+    works = [pairing.work_of(s) for s in steps]
+    out = []
+    for place, step in enumerate(figures):
+        work = works[place]
+        pairs = []
+        for earlier in range(place):
+            other = works[earlier]
+            if work is None or other is None:
+                continue
+            ratio = capacity_ratio([work], [other])
+            if ratio is not None and ratio.log_se is not None:
+                pairs.append((steps[earlier].index, ratio.log_se))
+        metrics = replace(step.metrics, over_earlier=tuple(pairs))
+        out.append(replace(step, metrics=metrics))
+    return out
 
 
 def early_verdict(

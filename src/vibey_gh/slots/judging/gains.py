@@ -27,6 +27,7 @@ def at_its_look(metrics: StepMetrics, confidence: float) -> StepMetrics:
         turns_per_hour_se=wider(metrics.turns_per_hour_se),
         runs_per_hour_se=wider(metrics.runs_per_hour_se),
         capacity_gain_se=wider(metrics.capacity_gain_se),
+        over_earlier=tuple((index, se * factor) for index, se in metrics.over_earlier),
     )
 
 

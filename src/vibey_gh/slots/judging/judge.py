@@ -325,6 +325,7 @@ def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
             qualifies=v.qualifies,
             counts=v.inside_bounds,
             too_short=v.metrics.window_start is not None and not v.metrics.has_interval,
+            paired=v.metrics.over_earlier,
         )
         for v in verdicts
     ]

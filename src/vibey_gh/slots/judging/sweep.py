@@ -28,7 +28,7 @@ DEFAULT_MAX_SLOTS = 16
 
 
 def gain_over_best(
-    verdict: Verdict, best_before: Rate | None, confidence: float
+    verdict: Verdict, best_before: Rate | None, confidence: float, paired_se: float | None = None
 ) -> tuple[float, float] | None:
     """Interval of a step's throughput over the best step before it, with both steps' noise;
     None when too few turns tell nothing. With nothing served before, any step is a gain."""
@@ -36,7 +36,7 @@ def gain_over_best(
         return math.inf, math.inf
     if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
         return None
-    return over_best(verdict.metrics.throughput, best_before.throughput, confidence)
+    return over_best(verdict.metrics.throughput, best_before.throughput, confidence, paired_se)
 
 
 def default_order(index: int) -> int:
@@ -96,21 +96,25 @@ def _steps_until_stopped(
             continue
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
-        best = best_of(rates_of(verdicts[:-1]), bounds.confidence)
-        over = gain_over_best(verdict, best, bounds.confidence)
+        rates = rates_of(verdicts)
+        best = best_of(rates[:-1], bounds.confidence)
+        paired_se = rates[-1].paired_over(best) if best is not None else None
+        over = gain_over_best(verdict, best, bounds.confidence, paired_se)
         # the knee rule's own tests: a step patience stops on is never the answer, and the
         # step that resets the count is one the answer may be
         throughput = verdict.metrics.throughput
         if (
             best is not None
             and over is not None
-            and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence)
+            and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se)
         ):
             strikes = 0
         elif best is not None and (
             (
                 over is not None
-                and adds_less_than(throughput, best.throughput, bounds.min_gain, bounds.confidence)
+                and adds_less_than(
+                    throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
+                )
             )
             # measured to the cap and still undecided: longer steps were tried, and a sweep
             # of such steps would otherwise run every N to the cap and answer "too noisy"

@@ -151,6 +151,15 @@ class Pairing:
     def turns_per_hour(self, capacity: float) -> float:
         return capacity * 3600.0 / self.turn_cost if self.turn_cost > 0 else 0.0
 
+    def work_of(self, step: StepRecord) -> StepWork | None:
+        """A steady-state step's work in its measurement window, priced at these costs."""
+        if step.measurement is None:
+            return None
+        window = measurement_window(step.turns, step.slots)
+        if window is None:
+            return None
+        return step_work(step.turns, step.slots, self.shape, window, self.costs)[0]
+
     def gain(self, work: StepWork) -> Ratio | None:
         """The step's capacity over the pooled one-slot runs', paired by cluster."""
         return capacity_ratio([work], self.pool)

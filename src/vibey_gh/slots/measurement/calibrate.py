@@ -32,6 +32,7 @@ from ..judging.bounds import Bounds
 from ..judging.judge import Verdict, judge_figures, rates_of
 from ..judging.records import StepRecord
 from ..judging.statistics.knee import best_of
+from ..judging.statistics.paired import StepWork
 from ..judging.statistics.stats import Estimate
 from ..judging.sweep import sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
@@ -323,12 +324,14 @@ def _measure_clean(
     wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
-    compare_with = bars_for(steps, slots, ctx.bounds_now())
+    compare_with, pair_with = bars_for(steps, slots, ctx.bounds_now())
     discarded = 0
     while True:
         attempt = discarded + 1
         step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
-        step = measure_step(ctx, index, slots, attempt, baseline, step_dir, progress, compare_with)
+        step = measure_step(
+            ctx, index, slots, attempt, baseline, step_dir, progress, compare_with, pair_with
+        )
         if step.production.clean or discarded >= MAX_REMEASURES:
             return _with_discards(step, discarded)
         discarded += 1
@@ -340,20 +343,31 @@ def _measure_clean(
             progress.message("production stayed busy; measuring again anyway")
 
 
-def bars_for(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[Estimate, ...]:
+def bars_for(
+    steps: Sequence[StepRecord], slots: int, bounds: Bounds
+) -> tuple[tuple[Estimate, ...], tuple[tuple[StepWork, ...], ...]]:
     """The bars a step's gain is decided against, as the verdict and the patience rule read
-    them: one slot (paired, a point: the pairing's interval carries its noise; else the better
-    run with its noise) and the best step so far with its noise (`knee.best_of`)."""
+    them — one slot, and the best step so far (`knee.best_of`) — and, where the sweep can be
+    paired, the steps' work to pair the step with for each (the pooled one-slot runs; the best
+    step): paired, the bars' noise is in the paired interval."""
     if slots <= 1:
-        return ()
+        return (), ()
     figures = sweep_figures(steps)
     if figures.baseline.best_rate <= 0:
-        return ()
+        return (), ()
     verdicts = judge_figures(figures, bounds).verdicts
-    paired = any(v.metrics.paired for v in verdicts)
-    one_slot = Estimate(figures.baseline.best_rate) if paired else figures.baseline.bar
+    pairing = baseline_of(steps).pairing
     best = best_of(rates_of(verdicts), bounds.confidence)
-    return (one_slot,) if best is None else (one_slot, best.throughput)
+    bars = [figures.baseline.bar]
+    if best is not None:
+        bars.append(best.throughput)
+    if pairing is None:
+        return tuple(bars), ()
+    best_work = None
+    if best is not None:
+        best_work = pairing.work_of(next(s for s in steps if s.index == best.index))
+    pair_with = (pairing.pool, (best_work,) if best_work is not None else ())
+    return tuple(bars), pair_with[: len(bars)]
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:

@@ -28,10 +28,11 @@ decides (turns/h, runs/h, paired capacity): it reads throughput estimates with t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ....interfaces.values import frozen_value
-from .stats import Estimate, ratio_interval
+from .stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
 
 
 @frozen_value
@@ -51,34 +52,55 @@ class Rate:
     qualifies: bool
     counts: bool = True
     too_short: bool = False
+    # (index, standard error of the log) of its throughput over each earlier step's, paired
+    # by cluster where the sweep could pair them (`StepMetrics.over_earlier`)
+    paired: tuple[tuple[int, float], ...] = ()
+
+    def paired_over(self, earlier: Rate) -> float | None:
+        return dict(self.paired).get(earlier.index)
 
 
 def over_best(
-    step: Estimate, best_before: Estimate, confidence: float
+    step: Estimate, best_before: Estimate, confidence: float, paired_se: float | None = None
 ) -> tuple[float, float] | None:
-    """Interval of a step's throughput over the best step before it, with both steps' noise;
-    None when the best step served nothing."""
+    """Interval of a step's throughput over the best step before it, with both steps' noise:
+    paired by cluster where `paired_se` (of the log ratio) is known, else as two independent
+    estimates. None when the best step served nothing."""
     if best_before.value <= 0:
         return None
+    if paired_se is not None and step.batches >= MIN_BATCHES:
+        ratio = step.value / best_before.value
+        half = t_quantile(0.5 + confidence / 2.0, step.batches - 1) * paired_se
+        return ratio * math.exp(-half), ratio * math.exp(half)
     return ratio_interval(step, best_before, confidence)
 
 
 def adds_less_than(
-    step: Estimate, best_before: Estimate, min_gain: float, confidence: float
+    step: Estimate,
+    best_before: Estimate,
+    min_gain: float,
+    confidence: float,
+    paired_se: float | None = None,
 ) -> bool:
     """The whole interval of the step over `best_before` is below 1 + `min_gain`: "no gain".
     A step that adds less than min_gain never `climbs`, so what patience stops on is never the
     answer."""
-    ratio = over_best(step, best_before, confidence)
+    ratio = over_best(step, best_before, confidence, paired_se)
     return ratio is not None and ratio[1] < 1.0 + min_gain
 
 
-def climbs(step: Estimate, best_before: Estimate, min_gain: float, confidence: float) -> bool:
+def climbs(
+    step: Estimate,
+    best_before: Estimate,
+    min_gain: float,
+    confidence: float,
+    paired_se: float | None = None,
+) -> bool:
     """The whole interval of the step over `best_before` is at or above 1 + `min_gain`: the
     gain that resets the patience count. With nothing served before, any step climbs."""
     if best_before.value <= 0:
         return True
-    ratio = over_best(step, best_before, confidence)
+    ratio = over_best(step, best_before, confidence, paired_se)
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
@@ -147,7 +169,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or climbs(r.throughput, prior.throughput, min_gain, confidence)
+            or climbs(r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior))
         )
     )
     if not climbed:
@@ -161,7 +183,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         bar = prior.throughput.value
         adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
         below = not rate.too_short and adds_less_than(
-            rate.throughput, prior.throughput, min_gain, confidence
+            rate.throughput, prior.throughput, min_gain, confidence, rate.paired_over(prior)
         )
         past.append(PastKnee(rate.index, rate.slots, adds, below))
     return Knee(chosen, climbed, tuple(past))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
@@ -85,6 +86,9 @@ class StepMetrics:
     # the planned look the step stopped at, of how many (0: not measured with planned looks)
     look: int = 0
     looks: int = 0
+    # (index, standard error of the log) of this step's capacity over each earlier step's,
+    # paired by cluster: the reference costs' own noise cancels between two steps
+    over_earlier: tuple[tuple[int, float], ...] = ()
 
     @property
     def paired(self) -> bool:
@@ -121,7 +125,9 @@ class StepMetrics:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        data["over_earlier"] = [[index, se] for index, se in self.over_earlier]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepMetrics:
@@ -165,7 +171,32 @@ class StepMetrics:
             counted_turns_per_hour=_amount(data, "counted_turns_per_hour", None),
             look=_count(data, "look", 0),
             looks=_count(data, "looks", 0),
+            over_earlier=_pairs(data, "over_earlier"),
         )
+
+
+def _pairs(data: dict[str, Any], key: str) -> tuple[tuple[int, float], ...]:
+    """[[index, standard error], …] as stored; () when absent (older figures)."""
+    items = data.get(key)
+    if items is None:
+        return ()
+    if not isinstance(items, list | tuple):
+        raise MalformedJson("expected a list of [index, standard error] pairs", (key,))
+    pairs = []
+    for item in items:
+        if (
+            not isinstance(item, list | tuple)
+            or len(item) != 2
+            or isinstance(item[0], bool)
+            or not isinstance(item[0], int)
+            or item[0] < 0
+            or isinstance(item[1], bool)
+            or not isinstance(item[1], int | float)
+            or not 0.0 <= item[1] < float("inf")
+        ):
+            raise MalformedJson("expected [index ≥ 0, standard error ≥ 0] pairs", (key,))
+        pairs.append((item[0], float(item[1])))
+    return tuple(pairs)
 
 
 def _interval(estimate: Estimate, confidence: float) -> tuple[float, float]:

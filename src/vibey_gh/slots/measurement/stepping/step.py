@@ -38,6 +38,7 @@ from ...judging.metrics import (
     served_ends,
 )
 from ...judging.records import LogEventRecord, StepRecord, TurnRecord
+from ...judging.statistics.paired import StepWork
 from ...judging.statistics.stats import Estimate
 from ...judging.truth.reported import fill_in, runner_reported_from
 from .orphans import forget_runner, remember_runner
@@ -156,9 +157,11 @@ def measure_step(
     step_dir: Path,
     progress: StepProgress,
     compare_with: tuple[Estimate, ...] = (),
+    pair_with: tuple[tuple[StepWork, ...], ...] = (),
 ) -> StepRecord:
     """`compare_with`: throughputs (with their noise) the step's gain is decided against (none:
-    minimum time)."""
+    minimum time); `pair_with`: for each, the steps' work to pair the step with by cluster
+    (empty: read as two independent estimates)."""
     ensure_private_dir(step_dir)
     turn_ids = [t.id for s in ctx.corpus.segments for t in s.turns]
     progress.step_started(index, slots, attempt, len(turn_ids))
@@ -198,6 +201,7 @@ def measure_step(
                 compare_with,
                 baseline.figures.best_one_slot_latency,
                 baseline.pairing,
+                pair_with,
             ),
         )
     finally:

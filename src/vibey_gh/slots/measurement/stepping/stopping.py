@@ -17,6 +17,7 @@ whether it reached the cap, and the look it stopped at go into the step's record
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,8 +30,9 @@ from ...judging.metrics import (
     ramp_up_end,
 )
 from ...judging.records import TurnRecord
+from ...judging.statistics.paired import StepWork, capacity_ratio
 from ...judging.statistics.sequential import look_confidence, look_times
-from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval
+from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
 from ...judging.work import Pairing, cluster_of, step_work
 
 if TYPE_CHECKING:
@@ -72,6 +74,7 @@ class SteadyStateRule:
         compare_with: tuple[Estimate, ...],
         latency_base: QuantileSample | None = None,
         pairing: Pairing | None = None,
+        pair_with: tuple[tuple[StepWork, ...], ...] = (),
     ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
         # the better one-slot run's judged latency: the base of latency_factor
@@ -79,6 +82,8 @@ class SteadyStateRule:
         # what the step's work is paired with (None: counted turns, as evidence without a
         # steady one-slot run is judged)
         self.pairing = pairing
+        # for each bar, the steps' work the step is paired with (empty: two estimates)
+        self.pair_with = pair_with
         self.why = ENDED_MINIMUM
         self.reached_cap = False
         self.planned = look_times(ctx.min_step_seconds, ctx.max_step_seconds)
@@ -129,6 +134,27 @@ class SteadyStateRule:
         self.why = ENDED_DECIDED
         return False
 
+    def _over(
+        self,
+        place: int,
+        bar: Estimate,
+        here: Estimate,
+        turns: list[TurnRecord],
+        window: tuple[float, float],
+        confidence: float,
+    ) -> tuple[float, float] | None:
+        """The step's interval over bar `place`: paired by cluster with the bar's steps where
+        they are known (the reference costs' noise cancels), else as two estimates."""
+        paired = self.pair_with[place] if place < len(self.pair_with) else ()
+        if not paired or self.pairing is None:
+            return ratio_interval(here, bar, confidence)
+        work, _ = step_work(turns, self.slots, self.pairing.shape, window, self.pairing.costs)
+        ratio = capacity_ratio([work], paired)
+        if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
+            return None
+        half = t_quantile(0.5 + confidence / 2.0, ratio.clusters - 1) * ratio.log_se
+        return ratio.value * math.exp(-half), ratio.value * math.exp(half)
+
     def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """It serves more than the best step before it: the next step is held to it, with its
         noise, so it is measured on as a bar (a bar known to ±20% lets no later step decide)."""
@@ -139,10 +165,20 @@ class SteadyStateRule:
     def too_wide_for_a_bar(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """The step's own interval at this look is wider than half of `min_gain` either side."""
         bounds = self.ctx.bounds_now()
+        confidence = look_confidence(bounds.confidence, self.look, self.looks)
+        if self.pairing is not None:
+            # paired, a later step is compared with this one's own work: the reference costs'
+            # noise cancels, so only the step's own spread matters
+            pairing = self.pairing
+            work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+            own = capacity_ratio([work], [])
+            if own is None or own.log_se is None or own.clusters < MIN_BATCHES:
+                return True
+            half = t_quantile(0.5 + confidence / 2.0, own.clusters - 1) * own.log_se
+            return math.expm1(half) > bounds.min_gain / 2.0
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
             return True
-        confidence = look_confidence(bounds.confidence, self.look, self.looks)
         low, high = ratio_interval(here, Estimate(here.value), confidence) or (0.0, 0.0)
         return (high - low) / 2.0 > bounds.min_gain / 2.0
 
@@ -192,8 +228,8 @@ class SteadyStateRule:
         confidence = look_confidence(bounds.confidence, self.look, self.looks)
         wanted = 1.0 + bounds.min_gain
         zone = (1.0 + bounds.min_gain / 2.0, 1.0 + 1.5 * bounds.min_gain)
-        for bar in self.compare_with:
-            ratio = ratio_interval(here, bar, confidence)
+        for place, bar in enumerate(self.compare_with):
+            ratio = self._over(place, bar, here, turns, (start, now), confidence)
             straddles = ratio is not None and ratio[0] < wanted <= ratio[1]
             marginal = ratio is not None and zone[0] <= ratio[0] and ratio[1] < zone[1]
             if straddles and not marginal:
