@@ -64,6 +64,19 @@ def test_evidence_without_a_steady_one_slot_run_is_judged_on_counted_turns() -> 
     judged = judge_sweep(one_pass, BOUNDS)
     assert not any(v.metrics.paired for v in judged.verdicts)
     assert judged.verdicts[2].metrics.capacity is None
+    # steady steps without a one-slot run before them: judged as before, and marked so
+    unpaired = judge_sweep([steps[2]], BOUNDS)
+    assert "judged on counted turns" in unpaired.reason
+
+
+def test_turns_never_served_at_one_slot_are_priced_by_the_cost_model_and_named() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    two = closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2)
+    renamed = tuple(replace(t, turn_id=f"new-{t.turn_id}") for t in two.turns)
+    judged = judge_sweep([*steps, replace(two, turns=renamed)], BOUNDS)
+    assert judged.figures.baseline.modelled_turns[:2] == ("new-t0", "new-t1")
+    assert judged.verdicts[2].metrics.modelled_turns == 10
+    assert "10 turn(s) never served at one slot were priced by the cost model" in judged.reason
 
 
 def test_stored_paired_figures_read_back_and_judge_the_same() -> None:

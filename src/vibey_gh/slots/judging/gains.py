@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .figures import BaselineFigures, StepMetrics
+from .figures import BaselineFigures, StepMetrics, SweepFigures
 from .statistics.sequential import widening
 from .statistics.stats import MIN_BATCHES, ratio_interval, t_quantile
 
@@ -77,4 +77,28 @@ def drift_sentence(baseline: BaselineFigures) -> str:
     return (
         f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start: "
         f"every gain interval is widened by {abs(baseline.drift):.1%}"
+    )
+
+
+def pairing_sentence(figures: SweepFigures) -> str:
+    """What the sweep was paired on, where a reader must know: evidence judged on counted turns
+    (it cannot be paired), and the turns the cost model priced, with how well it fits."""
+    steady = [s for s in figures.steps if s.metrics.window_start is not None]
+    if steady and not any(s.metrics.paired for s in steady):
+        return (
+            "; judged on counted turns, as before paired capacity: this evidence has no "
+            "steady one-slot run to pair its steps with"
+        )
+    base = figures.baseline
+    if not base.modelled_turns:
+        return ""
+    names = ", ".join(base.modelled_turns[:3]) + (" …" if len(base.modelled_turns) > 3 else "")
+    fit = (
+        f"R² {base.cost_fit_r2:.2f} on {base.cost_fit_turns} one-slot turns"
+        if base.cost_fit_r2 is not None
+        else "no fit: priced at the mean one-slot turn"
+    )
+    return (
+        f"; {len(base.modelled_turns)} turn(s) never served at one slot were priced by the "
+        f"cost model ({fit}): {names}"
     )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
-from .gains import at_its_look, drift_sentence, gain_ratio
+from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
 from .latencies.latency_figures import LATENCY_BOUND_KEYS, LatencyFigures, latency_findings
 from .noise import one_slot_noise, too_noisy_sentence
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
@@ -261,8 +261,8 @@ def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
 
 def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     judgement = _judge_steps(figures, bounds)
-    drift = drift_sentence(figures.baseline)
-    return replace(judgement, reason=judgement.reason + drift) if drift else judgement
+    said = drift_sentence(figures.baseline) + pairing_sentence(figures)
+    return replace(judgement, reason=judgement.reason + said) if said else judgement
 
 
 def _judge_steps(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
