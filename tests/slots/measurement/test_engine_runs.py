@@ -78,7 +78,8 @@ def test_whole_runs_wait_their_tool_time_and_are_decided_on_runs_per_hour(
     one = verdicts[0]["metrics"]
     # paired: the noise is resampled by run, so the "batches" are the corpus's runs served
     runs = {t.segment_id for t in evidence.steps[0].turns}
-    assert one["window_runs"] >= 30 and 5 <= one["run_batches"] <= len(runs)
+    # a one-slot run stops at its first look once enough distinct runs were served
+    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(runs)
     assert one["capacity_gain"] is not None
     # a run: two turns and the tool time between them
     assert one["run_p50_s"] > THINK_S
