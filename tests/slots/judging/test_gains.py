@@ -9,9 +9,11 @@ from dataclasses import replace
 import pytest
 
 from tests.slots.judging.test_steady_state import closed_loop
+from tests.support.slot_builders import runs_loop
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.statistics.sequential import (
     look_confidence,
     look_times,
@@ -103,3 +105,18 @@ def test_planned_looks_spend_the_error_and_widen_early_intervals_most() -> None:
     looked = judge_sweep([*steps, early], BOUNDS).verdicts[2]
     assert plain.gain_low is not None and looked.gain_low is not None
     assert looked.gain_low < plain.gain_low
+
+
+def test_runs_per_hour_has_an_interval_from_a_few_long_runs() -> None:
+    # runs of 2 turns after 20 s of tools each: about 44 s a run, four runs a worker — far
+    # fewer than the ten run cycles counted runs needed; paired, each run is a cluster and its
+    # partial work counts
+    one = [runs_loop(1, 7, think_s=20.0, index=i) for i in (0, 1)]
+    two = runs_loop(2, 4, think_s=20.0, turn_s=1.1, index=2)
+    assert not step_metrics(two).has_interval  # counted runs: no interval at all
+    judged = judge_sweep([*one, two], BOUNDS)
+    verdict = judged.verdicts[2]
+    assert verdict.decided_by == "runs/h" and verdict.metrics.paired
+    assert verdict.metrics.has_interval and verdict.metrics.run_batches >= 5
+    assert verdict.runs_per_hour_low is not None and verdict.runs_per_hour_high is not None
+    assert verdict.runs_per_hour_low < verdict.metrics.rate < verdict.runs_per_hour_high
