@@ -54,7 +54,7 @@ def test_old_evidence_on_the_plateau_is_answered_with_the_knee(tmp_path: Path) -
     assert json.loads(path.read_text())["decision"]["ideal"] == 6
     first = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert (first.allowed, first.ideal) == (4, 4)
-    assert "the knee is 4: N=5 and 6 add +5.0% and +2.7% more turns/h" in first.reason
+    assert "the knee is 4: N=5 and 6 add +5.0% and +2.5% more turns/h" in first.reason
     # the second answer comes from the kept figures: the same rule decides
     again = decide_allowed(config("measured"), deps=deps_for(tmp_path))
     assert again == first

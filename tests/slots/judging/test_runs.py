@@ -92,14 +92,20 @@ def test_a_sweep_of_runs_gains_and_chooses_on_runs_per_hour() -> None:
     assert stored.baseline.best_rate == pytest.approx(judgement.figures.baseline.best_rate)
 
 
-def test_the_figure_decides_where_turns_and_runs_disagree() -> None:
-    # at three slots the runs take three turns each instead of two: more turns per hour,
-    # fewer runs per hour; a corpus of whole runs must not call that a gain
+def test_runs_per_hour_is_work_done_not_runs_counted() -> None:
+    # at three slots the runs take three turns each instead of two: fewer runs complete, but
+    # each holds more work; paired, runs/h is capacity per run's reference cost, so the extra
+    # work counts (a corpus is the same at every N; here it is not, to tell the two apart)
     steps = sweep({2: 1.0}, think_s=0.0)
     longer = runs_loop(3, 60, turns_per_run=3, turn_s=1.2, index=3)
     judgement = judge_sweep([*steps, longer], Bounds())
-    three = judgement.verdict_for(3)
-    assert three is not None
-    assert three.metrics.turns_per_hour > judgement.verdicts[2].metrics.turns_per_hour
-    assert three.metrics.rate < judgement.verdicts[2].metrics.rate
-    assert judgement.ideal == 2
+    two, three = judgement.verdict_for(2), judgement.verdict_for(3)
+    assert two is not None and three is not None
+    assert three.metrics.counted_turns_per_hour is not None
+    assert two.metrics.counted_turns_per_hour is not None
+    assert three.metrics.counted_turns_per_hour > two.metrics.counted_turns_per_hour
+    # 3 workers at 1 s of reference work per 1.2 s: 2.5 slots' work; 2 workers at full speed: 2
+    assert three.metrics.capacity == pytest.approx(2.5)
+    assert two.metrics.capacity == pytest.approx(2.0)
+    assert three.metrics.rate / two.metrics.rate == pytest.approx(1.25)
+    assert three.metrics.modelled_turns > 0  # the third turns were never served at one slot

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from tests.support.slot_builders import GB, answer, make_step, same_answers
 from vibey_gh.slots.judging.bounds import Bounds
-from vibey_gh.slots.judging.judge import judge_sweep
-from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.judge import judge_sweep, rates_of
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.statistics.knee import adds_less_than, best_of
 from vibey_gh.slots.judging.sweep import sweep_steps
 
 
@@ -39,7 +39,7 @@ def drive(
 
 def test_default_order_and_stop_on_broken_bound() -> None:
     asked, reason = drive({2: 50, 3: 30, 4: 20}, Bounds(), broken_at=3)
-    assert asked == [1, 1, 2, 3]
+    assert asked == [1, 1, 2, 3]  # steps of the one-pass method: no drift check
     assert reason.startswith("stopped at 3 slots: fidelity")
 
 
@@ -128,13 +128,36 @@ def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
             slots = generator.send(steps[-1])
     except StopIteration as stop:
         reason = str(stop.value)
-    ideal = judge_sweep(steps, bounds).ideal
-    best = 0.0
-    for step in steps:
-        metrics = step_metrics(step)
-        no_gain = metrics.interval(bounds.confidence)[1] < (1 + bounds.min_gain) * best
-        if step.slots > 1 and metrics.has_interval and no_gain:
-            assert ideal != step.slots, reason
-        best = max(best, metrics.turns_per_hour)
+    judgement = judge_sweep(steps, bounds)
+    rates = rates_of(judgement.verdicts)
+    for place, rate in enumerate(rates):
+        best = best_of(rates[:place], bounds.confidence)
+        shown_flat = (
+            best is not None
+            and not rate.too_short
+            and adds_less_than(rate.throughput, best.throughput, bounds.min_gain, 0.9)
+        )
+        if rate.slots > 1 and shown_flat:
+            assert judgement.ideal != rate.slots, reason
     if "without a 10% gain" in reason:
-        assert ideal != steps[-1].slots
+        assert judgement.ideal != max(s.slots for s in steps), reason
+
+
+def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
+    """Steps too noisy to decide even at max_step_seconds: the sweep stops after `patience` of
+    them instead of measuring every N to the cap."""
+    bounds = Bounds()
+    rng = random.Random(7)
+    generator = sweep_steps(lambda: bounds, max_slots=8)
+    asked: list[int] = []
+    slots = next(generator)
+    try:
+        while True:
+            asked.append(slots)
+            step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
+            capped = {**(step.measurement or {}), "reached_cap": slots > 1}
+            slots = generator.send(replace(step, measurement=capped))
+    except StopIteration as stop:
+        reason = str(stop.value)
+    assert "without a 10% gain" in reason
+    assert max(asked) == 1 + bounds.patience and asked[-1] == 1

@@ -76,7 +76,11 @@ def test_whole_runs_wait_their_tool_time_and_are_decided_on_runs_per_hour(
     verdicts = evidence.document.verdicts
     assert {v["decided_by"] for v in verdicts} == {"runs/h"}
     one = verdicts[0]["metrics"]
-    assert one["window_runs"] >= 30 and one["run_batches"] == 10
+    # paired: the noise is resampled by run, so the "batches" are the corpus's runs served
+    runs = {t.segment_id for t in evidence.steps[0].turns}
+    # a one-slot run stops at its first look once enough distinct runs were served
+    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(runs)
+    assert one["capacity_gain"] is not None
     # a run: two turns and the tool time between them
     assert one["run_p50_s"] > THINK_S
     assert "runs/h" in outcome.reason or outcome.ideal == 1

@@ -6,7 +6,9 @@ works on the figures made here (or read back from where they are kept).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ...interfaces.turns import SERVED_REASONS, TurnResult
 from ...interfaces.values import frozen_value
@@ -17,8 +19,11 @@ from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of, replayed_runs
+from .statistics.paired import capacity_ratio
+from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
 from .truth.reported import runner_mismatch
+from .work import Pairing, closing_steps, pairing_of, step_work
 
 GB = 1_000_000_000
 # why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it
@@ -44,6 +49,7 @@ class Baseline:
     figures: BaselineFigures
     # the one-slot runs' latencies by turn and by run: what latency_factor pairs a step with
     paired: PairedBase | None = None
+    pairing: Pairing | None = None  # what steps are paired with; None: counted turns
 
     def fidelity_threshold(self, bounds: Bounds) -> float:
         return self.figures.fidelity_threshold(bounds)
@@ -65,22 +71,27 @@ def baseline_of(steps: Sequence[StepRecord]) -> Baseline:
     metrics = [step_metrics(s) for s in one_slot]
     swap_rates = [m.swap_out_mb_per_min for m in metrics if m.swap_out_mb_per_min is not None]
     better = max(metrics, key=lambda m: m.rate, default=None)
+    pairing = pairing_of(steps)
+    figures = BaselineFigures(
+        self_agreement=self_agreement,
+        best_one_slot_turns_per_hour=better.turns_per_hour if better else 0.0,
+        # the worse of the one-slot runs: their spread is this machine's own noise
+        one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
+        best_one_slot_se=better.turns_per_hour_se if better else None,
+        best_one_slot_batches=better.batches if better else 0,
+        decided_by=figure_of(steps[0].shape) if steps else TURNS_PER_HOUR,
+        best_one_slot_runs_per_hour=better.runs_per_hour if better else None,
+        best_one_slot_runs_se=better.runs_per_hour_se if better else None,
+        best_one_slot_run_batches=better.run_batches if better else 0,
+        best_one_slot_latency=_lower_p95(one_slot_latencies(steps)),
+    )
+    if pairing is not None:
+        figures = _pooled_figures(figures, pairing, steps)
     return Baseline(
         reference=reference,
         reference_served=reference_served,
-        figures=BaselineFigures(
-            self_agreement=self_agreement,
-            best_one_slot_turns_per_hour=better.turns_per_hour if better else 0.0,
-            # the worse of the one-slot runs: their spread is this machine's own noise
-            one_slot_swap_mb_per_min=max(swap_rates, default=0.0),
-            best_one_slot_se=better.turns_per_hour_se if better else None,
-            best_one_slot_batches=better.batches if better else 0,
-            decided_by=figure_of(steps[0].shape) if steps else TURNS_PER_HOUR,
-            best_one_slot_runs_per_hour=better.runs_per_hour if better else None,
-            best_one_slot_runs_se=better.runs_per_hour_se if better else None,
-            best_one_slot_run_batches=better.run_batches if better else 0,
-            best_one_slot_latency=_lower_p95(one_slot_latencies(steps)),
-        ),
+        figures=figures,
+        pairing=pairing,
         paired=paired_base(one_slot),
     )
 
@@ -107,6 +118,102 @@ def _served_turns(
     if window is None:
         return served
     return [t for t in served if window[0] <= t.result.started <= window[1]] or served
+
+
+def _pooled_figures(
+    figures: BaselineFigures, pairing: Pairing, steps: Sequence[StepRecord]
+) -> BaselineFigures:
+    """The one-slot bar as the pooled runs' capacity, with what the pairing knows of itself:
+    the cost model's fit, the turns it priced, the turns' own spread and the drift."""
+    pooled = capacity_ratio(pairing.pool, [])
+    capacity = pooled.value if pooled is not None else 0.0
+    costs = pairing.costs
+    # the bar's own noise: its capacity's, and how well the mean reference cost is known
+    relative = math.sqrt((pooled.log_se or 0.0) ** 2 if pooled else 0.0)
+    relative = math.hypot(relative, _mean_cost_noise(pairing))
+    clusters = pooled.clusters if pooled else 0
+    turns_per_hour = pairing.turns_per_hour(capacity)
+    rate = pairing.rate_of(capacity)
+    on_runs = figures.decided_by != TURNS_PER_HOUR
+    modelled = {t.turn_id for s in steps for t in s.turns if t.turn_id not in costs.measured}
+    drift = drift_se = None
+    closing = closing_steps(steps)
+    if closing:
+        works = []
+        for step in closing:
+            window = measurement_window(step.turns, step.slots)
+            if window is not None:
+                works.append(step_work(step.turns, 1, pairing.shape, window, costs)[0])
+        moved = capacity_ratio(works, pairing.pool) if works else None
+        if moved is not None:
+            drift, drift_se = moved.value - 1.0, moved.log_se
+    return replace(
+        figures,
+        best_one_slot_turns_per_hour=turns_per_hour,
+        best_one_slot_se=turns_per_hour * relative,
+        best_one_slot_batches=clusters,
+        best_one_slot_runs_per_hour=rate if on_runs else figures.best_one_slot_runs_per_hour,
+        best_one_slot_runs_se=rate * relative if on_runs else figures.best_one_slot_runs_se,
+        best_one_slot_run_batches=clusters if on_runs else figures.best_one_slot_run_batches,
+        cost_fit_r2=costs.fit.r_squared if costs.fit else None,
+        cost_fit_turns=costs.fit.samples if costs.fit else 0,
+        modelled_turns=tuple(sorted(modelled)),
+        reference_noise=costs.noise,
+        drift=drift,
+        drift_se=drift_se,
+    )
+
+
+def _mean_cost_noise(pairing: Pairing) -> float:
+    """Relative standard error of the mean reference cost of a turn, from each turn's own
+    spread over its one-slot samples (0 when no turn was served twice)."""
+    costs = pairing.costs
+    if costs.noise is None or not costs.measured:
+        return 0.0
+    total = sum(costs.measured.values())
+    variance = sum(
+        (cost * costs.noise) ** 2 / len(costs.samples[turn])
+        for turn, cost in costs.measured.items()
+    )
+    return math.sqrt(variance) / total if total > 0 else 0.0
+
+
+def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | None) -> StepMetrics:
+    """A steady-state step's figures decided on paired capacity: turns/h (and runs/h) derived
+    from it with the gain's noise; the counted figures where there is nothing to pair with."""
+    if pairing is None or step.measurement is None:
+        return metrics
+    window = measurement_window(step.turns, step.slots)
+    if window is None:
+        return metrics
+    work, modelled = step_work(step.turns, step.slots, pairing.shape, window, pairing.costs)
+    capacity = work.capacity()
+    gain = pairing.gain(work)
+    if capacity is None or gain is None:
+        return metrics
+    turns_per_hour = pairing.turns_per_hour(capacity)
+    rate = pairing.rate_of(capacity)
+    se = gain.log_se
+    paired = replace(
+        metrics,
+        capacity=capacity,
+        capacity_gain=gain.value,
+        capacity_gain_se=se,
+        capacity_clusters=gain.clusters,
+        modelled_turns=len(modelled),
+        counted_turns_per_hour=metrics.turns_per_hour,
+        turns_per_hour=turns_per_hour,
+        turns_per_hour_se=None if se is None else turns_per_hour * se,
+        batches=gain.clusters,
+    )
+    if metrics.on_runs:
+        paired = replace(
+            paired,
+            runs_per_hour=rate,
+            runs_per_hour_se=None if se is None else rate * se,
+            run_batches=gain.clusters,
+        )
+    return paired
 
 
 def _failed_served_turns(step: StepRecord, baseline: Baseline) -> tuple[str, ...]:
@@ -202,7 +309,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         index=step.index,
         slots=step.slots,
         is_reference=is_reference,
-        metrics=step_metrics(step),
+        metrics=paired_metrics(step, step_metrics(step), baseline.pairing),
         memory_budget_bytes=step.memory_budget_bytes,
         agreement=None
         if is_reference
@@ -217,7 +324,33 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
 
 def sweep_figures(steps: Sequence[StepRecord]) -> SweepFigures:
     baseline = baseline_of(steps)
-    return SweepFigures(baseline.figures, tuple(step_figures(s, baseline) for s in steps))
+    closing = {id(s) for s in closing_steps(steps)}
+    figures = [replace(step_figures(s, baseline), closing=id(s) in closing) for s in steps]
+    if baseline.pairing is not None:
+        figures = _paired_with_earlier(figures, steps, baseline.pairing)
+    return SweepFigures(baseline.figures, tuple(figures))
+
+
+def _paired_with_earlier(
+    figures: list[StepFigures], steps: Sequence[StepRecord], pairing: Pairing
+) -> list[StepFigures]:
+    """Each step's capacity over every earlier step's, paired by cluster (`over_earlier`): how
+    the knee and patience rules compare two steps without the reference costs' noise."""
+    works = [pairing.work_of(s) for s in steps]
+    out = []
+    for place, step in enumerate(figures):
+        work = works[place]
+        pairs = []
+        for earlier in range(place):
+            other = works[earlier]
+            if work is None or other is None:
+                continue
+            ratio = capacity_ratio([work], [other])
+            if ratio is not None and ratio.log_se is not None:
+                pairs.append((steps[earlier].index, ratio.log_se))
+        metrics = replace(step.metrics, over_earlier=tuple(pairs))
+        out.append(replace(step, metrics=metrics))
+    return out
 
 
 def early_verdict(

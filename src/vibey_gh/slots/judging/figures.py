@@ -121,6 +121,15 @@ class BaselineFigures:
         return self.best_one_slot_turns_per_hour
 
     best_one_slot_latency: QuantileSample | None = None
+    # paired figures (`judging.work`): the cost model's fit, the turns it priced, the spread
+    # of a turn's one-slot time about its mean, and the drift the closing one-slot run read
+    # (its capacity over the pooled runs', minus 1, with the standard error of the log)
+    cost_fit_r2: float | None = None
+    cost_fit_turns: int = 0
+    modelled_turns: tuple[str, ...] = ()
+    reference_noise: float | None = None
+    drift: float | None = None
+    drift_se: float | None = None
 
     @property
     def bar(self) -> Estimate:
@@ -164,6 +173,7 @@ class StepFigures:
     reasonless: int
     runner_mismatch: str | None = None
     latency: LatencyFigures | None = None
+    closing: bool = False  # a one-slot run after larger steps: the drift check
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -178,6 +188,7 @@ class StepFigures:
             "reasonless": self.reasonless,
             "runner_mismatch": self.runner_mismatch,
             "latency": self.latency.to_json() if self.latency else None,
+            "closing": self.closing,
         }
 
     @classmethod
@@ -205,6 +216,7 @@ class StepFigures:
             latency=json_fields.nested(data, "latency", LatencyFigures.from_json)
             if json_fields.present(data, "latency")
             else None,
+            closing=json_fields.boolean(data, "closing", False),
         )
 
 
@@ -229,6 +241,7 @@ class SweepFigures:
             "baseline": {
                 **base.__dict__,
                 "best_one_slot_latency": latency.to_json() if latency else None,
+                "modelled_turns": list(base.modelled_turns),
             },
             "steps": [step.to_json() for step in self.steps],
         }
@@ -257,4 +270,10 @@ def _baseline_from_json(data: dict[str, object]) -> BaselineFigures:
         None
         if data.get("best_one_slot_latency") is None
         else json_fields.nested(data, "best_one_slot_latency", QuantileSample.from_json),
+        cost_fit_r2=json_fields.number(data, "cost_fit_r2", None),
+        cost_fit_turns=_count(data, "cost_fit_turns", 0),
+        modelled_turns=_texts(data, "modelled_turns") if "modelled_turns" in data else (),
+        reference_noise=_amount(data, "reference_noise", None),
+        drift=json_fields.number(data, "drift", None),
+        drift_se=_amount(data, "drift_se", None),
     )

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, TypedDict
 from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
 from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
 from .latencies.latency_figures import LatencyFigures
 from .noise import one_slot_noise, too_noisy_sentence
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
-from .statistics.stats import ratio_interval
 from .step_findings import memory_findings, runner_finding, short_name, swap_finding
 
 if TYPE_CHECKING:
@@ -63,7 +63,8 @@ class VerdictJson(TypedDict, total=False):
 class Verdict:
     """How one step fares against the bounds.
 
-    label: "floor" (first one-slot run), "baseline" (second), "qualifies", "no gain",
+    label: "floor" (first one-slot run), "baseline" (second), "drift check" (a one-slot run
+      closing the sweep), "qualifies", "no gain",
       "inconclusive", or "breaks <first bound>".
     broken: every broken bound, as a phrase. warnings: what is reported but not refusing
       (memory at one slot). gain: throughput over the best one-slot run, minus 1.
@@ -143,7 +144,7 @@ class Verdict:
 
 
 def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:
-    metrics = step.metrics
+    metrics = at_its_look(step.metrics, bounds.confidence)
     broken: list[str] = []
     warnings: list[str] = []
     memory = memory_findings(step, bounds)
@@ -152,7 +153,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
     if step.slots == 1:
         # one is the floor: memory is reported, never refusing
         warnings.extend(memory + ([swap] if swap else []) + ([runner] if runner else []))
-        label = "floor" if step.is_reference else "baseline"
+        label = "floor" if step.is_reference else "drift check" if step.closing else "baseline"
         inside = True
     else:
         if runner:
@@ -218,14 +219,6 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
     )
 
 
-def gain_ratio(
-    metrics: StepMetrics, baseline: BaselineFigures, confidence: float
-) -> tuple[float, float] | None:
-    """The interval of a step's throughput over the better one-slot run's: both are measured,
-    so both intervals widen it (a noisy baseline can no more decide a verdict than a noisy step)."""
-    return ratio_interval(metrics.throughput, baseline.bar, confidence)
-
-
 def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
     """One recorded step against the bounds (its figures made on the way)."""
     from .baseline import step_figures
@@ -266,6 +259,12 @@ def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
 
 
 def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
+    judgement = _judge_steps(figures, bounds)
+    said = drift_sentence(figures.baseline) + pairing_sentence(figures)
+    return replace(judgement, reason=judgement.reason + said) if said else judgement
+
+
+def _judge_steps(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     verdicts = tuple(judge_step_figures(s, figures.baseline, bounds) for s in figures.steps)
     found = knee(rates_of(verdicts), bounds.min_gain, bounds.confidence)
     if found is not None:
@@ -325,6 +324,7 @@ def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
             qualifies=v.qualifies,
             counts=v.inside_bounds,
             too_short=v.metrics.window_start is not None and not v.metrics.has_interval,
+            paired=v.metrics.over_earlier,
         )
         for v in verdicts
     ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...interfaces.turns import TurnResult
@@ -238,7 +239,7 @@ def step_metrics(step: StepRecord) -> StepMetrics:
     raw_gpu = _column(step, _GPU_SHARE)
     gpu = charged_gpu_share(step)
     p50_prompt = percentile([float(p) for p in prompt_tokens], 0.5)
-    return StepMetrics(
+    metrics = StepMetrics(
         served=len(served),
         total=len(results),
         duration_s=duration,
@@ -262,3 +263,15 @@ def step_metrics(step: StepRecord) -> StepMetrics:
         peak_raw_gpu_share=max(raw_gpu) if raw_gpu else None,
         **_run_figures(step, window),
     )
+    look, looks = _planned_look(step)
+    return replace(metrics, look=look, looks=looks) if looks else metrics
+
+
+def _planned_look(step: StepRecord) -> tuple[int, int]:
+    """The planned look the step stopped at, of how many, as its record says (none in
+    evidence measured before planned looks, and none of a malformed value)."""
+    measured = step.measurement or {}
+    look, looks = measured.get("look"), measured.get("looks")
+    if isinstance(look, int) and isinstance(looks, int) and 0 < look <= looks:
+        return look, looks
+    return 0, 0

@@ -1,15 +1,16 @@
 """The sweep as a generator: it yields the next slot count and receives that step's record.
 
-Steps are N = 1, 1, 2, 3, … (or an explicit list). The sweep stops at the first step above one
-slot that breaks a bound, or after `patience` consecutive steps that gain less than `min_gain`
-over the best throughput so far. A step counts as such only when its whole throughput
-interval is below that bar (see `gain_over_best`); one whose
-interval clears it resets the count, and one whose interval straddles it (inconclusive) leaves
-the count as it was. Bounds are re-read (through
-`bounds_now`) at every decision. Each step is judged once, here: its verdict goes to
-`on_verdict` (the progress line says it), so no caller judges the step again.
-Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed sweep makes
-the same decisions as an uninterrupted one.
+Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep
+stops at the first step above one slot that breaks a bound, or after `patience` consecutive
+steps that gain less than `min_gain` over the best throughput so far. A step counts as such
+when its whole interval over the best step before it (both steps' noise, `gain_over_best`) is
+below that bar, or when it was measured to `max_step_seconds` and still straddles it (longer
+was tried: undecided at the cap counts against the step); one whose interval clears it resets
+the count, and one that straddles it before the cap (the one-pass method) leaves the count as
+it was. Bounds are re-read (through `bounds_now`) at every decision. Each step is judged once,
+here: its verdict goes to `on_verdict` (the progress line says it), so no caller judges the
+step again. Completed steps from a checkpoint are fed in exactly like fresh ones, so a resumed
+sweep makes the same decisions as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -17,32 +18,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator, Sequence
 
+from .baseline import measured_to_cap
 from .bounds import Bounds
-from .figures import StepMetrics
-from .judge import Verdict, judge_sweep
-from .metrics import step_metrics
+from .judge import Verdict, judge_sweep, rates_of
 from .records import StepRecord
-from .statistics.knee import adds_less_than, climbs
-from .statistics.stats import Estimate, ratio_interval
+from .statistics.knee import Rate, adds_less_than, best_of, climbs, over_best
 
 DEFAULT_MAX_SLOTS = 16
 
 
 def gain_over_best(
-    verdict: Verdict, best_before: StepMetrics | None, confidence: float
+    verdict: Verdict, best_before: Rate | None, confidence: float, paired_se: float | None = None
 ) -> tuple[float, float] | None:
-    """Interval of a step's throughput over the best throughput before it; None when too few
-    turns tell nothing. With nothing served before, any step is a gain.
-
-    Only the step's own noise counts here, not the best step's: this rule decides whether to
-    measure on (a cost), not a recorded verdict, and measuring the new step longer cannot
-    narrow an earlier step's interval — with both noises a plateau after a briefly measured
-    best step stays undecided to the cap, step after step, and the sweep never stops."""
-    if best_before is None or best_before.rate <= 0:
+    """Interval of a step's throughput over the best step before it, with both steps' noise;
+    None when too few turns tell nothing. With nothing served before, any step is a gain."""
+    if best_before is None or best_before.throughput.value <= 0:
         return math.inf, math.inf
     if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
         return None
-    return ratio_interval(verdict.metrics.throughput, Estimate(best_before.rate), confidence)
+    return over_best(verdict.metrics.throughput, best_before.throughput, confidence, paired_se)
 
 
 def default_order(index: int) -> int:
@@ -57,8 +51,28 @@ def sweep_steps(
     on_verdict: Callable[[Verdict], None] | None = None,
 ) -> Generator[int, StepRecord, str]:
     """Yield slot counts; `send` each step's record back; the return value says why it stopped.
-    `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on."""
+    `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on.
+    In the default order the sweep closes with one slot again once it stops (1, 1, 2, …, k, 1):
+    that run's capacity against the first two is the drift every gain interval is widened by
+    (`judging.gains`). An explicit list is measured as given."""
     steps: list[StepRecord] = []
+    reason = yield from _steps_until_stopped(steps, bounds_now, explicit, max_slots, on_verdict)
+    measured_larger = any(s.slots > 1 for s in steps)
+    if explicit is None and measured_larger and steps[-1].measurement is not None:
+        steps.append((yield 1))
+        if on_verdict is not None:
+            on_verdict(judge_sweep(steps, bounds_now()).verdicts[-1])
+    return reason
+
+
+def _steps_until_stopped(
+    steps: list[StepRecord],
+    bounds_now: Callable[[], Bounds],
+    explicit: Sequence[int] | None,
+    max_slots: int,
+    on_verdict: Callable[[Verdict], None] | None,
+) -> Generator[int, StepRecord, str]:
+    """The sweep up to its stop, appending each step to `steps`; returns why it stopped."""
     strikes = 0
     index = 0
     while True:
@@ -72,26 +86,41 @@ def sweep_steps(
                 return f"reached the largest slot count to try ({max_slots})"
         step = yield slots
         index += 1
-        best_before = max((step_metrics(s) for s in steps), key=lambda m: m.rate, default=None)
         steps.append(step)
         bounds = bounds_now()
-        verdict = judge_sweep(steps, bounds).verdicts[-1]
+        verdicts = judge_sweep(steps, bounds).verdicts
+        verdict = verdicts[-1]
         if on_verdict is not None:
             on_verdict(verdict)
         if slots <= 1:
             continue
         if not verdict.inside_bounds:
             return f"stopped at {slots} slots: {verdict.broken[0]}"
-        over_best = gain_over_best(verdict, best_before, bounds.confidence)
+        rates = rates_of(verdicts)
+        best = best_of(rates[:-1], bounds.confidence)
+        paired_se = rates[-1].paired_over(best) if best is not None else None
+        over = gain_over_best(verdict, best, bounds.confidence, paired_se)
         # the knee rule's own tests: a step patience stops on is never the answer, and the
         # step that resets the count is one the answer may be
-        if over_best is not None and best_before is not None:
-            best = best_before.rate
-            throughput = verdict.metrics.throughput
-            if adds_less_than(throughput, best, bounds.min_gain, bounds.confidence):
-                strikes += 1
-            elif climbs(throughput, best, bounds.min_gain, bounds.confidence):
-                strikes = 0
+        throughput = verdict.metrics.throughput
+        if (
+            best is not None
+            and over is not None
+            and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se)
+        ):
+            strikes = 0
+        elif best is not None and (
+            (
+                over is not None
+                and adds_less_than(
+                    throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
+                )
+            )
+            # measured to the cap and still undecided: longer steps were tried, and a sweep
+            # of such steps would otherwise run every N to the cap and answer "too noisy"
+            or measured_to_cap(step)
+        ):
+            strikes += 1
         if strikes >= bounds.patience:
             return (
                 f"stopped after {strikes} steps without a {bounds.min_gain:.0%} gain "

@@ -14,7 +14,7 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -27,11 +27,12 @@ from ...runners.registry import runner_kind
 from ...state import StateLayout
 from ..evidence.requests import clear_request, request_path
 from ..evidence.store import evidence_path
-from ..judging.baseline import baseline_of
+from ..judging.baseline import baseline_of, sweep_figures
 from ..judging.bounds import Bounds
-from ..judging.judge import Verdict
-from ..judging.metrics import step_metrics
+from ..judging.judge import Verdict, judge_figures, rates_of
 from ..judging.records import StepRecord
+from ..judging.statistics.knee import best_of
+from ..judging.statistics.paired import StepWork
 from ..judging.statistics.stats import Estimate
 from ..judging.sweep import sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
@@ -324,18 +325,14 @@ def _measure_clean(
     wait_idle_s: float | None = None,
 ) -> StepRecord:
     baseline = baseline_of(steps)
-    # the bars the step's gain is decided against: the better one-slot run with its noise
-    # (qualifying) and the best throughput so far as a point (the patience rule, see
-    # judging.sweep.gain_over_best)
-    compare_with: tuple[Estimate, ...] = ()
-    if slots > 1 and baseline.figures.best_rate > 0:
-        best_so_far = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
-        compare_with = (baseline.figures.bar, Estimate(best_so_far.rate))
+    compare_with, pair_with = bars_for(steps, slots, ctx.bounds_now())
     discarded = 0
     while True:
         attempt = discarded + 1
         step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
-        step = measure_step(ctx, index, slots, attempt, baseline, step_dir, progress, compare_with)
+        step = measure_step(
+            ctx, index, slots, attempt, baseline, step_dir, progress, compare_with, pair_with
+        )
         if step.production.clean or discarded >= MAX_REMEASURES:
             return _with_discards(step, discarded)
         discarded += 1
@@ -345,6 +342,33 @@ def _measure_clean(
         )
         if not wait_for_idle(env.production, env.clock, progress, wait_idle_s or IDLE_WAIT_S):
             progress.message("production stayed busy; measuring again anyway")
+
+
+def bars_for(
+    steps: Sequence[StepRecord], slots: int, bounds: Bounds
+) -> tuple[tuple[Estimate, ...], tuple[tuple[StepWork, ...], ...]]:
+    """The bars a step's gain is decided against, as the verdict and the patience rule read
+    them — one slot, and the best step so far (`knee.best_of`) — and, where the sweep can be
+    paired, the steps' work to pair the step with for each (the pooled one-slot runs; the best
+    step): paired, the bars' noise is in the paired interval."""
+    if slots <= 1:
+        return (), ()
+    figures = sweep_figures(steps)
+    if figures.baseline.best_rate <= 0:
+        return (), ()
+    verdicts = judge_figures(figures, bounds).verdicts
+    pairing = baseline_of(steps).pairing
+    best = best_of(rates_of(verdicts), bounds.confidence)
+    bars = [figures.baseline.bar]
+    if best is not None:
+        bars.append(best.throughput)
+    if pairing is None:
+        return tuple(bars), ()
+    best_work = None
+    if best is not None:
+        best_work = pairing.work_of(next(s for s in steps if s.index == best.index))
+    pair_with = (pairing.pool, (best_work,) if best_work is not None else ())
+    return tuple(bars), pair_with[: len(bars)]
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:

@@ -182,6 +182,15 @@ def replay_completed(
     except StopIteration as stop:
         return [], None, str(stop.value)
     for index, done in enumerate(steps):
+        if _closes_before(slots, done, steps[:index]):
+            # the sweep ends here and closes with one slot: the larger steps the checkpoint
+            # holds past this point are not part of it
+            left_out = ", ".join(f"N={s.slots}" for s in steps[index:])
+            say(
+                f"keeping {index} of {len(steps)} completed step(s); {left_out} lie beyond "
+                "where this sweep ends: left out of it, which closes with one slot"
+            )
+            return steps[:index], slots, None
         if done.slots != slots:
             raise BadInput(
                 f"the checkpoint's step {index} measured N={done.slots} where this sweep "
@@ -200,6 +209,11 @@ def replay_completed(
                 )
             return kept, None, str(stop.value)
     return steps, slots, None
+
+
+def _closes_before(asked: int, done: StepRecord, before: list[StepRecord]) -> bool:
+    """The sweep asks for its closing one-slot run where the checkpoint holds a larger step."""
+    return asked == 1 and done.slots > 1 and any(s.slots > 1 for s in before)
 
 
 __all__ = [

@@ -129,6 +129,27 @@ def test_a_step_outside_the_bounds_holds_no_step_back() -> None:
     assert knee(rates, 0.10, 0.9) is None  # inside the bounds, N=2 holds N=3 back
 
 
+def test_an_unlucky_low_reading_of_the_step_before_lets_no_step_climb_over_it() -> None:
+    # the truth: N=2 serves 180, N=3 185. N=2 was read low and noisily (160, ±25), N=3
+    # precisely (185, ±2): over N=2 as a point N=3 gains 16%, over N=2 with its noise it may
+    # gain nothing
+    table = [(1, 100.0, 99.0), (1, 100.0, 99.0), (2, 160.0, 135.0), (3, 185.0, 183.0)]
+    found = knee(_rates(table), 0.10, 0.9)
+    assert found is not None and found.chosen.slots == 2
+    assert [r.slots for r in found.climbed] == [2]
+
+
+def test_a_step_too_short_for_an_interval_sets_no_bar() -> None:
+    # N=2 held too few turns for an interval and read a lucky 300; N=3 gains 80% over one slot
+    table = [(1, 100.0, 99.0), (1, 100.0, 99.0), (2, 300.0, 300.0), (3, 180.0, 177.0)]
+    rates = _rates(table)
+    rates[2] = Rate(2, 2, Estimate(300.0), qualifies=False, too_short=True)
+    found = knee(rates, 0.10, 0.9)
+    assert found is not None and found.chosen.slots == 3
+    rates[2] = Rate(2, 2, Estimate(300.0), qualifies=False, too_short=False)
+    assert knee(rates, 0.10, 0.9) is None  # as a bar, the lucky point held N=3 back
+
+
 # --- properties, over sweeps N = 1, 1, 2, 3, … with any throughputs and noise
 
 
@@ -185,16 +206,14 @@ def test_the_answer_never_added_less_than_min_gain_over_a_step_before_it(
         return
     chosen = found.chosen
     before = [r for r in rates if r.index < chosen.index and r.counts]
-    assert not any(
-        adds_less_than(chosen.throughput, r.throughput.value, min_gain, 0.9) for r in before
-    )
+    assert not any(adds_less_than(chosen.throughput, r.throughput, min_gain, 0.9) for r in before)
     smaller = [r for r in rates if r.qualifies and r.slots < chosen.slots]
     if smaller:
         # in the words of the rule of thumb: never a step that gained less than min_gain
         # over every smaller qualifying step
         assert not all(
             chosen.throughput.value < (1.0 + min_gain) * r.throughput.value
-            and adds_less_than(chosen.throughput, r.throughput.value, min_gain, 0.9)
+            and adds_less_than(chosen.throughput, r.throughput, min_gain, 0.9)
             for r in smaller
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from statistics import fmean
+from statistics import median
 
 import pytest
 
@@ -70,7 +70,7 @@ def test_the_line_goes_where_the_conversations_stop_sharing_their_opening() -> N
 @pytest.fixture
 def cached_runner(tmp_path: Path) -> Iterator[RunningRunner]:
     model = SimulatedModel(
-        knee=1, noise=0.0, tokens_per_second=800.0, cache_speedup=2.0, cache_tokens=100_000
+        knee=1, noise=0.0, tokens_per_second=300.0, cache_speedup=2.0, cache_tokens=100_000
     )
     running = SimulatedRunner(model).start(
         RunnerLaunch(1, WINDOW, free_port(), "simulated", tmp_path / "runner.log")
@@ -83,13 +83,14 @@ def cached_runner(tmp_path: Path) -> Iterator[RunningRunner]:
 
 
 def pass_seconds(turns: list[TurnRecord], segments: int) -> tuple[float, float]:
-    """Mean turn latency in the first pass and in the second (turns in the order sent)."""
+    """Median turn latency in the first pass and in the second (turns in the order sent): the
+    median, so one turn slowed by another process on a loaded machine does not decide."""
     ordered = sorted(turns, key=lambda t: t.result.started)
     per_pass = 2 * segments
     first, second = ordered[:per_pass], ordered[per_pass : 2 * per_pass]
     assert [t.turn_id for t in first] == [t.turn_id for t in second]
-    first_s = fmean(t.result.ended - t.result.started for t in first)
-    return first_s, fmean(t.result.ended - t.result.started for t in second)
+    first_s = median(t.result.ended - t.result.started for t in first)
+    return first_s, median(t.result.ended - t.result.started for t in second)
 
 
 def test_a_repeated_pass_is_no_faster_marked_and_faster_unmarked(

@@ -26,7 +26,8 @@ class Context:
     """What the rule reads of a step's context, with the clock at the step's end."""
 
     bounds: Bounds
-    max_step_seconds: float = 1000.0
+    # planned looks every 30 s up to 150 s: the step's 100 s have passed three of them
+    max_step_seconds: float = 150.0
     min_step_seconds: float = 1.0
     clock: ManualClock = field(default_factory=lambda: ManualClock(t=100.0))
     corpus: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(shape="segments"))

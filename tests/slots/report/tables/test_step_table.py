@@ -16,7 +16,8 @@ from vibey_gh.slots.report.tables.step_table import (
 
 def gained_sweep():  # type: ignore[no-untyped-def]
     steps = [closed_loop(1, [1.0] * 60, index=i) for i in range(2)]
-    steps.append(closed_loop(2, [1.0] * 60, index=2))
+    # turns that vary by ±10% from pass to pass: an interval of some width
+    steps.append(closed_loop(2, [1.0, 1.1, 0.9, 1.05, 0.95, 1.02, 0.98] * 9, index=2))
     return steps, judge_sweep(steps, Bounds(min_gain=0.10, confidence=0.9))
 
 

@@ -6,30 +6,33 @@ capacity overlaps across workers), and long steady steps measure that creep prec
 that takes "the smallest N the evidence cannot tell from the best" walks onto the plateau.
 So each step is held to the best step measured before it, as the patience rule holds it:
 
-- a step *climbs* when it qualifies and its whole throughput interval lies at or above
-  min_gain over the best throughput measured before it — the gain that resets the patience
-  count;
-- a step *adds less than min_gain* when its whole interval lies below that — patience's
-  "no gain" (`adds_less_than`, which the sweep uses too);
+- a step *climbs* when it qualifies and the interval of its throughput over the best step
+  before it lies at or above 1 + min_gain — the gain that resets the patience count;
+- a step *adds less than min_gain* when that interval lies below it — patience's "no gain"
+  (`adds_less_than`, which the sweep uses too);
 - the ideal N is the last step that climbs (never one with more slots than the best qualifying
   step); with none, one.
 
-Both tests read the step's own interval against the earlier step's throughput, as the patience
-rule does: the sweep measures a step on until they decide, and measuring it longer could never
-narrow the earlier step's interval.
+Both tests carry both steps' noise: the earlier step was measured too, and a best step read
+as a point lets a step climb over an unlucky low reading of it (N=2 read low, N=3 read high,
+although N=3 adds 3%). The best step before is the one with the highest throughput among those
+inside every bound *with an interval* that surely serves most (the low end of its interval):
+a step too short for an interval says nothing of its throughput, and a lucky point — or a
+noisy step whose point was lucky — would block every later gain or hold it undecided.
 
 A gain too small to count, or one the interval cannot show, is never paid for: what patience
 stopped on never becomes the answer, and neither does a step that only might have gained. The
 answer only moves down as min_gain grows (fewer steps climb). Nothing here knows which figure
-decides (turns/h, runs/h): it reads throughput estimates with their noise.
+decides (turns/h, runs/h, paired capacity): it reads throughput estimates with their noise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ....interfaces.values import frozen_value
-from .stats import Estimate, ratio_interval
+from .stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
 
 
 @frozen_value
@@ -49,32 +52,55 @@ class Rate:
     qualifies: bool
     counts: bool = True
     too_short: bool = False
+    # (index, standard error of the log) of its throughput over each earlier step's, paired
+    # by cluster where the sweep could pair them (`StepMetrics.over_earlier`)
+    paired: tuple[tuple[int, float], ...] = ()
+
+    def paired_over(self, earlier: Rate) -> float | None:
+        return dict(self.paired).get(earlier.index)
 
 
-def adds_less_than(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
-    """The step's whole interval is below `min_gain` over `best_before` (a point): "no gain".
+def over_best(
+    step: Estimate, best_before: Estimate, confidence: float, paired_se: float | None = None
+) -> tuple[float, float] | None:
+    """Interval of a step's throughput over the best step before it, with both steps' noise:
+    paired by cluster where `paired_se` (of the log ratio) is known, else as two independent
+    estimates. None when the best step served nothing."""
+    if best_before.value <= 0:
+        return None
+    if paired_se is not None and step.batches >= MIN_BATCHES:
+        ratio = step.value / best_before.value
+        half = t_quantile(0.5 + confidence / 2.0, step.batches - 1) * paired_se
+        return ratio * math.exp(-half), ratio * math.exp(half)
+    return ratio_interval(step, best_before, confidence)
 
-    Only the step's own noise counts: this is the patience rule's test (it decides whether to
-    measure on, and measuring the new step longer cannot narrow an earlier step's interval). A
-    step that adds less than min_gain never `climbs`, so what patience stops on is never the
-    answer.
-    """
-    if best_before <= 0:
-        return False
-    ratio = ratio_interval(step, Estimate(best_before), confidence)
+
+def adds_less_than(
+    step: Estimate,
+    best_before: Estimate,
+    min_gain: float,
+    confidence: float,
+    paired_se: float | None = None,
+) -> bool:
+    """The whole interval of the step over `best_before` is below 1 + `min_gain`: "no gain".
+    A step that adds less than min_gain never `climbs`, so what patience stops on is never the
+    answer."""
+    ratio = over_best(step, best_before, confidence, paired_se)
     return ratio is not None and ratio[1] < 1.0 + min_gain
 
 
-def climbs(step: Estimate, best_before: float, min_gain: float, confidence: float) -> bool:
-    """The step's whole interval is at or above `min_gain` over `best_before` (a point): the
-    gain that resets the patience count. With nothing served before, any step climbs.
-
-    Only the step's own noise counts, as in `adds_less_than`: the sweep measures a step on
-    until exactly this is decided, and measuring it longer could never narrow the interval of
-    the step before it."""
-    if best_before <= 0:
+def climbs(
+    step: Estimate,
+    best_before: Estimate,
+    min_gain: float,
+    confidence: float,
+    paired_se: float | None = None,
+) -> bool:
+    """The whole interval of the step over `best_before` is at or above 1 + `min_gain`: the
+    gain that resets the patience count. With nothing served before, any step climbs."""
+    if best_before.value <= 0:
         return True
-    ratio = ratio_interval(step, Estimate(best_before), confidence)
+    ratio = over_best(step, best_before, confidence, paired_se)
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
@@ -99,15 +125,33 @@ class Knee:
     past: tuple[PastKnee, ...]
 
 
-def _best_before(rates: Sequence[Rate]) -> dict[int, Rate | None]:
-    """Each step's best step measured before it, among those inside every bound."""
-    before: dict[int, Rate | None] = {}
-    best: Rate | None = None
-    for rate in sorted(rates, key=lambda r: r.index):
-        before[rate.index] = best
-        if rate.counts and (best is None or rate.throughput.value > best.throughput.value):
-            best = rate
-    return before
+def sets_the_bar(rate: Rate) -> bool:
+    """A step later steps are held to: inside every bound, and not too short for an interval
+    (a point without its noise is as likely the luckiest reading as the truest)."""
+    return rate.counts and not rate.too_short
+
+
+def surely_serves(rate: Rate, confidence: float) -> float:
+    """What a step surely serves: the low end of its throughput interval (its point without
+    one). The best step is the one that surely serves most, so a noisy step whose point was
+    lucky does not become the bar every later step is held to with its wide noise."""
+    low = ratio_interval(rate.throughput, Estimate(1.0), confidence)
+    return low[0] if low is not None else rate.throughput.value
+
+
+def best_of(rates: Sequence[Rate], confidence: float) -> Rate | None:
+    """The best step among `rates` that set the bar (`sets_the_bar`, `surely_serves`)."""
+    return max(
+        (r for r in rates if sets_the_bar(r)),
+        key=lambda r: (surely_serves(r, confidence), -r.index),
+        default=None,
+    )
+
+
+def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | None]:
+    """Each step's best step measured before it."""
+    ordered = sorted(rates, key=lambda r: r.index)
+    return {rate.index: best_of(ordered[:place], confidence) for place, rate in enumerate(ordered)}
 
 
 def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | None:
@@ -116,7 +160,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
     qualifying = [r for r in rates if r.qualifies and not r.too_short]
     if not qualifying:
         return None
-    before = _best_before(rates)
+    before = _best_before(rates, confidence)
     # more slots than the best qualifying step never pay: they serve less
     top = max(qualifying, key=lambda r: (r.throughput.value, -r.slots)).slots
     climbed = tuple(
@@ -125,7 +169,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or climbs(r.throughput, prior.throughput.value, min_gain, confidence)
+            or climbs(r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior))
         )
     )
     if not climbed:
@@ -138,7 +182,9 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
             continue
         bar = prior.throughput.value
         adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
-        below = not rate.too_short and adds_less_than(rate.throughput, bar, min_gain, confidence)
+        below = not rate.too_short and adds_less_than(
+            rate.throughput, prior.throughput, min_gain, confidence, rate.paired_over(prior)
+        )
         past.append(PastKnee(rate.index, rate.slots, adds, below))
     return Knee(chosen, climbed, tuple(past))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
@@ -35,6 +36,13 @@ class StepMetrics:
     corpus of segments); run_p50_s / run_p95_s: run latency, first send to last answer, tool
     time included. `rate`, `throughput`, `has_interval` and `interval` speak of the deciding
     figure; `turns_interval` always of turns per hour.
+    capacity: reference-seconds of one-slot work done per second (`statistics.paired`);
+    capacity_gain: it over the pooled one-slot runs', with the standard error of its log
+    (capacity_gain_se) from `capacity_clusters` clusters. When it is there, turns/h and runs/h
+    are derived from it (capacity × 3600 ÷ the mean reference cost of a turn or a run), their
+    standard errors are the gain's relative one and their "batches" are the clusters;
+    counted_turns_per_hour keeps the turns that ended in the window, as counted before.
+    modelled_turns: turns priced by the cost model (never served at one slot).
     """
 
     served: int
@@ -67,6 +75,25 @@ class StepMetrics:
     window_runs: int | None = None
     run_p50_s: float | None = None
     run_p95_s: float | None = None
+    # paired, work-normalized figures (`judging.work`); absent in figures of the one-pass
+    # method, of a sweep without a one-slot run, and in figures made before them
+    capacity: float | None = None
+    capacity_gain: float | None = None
+    capacity_gain_se: float | None = None
+    capacity_clusters: int = 0
+    modelled_turns: int = 0
+    counted_turns_per_hour: float | None = None
+    # the planned look the step stopped at, of how many (0: not measured with planned looks)
+    look: int = 0
+    looks: int = 0
+    # (index, standard error of the log) of this step's capacity over each earlier step's,
+    # paired by cluster: the reference costs' own noise cancels between two steps
+    over_earlier: tuple[tuple[int, float], ...] = ()
+
+    @property
+    def paired(self) -> bool:
+        """Decided on paired capacity (else on counted turns, as before)."""
+        return self.capacity_gain is not None
 
     @property
     def on_runs(self) -> bool:
@@ -98,7 +125,9 @@ class StepMetrics:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        data["over_earlier"] = [[index, se] for index, se in self.over_earlier]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepMetrics:
@@ -134,7 +163,40 @@ class StepMetrics:
             window_runs=_count(data, "window_runs", None),
             run_p50_s=_amount(data, "run_p50_s", None),
             run_p95_s=_amount(data, "run_p95_s", None),
+            capacity=_amount(data, "capacity", None),
+            capacity_gain=_amount(data, "capacity_gain", None),
+            capacity_gain_se=_amount(data, "capacity_gain_se", None),
+            capacity_clusters=_count(data, "capacity_clusters", 0),
+            modelled_turns=_count(data, "modelled_turns", 0),
+            counted_turns_per_hour=_amount(data, "counted_turns_per_hour", None),
+            look=_count(data, "look", 0),
+            looks=_count(data, "looks", 0),
+            over_earlier=_pairs(data, "over_earlier"),
         )
+
+
+def _pairs(data: dict[str, Any], key: str) -> tuple[tuple[int, float], ...]:
+    """[[index, standard error], …] as stored; () when absent (older figures)."""
+    items = data.get(key)
+    if items is None:
+        return ()
+    if not isinstance(items, list | tuple):
+        raise MalformedJson("expected a list of [index, standard error] pairs", (key,))
+    pairs = []
+    for item in items:
+        if (
+            not isinstance(item, list | tuple)
+            or len(item) != 2
+            or isinstance(item[0], bool)
+            or not isinstance(item[0], int)
+            or item[0] < 0
+            or isinstance(item[1], bool)
+            or not isinstance(item[1], int | float)
+            or not 0.0 <= item[1] < float("inf")
+        ):
+            raise MalformedJson("expected [index ≥ 0, standard error ≥ 0] pairs", (key,))
+        pairs.append((item[0], float(item[1])))
+    return tuple(pairs)
 
 
 def _interval(estimate: Estimate, confidence: float) -> tuple[float, float]:

@@ -38,6 +38,7 @@ from ...judging.metrics import (
     served_ends,
 )
 from ...judging.records import LogEventRecord, StepRecord, TurnRecord
+from ...judging.statistics.paired import StepWork
 from ...judging.statistics.stats import Estimate
 from ...judging.truth.reported import fill_in, runner_reported_from
 from .orphans import forget_runner, remember_runner
@@ -156,9 +157,11 @@ def measure_step(
     step_dir: Path,
     progress: StepProgress,
     compare_with: tuple[Estimate, ...] = (),
+    pair_with: tuple[tuple[StepWork, ...], ...] = (),
 ) -> StepRecord:
     """`compare_with`: throughputs (with their noise) the step's gain is decided against (none:
-    minimum time)."""
+    minimum time); `pair_with`: for each, the steps' work to pair the step with by cluster
+    (empty: read as two independent estimates)."""
     ensure_private_dir(step_dir)
     turn_ids = [t.id for s in ctx.corpus.segments for t in s.turns]
     progress.step_started(index, slots, attempt, len(turn_ids))
@@ -192,7 +195,14 @@ def measure_step(
             load_seconds,
             version,
             progress,
-            SteadyStateRule(ctx, slots, compare_with, baseline),
+            SteadyStateRule(
+                ctx,
+                slots,
+                compare_with,
+                baseline,
+                baseline.pairing,
+                pair_with,
+            ),
         )
     finally:
         running.stop()
@@ -341,4 +351,7 @@ def _measurement(
         "max_seconds": ctx.max_step_seconds,
         "why_ended": ended_early or stopping.why,
         "reached_cap": stopping.reached_cap and not ended_early,
+        # the planned look it stopped at: its interval is read at that look's confidence
+        "look": 0 if ended_early else stopping.look,
+        "looks": stopping.looks,
     }

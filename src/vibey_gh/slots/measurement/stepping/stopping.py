@@ -1,17 +1,23 @@
 """When a steady-state step stops measuring (design §5): the rule a replay asks at every
-segment boundary.
+segment boundary, which answers only at planned looks.
 
-At least `min_step_seconds` of measurement window and every corpus turn once; above one slot,
-longer (up to `max_step_seconds`) while the throughput interval cannot yet tell whether the
-step clears `min_gain` over the bars it is compared with, or while the p95 interval of a
-configured latency bound reaches both sides of its limit. A one-slot run is measured until its
-own interval is narrow enough to be a bar, and so is a step that serves more than the best
-before it once its gain is decided: the next step is held to its throughput as a point. Why
-it stopped, and whether it reached the cap, go into the step's record (`measurement`).
+At least `min_step_seconds` of measurement window and every corpus turn once. The step is
+looked at at planned times (`statistics.sequential.look_times`: every `min_step_seconds` up to
+`max_step_seconds`), each look at the confidence its share of the error allows, never in
+between. A one-slot run stops at its first look once its window holds enough distinct turns
+for clusters (its noise is carried by the paired interval of every later step, so it needs no
+width of its own). Above one slot it is measured on while, against a bar it is compared with,
+its gain interval reaches both sides of `min_gain` and does not lie inside the indifference
+zone around it (between half of min_gain and one and a half times it: a step shown to gain
+about min_gain stops, whichever side, instead of running to the cap), or while the p95
+interval of a configured latency bound reaches both sides of its limit. Why it stopped,
+whether it reached the cap, and the look it stopped at go into the step's record
+(`measurement`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -24,7 +30,10 @@ from ...judging.metrics import (
     ramp_up_end,
 )
 from ...judging.records import TurnRecord
-from ...judging.statistics.stats import Estimate, ratio_interval
+from ...judging.statistics.paired import StepWork, capacity_ratio
+from ...judging.statistics.sequential import look_confidence, look_times
+from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
+from ...judging.work import Pairing, cluster_of, step_work
 
 if TYPE_CHECKING:
     from ....clock import Clock
@@ -65,12 +74,25 @@ class SteadyStateRule:
         slots: int,
         compare_with: tuple[Estimate, ...],
         latency_base: Baseline | None = None,
+        pairing: Pairing | None = None,
+        pair_with: tuple[tuple[StepWork, ...], ...] = (),
     ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
         # the one-slot runs: the base of latency_factor
         self.latency_base = latency_base
+        # what the step's work is paired with (None: counted turns, as evidence without a
+        # steady one-slot run is judged)
+        self.pairing = pairing
+        # for each bar, the steps' work the step is paired with (empty: two estimates)
+        self.pair_with = pair_with
         self.why = ENDED_MINIMUM
         self.reached_cap = False
+        self.planned = look_times(ctx.min_step_seconds, ctx.max_step_seconds)
+        self.look = 0  # the last planned look taken (1-based; 0: none yet)
+
+    @property
+    def looks(self) -> int:
+        return len(self.planned)
 
     def __call__(self, turns: list[TurnRecord]) -> bool:
         start = ramp_up_end(turns, self.slots)
@@ -82,6 +104,7 @@ class SteadyStateRule:
             return True
         if measured >= self.ctx.max_step_seconds:
             self.reached_cap = True
+            self.look = self.looks
             if self.slots <= 1:
                 self.why = ENDED_BAR_CAP
             elif self.compare_with and self.undecided(turns, start, now):
@@ -89,15 +112,16 @@ class SteadyStateRule:
             elif self.latency_undecided(turns, start, now):
                 self.why = ENDED_LATENCY_CAP
             else:
-                # decided, and measured on as the next step's bar
-                self.why = ENDED_BAR_CAP if self.compare_with else ENDED_MINIMUM
+                self.why = ENDED_DECIDED if self.compare_with else ENDED_MINIMUM
             return False
-        if len(self._ends(turns, start, now)) < WANTED_WINDOW_TURNS:
-            return True  # too few turns (or runs) yet for ten batches
+        if self.look >= self.looks - 1 or measured < self.planned[self.look]:
+            return True  # between planned looks (the last one is the cap)
+        while self.look < self.looks - 1 and measured >= self.planned[self.look]:
+            self.look += 1  # a look passed while a long segment ran is spent unused
+        if not self.enough_turns(turns, start, now):
+            return True
         if self.slots <= 1:
-            if self.bar_too_wide(turns, start, now):
-                return True
-            self.why = ENDED_DECIDED if measured > self.ctx.min_step_seconds else ENDED_MINIMUM
+            self.why = ENDED_DECIDED if self.look > 1 else ENDED_MINIMUM
             return False
         if self.latency_undecided(turns, start, now):
             return True
@@ -106,17 +130,69 @@ class SteadyStateRule:
             return False
         if self.undecided(turns, start, now):
             return True
-        if self.leads(turns, start, now) and self.bar_too_wide(turns, start, now):
+        if self.leads(turns, start, now) and self.too_wide_for_a_bar(turns, start, now):
             return True
         self.why = ENDED_DECIDED
         return False
 
+    def _over(
+        self,
+        place: int,
+        bar: Estimate,
+        here: Estimate,
+        turns: list[TurnRecord],
+        window: tuple[float, float],
+        confidence: float,
+    ) -> tuple[float, float] | None:
+        """The step's interval over bar `place`: paired by cluster with the bar's steps where
+        they are known (the reference costs' noise cancels), else as two estimates."""
+        paired = self.pair_with[place] if place < len(self.pair_with) else ()
+        if not paired or self.pairing is None:
+            return ratio_interval(here, bar, confidence)
+        work, _ = step_work(turns, self.slots, self.pairing.shape, window, self.pairing.costs)
+        ratio = capacity_ratio([work], paired)
+        if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
+            return None
+        half = t_quantile(0.5 + confidence / 2.0, ratio.clusters - 1) * ratio.log_se
+        return ratio.value * math.exp(-half), ratio.value * math.exp(half)
+
     def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """It serves more than the best step before it: the next step is held to its point,
-        so it is measured as a one-slot bar is (the best of brief steps is the luckiest)."""
+        """It serves more than the best step before it: the next step is held to it, with its
+        noise, so it is measured on as a bar (a bar known to ±20% lets no later step decide)."""
         here = self._estimate(turns, start, now)
         best = max((bar.value for bar in self.compare_with), default=0.0)
         return here is not None and here.value > best
+
+    def too_wide_for_a_bar(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """The step's own interval at this look is wider than half of `min_gain` either side."""
+        bounds = self.ctx.bounds_now()
+        confidence = look_confidence(bounds.confidence, self.look, self.looks)
+        if self.pairing is not None:
+            # paired, a later step is compared with this one's own work: the reference costs'
+            # noise cancels, so only the step's own spread matters
+            pairing = self.pairing
+            work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+            own = capacity_ratio([work], [])
+            if own is None or own.log_se is None or own.clusters < MIN_BATCHES:
+                return True
+            half = t_quantile(0.5 + confidence / 2.0, own.clusters - 1) * own.log_se
+            return math.expm1(half) > bounds.min_gain / 2.0
+        here = self._estimate(turns, start, now)
+        if here is None or here.value <= 0 or not here.has_interval:
+            return True
+        low, high = ratio_interval(here, Estimate(here.value), confidence) or (0.0, 0.0)
+        return (high - low) / 2.0 > bounds.min_gain / 2.0
+
+    def enough_turns(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """Enough distinct turns (or runs) served in the window for clusters — paired, or at
+        one slot, whose turns become the reference costs; else ten batches' worth of turns."""
+        if self.pairing is None and self.slots > 1:
+            return len(self._ends(turns, start, now)) >= WANTED_WINDOW_TURNS
+        shape = self.ctx.corpus.shape
+        served = {
+            cluster_of(t, shape) for t in turns if t.result.served and start < t.result.ended <= now
+        }
+        return len(served) >= MIN_BATCHES
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval still reaches both sides of its limit."""
@@ -129,32 +205,37 @@ class SteadyStateRule:
         one_slot = base.figures.best_one_slot_latency if base else None
         return bool(undecided_latency_bounds(figures, one_slot, bounds))
 
-    def bar_too_wide(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A bar (a one-slot run; the best step so far) is measured until its own interval is
-        within half of `min_gain` either side (or the cap): a bar known only to ±20% could
-        let no 10% gain qualify however long the steps after it ran."""
-        bounds = self.ctx.bounds_now()
-        here = self._estimate(turns, start, now)
-        if here is None or here.value <= 0 or not here.has_interval:
-            return True
-        low, high = ratio_interval(here, Estimate(here.value), bounds.confidence) or (0.0, 0.0)
-        return (high - low) / 2.0 > bounds.min_gain / 2.0
-
     def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
         """Served turns, or completed runs for a corpus of whole runs: what is decided on."""
         return decisive_ends(turns, start, now, self.ctx.corpus.shape)
 
     def _estimate(self, turns: list[TurnRecord], start: float, now: float) -> Estimate | None:
-        return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
+        """The deciding figure so far as the verdict will read it: paired capacity as turns or
+        runs per hour with the paired gain's noise; counted turns without a pairing."""
+        if self.pairing is None:
+            return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
+        pairing = self.pairing
+        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        capacity, gain = work.capacity(), pairing.gain(work)
+        if capacity is None or gain is None or gain.log_se is None:
+            return None
+        rate = pairing.rate_of(capacity)
+        return Estimate(rate, rate * gain.log_se, gain.clusters)
 
     def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """Against some bar, the gain interval at this look's confidence reaches both sides of
+        min_gain and does not lie inside the indifference zone around it."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or not here.has_interval:
-            return True  # too few batches: the verdict would read the step as a point
+            return True  # too few clusters: the verdict would read the step as a point
+        confidence = look_confidence(bounds.confidence, self.look, self.looks)
         wanted = 1.0 + bounds.min_gain
-        for bar in self.compare_with:
-            ratio = ratio_interval(here, bar, bounds.confidence)
-            if ratio is not None and ratio[0] < wanted <= ratio[1]:
+        zone = (1.0 + bounds.min_gain / 2.0, 1.0 + 1.5 * bounds.min_gain)
+        for place, bar in enumerate(self.compare_with):
+            ratio = self._over(place, bar, here, turns, (start, now), confidence)
+            straddles = ratio is not None and ratio[0] < wanted <= ratio[1]
+            marginal = ratio is not None and zone[0] <= ratio[0] and ratio[1] < zone[1]
+            if straddles and not marginal:
                 return True
         return False

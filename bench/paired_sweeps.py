@@ -1,0 +1,348 @@
+"""Whole sweeps of the simulated runner's capacity model in virtual time, decided by the
+product's own rules: how often the gain intervals hold the true gain, how wide the one-slot
+figure is after 60 s, how much runner time a decision takes, and how often the knee is found.
+
+The simulated runner serves turns in real time, so forty sweeps would take hours; here its
+capacity model (`runners.simulated.model`: a turn's work from its prompt and output tokens,
+shared among the turns in flight as min(N, knee)^scaling, a per-turn noise factor
+exp(noise × z)) runs as a discrete-event simulation on a virtual clock, and everything else is
+the product's: the demo corpus, the replay order (segments taken in turn; the stopping rule
+asked whenever a worker takes the next one after a whole pass), `SteadyStateRule`,
+`sweep_steps`, the bars from `calibrate`, and `judge_sweep`. The truth is known: step N gains
+min(N, knee)^scaling over one slot.
+
+Settings the simulated runner gains later are read when `SimulatedModel` has them:
+`cache_speedup` (a prompt prefix the slot holds from the run's previous turn is read that many
+times faster) and `drift_per_step` (the runner's speed changes by that factor each step).
+`--cache-speedup` and `--drift` set them here either way.
+
+Run against today's rules too, for the runner-time comparison (same seeds, same model):
+
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2
+    PYTHONPATH=/path/to/old/src python bench/paired_sweeps.py --seeds 10 --knee 2
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 10 --knee 4 --drift 0.03
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 200 --knee 2 --scaling 0.0704 \\
+        --max-slots 2   # a true +5% step (half of min_gain): how often it qualifies
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from vibey_gh.interfaces.turns import TurnResult
+from vibey_gh.runners.simulated.model import PROMPT_SPEEDUP, answer_for, prompt_tokens
+from vibey_gh.runners.simulated.settings import SimulatedModel
+from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
+from vibey_gh.slots.judging.baseline import baseline_of
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.statistics.stats import Estimate, t_quantile
+from vibey_gh.slots.judging.sweep import sweep_steps
+from vibey_gh.slots.measurement.stepping.stopping import SteadyStateRule
+
+GB = 1_000_000_000
+
+
+def timeline(began: float, ended: float) -> tuple[tuple[float | None, ...], ...]:
+    """Memory samples at both ends: inside every bound, no swap (the bench is about throughput)."""
+    return tuple((t, 4 * GB, 4 * GB, 0.5, 0, 0, None, None) for t in (began, ended))
+
+
+class VirtualClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+@dataclass
+class Context:
+    """What the stopping rule reads of a step's context (`stopping.StepContext`)."""
+
+    clock: VirtualClock
+    corpus: Corpus
+    bounds_now: Callable[[], Bounds]
+    min_step_seconds: float
+    max_step_seconds: float
+
+
+@dataclass
+class Model:
+    knee: int
+    noise: float
+    tokens_per_second: float
+    scaling: float
+    cache_speedup: float
+    drift: float
+
+    def true_gain(self, slots: int) -> float:
+        return float(min(slots, self.knee) ** self.scaling)
+
+
+@dataclass
+class CorpusTurn:
+    turn_id: str
+    segment_id: str
+    prompt: int
+    cached: int
+    output: int
+    closes: bool
+
+
+def corpus_turns(corpus: Corpus) -> list[list[CorpusTurn]]:
+    """Each segment's turns with the prompt and output tokens the simulated runner gives them;
+    a turn after the first of its segment shares the previous one's prompt as a prefix."""
+    segments = []
+    for segment in corpus.segments:
+        turns, previous = [], 0
+        for place, turn in enumerate(segment.turns):
+            prompt = prompt_tokens(turn.messages, turn.tools)  # type: ignore[arg-type]
+            answer = answer_for(turn.messages, turn.tools, 768, loaded=False, noise=0.0)  # type: ignore[arg-type]
+            closes = place == len(segment.turns) - 1
+            cached = min(previous, prompt)
+            turns.append(
+                CorpusTurn(turn.id, segment.id, prompt, cached, answer.output_tokens, closes)
+            )
+            previous = prompt
+        segments.append(turns)
+    return segments
+
+
+def work_of(turn: CorpusTurn, model: Model, z: float) -> float:
+    """Seconds alone on the runner: `model.work_seconds` with a cached prefix read faster."""
+    read = model.tokens_per_second * PROMPT_SPEEDUP
+    uncached = turn.prompt - turn.cached
+    prompt_s = uncached / read + turn.cached / (read * model.cache_speedup)
+    return (turn.output / model.tokens_per_second + prompt_s) * math.exp(model.noise * z)
+
+
+@dataclass
+class Worker:
+    queue: list[CorpusTurn] = field(default_factory=list)
+    turn: CorpusTurn | None = None
+    started: float = 0.0
+    remaining: float = 0.0
+    done: bool = False
+
+
+def simulate_step(
+    index: int,
+    slots: int,
+    segments: list[list[CorpusTurn]],
+    model: Model,
+    rng: random.Random,
+    clock: VirtualClock,
+    keep_going: Callable[[list[TurnRecord]], bool],
+) -> StepRecord:
+    """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
+    on while `keep_going`), served by processor sharing at min(n, knee)^scaling."""
+    speed = (1.0 + model.drift) ** index
+    began = clock.t
+    workers = [Worker() for _ in range(slots)]
+    records: list[TurnRecord] = []
+    taken = 0
+    finishing = False
+
+    def start_next(worker_id: int) -> None:
+        nonlocal taken, finishing
+        worker = workers[worker_id]
+        if not worker.queue:
+            if taken >= len(segments) and (finishing or not keep_going(records)):
+                finishing = True
+                worker.done, worker.turn = True, None
+                return
+            worker.queue = list(segments[taken % len(segments)])
+            taken += 1
+        worker.turn = worker.queue.pop(0)
+        worker.started = clock.t
+        worker.remaining = work_of(worker.turn, model, rng.gauss(0.0, 1.0))
+
+    for worker_id in range(slots):
+        start_next(worker_id)
+    while True:
+        busy = [w for w in workers if w.turn is not None]
+        if not busy:
+            break
+        rate = speed * min(len(busy), model.knee) ** model.scaling / len(busy)
+        first = min(busy, key=lambda w: w.remaining)
+        elapsed = first.remaining / rate
+        clock.t += elapsed
+        for worker in busy:
+            worker.remaining -= elapsed * rate
+        for worker_id, worker in enumerate(workers):
+            if worker.turn is not None and worker.remaining <= 1e-9:
+                turn = worker.turn
+                result = TurnResult(
+                    200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t,
+                    cached_tokens=turn.cached,
+                )  # fmt: skip
+                records.append(
+                    TurnRecord(turn.turn_id, turn.segment_id, worker_id, result, closes=turn.closes)
+                )
+                start_next(worker_id)
+    return StepRecord(
+        index=index,
+        slots=slots,
+        window=8192,
+        attempt=1,
+        started_at=began,
+        ended_at=clock.t,
+        load_seconds=None,
+        turns=tuple(records),
+        timeline=timeline(began, clock.t),
+        memory_budget_bytes=24 * GB,
+        corpus_turns=sum(len(s) for s in segments),
+        measurement={"why_ended": ""},
+    )
+
+
+def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[object, object]:
+    """The bars `calibrate` gives a step (and what to pair with): today's `bars_for`, else as
+    the rules before it."""
+    try:
+        from vibey_gh.slots.measurement.calibrate import bars_for  # type: ignore[attr-defined]
+    except ImportError:
+        baseline = baseline_of(steps)
+        if slots <= 1 or baseline.figures.best_rate <= 0:
+            return (), ()
+        best = max((step_metrics(s) for s in steps), key=lambda m: m.rate)
+        return (baseline.figures.bar, Estimate(best.rate)), ()
+    found: tuple[object, object] = bars_for(steps, slots, bounds)
+    return found
+
+
+def rule_for(
+    ctx: Context, slots: int, steps: Sequence[StepRecord], bounds: Bounds
+) -> SteadyStateRule:
+    baseline = baseline_of(steps)
+    compare_with, pair_with = bars(steps, slots, bounds)
+    args: list[object] = [ctx, slots, compare_with, None]
+    if "pairing" in inspect.signature(SteadyStateRule.__init__).parameters:
+        args += [getattr(baseline, "pairing", None), pair_with]
+    return SteadyStateRule(*args)  # type: ignore[arg-type]
+
+
+def run_sweep(
+    seed: int,
+    model: Model,
+    corpus: Corpus,
+    segments: list[list[CorpusTurn]],
+    args: argparse.Namespace,
+) -> tuple[SweepJudgement, float, list[StepRecord]]:
+    bounds = Bounds()
+    clock = VirtualClock()
+    ctx = Context(clock, corpus, lambda: bounds, args.min_step_seconds, args.max_step_seconds)
+    rng = random.Random(seed)
+    generator = sweep_steps(lambda: bounds, None, args.max_slots)
+    steps: list[StepRecord] = []
+    runner_s = 0.0
+    try:
+        slots = next(generator)
+        while True:
+            rule = rule_for(ctx, slots, steps, bounds)
+            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule)
+            look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
+            measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
+            step = replace(step, measurement=measured)
+            runner_s += step.ended_at - step.started_at
+            steps.append(step)
+            slots = generator.send(step)
+    except StopIteration:
+        pass
+    return judge_sweep(steps, bounds), runner_s, steps
+
+
+def one_slot_half_width(judgement: SweepJudgement) -> float | None:
+    """The pooled one-slot figure's relative half-width at 90%."""
+    base = judgement.figures.baseline
+    bar = base.bar
+    if not bar.has_interval or bar.se is None or bar.value <= 0:
+        return None
+    return t_quantile(0.95, bar.batches - 1) * bar.se / bar.value
+
+
+def spread(values: Sequence[float]) -> str:
+    if not values:
+        return "n/a"
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else [ordered[0]] * 3
+    return (
+        f"median {statistics.median(ordered):.3g} (quartiles {quartiles[0]:.3g}–{quartiles[2]:.3g},"
+        f" range {ordered[0]:.3g}–{ordered[-1]:.3g})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0)
+    defaults = SimulatedModel()
+    parser.add_argument("--knee", type=int, default=defaults.knee)
+    parser.add_argument("--noise", type=float, default=0.2)
+    parser.add_argument("--tokens-per-second", type=float, default=300.0)
+    parser.add_argument("--scaling", type=float, default=defaults.scaling)
+    parser.add_argument(
+        "--cache-speedup", type=float, default=float(getattr(defaults, "cache_speedup", 2.0))
+    )
+    parser.add_argument(
+        "--drift", type=float, default=float(getattr(defaults, "drift_per_step", 0.0))
+    )
+    parser.add_argument("--min-step-seconds", type=float, default=60.0)
+    parser.add_argument("--max-step-seconds", type=float, default=300.0)
+    parser.add_argument("--max-slots", type=int, default=8)
+    args = parser.parse_args()
+    model = Model(
+        args.knee, args.noise, args.tokens_per_second, args.scaling, args.cache_speedup, args.drift
+    )
+    corpus = build_demo_corpus()
+    segments = corpus_turns(corpus)
+    print(
+        f"knee {model.knee}, noise {model.noise:g}, {model.tokens_per_second:g} tokens/s, "
+        f"scaling {model.scaling:g}, cache_speedup {model.cache_speedup:g}, drift "
+        f"{model.drift:+g}/step, steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
+        f"{args.seeds} seeds"
+    )
+    covered = total = at_knee = above = qualified_two = 0
+    runner, widths = [], []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        judgement, runner_s, steps = run_sweep(seed, model, corpus, segments, args)
+        runner.append(runner_s)
+        width = one_slot_half_width(judgement)
+        if width is not None:
+            widths.append(width)
+        for verdict in judgement.verdicts:
+            if verdict.slots > 1 and verdict.gain_low is not None and verdict.gain_high is not None:
+                truth = model.true_gain(verdict.slots) - 1.0
+                total += 1
+                covered += verdict.gain_low <= truth <= verdict.gain_high
+            if verdict.slots == 2 and verdict.qualifies:
+                qualified_two += 1
+        at_knee += judgement.ideal == model.knee
+        above += judgement.ideal > model.knee
+        asked = ",".join(str(s.slots) for s in steps)
+        print(f"  seed {seed}: ideal {judgement.ideal}; steps {asked}; runner {runner_s:.0f} s")
+    print(f"ideal N = the knee in {at_knee} of {args.seeds} seeds; above it in {above}")
+    if total:
+        print(f"gain intervals holding the true gain: {covered} of {total} ({covered / total:.0%})")
+    print(f"N=2 qualified in {qualified_two} of {args.seeds} seeds")
+    print(f"runner time to a decision (s): {spread(runner)}; total {sum(runner):.0f} s")
+    print(f"one-slot figure's 90% half-width: {spread([100 * w for w in widths])} %")
+
+
+if __name__ == "__main__":
+    main()

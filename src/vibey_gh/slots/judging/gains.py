@@ -1,0 +1,104 @@
+"""A step's gain over one slot, as the judge reads it: paired where the sweep can be paired,
+widened by the drift one slot read across the sweep and by the planned look the step stopped
+at (docs/decision.md, "Paired capacity", "Drift", "Planned looks")."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from .figures import BaselineFigures, StepMetrics, SweepFigures
+from .statistics.sequential import widening
+from .statistics.stats import MIN_BATCHES, ratio_interval, t_quantile
+
+
+def at_its_look(metrics: StepMetrics, confidence: float) -> StepMetrics:
+    """The step's noise as its planned look spent it (`statistics.sequential`): standard errors
+    widened so an interval at `confidence` is the interval at the look's share of the error."""
+    factor = widening(confidence, metrics.look, metrics.looks)
+    if factor == 1.0:
+        return metrics
+
+    def wider(se: float | None) -> float | None:
+        return None if se is None else se * factor
+
+    return replace(
+        metrics,
+        turns_per_hour_se=wider(metrics.turns_per_hour_se),
+        runs_per_hour_se=wider(metrics.runs_per_hour_se),
+        capacity_gain_se=wider(metrics.capacity_gain_se),
+        over_earlier=tuple((index, se * factor) for index, se in metrics.over_earlier),
+    )
+
+
+def gain_ratio(
+    metrics: StepMetrics, baseline: BaselineFigures, confidence: float
+) -> tuple[float, float] | None:
+    """The interval of a step's throughput over one slot's.
+
+    Paired (`metrics.paired`): the step's capacity over the pooled one-slot runs', with the
+    noise of both from the same clusters. Else, as evidence without a one-slot steady-state run
+    is judged: over the better one-slot run's throughput, both intervals widening it. Either
+    way a drift of one slot's capacity between the start and the end of the sweep widens it by
+    that drift at both ends (`drift_widened`), so no gain the drift could explain is recorded.
+    """
+    if metrics.paired and metrics.capacity_gain is not None:
+        se, clusters = metrics.capacity_gain_se, metrics.capacity_clusters
+        if se is None or clusters < MIN_BATCHES:
+            return None
+        half = t_quantile(0.5 + confidence / 2.0, clusters - 1) * se
+        ratio: tuple[float, float] | None = (
+            metrics.capacity_gain * math.exp(-half),
+            metrics.capacity_gain * math.exp(half),
+        )
+    else:
+        ratio = ratio_interval(metrics.throughput, baseline.bar, confidence)
+    return drift_widened(ratio, baseline.drift)
+
+
+def drift_widened(
+    ratio: tuple[float, float] | None, drift: float | None
+) -> tuple[float, float] | None:
+    """A gain interval widened by the drift one slot's capacity read between the start and the
+    end of the sweep: the low end divided by 1 + |drift|, the high end multiplied by it. The
+    steps between were measured at some capacity in between, which the pooled start alone
+    cannot tell."""
+    if ratio is None or drift is None:
+        return ratio
+    moved = 1.0 + abs(drift)
+    return ratio[0] / moved, ratio[1] * moved
+
+
+def drift_sentence(baseline: BaselineFigures) -> str:
+    """'; one slot read −4.1% at the end of the sweep against its start: every gain interval
+    is widened by 4.1%' — '' without a closing one-slot run."""
+    if baseline.drift is None:
+        return ""
+    return (
+        f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start: "
+        f"every gain interval is widened by {abs(baseline.drift):.1%}"
+    )
+
+
+def pairing_sentence(figures: SweepFigures) -> str:
+    """What the sweep was paired on, where a reader must know: evidence judged on counted turns
+    (it cannot be paired), and the turns the cost model priced, with how well it fits."""
+    steady = [s for s in figures.steps if s.metrics.window_start is not None]
+    if steady and not any(s.metrics.paired for s in steady):
+        return (
+            "; judged on counted turns, as before paired capacity: this evidence has no "
+            "steady one-slot run to pair its steps with"
+        )
+    base = figures.baseline
+    if not base.modelled_turns:
+        return ""
+    names = ", ".join(base.modelled_turns[:3]) + (" …" if len(base.modelled_turns) > 3 else "")
+    fit = (
+        f"R² {base.cost_fit_r2:.2f} on {base.cost_fit_turns} one-slot turns"
+        if base.cost_fit_r2 is not None
+        else "no fit: priced at the mean one-slot turn"
+    )
+    return (
+        f"; {len(base.modelled_turns)} turn(s) never served at one slot were priced by the "
+        f"cost model ({fit}): {names}"
+    )

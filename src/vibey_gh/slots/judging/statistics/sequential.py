@@ -1,0 +1,56 @@
+"""The planned sequential test: when a step may stop, and how wide its interval is then.
+
+A step is looked at only at planned times — `looks` of them, evenly spaced up to
+`max_step_seconds` (`look_times`) — not at every segment boundary: each look is one more
+chance for noise to decide, and looking whenever a turn ends turned a 0.5% chance of
+qualifying a +10% step into 5.5%. Each look spends a share of the error the confidence allows
+(1 − confidence): every look before the last spends a quarter of it in equal parts, the last
+look the rest (an error-spending rule in the manner of Haybittle and Peto: early looks stop
+only on a clear answer, and a step measured to the cap is judged at nearly the confidence
+asked). A step's interval is then the interval at its look's share (`look_confidence`); by
+the union bound the chance that any look of a step misleads is at most 1 − confidence, however
+many looks it took.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .stats import normal_quantile
+
+MAX_LOOKS = 5
+INTERIM_SHARE = 0.25  # of the error, spent over the looks before the last
+
+
+def planned_looks(min_seconds: float, max_seconds: float) -> int:
+    """How many looks a step gets: one per `min_step_seconds` up to the cap, at most 5."""
+    if min_seconds <= 0 or max_seconds <= min_seconds:
+        return 1
+    return max(1, min(MAX_LOOKS, math.floor(max_seconds / min_seconds + 1e-9)))
+
+
+def look_times(min_seconds: float, max_seconds: float) -> list[float]:
+    """Seconds of measurement window at which a step is looked at: evenly spaced, the last at
+    the cap, none before `min_seconds`."""
+    looks = planned_looks(min_seconds, max_seconds)
+    return [max(min_seconds, max_seconds * j / looks) for j in range(1, looks + 1)]
+
+
+def look_confidence(confidence: float, look: int, looks: int) -> float:
+    """The two-sided confidence of look `look` (1-based) of `looks`: the share of the error
+    1 − confidence that look spends. A step not measured with planned looks (0) keeps
+    `confidence`."""
+    if look <= 0 or looks <= 1:
+        return confidence
+    error = 1.0 - confidence
+    if look < looks:
+        return 1.0 - error * INTERIM_SHARE / (looks - 1)
+    return 1.0 - error * (1.0 - INTERIM_SHARE)
+
+
+def widening(confidence: float, look: int, looks: int) -> float:
+    """How much wider the look's interval is than one at `confidence` (normal quantiles)."""
+    spent = look_confidence(confidence, look, looks)
+    if spent == confidence:
+        return 1.0
+    return normal_quantile(0.5 + spent / 2.0) / normal_quantile(0.5 + confidence / 2.0)

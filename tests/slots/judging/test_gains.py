@@ -1,0 +1,122 @@
+"""A step's gain as the judge reads it: paired over the pooled one-slot runs, widened by the
+drift a closing one-slot run reads and by the planned look the step stopped at; evidence that
+cannot be paired is judged as before and says so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.slots.judging.test_steady_state import closed_loop
+from tests.support.slot_builders import runs_loop
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
+from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.statistics.sequential import (
+    look_confidence,
+    look_times,
+    widening,
+)
+
+BOUNDS = Bounds(min_gain=0.10, confidence=0.9)
+
+
+def _noisy(lengths: list[float], scale: float) -> list[float]:
+    return [x * scale for x in lengths]
+
+
+# a turn's time varies by ±10% from pass to pass (the same ten turn ids cycle)
+WOBBLE = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 0.92, 1.08, 1.02, 0.98, 1.1, 0.9]
+
+
+def test_the_gain_is_paired_and_pooled_over_both_one_slot_runs() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))  # +60%
+    judged = judge_sweep(steps, BOUNDS)
+    two = judged.verdicts[2]
+    assert two.metrics.paired and two.metrics.capacity_gain == pytest.approx(1.6, rel=0.02)
+    assert two.gain_low is not None and two.gain_high is not None
+    assert two.gain_low < 0.6 < two.gain_high and two.label == "qualifies"
+    assert judged.figures.baseline.best_one_slot_batches == 10  # clusters: the ten turn ids
+
+
+def test_a_closing_one_slot_run_widens_every_gain_by_the_drift() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.7), index=2))  # +18%
+    before = judge_sweep(steps, BOUNDS).verdicts[2]
+    slower = closed_loop(1, _noisy(WOBBLE * 5, 1.12), index=3)  # one slot 11% slower at the end
+    judged = judge_sweep([*steps, slower], BOUNDS)
+    after = judged.verdicts[2]
+    drift = judged.figures.baseline.drift
+    assert drift is not None and drift == pytest.approx(1 / 1.12 - 1, rel=0.05)
+    assert judged.verdicts[3].label == "drift check"
+    assert before.gain_low is not None and after.gain_low is not None
+    assert after.gain_low + 1 == pytest.approx((before.gain_low + 1) / (1 + abs(drift)))
+    # the 18% the step read could be the drift's: it no longer qualifies
+    assert before.qualifies and not after.qualifies
+    assert "one slot read -10.7% at the end of the sweep" in judged.reason
+
+
+def test_evidence_without_a_steady_one_slot_run_is_judged_on_counted_turns() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
+    one_pass = [replace(s, measurement=None) for s in steps]
+    judged = judge_sweep(one_pass, BOUNDS)
+    assert not any(v.metrics.paired for v in judged.verdicts)
+    assert judged.verdicts[2].metrics.capacity is None
+    # steady steps without a one-slot run before them: judged as before, and marked so
+    unpaired = judge_sweep([steps[2]], BOUNDS)
+    assert "judged on counted turns" in unpaired.reason
+
+
+def test_turns_never_served_at_one_slot_are_priced_by_the_cost_model_and_named() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    two = closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2)
+    renamed = tuple(replace(t, turn_id=f"new-{t.turn_id}") for t in two.turns)
+    judged = judge_sweep([*steps, replace(two, turns=renamed)], BOUNDS)
+    assert judged.figures.baseline.modelled_turns[:2] == ("new-t0", "new-t1")
+    assert judged.verdicts[2].metrics.modelled_turns == 10
+    assert "10 turn(s) never served at one slot were priced by the cost model" in judged.reason
+
+
+def test_stored_paired_figures_read_back_and_judge_the_same() -> None:
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
+    steps.append(closed_loop(1, WOBBLE * 5, index=3))
+    figures = sweep_figures(steps)
+    again = type(figures).from_json(figures.to_json())
+    assert again == figures
+    assert judge_figures(again, BOUNDS).verdicts == judge_figures(figures, BOUNDS).verdicts
+
+
+def test_planned_looks_spend_the_error_and_widen_early_intervals_most() -> None:
+    assert look_times(60.0, 300.0) == [60.0, 120.0, 180.0, 240.0, 300.0]
+    assert look_times(60.0, 60.0) == [60.0]
+    spent = [1 - look_confidence(0.9, j, 5) for j in range(1, 6)]
+    assert sum(spent) == pytest.approx(0.1)  # the union bound: at most 1 − confidence in all
+    assert widening(0.9, 1, 5) > widening(0.9, 5, 5) > 1.0
+    assert widening(0.9, 0, 0) == 1.0  # evidence measured before planned looks
+    steps = [closed_loop(1, WOBBLE * 5, index=0), closed_loop(1, WOBBLE * 5, index=1)]
+    two = closed_loop(2, _noisy((WOBBLE[3:] + WOBBLE[:3]) * 5, 1.25), index=2)
+    early = replace(two, measurement={**(two.measurement or {}), "look": 1, "looks": 5})
+    plain = judge_sweep([*steps, two], BOUNDS).verdicts[2]
+    looked = judge_sweep([*steps, early], BOUNDS).verdicts[2]
+    assert plain.gain_low is not None and looked.gain_low is not None
+    assert looked.gain_low < plain.gain_low
+
+
+def test_runs_per_hour_has_an_interval_from_a_few_long_runs() -> None:
+    # runs of 2 turns after 20 s of tools each: about 44 s a run, four runs a worker — far
+    # fewer than the ten run cycles counted runs needed; paired, each run is a cluster and its
+    # partial work counts
+    one = [runs_loop(1, 7, think_s=20.0, index=i) for i in (0, 1)]
+    two = runs_loop(2, 4, think_s=20.0, turn_s=1.1, index=2)
+    assert not step_metrics(two).has_interval  # counted runs: no interval at all
+    judged = judge_sweep([*one, two], BOUNDS)
+    verdict = judged.verdicts[2]
+    assert verdict.decided_by == "runs/h" and verdict.metrics.paired
+    assert verdict.metrics.has_interval and verdict.metrics.run_batches >= 5
+    assert verdict.runs_per_hour_low is not None and verdict.runs_per_hour_high is not None
+    assert verdict.runs_per_hour_low < verdict.metrics.rate < verdict.runs_per_hour_high
