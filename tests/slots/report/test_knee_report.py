@@ -73,3 +73,17 @@ def test_steps_past_the_knee_are_not_called_qualifies(tmp_path: Path) -> None:
         assert " past the knee" in said[past] and "qualifies" not in said[past]
     report = report_of(load_evidence(record_plateau(tmp_path / "again")), Bounds())
     assert "(past the knee)" in report and ": past the knee." in report
+
+
+def test_the_headline_gain_carries_its_interval_and_thousands_apart(tmp_path: Path) -> None:
+    import re
+
+    record_plateau(tmp_path)
+    answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
+    assert answer.shown is not None
+    reason = str(answer.shown.to_json()["reason"])
+    said = re.search(r"served ([\d,.]+) turns/h, ([+-]\d+%) \(([+-]\d+%) to ([+-]\d+%)\)", reason)
+    assert said is not None, reason
+    rate, point, low, high = said.groups()
+    assert "." not in rate and (float(rate.replace(",", "")) < 1000 or "," in rate)
+    assert int(low[:-1]) <= int(point[:-1]) <= int(high[:-1])

@@ -258,6 +258,18 @@ def latency_decided(verdicts: Sequence[Verdict], ideal: int) -> str:
     return ""
 
 
+def _amount(rate: float) -> str:
+    """1,743 rather than 1743.0: thousands apart, no false decimals above a hundred."""
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:.1f}"
+
+
+def _gain_range(verdict: Verdict) -> str:
+    """" (+12% to +31%)": a gain is never said without its interval where it has one."""
+    if verdict.gain_low is None or verdict.gain_high is None:
+        return " (no interval)"
+    return f" ({verdict.gain_low:+.0%} to {verdict.gain_high:+.0%})"
+
+
 def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     judgement = _judge_steps(figures, bounds)
     said = drift_sentence(figures.baseline) + pairing_sentence(figures)
@@ -272,7 +284,8 @@ def _judge_steps(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
         figure = chosen.decided_by
         reason = (
             f"{chosen.slots} slots stayed inside every bound and served "
-            f"{chosen.metrics.rate:.1f} {figure}, {chosen.gain:+.0%} over one slot"
+            f"{_amount(chosen.metrics.rate)} {figure}, {chosen.gain:+.0%}"
+            f"{_gain_range(chosen)} over one slot"
         )
         plateau = plateau_sentence(found, bounds.min_gain, figure)
         if plateau:
