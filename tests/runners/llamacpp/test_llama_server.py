@@ -11,6 +11,7 @@ from tests.support.ports import free_port
 from tests.support.runners import FIXTURES, write_python_executable
 from vibey_gh.errors import RunnerNotFound
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, RunnerLaunch
+from vibey_gh.runners.llamacpp.identify import keyed_to_binary
 from vibey_gh.runners.llamacpp.llama_server import (
     LlamaServerRunner,
     find_binary,
@@ -73,7 +74,10 @@ def run_lifecycle(binary: str, tmp_path: Path) -> None:
         runner.stop()
     assert served.served, served.error
     assert refused.error == REFUSED_OVER_WINDOW
-    assert info.kind == "llama-server" and info.version == props["build_info"]
+    # a build that names itself is its name; one that names nothing (a build from a source
+    # distribution without git: "b0-unknown") is keyed by the binary's own sha256 as well
+    assert info.kind == "llama-server"
+    assert info.version == keyed_to_binary(props["build_info"], binary)
     assert info.model_digest is not None
     events = scan_lines(launch.log_path.read_text().split("\n"), "llama-server")
     assert {e.values["n_ctx"] for e in events if e.kind == "slot_window"} == {256}
