@@ -52,13 +52,6 @@ class StepWork:
         return self.slots * work / spent if spent > 0 else None
 
 
-def pooled_capacity(steps: Sequence[StepWork], left_out: str | None = None) -> float | None:
-    """The capacity of several steps with the same slot count taken as one."""
-    work = sum(c.work for s in steps for k, c in s.clusters.items() if k != left_out)
-    spent = sum(c.time / s.slots for s in steps for k, c in s.clusters.items() if k != left_out)
-    return work / spent if spent > 0 else None
-
-
 @frozen_value
 class Ratio:
     """A ratio of capacities with its noise: `value`, the standard error of its logarithm
@@ -70,9 +63,31 @@ class Ratio:
     clusters: int
 
 
-def _log_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork], left_out: str | None) -> float:
-    high = pooled_capacity(top, left_out)
-    low = pooled_capacity(bottom, left_out) if bottom else 1.0
+class _Sums:
+    """Work and slot-weighted worker time of pooled steps, in total and per cluster, so a
+    left-out cluster's capacity is the total less its own share (linear, not a sum per key)."""
+
+    def __init__(self, steps: Sequence[StepWork]) -> None:
+        self.work = 0.0
+        self.spent = 0.0
+        self.by_key: dict[str, tuple[float, float]] = {}
+        for step in steps:
+            for key, cluster in step.clusters.items():
+                work, spent = self.by_key.get(key, (0.0, 0.0))
+                share = cluster.time / step.slots
+                self.by_key[key] = (work + cluster.work, spent + share)
+                self.work += cluster.work
+                self.spent += share
+
+    def capacity(self, left_out: str | None) -> float | None:
+        work, spent = self.by_key.get(left_out, (0.0, 0.0)) if left_out is not None else (0.0, 0.0)
+        total_spent = self.spent - spent
+        return (self.work - work) / total_spent if total_spent > 0 else None
+
+
+def _log_ratio(top: _Sums, bottom: _Sums | None, left_out: str | None) -> float:
+    high = top.capacity(left_out)
+    low = bottom.capacity(left_out) if bottom is not None else 1.0
     if high is None or low is None or high <= 0 or low <= 0:
         return math.nan
     return math.log(high / low)
@@ -84,7 +99,9 @@ def capacity_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     its log; None without work."""
     if not top:
         return None
-    point = _log_ratio(top, bottom, None)
+    top_sums = _Sums(top)
+    bottom_sums = _Sums(bottom) if bottom else None
+    point = _log_ratio(top_sums, bottom_sums, None)
     if not math.isfinite(point):
         return None
     keys = sorted({k for s in (*top, *bottom) for k in s.clusters})
@@ -92,7 +109,7 @@ def capacity_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     served = len({k for s in top for k, c in s.clusters.items() if c.work > 0})
     if len(keys) < 2:
         return Ratio(math.exp(point), None, served)
-    leave_one_out = [_log_ratio(top, bottom, key) for key in keys]
+    leave_one_out = [_log_ratio(top_sums, bottom_sums, key) for key in keys]
     finite = [v for v in leave_one_out if math.isfinite(v)]
     if len(finite) < 2:
         return Ratio(math.exp(point), None, served)
