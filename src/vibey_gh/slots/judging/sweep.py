@@ -109,17 +109,16 @@ def _steps_until_stopped(
             and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se)
         ):
             strikes = 0
-        elif best is not None and (
-            (
-                over is not None
-                and adds_less_than(
-                    throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
-                )
+        elif (
+            best is not None
+            and over is not None
+            and adds_less_than(
+                throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
             )
+        ) or measured_to_cap(step):
             # measured to the cap and still undecided: longer steps were tried, and a sweep
-            # of such steps would otherwise run every N to the cap and answer "too noisy"
-            or measured_to_cap(step)
-        ):
+            # of such steps would otherwise run every N to the cap and answer "too noisy" —
+            # also where no earlier step had an interval to be a bar (too few turns or runs)
             strikes += 1
         if strikes >= bounds.patience:
             return (
