@@ -172,8 +172,9 @@ def _conversation(run: int) -> list[dict[str, object]]:
 
 def _lane_records(lanes: Path) -> None:
     """Lane records as `lane run` writes them (a lane of the simulated runner answers at its
-    first turn; a corpus wants runs of three turns and more)."""
-    for run in range(4):
+    first turn; a corpus wants runs of three turns and more), enough of them (six) that a step
+    of whole runs has the clusters an interval needs and ends once decided, not at its cap."""
+    for run in range(6):
         folder = lanes / f"lane-{run}"
         folder.mkdir(parents=True)
         conversation = _conversation(run)
