@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .runner_timings import RunnerTimings
 from .token_gaps import Gaps, checked_gaps
 from .values import frozen_value
 
@@ -42,6 +43,9 @@ class TurnResult:
       token_chunks: how many chunks carried answer text or a tool call.
       token_gaps: the gaps between those chunks, counted in buckets (`token_gaps`); empty for
         turns recorded before the gaps were kept.
+      runner_timings: the runner's own timing of prompt processing and generation
+        (`runner_timings`); all None when its answer had none; None itself for turns recorded
+        before they were kept.
     """
 
     status: int | None
@@ -59,6 +63,7 @@ class TurnResult:
     last_token: float | None = None
     token_chunks: int = 0
     token_gaps: Gaps = ()
+    runner_timings: RunnerTimings | None = None
 
     @property
     def served(self) -> bool:
@@ -89,6 +94,8 @@ class TurnResult:
             data["token_chunks"] = self.token_chunks
             if self.token_gaps:
                 data["token_gaps"] = [list(pair) for pair in self.token_gaps]
+        if self.runner_timings is not None:
+            data["runner_timings"] = self.runner_timings.to_json()
         return data
 
     @classmethod
@@ -112,6 +119,9 @@ class TurnResult:
             last_token=_optional_float(data.get("last_token")),
             token_chunks=int(data.get("token_chunks") or 0),
             token_gaps=checked_gaps(data.get("token_gaps") or []),
+            runner_timings=None
+            if data.get("runner_timings") is None
+            else RunnerTimings.from_json(data["runner_timings"]),
         )
 
 

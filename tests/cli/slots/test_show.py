@@ -345,6 +345,8 @@ def test_csv_has_one_row_per_step_with_numbers(isolated_state: Path, show: ShowC
     # TTFT, TPOT and ITL, each as mean, p50, p90, p95 and p99: empty for turns unstreamed
     latency = [f"{w}_{k}" for w in ("ttft", "tpot", "itl") for k in ("mean_s", "p50_s", "p99_s")]
     assert all(row[key] == "" for row in rows for key in latency)
+    # pp and tg: the recorded sweep kept no runner timings, said so, never 0
+    assert {(row["pp_tokens_per_s"], row["tg_why_none"]) for row in rows} == {("", "not recorded")}
 
 
 def test_the_fingerprint_may_be_given_as_compare_takes_it(

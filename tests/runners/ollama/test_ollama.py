@@ -244,3 +244,13 @@ def test_live_ollama_serves_and_stops(tmp_path: Path) -> None:
         server.stop()
     assert turn.served
     assert info.version
+
+
+def test_ollamas_counts_and_nanoseconds_are_its_prompt_and_generation_speed() -> None:
+    timings = parse("era_c/chat_stop").runner_timings
+    assert timings is not None
+    assert timings.prompt_s == pytest.approx(6.012345678)
+    assert timings.prompt_per_s == pytest.approx(1893 / 6.012345678)
+    assert timings.output_per_s == pytest.approx(41 / 3.012345678)
+    refused = parse_chat(200, {"done": True, "done_reason": "stop", "eval_count": -3}, 0.0, 1.0)
+    assert refused.runner_timings is not None and not refused.runner_timings.reported_any

@@ -130,6 +130,14 @@ def test_streamed_and_unstreamed_answers_of_a_turn_agree(served) -> None:  # typ
         assert parts.first_token is not None and parts.last_token is not None
         assert parts.started < parts.first_token <= parts.last_token <= parts.ended
         assert parts.token_chunks >= 1
+        for turn in (whole, parts):
+            # llama-server's timings, timed by the server's clock under the capacity model:
+            # inside the turn as the client saw it
+            timings = turn.runner_timings
+            assert timings is not None and timings.prompt_s is not None
+            assert timings.prompt_tokens == (turn.prompt_tokens or 0) - (turn.cached_tokens or 0)
+            assert timings.output_tokens == turn.output_tokens and timings.output_s is not None
+            assert 0 < timings.prompt_s + timings.output_s <= turn.latency_s
         tool_calls += bool(parts.tool_calls)
     assert 0 < tool_calls < 12, "both kinds of answer were compared"
 

@@ -161,4 +161,3 @@ def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
         reason = str(stop.value)
     assert "without a 10% gain" in reason
     assert max(asked) == 1 + bounds.patience and asked[-1] == 1
-

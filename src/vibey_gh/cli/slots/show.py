@@ -84,6 +84,12 @@ def show(
     slot; and, for each latency bound set in [local_models.bounds] (ttft_p95_seconds,
     tpot_p95_seconds, itl_p95_seconds, latency_factor), the largest N that met it.
 
+    Speed per step as llama-bench gives it: prompt processing (pp) and generation (tg) in
+    tokens/s, the mean of each turn's rate ± their standard deviation, from the runner's own
+    timings (llama-server's `timings`, Ollama's eval counts and durations); where a runner
+    reports none, or the evidence predates them, the cell says so (JSON and CSV: null, with
+    pp_why_none / tg_why_none).
+
     --history lists the sweeps that a newer calibration replaced for the fingerprint (today's,
     or every fingerprint's when today's cannot be computed): a calibration never discards
     evidence, it keeps the last 10 it replaced under evidence/history/<fp>/, each still

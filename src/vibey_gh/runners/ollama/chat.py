@@ -19,12 +19,14 @@ error after the stream began is a line `{"error": "..."}`.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import httpx
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
 from ...guarded import InputProblem, loads_json
+from ...interfaces.runner_timings import RunnerTimings, reported
 from ...interfaces.slots_interface import ChatSettings, TurnResult
 from ..http.chat_turns import (
     answered_turn,
@@ -123,7 +125,7 @@ def parse_chat(status: int, body: object, started: float, ended: float) -> TurnR
     if failure is not None:
         return failure
     reply = as_object(body)  # an object: failed_answer refuses anything else
-    return answered_turn(
+    answered = answered_turn(
         status,
         reply.get("done_reason"),
         reply.get("prompt_eval_count"),
@@ -132,6 +134,19 @@ def parse_chat(status: int, body: object, started: float, ended: float) -> TurnR
         started,
         ended,
     )
+    return replace(answered, runner_timings=ollama_timings(reply))
+
+
+def ollama_timings(done: JsonObject) -> RunnerTimings:
+    """The counts and durations (nanoseconds) of Ollama's last chunk, each pair kept only
+    when plausible. Since v0.30 `prompt_eval_count` includes the tokens llama-server's cache
+    held while `prompt_eval_duration` times only the rest (runners.md §4): the rate is then
+    Ollama's own "prompt eval rate", above what reading the prompt alone would give."""
+    prompt_tokens, prompt_s = reported(
+        done.get("prompt_eval_count"), done.get("prompt_eval_duration"), 1e9
+    )
+    output_tokens, output_s = reported(done.get("eval_count"), done.get("eval_duration"), 1e9)
+    return RunnerTimings(prompt_tokens, prompt_s, output_tokens, output_s)
 
 
 class OllamaChunks:
@@ -144,6 +159,7 @@ class OllamaChunks:
         self.done_reason: object = None
         self.prompt_tokens: object = None
         self.output_tokens: object = None
+        self.timings = RunnerTimings()
         self.error: str | None = None
 
     def take(self, chunk: object) -> bool:
@@ -167,6 +183,7 @@ class OllamaChunks:
             self.done_reason = chunk.get("done_reason")
             self.prompt_tokens = chunk.get("prompt_eval_count")
             self.output_tokens = chunk.get("eval_count")
+            self.timings = ollama_timings(chunk)
         return carried
 
     def finished(self) -> bool:
@@ -178,7 +195,7 @@ class OllamaChunks:
         if not self.done:
             return failed_turn(status, started, ended, "the stream ended without its done line")
         message: JsonObject = {"content": "".join(self.text), "tool_calls": self.calls}
-        return answered_turn(
+        answered = answered_turn(
             status,
             self.done_reason,
             self.prompt_tokens,
@@ -187,6 +204,7 @@ class OllamaChunks:
             started,
             ended,
         )
+        return replace(answered, runner_timings=self.timings)
 
 
 def ndjson_payload(line: bytes) -> bytes | None:

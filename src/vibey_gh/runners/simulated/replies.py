@@ -4,6 +4,7 @@ completion, the chunks of a streamed one, the counts llama-server reports with t
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from ..http.wire import JsonObject
 from ..llamacpp.api.wire import (
@@ -17,9 +18,9 @@ from ..llamacpp.api.wire import (
 from .model import KIND, Answer
 
 
-def completion(answer: Answer, prompt: int, cached: int, slot: int) -> ChatCompletion:
+def completion(answer: Answer, prompt: int, cached: int, slot: int, spent: Spent) -> ChatCompletion:
     """An unstreamed answer: its text, or (content null) its tool call; `cached`: the prompt
-    tokens the slot's cache held."""
+    tokens the slot's cache held; `spent`: the seconds reading and writing took."""
     message: AnswerMessage = {"role": "assistant", "content": answer.text}
     if answer.tool_name is not None:
         message["content"] = None
@@ -38,7 +39,7 @@ def completion(answer: Answer, prompt: int, cached: int, slot: int) -> ChatCompl
         "model": KIND,
         "choices": [{"index": 0, "finish_reason": answer.finish_reason, "message": message}],
         "usage": usage_of(prompt, cached, answer),
-        "timings": timings_of(prompt, cached, answer),
+        "timings": timings_of(prompt, cached, answer, spent),
     }
 
 
@@ -51,9 +52,32 @@ def usage_of(prompt: int, cached: int, answer: Answer) -> Usage:
     }
 
 
-def timings_of(prompt: int, cached: int, answer: Answer) -> Timings:
-    """llama-server's counts: `cache_n` reused, `prompt_n` read, `predicted_n` written."""
-    return {"cache_n": cached, "prompt_n": prompt - cached, "predicted_n": answer.output_tokens}
+class Spent(NamedTuple):
+    """Seconds the server spent on a turn, by its own clock: reading the prompt up to the
+    first token (llama.cpp samples it from the prompt's last batch), then writing the rest."""
+
+    read_s: float
+    write_s: float
+
+
+def timings_of(prompt: int, cached: int, answer: Answer, spent: Spent) -> Timings:
+    """llama-server's counts and times: `cache_n` reused, `prompt_n` read in `prompt_ms`,
+    `predicted_n` written in `predicted_ms`, with the rates it derives from them. The times
+    are what the turn took on this server's clock under the capacity model, sharing included,
+    as llama-server times its own slots."""
+    read, predicted = prompt - cached, answer.output_tokens
+    prompt_ms, predicted_ms = spent.read_s * 1000.0, spent.write_s * 1000.0
+    return {
+        "cache_n": cached,
+        "prompt_n": read,
+        "prompt_ms": prompt_ms,
+        "prompt_per_token_ms": prompt_ms / read if read else 0.0,
+        "prompt_per_second": read / spent.read_s if spent.read_s > 0 else 0.0,
+        "predicted_n": predicted,
+        "predicted_ms": predicted_ms,
+        "predicted_per_token_ms": predicted_ms / predicted if predicted else 0.0,
+        "predicted_per_second": predicted / spent.write_s if spent.write_s > 0 else 0.0,
+    }
 
 
 def chunk_of(

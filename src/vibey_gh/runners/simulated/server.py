@@ -33,9 +33,8 @@ from .model import (
     prompt_tokens,
     simulated_version,
     token_work,
-    work_seconds,
 )
-from .replies import chunk_of, completion, error_reply, timings_of, usage_of
+from .replies import Spent, chunk_of, completion, error_reply, timings_of, usage_of
 from .settings import MAX_CACHE_SPEEDUP, SimulatedModel
 
 PARENT_CHECK_S = 1.0
@@ -141,7 +140,7 @@ class _Engine:
             answer = answer_for(
                 messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
             )
-            work = work_seconds(
+            stages = token_work(
                 prompt,
                 answer.output_tokens,
                 tokens_per_second=self.args.tokens_per_second,
@@ -150,11 +149,16 @@ class _Engine:
                 cached=cached,
                 cache_speedup=self.args.cache_speedup,
             )
-            # the time this server already spent on the request is part of its service
-            self.capacity.serve(max(0.0, work - (time.monotonic() - arrived)))
+            # the time this server already spent on the request is part of its service; the
+            # prompt with the first token, then the rest, timed apart as llama-server times them
+            stages = [max(0.0, stages[0] - (time.monotonic() - arrived)), sum(stages[1:])]
+            read_at = arrived
+            for index in self.capacity.serve_stages(stages):
+                read_at = time.monotonic() if index == 0 else read_at
+            spent = Spent(read_at - arrived, time.monotonic() - read_at)
         finally:
             self.release(slot)
-        return 200, completion(answer, prompt, cached, slot)
+        return 200, completion(answer, prompt, cached, slot, spent)
 
     def streamed(
         self, request: JsonObject, arrived: float
@@ -187,7 +191,10 @@ class _Engine:
             )
             stages[0] = max(0.0, stages[0] - (time.monotonic() - arrived))
             deltas = answer_deltas(answer)
+            read_at = written_at = arrived
             for index in self.capacity.serve_stages(stages):
+                written_at = time.monotonic()
+                read_at = written_at if index == 0 else read_at
                 delta = deltas[index] if index < len(deltas) else {"content": ""}
                 if index == 0:
                     delta = {"role": "assistant", **delta}
@@ -195,7 +202,7 @@ class _Engine:
         finally:
             self.release(slot)
         # llama-server's last chunk carries its timings (cache_n among them)
-        timings = timings_of(prompt, cached, answer)
+        timings = timings_of(prompt, cached, answer, Spent(read_at - arrived, written_at - read_at))
         finish: list[JsonObject] = [
             {"index": 0, "delta": {}, "finish_reason": answer.finish_reason}
         ]

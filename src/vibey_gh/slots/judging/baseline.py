@@ -20,6 +20,7 @@ from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of, replayed_runs
 from .statistics.paired import capacity_ratio
+from .statistics.runner_speed import runner_speed
 from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
 from .truth.reported import runner_mismatch
@@ -305,6 +306,7 @@ def step_latency(step: StepRecord, base: PairedBase | None = None) -> LatencyFig
 
 def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
     is_reference = baseline.reference is not None and step is baseline.reference
+    window = measurement_window(step.turns, step.slots) if step.measurement else None
     return StepFigures(
         index=step.index,
         slots=step.slots,
@@ -319,6 +321,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         reasonless=_reasonless_answers(step),
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
         latency=step_latency(step, baseline.paired),
+        speed=runner_speed([t.result for t in _served_turns(step.turns, window)]),
     )
 
 

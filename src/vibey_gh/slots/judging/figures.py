@@ -27,6 +27,7 @@ from .statistics.figure_fields import count as _count
 from .statistics.figure_fields import figure_of_record as _figure
 from .statistics.figure_fields import share as _share
 from .statistics.figure_fields import texts as _texts
+from .statistics.runner_speed import RunnerSpeed
 from .statistics.stats import Estimate
 from .statistics.step_metrics_figures import StepMetrics
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 7
+FIGURES_VERSION = 8
 
 __all__ = [
     "FIGURES_VERSION",
@@ -160,6 +161,8 @@ class StepFigures:
     reasonless: HTTP 200 answers without a stop, length or tool_calls done reason.
     runner_mismatch: why the runner's start-up log says it was not set up as asked, or None.
     latency: TTFT, ITL and turn latency (`latency_figures`); None in figures made before.
+    speed: prompt processing and generation tokens/s by the runner's own timings
+      (`runner_speed`); None in figures made before.
     """
 
     index: int
@@ -174,6 +177,7 @@ class StepFigures:
     runner_mismatch: str | None = None
     latency: LatencyFigures | None = None
     closing: bool = False  # a one-slot run after larger steps: the drift check
+    speed: RunnerSpeed | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -189,6 +193,7 @@ class StepFigures:
             "runner_mismatch": self.runner_mismatch,
             "latency": self.latency.to_json() if self.latency else None,
             "closing": self.closing,
+            "speed": self.speed.to_json() if self.speed else None,
         }
 
     @classmethod
@@ -217,6 +222,9 @@ class StepFigures:
             if json_fields.present(data, "latency")
             else None,
             closing=json_fields.boolean(data, "closing", False),
+            speed=json_fields.nested(data, "speed", RunnerSpeed.from_json)
+            if json_fields.present(data, "speed")
+            else None,
         )
 
 

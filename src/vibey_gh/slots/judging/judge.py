@@ -264,7 +264,7 @@ def _amount(rate: float) -> str:
 
 
 def _gain_range(verdict: Verdict) -> str:
-    """" (+12% to +31%)": a gain is never said without its interval where it has one."""
+    """ " (+12% to +31%)": a gain is never said without its interval where it has one."""
     if verdict.gain_low is None or verdict.gain_high is None:
         return " (no interval)"
     return f" ({verdict.gain_low:+.0%} to {verdict.gain_high:+.0%})"

@@ -83,7 +83,10 @@ def turn_result_from_json(data: dict[str, object]) -> TurnResult:
         checked_gaps(data.get("token_gaps") or [])
     except ValueError as problem:
         raise MalformedJson(str(problem), ("token_gaps",)) from None
-    return TurnResult.from_json(data)
+    try:
+        return TurnResult.from_json(data)
+    except ValueError as problem:  # the runner's timings, checked as they are read
+        raise MalformedJson(str(problem), ("runner_timings",)) from None
 
 
 def _check_tool_call(call: object) -> None:

@@ -179,3 +179,31 @@ def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None
     plain = parse_chat_completion(200, {**both, "usage": {}, "timings": {}}, 0.0, 1.0)
     assert plain.cached_tokens is None
     assert "cached_tokens" not in plain.to_json()
+
+
+def test_llama_servers_timings_are_its_prompt_and_generation_speed() -> None:
+    timings = parse("chat_stop").runner_timings
+    assert timings is not None
+    assert (timings.prompt_tokens, timings.output_tokens) == (42, 8)
+    # the recorded reply's own rates, from its counts and milliseconds
+    assert timings.prompt_per_s == pytest.approx(76.9981, rel=1e-5)
+    assert timings.output_per_s == pytest.approx(30.6063, rel=1e-5)
+
+
+@pytest.mark.parametrize("prompt_ms", [-5.0, 1e300, "545", True, None, float("inf")], ids=repr)
+def test_an_implausible_timing_is_dropped_with_its_count(prompt_ms: object) -> None:
+    answer = recorded("llama_server/chat_stop.json")
+    body = json.loads(json.dumps(answer.body))
+    body["timings"]["prompt_ms"] = prompt_ms
+    timings = parse_chat_completion(200, body, 0.0, 1.0).runner_timings
+    assert timings is not None
+    assert (timings.prompt_tokens, timings.prompt_s, timings.prompt_per_s) == (None, None, None)
+    assert timings.output_tokens == 8  # the other pair is kept
+
+
+def test_an_answer_without_timings_records_that_the_runner_reported_none() -> None:
+    answer = recorded("llama_server/chat_stop.json")
+    body = {k: v for k, v in answer.body.items() if k != "timings"}
+    turn = parse_chat_completion(200, body, 0.0, 1.0)
+    assert turn.runner_timings is not None and not turn.runner_timings.reported_any
+    assert turn.to_json()["runner_timings"] == {}

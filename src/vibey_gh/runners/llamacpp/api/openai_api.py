@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import httpx
 
+from ....interfaces.runner_timings import RunnerTimings, reported
 from ....interfaces.slots_interface import ChatSettings, TurnResult
 from ...http.chat_turns import (
     answered_turn,
@@ -86,7 +87,20 @@ def parse_chat_completion(status: int, body: object, started: float, ended: floa
         started,
         ended,
     )
-    return replace(answered, cached_tokens=cached_prompt_tokens(reply))
+    return replace(
+        answered,
+        cached_tokens=cached_prompt_tokens(reply),
+        runner_timings=llama_server_timings(reply.get("timings")),
+    )
+
+
+def llama_server_timings(timings: object) -> RunnerTimings:
+    """llama-server's `timings` (`prompt_n` in `prompt_ms`, `predicted_n` in `predicted_ms`),
+    each pair kept only when plausible; all None when there is no such object."""
+    found = as_object(timings)
+    prompt_tokens, prompt_s = reported(found.get("prompt_n"), found.get("prompt_ms"), 1000.0)
+    output_tokens, output_s = reported(found.get("predicted_n"), found.get("predicted_ms"), 1000.0)
+    return RunnerTimings(prompt_tokens, prompt_s, output_tokens, output_s)
 
 
 def cached_prompt_tokens(body: JsonObject) -> int | None:
@@ -135,6 +149,7 @@ class OpenAIChunks:
         self.prompt_tokens: object = None
         self.output_tokens: object = None
         self.cached: int | None = None
+        self.timings = RunnerTimings()
         self.error: str | None = None
 
     def take(self, chunk: object) -> bool:
@@ -167,6 +182,8 @@ class OpenAIChunks:
             self.output_tokens = usage.get("completion_tokens")
             return
         timings = as_object(chunk.get("timings"))
+        if timings:
+            self.timings = llama_server_timings(timings)
         if self.output_tokens is None and "predicted_n" in timings:
             self.output_tokens = timings.get("predicted_n")
 
@@ -198,7 +215,7 @@ class OpenAIChunks:
         answered = answered_turn(
             status, self.finish, self.prompt_tokens, self.output_tokens, message, started, ended
         )
-        return replace(answered, cached_tokens=self.cached)
+        return replace(answered, cached_tokens=self.cached, runner_timings=self.timings)
 
 
 class OpenAIChatClient:

@@ -122,11 +122,18 @@ class Usage(TypedDict):
 
 
 class Timings(TypedDict):
-    """llama-server's own counts: `cache_n` reused, `prompt_n` read, `predicted_n` written."""
+    """llama-server's own counts and times: `cache_n` reused, `prompt_n` read in `prompt_ms`,
+    `predicted_n` written in `predicted_ms`, and the rates derived from them."""
 
     cache_n: int
     prompt_n: int
+    prompt_ms: float
+    prompt_per_token_ms: float
+    prompt_per_second: float
     predicted_n: int
+    predicted_ms: float
+    predicted_per_token_ms: float
+    predicted_per_second: float
 
 
 class AnswerMessage(TypedDict, total=False):

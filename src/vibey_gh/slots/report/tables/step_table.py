@@ -17,20 +17,23 @@ from collections.abc import Callable, Sequence
 from ....interfaces.values import frozen_value
 from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
+from ...judging.statistics.runner_speed import RunnerSpeed
 from ...judging.truth.prefix_cache import cache_shares
 from .prompt_cache import cache_brief, cache_cell
+from .speed_cells import GENERATION, PROMPT, speed_brief, speed_cell, speed_values
 
 
 @frozen_value
 class StepView:
     """One step as the table sees it: its record, its verdict, its row name, and whether it
-    is the ideal N the judgement chose."""
+    is the ideal N the judgement chose; speed: its pp and tg (None in figures made before)."""
 
     step: StepRecord
     verdict: Verdict
     name: str
     ideal: bool
     label: str = ""  # the verdict as shown (`shown_label`); "" for the verdict's own
+    speed: RunnerSpeed | None = None
 
     @property
     def shown(self) -> str:
@@ -218,6 +221,18 @@ def _gb(value: int | None, fmt: str) -> str:
     return "—" if value is None else f"{value / 1e9:{fmt}} GB"
 
 
+def _speed_column(which: str, priority: int) -> StepColumn:
+    """llama-bench's pp or tg column, tokens/s as mean ± sd (`speed_cells`)."""
+    return StepColumn(
+        f"{which} t/s",
+        f"{which} t/s",
+        lambda v: speed_cell(v.speed, which),
+        lambda v: speed_brief(v.speed, which),
+        lambda v: speed_values(v.speed, which),
+        priority,
+    )
+
+
 STEP_COLUMNS: tuple[StepColumn, ...] = (
     StepColumn(
         "step",
@@ -326,6 +341,8 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
         lambda v: cache_shares(v.step).to_json(),
         13,
     ),
+    _speed_column(PROMPT, 14),
+    _speed_column(GENERATION, 15),
     StepColumn("verdict", "verdict", _verdict_full, verdict_brief, _verdict_values, 1, False),
 )
 COLUMNS = tuple(column.header for column in STEP_COLUMNS)
@@ -357,6 +374,7 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
     one_slot_seen = 0
     ideal_marked = False
     chosen = judgement.knee.chosen.index if judgement.knee is not None else None
+    speeds = {figures.index: figures.speed for figures in judgement.figures.steps}
     for step, verdict in zip(steps, judgement.verdicts, strict=True):
         if step.slots == 1:
             one_slot_seen += 1
@@ -368,7 +386,8 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
         else:
             ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
         ideal_marked = ideal_marked or ideal
-        views.append(StepView(step, verdict, name, ideal, shown_label(verdict, judgement)))
+        label = shown_label(verdict, judgement)
+        views.append(StepView(step, verdict, name, ideal, label, speeds.get(verdict.index)))
     return views
 
 

@@ -1,0 +1,90 @@
+"""A step's prompt processing and generation speed, as llama-bench gives them: pp and tg in
+tokens/s, the mean of each turn's rate ± their standard deviation.
+
+Each rate is the runner's own (`interfaces.runner_timings`): tokens it read from the prompt
+over the time it spent reading them, tokens it wrote over the time it spent writing them. At
+N slots a turn's tg is one stream's speed while N - 1 others share the runner, which is what
+a user of one slot feels; the step's total output is `out tok/s`. The figures are a pure
+function of the turns' recorded timings (the served turns the latency figures count), so
+evidence re-read later gives the same figures; where none can be made the figure is None
+with the reason, never 0.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from ....errors import MalformedJson
+from ....interfaces import json_fields
+from ....interfaces.turns import TurnResult
+from ....interfaces.values import frozen_value
+from .figure_fields import amount as _amount
+from .figure_fields import count as _count
+
+NOT_RECORDED = "not recorded"
+NOT_REPORTED = "not reported by the runner"
+NO_TURN_SERVED = "no turn served"
+NOTHING_TIMED = "no turn with tokens and time to divide"
+
+
+@frozen_value
+class TokenRate:
+    """mean / sd: tokens/s over `turns` turns (sd None below two); `why_none` when mean is
+    None."""
+
+    mean: float | None
+    sd: float | None
+    turns: int
+    why_none: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"mean": self.mean, "sd": self.sd, "turns": self.turns, "why_none": self.why_none}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> TokenRate:
+        mean, why = _amount(data, "mean", None), json_fields.text(data, "why_none", None)
+        if (mean is None) == (why is None):
+            raise MalformedJson("expected a mean or the reason there is none", ("why_none",))
+        return cls(mean, _amount(data, "sd", None), _count(data, "turns", 0), why)
+
+
+@frozen_value
+class RunnerSpeed:
+    """prompt: llama-bench's pp; generation: its tg."""
+
+    prompt: TokenRate
+    generation: TokenRate
+
+    def to_json(self) -> dict[str, object]:
+        return {"prompt": self.prompt.to_json(), "generation": self.generation.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> RunnerSpeed:
+        return cls(
+            json_fields.nested(data, "prompt", TokenRate.from_json),
+            json_fields.nested(data, "generation", TokenRate.from_json),
+        )
+
+
+def token_rate(rates: Sequence[float | None], why_none: str) -> TokenRate:
+    """Mean and sample standard deviation of the rates there are; `why_none` without any."""
+    known = [rate for rate in rates if rate is not None]
+    if not known:
+        return TokenRate(None, None, 0, why_none)
+    sd = statistics.stdev(known) if len(known) > 1 else None
+    return TokenRate(statistics.fmean(known), sd, len(known))
+
+
+def runner_speed(served: Sequence[TurnResult]) -> RunnerSpeed:
+    """pp and tg of `served` turns, from the timings each recorded."""
+    timed = [r.runner_timings for r in served if r.runner_timings is not None]
+    if not served or not timed:
+        why = NO_TURN_SERVED if not served else NOT_RECORDED
+        return RunnerSpeed(TokenRate(None, None, 0, why), TokenRate(None, None, 0, why))
+    prompt_said = any(t.prompt_tokens is not None for t in timed)
+    output_said = any(t.output_tokens is not None for t in timed)
+    return RunnerSpeed(
+        token_rate([t.prompt_per_s for t in timed], NOTHING_TIMED if prompt_said else NOT_REPORTED),
+        token_rate([t.output_per_s for t in timed], NOTHING_TIMED if output_said else NOT_REPORTED),
+    )
