@@ -65,10 +65,13 @@ def sha256_hex(data: bytes) -> str:
     return str(_SHA256(data).hexdigest())
 
 
+def json_file_text(data: object) -> str:
+    """`data` as this tool writes a JSON file."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def atomic_write_json(path: Path, data: object, mode: int = PRIVATE_FILE) -> None:
-    atomic_write_text(
-        path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode
-    )
+    atomic_write_text(path, json_file_text(data), mode)
 
 
 def read_json(

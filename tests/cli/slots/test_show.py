@@ -407,6 +407,28 @@ def test_history_lists_the_replaced_sweeps_of_todays_fingerprint(
     assert listed[FP][0]["usable"] is True
 
 
+def test_history_lists_the_kept_soaks_beside_the_sweeps(
+    isolated_state: Path, show: ShowCli
+) -> None:
+    from vibey_gh.slots.evidence.soak_file import soak_path
+    from vibey_gh.slots.evidence.soak_history import record_soak_file
+
+    layout = StateLayout(isolated_state)
+    fields = json.loads(RECORDED.read_text())["fingerprint"]["fields"]
+    soak = {
+        "fingerprint": {"id": FP, "fields": fields}, "slots": 2, "measured_s": 600.0,
+        "complete": True, "judgement": {"verdict": "holds", "holds": True},
+    }  # fmt: skip
+    path = soak_path(layout, FP, 2)
+    record_soak_file(layout, path, FP, 2, {**soak, "created_at": 1.0e9})
+    kept = record_soak_file(layout, path, FP, 2, {**soak, "created_at": 2.0e9}).kept
+    lines = show("--history").output.splitlines()
+    assert lines[1] == f"{FP}: 1 soak(s) kept, newest first"
+    assert lines[2].startswith("  the soak of 2001-09-09") and lines[2].endswith(f": {kept}")
+    (entry,) = json.loads(show("--history", "--json").output)[FP]
+    assert (entry["kind"], entry["slots"], entry["path"]) == ("soak", 2, str(kept))
+
+
 def test_history_without_any_says_so(isolated_state: Path, show: ShowCli) -> None:
     result = show("--history")
     assert result.exit_code == 0

@@ -20,6 +20,7 @@ from ..common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ...slots.evidence.soak_file import SoakRecord
     from ...slots.report.show import ShowAnswer, ShownEvidence
 
 
@@ -55,7 +56,7 @@ FORMATS = ("table", "markdown", "csv", "json")
     "--history",
     "history",
     is_flag=True,
-    help="List the sweeps a newer calibration replaced (kept, the last 10 per fingerprint).",
+    help="List the sweeps and soaks a newer one replaced (kept, the last 10 of each).",
 )
 @json_option
 @library_errors
@@ -93,7 +94,9 @@ def show(
     --history lists the sweeps that a newer calibration replaced for the fingerprint (today's,
     or every fingerprint's when today's cannot be computed): a calibration never discards
     evidence, it keeps the last 10 it replaced under evidence/history/<fp>/, each still
-    sealed evidence that `slots compare` reads.
+    sealed evidence that `slots compare` reads. Soaks are kept the same way, the last 10 at
+    each N under evidence/history/<fp>/soak-n<N>/: the soak a newer one replaced, and a
+    stopped soak that did not take a complete one's place.
 
     Exit codes: 0 when it showed what there is, including "no evidence for today" (the answer
     is then one run at a time); 1 when FINGERPRINT names evidence that does not exist or
@@ -140,13 +143,22 @@ def show(
 
 
 def _show_history(fingerprint: str | None, as_json: bool) -> None:
+    from ...slots.evidence.soak_history import describe_soak, kept_soaks
     from ...slots.report.show import gather_history
 
-    kept = gather_history(fingerprint, deps=collaborators().allowed_deps())
+    deps = collaborators().allowed_deps()
+    kept = gather_history(fingerprint, deps=deps)
+    soaks = {fp: kept_soaks(deps.layout, fp) for fp in kept}
     if as_json:
-        emit_json({fp: [sweep.to_json() for sweep in sweeps] for fp, sweeps in kept.items()})
+        emit_json(
+            {
+                fp: [sweep.to_json() for sweep in sweeps]
+                + [_kept_soak_json(path, soak) for path, soak in soaks[fp]]
+                for fp, sweeps in kept.items()
+            }
+        )
         return
-    if not any(kept.values()):
+    if not any(kept.values()) and not any(soaks.values()):
         named = ", ".join(kept) or "any fingerprint"
         click.echo(f"no replaced sweep kept for {named}")
         return
@@ -155,6 +167,29 @@ def _show_history(fingerprint: str | None, as_json: bool) -> None:
         for sweep in sweeps:
             steps = f", {sweep.steps} step(s)" if sweep.steps is not None else ""
             click.echo(f"  {sweep.describe()}{steps}: {sweep.path}")
+        if soaks[fp]:
+            click.echo(f"{fp}: {len(soaks[fp])} soak(s) kept, newest first")
+        for path, soak in soaks[fp]:
+            said = f"unusable soak file ({soak})" if isinstance(soak, str) else describe_soak(soak)
+            click.echo(f"  {said}: {path}")
+
+
+def _kept_soak_json(path: Path, soak: SoakRecord | str) -> dict[str, object]:
+    from ...slots.evidence.soak_history import describe_soak
+
+    if isinstance(soak, str):
+        return {"kind": "soak", "path": str(path), "usable": False, "problem": soak}
+    return {
+        "kind": "soak",
+        "path": str(path),
+        "usable": True,
+        "slots": soak.slots,
+        "created_at": soak.created_at,
+        "measured_s": soak.measured_s,
+        "complete": soak.data.get("complete") is True,
+        "verdict": soak.verdict,
+        "described": describe_soak(soak),
+    }
 
 
 def _format_of(output_format: str | None, as_json: bool) -> str:

@@ -132,19 +132,30 @@ def history_folder(layout: StateLayout, fingerprint: str) -> Path:
 def keep_in_history(layout: StateLayout, fingerprint: str, raw: bytes, past: PastSweep) -> Path:
     """Copy `raw` (the evidence about to be replaced) into the history, atomically and
     private, then drop the oldest beyond `HISTORY_KEPT`. Returns the copy's path."""
-    folder = history_folder(layout, fingerprint)
-    ensure_private_dir(folder.parent.parent)
+    return keep_copy(layout, Path(fingerprint), raw, past.created_at, past.corpus_sha256)
+
+
+def keep_copy(
+    layout: StateLayout, part: Path, raw: bytes, created_at: float | None, corpus: str | None
+) -> Path:
+    """Copy `raw` into the history's `part` (a fingerprint's folder, or one inside it: a
+    soak's at its N) as <date>-<corpus>.json, atomically and private, then drop the oldest
+    beyond `HISTORY_KEPT`. Returns the copy's path."""
+    folder = history_folder(layout, "")
     ensure_private_dir(folder.parent)
     ensure_private_dir(folder)
-    when = past.created_at if past.created_at is not None else time.time()
+    for name in part.parts:
+        folder = folder / name
+        ensure_private_dir(folder)
+    when = created_at if created_at is not None else time.time()
     try:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
     except (OverflowError, OSError, ValueError):
         stamp = "unknown-date"
-    corpus = (past.corpus_sha256 or _UNKNOWN_CORPUS)[:12]
+    corpus = (corpus or _UNKNOWN_CORPUS)[:12]
     target = folder / f"{stamp}-{corpus}.json"
     if target.exists() and _bytes_of(target) != raw:
-        # another sweep with the same date and corpus: both are kept, told apart by content
+        # another record with the same date and corpus: both are kept, told apart by content
         target = folder / f"{stamp}-{corpus}-{sha256_hex(raw)[:8]}.json"
     atomic_write_bytes(target, raw)
     kept = sorted(path for path in folder.glob("*.json") if _is_regular(path))
@@ -197,6 +208,7 @@ __all__ = [
     "PastSweep",
     "fingerprints_with_history",
     "history_folder",
+    "keep_copy",
     "keep_in_history",
     "list_history",
     "summarise",

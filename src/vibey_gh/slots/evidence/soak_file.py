@@ -1,6 +1,6 @@
 """A soak on disk: its own file beside the evidence, sealed like evidence, and soak requests.
 
-evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (the latest replaces it)
+evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (one it replaces is kept: `soak_history`)
 requests/soak/<fp>.json        written by `allowed` when `require_soak` wants one
 
 A soak file holds {schema_version, kind, fingerprint {id, fields}, created_at, slots,
@@ -158,8 +158,13 @@ def soak_path(layout: StateLayout, fingerprint: str, slots: int) -> Path:
     return soak_folder(layout) / f"{fingerprint}-n{slots}.json"
 
 
+def sealed_soak(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The soak file's content: `data` with its schema, kind and seal."""
+    return seal_evidence({"schema_version": SOAK_SCHEMA, "kind": SOAK_KIND, **data})
+
+
 def write_soak(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
-    sealed = seal_evidence({"schema_version": SOAK_SCHEMA, "kind": SOAK_KIND, **data})
+    sealed = sealed_soak(data)
     ensure_private_dir(path.parent)
     atomic_write_json(path, sealed)
     return sealed

@@ -17,7 +17,8 @@ from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
 from ..evidence.fingerprint import Fingerprint
-from ..evidence.soak_file import clear_soak_request, load_soak, soak_path, write_soak
+from ..evidence.soak_file import clear_soak_request, load_soak, soak_path
+from ..evidence.soak_history import record_soak_file
 from ..judging.metrics import decisive_ends
 from ..judging.readings.drift import SoakJudgement, SoakSpan, SoakWindow, judge_soak
 from ..judging.records import TurnRecord
@@ -198,11 +199,18 @@ def record_soak(
         "runs_dir": str(journal.run_dir),
     }
     path = soak_path(env.layout, fingerprint.id, slots)
-    write_soak(path, data)
-    write_soak_report(SoakView(path, load_soak(path)), plots_available())
+    # the soak there is kept, never overwritten: replaced into the history, or (complete, and
+    # this one stopped) left answering while this one goes to the history
+    written = record_soak_file(env.layout, path, fingerprint.id, slots, data)
+    if written.replaced or written.kept is None:
+        write_soak_report(SoakView(path, load_soak(path)), plots_available())
+        outcome.path = path
+    else:
+        outcome.path = written.kept
     journal.path.unlink(missing_ok=True)
     if complete:
         clear_soak_request(env.layout, fingerprint.id)
-    outcome.path = path
-    say(f"soak recorded: {path}")
+    say(f"soak recorded: {outcome.path}")
+    if (kept := written.sentence()) is not None:
+        say(kept)
     return outcome
