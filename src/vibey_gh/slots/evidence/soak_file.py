@@ -1,6 +1,6 @@
 """A soak on disk: its own file beside the evidence, sealed like evidence, and soak requests.
 
-evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (one it replaces is kept: `soak_history`)
+evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (the one it replaces: kept)
 requests/soak/<fp>.json        written by `allowed` when `require_soak` wants one
 
 A soak file holds {schema_version, kind, fingerprint {id, fields}, created_at, slots,
