@@ -75,9 +75,10 @@ class RunnerInfo:
 
 
 # A build made without git metadata (llama.cpp from a source archive: "b0-unknown") or a
-# development build names no build: two such builds would share a fingerprint, so the version
-# is keyed by the binary's own sha256 as well.
-NAMELESS_BUILDS = frozenset({"", "dev", "unknown", "none", "b0", "b0-unknown"})
+# development build (Ollama built without its release flags says "0.0.0") names no build: two
+# such builds would share a fingerprint, so the version is keyed by the binary's own sha256 as
+# well.
+NAMELESS_BUILDS = frozenset({"", "dev", "unknown", "none", "b0", "b0-unknown", "0.0.0"})
 BINARY_MARK = "+sha256:"
 BINARY_DIGEST_SHOWN = 16
 
@@ -86,7 +87,9 @@ def names_no_build(version: str | None) -> bool:
     if version is None or BINARY_MARK in version:
         return False  # no version at all is refused on its own (`missing`); keyed already
     text = version.strip().lower()
-    return text in NAMELESS_BUILDS or text.startswith("b0-") or "unknown" in text
+    return (
+        text in NAMELESS_BUILDS or text.startswith(("b0-", "0.0.0-", "0.0.0+")) or "unknown" in text
+    )
 
 
 def nameless_part(version: str | None) -> str | None:

@@ -66,22 +66,31 @@ def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None
 
     props = _llama_server_props(config.production)
     settings = runner_args_settings(config.runner_args)
-    version, unkeyed = props.build, None
-    if names_no_build(version):
-        from .production_binary import production_binary
-
-        binary = production_binary(config.production, state)
-        keyed = keyed_to_binary(version, binary, state) if binary is not None else None
-        if keyed is None:
-            unkeyed = (
-                f"production's build {version!r} names no build, and its binary could not be "
-                "read to key the evidence by its sha256"
-            )
-        version = keyed or version
+    version, unkeyed = production_version(props.build, config.production, state)
     info = gguf_identity(config, version, state, settings)
     if unkeyed is not None:
         info.missing["version"] = unkeyed
     return replace(info, serving_slots=props.slots)
+
+
+def production_version(
+    version: str | None, production_url: str, state: StateLayout | None = None
+) -> tuple[str | None, str | None]:
+    """Production's `version`, keyed to the binary that listens on its port when it names no
+    build (`keyed_to_binary`); with why it could not be keyed (None when it was, or needs not
+    be): evidence keyed to a name that names nothing would pass between builds."""
+    if not names_no_build(version):
+        return version, None
+    from .production_binary import production_binary
+
+    binary = production_binary(production_url, state)
+    keyed = keyed_to_binary(version, binary, state) if binary is not None else None
+    if keyed is None:
+        return version, (
+            f"production's build {version!r} names no build, and its binary could not be "
+            "read to key the evidence by its sha256"
+        )
+    return keyed, None
 
 
 def keyed_to_binary(

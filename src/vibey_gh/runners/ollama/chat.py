@@ -26,8 +26,8 @@ import httpx
 from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
 from ...guarded import InputProblem, loads_json
-from ...interfaces.runner_timings import RunnerTimings, reported
 from ...interfaces.slots_interface import ChatSettings, TurnResult
+from ...interfaces.turns import RunnerTimings, reported
 from ..http.chat_turns import (
     answered_turn,
     chunk_object,

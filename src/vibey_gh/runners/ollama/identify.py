@@ -8,22 +8,36 @@ socket GET of `local_http` and never imports an adapter (httpx, process handling
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo
 from ..contract import EnvironmentReader, RunnerConfig
+
+if TYPE_CHECKING:
+    from ...state import StateLayout
 from .wire import digest_from_tags, version_of
 
 KIND = "ollama"
 
 
 def identify_ollama_production(
-    config: RunnerConfig, read_environment: EnvironmentReader | None = None
+    config: RunnerConfig,
+    read_environment: EnvironmentReader | None = None,
+    state: StateLayout | None = None,
 ) -> RunnerInfo:
-    """What production says on /api/version and /api/tags, and the environment it runs with."""
+    """What production says on /api/version and /api/tags, and the environment it runs with;
+    a development build's version ("0.0.0") keyed to the binary that listens, as llama-server's
+    nameless builds are (`llamacpp.identify.production_version`)."""
+    from ..llamacpp.identify import production_version
     from .settings import production_settings
 
     info = identify_ollama(config.production, config.model)
+    if info.version is not None:
+        version, unkeyed = production_version(info.version, config.production, state)
+        info = replace(info, version=version)
+        if unkeyed is not None:
+            info.missing["version"] = unkeyed
     settings = production_settings(config, read_environment)
     if settings.missing:
         info.missing["settings"] = settings.missing

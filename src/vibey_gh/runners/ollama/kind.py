@@ -44,7 +44,7 @@ class OllamaKind(RunnerKind):
     ) -> RunnerInfo:
         from .identify import identify_ollama_production
 
-        return identify_ollama_production(config, read_environment)
+        return identify_ollama_production(config, read_environment, state)
 
     def watch(self, base_url: str) -> ProductionWatch:
         from .watch import OllamaWatch
@@ -67,7 +67,7 @@ class OllamaKind(RunnerKind):
         from .runner import OllamaRunner
 
         settings = self.production_settings(config) if config is not None else None
-        return OllamaRunner(settings=settings)
+        return OllamaRunner(settings=settings, state=state)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
         from .chat import OllamaChatClient
@@ -128,12 +128,14 @@ class OllamaKind(RunnerKind):
     def calibration_version(
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
+        from ..llamacpp.identify import keyed_to_binary
         from ..process import find_executable, run_version_command
         from .binary import ollama_version
 
         binary = find_executable(config.runner_binary, self.name)
         run_env, _ = self._calibration_env(config, environ)
-        return binary, ollama_version(run_version_command([binary, "--version"], run_env))
+        version = ollama_version(run_version_command([binary, "--version"], run_env))
+        return binary, keyed_to_binary(version, binary)
 
     def identify_calibration(
         self,
@@ -145,16 +147,21 @@ class OllamaKind(RunnerKind):
         from pathlib import Path
 
         from ...interfaces.identity import RunnerInfo
+        from ..llamacpp.identify import keyed_to_binary
         from ..process import find_executable, run_version_command
         from .binary import manifest_digest, ollama_manifest, ollama_version
         from .settings import MODELS_VARIABLE
 
         binary = find_executable(config.runner_binary, self.name)
         run_env, settings = self._calibration_env(config, environ)
-        version = ollama_version(run_version_command([binary, "--version"], run_env))
+        said = ollama_version(run_version_command([binary, "--version"], run_env))
+        # a development build ("0.0.0") is keyed to its binary's sha256, as production's is
+        version = keyed_to_binary(said, binary, state)
         missing: dict[str, str] = {}
-        if version is None:
+        if said is None:
             missing["version"] = f"`{binary} --version` did not name a version"
+        elif version is None:
+            missing["version"] = f"{binary} names no build ({said!r}) and could not be read"
         manifest = ollama_manifest(Path(run_env[MODELS_VARIABLE]), config.model)
         try:
             digest: str | None = manifest_digest(manifest)

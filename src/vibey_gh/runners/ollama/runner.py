@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
+from ...state import StateLayout
 from ..cancel import cancel_connections_to
 from ..contract import ProductionSettings
 from ..http.wire import Messages, ToolSpecs
+from ..llamacpp.identify import keyed_to_binary
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
 from .chat import OllamaChatClient
@@ -56,9 +59,16 @@ class OllamaServer:
     """A started calibration `ollama serve` (a RunningRunner)."""
 
     def __init__(
-        self, child: ChildProcess, launch: RunnerLaunch, clock: Clock = SYSTEM_CLOCK
+        self,
+        child: ChildProcess,
+        launch: RunnerLaunch,
+        clock: Clock = SYSTEM_CLOCK,
+        binary: str | None = None,
+        state: StateLayout | None = None,
     ) -> None:
         self.base_url = f"http://{LOOPBACK}:{launch.port}"
+        self._binary = binary
+        self._state = state
         self._port = launch.port
         self.log_path = child.log_path
         self.model = launch.model
@@ -88,7 +98,12 @@ class OllamaServer:
         return self._api.chat(messages, tools, settings)
 
     def info(self) -> RunnerInfo:
-        return identify_ollama(self.base_url, self.model)
+        """What it says of itself; a development build's version ("0.0.0") keyed to the binary
+        it was started from, as production's and the calibration binary's are."""
+        info = identify_ollama(self.base_url, self.model)
+        if self._binary is None:
+            return info
+        return replace(info, version=keyed_to_binary(info.version, self._binary, self._state))
 
     def stop(self) -> None:
         """Cancel the turns in flight first (Ollama stops a generation whose client went
@@ -104,10 +119,14 @@ class OllamaRunner:
     kind = KIND
 
     def __init__(
-        self, clock: Clock = SYSTEM_CLOCK, settings: ProductionSettings | None = None
+        self,
+        clock: Clock = SYSTEM_CLOCK,
+        settings: ProductionSettings | None = None,
+        state: StateLayout | None = None,
     ) -> None:
         self._clock = clock
         self._settings = settings or ProductionSettings()
+        self._state = state
 
     def start(self, launch: RunnerLaunch) -> OllamaServer:
         binary = find_binary(launch.binary)
@@ -118,4 +137,4 @@ class OllamaRunner:
             name="ollama serve",
             env=ollama_env(launch, calibration_base_env(self._settings, os.environ)),
         )
-        return OllamaServer(child, launch, self._clock)
+        return OllamaServer(child, launch, self._clock, binary, self._state)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
-from vibey_gh.interfaces.runner_timings import RunnerTimings
+from vibey_gh.interfaces.turns import RunnerTimings
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.records import TurnRecord

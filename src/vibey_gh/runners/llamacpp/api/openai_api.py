@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import httpx
 
-from ....interfaces.runner_timings import RunnerTimings, reported
 from ....interfaces.slots_interface import ChatSettings, TurnResult
+from ....interfaces.turns import RunnerTimings, reported
 from ...http.chat_turns import (
     answered_turn,
     chunk_object,

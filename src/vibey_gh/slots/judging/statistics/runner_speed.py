@@ -1,7 +1,7 @@
 """A step's prompt processing and generation speed, as llama-bench gives them: pp and tg in
 tokens/s, the mean of each turn's rate ± their standard deviation.
 
-Each rate is the runner's own (`interfaces.runner_timings`): tokens it read from the prompt
+Each rate is the runner's own (`interfaces.turns.RunnerTimings`): tokens it read from the prompt
 over the time it spent reading them, tokens it wrote over the time it spent writing them. At
 N slots a turn's tg is one stream's speed while N - 1 others share the runner, which is what
 a user of one slot feels; the step's total output is `out tok/s`. The figures are a pure
