@@ -207,7 +207,7 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     sweep = outputs["vibey-gh slots calibrate --corpus corpus.json"]
     assert "sweep complete: ideal " in sweep.stdout
     assert re.search(r"see it: +vibey-gh slots show [0-9a-f]{16}", sweep.stdout)
-    assert "step 0 (1 of at most 17): N=1" in sweep.stderr, "progress goes to stderr"
+    assert "step 0 (1 of at most 18): N=1" in sweep.stderr, "progress goes to stderr"
     demo = outputs["vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2"]
     assert "sweep complete" in demo.stdout
     # asking what `allowed` would answer filed no calibration request
@@ -256,7 +256,7 @@ def test_the_embedded_demo_runs_as_written_for_one_step(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "sweep paused (rerun to continue)" in done.stdout
-    assert "step 0 (1 of at most 5): N=1" in done.stderr
+    assert "step 0 (1 of at most 6): N=1" in done.stderr
 
 
 def test_config_blocks_parse_as_toml() -> None:

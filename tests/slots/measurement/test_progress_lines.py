@@ -20,9 +20,9 @@ PLAN = SweepPlan(explicit=None, max_slots=4, done=0, min_step_s=60.0, max_step_s
 
 
 def test_the_most_steps_follow_the_order() -> None:
-    assert PLAN.most_steps == 5, "1, 1, 2, 3, 4"
+    assert PLAN.most_steps == 6, "1, 1, 2, 3, 4 and the closing 1"
     assert replace(PLAN, explicit=(1, 1, 4)).most_steps == 3
-    assert PLAN.order_text() == "N = 1, 1, 2, 3, … up to 4"
+    assert PLAN.order_text() == "N = 1, 1, 2, 3, … up to 4, then 1 again"
 
 
 def test_durations_read_at_a_glance() -> None:
@@ -40,13 +40,13 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     step = make_step(2, 2, same_answers(), duration=100.0)
     progress.step_finished(step, "qualifies")
     assert lines[0] == (
-        "sweep: N = 1, 1, 2, 3, … up to 4; a step serves every corpus turn once and measures "
+        "sweep: N = 1, 1, 2, 3, … up to 4, then 1 again; a step serves every corpus turn once and measures "
         "60 s–5 min; 2 steps already measured"
     )
     # nothing measured to scale from (the resumed steps' figures were not given): what ends
     # the step, never a guess
     assert lines[1] == (
-        "step 2 (3 of at most 5): N=2; at least 60 s, until each of its 15 corpus turns was "
+        "step 2 (3 of at most 6): N=2; at least 60 s, until each of its 15 corpus turns was "
         "served once"
     )
     assert lines[2] == "  runner ready, model loaded in 1.5s"
@@ -118,7 +118,7 @@ def test_the_next_step_is_estimated_from_the_one_the_pass_held() -> None:
     step = replace(step, measurement={"start": 5.0, "end": 110.0})
     progress.step_finished(step, "floor")
     progress.step_started(1, 1, 1, 60)
-    assert lines[-1].startswith("step 1 (2 of at most 5): N=1; about 2.2 min")
+    assert lines[-1].startswith("step 1 (2 of at most 6): N=1; about 2.2 min")
     left = progress.time_left()
     assert left is not None
     low, high = left
@@ -158,7 +158,7 @@ def test_the_live_table_shows_the_steps_the_running_step_and_the_time_left() -> 
         assert "step 1 N=1: about 2.2 min" in shown
         left = [line for line in shown.splitlines() if line.startswith("sweep time left ")]
         assert len(left) == 1, "the time left, less what the running step has taken"
-        assert "sweep N = 1, 1, 2, 3, … up to 4: 1 of at most 5" in shown
+        assert "sweep N = 1, 1, 2, 3, … up to 4, then 1 again: 1 of at most 6" in shown
     finally:
         live.close()
     # what scrolled above the live view: the plain lines, as a log has them
@@ -175,7 +175,7 @@ def test_off_a_terminal_only_plain_lines_are_written(capsys: object) -> None:
     progress.close()
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert err.splitlines()[1] == (
-        "step 0 (1 of at most 5): N=1; at least 60 s, until each of its 16 corpus turns was "
+        "step 0 (1 of at most 6): N=1; at least 60 s, until each of its 16 corpus turns was "
         "served once"
     )
     assert "\x1b" not in err, "no terminal codes in a log"

@@ -69,7 +69,9 @@ class SweepPlan:
 
     @property
     def most_steps(self) -> int:
-        return len(self.explicit) if self.explicit is not None else self.max_slots + 1
+        """An explicit list as given; else 1, 1, 2, … up to max_slots and the closing one-slot
+        run that checks for drift (`judging.sweep.sweep_steps`)."""
+        return len(self.explicit) if self.explicit is not None else self.max_slots + 2
 
     def slots_at(self, index: int) -> int:
         if self.explicit is not None:
@@ -79,7 +81,7 @@ class SweepPlan:
     def order_text(self) -> str:
         if self.explicit is not None:
             return "N = " + ", ".join(str(n) for n in self.explicit)
-        return f"N = 1, 1, 2, 3, … up to {self.max_slots}"
+        return f"N = 1, 1, 2, 3, … up to {self.max_slots}, then 1 again"
 
 
 # verdicts that may count towards the patience rule
