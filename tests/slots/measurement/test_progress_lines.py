@@ -40,8 +40,8 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     step = make_step(2, 2, same_answers(), duration=100.0)
     progress.step_finished(step, "qualifies")
     assert lines[0] == (
-        "sweep: N = 1, 1, 2, 3, … up to 4, then 1 again; a step serves every corpus turn once and measures "
-        "60 s–5 min; 2 steps already measured"
+        "sweep: N = 1, 1, 2, 3, … up to 4, then 1 again; a step serves every corpus turn once "
+        "and measures 60 s–5 min; 2 steps already measured"
     )
     # nothing measured to scale from (the resumed steps' figures were not given): what ends
     # the step, never a guess
