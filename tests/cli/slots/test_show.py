@@ -137,14 +137,15 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowC
     assert data["fingerprint"] == FP and data["today"]["id"] == FP
     shown = data["evidence"]
     assert shown["ideal"] == 1 and shown["stale"] is False
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
+    assert "rows" not in shown and "columns" not in shown  # typed data only
     assert [step["name"] for step in shown["steps"]] == ["N=1", "N=1 again", "N=2"]
     first = shown["steps"][0]
     assert isinstance(first["turns_per_hour"], float) and isinstance(first["served_turns"], int)
     assert shown["verdict_code"] == "no_gain"
     assert [v["label"] for v in shown["verdicts"]] == ["floor", "baseline", "no gain"]
     # evidence from before whole runs: segments, decided on turns per hour, no run figures
-    assert shown["decided_by"] == "turns/h" and "turns/h" in shown["columns"]
+    assert shown["decided_by"] == "turns/h"
     assert {(v["decided_by"], v["runs_per_hour"]) for v in shown["verdicts"]} == {("turns/h", None)}
     assert shown["differences_from_today"] == []
     assert [o["fingerprint"] for o in data["others"]] == [other]
@@ -345,6 +346,8 @@ def test_csv_has_one_row_per_step_with_numbers(isolated_state: Path, show: ShowC
     # TTFT, TPOT and ITL, each as mean, p50, p90, p95 and p99: empty for turns unstreamed
     latency = [f"{w}_{k}" for w in ("ttft", "tpot", "itl") for k in ("mean_s", "p50_s", "p99_s")]
     assert all(row[key] == "" for row in rows for key in latency)
+    # how long each step took, start to end, and its measured part
+    assert all(float(row["duration_s"]) >= float(row["measured_s"]) > 0 for row in rows)
     # pp and tg: the recorded sweep kept no runner timings, said so, never 0
     assert {(row["pp_tokens_per_s"], row["tg_why_none"]) for row in rows} == {("", "not recorded")}
 

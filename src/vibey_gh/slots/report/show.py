@@ -36,11 +36,11 @@ from .tables.latency_table import (
     latency_values,
     verdict_latency_json,
 )
-from .tables.step_table import columns_for, step_rows, step_values
+from .tables.step_table import step_rows, step_values
 
-# `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
-# strings (`rows`)
-SHOW_SCHEMA = 2
+# `slots show --json`: 2 gave each step's figures as numbers (`steps`) beside the display
+# strings (`rows`, `columns`); 3 holds typed data only (the table is `--format markdown`'s)
+SHOW_SCHEMA = 3
 
 FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
 
@@ -137,8 +137,6 @@ class ShownEvidence:
             "confidence": self.confidence,
             "measured_with_intervals": self.with_intervals,
             "decided_by": self.judgement.figures.decided_by,
-            "columns": list(columns_for(self.judgement)),
-            "rows": self.rows,
             "steps": self.steps,
             "verdicts": [
                 {

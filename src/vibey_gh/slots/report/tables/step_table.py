@@ -221,6 +221,19 @@ def _gb(value: int | None, fmt: str) -> str:
     return "—" if value is None else f"{value / 1e9:{fmt}} GB"
 
 
+def _step_values(view: StepView) -> dict[str, object]:
+    """Which step, and how long it took: `duration_s` from its start to its end (the model's
+    load included), `measured_s` its measurement window (the whole replay for one pass)."""
+    step = view.step
+    return {
+        "step": step.index,
+        "name": view.name,
+        "slots": step.slots,
+        "duration_s": max(0.0, step.ended_at - step.started_at),
+        "measured_s": view.verdict.metrics.duration_s,
+    }
+
+
 def _speed_column(which: str, priority: int) -> StepColumn:
     """llama-bench's pp or tg column, tokens/s as mean ± sd (`speed_cells`)."""
     return StepColumn(
@@ -239,7 +252,7 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
         "step",
         lambda v: v.name,
         lambda v: v.name,
-        lambda v: {"step": v.step.index, "name": v.name, "slots": v.step.slots},
+        _step_values,
         0,
         numeric=False,
     ),
