@@ -94,3 +94,15 @@ def test_a_trend_too_wide_to_tell_says_so_and_how_long_would_decide() -> None:
     )
     narrow = {"slope": -0.05, "low": -0.07, "high": -0.03}
     assert trend_text(narrow, 3600.0, 600.0) == "-5.0 %/h (-7.0 to -3.0 %/h) of the first window"
+
+
+def test_a_soak_judged_again_as_it_was_recorded_says_no_more(layout: StateLayout) -> None:
+    # throughput fell to a quarter: recorded drifted, and drifted again when re-read
+    ends = [i * 0.1 for i in range(6000)] + [600 + i * 0.4 for i in range(1500)]
+    data = {**_data(), "window_s": 100.0, "spans": [{"start": 0.0, "end": 1200.0, "ends": ends}]}
+    data["judgement"] = {"verdict": "drifted", "holds": False, "reasons": ["throughput fell"]}
+    path = soak_path(layout, FINGERPRINT.id, 2)
+    write_soak(path, data)
+    said = lines(SoakView(path, load_soak(path)))
+    assert said[:2] == ["soak at N=2, 10m: DRIFTED", "  throughput fell"]
+    assert not any("recorded:" in line for line in said)

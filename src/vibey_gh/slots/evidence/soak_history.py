@@ -18,6 +18,7 @@ from typing import Any
 from ...errors import EvidenceError
 from ...files import json_file_text
 from ...guarded import InputProblem, read_regular_bytes
+from ...interfaces.durations import format_duration
 from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .history import history_folder, keep_copy
@@ -51,10 +52,10 @@ class SoakKept:
 
 
 def describe_soak(record: SoakRecord) -> str:
-    """'the soak of 2026-12-01 10:00 UTC (N=3, holds, 2.0 h measured)'."""
+    """'the soak of 2026-12-01 10:00 UTC (N=3, holds, 2h measured)'."""
     from .history import _date
 
-    facts = [f"N={record.slots}", record.verdict, f"{record.measured_s / 3600:.1f} h measured"]
+    facts = [f"N={record.slots}", record.verdict, f"{format_duration(record.measured_s)} measured"]
     if record.data.get("complete") is not True:
         facts.append("stopped")
     return f"the soak of {_date(record.created_at)} ({', '.join(facts)})"

@@ -141,8 +141,9 @@ def lines(view: SoakView) -> list[str]:
     out = [
         f"soak at N={record.slots}, {format_duration(record.measured_s)}: {verdict}",
         *(
+            # said only where the verdict judged again differs from the one recorded
             [f"  {judged.rejudged} (recorded: {record.recorded_verdict})"]
-            if judged.rejudged
+            if judged.rejudged and judged.verdict != record.recorded_verdict
             else []
         ),
         *(f"  {reason}" for reason in judgement.get("reasons", [])),
