@@ -12,15 +12,19 @@ with the reason, never 0.
 
 from __future__ import annotations
 
-import statistics
+import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from ....interfaces.turns import TurnResult
 from ....interfaces.values import frozen_value
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count
+from .stats import standard_error
+
+if TYPE_CHECKING:  # stored figures are read without the turns (`figures`)
+    from ....interfaces.turns import TurnResult
 
 NOT_RECORDED = "not recorded"
 NOT_REPORTED = "not reported by the runner"
@@ -72,8 +76,10 @@ def token_rate(rates: Sequence[float | None], why_none: str) -> TokenRate:
     known = [rate for rate in rates if rate is not None]
     if not known:
         return TokenRate(None, None, 0, why_none)
-    sd = statistics.stdev(known) if len(known) > 1 else None
-    return TokenRate(statistics.fmean(known), sd, len(known))
+    # the sample sd as llama-bench gives it; no `statistics` here: `slots allowed` reads these
+    se = standard_error(known)
+    sd = se * math.sqrt(len(known)) if se is not None else None
+    return TokenRate(math.fsum(known) / len(known), sd, len(known))
 
 
 def runner_speed(served: Sequence[TurnResult]) -> RunnerSpeed:
