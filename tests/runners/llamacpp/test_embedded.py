@@ -95,6 +95,19 @@ def test_two_identical_requests_at_temperature_zero_give_identical_answers(
     assert first.output_tokens is not None and first.output_tokens <= SETTINGS.max_tokens
 
 
+def test_a_streamed_turn_carries_llama_cpps_own_timings(two_slots: RunningRunner) -> None:
+    """pp and tg come from the runner's `timings` on the stream's last chunk."""
+    streamed = ChatSettings(window=WINDOW, max_tokens=4, seed=42, timeout_s=120, stream=True)
+    turn = two_slots.chat(QUESTION, None, streamed)
+    assert turn.served, turn.error
+    timings = turn.runner_timings
+    assert timings is not None and timings.prompt_s is not None and timings.output_s is not None
+    assert timings.prompt_tokens == (turn.prompt_tokens or 0) - (turn.cached_tokens or 0)
+    assert timings.output_tokens == turn.output_tokens
+    assert timings.prompt_s + timings.output_s <= turn.latency_s
+    assert (timings.output_per_s or 0) > 0
+
+
 def test_an_over_window_prompt_is_a_failed_turn_refused_over_window(
     two_slots: RunningRunner,
 ) -> None:

@@ -201,14 +201,17 @@ class _Engine:
                 yield chunk_of([{"index": 0, "delta": delta, "finish_reason": None}])
         finally:
             self.release(slot)
-        # llama-server's last chunk carries its timings (cache_n among them)
+        # llama-server's last chunk carries its timings (cache_n among them): the usage chunk
+        # when usage is asked for, else the finish reason's
         timings = timings_of(prompt, cached, answer, Spent(read_at - arrived, written_at - read_at))
         finish: list[JsonObject] = [
             {"index": 0, "delta": {}, "finish_reason": answer.finish_reason}
         ]
-        yield chunk_of(finish, timings=timings)
-        if include_usage:
-            yield chunk_of([], usage=usage_of(prompt, cached, answer))
+        if not include_usage:
+            yield chunk_of(finish, timings=timings)
+            return
+        yield chunk_of(finish)
+        yield chunk_of([], usage=usage_of(prompt, cached, answer), timings=timings)
 
 
 def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:

@@ -209,3 +209,20 @@ def test_an_answer_without_timings_records_that_the_runner_reported_none() -> No
     turn = parse_chat_completion(200, body, 0.0, 1.0)
     assert turn.runner_timings is not None and not turn.runner_timings.reported_any
     assert turn.to_json()["runner_timings"] == {}
+
+
+def test_a_stream_keeps_the_timings_of_its_last_chunk_beside_the_usage() -> None:
+    """As the embedded runner streams: the finish reason, then usage and timings together."""
+    from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChunks
+
+    chunks = OpenAIChunks()
+    chunks.take({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]})
+    chunks.take({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
+    usage = {"completion_tokens": 8, "prompt_tokens": 31, "prompt_tokens_details": {}}
+    timings = {"cache_n": 0, "prompt_n": 31, "prompt_ms": 4298.772, "predicted_n": 8,
+               "predicted_ms": 3946.375}  # fmt: skip
+    chunks.take({"choices": [], "usage": usage, "timings": timings})
+    turn = chunks.result(200, 0.0, 9.0)
+    assert turn.served and turn.output_tokens == 8
+    assert turn.runner_timings is not None and turn.runner_timings.prompt_tokens == 31
+    assert turn.runner_timings.output_s == pytest.approx(3.946375)

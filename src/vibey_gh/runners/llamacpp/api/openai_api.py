@@ -176,14 +176,14 @@ class OpenAIChunks:
     def _counts(self, chunk: JsonObject) -> None:
         cached = cached_prompt_tokens(chunk)
         self.cached = cached if cached is not None else self.cached
+        timings = as_object(chunk.get("timings"))
+        if timings:  # on the usage chunk, or on the finish reason's when usage is not asked
+            self.timings = llama_server_timings(timings)
         usage = as_object(chunk.get("usage"))
         if "completion_tokens" in usage:
             self.prompt_tokens = usage.get("prompt_tokens")
             self.output_tokens = usage.get("completion_tokens")
             return
-        timings = as_object(chunk.get("timings"))
-        if timings:
-            self.timings = llama_server_timings(timings)
         if self.output_tokens is None and "predicted_n" in timings:
             self.output_tokens = timings.get("predicted_n")
 
