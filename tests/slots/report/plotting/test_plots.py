@@ -297,3 +297,25 @@ def test_only_points_whose_own_bound_broke_are_crossed() -> None:
         points(ax, broken, [1.0 for _ in broken], "agreement", broke=broke)
         markers = [line.get_marker() for line in ax.get_lines() if list(line.get_xdata()) == [2]]
         assert ("X" in markers) is crossed
+
+
+def test_tg_per_stream_is_drawn_beside_the_output_only_where_the_runner_timed_it() -> None:
+    import dataclasses
+
+    from vibey_gh.interfaces.turns import RunnerTimings
+    from vibey_gh.slots.report.plotting.plots import throughput_figure
+
+    def tg_label(steps: list[StepRecord]) -> list[str]:
+        judgement = judge_sweep(steps, Bounds())
+        tokens_ax = throughput_figure(judgement, "t").get_axes()[1]
+        return [str(ln.get_label()) for ln in tokens_ax.get_lines() if "tg" in str(ln.get_label())]
+
+    timed = [
+        dataclasses.replace(a, runner_timings=RunnerTimings(100, 0.5, 10, 0.5 + i / 100))
+        for i, a in enumerate(same_answers())
+    ]
+    assert tg_label([make_step(0, 1, timed), make_step(1, 1, timed), make_step(2, 2, timed)]) == [
+        "tg per stream (runner's timing, mean ± sd)"
+    ]
+    untimed = [make_step(0, 1, same_answers()), make_step(1, 2, same_answers())]
+    assert tg_label(untimed) == []

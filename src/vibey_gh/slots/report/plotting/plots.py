@@ -40,6 +40,7 @@ from .plot_parts import (
     points,
     slot_ticks,
 )
+from .speed_plot import generation_points
 
 FIDELITY = breaks("fidelity")
 
@@ -206,6 +207,7 @@ def throughput_figure(
     broken_legend(turns_ax, verdicts, hollow=True)
     _one_slot_band(tokens_ax, verdicts, tokens)
     points(tokens_ax, verdicts, list(tokens), "output tokens per second", marker="s")
+    generation_points(tokens_ax, judgement)
     tokens_ax.set_ylabel("output tokens per second (tok/s)")
     tokens_ax.set_ylim(bottom=0)
     broken_legend(tokens_ax, verdicts)
