@@ -163,3 +163,21 @@ def test_log_tail_keeps_the_last_non_empty_lines(tmp_path: Path) -> None:
     log.write_text("".join(f"line {i}\n\n" for i in range(20)))
     assert read_log_tail(log, 3) == ["line 17", "line 18", "line 19"]
     assert read_log_tail(tmp_path / "missing.log") == []
+
+
+def test_log_tail_leads_with_our_childs_error_line_when_the_server_logged_after_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "x.log"
+    log.write_text(
+        "error: the embedded runner could not start: bad model\n"
+        + "".join(f"server line {i}\n" for i in range(5))
+    )
+    assert read_log_tail(log, 3) == [
+        "error: the embedded runner could not start: bad model",
+        "server line 2",
+        "server line 3",
+        "server line 4",
+    ]
+    assert read_log_tail(log, 6)[0] == "error: the embedded runner could not start: bad model"
+    assert len(read_log_tail(log, 6)) == 6

@@ -93,7 +93,9 @@ def find_executable(configured: str | None, default_name: str) -> str:
 
 
 def read_log_tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
-    """The last `lines` non-empty lines of a log, for error messages (never raises)."""
+    """The last `lines` non-empty lines of a log, for error messages (never raises); the last
+    line our own child wrote as `error: …` leads them when it is older than the tail, because a
+    server's log thread may still be flushing its own lines after it (the order varies)."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, os.SEEK_END)
@@ -102,7 +104,10 @@ def read_log_tail(path: Path, lines: int = TAIL_LINES) -> list[str]:
             text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return []
-    return [line for line in text.splitlines() if line.strip()][-lines:]
+    written = [line for line in text.splitlines() if line.strip()]
+    tail = written[-lines:]
+    own_errors = [line for line in written[:-lines] if line.startswith("error:")]
+    return own_errors[-1:] + tail
 
 
 def _open_log(path: Path) -> int:
