@@ -164,7 +164,7 @@ def _judged(
         checks = [
             ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft, step.ttft_by_turn),
             ("tpot_p95_seconds", "TPOT", bounds.tpot_p95_seconds, step.tpot, step.tpot_by_turn),
-            ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl, None),
+            ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl, step.itl_by_turn),
         ]
     for key, what, limit, sample, by_turn in checks:
         if limit is None:
