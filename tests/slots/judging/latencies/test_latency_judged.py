@@ -145,3 +145,23 @@ def test_a_latency_bound_is_judged_at_the_planned_look_the_step_stopped_at() -> 
     assert undecided_latency_bounds(figures, None, bounds, (1, 5)) == ["ttft_p95_seconds"]
     refused = latency_findings(figures, None, bounds, (1, 5))
     assert refused and UNDECIDED_WHEN_ENDED in refused[0]
+
+
+def test_a_step_is_paired_with_the_one_slot_runs_before_it_not_the_closing_one() -> None:
+    """A step measures on until its latency_factor is decided against the one-slot runs
+    measured so far; a closing one-slot run twice as slow must not change what it was
+    decided on."""
+    steps = [
+        timed(make_step(i, 1, same_answers(60), steady=True), 0.2, 0.02, spread=0.001)
+        for i in (0, 1)
+    ]
+    steps.append(timed(make_step(2, 2, same_answers(120), steady=True), 0.3, 0.03, 0.001))
+    closing = make_step(3, 1, same_answers(60), duration=200.0, steady=True)
+    steps.append(timed(closing, 0.4, 0.04, spread=0.001))
+    before = sweep_figures(steps[:3]).steps[2].latency
+    after = sweep_figures(steps).steps[2].latency
+    assert before is not None and after is not None and before.factor_by_turn is not None
+    assert after.factor_by_turn == before.factor_by_turn
+    pooled = judge_sweep(steps, Bounds(latency_factor=1.5)).verdict_for(2)
+    alone = judge_sweep(steps[:3], Bounds(latency_factor=1.5)).verdict_for(2)
+    assert pooled is not None and alone is not None and pooled.broken == alone.broken

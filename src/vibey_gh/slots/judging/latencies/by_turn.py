@@ -8,7 +8,7 @@ requests), recomputes the p95 on what was drawn, and the interval is the spread 
 p95s. The seed is fixed, so the same evidence always gives the same interval.
 
 `latency_factor` is paired the same way: the p95 of a step's latencies over the p95 of the
-same turns' latencies at one slot (both one-slot runs pooled), the same ids drawn on both
+same turns' latencies at one slot (the one-slot runs pooled), the same ids drawn on both
 sides of every replicate. Which turns happen to be drawn — long prompts or short — then moves
 both p95s together and cancels out of the ratio; what is left is how much slower the same
 work got. (A p95 of each request's own ratio would not do: a turn's latency varies from one
