@@ -11,7 +11,11 @@ Two targets, each over several seeds (the simulated runner's noise seed):
 
 The demo corpus (16 turns of different depth, repeated pass after pass), steps of
 `--min-step-seconds` (4) up to five times that, N up to 3. Printed per seed: the answer and,
-for the allowed N, the p95 it was judged on; then how many seeds met each target.
+for the allowed N, the p95 it was judged on; then how many seeds met each target. For the
+decisive target also, per step, what the factor's p95 ratio rests on: how the step ended, how
+many requests of each turn it and the one-slot runs hold, and the same turns' own slowdowns
+(each turn's geometric mean latency over its one-slot one: their geometric mean, and the
+lowest and highest).
 
     python bench/latency_bounds.py                     # 10 seeds of each
     python bench/latency_bounds.py --seeds 3 --targets decisive
@@ -20,6 +24,7 @@ for the allowed N, the p95 it was judged on; then how many seeds met each target
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import sys
 import tempfile
@@ -32,9 +37,13 @@ from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.baseline import paired_base
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
+from vibey_gh.slots.judging.latencies.latency import by_id
+from vibey_gh.slots.judging.metrics import measurement_window
 from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.statistics.sequential import look_confidence
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.state import StateLayout
@@ -101,6 +110,36 @@ def safe(seed: int, args: argparse.Namespace, corpus: Corpus) -> bool:
     return ok
 
 
+def _log_mean(values: tuple[float, ...]) -> float:
+    return sum(math.log(v) for v in values) / len(values)
+
+
+def slowdowns(steps: tuple[StepRecord, ...], step: StepRecord) -> str:
+    """What a step's paired factor rests on: how it ended, requests per turn here and at one
+    slot, and the same turns' own slowdowns (geometric mean, lowest, highest)."""
+    base = paired_base([s for s in steps if s.slots == 1])
+    window = measurement_window(step.turns, step.slots)
+    here = by_id(
+        [
+            (t.turn_id, t.result.latency_s)
+            for t in step.turns
+            if t.result.served and window[0] <= t.result.started <= window[1]
+        ]
+    )
+    shared = [k for k in here if base and k in base.turns]
+    if not base or not shared:
+        return "no turn paired"
+    ratios = [math.exp(_log_mean(here[k]) - _log_mean(base.turns[k])) for k in shared]
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    per_turn = sum(len(here[k]) for k in shared) / len(shared)
+    per_base = sum(len(base.turns[k]) for k in shared) / len(shared)
+    ended = (step.measurement or {}).get("why_ended", "?")
+    return (
+        f"{ended}; {per_turn:.1f} requests a turn, {per_base:.1f} at one slot; the turns' own "
+        f"slowdowns {mean:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}×)"
+    )
+
+
 def decisive(seed: int, args: argparse.Namespace, corpus: Corpus) -> tuple[int, bool]:
     """The answer under latency_factor, and whether its evidence re-judged with a TTFT limit
     set only after calibrating (another case of the safe target) allowed nothing above it."""
@@ -110,13 +149,16 @@ def decisive(seed: int, args: argparse.Namespace, corpus: Corpus) -> tuple[int, 
     after = judge_sweep(steps, Bounds(ttft_p95_seconds=args.ttft_limit))
     p95 = allowed_ttft(after)
     met = p95 is None or p95 <= args.ttft_limit
+    by_index = {step.index: step for step in steps}
     for verdict in judgement.verdicts:
         paired = verdict.latency.factor_by_turn if verdict.latency else None
         if verdict.slots > 1 and paired is not None:
-            low, high = paired.interval(bounds.confidence)
+            look = (verdict.metrics.look, verdict.metrics.looks)
+            low, high = paired.interval(look_confidence(bounds.confidence, *look))
             print(
                 f"    N={verdict.slots}: p95 turn latency {paired.point:.2f}× one slot's on the "
-                f"same turns ({low or 0:.2f}–{high or 0:.2f}×), {verdict.label}",
+                f"same turns ({low or 0:.2f}–{high or 0:.2f}× at look {look[0]} of {look[1]}), "
+                f"{verdict.label}\n      {slowdowns(steps, by_index[verdict.index])}",
                 flush=True,
             )
     print(f"  seed {seed} latency_factor {args.factor:g}: N = {judgement.ideal}", flush=True)

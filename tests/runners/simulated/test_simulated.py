@@ -27,6 +27,7 @@ from vibey_gh.runners.simulated.model import (
     sharing_rate,
 )
 from vibey_gh.runners.simulated.runner import SimulatedRunner
+from vibey_gh.slots.measurement.stepping.passes import Marks
 
 TOOLS = [
     {
@@ -143,3 +144,17 @@ def test_a_served_production_says_its_slots_to_the_gate(served) -> None:  # type
     assert identify_production(config).serving_slots == 2
     gone = LocalModels(runner="simulated", production_url=f"http://127.0.0.1:{free_port()}")
     assert identify_production(gone).serving_slots is None, "not answering: unknown"
+
+
+def test_every_pass_of_a_calibration_gets_the_same_answer_so_the_same_work() -> None:
+    """The pass line keeps a real runner's prompt cache from serving a repeated conversation;
+    the question is the same, and so is the answer's length: a turn is the same work in every
+    pass, and its latency at N slots can be paired with its latency at one slot."""
+    marks = Marks(0)
+    turn = [{"role": "user", "content": "what does add do?"}]
+    first, *later = [
+        answer_for(marks.marked(turn, k), None, 768, loaded=False, noise=0.1) for k in (1, 2, 12)
+    ]
+    assert all(answer == first for answer in later)
+    other = [{"role": "user", "content": "what does sub do?"}]
+    assert answer_for(marks.marked(other, 1), None, 768, loaded=False, noise=0.1) != first

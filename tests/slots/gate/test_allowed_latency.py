@@ -3,6 +3,7 @@ measured, and no allowed N has a p95 above an absolute limit, whatever its inter
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,8 +11,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.slots.gate.test_allowed import config, deps_for, record
-from tests.support.latency import latency_sweep, timed
-from tests.support.slot_builders import make_step, same_answers
+from tests.support.latency import latency_sweep, streamed, timed
+from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.interfaces.token_gaps import as_gaps, bucket_of
 from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
@@ -56,19 +58,49 @@ values = st.lists(st.floats(0.0, 10.0), min_size=1, max_size=300)
     limit=st.floats(0.01, 10.0),
     confidence=st.sampled_from([0.8, 0.9, 0.95, 0.99]),
     to_cap=st.booleans(),
+    look=st.sampled_from([(0, 0), (1, 5), (4, 5), (5, 5)]),
 )
 def test_no_p95_above_an_absolute_limit_passes_whatever_its_interval(
-    sample: list[float], limit: float, confidence: float, to_cap: bool
+    sample: list[float], limit: float, confidence: float, to_cap: bool, look: tuple[int, int]
 ) -> None:
     stored = QuantileSample.of(sample)
     assert stored is not None
     step = replace(latency_figures([], None), ttft=stored, measured_to_cap=to_cap)
     bounds = Bounds(ttft_p95_seconds=limit, confidence=confidence)
-    if not latency_findings(step, None, bounds):
+    if not latency_findings(step, None, bounds, look):
         point = stored.value()
         high = stored.interval(confidence)[1]
         assert point is not None and point <= limit
         assert high is not None and high <= limit
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turns=st.lists(
+        st.lists(st.floats(0.001, 0.5), min_size=1, max_size=20), min_size=1, max_size=12
+    ),
+    repeats=st.integers(1, 4),
+    limit=st.floats(0.001, 0.5),
+    look=st.sampled_from([(0, 0), (1, 5), (5, 5)]),
+)
+def test_no_itl_p95_above_its_limit_passes_whatever_its_intervals(
+    turns: list[list[float]], repeats: int, limit: float, look: tuple[int, int]
+) -> None:
+    """Gaps between tokens of turns sent `repeats` times each (resampled by turn as well)."""
+    results, ids = [], []
+    for i, gaps in enumerate(turns * repeats):
+        turn = answer("x", started=float(i), ended=i + 1.0, output_tokens=len(gaps) + 1)
+        counted = as_gaps(Counter(bucket_of(g) for g in gaps))
+        results.append(replace(streamed(turn, 0.1, 0.01), token_gaps=counted))
+        ids.append(f"t{i % len(turns)}")
+    step = latency_figures(results, None, turn_ids=ids)
+    assert step.itl is not None and step.itl_by_turn is not None
+    if not latency_findings(step, None, Bounds(itl_p95_seconds=limit), look):
+        point = step.itl.value()
+        assert point is not None and point <= limit
+        assert step.itl_by_turn.point <= limit
+    else:
+        event("refused")
 
 
 @settings(

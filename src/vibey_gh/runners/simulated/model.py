@@ -21,7 +21,8 @@ their full price. With cache_speedup 1 (the default) the cache is reported, not 
 the curve a sweep should find depends only on the capacity model, whatever the corpus shares.
 
 Answers: text (or one tool call when tools are offered and the prompt says so) derived from a
-hash of the prompt, so the same prompt gets the same answer at one slot. With noise > 0, a
+hash of the prompt, so the same prompt gets the same answer at one slot (a calibration's pass
+line left out: every pass asks the same question). With noise > 0, a
 share of prompts (noise / 2, at most one half) get a slightly different answer of the same
 structure whenever more than one turn is in flight: fidelity has exact changes to count but
 no structural ones.
@@ -32,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -103,9 +105,18 @@ class Answer:
     finish_reason: str
 
 
+# the line a calibration adds to every turn so that no pass over its corpus meets the prompt
+# cache an earlier pass left (`slots.measurement.stepping.passes`): the same question asked
+# again, which gets the same answer here. An answer that changed with the pass would give the
+# same turn another length, so another amount of work, every pass: a turn's latency at N
+# slots could then not be held against its own latency at one slot.
+PASS_LINE = re.compile(r"\[replay pass \d+\]")
+
+
 def prompt_digest(messages: Messages, tools: ToolSpecs) -> bytes:
+    """What the answer is derived from: the prompt, its pass line left out."""
     canonical = json.dumps([messages, tools or []], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).digest()
+    return hashlib.sha256(PASS_LINE.sub("", canonical).encode()).digest()
 
 
 def prompt_tokens(messages: Messages, tools: ToolSpecs) -> int:

@@ -304,7 +304,10 @@ def step_latency(step: StepRecord, base: PairedBase | None = None) -> LatencyFig
     return turns_latency(step.turns, step.shape, window, measured_to_cap(step), base)
 
 
-def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
+def step_figures(
+    step: StepRecord, baseline: Baseline, latency_base: PairedBase | None = None
+) -> StepFigures:
+    """`latency_base`: what `latency_factor` pairs the step with (None: every one-slot run)."""
     is_reference = baseline.reference is not None and step is baseline.reference
     window = measurement_window(step.turns, step.slots) if step.measurement else None
     return StepFigures(
@@ -320,7 +323,7 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
         log_findings=_log_findings(step),
         reasonless=_reasonless_answers(step),
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
-        latency=step_latency(step, baseline.paired),
+        latency=step_latency(step, latency_base or baseline.paired),
         speed=runner_speed([t.result for t in _served_turns(step.turns, window)]),
     )
 
@@ -328,10 +331,19 @@ def step_figures(step: StepRecord, baseline: Baseline) -> StepFigures:
 def sweep_figures(steps: Sequence[StepRecord]) -> SweepFigures:
     baseline = baseline_of(steps)
     closing = {id(s) for s in closing_steps(steps)}
-    figures = [replace(step_figures(s, baseline), closing=id(s) in closing) for s in steps]
+    figures = [
+        replace(step_figures(s, baseline, _measured_before(steps, place)), closing=id(s) in closing)
+        for place, s in enumerate(steps)
+    ]
     if baseline.pairing is not None:
         figures = _paired_with_earlier(figures, steps, baseline.pairing)
     return SweepFigures(baseline.figures, tuple(figures))
+
+
+def _measured_before(steps: Sequence[StepRecord], place: int) -> PairedBase | None:
+    """The one-slot runs before step `place` (None: none): what `latency_factor` pairs it with,
+    as it was paired while it measured (`stopping`), so a closing run cannot undecide it."""
+    return paired_base([s for s in steps[:place] if s.slots == 1])
 
 
 def _paired_with_earlier(

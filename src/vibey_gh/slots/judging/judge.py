@@ -174,7 +174,9 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
             broken.append("fidelity not measured: no turn served in both runs")
         elif step.agreement.structural < threshold:
             broken.append(f"fidelity: structural {step.agreement.structural:.3f} < {threshold:.3f}")
-        broken.extend(latency_findings(step.latency, baseline.best_one_slot_latency, bounds))
+        look = (step.metrics.look, step.metrics.looks)
+        one_slot = baseline.best_one_slot_latency
+        broken.extend(latency_findings(step.latency, one_slot, bounds, look))
         inside = not broken
         label = "qualifies" if inside else "breaks " + short_name(broken[0])
     best = baseline.best_rate

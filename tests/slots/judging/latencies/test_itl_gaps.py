@@ -97,3 +97,32 @@ def test_a_large_step_reads_its_ranks_without_a_pass_over_every_gap() -> None:
     many = GapSample(((bucket_of(0.01), 90_000), (bucket_of(0.02), 10_000)), 100_000, 1100.0)
     low, high = many.interval(0.9)
     assert low is not None and high is not None and low <= (many.value() or 0) <= high
+
+
+def test_one_turns_stalls_count_once_per_draw_of_that_turn_not_as_independent_gaps() -> None:
+    """16 turns sent 10 times each; one of them stalls in 60 of its 99 gaps (a long prompt read
+    beside it every time it comes round). Pooled, the stalls are under 5% of the gaps, so the
+    p95 is a plain gap, and the gaps' ranks alone bound it there; but a replay that happened to
+    send that turn twice as often would have a p95 ten times as long, which the interval
+    resampled by turn shows, so a bound between the two is undecided, not met."""
+    results, ids = [], []
+    for i in range(160):
+        turn = streamed(answer("x", started=float(i), ended=i + 2.0, output_tokens=100), 0.1, 0.01)
+        if i % 16 == 0:
+            turn = replace(turn, token_gaps=((bucket_of(0.01), 39), (bucket_of(0.1), 60)))
+        results.append(turn)
+        ids.append(f"t{i % 16}")
+    figures = latency_figures(results, None, turn_ids=ids)
+    assert figures.itl is not None and figures.itl_by_turn is not None
+    assert figures.itl_by_turn.point == figures.itl.value()
+    assert figures.itl_by_turn.count == figures.itl.count == 160 * 99
+    naive_high = figures.itl.interval(0.95)[1]
+    low, high = figures.itl_by_turn.interval(0.95)
+    assert naive_high is not None and naive_high < 0.011
+    assert low is not None and high is not None and high > 0.09
+    findings = latency_findings(figures, None, Bounds(itl_p95_seconds=0.05))
+    assert findings and "may be above" in findings[0]
+    stored = LatencyFigures.from_json(figures.to_json())
+    assert stored.itl_by_turn == figures.itl_by_turn
+    older = {k: v for k, v in figures.to_json().items() if k != "itl_by_turn"}
+    assert LatencyFigures.from_json(older).itl_by_turn is None, "old figures: the ranks alone"

@@ -4,21 +4,26 @@ p95 whose interval still straddles its limit once the step measured to its cap."
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import replace
 
-from tests.support.latency import timed
-from tests.support.slot_builders import make_step, runs_loop, same_answers
+from tests.support.latency import streamed, timed
+from tests.support.slot_builders import answer, make_step, runs_loop, same_answers
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
+from vibey_gh.slots.judging.latencies.latency import latency_figures
 from vibey_gh.slots.judging.latencies.latency_bounds import (
     INCONCLUSIVE_AT_CAP,
     LONGER_AT_CAP,
     UNDECIDED_WHEN_ENDED,
+    latency_findings,
+    undecided_latency_bounds,
 )
 from vibey_gh.slots.judging.latencies.latency_figures import LatencyFigures
 from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.statistics.sequential import look_confidence
 
 
 def whole_runs(shape: str) -> list[StepRecord]:
@@ -109,3 +114,54 @@ def test_evidence_from_before_the_cap_was_recorded_reads_it_from_why_ended() -> 
     below = judge_sweep([*steps[:2], minimum], Bounds(ttft_p95_seconds=limit)).verdict_for(2)
     assert below is not None and not below.inside_bounds
     assert INCONCLUSIVE_AT_CAP not in below.broken[0], "not at the cap: calibrate again"
+
+
+def test_a_latency_bound_is_judged_at_the_planned_look_the_step_stopped_at() -> None:
+    """A step that stopped at an early planned look spent only a small share of the error
+    there: its latency interval is the wider one of that look, as its gain's is, so a limit
+    the interval at the bare confidence clears is still undecided at look 1 of 5."""
+    rng = random.Random(3)
+    ttfts = {f"t{i}": [0.1 + 0.02 * i + rng.uniform(0, 0.05) for _ in range(12)] for i in range(16)}
+    ids = [key for key, values in ttfts.items() for _ in values]
+    results = [
+        streamed(answer("x", started=float(n), ended=n + 1.0, output_tokens=8), ttft, 0.01)
+        for n, ttft in enumerate(v for values in ttfts.values() for v in values)
+    ]
+    figures = latency_figures(results, None, turn_ids=ids)
+    assert figures.ttft is not None and figures.ttft_by_turn is not None
+    bare = Bounds().confidence
+    early = look_confidence(bare, 1, 5)
+
+    def high(confidence: float) -> float:
+        assert figures.ttft is not None and figures.ttft_by_turn is not None
+        ends = (figures.ttft.interval(confidence)[1], figures.ttft_by_turn.interval(confidence)[1])
+        assert None not in ends
+        return max(e for e in ends if e is not None)
+
+    assert high(early) > high(bare)
+    limit = (high(early) + high(bare)) / 2.0
+    bounds = Bounds(ttft_p95_seconds=limit)
+    assert latency_findings(figures, None, bounds) == []
+    assert undecided_latency_bounds(figures, None, bounds, (1, 5)) == ["ttft_p95_seconds"]
+    refused = latency_findings(figures, None, bounds, (1, 5))
+    assert refused and UNDECIDED_WHEN_ENDED in refused[0]
+
+
+def test_a_step_is_paired_with_the_one_slot_runs_before_it_not_the_closing_one() -> None:
+    """A step measures on until its latency_factor is decided against the one-slot runs
+    measured so far; a closing one-slot run twice as slow must not change what it was
+    decided on."""
+    steps = [
+        timed(make_step(i, 1, same_answers(60), steady=True), 0.2, 0.02, spread=0.001)
+        for i in (0, 1)
+    ]
+    steps.append(timed(make_step(2, 2, same_answers(120), steady=True), 0.3, 0.03, 0.001))
+    closing = make_step(3, 1, same_answers(60), duration=200.0, steady=True)
+    steps.append(timed(closing, 0.4, 0.04, spread=0.001))
+    before = sweep_figures(steps[:3]).steps[2].latency
+    after = sweep_figures(steps).steps[2].latency
+    assert before is not None and after is not None and before.factor_by_turn is not None
+    assert after.factor_by_turn == before.factor_by_turn
+    pooled = judge_sweep(steps, Bounds(latency_factor=1.5)).verdict_for(2)
+    alone = judge_sweep(steps[:3], Bounds(latency_factor=1.5)).verdict_for(2)
+    assert pooled is not None and alone is not None and pooled.broken == alone.broken

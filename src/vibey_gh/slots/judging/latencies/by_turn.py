@@ -8,14 +8,19 @@ requests), recomputes the p95 on what was drawn, and the interval is the spread 
 p95s. The seed is fixed, so the same evidence always gives the same interval.
 
 `latency_factor` is paired the same way: the p95 of a step's latencies over the p95 of the
-same turns' latencies at one slot (both one-slot runs pooled), the same ids drawn on both
+same turns' latencies at one slot (the one-slot runs pooled), the same ids drawn on both
 sides of every replicate. Which turns happen to be drawn — long prompts or short — then moves
 both p95s together and cancels out of the ratio; what is left is how much slower the same
 work got. (A p95 of each request's own ratio would not do: a turn's latency varies from one
 request to the next at one slot too, so one slot would be "slower" than itself at its p95.)
 
+Inter-token latency is resampled the same way (`grouped_gaps_p95`): a turn's gaps come as
+(bucket, count) pairs, and a drawn turn brings all of them, in every request it was sent in,
+so the stalls of one long prompt count once per draw of that turn, not as many independent
+gaps.
+
 What is kept of a resampling is small and of fixed size: the point, the number of turns and of
-requests, and the replicates' p95s, sorted (`REPLICATES` of them).
+values, and the replicates' p95s, sorted (`REPLICATES` of them).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from typing import cast
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
+from ....interfaces.token_gaps import Gaps, merged, upper_edge
 from ....interfaces.values import frozen_value
-from ..statistics.stats import quantile_ranks
+from .gap_sample import quantile_ranks_of
 
 P95 = 0.95
 REPLICATES = 200
@@ -38,17 +44,21 @@ SEED = 35
 MIN_TURNS = 4
 
 
+# a value and how many times a turn holds it (1 for latencies, a bucket's count for gaps)
+Counted = Sequence[tuple[float, int]]
+
+
 def _weighted_p95(
-    ordered: Sequence[tuple[float, int]], sizes: Sequence[int], weights: Sequence[int]
+    ordered: Sequence[tuple[float, int, int]], sizes: Sequence[int], weights: Sequence[int]
 ) -> float:
-    """The nearest-rank p95 of values (sorted high to low, each with its turn's index; turn i
-    holds sizes[i] of them) when turn i counts weights[i] times: walk down from the top, the
-    p95 is near it."""
+    """The nearest-rank p95 of values (sorted high to low, each with its turn's index and how
+    many times it is there; turn i holds sizes[i] values) when turn i counts weights[i] times:
+    walk down from the top, the p95 is near it."""
     total = sum(map(operator.mul, weights, sizes))
     above = total - max(1, math.ceil(P95 * total))  # values strictly above the p95's rank
     seen = 0
-    for value, turn in ordered:
-        seen += weights[turn]
+    for value, turn, times in ordered:
+        seen += weights[turn] * times
         if seen > above:
             return value
     return ordered[-1][0]
@@ -83,8 +93,12 @@ def _draws(turns: int) -> tuple[tuple[int, ...], ...]:
     return tuple(draws)
 
 
-def _descending(groups: Sequence[Sequence[float]]) -> list[tuple[float, int]]:
-    return sorted(((v, i) for i, values in enumerate(groups) for v in values), reverse=True)
+def _descending(groups: Sequence[Counted]) -> list[tuple[float, int, int]]:
+    return sorted(((v, i, n) for i, values in enumerate(groups) for v, n in values), reverse=True)
+
+
+def _counted(values: Sequence[float]) -> Counted:
+    return [(v, 1) for v in values]
 
 
 @frozen_value
@@ -103,7 +117,7 @@ class Resampled:
         independent values: resampling turns cannot see above the largest value either)."""
         if not self.replicates:
             return None, None
-        low_rank, high_rank = quantile_ranks(self.count, P95, confidence)
+        low_rank, high_rank = quantile_ranks_of(self.count, P95, confidence)
         tail = (1.0 - confidence) / 2.0
         last = len(self.replicates) - 1
         low = self.replicates[min(last, math.floor(tail * len(self.replicates)))]
@@ -150,11 +164,11 @@ def _replicates(statistic: _Statistic, turns: int) -> tuple[float, ...]:
 class _Statistic:
     """A p95 (or a ratio of two) of grouped values under weights per group."""
 
-    def __init__(self, here: Sequence[Sequence[float]], base: Sequence[Sequence[float]] | None):
+    def __init__(self, here: Sequence[Counted], base: Sequence[Counted] | None):
         self.here = _descending(here)
-        self.here_sizes = [len(values) for values in here]
+        self.here_sizes = [sum(n for _, n in values) for values in here]
         self.base = _descending(base) if base is not None else None
-        self.base_sizes = [len(values) for values in base] if base is not None else []
+        self.base_sizes = [sum(n for _, n in values) for values in base or ()]
 
     def __call__(self, weights: Sequence[int]) -> float:
         value = _weighted_p95(self.here, self.here_sizes, weights)
@@ -166,12 +180,27 @@ class _Statistic:
 
 def grouped_p95(groups: Mapping[str, Sequence[float]]) -> Resampled | None:
     """The p95 of every value, resampled by group (turn id); None without a value."""
-    kept = [list(values) for _, values in sorted(groups.items()) if values]
+    return _grouped([_counted(values) for _, values in sorted(groups.items()) if values])
+
+
+def grouped_gaps_p95(groups: Mapping[str, Sequence[Gaps]]) -> Resampled | None:
+    """The p95 of every gap between tokens (each read as its bucket's upper edge, as
+    `GapSample` reads it), resampled by turn id: a drawn turn brings the gaps of every request
+    it was sent in. None without a gap."""
+    kept = [
+        [(upper_edge(bucket), count) for bucket, count in merged(gaps)]
+        for _, gaps in sorted(groups.items())
+    ]
+    return _grouped([values for values in kept if values])
+
+
+def _grouped(kept: Sequence[Counted]) -> Resampled | None:
     if not kept:
         return None
     statistic = _Statistic(kept, None)
     point = statistic([1] * len(kept))
-    return Resampled(point, len(kept), sum(map(len, kept)), _replicates(statistic, len(kept)))
+    count = sum(statistic.here_sizes)
+    return Resampled(point, len(kept), count, _replicates(statistic, len(kept)))
 
 
 def paired_p95_ratio(
@@ -182,7 +211,7 @@ def paired_p95_ratio(
     shared = sorted(k for k in here if here[k] and base.get(k))
     if not shared:
         return None
-    statistic = _Statistic([here[k] for k in shared], [base[k] for k in shared])
+    statistic = _Statistic([_counted(here[k]) for k in shared], [_counted(base[k]) for k in shared])
     point = statistic([1] * len(shared))
     if not math.isfinite(point):
         return None

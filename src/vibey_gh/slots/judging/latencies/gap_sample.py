@@ -25,7 +25,8 @@ P95 = 0.95
 EXACT_RANKS_UP_TO = 4000
 
 
-def _ranks(count: int, share: float, confidence: float) -> tuple[int | None, int | None]:
+def quantile_ranks_of(count: int, share: float, confidence: float) -> tuple[int | None, int | None]:
+    """`stats.quantile_ranks`, from the normal approximation above EXACT_RANKS_UP_TO values."""
     if count <= EXACT_RANKS_UP_TO:
         return quantile_ranks(count, share, confidence)
     z = normal_quantile(0.5 + confidence / 2.0)
@@ -66,7 +67,7 @@ class GapSample:
         return self._at(max(1, math.ceil(share * self.count)))
 
     def interval(self, confidence: float, share: float = P95) -> tuple[float | None, float | None]:
-        low, high = _ranks(self.count, share, confidence)
+        low, high = quantile_ranks_of(self.count, share, confidence)
         return self._at(low), self._at(high)
 
     def to_json(self) -> dict[str, object]:

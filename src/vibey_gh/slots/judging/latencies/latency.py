@@ -10,10 +10,10 @@ Per step: p50 and p95 of each (and mean, p90, p99), and of the whole turn's late
 the served turns that started inside the measurement window (every N workers busy: the
 latency of the load the step measures; all served turns for a step without a window). For a
 corpus of whole runs, also p50 and p95 of run latency, over the completed runs that ended
-inside the window (all of them without one). Where the turns' ids are given, the p95s are
-also resampled by turn (`by_turn`), and the judged latency is paired with one slot's on the
-same turns. The figures are in `latency_figures`, the bounds they are judged against in
-`latency_bounds`.
+inside the window (all of them without one). Where the turns' ids are given, the p95s (ITL's
+too: a turn brings its gaps of every request) are also resampled by turn (`by_turn`), and the
+judged latency is paired with one slot's on the same turns. The figures are in
+`latency_figures`, the bounds they are judged against in `latency_bounds`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ....interfaces.turns import TurnResult
 from ....interfaces.values import frozen_value
-from .by_turn import Resampled, grouped_p95, paired_p95_ratio
+from .by_turn import Resampled, grouped_gaps_p95, grouped_p95, paired_p95_ratio
 from .gap_sample import GapSample
 from .latency_figures import (
     OLD_ITL_WAS_TPOT,
@@ -155,4 +155,16 @@ def latency_figures(
         factor = paired_p95_ratio(by_id(list(zip(run_ids, run_latencies, strict=True))), base.runs)
     elif base is not None and run_latencies is None:
         factor = paired_p95_ratio(by_id([(i, r.latency_s) for i, r in served]), base.turns)
-    return figures.resampled(_by_turn(served, ttft_s), _by_turn(served, tpot_s), factor)
+    gaps = grouped_gaps_p95(
+        {key: [r.token_gaps for r in results] for key, results in _results_by_id(served).items()}
+    )
+    return figures.resampled(_by_turn(served, ttft_s), _by_turn(served, tpot_s), factor, gaps)
+
+
+def _results_by_id(served: Sequence[tuple[str, TurnResult]]) -> dict[str, list[TurnResult]]:
+    """The results of each turn id that kept its gaps between tokens."""
+    grouped: dict[str, list[TurnResult]] = defaultdict(list)
+    for key, result in served:
+        if result.token_gaps and result.first_token is not None:
+            grouped[key].append(result)
+    return grouped

@@ -17,8 +17,10 @@ run's (first send to last answer, its tools included), for a corpus of segments 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from ..statistics.sequential import look_confidence
 from .by_turn import Resampled
 from .latency_figures import TURN, UNSTREAMED, LatencyFigures, QuantileSample
 
@@ -121,20 +123,28 @@ def _against(
     return _finding(key, shown, point, low, high, limit, " s", at_cap)
 
 
+# (the planned look a step stopped at, of how many): (0, 0) for a step without planned looks
+Look = tuple[int, int]
+
+
 def undecided_latency_bounds(
-    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
+    step: LatencyFigures | None,
+    one_slot: QuantileSample | None,
+    bounds: Bounds,
+    look: Look = (0, 0),
 ) -> list[str]:
-    """The configured latency bounds whose p95 interval still reaches the limit: measuring
-    longer can decide them."""
+    """The configured latency bounds whose p95 interval, at `look`, still reaches the limit:
+    measuring longer can decide them."""
     if step is None:
         return []
-    return _judged(step, one_slot, bounds)[1]
+    return _judged(step, one_slot, bounds, look)[1]
 
 
 def latency_findings(
     step: LatencyFigures | None,
     one_slot: QuantileSample | None,
     bounds: Bounds,
+    look: Look = (0, 0),
 ) -> list[str]:
     """Why a step above one slot does not meet the configured latency bounds (empty: it does).
 
@@ -144,14 +154,19 @@ def latency_findings(
     (`LatencyFigures.judged`: runs for whole runs, else turns), the factor's interval being
     the step's p95 interval over the base's, each at the confidence that leaves the pair
     jointly at `bounds.confidence` (Bonferroni).
+
+    `look`: the planned look the step stopped at, of how many: every interval is then at the
+    share of the error that look spent (`statistics.sequential`), as the step's gain is, so
+    looking at a latency bound at every look does not give noise more chances to decide it.
     """
-    return _judged(step, one_slot, bounds)[0]
+    return _judged(step, one_slot, bounds, look)[0]
 
 
 def _judged(
-    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds
+    step: LatencyFigures | None, one_slot: QuantileSample | None, bounds: Bounds, look: Look
 ) -> tuple[list[str], list[str]]:
     """(broken, the keys still undecided) of a step against the configured latency bounds."""
+    bounds = replace(bounds, confidence=look_confidence(bounds.confidence, *look))
     broken: list[str] = []
     undecided: list[str] = []
     at_cap = step is not None and step.measured_to_cap
@@ -164,7 +179,7 @@ def _judged(
         checks = [
             ("ttft_p95_seconds", "TTFT", bounds.ttft_p95_seconds, step.ttft, step.ttft_by_turn),
             ("tpot_p95_seconds", "TPOT", bounds.tpot_p95_seconds, step.tpot, step.tpot_by_turn),
-            ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl, None),
+            ("itl_p95_seconds", "ITL", bounds.itl_p95_seconds, step.itl, step.itl_by_turn),
         ]
     for key, what, limit, sample, by_turn in checks:
         if limit is None:

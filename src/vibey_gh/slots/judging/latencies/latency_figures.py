@@ -148,7 +148,8 @@ class LatencyFigures:
     the pooled gaps (None where no turn was timed, or, for itl, none kept its gaps).
     ttft_s / tpot_s / itl_s: mean, p50, p90, p95 and p99 of each. missing: why TTFT, TPOT and
     ITL are absent, else None; itl_missing: why ITL alone is (turns recorded before the gaps
-    were kept: the "itl" such figures stored was TPOT, and is read as TPOT).
+    were kept: the "itl" such figures stored was TPOT, and is read as TPOT). *_by_turn: the
+    p95s, and the paired factor, resampled by turn (None in figures made before).
     whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
     latencies (None for a corpus of segments). measured_to_cap: the step measured until
     `max_step_seconds`, so a p95 still inconclusive there stays so.
@@ -176,11 +177,18 @@ class LatencyFigures:
     ttft_s: Summary | None = None
     tpot_s: Summary | None = None
     itl_s: Summary | None = None
+    itl_by_turn: Resampled | None = None
 
     def resampled(
-        self, ttft: Resampled | None, tpot: Resampled | None, factor: Resampled | None
+        self,
+        ttft: Resampled | None,
+        tpot: Resampled | None,
+        factor: Resampled | None,
+        itl: Resampled | None = None,
     ) -> LatencyFigures:
-        return replace(self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_by_turn=factor)
+        return replace(
+            self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_by_turn=factor, itl_by_turn=itl
+        )
 
     @property
     def judged(self) -> tuple[str, QuantileSample | None]:
@@ -220,6 +228,7 @@ class LatencyFigures:
                     ("ttft_s", self.ttft_s),
                     ("tpot_s", self.tpot_s),
                     ("itl_s", self.itl_s),
+                    ("itl_by_turn", self.itl_by_turn),
                 )
             },
         }
@@ -255,6 +264,8 @@ class LatencyFigures:
             ttft_s=_nested(data, "ttft_s", Summary.from_json),
             tpot_s=_nested(data, "tpot_s", Summary.from_json),
             itl_s=_nested(data, "itl_s", Summary.from_json),
+            # figures from before ITL was resampled by turn: judged on its gaps' ranks alone
+            itl_by_turn=_resampled(data, "itl_by_turn"),
         )
 
 

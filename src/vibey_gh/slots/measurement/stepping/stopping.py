@@ -195,7 +195,8 @@ class SteadyStateRule:
         return len(served) >= MIN_BATCHES
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """A configured latency bound's p95 interval still reaches both sides of its limit."""
+        """A configured latency bound's p95 interval, at this look's confidence (as the judge
+        will read it), still reaches both sides of its limit."""
         bounds = self.ctx.bounds_now()
         if self.slots <= 1 or not bounds.latency_bounds:
             return False
@@ -203,7 +204,8 @@ class SteadyStateRule:
         paired = base.paired if base else None
         figures = turns_latency(turns, self.ctx.corpus.shape, (start, now), base=paired)
         one_slot = base.figures.best_one_slot_latency if base else None
-        return bool(undecided_latency_bounds(figures, one_slot, bounds))
+        look = (self.look, self.looks)
+        return bool(undecided_latency_bounds(figures, one_slot, bounds, look))
 
     def _ends(self, turns: list[TurnRecord], start: float, now: float) -> list[float]:
         """Served turns, or completed runs for a corpus of whole runs: what is decided on."""

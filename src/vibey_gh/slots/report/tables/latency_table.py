@@ -123,7 +123,9 @@ def largest_meeting(judgement: SweepJudgement, bounds: Bounds) -> dict[str, int 
     for key in bounds.latency_bounds:
         alone = _only(bounds, key)
         passing = [
-            v.slots for v in judgement.verdicts if not latency_findings(v.latency, one_slot, alone)
+            v.slots
+            for v in judgement.verdicts
+            if not latency_findings(v.latency, one_slot, alone, (v.metrics.look, v.metrics.looks))
         ]
         met[key] = max(passing, default=None)
     return met
