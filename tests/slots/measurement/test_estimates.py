@@ -9,11 +9,12 @@ import pytest
 from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.slots.measurement.estimates import (
     MeasuredStep,
+    StepsAhead,
     cost_exponent,
     estimate_step,
-    fewest_steps_left,
     measured_step,
-    planned_slots,
+    overrun_s,
+    steps_ahead,
     sweep_left,
 )
 
@@ -30,7 +31,7 @@ BRIEF = MeasuredStep(
 
 def test_nothing_measured_estimates_nothing() -> None:
     assert estimate_step([], 1, 20.0, 60.0) is None
-    assert sweep_left([], None, 4, 0, 20.0, 60.0) is None
+    assert sweep_left([], steps_ahead(None, 4, 0), 20.0, 60.0) is None
 
 
 def test_the_same_step_again_takes_as_long_as_the_one_measured() -> None:
@@ -71,16 +72,45 @@ def test_the_window_of_a_later_step_follows_the_latest_of_its_kind() -> None:
     assert estimate.likely < 30.0, "a step above one slot measures as the last one did"
 
 
+def test_the_steps_ahead_are_the_planners_with_the_closing_one_slot_run() -> None:
+    assert steps_ahead(None, 4, 2) == StepsAhead((2, 3, 4, 1), fewest=3, closing=True)
+    first = steps_ahead(None, 4, 0, patience=2, streak=0)
+    assert first.slots == (1, 1, 2, 3, 4, 1) and first.fewest == 5, "1, 1, two steps, closing"
+    assert steps_ahead(None, 4, 3, patience=2, streak=1).fewest == 2
+    # the closing run itself, or a streak that already stopped the sweep: only it is left
+    assert steps_ahead(None, 4, 3, running=1) == StepsAhead((1,), fewest=1, closing=True)
+    assert steps_ahead(None, 8, 4, patience=2, streak=2).slots == (1,)
+    explicit = steps_ahead((1, 1, 4), 4, 1, patience=2, streak=0)
+    assert explicit == StepsAhead((1, 4), fewest=2, closing=False), "a list is as given"
+    assert steps_ahead(None, 1, 0).slots == (1, 1), "no larger step: no closing run"
+
+
 def test_the_sweeps_low_end_is_the_steps_it_takes_at_least() -> None:
-    assert planned_slots(None, 4, 2) == [2, 3, 4]
-    assert fewest_steps_left(None, 0, patience=2, streak=0) == 4, "1, 1, then two steps"
-    assert fewest_steps_left(None, 3, patience=2, streak=1) == 1
-    assert fewest_steps_left((1, 1, 4), 1, patience=2, streak=0) == 2
-    low, high = sweep_left([BRIEF, BRIEF], None, 4, 2, 20.0, 60.0) or (0.0, 0.0)
-    one = estimate_step([BRIEF, BRIEF], 2, 20.0, 60.0)
-    assert one is not None
-    assert low > 1.5 * one.low, "two steps at least, not one step's minimum"
-    assert high >= 3 * one.low
+    low, high = sweep_left([BRIEF, BRIEF], steps_ahead(None, 4, 2), 20.0, 60.0) or (0.0, 0.0)
+    step = estimate_step([BRIEF, BRIEF], 2, 20.0, 60.0)
+    closing = estimate_step([BRIEF, BRIEF], 1, 20.0, 60.0)
+    assert step is not None and closing is not None
+    assert low > 2 * step.low + 0.9 * closing.low, "two steps and the closing run at least"
+    # at most: every step to its cap, the closing run's included
+    assert high >= 4 * 60.0
+
+
+def test_a_step_may_run_to_its_cap_whatever_the_bars_window() -> None:
+    """The one-slot bars stopped at their first look (2 s of 2–10 s); the first step above one
+    slot ran to its 10 s cap on a busy machine (11 s in all). Its range must hold 11 s, and
+    go no higher than the cap allows."""
+    bar = MeasuredStep(
+        slots=1, took_s=4.8, replay_s=4.5, covered_s=1.5, window=(0.4, 2.6), served=16
+    )
+    estimate = estimate_step([bar, bar], 2, 2.0, 10.0)
+    assert estimate is not None
+    assert estimate.low <= estimate.likely < 11.0 <= estimate.high
+    overhead, drain = 0.3, 4.5 - 2.6
+    # at most: the ramp and drain at α = 1 (twice a turn's cost), the cap past its look by
+    # the bars' own overrun, the longest overhead
+    most = overhead + 2 * 0.4 + 10.0 + overrun_s([bar], 2.0, 10.0) * 1 + 2 * drain
+    assert estimate.high == pytest.approx(most)
+    assert overrun_s([bar], 2.0, 10.0) == pytest.approx(0.2)
 
 
 def test_a_recorded_step_gives_its_figures() -> None:

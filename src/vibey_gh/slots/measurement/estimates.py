@@ -1,8 +1,10 @@
 """How long the next steps will take, from the rule that ends a step and the steps measured.
 
 A step replays until every corpus turn was served once (one pass) *and* its measurement window
-said enough (at least `min_step_seconds`, longer while undecided, up to `max_step_seconds`),
-then drains the segments in flight. So a step at N takes
+said enough: it is looked at only at planned looks (`statistics.sequential.look_times`, from
+`min_step_seconds` up to `max_step_seconds`, the cap) and stops at the first look that decides
+it, at the cap at the latest, at the segment boundary after it; then it drains the segments in
+flight. So a step at N takes
 
     overhead + max(pass(N), ramp(N) + window(N)) + drain(N)
 
@@ -12,10 +14,17 @@ the pass, ramp and drain scale with a turn's cost at N. A turn's cost (worker-se
 served turn) at N is the latest step's scaled by (N / n)^α: α = 0 where throughput grows with
 the slots (a pass at 2 slots takes half as long), α = 1 on a saturated runner (it takes as
 long). Two slot counts measured give α; before that it is unknown, so the estimate takes the
-middle (½) and its range both ends. A window is held past its minimum by an interval still
-undecided, which depends on the noise the step meets: the range reaches down to the minimum.
-Nothing here is a bound or a verdict: only what the progress lines print, checked against the
-real durations by bench/estimates.py.
+middle (½) and its range both ends.
+
+The range is what the rule allows, not a guess at the noise: at the low end the window ends at
+its first look (the minimum), at the high end only at the cap (an interval the noise keeps
+undecided is measured that long), past it by the longest segment overrun seen, with the longest
+overhead seen; a pass that takes longer holds the step past either. The sweep's time left is
+likewise the steps it takes at least (each at its low end) to every step it may take, the
+closing one-slot run included (each at its high end): the planner's steps are an input
+(`StepsAhead`), so a planner that orders them otherwise needs no change here. Nothing here is a
+bound or a verdict: only what the progress lines print, checked against the real durations by
+bench/estimates.py.
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from collections.abc import Sequence
 
 from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
+from ..judging.statistics.sequential import look_times
+from ..judging.sweep import default_order
 
 # α before two slot counts were measured: the middle of "scales" and "saturated"
 UNKNOWN_ALPHA = 0.5
@@ -120,22 +131,41 @@ def estimate_step(
     """The step at `slots`, from the steps measured (None before the first)."""
     if not measured:
         return None
-    overhead = sum(max(0.0, m.took_s - m.replay_s) for m in measured) / len(measured)
+    overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
+    overhead = sum(overheads) / len(overheads)
     reference = measured[-1]
     known = cost_exponent(measured)
     alphas = (known, known, known) if known is not None else (0.0, UNKNOWN_ALPHA, 1.0)
     window = _window_for(measured, slots, min_step_s, max_step_s)
-    seconds = [_replay_at(reference, slots, alpha, window) for alpha in alphas if alpha is not None]
-    # a window measured past the minimum was held by an undecided interval, and how long the
-    # next one is held depends on the noise it meets: it may end at the minimum
-    seconds.append(_replay_at(reference, slots, alphas[0] or 0.0, min_step_s))
-    likely_replay, likely_held = seconds[1]
+    likely_replay, likely_held = _replay_at(reference, slots, alphas[1], window)
+    # the window may end at its first look (the minimum), or only at the cap, past it by a
+    # segment: how long it is held depends on the noise the step meets
+    low = min(_replay_at(reference, slots, alpha, min_step_s)[0] for alpha in alphas)
+    capped = max_step_s + overrun_s(measured, min_step_s, max_step_s)
+    high = max(_replay_at(reference, slots, alpha, capped)[0] for alpha in alphas)
+    likely = overhead + likely_replay
     return StepEstimate(
-        likely=overhead + likely_replay,
-        low=overhead + min(s for s, _ in seconds),
-        high=overhead + max(s for s, _ in seconds),
+        likely=likely,
+        low=min(overhead + low, likely),
+        high=max(max(overheads) + high, likely),
         pass_held=likely_held,
     )
+
+
+def overrun_s(measured: Sequence[MeasuredStep], min_step_s: float, max_step_s: float) -> float:
+    """The longest a measured window ran past the planned look it stopped at: a step is asked
+    only at segment boundaries, so a window ends a segment's length after its look at most.
+    A window the pass held past its look (the corpus covered after it) says nothing of that."""
+    looks = look_times(min_step_s, max_step_s)
+    overruns = []
+    for step in measured:
+        if step.window is None:
+            continue
+        seconds = step.window[1] - step.window[0]
+        look = max((t for t in looks if t <= seconds), default=seconds)
+        if step.covered_s <= step.window[0] + look:
+            overruns.append(seconds - look)
+    return max(overruns, default=0.0)
 
 
 def _window_for(
@@ -162,46 +192,68 @@ def _replay_at(ref: MeasuredStep, slots: int, alpha: float, window_s: float) -> 
     return max(covered, measured_until) + drain * turn, covered > measured_until
 
 
-def planned_slots(explicit: Sequence[int] | None, max_slots: int, done: int) -> list[int]:
-    """The slot counts of the steps the sweep may still take, in order."""
+@frozen_value
+class StepsAhead:
+    """The steps a sweep may still take, from the running one on, as its planner orders them:
+    `slots` every step it may take (the closing one-slot run included), `fewest` how many of
+    them it takes at least unless a step breaks a bound; `closing`: the last of them is the
+    closing one-slot run, which comes whenever the sweep stops (so it is among the fewest)."""
+
+    slots: tuple[int, ...]
+    fewest: int
+    closing: bool = False
+
+
+def steps_ahead(
+    explicit: Sequence[int] | None,
+    max_slots: int,
+    done: int,
+    patience: int = 2,
+    streak: int = 0,
+    running: int | None = None,
+) -> StepsAhead:
+    """The steps `judging.sweep.sweep_steps` may still take after `done`: an explicit list as
+    given; else 1, 1, 2, … up to `max_slots`, then one slot again to close (a run that checks
+    for drift). At least: the one-slot runs still to come first (they never count towards
+    patience), then `patience` steps without a gain, fewer by the `streak` of such steps already
+    measured, and the closing run. `running`: the slot count of the step starting now (a one-
+    slot step after the first two is the closing one; a streak at patience leaves only it)."""
     if explicit is not None:
-        return list(explicit[done:])
-    return [1 if index < 2 else index for index in range(done, max_slots + 1)]
-
-
-def fewest_steps_left(explicit: Sequence[int] | None, done: int, patience: int, streak: int) -> int:
-    """Steps the sweep takes at least unless a step breaks a bound: the one-slot runs still to
-    come first (they never count towards patience), then `patience` steps without a gain,
-    fewer by the `streak` of such steps already measured."""
-    order = list(explicit[done:]) if explicit is not None else [1] * max(0, 2 - done)
+        order = list(explicit[done:])
+        closing: list[int] = []
+    elif done >= 2 and (running == 1 or streak >= patience):
+        return StepsAhead(slots=(1,), fewest=1, closing=True)
+    else:
+        order = [default_order(index) for index in range(done, max_slots + 1)]
+        order = [n for n in order if n <= max_slots]
+        closing = [1] if max_slots >= 2 and (done > 2 or any(n > 1 for n in order)) else []
     ones = 0
     while ones < len(order) and order[ones] <= 1:
         ones += 1
-    fewest = ones + max(1, patience - streak)
-    return min(fewest, len(order)) if explicit is not None else fewest
+    fewest = min(ones + max(1, patience - streak), len(order))
+    return StepsAhead(
+        slots=tuple(order + closing), fewest=fewest + len(closing), closing=bool(closing)
+    )
 
 
 def sweep_left(
     measured: Sequence[MeasuredStep],
-    explicit: Sequence[int] | None,
-    max_slots: int,
-    done: int,
+    ahead: StepsAhead,
     min_step_s: float,
     max_step_s: float,
-    patience: int = 2,
-    streak: int = 0,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
     most every step it may take (each at its high one). None before the first step."""
-    plan = planned_slots(explicit, max_slots, done)
-    if not plan:
+    if not ahead.slots:
         return 0.0, 0.0
-    estimates = [estimate_step(measured, n, min_step_s, max_step_s) for n in plan]
-    if any(e is None for e in estimates):
-        return None
+    estimates = [estimate_step(measured, n, min_step_s, max_step_s) for n in ahead.slots]
     known = [e for e in estimates if e is not None]
-    fewest = fewest_steps_left(explicit, done, patience, streak)
-    return sum(e.low for e in known[:fewest]), sum(e.high for e in known)
+    if len(known) < len(estimates):
+        return None
+    fewest = min(ahead.fewest, len(known))
+    # the closing run is among the fewest, but last in order
+    at_least = known[: fewest - 1] + known[-1:] if ahead.closing else known[:fewest]
+    return sum(e.low for e in at_least), sum(e.high for e in known)
 
 
 __all__ = [
@@ -209,8 +261,9 @@ __all__ = [
     "StepEstimate",
     "cost_exponent",
     "estimate_step",
-    "fewest_steps_left",
+    "StepsAhead",
     "measured_step",
-    "planned_slots",
+    "overrun_s",
+    "steps_ahead",
     "sweep_left",
 ]
