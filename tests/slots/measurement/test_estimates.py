@@ -47,8 +47,9 @@ def test_a_pass_bound_step_at_two_slots_lies_between_scaling_and_saturation() ->
     estimate = estimate_step([HELD, HELD], 2, 20.0, 60.0)
     assert estimate is not None
     # α = 0: the pass halves (55 s) and holds the step, whose window may end at its 20 s
-    # minimum this time; α = 1: the pass is as long
-    assert estimate.low == pytest.approx(4.0 + 55.0 + 10.0)
+    # minimum this time (a tenth faster still: a shared machine's noise); α = 1: the pass is
+    # as long
+    assert estimate.low == pytest.approx(0.9 * (4.0 + 55.0) + 10.0)
     assert estimate.high == pytest.approx(4.0 + 110.0 + 20.0)
     assert estimate.low < estimate.likely < estimate.high
 
@@ -60,8 +61,10 @@ def test_two_slot_counts_measured_give_how_a_turns_cost_grows() -> None:
     assert cost_exponent([HELD, scales]) == pytest.approx(0.0)
     assert cost_exponent([HELD, saturated]) == pytest.approx(1.0)
     estimate = estimate_step([HELD, saturated], 3, 20.0, 60.0)
-    assert estimate is not None and estimate.low == estimate.high == estimate.likely
+    assert estimate is not None and estimate.low == pytest.approx(0.9 * estimate.likely, rel=0.02)
     assert estimate.likely == pytest.approx(124.0, rel=0.05), "saturated: a pass as long"
+    # the pass holds it past the cap: at most a turn more to drain
+    assert estimate.likely < estimate.high < estimate.likely + 2 * 1.5 * HELD.turn_cost_s
 
 
 def test_the_window_of_a_later_step_follows_the_latest_of_its_kind() -> None:
@@ -105,12 +108,12 @@ def test_a_step_may_run_to_its_cap_whatever_the_bars_window() -> None:
     estimate = estimate_step([bar, bar], 2, 2.0, 10.0)
     assert estimate is not None
     assert estimate.low <= estimate.likely < 11.0 <= estimate.high
-    overhead, drain = 0.3, 4.5 - 2.6
-    # at most: the ramp and drain at α = 1 (twice a turn's cost), the cap past its look by
-    # the bars' own overrun, the longest overhead
-    most = overhead + 2 * 0.4 + 10.0 + overrun_s([bar], 2.0, 10.0) * 1 + 2 * drain
-    assert estimate.high == pytest.approx(most)
+    overhead, drain, turn = 0.3, 4.5 - 2.6, 4.5 / 16
     assert overrun_s([bar], 2.0, 10.0) == pytest.approx(0.2)
+    # at most: at α = 1 (a turn costs twice as much) the ramp, the cap, past it to a segment
+    # boundary (a turn: longer than the bars' own 0.2 s overrun) and the drain
+    most = overhead + 2 * 0.4 + 10.0 + 2 * turn + 2 * drain
+    assert estimate.high == pytest.approx(most)
 
 
 def test_a_recorded_step_gives_its_figures() -> None:
