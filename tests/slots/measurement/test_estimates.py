@@ -116,6 +116,24 @@ def test_a_step_may_run_to_its_cap_whatever_the_bars_window() -> None:
     assert estimate.high == pytest.approx(most)
 
 
+def test_the_closing_one_slot_run_is_the_one_slot_runs_again() -> None:
+    """A pass-bound sweep: one slot 28 s, N=4 12 s (a pass a quarter as long). The closing
+    one-slot run takes as long as the first ones did, not N=4 scaled back by a fitted α."""
+    one = MeasuredStep(
+        slots=1, took_s=28.0, replay_s=27.6, covered_s=27.0, window=(0.2, 27.2), served=16
+    )
+    three = MeasuredStep(
+        slots=3, took_s=12.3, replay_s=12.0, covered_s=10.0, window=(0.3, 11.0), served=21
+    )
+    four = MeasuredStep(
+        slots=4, took_s=12.7, replay_s=12.4, covered_s=8.0, window=(0.3, 11.5), served=29
+    )
+    estimate = estimate_step([one, one, three, four], 1, 2.0, 10.0)
+    assert estimate is not None
+    assert estimate.likely == pytest.approx(28.0, rel=0.02)
+    assert estimate.low < 28.0 < estimate.high
+
+
 def test_a_recorded_step_gives_its_figures() -> None:
     step = make_step(0, 1, same_answers(), duration=100.0)
     step = replace(step, measurement={"start": 10.0, "end": 90.0})

@@ -10,11 +10,11 @@ flight. So a step at N takes
 
 where the overhead (runner start, model load, stop) is as measured so far; the window as the
 latest step's of its kind (a one-slot bar, or a step judged against bars) within the caps; and
-the pass, ramp and drain scale with a turn's cost at N. A turn's cost (worker-seconds per
-served turn) at N is the latest step's scaled by (N / n)^α: α = 0 where throughput grows with
-the slots (a pass at 2 slots takes half as long), α = 1 on a saturated runner (it takes as
-long). Two slot counts measured give α; before that it is unknown, so the estimate takes the
-middle (½) and its range both ends.
+the pass, ramp and drain are the latest step's at the same N, else scale with a turn's cost at
+N. A turn's cost (worker-seconds per served turn) at N is the latest step's scaled by
+(N / n)^α: α = 0 where throughput grows with the slots (a pass at 2 slots takes half as long),
+α = 1 on a saturated runner (it takes as long). Two slot counts measured give α; before that
+it is unknown, so the estimate takes the middle (½) and its range both ends.
 
 The range is what the rule allows: at the low end the window ends at its first look (the
 minimum), and the pass and the overhead run a tenth faster than measured (a shared machine's
@@ -138,7 +138,10 @@ def estimate_step(
         return None
     overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
     overhead = sum(overheads) / len(overheads)
-    reference = measured[-1]
+    # the latest step at the same N says most of this one (the closing one-slot run after
+    # N=4 is the one-slot runs again, not N=4 scaled back down); else the latest at all
+    same = [m for m in measured if m.slots == slots]
+    reference = same[-1] if same else measured[-1]
     known = cost_exponent(measured)
     alphas = (known, known, known) if known is not None else (0.0, UNKNOWN_ALPHA, 1.0)
     window = _window_for(measured, slots, min_step_s, max_step_s)
