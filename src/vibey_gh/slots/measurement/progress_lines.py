@@ -6,10 +6,11 @@ maximum and the turns served (thousands, where the corpus holds a few dozen), ne
 done of corpus turns". A step also runs until every corpus turn has been answered once, so a
 slow pass can hold it past its maximum: the line then says that the pass is what holds it
 ("held for one pass: 41/60 turns"). Each step's line says how long it is expected to take,
-and the sweep's how long it has left, from the steps measured so far (`estimates`): at least
-the steps the patience rule still needs (fewer only if a step breaks a bound), at most every
-step it may take. Before the first step nothing is measured, and the line says what will end
-the step instead of guessing.
+and the sweep's how long it has left, from the steps measured so far (`estimates`), each with
+the range the step's rule allows (to its cap at most, or its pass): at least the steps the
+patience rule still needs (fewer only if a step breaks a bound), at most every step it may
+take, the closing one-slot run included. Before the first step nothing is measured, and the
+line says what will end the step instead of guessing.
 """
 
 from __future__ import annotations
