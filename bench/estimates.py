@@ -5,9 +5,10 @@ A whole `slots calibrate --demo` sweep (N = 1, 1, 2, 3, 4, the demo corpus), wit
 lines the CLI prints; for every step the estimate printed when it started is compared with its
 real duration, and the time left printed at its start with the time the sweep really had left.
 The target: after step 1 (once a step has been measured), every step's estimate within ±25%
-of its real time, and the real time left inside the printed range (or within 25% of its ends).
-The time left is the steps' own; writing the evidence and its report after the last one is
-printed apart.
+of its real time. The ranges are what the step's rule allows, so they must simply hold: each
+step's real time inside the range printed beside its estimate, and the sweep's real time left
+inside its printed range, with no tolerance. The time left is the steps' own; writing the
+evidence and its report after the last one is printed apart.
 
     python bench/estimates.py                                   # the demo's own step lengths
     python bench/estimates.py --min-step-seconds 2 --tokens-per-second 60   # a pass holds
@@ -134,17 +135,13 @@ def main() -> int:
             "—" if estimate is None else f"{estimate[0]:6.1f} ({estimate[1]:.0f}–{estimate[2]:.0f})"
         )
         error = None if estimate is None else estimate[0] / took - 1.0
-        ranged = (
-            None
-            if estimate is None
-            else (estimate[1] * (1 - TOLERANCE) <= took <= estimate[2] * (1 + TOLERANCE))
-        )
+        ranged = None if estimate is None else (estimate[1] <= took <= estimate[2])
         if ranged is not None and index >= 1:
             in_range.append(ranged)
         inside = None
         if left is not None:
             low, high = left
-            inside = low * (1 - TOLERANCE) <= real_left <= high * (1 + TOLERANCE)
+            inside = low <= real_left <= high
         if index >= 1 and error is not None:
             errors.append(error)
         if index >= 1 and inside is not None:
@@ -156,16 +153,16 @@ def main() -> int:
             f"{'—' if ranged is None else ('yes' if ranged else 'no'):>8} | {left_text:<17} "
             f"{real_left:6.0f}  {'—' if inside is None else ('yes' if inside else 'NO')}"
         )
-    worst = max((abs(e) for e in errors), default=0.0)
-    met = worst <= TOLERANCE and all(lefts)
+    worst = max(errors, key=abs, default=0.0)
+    met = abs(worst) <= TOLERANCE
     print(f"after the last step, the evidence and its report took {closing:.0f} s more")
     print(
-        f"each step's real time inside its printed range (±{TOLERANCE:.0%} of its ends): "
-        f"{sum(in_range)} of {len(in_range)}"
+        f"after step 1, inside the printed range: each step's real time in {sum(in_range)} of "
+        f"{len(in_range)}, the sweep's real time left in {sum(lefts)} of {len(lefts)}"
     )
     print(
-        f"after step 1: worst step estimate {worst:+.0%} off (target ±{TOLERANCE:.0%}); time left "
-        f"inside its range in {sum(lefts)} of {len(lefts)}: {'met' if met else 'NOT met'}"
+        f"after step 1: worst step estimate {worst:+.0%} off (target ±{TOLERANCE:.0%}): "
+        f"{'met' if met else 'NOT met'}"
     )
     return 0
 

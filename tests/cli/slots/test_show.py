@@ -137,7 +137,7 @@ def test_json_has_the_rows_verdicts_and_others(isolated_state: Path, show: ShowC
     assert data["fingerprint"] == FP and data["today"]["id"] == FP
     shown = data["evidence"]
     assert shown["ideal"] == 1 and shown["stale"] is False
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert "rows" not in shown and "columns" not in shown  # typed data only
     assert [step["name"] for step in shown["steps"]] == ["N=1", "N=1 again", "N=2"]
     first = shown["steps"][0]

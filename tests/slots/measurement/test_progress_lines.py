@@ -126,6 +126,32 @@ def test_the_next_step_is_estimated_from_the_one_the_pass_held() -> None:
     assert high >= low
 
 
+def test_the_closing_one_slot_run_has_its_own_time_left() -> None:
+    """After N=4 the sweep closes with one slot again: that step's line still gives the time
+    left (its own), and the line of the step before counts it among the steps to come."""
+    lines: list[str] = []
+    clock = Clock()
+    progress = LineProgress(lines.append, every_s=3600.0, clock=clock)
+    progress.sweep_started(replace(PLAN, min_step_s=20.0, max_step_s=60.0))
+    lefts = []
+    for index, slots in enumerate((1, 1, 2, 3, 4)):
+        progress.step_started(index, slots, 1, 60)
+        lefts.append(progress.time_left())
+        clock.now += 25.0
+        step = make_step(index, slots, same_answers(), duration=24.0)
+        progress.step_finished(replace(step, measurement={"start": 1.0, "end": 22.0}), "x")
+    between = progress.time_left()
+    progress.step_started(5, 1, 1, 60)
+    closing = progress.time_left()
+    assert "sweep time left" in lines[-1]
+    assert closing is not None and between == closing, "only the closing run is left"
+    assert 0 < closing[0] <= closing[1] and closing[1] >= 60.0, "at most its cap"
+    during = lefts[-1]
+    assert during is not None and during[0] > closing[0] and during[1] > 2 * 60.0, (
+        "while N=4 runs, its own time and the closing run's are left"
+    )
+
+
 def _rendered(live: LiveProgress) -> str:
     console = Console(record=True, width=160, file=io.StringIO(), color_system=None)
     console.print(live.renderable())

@@ -1,21 +1,32 @@
 """How long the next steps will take, from the rule that ends a step and the steps measured.
 
 A step replays until every corpus turn was served once (one pass) *and* its measurement window
-said enough (at least `min_step_seconds`, longer while undecided, up to `max_step_seconds`),
-then drains the segments in flight. So a step at N takes
+said enough: it is looked at only at planned looks (`statistics.sequential.look_times`, from
+`min_step_seconds` up to `max_step_seconds`, the cap) and stops at the first look that decides
+it, at the cap at the latest, at the segment boundary after it; then it drains the segments in
+flight. So a step at N takes
 
     overhead + max(pass(N), ramp(N) + window(N)) + drain(N)
 
 where the overhead (runner start, model load, stop) is as measured so far; the window as the
 latest step's of its kind (a one-slot bar, or a step judged against bars) within the caps; and
-the pass, ramp and drain scale with a turn's cost at N. A turn's cost (worker-seconds per
-served turn) at N is the latest step's scaled by (N / n)^α: α = 0 where throughput grows with
-the slots (a pass at 2 slots takes half as long), α = 1 on a saturated runner (it takes as
-long). Two slot counts measured give α; before that it is unknown, so the estimate takes the
-middle (½) and its range both ends. A window is held past its minimum by an interval still
-undecided, which depends on the noise the step meets: the range reaches down to the minimum.
-Nothing here is a bound or a verdict: only what the progress lines print, checked against the
-real durations by bench/estimates.py.
+the pass, ramp and drain are the latest step's at the same N, else scale with a turn's cost at
+N. A turn's cost (worker-seconds per served turn) at N is the latest step's scaled by
+(N / n)^α: α = 0 where throughput grows with the slots (a pass at 2 slots takes half as long),
+α = 1 on a saturated runner (it takes as long). Two slot counts measured give α; before that
+it is unknown, so the estimate takes the middle (½) and its range both ends.
+
+The range is what the rule allows: at the low end the window ends at its first look (the
+minimum), and the pass and the overhead run a tenth faster than measured (a shared machine's
+noise); at the high end the window ends only at the cap (an interval the noise keeps
+undecided is measured that long), past it to a segment boundary (the longest overrun seen, a
+turn at least) and a drain of the turns in flight, with the longest overhead seen and its
+spread once more; a pass that takes longer holds the step past either. The sweep's time left is
+likewise the steps it takes at least (each at its low end) to every step it may take, the
+closing one-slot run included (each at its high end): the planner's steps are an input
+(`StepsAhead`), so a planner that orders them otherwise needs no change here. Nothing here is a
+bound or a verdict: only what the progress lines print, checked against the real durations by
+bench/estimates.py.
 """
 
 from __future__ import annotations
@@ -25,9 +36,14 @@ from collections.abc import Sequence
 
 from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
+from ..judging.statistics.sequential import look_times
+from ..judging.sweep import default_order
 
 # α before two slot counts were measured: the middle of "scales" and "saturated"
 UNKNOWN_ALPHA = 0.5
+# how much faster than measured the same step may run on a shared machine (its pass, its
+# overhead): the low end allows for it (bench/estimates.py saw the same N again 3–6% faster)
+SAME_STEP_FASTER = 0.1
 ALPHA_RANGE = (0.0, 1.0)
 
 
@@ -120,22 +136,48 @@ def estimate_step(
     """The step at `slots`, from the steps measured (None before the first)."""
     if not measured:
         return None
-    overhead = sum(max(0.0, m.took_s - m.replay_s) for m in measured) / len(measured)
-    reference = measured[-1]
+    overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
+    overhead = sum(overheads) / len(overheads)
+    # the latest step at the same N says most of this one (the closing one-slot run after
+    # N=4 is the one-slot runs again, not N=4 scaled back down); else the latest at all
+    same = [m for m in measured if m.slots == slots]
+    reference = same[-1] if same else measured[-1]
     known = cost_exponent(measured)
     alphas = (known, known, known) if known is not None else (0.0, UNKNOWN_ALPHA, 1.0)
     window = _window_for(measured, slots, min_step_s, max_step_s)
-    seconds = [_replay_at(reference, slots, alpha, window) for alpha in alphas if alpha is not None]
-    # a window measured past the minimum was held by an undecided interval, and how long the
-    # next one is held depends on the noise it meets: it may end at the minimum
-    seconds.append(_replay_at(reference, slots, alphas[0] or 0.0, min_step_s))
-    likely_replay, likely_held = seconds[1]
+    likely_replay, likely_held = _replay_at(reference, slots, alphas[1], window)
+    # the window may end at its first look (the minimum), or only at the cap, past it by a
+    # segment: how long it is held depends on the noise the step meets
+    faster = 1.0 - SAME_STEP_FASTER
+    low = min(_replay_at(reference, slots, a, min_step_s, pass_scale=faster)[0] for a in alphas)
+    past = overrun_s(measured, min_step_s, max_step_s)
+    high = max(_replay_at(reference, slots, alpha, max_step_s, past)[0] for alpha in alphas)
+    # the overhead grows over a sweep (judging and saving every step so far after each one)
+    # and with the load: the longest seen, and its spread once more
+    most_overhead = max(overheads) + (max(overheads) - min(overheads))
+    likely = overhead + likely_replay
     return StepEstimate(
-        likely=overhead + likely_replay,
-        low=overhead + min(s for s, _ in seconds),
-        high=overhead + max(s for s, _ in seconds),
+        likely=likely,
+        low=min(min(overheads) * faster + low, likely),
+        high=max(most_overhead + high, likely),
         pass_held=likely_held,
     )
+
+
+def overrun_s(measured: Sequence[MeasuredStep], min_step_s: float, max_step_s: float) -> float:
+    """The longest a measured window ran past the planned look it stopped at: a step is asked
+    only at segment boundaries, so a window ends a segment's length after its look at most.
+    A window the pass held past its look (the corpus covered after it) says nothing of that."""
+    looks = look_times(min_step_s, max_step_s)
+    overruns = []
+    for step in measured:
+        if step.window is None:
+            continue
+        seconds = step.window[1] - step.window[0]
+        look = max((t for t in looks if t <= seconds), default=seconds)
+        if step.covered_s <= step.window[0] + look:
+            overruns.append(seconds - look)
+    return max(overruns, default=0.0)
 
 
 def _window_for(
@@ -150,58 +192,96 @@ def _window_for(
     return min(max(seconds if seconds is not None else min_step_s, min_step_s), max_step_s)
 
 
-def _replay_at(ref: MeasuredStep, slots: int, alpha: float, window_s: float) -> tuple[float, bool]:
-    """Seconds of replay at `slots` scaled from `ref`, and whether the pass holds it."""
+def _replay_at(
+    ref: MeasuredStep,
+    slots: int,
+    alpha: float,
+    window_s: float,
+    past_s: float | None = None,
+    pass_scale: float = 1.0,
+) -> tuple[float, bool]:
+    """Seconds of replay at `slots` scaled from `ref`, and whether the pass holds it
+    (pass_scale: the pass that much faster or slower than `ref`'s).
+    past_s (the longest overrun seen): the window runs on past `window_s` to a segment
+    boundary, that long or a turn at least, and the drain takes a turn at least (the others'
+    turns in flight), however briefly `ref`'s did."""
     turn = (slots / ref.slots) ** alpha  # a turn's cost at `slots`, relative to ref's
     per_pass = turn * ref.slots / slots  # a pass's time, relative
     ramp = ref.window[0] if ref.window is not None else 0.0
     window_end = ref.window[1] if ref.window is not None else ref.covered_s
-    drain = max(0.0, ref.replay_s - max(ref.covered_s, window_end))
-    covered = ref.covered_s * per_pass
+    drain = max(0.0, ref.replay_s - max(ref.covered_s, window_end)) * turn
+    covered = ref.covered_s * per_pass * pass_scale
     measured_until = ramp * turn + window_s
-    return max(covered, measured_until) + drain * turn, covered > measured_until
+    if past_s is not None:
+        # a worker's seconds per turn at `slots`
+        one_turn = ref.turn_cost_s * turn if math.isfinite(ref.turn_cost_s) else 0.0
+        measured_until += max(past_s * turn, one_turn)
+        drain = max(drain, one_turn)
+    return max(covered, measured_until) + drain, covered > measured_until
 
 
-def planned_slots(explicit: Sequence[int] | None, max_slots: int, done: int) -> list[int]:
-    """The slot counts of the steps the sweep may still take, in order."""
+@frozen_value
+class StepsAhead:
+    """The steps a sweep may still take, from the running one on, as its planner orders them:
+    `slots` every step it may take (the closing one-slot run included), `fewest` how many of
+    them it takes at least unless a step breaks a bound; `closing`: the last of them is the
+    closing one-slot run, which comes whenever the sweep stops (so it is among the fewest)."""
+
+    slots: tuple[int, ...]
+    fewest: int
+    closing: bool = False
+
+
+def steps_ahead(
+    explicit: Sequence[int] | None,
+    max_slots: int,
+    done: int,
+    patience: int = 2,
+    streak: int = 0,
+    running: int | None = None,
+) -> StepsAhead:
+    """The steps `judging.sweep.sweep_steps` may still take after `done`: an explicit list as
+    given; else 1, 1, 2, … up to `max_slots`, then one slot again to close (a run that checks
+    for drift). At least: the one-slot runs still to come first (they never count towards
+    patience), then `patience` steps without a gain, fewer by the `streak` of such steps already
+    measured, and the closing run. `running`: the slot count of the step starting now (a one-
+    slot step after the first two is the closing one; a streak at patience leaves only it)."""
     if explicit is not None:
-        return list(explicit[done:])
-    return [1 if index < 2 else index for index in range(done, max_slots + 1)]
-
-
-def fewest_steps_left(explicit: Sequence[int] | None, done: int, patience: int, streak: int) -> int:
-    """Steps the sweep takes at least unless a step breaks a bound: the one-slot runs still to
-    come first (they never count towards patience), then `patience` steps without a gain,
-    fewer by the `streak` of such steps already measured."""
-    order = list(explicit[done:]) if explicit is not None else [1] * max(0, 2 - done)
+        order = list(explicit[done:])
+        closing: list[int] = []
+    elif done >= 2 and (running == 1 or streak >= patience):
+        return StepsAhead(slots=(1,), fewest=1, closing=True)
+    else:
+        order = [default_order(index) for index in range(done, max_slots + 1)]
+        order = [n for n in order if n <= max_slots]
+        closing = [1] if max_slots >= 2 and (done > 2 or any(n > 1 for n in order)) else []
     ones = 0
     while ones < len(order) and order[ones] <= 1:
         ones += 1
-    fewest = ones + max(1, patience - streak)
-    return min(fewest, len(order)) if explicit is not None else fewest
+    fewest = min(ones + max(1, patience - streak), len(order))
+    return StepsAhead(
+        slots=tuple(order + closing), fewest=fewest + len(closing), closing=bool(closing)
+    )
 
 
 def sweep_left(
     measured: Sequence[MeasuredStep],
-    explicit: Sequence[int] | None,
-    max_slots: int,
-    done: int,
+    ahead: StepsAhead,
     min_step_s: float,
     max_step_s: float,
-    patience: int = 2,
-    streak: int = 0,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
     most every step it may take (each at its high one). None before the first step."""
-    plan = planned_slots(explicit, max_slots, done)
-    if not plan:
+    if not ahead.slots:
         return 0.0, 0.0
-    estimates = [estimate_step(measured, n, min_step_s, max_step_s) for n in plan]
-    if any(e is None for e in estimates):
-        return None
+    estimates = [estimate_step(measured, n, min_step_s, max_step_s) for n in ahead.slots]
     known = [e for e in estimates if e is not None]
-    fewest = fewest_steps_left(explicit, done, patience, streak)
-    return sum(e.low for e in known[:fewest]), sum(e.high for e in known)
+    if len(known) < len(estimates):
+        return None
+    fewest = min(ahead.fewest, len(known))
+    # the closing run is among the fewest, but last in order
+    at_least = known[: fewest - 1] + known[-1:] if ahead.closing else known[:fewest]
+    return sum(e.low for e in at_least), sum(e.high for e in known)
 
 
 __all__ = [
@@ -209,8 +289,9 @@ __all__ = [
     "StepEstimate",
     "cost_exponent",
     "estimate_step",
-    "fewest_steps_left",
+    "StepsAhead",
     "measured_step",
-    "planned_slots",
+    "overrun_s",
+    "steps_ahead",
     "sweep_left",
 ]

@@ -6,10 +6,11 @@ maximum and the turns served (thousands, where the corpus holds a few dozen), ne
 done of corpus turns". A step also runs until every corpus turn has been answered once, so a
 slow pass can hold it past its maximum: the line then says that the pass is what holds it
 ("held for one pass: 41/60 turns"). Each step's line says how long it is expected to take,
-and the sweep's how long it has left, from the steps measured so far (`estimates`): at least
-the steps the patience rule still needs (fewer only if a step breaks a bound), at most every
-step it may take. Before the first step nothing is measured, and the line says what will end
-the step instead of guessing.
+and the sweep's how long it has left, from the steps measured so far (`estimates`), each with
+the range the step's rule allows (to its cap at most, or its pass): at least the steps the
+patience rule still needs (fewer only if a step breaks a bound), at most every step it may
+take, the closing one-slot run included. Before the first step nothing is measured, and the
+line says what will end the step instead of guessing.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from ...interfaces.slots_interface import MemorySample
 from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
 from ..judging.runs import RUNS, figure_of, replayed_runs
-from .estimates import MeasuredStep, StepEstimate, estimate_step, measured_step, sweep_left
+from .estimates import (
+    MeasuredStep,
+    StepEstimate,
+    estimate_step,
+    measured_step,
+    steps_ahead,
+    sweep_left,
+)
 
 
 def memory_text(sample: MemorySample | None) -> str:
@@ -115,6 +123,7 @@ class LineProgress:
         self._measured: list[MeasuredStep] = []
         self._streak = 0  # the latest steps above one slot that gained nothing (patience)
         self._slots = 1
+        self._running_slots: int | None = None  # the step running now (None: between steps)
 
     def message(self, text: str) -> None:
         self._write(text)
@@ -132,7 +141,7 @@ class LineProgress:
         self._corpus_turns = turns
         self._replay_started = None
         self._step_started = self._clock()
-        self._slots = slots
+        self._slots = self._running_slots = slots
         again = f" (attempt {attempt})" if attempt > 1 else ""
         self.message(
             f"step {self.step_position(index)}: N={slots}{again}; "
@@ -173,16 +182,16 @@ class LineProgress:
         """Seconds the sweep has left from the start of the running step (None: unknown)."""
         if self._plan is None:
             return None
-        return sweep_left(
-            self._measured,
-            self._plan.explicit,
-            self._plan.max_slots,
+        plan = self._plan
+        ahead = steps_ahead(
+            plan.explicit,
+            plan.max_slots,
             self._done,
-            self._plan.min_step_s,
-            self._plan.max_step_s,
-            self._plan.patience,
+            plan.patience,
             self._streak,
+            running=self._running_slots,
         )
+        return sweep_left(self._measured, ahead, plan.min_step_s, plan.max_step_s)
 
     def time_left_text(self) -> str:
         left = self.time_left()
@@ -226,6 +235,7 @@ class LineProgress:
 
     def step_finished(self, step: StepRecord, verdict_label: str) -> None:
         self._done += 1
+        self._running_slots = None
         took_s = self._clock() - self._step_started
         figures = measured_step(step, took_s)
         if figures is not None:

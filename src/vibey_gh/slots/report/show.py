@@ -39,8 +39,9 @@ from .tables.latency_table import (
 from .tables.step_table import step_rows, step_values
 
 # `slots show --json`: 2 gave each step's figures as numbers (`steps`) beside the display
-# strings (`rows`, `columns`); 3 holds typed data only (the table is `--format markdown`'s)
-SHOW_SCHEMA = 3
+# strings (`rows`, `columns`); 3 holds typed data only (the table is `--format markdown`'s); 4
+# gives the ideal N's latency cost (`latency.ideal_cost`) as numbers, not a sentence
+SHOW_SCHEMA = 4
 
 FINGERPRINT_PATTERN = re.compile(r"[0-9a-f]{16}")
 

@@ -31,6 +31,24 @@ def test_the_ideal_ns_latency_cost_is_said_against_one_slot() -> None:
     assert "at one slot" in cost and "p95 ITL" in cost and "p95 turn latency" in cost
 
 
+def test_the_ideal_ns_latency_cost_is_numbers_in_json_and_a_sentence_in_text() -> None:
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds())
+    cost = latency_json(judgement, Bounds())["ideal_cost"]
+    assert cost["slots"] == judgement.ideal and cost["statistic"] == "p95"
+    ttft = cost["figures"]["ttft"]
+    assert isinstance(ttft["at_ideal_s"], float) and isinstance(ttft["at_one_slot_s"], float)
+    assert ttft["at_ideal_s"] > ttft["at_one_slot_s"]  # more slots, a later first token
+    assert {"itl", "turn_latency"} <= set(cost["figures"])
+    sentence = ideal_cost(judgement)
+    assert sentence is not None and f"{ttft['at_one_slot_s'] * 1000:.0f} ms at one slot" in sentence
+
+
+def test_no_ideal_cost_where_the_ideal_is_one_slot() -> None:
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds(ttft_p95_seconds=0.05))
+    assert judgement.ideal <= 1
+    assert latency_json(judgement, Bounds())["ideal_cost"] is None and ideal_cost(judgement) is None
+
+
 def test_the_largest_n_meeting_each_bound_is_found_from_the_evidence() -> None:
     figures = sweep_figures(latency_sweep(0.6, 1.9))
     bounds = Bounds(ttft_p95_seconds=1.0, itl_p95_seconds=10.0)

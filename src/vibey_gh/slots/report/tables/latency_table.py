@@ -149,26 +149,54 @@ def factor_judges(judgement: SweepJudgement) -> str:
     return "run latency" if whole else "turn latency"
 
 
-def ideal_cost(judgement: SweepJudgement) -> str | None:
-    """'N=3: p95 TTFT 1.90 s against 600 ms at one slot; …', or None at N=1 or unmeasured."""
+# the figures the ideal N's latency cost compares, as JSON names them and sentences say them
+COST_FIGURES = (
+    ("ttft", "TTFT"),
+    ("tpot", "TPOT"),
+    ("itl", "ITL"),
+    ("turn_latency", "turn latency"),
+    ("run_latency", "run latency"),
+)
+
+
+def ideal_cost_figures(judgement: SweepJudgement) -> dict[str, Any] | None:
+    """The ideal N's p95 latency against the one-slot step's, as numbers: `{"slots": 3,
+    "statistic": "p95", "figures": {"ttft": {"at_ideal_s": 1.9, "at_one_slot_s": 0.6}, …}}`
+    (seconds; a figure neither step has is left out). None at N=1 or unmeasured."""
     ideal = judgement.verdict_for(judgement.ideal)
     base = _one_slot(judgement)
     if judgement.ideal <= 1 or ideal is None or ideal.latency is None or base is None:
         return None
     here, there = ideal.latency, base.latency
     assert there is not None
-    parts = []
-    for what, mine, theirs in (
-        ("TTFT", here.ttft, there.ttft),
-        ("TPOT", here.tpot, there.tpot),
-        ("ITL", here.itl, there.itl),
-        ("turn latency", here.latency, there.latency),
-        ("run latency", here.run, there.run),
+    compared: dict[str, dict[str, float]] = {}
+    for key, mine, theirs in zip(
+        (key for key, _ in COST_FIGURES),
+        (here.ttft, here.tpot, here.itl, here.latency, here.run),
+        (there.ttft, there.tpot, there.itl, there.latency, there.run),
+        strict=True,
     ):
-        if mine is not None and theirs is not None:
-            ours, at_one = _seconds(mine.value()), _seconds(theirs.value())
-            parts.append(f"p95 {what} {ours} against {at_one} at one slot")
-    return f"N={judgement.ideal}: " + "; ".join(parts) if parts else None
+        ours = mine.value() if mine is not None else None
+        at_one = theirs.value() if theirs is not None else None
+        if ours is not None and at_one is not None:
+            compared[key] = {"at_ideal_s": ours, "at_one_slot_s": at_one}
+    if not compared:
+        return None
+    return {"slots": judgement.ideal, "statistic": "p95", "figures": compared}
+
+
+def ideal_cost(judgement: SweepJudgement) -> str | None:
+    """'N=3: p95 TTFT 1.90 s against 600 ms at one slot; …', or None at N=1 or unmeasured."""
+    figures = ideal_cost_figures(judgement)
+    if figures is None:
+        return None
+    names = dict(COST_FIGURES)
+    parts = [
+        f"p95 {names[key]} {_seconds(pair['at_ideal_s'])} against "
+        f"{_seconds(pair['at_one_slot_s'])} at one slot"
+        for key, pair in figures["figures"].items()
+    ]
+    return f"N={figures['slots']}: " + "; ".join(parts)
 
 
 def latency_lines(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
@@ -191,7 +219,7 @@ def latency_lines(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
 
 def latency_json(judgement: SweepJudgement, bounds: Bounds) -> dict[str, Any]:
     return {
-        "ideal_cost": ideal_cost(judgement),
+        "ideal_cost": ideal_cost_figures(judgement),
         "bounds": dict(bounds.latency_bounds),
         "largest_n_meeting": largest_meeting(judgement, bounds),
         "latency_factor_judges": factor_judges(judgement),
