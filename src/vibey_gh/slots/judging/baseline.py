@@ -19,7 +19,7 @@ from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of, replayed_runs
-from .statistics.paired import capacity_ratio
+from .statistics.paired import across_runs, capacity_ratio
 from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
 from .truth.reported import runner_mismatch
@@ -191,6 +191,8 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     gain = pairing.gain(work)
     if capacity is None or gain is None:
         return metrics
+    # the step is one run and the bar a pool of them: how far runs stray is in its interval
+    gain = across_runs(gain, pairing.between, 1)
     turns_per_hour = pairing.turns_per_hour(capacity)
     rate = pairing.rate_of(capacity)
     se = gain.log_se
@@ -346,6 +348,8 @@ def _paired_with_earlier(
             if work is None or other is None:
                 continue
             ratio = capacity_ratio([work], [other])
+            if ratio is not None:
+                ratio = across_runs(ratio, pairing.between, 2)
             if ratio is not None and ratio.log_se is not None:
                 pairs.append((steps[earlier].index, ratio.log_se))
         metrics = replace(step.metrics, over_earlier=tuple(pairs))
