@@ -208,13 +208,16 @@ def _blocks(charges: Sequence[_Charge], start: float, end: float) -> tuple[Clust
     count = math.floor((end - start) / length) if length > 0 else MAX_BLOCKS
     count = max(MIN_BATCHES, min(MAX_BLOCKS, count))
     width = (end - start) / count
-    blocks = []
-    for index in range(count):
-        low, high = start + index * width, start + (index + 1) * width
-        work = sum(_credit(c, low, high) for c in charges)
-        spent = sum(_overlap(*c.charged, low, high) for c in charges)
-        blocks.append(ClusterWork(work, spent))
-    return tuple(blocks)
+    work, spent = [0.0] * count, [0.0] * count
+    for charge in charges:
+        # only the blocks the charge reaches into (a turn spans one or two)
+        first = max(0, math.floor((charge.charged[0] - start) / width))
+        last = min(count - 1, math.floor((charge.charged[1] - start) / width))
+        for index in range(first, last + 1):
+            low, high = start + index * width, start + (index + 1) * width
+            work[index] += _credit(charge, low, high)
+            spent[index] += _overlap(*charge.charged, low, high)
+    return tuple(ClusterWork(w, t) for w, t in zip(work, spent, strict=True))
 
 
 def _overlap(low: float, high: float, start: float, end: float) -> float:
