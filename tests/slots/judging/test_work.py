@@ -118,3 +118,15 @@ def test_a_step_without_the_costs_spread_is_read_by_turn_as_before() -> None:
     window = (turns[0].result.started, turns[-1].result.ended)
     work, _ = step_work(turns, 2, one[0].shape, window, pairing.costs)
     assert not work.blocks and not work.turns
+
+
+def _noisy_run(speed: float) -> StepWork:
+    """A one-slot run whose two blocks read 0.8 and 1.2 × `speed`: ±20% of its own."""
+    blocks = (ClusterWork(8.0 * speed, 10.0), ClusterWork(12.0 * speed, 10.0))
+    return StepWork(1, {"t": ClusterWork(20.0 * speed, 20.0)}, blocks)
+
+
+def test_one_slot_runs_that_differ_no_more_than_their_own_noise_add_nothing() -> None:
+    assert between_runs([_noisy_run(1.0), _noisy_run(1.02)], 2).variance == 0.0
+    far = between_runs([_noisy_run(1.0), _noisy_run(2.0)], 2)
+    assert far.variance > 0.1 and far.freedom == 1, "twice as fast is not the runs' own noise"
