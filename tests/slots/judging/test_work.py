@@ -21,6 +21,7 @@ from vibey_gh.slots.judging.statistics.paired import (
     between_runs,
     capacity_ratio,
 )
+from vibey_gh.slots.judging.statistics.stats import t_quantile
 from vibey_gh.slots.judging.work import pairing_of, reference_costs, step_work
 
 # one-slot costs of ten turns, cheap and dear alternately (the demo's spread: 1 s to 9 s)
@@ -104,8 +105,10 @@ def test_one_slot_runs_that_stray_add_their_spread_with_its_few_degrees_of_freed
     mean = sum(logs) / 3
     assert between.variance == pytest.approx(sum((v - mean) ** 2 for v in logs) / 2)
     ratio = across_runs(Ratio(1.3, 0.05, 20), between, 1)
-    assert ratio.log_se == pytest.approx(math.sqrt(0.05**2 + between.variance * 1.5))
-    assert ratio.clusters < 20, "two degrees of freedom between runs"
+    # two degrees of freedom between runs, read with the ratio's nineteen: paid in the variance
+    paid = (t_quantile(0.95, 2) / t_quantile(0.95, 19)) ** 2
+    assert ratio.log_se == pytest.approx(math.sqrt(0.05**2 + between.variance * 1.5 * paid))
+    assert ratio.clusters == 20 and paid > 2.5
     assert across_runs(Ratio(1.3, 0.05, 20), Between(), 1) == Ratio(1.3, 0.05, 20)
 
 

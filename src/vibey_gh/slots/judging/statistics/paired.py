@@ -33,7 +33,9 @@ step's log capacity moves with it by that turn's share of the step's work (`Step
 Two steps compared with each other move together by the shares they have in common, so
 their paired variance is both steps' block variances and Σ (share − share')² × variance; the
 pooled one-slot runs set the costs, so their own noise is that term (`sets_costs`). Degrees
-of freedom: Welch–Satterthwaite over the blocks (the costs' term counted as known).
+of freedom: Welch–Satterthwaite over the blocks (the costs' term counted as known). What no
+step's blocks can see — how far the machine moved between runs — is read from one slot's
+repeated runs (`between_runs`) and added to a step's gain by `across_runs`.
 
 Pure functions of plain numbers: `judging.work` reads them out of recorded steps.
 """
@@ -45,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 
 from ....interfaces.values import frozen_value
-from .stats import normal_quantile
+from .stats import normal_quantile, t_quantile
 
 
 @frozen_value
@@ -186,6 +188,16 @@ def _shares(steps: Sequence[StepWork]) -> dict[str, float]:
     return {k: v / total for k, v in works.items()} if total > 0 else {}
 
 
+def _cost_variance(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> float:
+    """How far the log of top's capacity over bottom's moves with the reference costs' noise:
+    Σ (top's share − bottom's share)² × the cost's relative variance, over turn ids."""
+    variances = {k: v for s in (*top, *bottom) for k, (_, v) in s.turns.items()}
+    top_shares, bottom_shares = _shares(top), _shares(bottom)
+    return sum(
+        (top_shares.get(k, 0.0) - bottom_shares.get(k, 0.0)) ** 2 * v for k, v in variances.items()
+    )
+
+
 def _blocked_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio | None:
     """`capacity_ratio` from blocks and the reference costs' variance (the module says why)."""
     high = _capacity(top)
@@ -193,11 +205,7 @@ def _blocked_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     if high is None or low is None or high <= 0 or low <= 0:
         return None
     served = len({k for s in top for k, c in s.clusters.items() if c.work > 0})
-    variances = {k: v for s in (*top, *bottom) for k, (_, v) in s.turns.items()}
-    top_shares, bottom_shares = _shares(top), _shares(bottom)
-    cost = sum(
-        (top_shares.get(k, 0.0) - bottom_shares.get(k, 0.0)) ** 2 * v for k, v in variances.items()
-    )
+    cost = _cost_variance(top, bottom)
     terms = [_block_variance(top), _block_variance(bottom) if bottom else (0.0, 0)]
     total = sum(v for v, _ in terms) + cost
     blocks_freedom = sum(f for _, f in terms)
@@ -236,7 +244,7 @@ def between_runs(runs: Sequence[StepWork], pooled: int) -> Between:
     freedom = len(logs) - 1
     mean = sum(logs) / len(logs)
     spread = sum((v - mean) ** 2 for v in logs) / freedom
-    own = sum(_block_variance([r])[0] for r in measured) / len(measured)
+    own = sum(_block_variance([r])[0] + _cost_variance([r], []) for r in measured) / len(measured)
     if spread <= own * _chi_square_90(freedom) / freedom:
         return Between(0.0, freedom, pooled)
     return Between(spread - own, freedom, pooled)
@@ -251,17 +259,18 @@ def _chi_square_90(freedom: int) -> float:
 
 def across_runs(ratio: Ratio, between: Between, runs: int) -> Ratio:
     """`ratio` with the between-run variance of the runs it compares: the step's own and,
-    against the pooled bar, the bar's share of it (`runs` = 1), or both steps' (`runs` = 2);
-    degrees of freedom by Welch–Satterthwaite, never more than the ratio had."""
+    against the pooled bar, the bar's share of it (`runs` = 1), or both steps' (`runs` = 2).
+    Its one or two degrees of freedom are paid in the variance rather than in the ratio's:
+    scaled by the square of Student's t at its freedom over t at the ratio's (at 90%), so that
+    read with the ratio's t each part is about as wide as its own t makes it — a step whose
+    own blocks are known well keeps its interval, wider by what the runs' spread may be."""
     if ratio.log_se is None or between.variance <= 0 or between.freedom <= 0:
         return ratio
     added = between.variance * (2.0 if runs == 2 else 1.0 + 1.0 / max(1, between.pooled))
-    own = ratio.log_se**2
-    total = own + added
     own_freedom = max(1, ratio.clusters - 1)
-    freedom = total * total / (own * own / own_freedom + added * added / between.freedom)
-    clusters = min(ratio.clusters, math.floor(freedom) + 1)
-    return Ratio(ratio.value, math.sqrt(total), clusters)
+    if between.freedom < own_freedom:
+        added *= (t_quantile(0.95, between.freedom) / t_quantile(0.95, own_freedom)) ** 2
+    return Ratio(ratio.value, math.sqrt(ratio.log_se**2 + added), ratio.clusters)
 
 
 @frozen_value
