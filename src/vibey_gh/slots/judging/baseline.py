@@ -191,8 +191,10 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     gain = pairing.gain(work)
     if capacity is None or gain is None:
         return metrics
-    # the step is one run and the bar a pool of them: how far runs stray is in its interval
-    gain = across_runs(gain, pairing.between, 1)
+    if step.slots > 1:
+        # the step is one run and the bar a pool of them: how far runs stray is in its interval
+        # (one slot's own runs are what that spread is read from, and shown as it)
+        gain = across_runs(gain, pairing.between, 1)
     turns_per_hour = pairing.turns_per_hour(capacity)
     rate = pairing.rate_of(capacity)
     se = gain.log_se
