@@ -47,7 +47,7 @@ def main() -> None:
         gain = pairing.gain(work)
         if gain is None or by_turn is None or blocks is None:
             continue
-        judged = across_runs(gain, between, 1)
+        judged = across_runs(gain, between)
         measured = step.measurement or {}
         look = widening(args.confidence, measured.get("look", 0), measured.get("looks", 0))
         own, costs = blocks.log_se or 0.0, gain.log_se or 0.0

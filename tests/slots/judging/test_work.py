@@ -104,12 +104,12 @@ def test_one_slot_runs_that_stray_add_their_spread_with_its_few_degrees_of_freed
     logs = [0.0, math.log(1.1), math.log(0.9)]
     mean = sum(logs) / 3
     assert between.variance == pytest.approx(sum((v - mean) ** 2 for v in logs) / 2)
-    ratio = across_runs(Ratio(1.3, 0.05, 20), between, 1)
+    ratio = across_runs(Ratio(1.3, 0.05, 20), between)
     # two degrees of freedom between runs, read with the ratio's nineteen: paid in the variance
     paid = (t_quantile(0.95, 2) / t_quantile(0.95, 19)) ** 2
     assert ratio.log_se == pytest.approx(math.sqrt(0.05**2 + between.variance * 1.5 * paid))
     assert ratio.clusters == 20 and paid > 2.5
-    assert across_runs(Ratio(1.3, 0.05, 20), Between(), 1) == Ratio(1.3, 0.05, 20)
+    assert across_runs(Ratio(1.3, 0.05, 20), Between()) == Ratio(1.3, 0.05, 20)
 
 
 def test_a_step_without_the_costs_spread_is_read_by_turn_as_before() -> None:

@@ -194,7 +194,7 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     if step.slots > 1:
         # the step is one run and the bar a pool of them: how far runs stray is in its interval
         # (one slot's own runs are what that spread is read from, and shown as it)
-        gain = across_runs(gain, pairing.between, 1)
+        gain = across_runs(gain, pairing.between)
     turns_per_hour = pairing.turns_per_hour(capacity)
     rate = pairing.rate_of(capacity)
     se = gain.log_se
@@ -349,9 +349,9 @@ def _paired_with_earlier(
             other = works[earlier]
             if work is None or other is None:
                 continue
+            # not the spread between one slot's runs: read over a whole sweep it holds the
+            # drift of every step, far more than two neighbouring steps moved apart
             ratio = capacity_ratio([work], [other])
-            if ratio is not None:
-                ratio = across_runs(ratio, pairing.between, 2)
             if ratio is not None and ratio.log_se is not None:
                 pairs.append((steps[earlier].index, ratio.log_se))
         metrics = replace(step.metrics, over_earlier=tuple(pairs))

@@ -257,16 +257,16 @@ def _chi_square_90(freedom: int) -> float:
     return freedom * (1.0 - third + normal_quantile(0.9) * math.sqrt(third)) ** 3
 
 
-def across_runs(ratio: Ratio, between: Between, runs: int) -> Ratio:
-    """`ratio` with the between-run variance of the runs it compares: the step's own and,
-    against the pooled bar, the bar's share of it (`runs` = 1), or both steps' (`runs` = 2).
-    Its one or two degrees of freedom are paid in the variance rather than in the ratio's:
-    scaled by the square of Student's t at its freedom over t at the ratio's (at 90%), so that
-    read with the ratio's t each part is about as wide as its own t makes it — a step whose
-    own blocks are known well keeps its interval, wider by what the runs' spread may be."""
+def across_runs(ratio: Ratio, between: Between) -> Ratio:
+    """`ratio` of a step over the pooled one-slot runs with the between-run variance of both:
+    the step's own run and the bar's share of it (1 + 1/pooled runs). Its one or two degrees
+    of freedom are paid in the variance rather than in the ratio's: scaled by the square of
+    Student's t at its freedom over t at the ratio's (at 90%), so that read with the ratio's t
+    each part is about as wide as its own t makes it — a step whose own blocks are known well
+    keeps its interval, wider by what the runs' spread may be."""
     if ratio.log_se is None or between.variance <= 0 or between.freedom <= 0:
         return ratio
-    added = between.variance * (2.0 if runs == 2 else 1.0 + 1.0 / max(1, between.pooled))
+    added = between.variance * (1.0 + 1.0 / max(1, between.pooled))
     own_freedom = max(1, ratio.clusters - 1)
     if between.freedom < own_freedom:
         added *= (t_quantile(0.95, between.freedom) / t_quantile(0.95, own_freedom)) ** 2
