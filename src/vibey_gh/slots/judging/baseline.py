@@ -19,7 +19,7 @@ from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of, replayed_runs
-from .statistics.paired import capacity_ratio
+from .statistics.paired import across_runs, capacity_ratio
 from .statistics.runner_speed import runner_speed
 from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
@@ -192,6 +192,10 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     gain = pairing.gain(work)
     if capacity is None or gain is None:
         return metrics
+    if step.slots > 1:
+        # the step is one run and the bar a pool of them: how far runs stray is in its interval
+        # (one slot's own runs are what that spread is read from, and shown as it)
+        gain = across_runs(gain, pairing.between)
     turns_per_hour = pairing.turns_per_hour(capacity)
     rate = pairing.rate_of(capacity)
     se = gain.log_se
@@ -360,6 +364,8 @@ def _paired_with_earlier(
             other = works[earlier]
             if work is None or other is None:
                 continue
+            # not the spread between one slot's runs: read over a whole sweep it holds the
+            # drift of every step, far more than two neighbouring steps moved apart
             ratio = capacity_ratio([work], [other])
             if ratio is not None and ratio.log_se is not None:
                 pairs.append((steps[earlier].index, ratio.log_se))

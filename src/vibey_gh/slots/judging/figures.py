@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 8
+FIGURES_VERSION = 9
 
 __all__ = [
     "FIGURES_VERSION",

@@ -1,6 +1,7 @@
-"""A step's gain over one slot, as the judge reads it: paired where the sweep can be paired,
-widened by the drift one slot read across the sweep and by the planned look the step stopped
-at (docs/decision.md, "Paired capacity", "Drift", "Planned looks")."""
+"""A step's gain over one slot, as the judge reads it: paired where the sweep can be paired
+(with how far one slot's runs strayed from each other in its interval), else widened by the
+drift one slot read across the sweep; and widened by the planned look the step stopped at
+(docs/decision.md, "Paired capacity", "Drift", "Planned looks")."""
 
 from __future__ import annotations
 
@@ -36,23 +37,22 @@ def gain_ratio(
 ) -> tuple[float, float] | None:
     """The interval of a step's throughput over one slot's.
 
-    Paired (`metrics.paired`): the step's capacity over the pooled one-slot runs', with the
-    noise of both from the same clusters. Else, as evidence without a one-slot steady-state run
-    is judged: over the better one-slot run's throughput, both intervals widening it. Either
-    way a drift of one slot's capacity between the start and the end of the sweep widens it by
-    that drift at both ends (`drift_widened`), so no gain the drift could explain is recorded.
+    Paired (`metrics.paired`): the step's capacity over the pooled one-slot runs', its noise
+    from the step's blocks, the reference costs and how far one slot's runs — the pooled and
+    the closing ones — strayed from each other (`statistics.paired.across_runs`): the closing
+    run's drift is one of those runs, so a gain the drift could explain is inside the interval
+    already. Else, as evidence without a one-slot steady-state run is judged: over the better
+    one-slot run's throughput, both intervals widening it, and a drift of one slot's capacity
+    between the start and the end of the sweep widens it by that drift at both ends
+    (`drift_widened`).
     """
     if metrics.paired and metrics.capacity_gain is not None:
         se, clusters = metrics.capacity_gain_se, metrics.capacity_clusters
         if se is None or clusters < MIN_BATCHES:
             return None
         half = t_quantile(0.5 + confidence / 2.0, clusters - 1) * se
-        ratio: tuple[float, float] | None = (
-            metrics.capacity_gain * math.exp(-half),
-            metrics.capacity_gain * math.exp(half),
-        )
-    else:
-        ratio = ratio_interval(metrics.throughput, baseline.bar, confidence)
+        return metrics.capacity_gain * math.exp(-half), metrics.capacity_gain * math.exp(half)
+    ratio = ratio_interval(metrics.throughput, baseline.bar, confidence)
     return drift_widened(ratio, baseline.drift)
 
 
@@ -70,13 +70,14 @@ def drift_widened(
 
 
 def drift_sentence(baseline: BaselineFigures) -> str:
-    """'; one slot read −4.1% at the end of the sweep against its start: every gain interval
-    is widened by 4.1%' — '' without a closing one-slot run."""
+    """'; one slot read −4.1% at the end of the sweep against its start, a spread between its
+    runs that every gain interval holds' — '' without a closing one-slot run (a drift is only
+    measured on a paired sweep, whose intervals hold the one-slot runs' spread)."""
     if baseline.drift is None:
         return ""
     return (
-        f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start: "
-        f"every gain interval is widened by {abs(baseline.drift):.1%}"
+        f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start, "
+        "a spread between its runs that every gain interval holds"
     )
 
 

@@ -10,22 +10,27 @@ tokens; the figures say how many were and how well the model fits.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import field
 
 from ...interfaces.values import frozen_value
 from .metrics import measurement_window
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of
 from .statistics.paired import (
+    Between,
     ClusterWork,
     CostFit,
     Ratio,
     StepWork,
+    between_runs,
     capacity_ratio,
     fit_cost,
     relative_noise,
 )
+from .statistics.stats import MIN_BATCHES
 
 
 def uncached_prompt(turn: TurnRecord) -> int:
@@ -56,6 +61,15 @@ class ReferenceCosts:
             if modelled > 0:
                 return modelled, True
         return self.fallback, True
+
+    def variance_of(self, turn_id: str) -> float | None:
+        """The relative variance of a turn's reference cost: the turns' spread squared over
+        its one-slot samples; a turn the model priced counts as one sample (the model is
+        fitted on the same times, and no better known than one of them). None when no turn
+        was served twice, so the spread is unknown."""
+        if self.noise is None:
+            return None
+        return self.noise**2 / len(self.samples.get(turn_id, (0.0,)))
 
 
 def reference_costs(one_slot: Sequence[StepRecord]) -> ReferenceCosts | None:
@@ -88,20 +102,68 @@ def cluster_of(turn: TurnRecord, shape: str) -> str:
     return turn.segment_id if figure_of(shape) == RUNS else turn.turn_id
 
 
+# A block of a step's window is at least this many mean turn intervals (service and the wait
+# after it) long, so that a turn rarely spans two blocks, and there are at least MIN_BATCHES
+# of them (shorter where the window is short) and at most MAX_BLOCKS.
+BLOCK_TURNS = 2.0
+MAX_BLOCKS = 30
+
+
+@frozen_value
+class _Charge:
+    """One served or sent turn as the window sees it: its cluster, the interval its worker's
+    time is charged over, and its credit (reference seconds) over its service interval."""
+
+    turn_id: str
+    cluster: str
+    charged: tuple[float, float]
+    served: tuple[float, float]
+    cost: float
+
+
 def step_work(
     turns: Sequence[TurnRecord],
     slots: int,
     shape: str,
     window: tuple[float, float],
     costs: ReferenceCosts,
+    sets_costs: bool = False,
 ) -> tuple[StepWork, frozenset[str]]:
     """The step's clusters' credited work and worker time inside `window`, and the turn ids
     priced by the cost model. A served turn is credited its reference cost times the share of
     its service interval inside the window; each worker's time is charged to the turn it
-    served and the wait after it up to its next send (its tools' time, in a run)."""
+    served and the wait after it up to its next send (its tools' time, in a run). Where the
+    costs' spread is known, the same credit and time in the window's blocks and each turn
+    id's credit with its cost's variance (`statistics.paired` says why); `sets_costs`: the
+    step is one of the runs the costs were taken from."""
     start, end = window
+    charges, modelled = _charges(turns, shape, costs)
     work: dict[str, float] = defaultdict(float)
     spent: dict[str, float] = defaultdict(float)
+    by_turn: dict[str, float] = defaultdict(float)
+    for charge in charges:
+        charged = _overlap(*charge.charged, start, end)
+        if charged <= 0:
+            continue
+        spent[charge.cluster] += charged
+        credit = _credit(charge, start, end)
+        work[charge.cluster] += credit
+        by_turn[charge.turn_id] += credit
+    clusters = {k: ClusterWork(work.get(k, 0.0), spent[k]) for k in spent}
+    priced = modelled & set(by_turn)
+    variances = {k: costs.variance_of(k) for k in by_turn}
+    if sets_costs or not charges or any(v is None for v in variances.values()):
+        return StepWork(slots, clusters, sets_costs=sets_costs), frozenset(priced)
+    turn_work = {k: (w, v) for k, w in by_turn.items() if (v := variances[k]) is not None}
+    blocks = _blocks(charges, start, end)
+    return StepWork(slots, clusters, blocks, turn_work), frozenset(priced)
+
+
+def _charges(
+    turns: Sequence[TurnRecord], shape: str, costs: ReferenceCosts
+) -> tuple[list[_Charge], set[str]]:
+    """Every sent turn's charge, and the turn ids the cost model priced."""
+    charges: list[_Charge] = []
     modelled: set[str] = set()
     by_worker: dict[int, list[TurnRecord]] = defaultdict(list)
     for turn in turns:
@@ -111,19 +173,51 @@ def step_work(
         for position, turn in enumerate(sent):
             result = turn.result
             until = sent[position + 1].result.started if position + 1 < len(sent) else result.ended
-            charged = _overlap(result.started, max(until, result.ended), start, end)
-            if charged <= 0:
-                continue
-            key = cluster_of(turn, shape)
-            spent[key] += charged
-            served_s = result.ended - result.started
-            if result.served and served_s > 0:
+            cost = 0.0
+            if result.served and result.ended > result.started:
                 cost, by_model = costs.cost_of(turn)
                 if by_model:
                     modelled.add(turn.turn_id)
-                work[key] += cost * _overlap(result.started, result.ended, start, end) / served_s
-    clusters = {k: ClusterWork(work.get(k, 0.0), spent[k]) for k in spent}
-    return StepWork(slots, clusters), frozenset(modelled)
+            charges.append(
+                _Charge(
+                    turn.turn_id,
+                    cluster_of(turn, shape),
+                    (result.started, max(until, result.ended)),
+                    (result.started, result.ended),
+                    cost,
+                )
+            )
+    return charges, modelled
+
+
+def _credit(charge: _Charge, start: float, end: float) -> float:
+    """The turn's reference cost times the share of its service interval in (start, end)."""
+    low, high = charge.served
+    if charge.cost <= 0 or high <= low:
+        return 0.0
+    return charge.cost * _overlap(low, high, start, end) / (high - low)
+
+
+def _blocks(charges: Sequence[_Charge], start: float, end: float) -> tuple[ClusterWork, ...]:
+    """The window cut into equal blocks of wall time, each with the credit and worker time
+    that fall in it: at least BLOCK_TURNS mean turn intervals long where the window allows."""
+    inside = [c.charged[1] - c.charged[0] for c in charges if _overlap(*c.charged, start, end) > 0]
+    if not inside or end <= start:
+        return ()
+    length = sum(inside) / len(inside) * BLOCK_TURNS
+    count = math.floor((end - start) / length) if length > 0 else MAX_BLOCKS
+    count = max(MIN_BATCHES, min(MAX_BLOCKS, count))
+    width = (end - start) / count
+    work, spent = [0.0] * count, [0.0] * count
+    for charge in charges:
+        # only the blocks the charge reaches into (a turn spans one or two)
+        first = max(0, math.floor((charge.charged[0] - start) / width))
+        last = min(count - 1, math.floor((charge.charged[1] - start) / width))
+        for index in range(first, last + 1):
+            low, high = start + index * width, start + (index + 1) * width
+            work[index] += _credit(charge, low, high)
+            spent[index] += _overlap(*charge.charged, low, high)
+    return tuple(ClusterWork(w, t) for w, t in zip(work, spent, strict=True))
 
 
 def _overlap(low: float, high: float, start: float, end: float) -> float:
@@ -141,6 +235,8 @@ class Pairing:
     shape: str
     turn_cost: float
     run_cost: float | None
+    # how far one slot's capacity moved between its runs (the pooled and the closing ones)
+    between: Between = field(default_factory=Between)
 
     def rate_of(self, capacity: float) -> float:
         """Capacity as the deciding figure: runs per hour for whole runs, else turns/h."""
@@ -195,15 +291,19 @@ def pairing_of(steps: Sequence[StepRecord]) -> Pairing | None:
     if costs is None:
         return None
     shape = steps[0].shape
-    pool = []
-    for step in pooled:
+    pool, runs = [], []
+    for step in [*pooled, *closing_steps(steps)]:
         window = measurement_window(step.turns, step.slots)
-        if window is not None:
-            pool.append(step_work(step.turns, 1, shape, window, costs)[0])
+        if window is None:
+            continue
+        runs.append(step_work(step.turns, 1, shape, window, costs)[0])
+        if any(step is one for one in pooled):
+            pool.append(step_work(step.turns, 1, shape, window, costs, sets_costs=True)[0])
     if not pool:
         return None
     turn_cost, run_cost = _corpus_costs(steps, costs)
-    return Pairing(costs, tuple(pool), shape, turn_cost, run_cost)
+    between = between_runs(runs, len(pool))
+    return Pairing(costs, tuple(pool), shape, turn_cost, run_cost, between)
 
 
 def _corpus_costs(steps: Sequence[StepRecord], costs: ReferenceCosts) -> tuple[float, float | None]:

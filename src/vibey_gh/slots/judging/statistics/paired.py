@@ -18,6 +18,25 @@ rather than by differentiating. A turn that costs five times another takes about
 the worker time at any N, so the cost spread of the corpus cancels in each cluster's share
 and what is left is the per-turn noise of both steps: the pairing.
 
+That holds at one slot, but not where turns share the runner. A turn's service time at N > 1
+depends on what it was served beside: on a CPU a cheap turn beside a long prompt's prefill
+waits for it (the demo's 2 s turn took 11.5 s next to a 13 s one, which took its own time), so
+one cluster reads slow and its neighbour fast, though together they did the work of both in
+their time. The delete-one-cluster jackknife counts that split as noise and read the demo's
+N = 2 at ±15% standard error where its capacity varied by about 6%. So a step measured with
+its window cut into equal *blocks* of wall time (`StepWork.blocks`, each holding its share of
+every turn's credit and worker time) takes its own noise from the delete-one-block jackknife
+— the capacity of consecutive stretches of time, whatever the split between turns served
+together — and the reference costs' noise separately: each turn's cost is the mean of its
+one-slot times, so its relative variance is the turns' spread squared over its samples, and a
+step's log capacity moves with it by that turn's share of the step's work (`StepWork.turns`).
+Two steps compared with each other move together by the shares they have in common, so
+their paired variance is both steps' block variances and Σ (share − share')² × variance; the
+pooled one-slot runs set the costs, so their own noise is that term (`sets_costs`). Degrees
+of freedom: Welch–Satterthwaite over the blocks (the costs' term counted as known). What no
+step's blocks can see — how far the machine moved between runs — is read from one slot's
+repeated runs (`between_runs`) and added to a step's gain by `across_runs`.
+
 Pure functions of plain numbers: `judging.work` reads them out of recorded steps.
 """
 
@@ -25,8 +44,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import field
 
 from ....interfaces.values import frozen_value
+from .stats import normal_quantile, t_quantile
 
 
 @frozen_value
@@ -40,10 +61,18 @@ class ClusterWork:
 
 @frozen_value
 class StepWork:
-    """A step as the estimator reads it: its slot count and its clusters' work."""
+    """A step as the estimator reads it: its slot count and its clusters' work; where known,
+    its window's equal `blocks` of wall time (each block's credited work and worker time, in
+    order), each turn id's credited work with the relative variance of its reference cost
+    (`turns`), and whether its turns set the reference costs (`sets_costs`: the pooled
+    one-slot runs, whose own noise is the costs'). Without blocks the clusters' jackknife
+    reads its noise, as evidence was read before blocks."""
 
     slots: int
     clusters: Mapping[str, ClusterWork]
+    blocks: tuple[ClusterWork, ...] = ()
+    turns: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    sets_costs: bool = False
 
     def capacity(self, left_out: str | None = None) -> float | None:
         """Reference-seconds of work per wall second: N × work ÷ worker time."""
@@ -99,6 +128,8 @@ def capacity_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     its log; None without work."""
     if not top:
         return None
+    if _blocked(top, bottom):
+        return _blocked_ratio(top, bottom)
     top_sums = _Sums(top)
     bottom_sums = _Sums(bottom) if bottom else None
     point = _log_ratio(top_sums, bottom_sums, None)
@@ -117,6 +148,129 @@ def capacity_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     count = len(finite)
     variance = (count - 1) / count * sum((v - mean) ** 2 for v in finite)
     return Ratio(math.exp(point), math.sqrt(variance), served)
+
+
+def _blocked(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> bool:
+    """Every step's noise can be read from its blocks (or, setting the costs, from theirs)."""
+    return all(s.blocks for s in top) and all(s.blocks or s.sets_costs for s in bottom)
+
+
+def _capacity(steps: Sequence[StepWork]) -> float | None:
+    work = sum(c.work for s in steps for c in s.clusters.values())
+    spent = sum(c.time / s.slots for s in steps for c in s.clusters.values())
+    return work / spent if spent > 0 else None
+
+
+def _block_variance(steps: Sequence[StepWork]) -> tuple[float, int]:
+    """The delete-one-block jackknife variance of the steps' pooled log capacity, and its
+    degrees of freedom (blocks − 1); (0, 0) for steps that set the costs."""
+    blocks = [(b.work, b.time / s.slots) for s in steps if not s.sets_costs for b in s.blocks]
+    work = sum(w for w, _ in blocks)
+    spent = sum(t for _, t in blocks)
+    left = [math.log((work - w) / (spent - t)) for w, t in blocks if spent - t > 0 and work - w > 0]
+    if len(left) < 2:
+        return 0.0, 0
+    mean = sum(left) / len(left)
+    count = len(left)
+    return (count - 1) / count * sum((v - mean) ** 2 for v in left), count - 1
+
+
+def _shares(steps: Sequence[StepWork]) -> dict[str, float]:
+    """Each turn id's share of the steps' credited work: how far their log capacity moves
+    with that turn's reference cost (none for steps that set the costs: theirs cancels)."""
+    works: dict[str, float] = {}
+    for step in steps:
+        if step.sets_costs:
+            continue
+        for turn, (work, _) in step.turns.items():
+            works[turn] = works.get(turn, 0.0) + work
+    total = sum(works.values())
+    return {k: v / total for k, v in works.items()} if total > 0 else {}
+
+
+def _cost_variance(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> float:
+    """How far the log of top's capacity over bottom's moves with the reference costs' noise:
+    Σ (top's share − bottom's share)² × the cost's relative variance, over turn ids."""
+    variances = {k: v for s in (*top, *bottom) for k, (_, v) in s.turns.items()}
+    top_shares, bottom_shares = _shares(top), _shares(bottom)
+    return sum(
+        (top_shares.get(k, 0.0) - bottom_shares.get(k, 0.0)) ** 2 * v for k, v in variances.items()
+    )
+
+
+def _blocked_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio | None:
+    """`capacity_ratio` from blocks and the reference costs' variance (the module says why)."""
+    high = _capacity(top)
+    low = _capacity(bottom) if bottom else 1.0
+    if high is None or low is None or high <= 0 or low <= 0:
+        return None
+    served = len({k for s in top for k, c in s.clusters.items() if c.work > 0})
+    cost = _cost_variance(top, bottom)
+    terms = [_block_variance(top), _block_variance(bottom) if bottom else (0.0, 0)]
+    total = sum(v for v, _ in terms) + cost
+    blocks_freedom = sum(f for _, f in terms)
+    if blocks_freedom <= 0:
+        return Ratio(high / low, None, served)
+    # Welch–Satterthwaite, the costs' term counted as known; never more units than turns served
+    freedom_share = sum(v * v / f for v, f in terms if f > 0)
+    freedom = total * total / freedom_share if freedom_share > 0 else blocks_freedom
+    return Ratio(high / low, math.sqrt(total), min(served, math.floor(freedom) + 1))
+
+
+@frozen_value
+class Between:
+    """How far one run's capacity strays from run to run beyond its own noise, as the
+    variance of its log (`variance`) with `freedom` degrees of freedom, read from repeated
+    one-slot runs; and how many runs the one-slot bar pools (`pooled`)."""
+
+    variance: float = 0.0
+    freedom: int = 0
+    pooled: int = 1
+
+
+def between_runs(runs: Sequence[StepWork], pooled: int) -> Between:
+    """The spread of repeated one-slot runs' log capacities (each priced at the same costs)
+    less the spread each run's own blocks account for: what the machine did between runs —
+    another process, a clock, a cache — that no run's own interval can see. Nothing without
+    two runs with blocks, and nothing while the runs agree as well as their own noise lets
+    them (their spread under the 90th percentile of what it would be without any: with two
+    or three runs the estimate has one or two degrees of freedom, and adding it whenever it
+    came out above zero by chance cost the simulated runner, which has no such spread, the
+    knee in a fifth of its sweeps)."""
+    measured = [r for r in runs if r.blocks]
+    logs = [math.log(c) for r in measured if (c := r.capacity()) is not None and c > 0]
+    if len(logs) < 2:
+        return Between(pooled=pooled)
+    freedom = len(logs) - 1
+    mean = sum(logs) / len(logs)
+    spread = sum((v - mean) ** 2 for v in logs) / freedom
+    own = sum(_block_variance([r])[0] + _cost_variance([r], []) for r in measured) / len(measured)
+    if spread <= own * _chi_square_90(freedom) / freedom:
+        return Between(0.0, freedom, pooled)
+    return Between(spread - own, freedom, pooled)
+
+
+def _chi_square_90(freedom: int) -> float:
+    """The 90th percentile of χ² with `freedom` degrees of freedom (Wilson–Hilferty: 2.64,
+    4.56, 6.21 for 1, 2, 3 against 2.71, 4.61, 6.25 exact)."""
+    third = 2.0 / (9.0 * freedom)
+    return freedom * (1.0 - third + normal_quantile(0.9) * math.sqrt(third)) ** 3
+
+
+def across_runs(ratio: Ratio, between: Between) -> Ratio:
+    """`ratio` of a step over the pooled one-slot runs with the between-run variance of both:
+    the step's own run and the bar's share of it (1 + 1/pooled runs). Its one or two degrees
+    of freedom are paid in the variance rather than in the ratio's: scaled by the square of
+    Student's t at its freedom over t at the ratio's (at 90%), so that read with the ratio's t
+    each part is about as wide as its own t makes it — a step whose own blocks are known well
+    keeps its interval, wider by what the runs' spread may be."""
+    if ratio.log_se is None or between.variance <= 0 or between.freedom <= 0:
+        return ratio
+    added = between.variance * (1.0 + 1.0 / max(1, between.pooled))
+    own_freedom = max(1, ratio.clusters - 1)
+    if between.freedom < own_freedom:
+        added *= (t_quantile(0.95, between.freedom) / t_quantile(0.95, own_freedom)) ** 2
+    return Ratio(ratio.value, math.sqrt(ratio.log_se**2 + added), ratio.clusters)
 
 
 @frozen_value
