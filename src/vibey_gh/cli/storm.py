@@ -129,10 +129,10 @@ def run(
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
     from ..lanes.loop import LaneOptions
+    from ..slots.measurement.options import parse_slots
     from ..storm.calibration import CalibrationPlan
     from ..storm.runner import run_storm
     from ..storm.setup import StormControl, StormOptions, default_deps
-    from .slots.calibrate import parse_slots
 
     options = StormOptions(
         queue=queue,

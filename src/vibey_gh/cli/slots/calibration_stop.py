@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from ...slots.measurement.calibrate import CalibrationProgress
+    from ...slots.measurement.options import LockedRun
     from ...state import StateLayout
-    from ..progress import PlainProgress
 
 T = TypeVar("T")
 
@@ -48,7 +49,7 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 
 
 def run_until_stopped(
-    layout: StateLayout, role: str, work: Callable[[PlainProgress], T], stopped: str
+    layout: StateLayout, role: str, work: Callable[[CalibrationProgress], T], stopped: str
 ) -> T | None:
     """`work` with a progress display, holding the model lock whole (lanes hold it shared;
     a calibration or a soak takes it whole or refuses) and stopped by any stop signal.
@@ -79,3 +80,12 @@ def run_until_stopped(
         )
         raise SystemExit(128 + received[0])
     return outcome
+
+
+def locked_run(role: str, stopped: str) -> LockedRun:
+    """`run_until_stopped` for the library to call, as `role`, saying `stopped` on a stop."""
+
+    def run(layout: StateLayout, work: Callable[[CalibrationProgress], T]) -> T | None:
+        return run_until_stopped(layout, role, work, stopped)
+
+    return run
