@@ -8,7 +8,7 @@ import click
 
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from ..options import calibration_flags, calibration_options
-from .calibration_stop import locked_run
+from ..stopping import locked_run
 
 DEFAULT_DURATION = "10m"
 
