@@ -141,7 +141,10 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     running: RunningRunner | None = None
     try:
-        running = chosen.calibration_runner(simulated=config.simulated).start(launch)
+        # a server of this package reads its own settings from the config (the simulated
+        # kind's capacity model); another program's is served as launched, without production's
+        kind_config = config if chosen.calibrates_this_package else None
+        running = chosen.calibration_runner(config=kind_config).start(launch)
         running.wait_ready(ready_timeout)
         facts = {
             "runner": kind,

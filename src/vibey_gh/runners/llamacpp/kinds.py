@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
-    from ..simulated.settings import SimulatedModel
 
 # Where a production of this family listens when production_url names no port.
 LLAMA_CPP_PORT = 8080
@@ -166,7 +165,6 @@ class EmbeddedKind(LlamaCppFamily):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .embedded import EmbeddedRunner
 
@@ -269,7 +267,6 @@ class LlamaServerKind(LlamaCppFamily):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .llama_server import LlamaServerRunner
 
