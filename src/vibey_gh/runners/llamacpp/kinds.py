@@ -46,7 +46,7 @@ class LlamaCppFamily(RunnerKind):
         return LlamaServerWatch(base_url)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .api.openai_api import OpenAIChatClient
+        from ..http.openai_chat import OpenAIChatClient
 
         return OpenAIChatClient(base_url, runner_name=self.name)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..http.wire import JsonObject
-from ..llamacpp.api.wire import (
+from ..http.openai_wire import (
     AnswerMessage,
     ChatChunk,
     ChatCompletion,
@@ -14,6 +13,7 @@ from ..llamacpp.api.wire import (
     Timings,
     Usage,
 )
+from ..http.wire import JsonObject
 from .model import KIND, Answer
 
 

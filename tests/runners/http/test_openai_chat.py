@@ -9,7 +9,7 @@ import pytest
 from tests.support.runners import recorded
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
 from vibey_gh.runners.http.chat_turns import parse_arguments
-from vibey_gh.runners.llamacpp.api.openai_api import (
+from vibey_gh.runners.http.openai_chat import (
     OpenAIChatClient,
     chat_payload,
     parse_chat_completion,
@@ -166,7 +166,7 @@ def test_non_json_error_body_is_kept_as_text() -> None:
 
 
 def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None:
-    from vibey_gh.runners.llamacpp.api.openai_api import cached_prompt_tokens, parse_chat_completion
+    from vibey_gh.runners.http.openai_chat import cached_prompt_tokens, parse_chat_completion
 
     both = {
         "choices": [{"finish_reason": "stop", "message": {"content": "hi"}}],
