@@ -491,14 +491,7 @@ def sibling_graphs(
 
 # Cycles between the parts of a package known and kept, with why: delete an entry once its
 # cycle is gone (the test fails while an entry names a cycle that no longer exists).
-KNOWN_SIBLING_CYCLES: dict[frozenset[str], str] = {
-    # `RunnerKind.calibration_runner` names the simulated kind's capacity model in its
-    # signature (an import for the type only); every kind's folder builds on the contract, and
-    # the simulated kind on the llama.cpp family's
-    frozenset(
-        {"vibey_gh.runners.contract", "vibey_gh.runners.llamacpp", "vibey_gh.runners.simulated"}
-    ): "a type only",
-}
+KNOWN_SIBLING_CYCLES: dict[frozenset[str], str] = {}
 
 
 def sibling_cycles(

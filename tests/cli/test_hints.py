@@ -35,7 +35,7 @@ OWN_ARGV = ("runners/simulated/server.py",)
 # which commands print a module's lines (first matching prefix wins)
 PRINTED_BY: list[tuple[str, tuple[str, ...]]] = [
     ("cli/slots/calibrate", ("slots calibrate",)),
-    ("cli/slots/calibration_stop", ("slots calibrate", "slots soak")),
+    ("cli/stopping", ("slots calibrate", "slots soak", "lane run", "storm run")),
     ("cli/slots/step_table_view", ("slots show",)),
     ("cli/slots/", ()),  # cli/slots/NAME.py: `slots NAME` (below)
     ("cli/storm", ("storm run",)),

@@ -7,11 +7,18 @@ import pytest
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.think import (
     DEFAULT_THINK_CAP_S,
+    ThinkAsked,
+    ThinkMode,
     ThinkPolicy,
     check_think_cap,
     parse_think_time,
-    resolve_policy,
 )
+
+
+def resolve_policy(
+    think_time: str | None, cap_s: float, recorded: list[float | None]
+) -> ThinkPolicy:
+    return ThinkAsked.parse(think_time).with_cap(cap_s).for_corpus(recorded)
 
 
 def test_recorded_waits_each_turns_own_time_cut_to_the_cap() -> None:
@@ -37,6 +44,17 @@ def test_unset_means_recorded_where_the_corpus_has_think_times() -> None:
 def test_recorded_on_a_corpus_without_timings_names_the_alternatives() -> None:
     with pytest.raises(BadInput, match="holds no think times.*--think-time none or a number"):
         resolve_policy("recorded", 60.0, [None, None])
+
+
+def test_what_the_command_line_asks_lies_over_the_config_where_it_says_something() -> None:
+    asked = ThinkAsked.parse(" 12 ".strip(), "30")
+    assert asked == ThinkAsked(ThinkMode.FIXED, 12.0, 30.0)
+    assert asked.over("recorded", 90.0) == asked
+    cap_only = ThinkAsked.parse(None, "30")
+    assert cap_only.over("recorded", 90.0) == ThinkAsked(ThinkMode.RECORDED, 0.0, 30.0)
+    assert ThinkAsked().over(None, 90.0).for_corpus([None]) == ThinkPolicy("none", 0.0, 90.0)
+    with pytest.raises(BadInput, match="--think-cap must be a number"):
+        ThinkAsked.parse(None, "soon")
 
 
 @pytest.mark.parametrize("value", ["-1", "soon", "nan", "inf", -0.5, True, None, "1e9"])

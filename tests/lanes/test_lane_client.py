@@ -18,7 +18,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.lanes.client import production_client
 from vibey_gh.lanes.tools import tool_call_message, tool_definitions, tool_result_message
-from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 from vibey_gh.runners.ollama.chat import OllamaChatClient, ollama_messages
 
 SETTINGS = ChatSettings(window=8192, max_tokens=64)

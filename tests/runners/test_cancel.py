@@ -10,7 +10,7 @@ import pytest
 
 from vibey_gh.interfaces.slots_interface import ChatSettings, TurnResult
 from vibey_gh.runners.cancel import cancel_connections_to
-from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -14,8 +14,8 @@ from vibey_gh.errors import RunnerError
 from vibey_gh.interfaces.slots_interface import ChatSettings
 from vibey_gh.runners.http.chat_turns import parse_arguments
 from vibey_gh.runners.http.local_http import http_get
+from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 from vibey_gh.runners.http.replies import UnusableReply, decode_reply
-from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
 from vibey_gh.runners.llamacpp.api.watch import LlamaServerWatch
 from vibey_gh.runners.ollama.chat import OllamaChatClient
 from vibey_gh.runners.ollama.watch import OllamaWatch

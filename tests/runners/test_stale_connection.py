@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 ANSWER = {

@@ -192,7 +192,7 @@ class WrappedRunning:
         self._timeout_s = timeout_s
         self._client: Any = None
         if route is not None:
-            from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+            from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 
             self._client = OpenAIChatClient(self.base_url)
 

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from ..config import MAX_WINDOW, MIN_WINDOW
 from ..errors import VibeyError
 from ..interfaces.values import frozen_value
 from .edge import error_line, json_text
+from .options import json_option as json_option
+from .options import window_option as window_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -140,11 +141,3 @@ def stdout_is_terminal() -> bool:
 def stderr_is_terminal() -> bool:
     """Progress goes to stderr: live bars when a person watches it, plain lines otherwise."""
     return sys.stderr.isatty()
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-
-
-def window_option(help_text: str) -> Callable[[F], F]:
-    """`--window N`: one range for every command, the one the config accepts."""
-    return click.option("--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help=help_text)

@@ -9,32 +9,15 @@ from types import FrameType
 
 import click
 
-from .common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-)
+from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from .options import lane_flags, max_tokens_option
+from .stopping import signals_handled
 
 
 @click.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
-@click.option(
-    "--max-turns",
-    type=click.IntRange(1),
-    default=32,
-    show_default=True,
-    help="End the lane after this many turns without a plain answer.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(0),
-    default=2,
-    show_default=True,
-    help="Times a malformed tool call is sent again.",
-)
-@click.option("--max-tokens", type=click.IntRange(1), help="Output cap per turn (default: config).")
+@lane_flags()
+@max_tokens_option("Output cap per turn (default: config).")
 @click.option("--no-wait", is_flag=True, help="Refuse instead of waiting while a calibration runs.")
 @json_option
 @library_errors
@@ -94,32 +77,28 @@ def run(
         cancel.daemon = True
         cancel.start()
 
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with model_lock(
-            layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop
-        ):
-            client = parts.production_client(config)
-            try:
-                recorder = LaneRecorder(layout.lanes, new_run_id(spec.id))
-                settings = ChatSettings(
-                    window=config.window, max_tokens=max_tokens or config.max_tokens
-                )
-                outcome = run_lane(
-                    spec,
-                    client,
-                    settings,
-                    recorder,
-                    options=options,
-                    runner=runner_description(config),
-                    executor=executor,
-                    stop=stop,
-                )
-            finally:
-                client.close()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with (
+        signals_handled(request_stop, signal.SIGINT, signal.SIGTERM),
+        model_lock(layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop),
+    ):
+        client = parts.production_client(config)
+        try:
+            recorder = LaneRecorder(layout.lanes, new_run_id(spec.id))
+            settings = ChatSettings(
+                window=config.window, max_tokens=max_tokens or config.max_tokens
+            )
+            outcome = run_lane(
+                spec,
+                client,
+                settings,
+                recorder,
+                options=options,
+                runner=runner_description(config),
+                executor=executor,
+                stop=stop,
+            )
+        finally:
+            client.close()
     if as_json:
         emit_json(outcome.to_json())
     else:

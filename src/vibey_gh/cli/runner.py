@@ -16,13 +16,8 @@ from ..interfaces.slots_interface import RunnerLaunch
 from ..platforms.storage.system_paths import check_output_file
 from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
-from .common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-)
+from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from .options import threads_option
 
 WATCH_INTERVAL_S = 0.5
 
@@ -80,7 +75,7 @@ def _wait_until_stopped(running: RunningRunner) -> None:
     default=None,
     help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
 )
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads.")
+@threads_option("CPU threads.")
 @click.option("--binary", default=None, help="llama-server or ollama executable.")
 @click.option(
     "--log",
@@ -146,7 +141,10 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     running: RunningRunner | None = None
     try:
-        running = chosen.calibration_runner(simulated=config.simulated).start(launch)
+        # a server of this package reads its own settings from the config (the simulated
+        # kind's capacity model); another program's is served as launched, without production's
+        kind_config = config if chosen.calibrates_this_package else None
+        running = chosen.calibration_runner(config=kind_config).start(launch)
         running.wait_ready(ready_timeout)
         facts = {
             "runner": kind,

@@ -8,13 +8,9 @@ from types import FrameType
 
 import click
 
-from .common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-)
+from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from .options import lane_flags, max_tokens_option, threads_option
+from .stopping import signals_handled
 
 
 def _say(text: str) -> None:
@@ -33,26 +29,13 @@ def _say(text: str) -> None:
     show_default=True,
     help="Seconds between passes while idle.",
 )
-@click.option(
-    "--max-turns",
-    type=click.IntRange(1),
-    default=32,
-    show_default=True,
-    help="End each lane after this many turns without a plain answer (as `lane run`).",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(0),
-    default=2,
-    show_default=True,
-    help="Times a malformed tool call is sent again, per lane (as `lane run`).",
-)
-@click.option("--max-tokens", type=click.IntRange(1), help="Lanes' output cap (default: config).")
+@lane_flags(" (as `lane run`)")
+@max_tokens_option("Lanes' output cap (default: config).")
 @click.option("--no-calibrate", is_flag=True, help="Never calibrate, even when requested.")
 @click.option(
     "--calibration-slots", "calibration_slots", help="Steps of an idle calibration, e.g. 1,1,2."
 )
-@click.option("--calibration-max-tokens", type=click.IntRange(1), help="Its output cap.")
+@max_tokens_option("Its output cap.", "--calibration-max-tokens")
 @click.option("--calibration-max-runs", type=click.IntRange(1), help="Its new steps per storm.")
 @click.option(
     "--calibration-segments",
@@ -82,9 +65,7 @@ def _say(text: str) -> None:
     show_default=True,
     help="Build the corpus from the storm's lane records once they hold this many turns.",
 )
-@click.option(
-    "--threads", type=click.IntRange(1), help="CPU threads of the calibration's embedded runner."
-)
+@threads_option("CPU threads of the calibration's embedded runner.")
 @json_option
 @library_errors
 @supported_platform_only
@@ -129,10 +110,10 @@ def run(
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
     from ..lanes.loop import LaneOptions
+    from ..slots.measurement.options import parse_slots
     from ..storm.calibration import CalibrationPlan
     from ..storm.runner import run_storm
     from ..storm.setup import StormControl, StormOptions, default_deps
-    from .slots.calibrate import parse_slots
 
     options = StormOptions(
         queue=queue,
@@ -164,12 +145,8 @@ def run(
         )
         control.request_stop()
 
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with signals_handled(request_stop, signal.SIGINT, signal.SIGTERM):
         summary = run_storm(options, default_deps(_say, collaborators()), control)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     if as_json:
         emit_json(summary.to_json())
         return

@@ -18,18 +18,29 @@ errs on the side of one — and it keeps a run of a few turns inside one step's 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypedDict, TypeGuard
 
 from ..errors import BadInput
 from .values import frozen_value
 
-RECORDED = "recorded"
-NONE = "none"
-FIXED = "fixed"
 DEFAULT_THINK_CAP_S = 60.0
 MAX_THINK_S = 86_400.0
+
+
+class ThinkMode(StrEnum):
+    """Which wait: each turn's recorded one, none, or a fixed number of seconds."""
+
+    RECORDED = "recorded"
+    NONE = "none"
+    FIXED = "fixed"
+
+
+RECORDED, NONE, FIXED = ThinkMode.RECORDED, ThinkMode.NONE, ThinkMode.FIXED
 
 
 class ThinkJson(TypedDict, total=False):
@@ -44,7 +55,7 @@ class ThinkPolicy:
     """mode: RECORDED, NONE or FIXED; fixed_s: the wait of FIXED; cap_s: the longest recorded
     wait kept."""
 
-    mode: str = NONE
+    mode: ThinkMode = NONE
     fixed_s: float = 0.0
     cap_s: float = DEFAULT_THINK_CAP_S
 
@@ -85,10 +96,10 @@ class ThinkPolicy:
         return cls(mode, fixed, float(cap) if _is_number(cap) else DEFAULT_THINK_CAP_S)
 
 
-def parse_think_time(value: object, name: str = "--think-time") -> tuple[str, float]:
+def parse_think_time(value: object, name: str = "--think-time") -> tuple[ThinkMode, float]:
     """(mode, fixed seconds) from "recorded", "none" or a number of seconds >= 0."""
     if value in (RECORDED, NONE):
-        return str(value), 0.0
+        return ThinkMode(str(value)), 0.0
     number: float | None = None
     if _is_number(value):
         number = float(value)
@@ -115,22 +126,51 @@ def check_think_cap(value: object, name: str = "--think-cap") -> float:
     return float(value)
 
 
-def resolve_policy(
-    think_time: str | float | None, cap_s: float, recorded: Iterable[float | None]
-) -> ThinkPolicy:
-    """The policy for a corpus whose turns have the think times `recorded`: unset means
-    recorded where the corpus has any, else none; "recorded" on a corpus without any is
-    bad input."""
-    timed = any(think is not None for think in recorded)
-    if think_time is None:
-        return ThinkPolicy(RECORDED if timed else NONE, 0.0, cap_s)
-    mode, fixed = parse_think_time(think_time)
-    if mode == RECORDED and not timed:
-        raise BadInput(
-            "--think-time recorded: this corpus holds no think times (its source had no "
-            "timing); use --think-time none or a number of seconds"
-        )
-    return ThinkPolicy(mode, fixed, cap_s)
+@dataclass(frozen=True)
+class ThinkAsked:
+    """The wait asked for before the corpus is known, parsed once where it is given.
+
+    mode None: by the corpus (recorded where it holds think times, else none); cap_s None:
+    the config's. A value built from the command line lays itself `over` the config's."""
+
+    mode: ThinkMode | None = None
+    fixed_s: float = 0.0
+    cap_s: float | None = None
+
+    @classmethod
+    def parse(cls, think_time: str | float | None, think_cap: object = None) -> ThinkAsked:
+        """From --think-time and --think-cap as given (None: not given), or the config's."""
+        mode, fixed = (None, 0.0) if think_time is None else parse_think_time(think_time)
+        if isinstance(think_cap, str):  # as the command line gives it
+            with contextlib.suppress(ValueError):
+                think_cap = float(think_cap)
+        cap = None if think_cap is None else check_think_cap(think_cap)
+        return cls(mode, fixed, cap)
+
+    def over(self, think_time: str | float | None, think_cap: float) -> ThinkAsked:
+        """This value where it says something, the config's `think_time` and `think_cap`
+        where it does not."""
+        if self.mode is not None:
+            return ThinkAsked(self.mode, self.fixed_s, self.cap_s or think_cap)
+        return ThinkAsked.parse(think_time).with_cap(self.cap_s or think_cap)
+
+    def with_cap(self, cap_s: float) -> ThinkAsked:
+        return ThinkAsked(self.mode, self.fixed_s, cap_s)
+
+    def for_corpus(self, recorded: Iterable[float | None]) -> ThinkPolicy:
+        """The policy for a corpus whose turns have the think times `recorded`: unset means
+        recorded where the corpus has any, else none; "recorded" on a corpus without any is
+        bad input."""
+        timed = any(think is not None for think in recorded)
+        cap = DEFAULT_THINK_CAP_S if self.cap_s is None else self.cap_s
+        if self.mode is None:
+            return ThinkPolicy(RECORDED if timed else NONE, 0.0, cap)
+        if self.mode == RECORDED and not timed:
+            raise BadInput(
+                "--think-time recorded: this corpus holds no think times (its source had no "
+                "timing); use --think-time none or a number of seconds"
+            )
+        return ThinkPolicy(self.mode, self.fixed_s, cap)
 
 
 def _is_number(value: object) -> TypeGuard[float | int]:

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from ..platforms.device.probes import PlatformProbes
     from ..state import StateLayout
     from .log_patterns import LogPattern
-    from .simulated.settings import SimulatedModel
 
 # One turn: messages and tools in OpenAI's format (what corpora and lane records hold).
 Tools = ToolSpecs
@@ -69,8 +68,6 @@ class RunnerConfig(Protocol):
     def runner_args(self) -> tuple[str, ...]: ...
     @property
     def runner_env(self) -> dict[str, str] | None: ...
-    @property
-    def simulated(self) -> SimulatedModel: ...
 
 
 @frozen_value
@@ -217,10 +214,9 @@ class RunnerKind(Protocol):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         """The Runner that starts calibration servers of this kind with `config`'s production
-        settings (`simulated`: a simulated runner's capacity model, default the config's)."""
+        settings (a kind with settings of its own reads them from `config` too)."""
         ...
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         RunnerKind,
     )
     from .log_patterns import LogPattern
-    from .simulated.settings import SimulatedModel
 
 # One line per kind, in the order the names are listed to a user.
 KINDS: tuple[RunnerKind, ...] = (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
@@ -90,12 +89,11 @@ def runner_for(
     kind: str,
     state: StateLayout | None = None,
     config: RunnerConfig | None = None,
-    simulated: SimulatedModel | None = None,
 ) -> Runner:
     """The Runner that starts servers of `kind`, with `config`'s production settings (its
     runner_args, or production's Ollama environment); BadInput naming the valid kinds
-    otherwise. `simulated`: a simulated runner's capacity model (default: the config's)."""
-    return runner_kind(kind).calibration_runner(state, config, simulated)
+    otherwise."""
+    return runner_kind(kind).calibration_runner(state, config)
 
 
 def identify_production(

@@ -36,7 +36,6 @@ from vibey_gh.runners.contract import (
     Tools,
 )
 from vibey_gh.runners.log_patterns import LogPattern, pattern
-from vibey_gh.runners.simulated.settings import SimulatedModel
 from vibey_gh.state import StateLayout
 
 NAME = "echo"
@@ -132,7 +131,6 @@ class EchoKind(RunnerKind):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         return EchoRunner()
 

@@ -13,13 +13,13 @@ import pytest
 
 from tests.support.hostile import HOSTILE_KINDS, hostile_production
 from vibey_gh.interfaces.slots_interface import ChatSettings
-from vibey_gh.runners.http.streaming import MAX_LINE_BYTES, StreamProblem, before, split_lines
-from vibey_gh.runners.llamacpp.api.openai_api import (
+from vibey_gh.runners.http.openai_chat import (
     OpenAIChatClient,
     OpenAIChunks,
     parse_chat_completion,
     sse_payload,
 )
+from vibey_gh.runners.http.streaming import MAX_LINE_BYTES, StreamProblem, before, split_lines
 
 STREAM = ChatSettings(window=512, stream=True)
 MESSAGES = [{"role": "user", "content": "read both"}]

@@ -15,7 +15,7 @@ import pytest
 from tests.support.ports import free_port
 from vibey_gh.config import SimulatedModel
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
-from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChunks
+from vibey_gh.runners.http.openai_chat import OpenAIChunks
 from vibey_gh.runners.simulated.model import (
     ProcessorSharing,
     answer_deltas,
@@ -164,7 +164,7 @@ def test_a_runner_that_does_not_stream_fails_the_turn_naming_itself() -> None:
         answer = {"choices": [{"finish_reason": "stop", "message": {"content": "hi"}}]}
         return httpx.Response(200, json=answer)
 
-    from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChatClient
+    from vibey_gh.runners.http.openai_chat import OpenAIChatClient
 
     client = OpenAIChatClient(
         "http://127.0.0.1:9", transport=httpx.MockTransport(unstreamed), runner_name="llama-server"

@@ -201,7 +201,7 @@ def test_wait_idle_gives_up_after_its_limit(tmp_path: Path, layout: StateLayout)
 
 def test_a_negative_wait_is_bad_input(tmp_path: Path, layout: StateLayout) -> None:
     env, _ = environment(layout)
-    with pytest.raises(BadInput, match="--wait-idle must be 0 or more seconds, not -1"):
+    with pytest.raises(BadInput, match="--wait-idle takes 0 or more seconds, not -1"):
         run_calibration(request(tmp_path, wait_idle_s=-1.0), env, Messages())
 
 

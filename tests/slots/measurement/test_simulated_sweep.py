@@ -122,7 +122,8 @@ def test_a_step_during_which_production_worked_is_measured_again(
     # steps up to 2 s: step 2's first attempt outlasts the 1 Hz production watch
     config = simulated_config(max_step_seconds=2.0)
     production_port = int(config.production.rsplit(":", 1)[1])
-    production = runner_for("simulated", simulated=SimulatedModel(tokens_per_second=20.0)).start(
+    slow = replace(config, simulated=SimulatedModel(tokens_per_second=20.0))
+    production = runner_for("simulated", config=slow).start(
         RunnerLaunch(1, 512, production_port, "simulated", tmp_path / "production.log")
     )
     production.wait_ready()

@@ -2,91 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ...config import STEP_SECONDS_RANGE, LocalModels
-from ...errors import BadInput
-from ...runners.registry import DEFAULT_RUNNER, RUNNER_NAMES
-from ..common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-    window_option,
-)
-from .calibrate_after import describe_after, what_allowed_answers_now
-from .calibration_stop import run_until_stopped
+from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ..options import calibration_flags, calibration_options
+from ..stopping import locked_run
 
-DEMO_WINDOW = 4096
-DEMO_MAX_TOKENS = 128  # as slots.corpus.corpus.DEMO_ANSWER_CAP (not imported for --help)
-DEMO_MAX_SLOTS = 4
-# Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
-# a one-slot run whose interval is still wider than ±5%, or one that has not yet served the 30
-# turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
-DEMO_MIN_STEP_SECONDS = 20.0
-DEMO_MAX_STEP_SECONDS = 60.0
-DEFAULT_MAX_SLOTS = 16  # as the sweep's default (slots.judging.sweep, not imported for --help)
+if TYPE_CHECKING:
+    from ...slots.measurement.options import SweepAnswer
+
 MAX_SLOTS = 256
 
 
-def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
-    """`--slots 1,1,2,4` as counts, each between 1 and `largest` (the largest N to try)."""
-    if text is None:
-        return None
-    parts = [part.strip() for part in text.split(",")]
-    if any(not part for part in parts):
-        raise BadInput(f"--slots has an empty item in {text!r}; give counts like 1,1,2,4")
-    if not all(part.isdigit() and part.isascii() for part in parts):
-        raise BadInput(f"--slots takes a comma-separated list of whole numbers, not {text!r}")
-    values = tuple(int(part) for part in parts)
-    outside = [part for part, value in zip(parts, values, strict=True) if not 1 <= value <= largest]
-    if outside:
-        raise BadInput(
-            f"--slots counts must be between 1 and {largest} (the largest N to try, "
-            f"--max-slots), not {outside[0][:24]}"
-        )
-    return values
-
-
 @click.command()
-@click.option("--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus.")
-@click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file.")
-@window_option("Tokens per slot (default: config).")
-@click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1),
-    help="Output cap per turn (default: the one the corpus left room for; else config, 768).",
+@calibration_flags(
+    "a calibration request",
+    "Discard this device and corpus's checkpoint (measured with other options) and start the "
+    "sweep over.",
 )
+@click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
 @click.option(
     "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
 )
-@click.option("--if-requested", is_flag=True, help="Run only if a calibration request exists.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
-@click.option("--runner", type=click.Choice(RUNNER_NAMES))
-@click.option("--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2.")
-@click.option("--threads", type=click.IntRange(1), help="CPU threads for the embedded runner.")
-@click.option(
-    "--request-timeout",
-    type=click.FloatRange(1.0),
-    default=600.0,
-    show_default=True,
-    help="Seconds before an unanswered turn counts as failed.",
-)
-@click.option(
-    "--wait-idle",
-    "wait_idle",
-    type=float,
-    default=None,
-    metavar="SECONDS",
-    help="Wait up to this long for production to unload its models instead of refusing.",
-)
 @click.option(
     "--min-step-seconds",
     type=float,
@@ -99,30 +41,6 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
     default=None,
     help="Measure an inconclusive step, or a one-slot run whose interval is still wider than "
     "half of min_gain, at most this long (default: 5 × the minimum).",
-)
-@click.option(
-    "--restart",
-    is_flag=True,
-    help="Discard this device and corpus's checkpoint (measured with other options) and "
-    "start the sweep over.",
-)
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=None,
-    help="Port of the calibration runner (default: config calibration_port, 11435).",
-)
-@click.option(
-    "--think-time",
-    metavar="recorded|none|SECONDS",
-    help="Wait before each turn, as a lane runs its tools: each turn's recorded think time, "
-    "none (back to back), or a fixed number of seconds (default: config; recorded when the "
-    "corpus holds think times, else none).",
-)
-@click.option(
-    "--think-cap",
-    metavar="SECONDS",
-    help="Cut longer recorded think times to this (default: config, 60).",
 )
 @click.option(
     "--split-window",
@@ -138,31 +56,7 @@ def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int
 @json_option
 @library_errors
 @supported_platform_only
-def calibrate(
-    demo: bool,
-    corpus_path: Path | None,
-    window: int | None,
-    slots_text: str | None,
-    max_tokens: int | None,
-    max_runs: int | None,
-    max_slots: int | None,
-    if_requested: bool,
-    out_dir: Path | None,
-    runner: str | None,
-    model: str | None,
-    threads: int | None,
-    request_timeout: float,
-    wait_idle: float | None,
-    no_early_verdicts: bool,
-    restart: bool,
-    port: int | None,
-    min_step_seconds: float | None,
-    max_step_seconds: float | None,
-    think_time: str | None,
-    think_cap: str | None,
-    split_window: bool,
-    as_json: bool,
-) -> None:
+def calibrate(as_json: bool, **given: Any) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
     The calibration runner is started beside production on `calibration_port` (11435); the
@@ -212,178 +106,65 @@ def calibrate(
     runner's count and the throughput of what it served. `slots compare` shows it beside the
     full-window evidence.
     """
-    from ...config import load_config
-    from ...slots.corpus.corpus import build_demo_corpus, load_corpus
-    from ...slots.corpus.enough import too_few_runs
-    from ...slots.measurement.calibrate import pending_request, run_calibration
-    from ...slots.measurement.calibration_method import measured_window
-    from ...slots.measurement.calibration_setup import CalibrationRequest
+    from ...platforms.storage.system_paths import check_output_folder
+    from ...slots.measurement import options as asked
 
-    slots = parse_slots(slots_text, max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
-    thinking = think_overrides(think_time, think_cap)
-    if out_dir is not None:
-        from ...platforms.storage.system_paths import check_output_folder
-
-        check_output_folder(out_dir, "--out")  # again, with writability, before the first step
-    if wait_idle is not None and not wait_idle >= 0:
-        raise BadInput(f"--wait-idle takes 0 or more seconds, not {wait_idle:g}")
-    config = load_config()
-    written = config  # as `slots allowed` will read it, without this command's options
-    parts = collaborators()
-    if if_requested and not demo:
-        # a storm or a cluster Job asks often: answer before building or reading any corpus
-        asked = config.with_overrides(runner=runner, model=model)
-        asked = asked.with_overrides(window=window or asked.window)
-        fingerprint, requested = pending_request(
-            parts.calibration_environment(asked, None), asked.window
-        )
-        if not requested:
-            message = "no calibration request for this fingerprint"
-            if as_json:
-                emit_json({"fingerprint": fingerprint, "skipped": True, "reason": message})
-            else:
-                click.echo(f"nothing to do: {message} ({fingerprint})")
-            return
-    if demo:
-        if corpus_path is not None:
-            raise BadInput("--demo builds its own corpus; drop --corpus")
-        config = config.with_overrides(runner=runner or DEFAULT_RUNNER, model=model or "default")
-        corpus = build_demo_corpus(window=DEMO_WINDOW if split_window else window or DEMO_WINDOW)
-        window = window or (corpus.window // 2 if split_window else corpus.window)
-        if written.source is not None and written.window != window and not split_window:
-            # the demo is drawn and measured at one window, its own: say it is not the config's
-            click.echo(
-                f"the demo corpus is drawn and measured at a window of {window:,}, not the "
-                f"config's {written.window:,}: its evidence gates a config of {window:,} "
-                f"(give --window {written.window} to draw the demo for the config's)",
-                err=True,
-            )
-        max_tokens = max_tokens or corpus.answer_cap
-        max_slots = max_slots or DEMO_MAX_SLOTS
-    else:
-        config = config.with_overrides(runner=runner, model=model)
-        if corpus_path is None:
-            raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
-        corpus = load_corpus(corpus_path)
-        # said before anything else is checked or measured: the sweep could not decide
-        warning = too_few_runs(corpus.segments, corpus.whole_runs, max_slots or DEFAULT_MAX_SLOTS)
-        if warning is not None:
-            click.echo(f"warning: {warning}", err=True)
-        window = measured_window(corpus, window, written, split=split_window)
-    config = config.with_overrides(window=window, **thinking)
-    if port is not None:
-        config = replace(config, calibration_port=port)
-    config = _step_seconds(config, demo, min_step_seconds, max_step_seconds)
-    request = CalibrationRequest(
-        config=config,
-        corpus=corpus,
-        window=window,
-        # the cap the corpus left room for, unless told otherwise
-        max_tokens=max_tokens or corpus.answer_cap or config.max_tokens,
+    slots = asked.parse_slots(
+        given["slots_text"], asked.largest_slots(given["max_slots"], given["demo"])
+    )
+    sweep = asked.SweepOptions(
         slots=slots,
-        max_runs=max_runs,
-        max_slots=max_slots or DEFAULT_MAX_SLOTS,
-        if_requested=if_requested,
-        out_dir=out_dir,
-        threads=threads,
-        request_timeout_s=request_timeout,
-        early_verdicts=not no_early_verdicts,
-        wait_idle_s=wait_idle,
-        restart=restart,
-        split_window=split_window,
+        max_runs=given["max_runs"],
+        max_slots=given["max_slots"],
+        out_dir=given["out_dir"],
+        early_verdicts=not given["no_early_verdicts"],
+        split_window=given["split_window"],
+        steps=asked.StepSeconds(given["min_step_seconds"], given["max_step_seconds"]),
     )
-    env = parts.calibration_environment(config, None)
-    outcome = run_until_stopped(
-        env.layout,
-        "calibration",
-        lambda progress: run_calibration(request, env, progress),
-        "the runner is stopped and every completed step is kept",
+    options = calibration_options(given, sweep=sweep)
+    if sweep.out_dir is not None:
+        # again, with writability, before the first step
+        check_output_folder(sweep.out_dir, "--out")
+    answer = asked.calibrate_as_asked(
+        options,
+        collaborators(),
+        locked_run("calibration", "the runner is stopped and every completed step is kept"),
+        lambda text: click.echo(text, err=True),
     )
-    if outcome is None:
+    if answer is None:
         return
-    if outcome.skipped:
-        if as_json:
-            emit_json(outcome.to_json())
-        else:
-            click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
-        return
-    # A what-if is never evidence: what `allowed` answers is not its business. Otherwise what
-    # `allowed` would answer is asked as a what-if, filing no calibration request (a demo's
-    # config names another setup, unmeasured: asking `allowed` itself would file one).
-    after = (
-        None
-        if split_window
-        else what_allowed_answers_now(config, parts.what_if_allowed, written, outcome.fingerprint)
-    )
     if as_json:
-        emit_json({**outcome.to_json(), "after": after})
+        emit_json(answer.to_json())
         return
-    if split_window:
+    outcome = answer.outcome
+    if outcome.skipped:
+        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
+        return
+    _say_sweep(answer, max(slots) if slots else options.largest)
+
+
+def _say_sweep(answer: SweepAnswer, largest: int) -> None:
+    from ...slots.report.after_sweep import describe_after
+    from ...slots.report.summary import more_slots_line
+
+    outcome = answer.outcome
+    if answer.request is not None and answer.request.split_window:
         click.echo("a split-window what-if: written to --out only, never this device's evidence")
     elif outcome.version_mismatch:
         click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
     elif not outcome.recorded and outcome.kept is None:
         click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
     state = "complete" if outcome.complete else "paused (rerun to continue)"
-    click.echo(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
-    for line in outcome.evidence_change_lines():
-        click.echo(line)
-    from ...slots.report.summary import more_slots_line
-
-    largest = (
-        max(slots) if slots else (max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS))
-    )
-    more = more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)
-    if more is not None:
-        click.echo(more)
+    lines = [f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}"]
+    lines += outcome.evidence_change_lines()
+    lines += filter(None, [more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)])
     for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
         if path.suffix == ".json":
-            click.echo(f"evidence: {path}")
-            click.echo(f"summary:  {path.with_suffix('.md')}")
-            click.echo(f"report:   {path.with_name(path.stem + '-report.md')}")
+            lines.append(f"evidence: {path}")
+            lines.append(f"summary:  {path.with_suffix('.md')}")
+            lines.append(f"report:   {path.with_name(path.stem + '-report.md')}")
     if outcome.evidence is not None:
         # a demo's fingerprint (its runner, window) need not be the config's: name it
-        click.echo(f"see it:   vibey-gh slots show {outcome.fingerprint}")
-    for line in describe_after(after) if after is not None else []:
-        click.echo(line)
-
-
-def think_overrides(think_time: str | None, think_cap: str | None) -> dict[str, Any]:
-    """The config changes --think-time and --think-cap ask for; bad values are bad input."""
-    from ...interfaces.think import check_think_cap, parse_think_time
-
-    changes: dict[str, Any] = {}
-    if think_time is not None:
-        mode, seconds = parse_think_time(think_time.strip())
-        changes["think_time"] = seconds if mode == "fixed" else mode
-    if think_cap is not None:
-        try:
-            cap: Any = float(think_cap)
-        except ValueError:
-            cap = think_cap
-        changes["think_cap"] = check_think_cap(cap)
-    return changes
-
-
-def _step_seconds(
-    config: LocalModels, demo: bool, shortest: float | None, longest: float | None
-) -> LocalModels:
-    """The config with the step lengths asked for on the command line (the demo's own)."""
-    low, high = STEP_SECONDS_RANGE
-    for option, value in (("--min-step-seconds", shortest), ("--max-step-seconds", longest)):
-        if value is not None and not low <= value <= 5 * high:
-            raise BadInput(f"{option} must be between {low:g} and {high:g}, not {value:g}")
-    if demo and shortest is None:
-        shortest = DEMO_MIN_STEP_SECONDS
-        longest = longest or max(DEMO_MAX_STEP_SECONDS, shortest)
-    if shortest is not None:
-        config = replace(config, min_step_seconds=shortest)
-        if longest is None and config.max_step_seconds is not None:
-            longest = max(config.max_step_seconds, shortest)
-    if longest is not None:
-        if longest < config.min_step_seconds:
-            raise BadInput(
-                f"--max-step-seconds {longest:g} is below the minimum {config.min_step_seconds:g}"
-            )
-        config = replace(config, max_step_seconds=longest)
-    return config
+        lines.append(f"see it:   vibey-gh slots show {outcome.fingerprint}")
+    lines += describe_after(answer.after) if answer.after is not None else []
+    click.echo("\n".join(lines))

@@ -11,11 +11,10 @@ import click
 
 from ...errors import BadInput
 from ...platforms.storage.system_paths import check_output_file
-from ..common import emit_json, json_option, library_errors, window_option
+from ..common import collaborators, emit_json, json_option, library_errors, window_option
 
 if TYPE_CHECKING:
     from ...interfaces.prompt_count import PromptCounter
-    from ...slots.corpus.corpus import Corpus
 
 _PATH = click.Path(path_type=Path)
 
@@ -166,20 +165,19 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
+    from ...slots.corpus.asked import CorpusOptions, draw_asked
     from ...slots.corpus.corpus import load_corpus, write_corpus
+    from ...slots.corpus.enough import too_few_runs
     from ...slots.corpus.summary import corpus_summary
 
     from_transcripts = (*from_transcripts, *from_chat_logs)
     if from_my_lanes:
-        from ..common import collaborators
-
         from_lanes = (*from_lanes, collaborators().layout().lanes)
     building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
     if show is not None:
         if building or out is not None:
             raise BadInput("--show reads a corpus; it takes no inputs and no --out")
-        summary = corpus_summary(load_corpus(show))
-        _render(summary, show, as_json, written=False)
+        _render(corpus_summary(load_corpus(show)), show, as_json, written=False)
         return
     if not building:
         raise BadInput(
@@ -190,50 +188,27 @@ def corpus(
     if out is None:
         raise BadInput("--out FILE is required to write the corpus")
     check_output_file(out, "--out")
-    if shape is None:
-        # recorded work replays whole, with its own tool time; specs and the demo have no
-        # timing and keep the decision record's segment method (see docs/decision.md)
-        recorded = from_lanes or from_transcripts or from_traces or from_sessions
-        shape = "runs" if recorded else "segments"
-    if shape == "runs" and segment_turns is not None:
-        raise BadInput("--segment-turns is for --shape segments; a whole run keeps every turn")
-    if count_with is not None and not (fill_window or from_sessions):
-        raise BadInput(
-            "--count-with is for --fill-window and --from-sessions: nothing else is counted"
-        )
-    # Spec runs filled by reading on, and sessions' stand-ins when asked: nothing else needs
-    # the runner.
-    counting = (fill_window and (count_with or "runner") == "runner" and bool(specs or demo)) or (
-        bool(from_sessions) and count_with == "runner"
-    )
-    with _prompt_counter(counting, demo) as counter:
-        built, notes = _build(
-            specs=specs,
-            sample_specs=sample_specs,
-            from_lanes=from_lanes,
-            from_transcripts=from_transcripts,
-            from_traces=from_traces,
-            from_sessions=from_sessions,
-            fit=fit,
-            fill_window=fill_window,
-            counter=counter,
-            demo=demo,
-            window=window,
-            shape=shape,
-            segments_per_stratum=segments_per_stratum,
-            segment_turns=segment_turns,
-            max_tokens=max_tokens,
-            seed=seed,
-        )
+    options = CorpusOptions(
+        out, specs, sample_specs, from_lanes, from_transcripts, from_traces, from_sessions, fit,
+        fill_window, count_with, demo, window, shape, segments_per_stratum, segment_turns,
+        max_tokens, seed,
+    )  # fmt: skip
+    with _prompt_counter(options.counting, demo) as counter:
+        built, notes = draw_asked(options, counter, _config_defaults)
     write_corpus(built, out)
     _render(corpus_summary(built), out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
         click.echo(f"note: {note}", err=True)
-    from ...slots.corpus.enough import too_few_runs
-
     warning = too_few_runs(built.segments, built.whole_runs)
     if warning is not None:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _config_defaults() -> tuple[int, int]:
+    from ...config import load_config
+
+    config = load_config()
+    return config.window, config.max_tokens
 
 
 def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
@@ -243,7 +218,6 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
         return contextlib.nullcontext(None)
     from ...config import LocalModels, load_config
     from ...runners.registry import runner_kind
-    from ..common import collaborators
 
     # The demo is calibrated on the embedded runner and its shipped model.
     config = LocalModels() if demo else load_config()
@@ -259,154 +233,10 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
     return kind.prompt_counter(config, collaborators().layout())
 
 
-def _build(
-    *,
-    specs: tuple[Path, ...],
-    sample_specs: int | None,
-    from_lanes: tuple[Path, ...],
-    from_transcripts: tuple[Path, ...],
-    from_traces: tuple[Path, ...],
-    from_sessions: tuple[Path, ...],
-    fit: str,
-    fill_window: bool,
-    counter: PromptCounter | None,
-    demo: bool,
-    window: int | None,
-    shape: str,
-    segments_per_stratum: int | None,
-    segment_turns: int | None,
-    max_tokens: int | None,
-    seed: int,
-) -> tuple[Corpus, tuple[str, ...]]:
-    from ...slots.corpus.corpus import (
-        CORPUS_SIZE_LIMIT,
-        DEFAULT_SEGMENT_TURNS,
-        DEFAULT_SEGMENTS_PER_STRATUM,
-        DEMO_ANSWER_CAP,
-        DEMO_SEGMENT_TURNS,
-        DEMO_SEGMENTS_PER_STRATUM,
-        DEMO_WINDOW,
-        build_corpus,
-        build_demo_corpus,
-        check_answer_cap,
-    )
-    from ...slots.corpus.pool import build_pool
-
-    if demo:
-        others = (specs, from_lanes, from_transcripts, from_traces, from_sessions)
-        if any(others) or sample_specs is not None:
-            raise BadInput("--demo uses the shipped specs; give no other inputs")
-        demo_corpus = build_demo_corpus(
-            window=_given(window, DEMO_WINDOW),
-            segments_per_stratum=_given(segments_per_stratum, DEMO_SEGMENTS_PER_STRATUM),
-            segment_turns=_given(segment_turns, DEMO_SEGMENT_TURNS),
-            seed=seed,
-            shape=shape,
-            fill_window=fill_window,
-            counter=counter,
-            answer_cap=_given(max_tokens, DEMO_ANSWER_CAP),
-        )
-        return demo_corpus, ()
-    if window is None or max_tokens is None:
-        from ...config import load_config
-
-        config = load_config()
-        window = window or config.window
-        max_tokens = max_tokens or config.max_tokens
-    check_answer_cap(max_tokens, window)
-    pool = build_pool(
-        specs=specs,
-        sample_specs=sample_specs,
-        from_lanes=from_lanes,
-        from_transcripts=from_transcripts,
-        from_traces=from_traces,
-        from_sessions=from_sessions,
-        window=window,
-        fit=fit,
-        fill_window=fill_window,
-        counter=counter,
-        seed=seed,
-        answer_cap=max_tokens,
-        # whole runs are drawn whole: an input too big for a corpus file is refused unbuilt
-        size_cap=CORPUS_SIZE_LIMIT if shape == "runs" else None,
-    )
-    built = build_corpus(
-        pool,
-        window=window,
-        segments_per_stratum=_given(segments_per_stratum, DEFAULT_SEGMENTS_PER_STRATUM),
-        segment_turns=_given(segment_turns, DEFAULT_SEGMENT_TURNS),
-        seed=seed,
-        shape=shape,
-        answer_cap=max_tokens,
-    )
-    return built, pool.notes
-
-
-def _given(value: int | None, default: int) -> int:
-    return default if value is None else value
-
-
 def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:
+    from ...slots.report.documents.corpus_profile import summary_lines
+
     if as_json:
         emit_json({**summary, "path": str(path)})
         return
-    verb = "wrote" if written else "corpus"
-    click.echo(f"{verb} {path}")
-    click.echo(f"  corpus sha256  {summary['corpus_sha256']}")
-    click.echo(
-        f"  pool sha256    {summary['pool_sha256']}  "
-        f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
-    )
-    units = (
-        f"{summary['segments']} whole run{'' if summary['segments'] == 1 else 's'}"
-        if summary["shape"] == "runs"
-        else f"{summary['segments']} segments of {summary['segment_turns']} turns"
-    )
-    click.echo(
-        f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
-        f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
-    )
-    if summary["answer_cap"] is not None:
-        click.echo(
-            f"  every turn leaves room for an answer of {summary['answer_cap']:,} tokens "
-            "(or its own smaller cap) in the window"
-        )
-    if summary["timed_turns"]:
-        click.echo(
-            f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
-            f"{summary['think_s_total']:,.1f} s in all (replayed as recorded unless "
-            "`slots calibrate --think-time` says otherwise)"
-        )
-    else:
-        click.echo(
-            "  no think time recorded: replayed back to back unless "
-            "`slots calibrate --think-time` says otherwise"
-        )
-    if summary["dropped_over_window"]:
-        dropped = summary["dropped_over_window"]
-        room = " with its answer" if summary["answer_cap"] else ""
-        click.echo(f"  dropped {dropped:,} pool turns that do not fit the window{room}")
-    for commit in summary["commits"]:
-        where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
-        click.echo(f"  read {commit['repository']} at {where}")
-    from ...slots.report.documents.corpus_profile import profile_lines
-
-    for line in profile_lines(summary["profile"]):
-        click.echo(f"  {line}")
-    click.echo("  strata (by estimate):")
-    for stratum in summary["strata_detail"]:
-        short = (
-            f"  short by {stratum['shortfall']} (the pool offered {stratum['available']})"
-            if stratum["shortfall"]
-            else ""
-        )
-        deepest = (
-            f"  deepest {stratum['deepest_estimate']:,} ({stratum['deepest_share']:.0%})"
-            if stratum["deepest_estimate"]
-            else ""
-        )
-        click.echo(
-            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}"
-            f"{deepest}{short}"
-        )
-    click.echo(f"  deepest stratum: {summary['deepest_stratum']}")
+    click.echo("\n".join(summary_lines(summary, f"{'wrote' if written else 'corpus'} {path}")))

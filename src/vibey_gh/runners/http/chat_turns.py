@@ -2,7 +2,7 @@
 refusal, an HTTP error, an answer that is no object or reports an error), a served answer's
 done reason, counts and tool calls, and one POST whose transport failures become failed turns.
 
-OpenAI's format (`llamacpp/openai_api.py`) and Ollama's (`ollama/runner.py`) differ in where
+OpenAI's format (`openai_chat.py`) and Ollama's (`ollama/runner.py`) differ in where
 these fields sit; each passes them here. Every httpx exception is translated here into the
 turn's error text, so a caller never sees a transport exception.
 """

@@ -5,7 +5,7 @@ A reply is untrusted input: whatever listens on production's port may answer 200
 of nesting, NaN, a body of 300 MB or one byte a second. Such a reply is `UnusableReply`, a
 RunnerError that says what was wrong with it; text that is no JSON at all (an error page) is
 kept as text, since runners answer some errors that way. The status GETs (`local_http`) and the
-chat clients (`openai_api`, `ollama`) both decode through `decode_reply`; the chat clients read
+chat clients (`openai_chat`, `ollama`) both decode through `decode_reply`; the chat clients read
 their streamed body through `read_reply`.
 
 httpx is named for its types only: `slots allowed` imports this module through `local_http`.

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
-    from ..simulated.settings import SimulatedModel
 
 # Where a production of this family listens when production_url names no port.
 LLAMA_CPP_PORT = 8080
@@ -47,7 +46,7 @@ class LlamaCppFamily(RunnerKind):
         return LlamaServerWatch(base_url)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .api.openai_api import OpenAIChatClient
+        from ..http.openai_chat import OpenAIChatClient
 
         return OpenAIChatClient(base_url, runner_name=self.name)
 
@@ -166,7 +165,6 @@ class EmbeddedKind(LlamaCppFamily):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .embedded import EmbeddedRunner
 
@@ -269,7 +267,6 @@ class LlamaServerKind(LlamaCppFamily):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .llama_server import LlamaServerRunner
 

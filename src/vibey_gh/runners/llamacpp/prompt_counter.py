@@ -80,7 +80,7 @@ def runner_prompt_counter(
     kind: RunnerKind, config: RunnerConfig, state: StateLayout
 ) -> Iterator[PromptCounter]:
     """`kind`'s calibration runner with `config`, started to count and stopped afterwards."""
-    runner = kind.calibration_runner(state, config, None)
+    runner = kind.calibration_runner(state, config)
     log_dir = ensure_private_dir(state.runs / "corpus-tokenizer")
     launch = RunnerLaunch(
         slots=1,

@@ -16,9 +16,9 @@ from ...errors import VibeyError
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
 from ...state import StateLayout
 from ..cancel import cancel_connections_to
+from ..http.openai_chat import OpenAIChatClient
 from ..http.wire import Messages, ToolSpecs
 from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess
-from .api.openai_api import OpenAIChatClient
 from .digest import gguf_digest
 
 HEALTH_PATH = "/health"

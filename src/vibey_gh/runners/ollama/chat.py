@@ -37,9 +37,9 @@ from ..http.chat_turns import (
     failed_turn,
     post_turn,
 )
+from ..http.openai_chat import is_over_window as llama_server_over_window
 from ..http.streaming import post_streamed_turn
 from ..http.wire import JsonObject, Messages, ToolSpecs, as_object, field
-from ..llamacpp.api.openai_api import is_over_window as llama_server_over_window
 from .wire import ChatRequest
 
 CHAT_PATH = "/api/chat"

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
-    from ..simulated.settings import SimulatedModel
 
 
 class OllamaKind(RunnerKind):
@@ -62,7 +61,6 @@ class OllamaKind(RunnerKind):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .runner import OllamaRunner
 

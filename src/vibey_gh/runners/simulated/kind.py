@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..contract import OK, Check
 from ..llamacpp.kinds import LlamaCppFamily
+from .settings import SimulatedModel
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
     from ..contract import EnvironmentReader, Runner, RunnerConfig
-    from .settings import SimulatedModel
 
 
 class SimulatedKind(LlamaCppFamily):
@@ -39,7 +39,7 @@ class SimulatedKind(LlamaCppFamily):
 
         # its production is `vibey-gh runner serve --runner simulated`: it says its slots
         return replace(
-            simulated_identity(config.simulated), serving_slots=served_slots(config.production)
+            simulated_identity(capacity_of(config)), serving_slots=served_slots(config.production)
         )
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
@@ -56,8 +56,14 @@ class SimulatedKind(LlamaCppFamily):
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
-        simulated: SimulatedModel | None = None,
     ) -> Runner:
         from .runner import SimulatedRunner
 
-        return SimulatedRunner(simulated or (config.simulated if config else None), state)
+        return SimulatedRunner(capacity_of(config) if config else None, state)
+
+
+def capacity_of(config: RunnerConfig) -> SimulatedModel:
+    """The capacity model a config names (`[local_models.simulated]`); the default one for a
+    config that names none. The runner contract leaves it out: only this kind reads it."""
+    model = getattr(config, "simulated", None)
+    return model if isinstance(model, SimulatedModel) else SimulatedModel()

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from ..http.wire import JsonObject
-from ..llamacpp.api.wire import (
+from ..http.openai_wire import (
     AnswerMessage,
     ChatChunk,
     ChatCompletion,
@@ -15,6 +14,7 @@ from ..llamacpp.api.wire import (
     Timings,
     Usage,
 )
+from ..http.wire import JsonObject
 from .model import KIND, Answer
 
 

@@ -20,8 +20,9 @@ from typing import NamedTuple, cast
 
 from ...guarded import loads_json_bytes
 from ...platforms.process.stopsignals import StopSignals, wait_until_stopped
+from ..http.openai_wire import ChatChunk, ChatCompletion, ErrorReply
 from ..http.wire import JsonObject, Messages, ToolSpecs, field
-from ..llamacpp.api.wire import ChatChunk, ChatCompletion, ErrorReply, PropsReply, SlotReply
+from ..llamacpp.api.wire import PropsReply, SlotReply
 from ..process import LOOPBACK
 from . import tokenizer
 from .cache import SlotPromptCache, prompt_text

@@ -1,6 +1,8 @@
 """Measurement: the sweep driver and what measures one step beside production.
 
-Modules: `calibrate` (the sweep driver: resume, re-measure, checkpoint, write), `calibration_setup`
+Modules: `options` (what a calibration or a soak is asked, checked once, resolved into its
+request: `calibrate_as_asked` is `slots calibrate` below its rendering), `calibrate` (the
+sweep driver: resume, re-measure, checkpoint, write), `calibration_setup`
 (the request, the injected environment, the outcome), `calibration_method` (how a calibration
 measures), `calibration_start` (identity and idle checks before the first step), `progress_lines`
 (progress as plain lines: the sweep's steps and time left, each step's seconds and turns),

@@ -51,6 +51,7 @@ PORT_ADVICE = (
     "stop that process, or calibrate on another port (--port N, or [local_models] calibration_port)"
 )
 IDLE_WAIT_S = 600.0
+NOT_REQUESTED = "no calibration request for this fingerprint"
 
 
 class CalibrationProgress(StepProgress, Protocol):
@@ -123,20 +124,11 @@ def run_calibration(
         check_corpus_fits(req.corpus, req.window, req.max_tokens)
     think = think_policy_of(req)
     check_runs_fit_a_step(req, think)
-    if req.wait_idle_s is not None and req.wait_idle_s < 0:
-        raise BadInput(f"--wait-idle must be 0 or more seconds, not {req.wait_idle_s:g}")
     if req.if_requested:
-        identity, _absent = identity_of_production(env)
-        fingerprint = env.fingerprint_of(env.device, identity, req.window)
-        if not request_path(env.layout, fingerprint.id).exists():
+        fingerprint_id, requested = pending_request(env, req.window)
+        if not requested:
             return CalibrationOutcome(
-                fingerprint.id,
-                None,
-                "no calibration request for this fingerprint",
-                False,
-                False,
-                None,
-                skipped=True,
+                fingerprint_id, None, NOT_REQUESTED, False, False, None, skipped=True
             )
     starting = check_identity(req, env, progress)
     identity = starting.identity

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...config import LocalModels
 from ...errors import BadInput
-from ...interfaces.think import ThinkPolicy, resolve_policy
+from ...interfaces.think import ThinkPolicy
 from ..corpus.corpus import Corpus
 from ..evidence.sections import MethodSection
 from .calibration_setup import CalibrationRequest
@@ -64,9 +64,9 @@ def check_corpus_fits(corpus: Corpus, window: int, max_tokens: int) -> None:
 
 
 def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
-    """The wait before each turn: the config's (or the command line's) for this corpus."""
-    recorded = (turn.think_s for turn in req.corpus.turns())
-    return resolve_policy(req.config.think_time, req.config.think_cap, recorded)
+    """The wait before each turn: the command line's over the config's, for this corpus."""
+    asked = req.think.over(req.config.think_time, req.config.think_cap)
+    return asked.for_corpus(turn.think_s for turn in req.corpus.turns())
 
 
 def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:

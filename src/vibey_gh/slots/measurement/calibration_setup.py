@@ -14,8 +14,10 @@ from typing import Any
 
 from ...clock import Clock
 from ...config import LocalModels
+from ...errors import BadInput
 from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
+from ...interfaces.think import ThinkAsked
 from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
 from ...state import StateLayout
@@ -52,6 +54,18 @@ class CalibrationRequest:
     # the split-window what-if: turns deeper than the window are sent and counted as refused
     # (never cut); written to --out only, never recorded as evidence
     split_window: bool = False
+    # the wait before each turn as the command line asked it, over the config's think_time
+    # and think_cap (nothing asked: the config's)
+    think: ThinkAsked = ThinkAsked()
+
+    def __post_init__(self) -> None:
+        check_wait_idle(self.wait_idle_s)
+
+
+def check_wait_idle(seconds: float | None) -> None:
+    """--wait-idle waits 0 or more seconds (NaN is no wait at all)."""
+    if seconds is not None and not seconds >= 0:
+        raise BadInput(f"--wait-idle takes 0 or more seconds, not {seconds:g}")
 
 
 @frozen_value

@@ -1,7 +1,9 @@
 """Reports: what people read about a sweep, from its evidence judged against today's bounds.
 
 Modules: `summary` (the short Markdown beside every evidence file), `show` (`slots show`),
-`compare` (`slots compare`), `soak_view` (a soak in `show`, `--json` and its Markdown report).
+`compare` (`slots compare`), `after_sweep` (what `slots allowed` answers after a sweep, and
+the config line that would use its evidence), `soak_view` (a soak in `show`, `--json` and its
+Markdown report).
 
 Sub-packages: `tables` (the step table built from its columns: full cells, terminal cells,
 numbers; the latency table; the split-window what-if), `documents` (the full Markdown report

@@ -1,6 +1,7 @@
 """The soak: one N held for hours beside production, readings over time, drift decided.
 
-Modules: `request` (what a soak is asked), `choice` (which N: the evidence's
+Modules: `request` (what a soak is asked), `asked` (`slots soak` below its rendering: the
+soak its options ask for, run under the model lock), `choice` (which N: the evidence's
 ideal, or `--slots` within what evidence supports), `journal` (the soak's checkpoint: its run
 folder, spans, turns and readings, so a Ctrl-C or a reboot resumes), `sampler` (the readings of
 each tick: memory, production's part apart, the runner's resident memory, the platform's

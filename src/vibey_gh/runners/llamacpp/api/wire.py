@@ -1,8 +1,9 @@
-"""llama.cpp's wire formats, typed: the chat request this package sends to
-/v1/chat/completions, and what it reads of the status answers (/props, /slots, /v1/models).
+"""llama.cpp's own wire formats, typed: what it reads of the status answers (/props, /slots,
+/v1/models), and those answers as the simulated runner (which speaks this API) writes them.
 
 Answers are read through `runners/http/wire.py`'s lenient reads: a field of the wrong type reads as
-absent. The chat answer and its streamed chunks are read in `openai_api`.
+absent. The chat request and answer are OpenAI's (`runners/http/openai_wire.py`), read in
+`runners/http/openai_chat.py`.
 """
 
 from __future__ import annotations
@@ -12,34 +13,12 @@ from typing import TypedDict
 from ....interfaces.values import frozen_value
 from ...http.wire import (
     JsonObject,
-    Messages,
-    ToolSpecs,
     as_object,
     count_or_none,
     field,
     names_in,
     text_or_none,
 )
-
-
-class StreamOptions(TypedDict):
-    include_usage: bool
-
-
-class _ChatRequestBase(TypedDict):
-    messages: Messages
-    stream: bool
-    temperature: float
-    seed: int
-    max_tokens: int
-
-
-class ChatRequest(_ChatRequestBase, total=False):
-    """POST /v1/chat/completions: the deterministic settings of design §5; `stream_options`
-    only when streamed, `tools` only when the turn offers any."""
-
-    stream_options: StreamOptions
-    tools: ToolSpecs
 
 
 @frozen_value
@@ -105,82 +84,3 @@ class SlotReply(TypedDict):
     n_ctx: int
     speculative: bool
     is_processing: bool
-
-
-class PromptDetails(TypedDict):
-    cached_tokens: int
-
-
-class Usage(TypedDict):
-    """OpenAI's counts; `prompt_tokens_details.cached_tokens`: prompt tokens a slot's cache
-    held (llama-server fills it)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-    prompt_tokens_details: PromptDetails
-
-
-class Timings(TypedDict):
-    """llama-server's own counts and times: `cache_n` reused, `prompt_n` read in `prompt_ms`,
-    `predicted_n` written in `predicted_ms`, and the rates derived from them."""
-
-    cache_n: int
-    prompt_n: int
-    prompt_ms: float
-    prompt_per_token_ms: float
-    prompt_per_second: float
-    predicted_n: int
-    predicted_ms: float
-    predicted_per_token_ms: float
-    predicted_per_second: float
-
-
-class AnswerMessage(TypedDict, total=False):
-    """The assistant's message in a chat answer: its text, or (content null) its tool calls."""
-
-    role: str
-    content: str | None
-    tool_calls: list[JsonObject]
-
-
-class AnswerChoice(TypedDict):
-    index: int
-    finish_reason: str
-    message: AnswerMessage
-
-
-class ChatCompletion(TypedDict):
-    """POST /v1/chat/completions, unstreamed."""
-
-    object: str
-    model: str
-    choices: list[AnswerChoice]
-    usage: Usage
-    timings: Timings
-
-
-class _ChatChunkBase(TypedDict):
-    object: str
-    model: str
-    choices: list[JsonObject]
-
-
-class ChatChunk(_ChatChunkBase, total=False):
-    """One server-sent event of a streamed answer: `timings` on the one with the finish
-    reason, `usage` on a last one of its own when asked for."""
-
-    usage: Usage
-    timings: Timings
-
-
-class ErrorDetail(TypedDict):
-    code: int
-    message: str
-    type: str
-
-
-class ErrorReply(TypedDict):
-    """An error answer: `type` "exceed_context_size_error" for a prompt over the window."""
-
-    error: ErrorDetail

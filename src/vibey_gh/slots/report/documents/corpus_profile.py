@@ -1,9 +1,70 @@
-"""A corpus's profile (`slots.corpus.profile`) as plain lines, for `slots corpus --show` and
-the report: runs, depths, tool time, shared prefix and where the turns came from."""
+"""A corpus's summary and profile (`slots.corpus.summary`, `slots.corpus.profile`) as plain
+lines, for `slots corpus` and the report: its hashes, shape, room for answers, tool time, runs,
+depths, shared prefix, where the turns came from and its strata."""
 
 from __future__ import annotations
 
 from typing import Any
+
+
+def summary_lines(summary: dict[str, Any], heading: str) -> list[str]:
+    """What `slots corpus` says of a corpus (`heading`: "wrote PATH" or "corpus PATH")."""
+    lines = [heading, f"  corpus sha256  {summary['corpus_sha256']}"]
+    lines.append(
+        f"  pool sha256    {summary['pool_sha256']}  "
+        f"({summary['pool_turns']:,} turns in {summary['pool_runs']:,} runs)"
+    )
+    units = (
+        f"{summary['segments']} whole run{'' if summary['segments'] == 1 else 's'}"
+        if summary["shape"] == "runs"
+        else f"{summary['segments']} segments of {summary['segment_turns']} turns"
+    )
+    lines.append(
+        f"  window {summary['window']:,}, seed {summary['seed']}, {units} "
+        f"({summary['turns']} turns, deepest estimate {summary['max_depth_estimate']:,})"
+    )
+    if summary["answer_cap"] is not None:
+        lines.append(
+            f"  every turn leaves room for an answer of {summary['answer_cap']:,} tokens "
+            "(or its own smaller cap) in the window"
+        )
+    if summary["timed_turns"]:
+        lines.append(
+            f"  think time known for {summary['timed_turns']} of {summary['turns']} turns, "
+            f"{summary['think_s_total']:,.1f} s in all (replayed as recorded unless "
+            "`slots calibrate --think-time` says otherwise)"
+        )
+    else:
+        lines.append(
+            "  no think time recorded: replayed back to back unless "
+            "`slots calibrate --think-time` says otherwise"
+        )
+    if summary["dropped_over_window"]:
+        dropped = summary["dropped_over_window"]
+        room = " with its answer" if summary["answer_cap"] else ""
+        lines.append(f"  dropped {dropped:,} pool turns that do not fit the window{room}")
+    for commit in summary["commits"]:
+        where = commit["commit"] or f"working tree, {len(commit.get('files', {}))} files hashed"
+        lines.append(f"  read {commit['repository']} at {where}")
+    lines += [f"  {line}" for line in profile_lines(summary["profile"])]
+    lines.append("  strata (by estimate):")
+    for stratum in summary["strata_detail"]:
+        short = (
+            f"  short by {stratum['shortfall']} (the pool offered {stratum['available']})"
+            if stratum["shortfall"]
+            else ""
+        )
+        deepest = (
+            f"  deepest {stratum['deepest_estimate']:,} ({stratum['deepest_share']:.0%})"
+            if stratum["deepest_estimate"]
+            else ""
+        )
+        lines.append(
+            f"    {stratum['name']:>10}  {stratum['segments']} of {stratum['wanted']}"
+            f"{deepest}{short}"
+        )
+    lines.append(f"  deepest stratum: {summary['deepest_stratum']}")
+    return lines
 
 
 def profile_lines(profile: dict[str, Any]) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vibey_gh.cli.slots.calibrate_after import describe_after, what_allowed_answers_now
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.gate.allowed import AllowedAnswer
+from vibey_gh.slots.report.after_sweep import describe_after, what_allowed_answers_now
 
 MEASURED_FP, CONFIG_FP = "a6db179e5d5c5b1a", "cb8a82fa0679835e"
 

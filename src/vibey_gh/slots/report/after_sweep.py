@@ -1,5 +1,5 @@
-"""What `slots calibrate` says after a sweep: what `slots allowed` answers now, and the config
-line that would make it use the evidence."""
+"""What `slots calibrate` says after a sweep: what `slots allowed` answers now (the gate asked
+again, as a what-if), and the config line that would make it use the evidence."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any
 from ...config import CONFIG_NAME, LocalModels
 
 if TYPE_CHECKING:
-    from ...slots.gate.allowed import AllowedAnswer
+    from ..gate.allowed import AllowedAnswer
+
+# what `slots allowed` would answer for a config, filing no calibration request
+AskAllowed = Callable[[LocalModels], "AllowedAnswer"]
 
 
 def what_allowed_answers_now(
     config: LocalModels,
-    decide_allowed: Callable[[LocalModels], AllowedAnswer],
+    decide_allowed: AskAllowed,
     written: LocalModels | None = None,
     fingerprint: str | None = None,
 ) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""How a stop signal ends a calibration or a soak: the way Ctrl-C does, once, whatever arrives."""
+"""How a stop signal ends a command: a calibration or a soak the way Ctrl-C does, once,
+whatever arrives; a lane or a storm through its own handler."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from ...state import StateLayout
-    from ..progress import PlainProgress
+    from ..slots.measurement.calibrate import CalibrationProgress
+    from ..slots.measurement.options import LockedRun
+    from ..state import StateLayout
 
 T = TypeVar("T")
 
@@ -39,25 +41,34 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
         if len(received) == 1:
             raise CalibrationStopped
 
-    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    with signals_handled(stop, *STOP_SIGNALS):
+        yield
+
+
+@contextlib.contextmanager
+def signals_handled(
+    handler: Callable[[int, FrameType | None], None], *signals: signal.Signals
+) -> Iterator[None]:
+    """`handler` for `signals` while the block runs; the handlers before it again after."""
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def run_until_stopped(
-    layout: StateLayout, role: str, work: Callable[[PlainProgress], T], stopped: str
+    layout: StateLayout, role: str, work: Callable[[CalibrationProgress], T], stopped: str
 ) -> T | None:
     """`work` with a progress display, holding the model lock whole (lanes hold it shared;
     a calibration or a soak takes it whole or refuses) and stopped by any stop signal.
 
     A stop says `stopped` ("<what> stopped (SIGNAL): <stopped>") on stderr and exits 128 +
     the signal's number; None only if `work` was interrupted without a signal."""
-    from ...storm.lock import model_lock
-    from ..common import stderr_is_terminal
-    from ..progress import make_progress
+    from ..storm.lock import model_lock
+    from .common import stderr_is_terminal
+    from .progress import make_progress
 
     progress = make_progress(live=stderr_is_terminal())
     received: list[int] = []
@@ -79,3 +90,12 @@ def run_until_stopped(
         )
         raise SystemExit(128 + received[0])
     return outcome
+
+
+def locked_run(role: str, stopped: str) -> LockedRun:
+    """`run_until_stopped` for the library to call, as `role`, saying `stopped` on a stop."""
+
+    def run(layout: StateLayout, work: Callable[[CalibrationProgress], T]) -> T | None:
+        return run_until_stopped(layout, role, work, stopped)
+
+    return run

@@ -1,7 +1,8 @@
-"""The OpenAI-compatible chat client of llama.cpp servers (embedded and llama-server).
+"""The OpenAI-compatible chat client: llama.cpp's servers (embedded, llama-server) and the
+simulated runner speak it, and so would any later kind that does (vLLM, SGLang, LM Studio).
 
 One request per turn: POST /v1/chat/completions with the deterministic settings of design §5
-(`wire.ChatRequest`), streamed when the settings ask (a calibration's turns; reassembled by
+(`openai_wire.ChatRequest`), streamed when the settings ask (a calibration's turns; reassembled by
 `OpenAIChunks`), else not. Whatever comes back becomes a TurnResult (`chat_turns`), every
 transport failure a failed turn, so a caller never sees a transport exception.
 """
@@ -14,9 +15,9 @@ from dataclasses import replace
 
 import httpx
 
-from ....interfaces.slots_interface import ChatSettings, TurnResult
-from ....interfaces.turns import RunnerTimings, reported
-from ...http.chat_turns import (
+from ...interfaces.slots_interface import ChatSettings, TurnResult
+from ...interfaces.turns import RunnerTimings, reported
+from .chat_turns import (
     answered_turn,
     chunk_object,
     error_message,
@@ -24,8 +25,9 @@ from ...http.chat_turns import (
     failed_turn,
     post_turn,
 )
-from ...http.streaming import post_streamed_turn
-from ...http.wire import (
+from .openai_wire import ChatRequest
+from .streaming import post_streamed_turn
+from .wire import (
     JsonObject,
     Messages,
     ToolFunction,
@@ -35,7 +37,6 @@ from ...http.wire import (
     field,
     first_object,
 )
-from .wire import ChatRequest
 
 CHAT_PATH = "/v1/chat/completions"
 

@@ -9,7 +9,7 @@ import pytest
 from tests.support.runners import recorded
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
 from vibey_gh.runners.http.chat_turns import parse_arguments
-from vibey_gh.runners.llamacpp.api.openai_api import (
+from vibey_gh.runners.http.openai_chat import (
     OpenAIChatClient,
     chat_payload,
     parse_chat_completion,
@@ -166,7 +166,7 @@ def test_non_json_error_body_is_kept_as_text() -> None:
 
 
 def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None:
-    from vibey_gh.runners.llamacpp.api.openai_api import cached_prompt_tokens, parse_chat_completion
+    from vibey_gh.runners.http.openai_chat import cached_prompt_tokens, parse_chat_completion
 
     both = {
         "choices": [{"finish_reason": "stop", "message": {"content": "hi"}}],
@@ -213,7 +213,7 @@ def test_an_answer_without_timings_records_that_the_runner_reported_none() -> No
 
 def test_a_stream_keeps_the_timings_of_its_last_chunk_beside_the_usage() -> None:
     """As the embedded runner streams: the finish reason, then usage and timings together."""
-    from vibey_gh.runners.llamacpp.api.openai_api import OpenAIChunks
+    from vibey_gh.runners.http.openai_chat import OpenAIChunks
 
     chunks = OpenAIChunks()
     chunks.take({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]})

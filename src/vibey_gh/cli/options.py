@@ -1,0 +1,154 @@
+"""The command line's shared options, each declared once, and the one value they build.
+
+`slots calibrate` and `slots soak` take the same calibration options (`calibration_flags`);
+`lane run` and `storm run` the same lane options (`lane_flags`). A command takes what click
+parsed as keyword arguments and hands them to `calibration_options`, which builds and checks
+the one `CalibrationOptions` value the library resolves and runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ..config import MAX_WINDOW, MIN_WINDOW
+from ..interfaces.think import ThinkAsked
+from ..runners.registry import RUNNER_NAMES
+
+if TYPE_CHECKING:
+    from ..slots.measurement.options import CalibrationOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Options applied as one decorator, shown in `--help` in the order given."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def window_option(help_text: str) -> Callable[[F], F]:
+    """`--window N`: one range for every command, the one the config accepts."""
+    return click.option("--window", type=click.IntRange(MIN_WINDOW, MAX_WINDOW), help=help_text)
+
+
+def max_tokens_option(help_text: str, name: str = "--max-tokens") -> Callable[[F], F]:
+    return click.option(name, type=click.IntRange(1), help=help_text)
+
+
+def threads_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--threads", type=click.IntRange(1), help=help_text)
+
+
+def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
+    """What a calibration and a soak are both asked. `asks`: the request --if-requested looks
+    for; `restarts`: what --restart discards."""
+    return stacked(
+        click.option(
+            "--demo", is_flag=True, help="Embedded runner, shipped model, shipped demo corpus."
+        ),
+        click.option(
+            "--corpus", "corpus_path", type=click.Path(path_type=Path), help="Corpus file."
+        ),
+        window_option("Tokens per slot (default: config)."),
+        max_tokens_option(
+            "Output cap per turn (default: the one the corpus left room for; else config, 768)."
+        ),
+        click.option("--runner", type=click.Choice(RUNNER_NAMES)),
+        click.option(
+            "--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2."
+        ),
+        threads_option("CPU threads for the embedded runner."),
+        click.option(
+            "--port",
+            type=click.IntRange(1, 65535),
+            default=None,
+            help="Port of the calibration runner (default: config calibration_port, 11435).",
+        ),
+        click.option(
+            "--request-timeout",
+            "request_timeout_s",
+            type=click.FloatRange(1.0),
+            default=600.0,
+            show_default=True,
+            help="Seconds before an unanswered turn counts as failed.",
+        ),
+        click.option(
+            "--wait-idle",
+            "wait_idle_s",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="Wait up to this long for production to unload its models instead of refusing.",
+        ),
+        click.option(
+            "--think-time",
+            metavar="recorded|none|SECONDS",
+            help="Wait before each turn, as a lane runs its tools: each turn's recorded think "
+            "time, none (back to back), or a fixed number of seconds (default: config; recorded "
+            "when the corpus holds think times, else none).",
+        ),
+        click.option(
+            "--think-cap",
+            metavar="SECONDS",
+            help="Cut longer recorded think times to this (default: config, 60).",
+        ),
+        click.option("--if-requested", is_flag=True, help=f"Run only if {asks} exists."),
+        click.option("--restart", is_flag=True, help=restarts),
+    )
+
+
+def calibration_options(given: Mapping[str, Any], **more: Any) -> CalibrationOptions:
+    """The one options value of what click parsed (`given`, the calibration flags among the
+    command's own) and what the command adds (`more`: a sweep's own options)."""
+    from ..slots.measurement.options import CalibrationOptions  # not for --help
+
+    think_time = given["think_time"]
+    return CalibrationOptions(
+        demo=given["demo"],
+        corpus_path=given["corpus_path"],
+        window=given["window"],
+        max_tokens=given["max_tokens"],
+        runner=given["runner"],
+        model=given["model"],
+        threads=given["threads"],
+        port=given["port"],
+        request_timeout_s=given["request_timeout_s"],
+        wait_idle_s=given["wait_idle_s"],
+        think=ThinkAsked.parse(think_time and think_time.strip(), given["think_cap"]),
+        if_requested=given["if_requested"],
+        restart=given["restart"],
+        **more,
+    )
+
+
+def lane_flags(of: str = "") -> Callable[[F], F]:
+    """--max-turns and --retries of a lane; `of`: whose lanes, said after each help."""
+    return stacked(
+        click.option(
+            "--max-turns",
+            type=click.IntRange(1),
+            default=32,
+            show_default=True,
+            help=f"End {'each' if of else 'the'} lane after this many turns without a plain "
+            f"answer{of}.",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0),
+            default=2,
+            show_default=True,
+            help=f"Times a malformed tool call is sent again{', per lane' if of else ''}{of}.",
+        ),
+    )

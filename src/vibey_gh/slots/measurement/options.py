@@ -1,0 +1,280 @@
+"""What a calibration or a soak is asked, checked once, and the request it resolves to.
+
+The command line (or any other caller) builds one `CalibrationOptions` from what it was given,
+each value typed and checked as it is built. `resolve_request` settles it against the config
+and the corpus — the demo's corpus, window, output cap and step lengths, the corpus's own
+window, the calibration port — into the `CalibrationRequest` a sweep or a soak replays.
+`calibrate_as_asked` and `soak_as_asked` are the whole of `slots calibrate` and `slots soak`
+below their rendering: a storm's `--if-requested` answered before any corpus is read, the run
+under the model lock, and, after a sweep, what `slots allowed` answers with its evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
+from ...errors import BadInput
+from ...interfaces.think import ThinkAsked
+from ...runners.registry import DEFAULT_RUNNER
+from ...state import StateLayout
+from ..corpus.corpus import build_demo_corpus, load_corpus
+from ..corpus.enough import DEFAULT_MAX_SLOTS, too_few_runs
+from ..report.after_sweep import AskAllowed, what_allowed_answers_now
+from .calibrate import NOT_REQUESTED, CalibrationProgress, pending_request, run_calibration
+from .calibration_method import measured_window
+from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment, check_wait_idle
+
+DEMO_WINDOW = 4096
+DEMO_MAX_SLOTS = 4
+# Steady-state steps of the demo: 20 s of measurement, 60 s at most (for an inconclusive step,
+# a one-slot run whose interval is still wider than ±5%, or one that has not yet served the 30
+# turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
+DEMO_MIN_STEP_SECONDS = 20.0
+DEMO_MAX_STEP_SECONDS = 60.0
+
+
+def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
+    """`--slots 1,1,2,4` as counts, each between 1 and `largest` (the largest N to try)."""
+    if text is None:
+        return None
+    parts = [part.strip() for part in text.split(",")]
+    if any(not part for part in parts):
+        raise BadInput(f"--slots has an empty item in {text!r}; give counts like 1,1,2,4")
+    if not all(part.isdigit() and part.isascii() for part in parts):
+        raise BadInput(f"--slots takes a comma-separated list of whole numbers, not {text!r}")
+    values = tuple(int(part) for part in parts)
+    outside = [part for part, value in zip(parts, values, strict=True) if not 1 <= value <= largest]
+    if outside:
+        raise BadInput(
+            f"--slots counts must be between 1 and {largest} (the largest N to try, "
+            f"--max-slots), not {outside[0][:24]}"
+        )
+    return values
+
+
+@dataclass(frozen=True)
+class StepSeconds:
+    """How long each step is measured, as asked (None: the config's; the demo's own)."""
+
+    shortest: float | None = None
+    longest: float | None = None
+
+    def __post_init__(self) -> None:
+        low, high = STEP_SECONDS_RANGE
+        for option, value in (("--min-step-seconds", self.shortest),
+                              ("--max-step-seconds", self.longest)):  # fmt: skip
+            if value is not None and not low <= value <= 5 * high:
+                raise BadInput(f"{option} must be between {low:g} and {high:g}, not {value:g}")
+
+    def over(self, config: LocalModels, demo: bool) -> LocalModels:
+        """The config with these step lengths (the demo's own where none is asked)."""
+        shortest, longest = self.shortest, self.longest
+        if demo and shortest is None:
+            shortest = DEMO_MIN_STEP_SECONDS
+            longest = longest or max(DEMO_MAX_STEP_SECONDS, shortest)
+        if shortest is not None:
+            config = replace(config, min_step_seconds=shortest)
+            if longest is None and config.max_step_seconds is not None:
+                longest = max(config.max_step_seconds, shortest)
+        if longest is not None:
+            if longest < config.min_step_seconds:
+                raise BadInput(
+                    f"--max-step-seconds {longest:g} is below the minimum "
+                    f"{config.min_step_seconds:g}"
+                )
+            config = replace(config, max_step_seconds=longest)
+        return config
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What only a sweep is asked (a soak holds one N): which steps, how many, where else its
+    evidence goes, how each step is measured."""
+
+    slots: tuple[int, ...] | None = None
+    max_runs: int | None = None
+    max_slots: int | None = None
+    out_dir: Path | None = None
+    early_verdicts: bool = True
+    split_window: bool = False
+    steps: StepSeconds = StepSeconds()
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """What `slots calibrate` and `slots soak` are asked, before the config and the corpus
+    settle it. None: as the config (or the corpus, or the demo) says. `sweep`: a sweep's own
+    options; None for a soak."""
+
+    demo: bool = False
+    corpus_path: Path | None = None
+    window: int | None = None
+    max_tokens: int | None = None
+    runner: str | None = None
+    model: str | None = None
+    threads: int | None = None
+    port: int | None = None
+    request_timeout_s: float = 600.0
+    wait_idle_s: float | None = None
+    think: ThinkAsked = ThinkAsked()
+    if_requested: bool = False
+    restart: bool = False
+    sweep: SweepOptions | None = None
+
+    def __post_init__(self) -> None:
+        check_wait_idle(self.wait_idle_s)
+
+    @property
+    def largest(self) -> int:
+        """The largest N a sweep tries (a soak's request: the default)."""
+        if self.sweep is None:
+            return DEFAULT_MAX_SLOTS
+        return largest_slots(self.sweep.max_slots, self.demo)
+
+
+def largest_slots(max_slots: int | None, demo: bool) -> int:
+    """--max-slots, else the demo's few or the default."""
+    return max_slots or (DEMO_MAX_SLOTS if demo else DEFAULT_MAX_SLOTS)
+
+
+def resolve_request(
+    options: CalibrationOptions, written: LocalModels, warn: Callable[[str], None]
+) -> CalibrationRequest:
+    """The request `options` ask for under the config `written` (as `slots allowed` reads it).
+
+    A sweep says, through `warn`, what it could not decide or what its evidence gates: a corpus
+    with too few whole runs, a demo drawn at another window than the config's."""
+    sweep = options.sweep or SweepOptions()
+    split = sweep.split_window
+    if options.demo:
+        if options.corpus_path is not None:
+            raise BadInput("--demo builds its own corpus; drop --corpus")
+        runner, model = options.runner or DEFAULT_RUNNER, options.model or "default"
+        config = written.with_overrides(runner=runner, model=model)
+        corpus = build_demo_corpus(window=DEMO_WINDOW if split else options.window or DEMO_WINDOW)
+        window = options.window or (corpus.window // 2 if split else corpus.window)
+        if options.sweep and written.source is not None and written.window != window and not split:
+            # the demo is drawn and measured at one window, its own: say it is not the config's
+            warn(
+                f"the demo corpus is drawn and measured at a window of {window:,}, not the "
+                f"config's {written.window:,}: its evidence gates a config of {window:,} "
+                f"(give --window {written.window} to draw the demo for the config's)"
+            )
+    else:
+        config = written.with_overrides(runner=options.runner, model=options.model)
+        if options.corpus_path is None:
+            raise BadInput("--corpus FILE is required (or --demo); build one with `slots corpus`")
+        corpus = load_corpus(options.corpus_path)
+        # said before anything else is checked or measured: the sweep could not decide
+        if options.sweep is not None:
+            warning = too_few_runs(corpus.segments, corpus.whole_runs, options.largest)
+            if warning is not None:
+                warn(f"warning: {warning}")
+        window = measured_window(corpus, options.window, written, split=split)
+    config = config.with_overrides(window=window)
+    if options.port is not None:
+        config = replace(config, calibration_port=options.port)
+    if options.sweep is not None:
+        config = sweep.steps.over(config, options.demo)
+    return CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=window,
+        # the cap the corpus left room for, unless told otherwise
+        max_tokens=options.max_tokens or corpus.answer_cap or config.max_tokens,
+        slots=sweep.slots,
+        max_runs=sweep.max_runs,
+        max_slots=options.largest,
+        if_requested=options.if_requested,
+        out_dir=sweep.out_dir,
+        threads=options.threads,
+        request_timeout_s=options.request_timeout_s,
+        early_verdicts=sweep.early_verdicts,
+        wait_idle_s=options.wait_idle_s,
+        restart=options.restart,
+        split_window=split,
+        think=options.think,
+    )
+
+
+class CalibrationWorld(Protocol):
+    """What a calibration acts through (the composition root's collaborators)."""
+
+    def calibration_environment(
+        self, config: LocalModels, layout: StateLayout | None
+    ) -> Environment: ...
+
+    @property
+    def what_if_allowed(self) -> AskAllowed: ...
+
+
+T = TypeVar("T")
+
+
+class LockedRun(Protocol):
+    """Runs `work` under the model lock with a progress display, until it is done or a stop
+    signal ends it (None)."""
+
+    def __call__(
+        self, layout: StateLayout, work: Callable[[CalibrationProgress], T]
+    ) -> T | None: ...
+
+
+@dataclass(frozen=True)
+class SweepAnswer:
+    """A sweep's outcome, the request it ran (None: skipped before any corpus was read) and
+    what `slots allowed` answers after it (None for a what-if or a skipped sweep)."""
+
+    outcome: CalibrationOutcome
+    request: CalibrationRequest | None = None
+    after: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, object]:
+        if self.request is None:
+            fingerprint, reason = self.outcome.fingerprint, self.outcome.reason
+            return {"fingerprint": fingerprint, "skipped": True, "reason": reason}
+        if self.outcome.skipped:
+            return self.outcome.to_json()
+        return {**self.outcome.to_json(), "after": self.after}
+
+
+def calibrate_as_asked(
+    options: CalibrationOptions,
+    world: CalibrationWorld,
+    run: LockedRun,
+    warn: Callable[[str], None],
+    written: LocalModels | None = None,
+) -> SweepAnswer | None:
+    """`slots calibrate`: the sweep `options` ask for, run through `run`; None when it was
+    interrupted without a signal. `written`: the config (default: read now)."""
+    written = load_config() if written is None else written
+    if options.if_requested and not options.demo:
+        # a storm or a cluster Job asks often: answer before building or reading any corpus
+        asked = written.with_overrides(runner=options.runner, model=options.model)
+        asked = asked.with_overrides(window=options.window or asked.window)
+        fingerprint, requested = pending_request(
+            world.calibration_environment(asked, None), asked.window
+        )
+        if not requested:
+            skipped = CalibrationOutcome(
+                fingerprint, None, NOT_REQUESTED, False, False, None, skipped=True
+            )
+            return SweepAnswer(skipped)
+    request = resolve_request(options, written, warn)
+    env = world.calibration_environment(request.config, None)
+    outcome = run(env.layout, lambda progress: run_calibration(request, env, progress))
+    if outcome is None:
+        return None
+    if outcome.skipped or request.split_window:
+        # a what-if is never evidence: what `allowed` answers is not its business
+        return SweepAnswer(outcome, request)
+    # asked as a what-if, filing no calibration request (a demo's config names another
+    # setup, unmeasured: asking `allowed` itself would file one)
+    after = what_allowed_answers_now(
+        request.config, world.what_if_allowed, written, outcome.fingerprint
+    )
+    return SweepAnswer(outcome, request, after)

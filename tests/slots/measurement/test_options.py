@@ -1,0 +1,61 @@
+"""What a calibration is asked, checked once where the options value is built, and resolved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vibey_gh.config import LocalModels
+from vibey_gh.errors import BadInput
+from vibey_gh.slots.measurement.options import (
+    DEMO_MIN_STEP_SECONDS,
+    CalibrationOptions,
+    StepSeconds,
+    SweepOptions,
+    largest_slots,
+    parse_slots,
+    resolve_request,
+)
+
+
+def refuse(text: str) -> None:
+    raise AssertionError(f"nothing to warn about, not {text!r}")
+
+
+def test_a_negative_or_nan_wait_is_refused_where_the_options_are_built() -> None:
+    for seconds in (-5.0, float("nan")):
+        with pytest.raises(BadInput, match="--wait-idle takes 0 or more seconds"):
+            CalibrationOptions(wait_idle_s=seconds)
+    assert CalibrationOptions(wait_idle_s=0.0).wait_idle_s == 0.0
+
+
+def test_the_largest_n_is_the_demos_few_only_for_a_demo_sweep() -> None:
+    assert largest_slots(None, demo=True) == 4 and largest_slots(None, demo=False) == 16
+    assert largest_slots(8, demo=True) == 8
+    assert CalibrationOptions(demo=True, sweep=SweepOptions()).largest == 4
+    assert CalibrationOptions(demo=True).largest == 16  # a soak's request keeps the default
+    assert parse_slots("1, 2,4", largest_slots(None, demo=True)) == (1, 2, 4)
+    with pytest.raises(BadInput, match="between 1 and 4"):
+        parse_slots("1,5", largest_slots(None, demo=True))
+
+
+def test_step_seconds_lie_over_the_config_and_the_demo_has_its_own() -> None:
+    config = LocalModels(max_step_seconds=400.0)
+    shorter = StepSeconds(30.0).over(config, demo=False)
+    assert (shorter.min_step_seconds, shorter.max_step_seconds) == (30.0, 400.0)
+    demo = StepSeconds().over(LocalModels(), demo=True)
+    assert demo.min_step_seconds == DEMO_MIN_STEP_SECONDS and demo.step_cap_seconds == 60.0
+    assert StepSeconds().over(config, demo=False) == config
+    with pytest.raises(BadInput, match="--max-step-seconds 10 is below the minimum 60"):
+        StepSeconds(longest=10.0).over(LocalModels(), demo=False)
+    with pytest.raises(BadInput, match="--min-step-seconds must be between"):
+        StepSeconds(shortest=0.0)
+
+
+def test_a_corpus_is_required_and_the_demo_takes_none(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="--corpus FILE is required"):
+        resolve_request(CalibrationOptions(), LocalModels(), refuse)
+    both = CalibrationOptions(demo=True, corpus_path=tmp_path / "c.json")
+    with pytest.raises(BadInput, match="--demo builds its own corpus; drop --corpus"):
+        resolve_request(both, LocalModels(), refuse)
