@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
-from .interfaces.values import frozen_value
 from .platforms.device.readings import SwapSpace
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from .userdirs import user_config_dir
@@ -29,8 +30,7 @@ DEVICE_ROWS = (
 )
 
 
-@frozen_value
-class DoctorReport:
+class DoctorReport(msgspec.Struct, frozen=True):
     """Everything doctor found. `runner` is None when identification failed (`runner_error`);
     the fingerprint then cannot be computed and `fingerprint_missing` says why."""
 

@@ -22,8 +22,9 @@ import math
 from collections.abc import Iterable
 from typing import TypedDict, TypeGuard
 
+import msgspec
+
 from ..errors import BadInput
-from .values import frozen_value
 
 RECORDED = "recorded"
 NONE = "none"
@@ -39,8 +40,7 @@ class ThinkJson(TypedDict, total=False):
     think_cap_s: float
 
 
-@frozen_value
-class ThinkPolicy:
+class ThinkPolicy(msgspec.Struct, frozen=True):
     """mode: RECORDED, NONE or FIXED; fixed_s: the wait of FIXED; cap_s: the longest recorded
     wait kept."""
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from .token_gaps import Gaps, checked_gaps
-from .values import frozen_value
 
 # Done/finish reasons that make a turn "served" (design §5).
 SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
@@ -14,14 +15,12 @@ SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
 REFUSED_OVER_WINDOW = "refused: over window"
 
 
-@frozen_value
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     name: str
     arguments: dict[str, Any]
 
 
-@frozen_value
-class TurnResult:
+class TurnResult(msgspec.Struct, frozen=True):
     """What one request gave back, as raw as possible; metrics are computed from it later.
 
     Fields:

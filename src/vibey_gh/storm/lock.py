@@ -24,11 +24,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import msgspec
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, read_json
 from ..interfaces import json_fields
-from ..interfaces.values import frozen_value
 from ..platforms.process.processes import pid_alive
 from ..platforms.storage.locks import open_lock_file, try_lock
 from ..state import StateLayout
@@ -38,8 +39,7 @@ POLL_S = 0.2
 HOLDER_SCHEMA = 1
 
 
-@frozen_value
-class Holder:
+class Holder(msgspec.Struct, frozen=True):
     """Who holds a lock: `role` ("calibration", "lane", "storm", …), `mode` ("shared" or
     "exclusive"), `since` (epoch seconds)."""
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from vibey_gh.files import canonical_json
 from vibey_gh.interfaces.slots_interface import Accelerator, DeviceFacts, RunnerInfo

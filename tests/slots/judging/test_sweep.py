@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from tests.support.slot_builders import GB, answer, make_step, same_answers
 from vibey_gh.slots.judging.bounds import Bounds
@@ -161,4 +161,3 @@ def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
         reason = str(stop.value)
     assert "without a 10% gain" in reason
     assert max(asked) == 1 + bounds.patience and asked[-1] == 1
-

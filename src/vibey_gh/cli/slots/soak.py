@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import click
+from msgspec.structs import replace
 
 from ...errors import BadInput
 from ...runners.registry import DEFAULT_RUNNER, RUNNER_NAMES

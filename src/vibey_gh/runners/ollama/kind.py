@@ -141,8 +141,9 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
-        from dataclasses import replace
         from pathlib import Path
+
+        from msgspec.structs import replace
 
         from ...interfaces.identity import RunnerInfo
         from ..process import find_executable, run_version_command

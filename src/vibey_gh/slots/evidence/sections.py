@@ -20,7 +20,8 @@ from typing import TypedDict, cast
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
-from ...interfaces.bounds import BoundsJson
+from ...interfaces.bounds import Bounds, BoundsJson
+from ...interfaces.schema import checked
 from ...interfaces.think import ThinkJson
 from ..judging.judge import VerdictJson
 
@@ -165,19 +166,6 @@ _METHOD: KeyReaders = {
     "runs_interval": _text,
     "hash": _text,
 }
-_BOUNDS: KeyReaders = {
-    "wired_ceiling": _number,
-    "swap_factor": _number,
-    "swap_floor_mb_per_min": _number,
-    "fidelity_tolerance": _number,
-    "min_gain": _number,
-    "patience": _integer,
-    "confidence": _number,
-    "ttft_p95_seconds": _number,
-    "tpot_p95_seconds": _number,
-    "itl_p95_seconds": _number,
-    "latency_factor": _number,
-}
 _RUNNER: KeyReaders = {
     "kind": _text,
     "model": _text,
@@ -210,8 +198,13 @@ def read_method(data: object) -> MethodSection:
     return cast(MethodSection, _read(data, "method", _METHOD))
 
 
-def read_bounds(data: object) -> BoundsJson:
-    return cast(BoundsJson, _read(data, "bounds", _BOUNDS))
+def read_bounds(data: object, schema: type[Bounds] = Bounds) -> BoundsJson:
+    """The bounds as recorded, kept as written; each key `schema` declares is checked against
+    its declaration (a null passes: an older writer left an unset bound so)."""
+    section = json_fields.mapping(data, "bounds")
+    with json_fields.within("bounds"):
+        checked({k: v for k, v in section.items() if v is not None}, schema)
+    return section
 
 
 def read_runner(data: object) -> RunnerSection:

@@ -5,7 +5,8 @@ at (docs/decision.md, "Paired capacity", "Drift", "Planned looks")."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from .figures import BaselineFigures, StepMetrics, SweepFigures
 from .statistics.sequential import widening

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
-from ...interfaces.values import frozen_value
+import msgspec
+from msgspec.structs import replace
+
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
@@ -59,8 +60,7 @@ class VerdictJson(TypedDict, total=False):
     latency: dict[str, object] | None
 
 
-@frozen_value
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """How one step fares against the bounds.
 
     label: "floor" (first one-slot run), "baseline" (second), "drift check" (a one-slot run
@@ -226,8 +226,7 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
     return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
 
 
-@frozen_value
-class SweepJudgement:
+class SweepJudgement(msgspec.Struct, frozen=True):
     verdicts: tuple[Verdict, ...]
     ideal: int
     reason: str
@@ -264,7 +263,7 @@ def _amount(rate: float) -> str:
 
 
 def _gain_range(verdict: Verdict) -> str:
-    """" (+12% to +31%)": a gain is never said without its interval where it has one."""
+    """ " (+12% to +31%)": a gain is never said without its interval where it has one."""
     if verdict.gain_low is None or verdict.gain_high is None:
         return " (no interval)"
     return f" ({verdict.gain_low:+.0%} to {verdict.gain_high:+.0%})"

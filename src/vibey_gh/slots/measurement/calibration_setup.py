@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...clock import Clock
 from ...config import LocalModels
 from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
-from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
@@ -26,8 +27,7 @@ from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
 
 
-@frozen_value
-class CalibrationRequest:
+class CalibrationRequest(msgspec.Struct, frozen=True):
     """Everything a calibration needs, resolved by the caller (CLI or storm)."""
 
     config: LocalModels
@@ -54,8 +54,7 @@ class CalibrationRequest:
     split_window: bool = False
 
 
-@frozen_value
-class Environment:
+class Environment(msgspec.Struct, frozen=True):
     """The parts of the world a calibration touches, injected."""
 
     layout: StateLayout

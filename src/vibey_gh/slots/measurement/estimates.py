@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ...interfaces.values import frozen_value
+import msgspec
+
 from ..judging.records import StepRecord
 
 # α before two slot counts were measured: the middle of "scales" and "saturated"
@@ -31,8 +32,7 @@ UNKNOWN_ALPHA = 0.5
 ALPHA_RANGE = (0.0, 1.0)
 
 
-@frozen_value
-class MeasuredStep:
+class MeasuredStep(msgspec.Struct, frozen=True):
     """What a finished step says about the next ones (seconds; relative to its replay start).
 
     took_s: the whole step, runner start to stop. replay_s: first turn sent to last answered.
@@ -103,8 +103,7 @@ def cost_exponent(measured: Sequence[MeasuredStep]) -> float | None:
     return min(max(alpha, ALPHA_RANGE[0]), ALPHA_RANGE[1])
 
 
-@frozen_value
-class StepEstimate:
+class StepEstimate(msgspec.Struct, frozen=True):
     """Seconds a step at N is expected to take: `likely`, within `low`–`high` (α's range
     while it is unknown). pass_held: one pass over the corpus, not the window, ends it."""
 

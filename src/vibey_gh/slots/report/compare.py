@@ -19,8 +19,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...errors import BadInput, EvidenceError
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-@frozen_value
-class ComparedSweep:
+class ComparedSweep(msgspec.Struct, frozen=True):
     """One sweep of the comparison: where it came from, and how it judges today."""
 
     label: str
@@ -100,8 +100,7 @@ class ComparedSweep:
         }
 
 
-@frozen_value
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True):
     sweeps: tuple[ComparedSweep, ...]
 
     @property

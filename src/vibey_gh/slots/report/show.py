@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
+
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
-from ...interfaces.values import frozen_value
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.history import PastSweep, fingerprints_with_history, list_history
 from ..evidence.store import (
@@ -54,8 +55,7 @@ def check_fingerprint(text: str) -> str:
     return value
 
 
-@frozen_value
-class OtherEvidence:
+class OtherEvidence(msgspec.Struct, frozen=True):
     """Evidence for another fingerprint. differences: vs today (None when today is unknown);
     problem: why the file could not be read."""
 
@@ -75,8 +75,7 @@ class OtherEvidence:
         }
 
 
-@frozen_value
-class ShownEvidence:
+class ShownEvidence(msgspec.Struct, frozen=True):
     """One evidence file, judged against today's bounds, and the files that go with it."""
 
     path: Path
@@ -174,8 +173,7 @@ class ShownEvidence:
         }
 
 
-@frozen_value
-class ShowAnswer:
+class ShowAnswer(msgspec.Struct, frozen=True):
     """today: today's fingerprint, or None with `today_problem`. asked: the fingerprint shown
     (given, else today's). shown: its evidence, None when there is none. others: the rest."""
 

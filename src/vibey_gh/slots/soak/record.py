@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
@@ -190,7 +192,7 @@ def record_soak(
         "stopped": stopped,
         "corpus_sha256": cal.corpus.corpus_sha256,
         "method": journal.key,
-        "bounds": bounds.to_json(),
+        "bounds": msgspec.to_builtins(bounds),
         "spans": [s.to_json() for s in spans],
         "series": window_series(judgement.windows, samples),
         "readings": readings_info(samples),

@@ -4,7 +4,8 @@ p95 whose interval still straddles its limit once the step measured to its cap."
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from tests.support.latency import timed
 from tests.support.slot_builders import make_step, runs_loop, same_answers

@@ -279,7 +279,7 @@ def test_a_long_subtitle_is_wrapped_inside_the_figure_never_cut() -> None:
 def test_only_points_whose_own_bound_broke_are_crossed() -> None:
     """A step that broke the memory bound: crossed on the throughput plot (it does not
     count), not on the fidelity plot, whose structural agreement it kept."""
-    from dataclasses import replace as replaced
+    from msgspec.structs import replace as replaced
 
     evidence = _gained_evidence()
     judged = judge_sweep(evidence.steps, Bounds(min_gain=0.10, confidence=0.9))

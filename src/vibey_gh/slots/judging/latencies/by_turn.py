@@ -26,9 +26,10 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+import msgspec
+
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from ....interfaces.values import frozen_value
 from ..statistics.stats import quantile_ranks
 
 P95 = 0.95
@@ -87,8 +88,7 @@ def _descending(groups: Sequence[Sequence[float]]) -> list[tuple[float, int]]:
     return sorted(((v, i) for i, values in enumerate(groups) for v in values), reverse=True)
 
 
-@frozen_value
-class Resampled:
+class Resampled(msgspec.Struct, frozen=True):
     """A p95 resampled by turn: the point, `turns` distinct turns holding `count` values, and
     the sorted p95s of the bootstrap replicates (empty: too few turns to resample)."""
 

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any
+
+import msgspec
+from msgspec import field
 
 from ....interfaces.bounds import Bounds
 from ....interfaces.durations import format_duration
 from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
-from ....interfaces.values import frozen_value
 from ..metrics import batch_standard_error, batch_throughputs
 from ..statistics.stats import Estimate, ratio_interval, t_quantile
 from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
@@ -50,8 +51,7 @@ MEMORY_SPAN_S = 300.0
 LEVELLED_SHARE = 0.02
 
 
-@frozen_value
-class SoakSpan:
+class SoakSpan(msgspec.Struct, frozen=True):
     """One continuous stretch of replay: from `start` (the workers all started) to `end`, in
     the span's own monotonic seconds, and when each decided unit (turn or run) ended."""
 
@@ -63,8 +63,7 @@ class SoakSpan:
         return {"start": self.start, "end": self.end, "ends": list(self.ends)}
 
 
-@frozen_value
-class SoakWindow:
+class SoakWindow(msgspec.Struct, frozen=True):
     """A window's throughput (units per hour) with its standard error, and where it sits in
     the soak's measured time (seconds since the soak began measuring)."""
 
@@ -90,8 +89,7 @@ class SoakWindow:
         }
 
 
-@frozen_value
-class Trend:
+class Trend(msgspec.Struct, frozen=True):
     """A least-squares slope with its interval at the bounds' confidence (None: too few)."""
 
     slope: float
@@ -102,8 +100,7 @@ class Trend:
         return {"slope": self.slope, "low": self.low, "high": self.high}
 
 
-@frozen_value
-class SoakJudgement:
+class SoakJudgement(msgspec.Struct, frozen=True):
     verdict: str
     reasons: tuple[str, ...]
     windows: tuple[SoakWindow, ...]

@@ -15,9 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import msgspec
+
 from ....interfaces.bounds import Bounds
 from ....interfaces.readings import ReadingSample
-from ....interfaces.values import frozen_value
 
 MB = 1_000_000
 
@@ -34,8 +35,7 @@ class ReadingBound(Protocol):
         ...
 
 
-@frozen_value
-class BoundBreak:
+class BoundBreak(msgspec.Struct, frozen=True):
     at_s: float
     bound: str
     text: str
@@ -63,8 +63,7 @@ def read_any(sample: ReadingSample, needs: Sequence[str]) -> list[tuple[str, flo
     return out
 
 
-@frozen_value
-class WiredCeiling:
+class WiredCeiling(msgspec.Struct, frozen=True):
     """Wired memory (production's part left out where it is known) under `wired_ceiling` of
     the memory budget: the step bound of design §5, held at every tick of a soak."""
 

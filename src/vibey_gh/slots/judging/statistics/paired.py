@@ -26,11 +26,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ....interfaces.values import frozen_value
+import msgspec
 
 
-@frozen_value
-class ClusterWork:
+class ClusterWork(msgspec.Struct, frozen=True):
     """One cluster's share of a step: reference-seconds of work credited, worker-seconds
     spent (service and the wait after it), inside the measurement window."""
 
@@ -38,8 +37,7 @@ class ClusterWork:
     time: float
 
 
-@frozen_value
-class StepWork:
+class StepWork(msgspec.Struct, frozen=True):
     """A step as the estimator reads it: its slot count and its clusters' work."""
 
     slots: int
@@ -52,8 +50,7 @@ class StepWork:
         return self.slots * work / spent if spent > 0 else None
 
 
-@frozen_value
-class Ratio:
+class Ratio(msgspec.Struct, frozen=True):
     """A ratio of capacities with its noise: `value`, the standard error of its logarithm
     (`log_se`, None when it cannot be told) and how many clusters the top steps served (the
     interval's degrees of freedom rest on them; fewer than five is too few)."""
@@ -119,8 +116,7 @@ def capacity_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     return Ratio(math.exp(point), math.sqrt(variance), served)
 
 
-@frozen_value
-class CostFit:
+class CostFit(msgspec.Struct, frozen=True):
     """A turn's one-slot cost as base + per uncached prompt token + per output token, fitted
     by least squares on the one-slot turns; `r_squared`: the share of their cost's variance
     it explains; `samples`: how many turns it was fitted on."""

@@ -9,14 +9,14 @@ says; None where it does not).
 
 from __future__ import annotations
 
+import msgspec
+
 from ....interfaces.turns import REFUSED_OVER_WINDOW
-from ....interfaces.values import frozen_value
 from ..records import StepRecord
 from .fidelity import first_answers
 
 
-@frozen_value
-class Refusals:
+class Refusals(msgspec.Struct, frozen=True):
     served: int
     refused: int
     shortest_refused_tokens: int | None
