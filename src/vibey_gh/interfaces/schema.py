@@ -57,8 +57,7 @@ def checked(value: object, schema: type[T]) -> T:
     try:
         return msgspec.convert(value, schema, strict=True)
     except msgspec.ValidationError as exc:
-        problem, path = error_path(exc)
-        raise MalformedJson(_worded(problem, value, path), path) from None
+        raise _malformed(exc, value) from None
 
 
 # msgspec's names of JSON types, in the words of `json_fields`
@@ -70,25 +69,45 @@ _WORDS = {
     "array": "a list",
     "object": "an object",
 }
-_EXPECTED = re.compile(r"^expected `(?P<kinds>[^`]*)`(?P<range>[^,]*)(?:, got `[^`]*`)?$")
+_EXPECTED = re.compile(r"^expected `(?P<kinds>[^`]*)`(?P<range>[^,]*)(?:, got `(?P<got>[^`]*)`)?$")
+_JSON_NAMES = {
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "str",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
 _ABSENT = object()
 
 
-def _worded(problem: str, document: object, path: tuple[str | int, ...]) -> str:
-    """msgspec's "expected `int`, got `float`" as "expected a whole number, got 2.5"."""
+def _malformed(exc: msgspec.ValidationError, document: object) -> MalformedJson:
+    """msgspec's "expected `int`, got `float` - at `$.patience`" as MalformedJson at
+    ("patience",): "expected a whole number, got 2.5". A value of an object of any keys
+    (msgspec says `[...]`) is named by the first key whose value is of the refused type."""
+    problem, at = error_path(exc)
     found = _EXPECTED.match(problem)
+    got = found["got"] if found else None
+    path: list[str | int] = []
     value = document
-    for part in path:
+    for part in at:
+        if part == "…" and isinstance(value, dict):
+            part = next((k for k, v in value.items() if _JSON_NAMES.get(type(v)) == got), part)
+        path.append(part)
         try:
             value = cast(Any, value)[part]  # a dict or list, as the path says
         except (KeyError, IndexError, TypeError):
             value = _ABSENT
-            break
     if found is None or value is _ABSENT:
-        return problem
-    kinds = [kind for kind in found["kinds"].split(" | ") if kind != "null"]
+        return MalformedJson(problem, tuple(path))
+    # of several kinds, a list or object is named: the other (a word, a number) is its short form
+    kinds = sorted(
+        (kind for kind in found["kinds"].split(" | ") if kind != "null"),
+        key=lambda kind: kind not in ("array", "object"),
+    )
     wanted = _WORDS.get(kinds[0], kinds[0]) if kinds else "null"
-    return f"expected {wanted}{found['range']}, got {value!r:.40}"
+    return MalformedJson(f"expected {wanted}{found['range']}, got {value!r:.40}", tuple(path))
 
 
 def fields_of(schema: type[Any]) -> dict[str, msgspec.inspect.Field]:
