@@ -110,6 +110,13 @@ def _malformed(exc: msgspec.ValidationError, document: object) -> MalformedJson:
     return MalformedJson(f"expected {wanted}{found['range']}, got {value!r:.40}", tuple(path))
 
 
+def as_json(record: msgspec.Struct, schema_version: int | None = None) -> dict[str, Any]:
+    """A declared record as the JSON object it is written as: each field in declared order
+    (None included), after its file's schema version when it has one."""
+    fields: dict[str, Any] = msgspec.to_builtins(record)
+    return fields if schema_version is None else {"schema_version": schema_version, **fields}
+
+
 def fields_of(schema: type[Any]) -> dict[str, msgspec.inspect.Field]:
     """The declared fields of a Struct, by name."""
     info = msgspec.inspect.type_info(schema)
@@ -163,4 +170,4 @@ def value_problem(field: msgspec.inspect.Field, value: object) -> str:
     return f"must be at most {high:g}, not {value:g}"
 
 
-__all__ = ["checked", "error_path", "fields_of", "meanings", "value_problem"]
+__all__ = ["as_json", "checked", "error_path", "fields_of", "meanings", "value_problem"]
