@@ -18,6 +18,7 @@ import msgspec
 from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
+from ...interfaces.schema import as_json
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.soak_file import clear_soak_request, load_soak, soak_path, write_soak
 from ..judging.metrics import decisive_ends
@@ -121,7 +122,7 @@ def window_series(
                 if reading.value is not None:
                     values.setdefault(name, []).append(reading.value)
         series.append({
-            **window.to_json(),
+            **as_json(window),
             "readings": {
                 name: {"mean": sum(v) / len(v), "max": max(v)} for name, v in sorted(values.items())
             },
@@ -193,7 +194,7 @@ def record_soak(
         "corpus_sha256": cal.corpus.corpus_sha256,
         "method": journal.key,
         "bounds": msgspec.to_builtins(bounds),
-        "spans": [s.to_json() for s in spans],
+        "spans": [as_json(s) for s in spans],
         "series": window_series(judgement.windows, samples),
         "readings": readings_info(samples),
         "judgement": {**judgement.to_json(), "holds": outcome.holds},

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -39,9 +39,6 @@ class BoundBreak(msgspec.Struct, frozen=True):
     at_s: float
     bound: str
     text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"at_s": self.at_s, "bound": self.bound, "text": self.text}
 
 
 def matching(sample: ReadingSample, pattern: str) -> list[str]:
