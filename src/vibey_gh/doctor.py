@@ -11,6 +11,7 @@ import msgspec
 
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
+from .interfaces.schema import as_json
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from .platforms.device.readings import SwapSpace
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
@@ -109,7 +110,7 @@ class DoctorReport(msgspec.Struct, frozen=True):
             "runner_error": self.runner_error,
             "production_url": self.config.production,
             "window": self.config.window,
-            "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
+            "fingerprint": as_json(self.fingerprint) if self.fingerprint else None,
             "fingerprint_missing": self.fingerprint_missing,
         }
 

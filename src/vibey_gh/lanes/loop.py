@@ -28,6 +28,7 @@ from msgspec import field
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
+from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings, ToolCall, TurnResult
 from .client import ChatClient
 from .plan import opening_messages
@@ -51,9 +52,6 @@ class LaneOptions(msgspec.Struct, frozen=True):
             raise BadInput(f"--max-turns must be at least 1, not {self.max_turns}")
         if self.retries < 0:
             raise BadInput(f"--retries must be 0 or more, not {self.retries}")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"max_turns": self.max_turns, "retries": self.retries}
 
 
 class LaneOutcome(msgspec.Struct, frozen=True):
@@ -269,7 +267,7 @@ def run_lane(
     (its request cancelled) ends the lane "interrupted", not "failed".
     """
     options = options or LaneOptions()
-    recorder.start(spec, runner or {}, settings, options.to_json())
+    recorder.start(spec, runner or {}, settings, as_json(options))
     if executor is None:
         try:
             executor = check_repository(spec)

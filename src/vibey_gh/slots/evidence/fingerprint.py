@@ -43,9 +43,6 @@ class Fingerprint(msgspec.Struct, frozen=True):
     id: str
     fields: dict[str, object]
 
-    def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "fields": self.fields}
-
 
 class MeasuredOn(msgspec.Struct, frozen=True):
     """The machine and runner a sweep was measured on, read once from its fingerprint fields:

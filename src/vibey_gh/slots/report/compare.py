@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ...errors import BadInput, EvidenceError
+from ...interfaces.schema import as_json
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
@@ -77,7 +78,7 @@ class ComparedSweep(msgspec.Struct, frozen=True):
             "decided_by": self.decided_by,
             "split_window": None
             if what_if is None
-            else {name: refusals.to_json() for name, refusals in what_if.items()},
+            else {name: as_json(refusals) for name, refusals in what_if.items()},
             "fingerprint": self.evidence.fingerprint,
             "path": str(self.path),
             "fields": self.evidence.fingerprint_fields,

@@ -14,6 +14,7 @@ import msgspec
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
+from ...interfaces.schema import as_json
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.history import PastSweep, fingerprints_with_history, list_history
 from ..evidence.store import (
@@ -188,7 +189,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": SHOW_SCHEMA,
-            "today": self.today.to_json() if self.today else None,
+            "today": as_json(self.today) if self.today else None,
             "today_problem": self.today_problem,
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,

@@ -21,13 +21,6 @@ class Refusals(msgspec.Struct, frozen=True):
     refused: int
     shortest_refused_tokens: int | None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "served": self.served,
-            "refused": self.refused,
-            "shortest_refused_tokens": self.shortest_refused_tokens,
-        }
-
 
 def refusals_of(step: StepRecord) -> Refusals:
     answers = first_answers(step).values()
