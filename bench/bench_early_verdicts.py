@@ -17,7 +17,6 @@ import argparse
 import shutil
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from bench_support import (
@@ -28,6 +27,7 @@ from bench_support import (
     micro_corpus,
     runner_seconds,
 )
+from msgspec.structs import replace
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels

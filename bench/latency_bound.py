@@ -30,10 +30,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 from bench_support import MICRO_WINDOW, SilentProgress, free_port, micro_corpus, runner_seconds
+from msgspec.structs import replace
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel

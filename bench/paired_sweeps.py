@@ -38,7 +38,9 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.runners.simulated.model import PROMPT_SPEEDUP, answer_for, prompt_tokens

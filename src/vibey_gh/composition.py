@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .clock import SYSTEM_CLOCK, Clock
-from .interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
     from .state import StateLayout
 
 
-@frozen_value
-class Collaborators:
+class Collaborators(msgspec.Struct, frozen=True):
     """The parts of the world the commands touch, each built when it is first asked for.
 
     platform: the OS name the commands act for (None: this machine's). clock: wall and
@@ -74,7 +74,7 @@ class Collaborators:
     def what_if_allowed(self, config: LocalModels) -> AllowedAnswer:
         """What `slots allowed` would answer for `config`, filing no calibration request: a
         command that only says what the gate would do leaves nothing behind."""
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from .slots.gate.allowed import decide_allowed
 

@@ -9,30 +9,35 @@ no side effects.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, MutableMapping
-from dataclasses import field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import field
+from msgspec.structs import replace
 
 from .config_cache import NotToml, parsed_config_toml
 from .config_reader import Declaration, TableReader, did_you_mean
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, read_regular_bytes
 from .interfaces.bounds import Bounds
+from .interfaces.schema import error_path, fields_of, value_problem
 from .interfaces.think import (
     DEFAULT_THINK_CAP_S,
     MAX_THINK_S,
     check_think_cap,
     parse_think_time,
 )
-from .interfaces.values import frozen_value
 from .runners.registry import DEFAULT_RUNNER, default_production_url, registered_names
 from .runners.simulated.settings import CONFIG_TABLE as SIMULATED_TABLE
 from .runners.simulated.settings import SimulatedModel as SimulatedModel
 from .runners.simulated.settings import read_capacity
 from .userdirs import user_config_dir
 
+S = TypeVar("S", bound=msgspec.Struct)
 CONFIG_ENV = "VIBEY_GH_CONFIG"
 CONFIG_NAME = "vibey-gh.toml"
 CONFIG_SIZE_LIMIT = MIB
@@ -44,8 +49,7 @@ MAX_STEP_FACTOR = 5.0
 STEP_SECONDS_RANGE = (0.1, 86_400.0)
 
 
-@frozen_value
-class LocalModels:
+class LocalModels(msgspec.Struct, frozen=True):
     """The validated `[local_models]` table. `source` is the file it came from, or None."""
 
     concurrent_runs: Declaration = 1
@@ -142,7 +146,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
     bounds_raw = table.get("bounds", {})
     if not isinstance(bounds_raw, dict):
         raise ConfigError(f"{where}: local_models.bounds must be a table")
-    bounds = _parse_bounds(TableReader(bounds_raw, where, "local_models.bounds"))
+    bounds = read_table(bounds_raw, Bounds, where, "local_models.bounds")
     simulated_raw = table.get(SIMULATED_TABLE, {})
     if not isinstance(simulated_raw, dict):
         raise ConfigError(f"{where}: local_models.{SIMULATED_TABLE} must be a table")
@@ -227,25 +231,25 @@ def _require_soak(reader: TableReader) -> float | None:
         raise reader.fail("require_soak", str(exc).removeprefix("require_soak ")) from None
 
 
-def _parse_bounds(reader: TableReader) -> Bounds:
-    defaults = Bounds()
-    bounds = Bounds(
-        wired_ceiling=reader.number("wired_ceiling", defaults.wired_ceiling, low=0.01, high=1.0),
-        swap_factor=reader.number("swap_factor", defaults.swap_factor, low=0.0, high=1000.0),
-        swap_floor_mb_per_min=reader.number(
-            "swap_floor_mb_per_min", defaults.swap_floor_mb_per_min, low=0.0, high=1e9
-        ),
-        fidelity_tolerance=reader.number(
-            "fidelity_tolerance", defaults.fidelity_tolerance, low=0.0, high=1.0
-        ),
-        min_gain=reader.number("min_gain", defaults.min_gain, low=0.0, high=100.0),
-        patience=reader.integer("patience", defaults.patience, low=1, high=100),
-        confidence=reader.number("confidence", defaults.confidence, low=0.5, high=0.999),
-        # latency objectives: off unless set
-        ttft_p95_seconds=reader.optional_above("ttft_p95_seconds", 0.0),
-        tpot_p95_seconds=reader.optional_above("tpot_p95_seconds", 0.0),
-        itl_p95_seconds=reader.optional_above("itl_p95_seconds", 0.0),
-        latency_factor=reader.optional_at_least("latency_factor", 1.0),
-    )
+def read_table(table: Mapping[str, Any], schema: type[S], where: str, prefix: str) -> S:
+    """A config table as the record `schema` declares: unknown keys, non-finite numbers and
+    values outside a field's declared type or range refused as one ConfigError naming
+    `prefix.key` and what the key takes (`interfaces.schema`). The declaration is inspected
+    only on a mistake: `slots allowed` reads the config on every answer."""
+    reader = TableReader(table, where, prefix)
+    reader.seen.update(schema.__struct_fields__)
     reader.reject_unknown()
-    return bounds
+    problem = None
+    for key, value in table.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            problem = key
+    try:
+        if problem is None:
+            return msgspec.convert(dict(table), schema, strict=True)
+    except msgspec.ValidationError as exc:
+        _, path = error_path(exc)
+        problem = str(path[0]) if path else ""
+    declared = fields_of(schema)
+    if problem not in declared:
+        raise ConfigError(f"{where}: {prefix} could not be read")
+    raise reader.fail(problem, value_problem(declared[problem], table.get(problem)))

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
+from .interfaces.schema import as_json
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
-from .interfaces.values import frozen_value
 from .platforms.device.readings import SwapSpace
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from .userdirs import user_config_dir
@@ -29,8 +31,7 @@ DEVICE_ROWS = (
 )
 
 
-@frozen_value
-class DoctorReport:
+class DoctorReport(msgspec.Struct, frozen=True):
     """Everything doctor found. `runner` is None when identification failed (`runner_error`);
     the fingerprint then cannot be computed and `fingerprint_missing` says why."""
 
@@ -109,7 +110,7 @@ class DoctorReport:
             "runner_error": self.runner_error,
             "production_url": self.config.production,
             "window": self.config.window,
-            "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
+            "fingerprint": as_json(self.fingerprint) if self.fingerprint else None,
             "fingerprint_missing": self.fingerprint_missing,
         }
 

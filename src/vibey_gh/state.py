@@ -6,8 +6,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import msgspec
+
 from .files import ensure_private_dir
-from .interfaces.values import frozen_value
 from .userdirs import user_state_dir
 
 STATE_DIR_ENV = "VIBEY_GH_SLOTS_DIR"
@@ -22,8 +23,7 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
     return user_state_dir(env) / "slots"
 
 
-@frozen_value
-class StateLayout:
+class StateLayout(msgspec.Struct, frozen=True):
     """The folders under the state root (design §7). Created 0700 on first use."""
 
     root: Path

@@ -6,10 +6,10 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 import yaml
+from msgspec.structs import fields
 
 from vibey_gh.cli.main import cli
 from vibey_gh.cli.reference import render_cli_reference, walk_commands

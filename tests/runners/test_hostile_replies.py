@@ -5,9 +5,9 @@ reply read whole."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.hostile import DRIP_DEADLINE_S, HOSTILE_KINDS, hostile_production
 from vibey_gh.errors import RunnerError

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from vibey_gh.errors import MalformedJson, Refused
+from vibey_gh.interfaces.schema import checked
 from vibey_gh.state import StateLayout
 from vibey_gh.storm.lock import Holder, model_lock, model_lock_holders, model_lock_path
 
@@ -198,7 +199,7 @@ def test_a_side_file_of_another_shape_names_no_holder(layout: StateLayout) -> No
     with model_lock(layout, exclusive=False, wait=False, role="lane"):
         (side,) = model_lock_path(layout).parent.glob("model-*.holders/*.json")
         written = json.loads(side.read_text())
-        assert Holder.from_json(written).role == "lane"
+        assert checked(written, Holder).role == "lane"
         folder = side.parent
         for name, foreign in {
             "a.json": {**written, "pid": str(os.getpid())},
@@ -208,5 +209,5 @@ def test_a_side_file_of_another_shape_names_no_holder(layout: StateLayout) -> No
             (folder / name).write_text(json.dumps(foreign))
         # the foreign files say nothing about who holds it; the real holder is still named
         assert [h.role for h in model_lock_holders(layout)] == ["lane"]
-    with pytest.raises(MalformedJson, match=r"^holder\.pid: expected a whole number, got '1'"):
-        Holder.from_json({**written, "pid": "1"})
+    with pytest.raises(MalformedJson, match=r"^pid: expected a whole number, got '1'"):
+        checked({**written, "pid": "1"}, Holder)

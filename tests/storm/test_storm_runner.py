@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from storm_fakes import FakeAllowed, FakeCalibration, FakeProduction, deps, make_queue
 
 from tests.support.hostile import hostile_production

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
 from storm_fakes import FakeAllowed, FakeProduction, deps, make_queue
 
 from vibey_gh.errors import Refused

@@ -11,9 +11,11 @@ import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from tests.support.ports import free_port
 from tests.support.progress import Recorder

@@ -25,6 +25,7 @@ from stress_support import (
 from vibey_gh.clock import SYSTEM_CLOCK
 from vibey_gh.config import LocalModels
 from vibey_gh.files import atomic_write_json
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import (
@@ -97,7 +98,7 @@ def _evidence(fingerprint: Any, steps: list[dict[str, Any]], tag: str) -> dict[s
         {
             "schema_version": EVIDENCE_SCHEMA,
             "kind": "vibey-gh-evidence",
-            "fingerprint": fingerprint.to_json(),
+            "fingerprint": as_json(fingerprint),
             "created_at": time.time(),
             "steps": steps,
             "recorded": True,

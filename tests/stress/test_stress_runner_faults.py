@@ -8,12 +8,12 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import psutil
 import pytest
 from fault_proxy import FaultProxy
+from msgspec.structs import replace
 from stress_support import (
     OneSlotBaseline,
     WrappedRunner,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from vibey_gh.files import canonical_json
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vibey_gh.files import atomic_write_json
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.fingerprint import Fingerprint, fingerprint_id
 from vibey_gh.slots.evidence.store import (
     EVIDENCE_SCHEMA,
@@ -48,7 +49,7 @@ def write_evidence_file(
         {
             "schema_version": EVIDENCE_SCHEMA,
             "kind": "vibey-gh-evidence",
-            "fingerprint": fingerprint.to_json(),
+            "fingerprint": as_json(fingerprint),
             "created_at": created_at,
             "steps": [s.to_json() for s in steps],
             "recorded": True,

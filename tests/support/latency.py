@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.interfaces.token_gaps import bucket_of

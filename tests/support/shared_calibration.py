@@ -5,10 +5,11 @@ runner costs tens of seconds of CPU, and reading it again costs nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from vibey_gh.config import LocalModels
 from vibey_gh.slots.corpus.corpus import Corpus

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
 from vibey_gh.slots.judging.bounds import Bounds
@@ -69,7 +69,7 @@ def make_step(
     turns = []
     for i, result in enumerate(answers):
         start = duration * i / count
-        stretched = dataclasses.replace(result, started=start, ended=start + duration / count)
+        stretched = replace(result, started=start, ended=start + duration / count)
         turns.append(TurnRecord(f"t{i}", f"s{i // 3}", i % slots, stretched))
     timeline = (
         (0.0, int(wired_gb * GB), int(wired_gb * GB), 0.5, 0, 0, None, None),

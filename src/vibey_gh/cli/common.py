@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
+import msgspec
 
 from ..errors import VibeyError
-from ..interfaces.values import frozen_value
 from .edge import error_line, json_text
 from .options import json_option as json_option
 from .options import window_option as window_option
@@ -35,8 +35,7 @@ class CliError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
-@frozen_value
-class CliState:
+class CliState(msgspec.Struct, frozen=True):
     """What the root group hands every command (click's `obj`): the collaborators they act
     through and whether --debug was given."""
 

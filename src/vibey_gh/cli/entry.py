@@ -16,6 +16,7 @@ import gc
 import os
 import sys
 import types
+from typing import cast
 
 from .edge import error_line, json_text
 
@@ -108,12 +109,28 @@ def load_inspect_on_first_use() -> None:
     """Make `inspect` load when first read rather than when imported.
 
     `dataclasses` imports `inspect` (and `ast`, `dis` and `tokenize` with it, a fifth of the
-    standard library this path loads) for one use: a docstring for a class written without
-    one, which `frozen_value` writes itself. Installed only for this short, single-threaded
-    process, before anything imports `dataclasses`.
+    standard library this path loads) for uses this path never makes. Installed only for this
+    short, single-threaded process, before anything imports `dataclasses`.
     """
     if "inspect" not in sys.modules:
         sys.modules["inspect"] = _LoadedOnFirstUse("inspect")
+
+
+def load_msgspec_without_typing_extensions() -> None:
+    """Import `msgspec` as it imports itself where `typing_extensions` is not installed.
+
+    msgspec takes `get_type_hints` from `typing_extensions` when it can, and that module calls
+    `inspect.signature` as it loads (13 ms of `inspect`, `ast`, `dis` and `tokenize`); on this
+    Python `typing`'s own is the same function. Only the import is steered: a later
+    `import typing_extensions` in this process loads it as usual.
+    """
+    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+        return
+    cast(dict[str, object], sys.modules)["typing_extensions"] = None  # its import refused
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        del sys.modules["typing_extensions"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     config_file, rest = split_global_config(arguments)
     if rest[:2] == ["slots", "allowed"]:
         load_inspect_on_first_use()
+        load_msgspec_without_typing_extensions()
     quick = parse_allowed(rest)
     if quick is not None:
         if config_file is not None:

@@ -5,13 +5,11 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import field
+import msgspec
+from msgspec import field
 
-from .values import frozen_value
 
-
-@frozen_value
-class Accelerator:
+class Accelerator(msgspec.Struct, frozen=True):
     """One GPU or other accelerator. `memory_bytes` is None where the platform does not say."""
 
     name: str
@@ -20,8 +18,7 @@ class Accelerator:
     index: int = 0
 
 
-@frozen_value
-class DeviceFacts:
+class DeviceFacts(msgspec.Struct, frozen=True):
     """What one machine is, as far as the fingerprint cares.
 
     Fields:
@@ -53,8 +50,7 @@ class DeviceFacts:
         return self.memory_limit_bytes if self.memory_bytes is None else self.memory_bytes
 
 
-@frozen_value
-class RunnerInfo:
+class RunnerInfo(msgspec.Struct, frozen=True):
     """Identity of a running runner, for the fingerprint and the version check.
 
     kind: "embedded" | "llama-server" | "ollama"; version: the runner's own version string;

@@ -25,19 +25,19 @@ say "x86_pkg_temp: the CPU package" rather than a bare zone number.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 from typing import Any, Protocol
 
+import msgspec
+from msgspec import field
+
 from .samples import MemorySample
-from .values import frozen_value
 
 # a reading named `<source>.throttled` is 1 while that source slows itself down (its reasons
 # in the tick's notes under the same name), 0 while it does not
 THROTTLED_SUFFIX = ".throttled"
 
 
-@frozen_value
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """One named value: a number, or None with why."""
 
     value: float | None
@@ -72,8 +72,7 @@ class Reading:
         )
 
 
-@frozen_value
-class SensorReport:
+class SensorReport(msgspec.Struct, frozen=True):
     """What one source read in one tick: its readings and the words beside them."""
 
     readings: Mapping[str, Reading] = field(default_factory=dict)
@@ -91,8 +90,7 @@ def missing(reason: str, unit: str = "") -> Reading:
     return Reading(None, unit, reason)
 
 
-@frozen_value
-class ReadingSample:
+class ReadingSample(msgspec.Struct, frozen=True):
     """Every reading of one tick, by name. `notes`: words a source reported beside its
     numbers (the names of active throttle reasons, a thermal warning), by source."""
 

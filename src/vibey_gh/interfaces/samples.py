@@ -5,21 +5,18 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import field
+import msgspec
+from msgspec import field
 
-from .values import frozen_value
 
-
-@frozen_value
-class GpuMemory:
+class GpuMemory(msgspec.Struct, frozen=True):
     index: int
     name: str
     used_bytes: int | None
     total_bytes: int | None
 
 
-@frozen_value
-class MemorySample:
+class MemorySample(msgspec.Struct, frozen=True):
     """One 1 Hz reading of the host.
 
     Fields:

@@ -16,14 +16,15 @@ A missing reading is `None` with a reason in the result's `missing` map, never a
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 from typing import Protocol
+
+import msgspec
+from msgspec import field
 
 from .identity import Accelerator, DeviceFacts, RunnerInfo
 from .samples import GpuMemory, MemorySample
 from .turns import REFUSED_OVER_WINDOW, SERVED_REASONS, ToolCall, TurnResult
-from .values import frozen_value
 
 __all__ = [
     "REFUSED_OVER_WINDOW",
@@ -64,8 +65,7 @@ class HostMemorySampler(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@frozen_value
-class ChatSettings:
+class ChatSettings(msgspec.Struct, frozen=True):
     """Deterministic request settings (design §5). `window` is the per-slot context.
 
     stream: ask for the answer as a stream and reassemble it, recording when its tokens came
@@ -80,8 +80,7 @@ class ChatSettings:
     stream: bool = False
 
 
-@frozen_value
-class RunnerLaunch:
+class RunnerLaunch(msgspec.Struct, frozen=True):
     """How to start a runner: N slots of `window` tokens on 127.0.0.1:`port`."""
 
     slots: int
@@ -94,8 +93,7 @@ class RunnerLaunch:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-@frozen_value
-class ProductionState:
+class ProductionState(msgspec.Struct, frozen=True):
     """Whether the production runner holds a model right now.
 
     busy: True when it holds (or is loading) a model, False when idle, None when unknown.
@@ -114,8 +112,7 @@ class ProductionState:
 # ---------------------------------------------------------------------------------------------
 
 
-@frozen_value
-class PlannedAction:
+class PlannedAction(msgspec.Struct, frozen=True):
     """One step `slots apply` would take: a command to run or a file to write."""
 
     description: str

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypedDict, TypeGuard
 
+import msgspec
+
 from ..errors import BadInput
-from .values import frozen_value
 
 DEFAULT_THINK_CAP_S = 60.0
 MAX_THINK_S = 86_400.0
@@ -50,8 +51,7 @@ class ThinkJson(TypedDict, total=False):
     think_cap_s: float
 
 
-@frozen_value
-class ThinkPolicy:
+class ThinkPolicy(msgspec.Struct, frozen=True):
     """mode: RECORDED, NONE or FIXED; fixed_s: the wait of FIXED; cap_s: the longest recorded
     wait kept."""
 

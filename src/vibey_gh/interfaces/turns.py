@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from .token_gaps import Gaps, checked_gaps
-from .values import frozen_value
 
 # Done/finish reasons that make a turn "served" (design §5).
 SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
@@ -75,8 +76,7 @@ def _rate(tokens: int | None, seconds: float | None) -> float | None:
     return rate if rate <= MAX_TOKENS_PER_S else None
 
 
-@frozen_value
-class RunnerTimings:
+class RunnerTimings(msgspec.Struct, frozen=True):
     """prompt_tokens read (not from a cache) in prompt_s seconds; output_tokens generated in
     output_s seconds; None where the runner did not say, or said something impossible."""
 
@@ -122,14 +122,12 @@ class RunnerTimings:
         return cls(**values)
 
 
-@frozen_value
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     name: str
     arguments: dict[str, Any]
 
 
-@frozen_value
-class TurnResult:
+class TurnResult(msgspec.Struct, frozen=True):
     """What one request gave back, as raw as possible; metrics are computed from it later.
 
     Fields:

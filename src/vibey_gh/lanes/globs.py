@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import msgspec
+
 from ..errors import BadInput
-from ..interfaces.values import frozen_value
 
 # A step is one character of one path (one partial match, when a transition is new): at most
 # about ten seconds on a slow, busy core. An ordinary spec over a large repository (three globs,
@@ -35,8 +36,7 @@ _LITERAL, _ONE, _CLASS, _STAR, _ANY, _SEGMENTS = range(6)
 _REPEATING = (_STAR, _ANY, _SEGMENTS)
 
 
-@frozen_value
-class _Token:
+class _Token(msgspec.Struct, frozen=True):
     kind: int
     char: str = ""
     chars: re.Pattern[str] | None = None

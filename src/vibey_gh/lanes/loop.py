@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import field
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
+from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings, ToolCall, TurnResult
-from ..interfaces.values import frozen_value
 from .client import ChatClient
 from .plan import opening_messages
 from .records import LaneRecorder
@@ -41,8 +43,7 @@ MALFORMED_MARKER = "error parsing tool call"
 UNPARSED_KEY = "_unparsed"
 
 
-@frozen_value
-class LaneOptions:
+class LaneOptions(msgspec.Struct, frozen=True):
     max_turns: int = DEFAULT_MAX_TURNS
     retries: int = DEFAULT_RETRIES
 
@@ -52,12 +53,8 @@ class LaneOptions:
         if self.retries < 0:
             raise BadInput(f"--retries must be 0 or more, not {self.retries}")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"max_turns": self.max_turns, "retries": self.retries}
 
-
-@frozen_value
-class LaneOutcome:
+class LaneOutcome(msgspec.Struct, frozen=True):
     """How a lane ended. `status` is one of records.END_STATUSES; `turns` counts requests
     that were answered (retries not included); `record` is its events.jsonl."""
 
@@ -270,7 +267,7 @@ def run_lane(
     (its request cancelled) ends the lane "interrupted", not "failed".
     """
     options = options or LaneOptions()
-    recorder.start(spec, runner or {}, settings, options.to_json())
+    recorder.start(spec, runner or {}, settings, as_json(options))
     if executor is None:
         try:
             executor = check_repository(spec)

@@ -38,12 +38,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
 from ..files import append_line_durably, canonical_json, ensure_private_dir
 from ..guarded import InputProblem, NotJson, loads_json, read_regular_text
 from ..interfaces.slots_interface import ChatSettings, TurnResult
-from ..interfaces.values import frozen_value
 from .specs import LaneSpec
 
 RECORD_SCHEMA = 1
@@ -176,8 +177,7 @@ class LaneRecorder:
 # --- reading ---------------------------------------------------------------------------------
 
 
-@frozen_value
-class LaneRecord:
+class LaneRecord(msgspec.Struct, frozen=True):
     """A record as read back. `end` is None for a lane that never finished (killed, or still
     running); `torn_tail` is True when the last line was cut off by a crash."""
 

@@ -18,7 +18,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from ..interfaces.values import frozen_value
+import msgspec
+
 from .tools import LIST_DIR, READ_FILE, WorkingTree, normalize_path, path_problem, run_tool
 
 # Far above anything a lane should read (results are cut at TOOL_RESULT_CHAR_CAP anyway); a
@@ -98,8 +99,7 @@ class FileTooLarge(Exception):
         self.size = size
 
 
-@frozen_value
-class ToolOutcome:
+class ToolOutcome(msgspec.Struct, frozen=True):
     """One executed call. `refused` is True when the path was outside the root (never opened);
     `text` is what the model is sent."""
 

@@ -32,9 +32,10 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
+import msgspec
+
 from ..errors import BadInput
 from ..guarded import MIB, InputProblem, loads_toml, read_regular_text
-from ..interfaces.values import frozen_value
 from ..platforms.storage.system_paths import kernel_filesystem_of, system_folder_of
 from .globs import BadGlob, Glob, MatchBudget
 from .globs import glob_regex as glob_regex  # the spec format's, where readers look for it
@@ -48,8 +49,7 @@ _GLOB_CHARS = frozenset("*?[")
 SPEC_SIZE_LIMIT = MIB
 
 
-@frozen_value
-class LaneSpec:
+class LaneSpec(msgspec.Struct, frozen=True):
     """One validated spec. `repository` is resolved to an absolute folder path (it may not exist
     yet: whoever reads it says so); `source` is the spec file, or None for a spec built in code."""
 

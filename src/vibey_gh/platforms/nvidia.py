@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..interfaces.values import frozen_value
+import msgspec
 
 if TYPE_CHECKING:
     from ..interfaces.samples import GpuMemory
@@ -26,8 +26,7 @@ NVIDIA_SMI_QUERY: tuple[str, ...] = (
 NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 
 
-@frozen_value
-class GpuReading:
+class GpuReading(msgspec.Struct, frozen=True):
     """The GPUs one source saw. `reason` says why the list is empty or partly unknown."""
 
     gpus: tuple[GpuMemory, ...]
@@ -35,8 +34,7 @@ class GpuReading:
     reason: str | None = None
 
 
-@frozen_value
-class GpuProcesses:
+class GpuProcesses(msgspec.Struct, frozen=True):
     """Per GPU index: {pid: GPU memory bytes, None where NVML cannot say}. `reason` says what
     could not be read."""
 

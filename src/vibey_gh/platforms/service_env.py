@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import field
 from typing import TYPE_CHECKING
 
-from ..interfaces.values import frozen_value
+import msgspec
+from msgspec import field
+
 from .process.commands import format_argv, read_output
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import CommandRunner
 
 
-@frozen_value
-class ServiceEnvironment:
+class ServiceEnvironment(msgspec.Struct, frozen=True):
     """Variables production runs with (only those asked for and set), where they were read,
     and why nothing could be read (None when the reading worked, even if nothing is set)."""
 

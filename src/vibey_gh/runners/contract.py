@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-from ..interfaces.values import frozen_value
+import msgspec
+from msgspec import field
+
 from .http.wire import Messages as Messages
 from .http.wire import ToolSpecs
 
@@ -70,8 +71,7 @@ class RunnerConfig(Protocol):
     def runner_env(self) -> dict[str, str] | None: ...
 
 
-@frozen_value
-class ProductionSettings:
+class ProductionSettings(msgspec.Struct, frozen=True):
     """Production's own settings as its kind reads them. fingerprinted: the settings evidence
     is keyed to (empty for none). environment: every production variable that was read or
     configured. source: where they came from. missing: why they could not be read (None when
@@ -147,8 +147,7 @@ class ProductionWatch(Protocol):
 OK, WARN, FAIL = "ok", "warn", "fail"
 
 
-@frozen_value
-class Check:
+class Check(msgspec.Struct, frozen=True):
     """One thing calibrate needs: `status` ok, warn (calibrate runs, but read this) or fail
     (calibrate would stop here); `todo` says what to do when it is not ok."""
 

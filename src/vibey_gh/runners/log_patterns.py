@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import field
 
-from ..interfaces.values import frozen_value
+import msgspec
+from msgspec import field
 
 Values = dict[str, object]
 
@@ -35,8 +35,7 @@ EVENT_KINDS = (
 )
 
 
-@frozen_value
-class LogEvent:
+class LogEvent(msgspec.Struct, frozen=True):
     kind: str
     line_no: int  # 1-based line number in the log
     text: str
@@ -55,8 +54,7 @@ def _groups(match: re.Match[str]) -> Values:
     return {k: _number(v) for k, v in match.groupdict().items() if v is not None}
 
 
-@frozen_value
-class LogPattern:
+class LogPattern(msgspec.Struct, frozen=True):
     """One line shape. `values` turns the match into the event's values (named groups by
     default); `fixed` adds constant values such as the era or the cause."""
 

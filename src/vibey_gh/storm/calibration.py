@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..config import LocalModels
 from ..errors import BadInput, VibeyError
-from ..interfaces.values import frozen_value
 from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
     DEFAULT_SEGMENTS_PER_STRATUM,
@@ -75,8 +76,7 @@ class CalibrationBackoff:
         self._ran |= fingerprints
 
 
-@frozen_value
-class CalibrationPlan:
+class CalibrationPlan(msgspec.Struct, frozen=True):
     """How big an idle-time calibration is. `slots` None = the sweep's own 1, 1, 2, 3, …;
     `max_tokens` None = the config's output cap."""
 

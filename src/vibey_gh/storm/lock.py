@@ -24,11 +24,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import msgspec
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import EvidenceError, Refused
 from ..files import PRIVATE_FILE, atomic_write_json, read_json
-from ..interfaces import json_fields
-from ..interfaces.values import frozen_value
+from ..interfaces.schema import as_json, checked
 from ..platforms.process.processes import pid_alive
 from ..platforms.storage.locks import open_lock_file, try_lock
 from ..state import StateLayout
@@ -38,8 +39,7 @@ POLL_S = 0.2
 HOLDER_SCHEMA = 1
 
 
-@frozen_value
-class Holder:
+class Holder(msgspec.Struct, frozen=True):
     """Who holds a lock: `role` ("calibration", "lane", "storm", …), `mode` ("shared" or
     "exclusive"), `since` (epoch seconds)."""
 
@@ -51,26 +51,6 @@ class Holder:
     def describe(self) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.since))
         return f"{self.role} pid {self.pid} since {stamp} ({self.mode})"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "schema_version": HOLDER_SCHEMA,
-            "pid": self.pid,
-            "role": self.role,
-            "mode": self.mode,
-            "since": self.since,
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> Holder:
-        """The one reader of a holder side file; MalformedJson naming the bad field."""
-        with json_fields.within("holder"):
-            return cls(
-                pid=json_fields.integer(data, "pid"),
-                role=json_fields.text(data, "role"),
-                mode=json_fields.text(data, "mode"),
-                since=json_fields.number(data, "since"),
-            )
 
 
 def _holders_dir(lock_path: Path) -> Path:
@@ -86,9 +66,8 @@ def read_holders(lock_path: Path) -> list[Holder]:
         return holders
     for path in sorted(folder.glob("*.json")):
         try:
-            holder = Holder.from_json(
-                read_json(path, kind="lock holder", schema_version=HOLDER_SCHEMA)
-            )
+            data = read_json(path, kind="lock holder", schema_version=HOLDER_SCHEMA)
+            holder = checked(data, Holder)
         except EvidenceError:  # MalformedJson too
             continue  # half-written or foreign: says nothing about who holds the lock
         if pid_alive(holder.pid):
@@ -152,7 +131,7 @@ def file_lock(
                 "through links out of the state dir (remove it, and it is made again)"
             )
         side = holders / f"{holder.pid}-{secrets.token_hex(4)}.json"
-        atomic_write_json(side, holder.to_json())
+        atomic_write_json(side, as_json(holder, HOLDER_SCHEMA))
         yield holder
     finally:
         if side is not None:

@@ -23,10 +23,11 @@ import contextlib
 import os
 from pathlib import Path
 
+import msgspec
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, EvidenceError
 from ..files import atomic_write_json, ensure_private_dir, read_json
-from ..interfaces.values import frozen_value
 from ..lanes.records import EVENTS_FILE, read_record
 from ..platforms.storage.durability import fsync_directory
 from ..platforms.storage.system_paths import check_output_folder
@@ -39,8 +40,7 @@ CLAIM_SCHEMA = 1
 STATE_OF_END = {"answered": DONE, "max_turns": DONE, "failed": FAILED, "interrupted": PENDING}
 
 
-@frozen_value
-class Claim:
+class Claim(msgspec.Struct, frozen=True):
     """A spec moved to running/ and the lane run that owns it."""
 
     name: str

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ..clock import Clock
 from ..config import LocalModels, load_config
 from ..files import append_line_durably
-from ..interfaces.values import frozen_value
 from ..lanes.client import STOP_GRACE_S, ChatClient, cancel_production_requests
 from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
@@ -34,15 +35,14 @@ DEFAULT_POLL_S = 30.0
 DEFAULT_STOP_GRACE_S = STOP_GRACE_S  # then the lanes' turns in flight are cancelled
 
 
-@frozen_value
-class StormOptions:
+class StormOptions(msgspec.Struct, frozen=True):
     queue: Path
     once: bool = False
     max_passes: int | None = None
     poll_s: float = DEFAULT_POLL_S
-    lane: LaneOptions = field(default_factory=LaneOptions)
+    lane: LaneOptions = msgspec.field(default_factory=LaneOptions)
     max_tokens: int | None = None
-    calibration: CalibrationPlan = field(default_factory=CalibrationPlan)
+    calibration: CalibrationPlan = msgspec.field(default_factory=CalibrationPlan)
     stop_grace_s: float = DEFAULT_STOP_GRACE_S
 
 
@@ -63,8 +63,7 @@ class StormControl:
 Calibrate = Callable[[LocalModels, StateLayout, Path, Path, CalibrationPlan, Any], Any]
 
 
-@frozen_value
-class StormDeps:
+class StormDeps(msgspec.Struct, frozen=True):
     """The world the storm touches, injectable for tests."""
 
     layout: StateLayout

@@ -5,11 +5,11 @@ from one development build to another, and evidence keyed that way still gates."
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 
 import psutil
 import pytest
+from msgspec.structs import replace
 
 from tests.slots.gate.test_allowed import RUNNER, config, deps_for, good_sweep, record
 from tests.support import hostile

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import asdict
 
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.errors import EvidenceError, MalformedJson
@@ -173,13 +174,13 @@ def test_a_minimal_file_reads_with_the_defaults() -> None:
 
 def test_evidence_round_trips_through_its_writer_and_reader(tmp_path: Path) -> None:
     document = load_evidence(RECORDED).document
-    fresh = EvidenceDocument(**{**document.__dict__, "confidence": 0.9, "integrity": None})
+    fresh = EvidenceDocument(**{**asdict(document), "confidence": 0.9, "integrity": None})
     path = tmp_path / f"{fresh.fingerprint}.json"
     written = write_evidence(path, fresh)
     assert json.loads(path.read_text(encoding="utf-8")) == written
     assert list(written) == [*fresh.to_json(), "integrity"]  # the order it was always written
     back = load_evidence(path).document  # the digest of what was written verifies
-    assert back == EvidenceDocument(**{**fresh.__dict__, "integrity": written["integrity"]})
+    assert back == EvidenceDocument(**{**asdict(fresh), "integrity": written["integrity"]})
     assert EvidenceDocument.from_json(json.loads(json.dumps(back.to_json()))) == back
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from vibey_gh.files import canonical_json
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import Accelerator, DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import (
     FINGERPRINT_FIELDS,
@@ -61,7 +63,7 @@ def test_fields_are_exactly_the_design_list() -> None:
 def test_id_of_recorded_fields_matches_and_ignores_extra_keys() -> None:
     fingerprint = compute_fingerprint(M5, OLLAMA, 65536)
     assert fingerprint_id(fingerprint.fields | {"note": "not hashed"}) == GOLDEN_ID
-    assert fingerprint.to_json() == {"id": GOLDEN_ID, "fields": fingerprint.fields}
+    assert as_json(fingerprint) == {"id": GOLDEN_ID, "fields": fingerprint.fields}
 
 
 def test_every_hashed_field_changes_the_id() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.slots.gate.test_allowed import DEVICE, NOW, RUNNER, WINDOW, config, deps_for
 from tests.support.evidence import write_sealed
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import EVIDENCE_SCHEMA, evidence_path
 from vibey_gh.slots.gate.allowed import decide_allowed
@@ -35,7 +36,7 @@ def record_plateau(root: Path) -> Path:
         {
             "schema_version": EVIDENCE_SCHEMA,
             "kind": "vibey-gh-evidence",
-            "fingerprint": fingerprint.to_json(),
+            "fingerprint": as_json(fingerprint),
             "created_at": NOW - 86_400.0,
             "steps": [s.to_json() for s in plateau_steps()],
             "decision": {

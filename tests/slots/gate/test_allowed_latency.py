@@ -4,11 +4,11 @@ measured, and no allowed N has a p95 above an absolute limit, whatever its inter
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from tests.slots.gate.test_allowed import config, deps_for, record
 from tests.support.latency import latency_sweep, streamed, timed

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 from test_allowed import (
     DAY,
     DEVICE,

@@ -4,11 +4,12 @@ what it cannot restore."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.evidence import write_evidence_file
 from tests.support.slot_builders import make_step, same_answers

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from tests.slots.gate.test_allowed import (
     DEVICE,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.slots.judging.baseline import baseline_of, early_verdict, sweep_figures

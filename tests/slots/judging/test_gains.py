@@ -4,9 +4,8 @@ stopped at; evidence that cannot be paired is judged as before and says so."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import runs_loop

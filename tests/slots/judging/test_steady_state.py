@@ -5,9 +5,9 @@ test_knee.py)."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, same_answers
 from vibey_gh.interfaces.slots_interface import TurnResult

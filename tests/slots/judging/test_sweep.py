@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from tests.support.slot_builders import GB, answer, make_step, same_answers
 from vibey_gh.slots.judging.bounds import Bounds

@@ -5,9 +5,9 @@ reference costs' spread and how far one slot's runs strayed from each other are.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import answer

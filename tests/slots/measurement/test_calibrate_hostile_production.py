@@ -5,8 +5,9 @@ one kind per step, so each kind is met by a step that has to go on after it."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from tests.support.hostile import HOSTILE_KINDS, HostileServer, hostile_production
 from tests.support.progress import Recorder

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.corpus import TINY_WINDOW
 from tests.support.ports import free_port

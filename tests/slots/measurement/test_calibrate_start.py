@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import asdict
 
 from tests.support.clocks import ManualClock
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
@@ -164,7 +165,7 @@ def test_production_down_without_a_calibration_binary_identity_is_the_runner_err
     tmp_path: Path, layout: StateLayout
 ) -> None:
     env, _ = environment(layout, production_identity=unreachable)
-    env = Environment(**{**env.__dict__, "calibration_identity": None})
+    env = Environment(**{**asdict(env), "calibration_identity": None})
     with pytest.raises(RunnerError, match="no answer from"):
         run_calibration(request(tmp_path), env, Messages())
 
@@ -210,7 +211,7 @@ def test_where_production_differs_from_the_config_is_said_before_the_first_step(
 ) -> None:
     env, _ = environment(layout)
     drift = ["it serves 1 slot(s), concurrent_runs is 4"]
-    env = Environment(**{**env.__dict__, "production_drift": lambda: drift})
+    env = Environment(**{**asdict(env), "production_drift": lambda: drift})
     messages = Messages()
     with pytest.raises(StepReached):
         run_calibration(request(tmp_path), env, messages)

@@ -5,10 +5,10 @@ resumes a checkpoint of another think-time policy."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import simulated_config

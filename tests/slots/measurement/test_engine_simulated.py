@@ -10,11 +10,11 @@ answers that change form when batched) comes in through the Environment the comp
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from tests.support.slot_builders import make_step, same_answers
 from vibey_gh.slots.measurement.estimates import (

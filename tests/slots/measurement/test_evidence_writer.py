@@ -4,11 +4,11 @@ evidence, the summary, the report and the outcome say."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.evidence import EVIDENCE_FIXTURES

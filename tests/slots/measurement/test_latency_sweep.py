@@ -3,8 +3,9 @@ config refuses the step that breaks it and the answer names it (simulated runner
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.slots.evidence.store import load_evidence

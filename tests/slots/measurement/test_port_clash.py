@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config

@@ -15,10 +15,11 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from test_calibrate_integration import MAX_TOKENS, embedded_config
 
 from tests.support.corpus import TINY_WINDOW, tiny_corpus

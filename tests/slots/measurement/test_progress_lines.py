@@ -4,8 +4,8 @@ time left, and per step the seconds replayed against its bounds and the turns se
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 
+from msgspec.structs import replace
 from rich.console import Console
 
 from tests.support.slot_builders import make_step, runs_loop, same_answers

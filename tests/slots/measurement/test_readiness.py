@@ -4,8 +4,9 @@ with what to do about it."""
 from __future__ import annotations
 
 import socket
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from tests.support.progress import Quiet
 from tests.support.simulated import calibrate, simulated_config

@@ -5,10 +5,10 @@ written before the sweep's extent left its key is still resumed."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config

@@ -7,10 +7,10 @@ model), started and stopped by the sweep like every other kind; only the model i
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config

@@ -3,10 +3,10 @@ per step, written to --out only and never recorded as evidence."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.progress import Recorder

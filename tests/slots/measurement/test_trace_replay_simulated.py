@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from tests.support.progress import Recorder
 from tests.support.simulated import MAX_TOKENS, simulated_config

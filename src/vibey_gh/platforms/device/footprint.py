@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 from urllib.parse import urlsplit
 
+import msgspec
+
 from ...clock import SYSTEM_CLOCK, Clock
-from ...interfaces.values import frozen_value
 from ..nvidia import GpuProcesses
 from ..process.process_tree import (
     counted_memory_note,
@@ -38,8 +39,7 @@ class GpuProcessSource(Protocol):
     def process_memory(self) -> GpuProcesses: ...
 
 
-@frozen_value
-class FootprintReading:
+class FootprintReading(msgspec.Struct, frozen=True):
     """What production held at one moment.
 
     host_bytes: counted resident memory of production's tree; None when production could not

@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.identity import DeviceFacts
-from ...interfaces.values import frozen_value
 from ..process.commands import SubprocessCommandRunner
 from ..support import platform_family as platform_family  # also asked for from here
 from ..support import this_platform as this_platform
@@ -123,8 +124,7 @@ def detect_device(
     return UnsupportedDeviceProbe(platform)
 
 
-@frozen_value
-class PlatformProbes:
+class PlatformProbes(msgspec.Struct, frozen=True):
     """The probes for one platform, plus what they were built from."""
 
     platform: str

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from ...interfaces.values import frozen_value
+import msgspec
 
 KIB = 1024
 # cgroup v1 reports "no limit" as PAGE_COUNTER_MAX rounded to a page (9223372036854771712 on
@@ -99,8 +99,7 @@ def parse_cgroup_bytes(text: str) -> int | None:
     return None if number >= UNLIMITED_FLOOR else number
 
 
-@frozen_value
-class FileTree:
+class FileTree(msgspec.Struct, frozen=True):
     """The machine's files under an injected root; names are as on the machine ("/proc/...")."""
 
     root: Path
@@ -131,8 +130,7 @@ class FileTree:
         return self.reader(name)()
 
 
-@frozen_value
-class CgroupMemoryFiles:
+class CgroupMemoryFiles(msgspec.Struct, frozen=True):
     """Where this cgroup's memory limit and usage live (v2 or v1 layout)."""
 
     version: int

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from ...interfaces.values import frozen_value
+import msgspec
 
 GIB = 1 << 30
 
 
-@frozen_value
-class SwapSpace:
+class SwapSpace(msgspec.Struct, frozen=True):
     """Configured swap: total and used bytes, where they came from, or why they are None.
 
     A machine with no swap has total 0 (a reading, not a missing one).

@@ -7,15 +7,13 @@ clash is then reported without a name rather than guessed.
 
 from __future__ import annotations
 
+import msgspec
 import psutil
-
-from ...interfaces.values import frozen_value
 
 COMMAND_SHOWN = 120  # characters of a holder's command line worth showing in one line
 
 
-@frozen_value
-class PortHolder:
+class PortHolder(msgspec.Struct, frozen=True):
     """A process listening on a port: its pid and its command line (or name)."""
 
     pid: int
@@ -40,8 +38,7 @@ def port_holder(port: int) -> PortHolder | None:
     return None
 
 
-@frozen_value
-class Listener:
+class Listener(msgspec.Struct, frozen=True):
     """The process listening on a port, told apart from a later one by its start time."""
 
     pid: int

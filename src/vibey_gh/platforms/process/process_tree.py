@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+import msgspec
 import psutil
 
-from ...interfaces.values import frozen_value
 
-
-@frozen_value
-class Listener:
+class Listener(msgspec.Struct, frozen=True):
     """The process serving a port (pid None: none found), and how it was found or why not."""
 
     pid: int | None

@@ -18,16 +18,16 @@ import time
 from contextlib import closing
 from urllib.parse import SplitResult, urlsplit
 
+import msgspec
+
 from ...errors import RunnerError
 from ...guarded import size_text
-from ...interfaces.values import frozen_value
 from .replies import MAX_REPLY_BYTES, decode_reply
 
 DEFAULT_TIMEOUT_S = 1.0
 
 
-@frozen_value
-class HttpAnswer:
+class HttpAnswer(msgspec.Struct, frozen=True):
     status: int
     body: object  # decoded JSON when the answer is JSON, else its text (`wire` reads it)
 

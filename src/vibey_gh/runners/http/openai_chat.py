@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 import httpx
+from msgspec.structs import replace
 
 from ...interfaces.slots_interface import ChatSettings, TurnResult
 from ...interfaces.turns import RunnerTimings, reported

@@ -17,10 +17,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
-from dataclasses import replace
 from typing import Protocol
 
 import httpx
+from msgspec.structs import replace
 
 from ...guarded import InputProblem, loads_json
 from ...interfaces.slots_interface import ChatSettings, TurnResult

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from ...errors import BadInput, RunnerError
 from ...interfaces.identity import BINARY_DIGEST_SHOWN, BINARY_MARK, RunnerInfo, names_no_build

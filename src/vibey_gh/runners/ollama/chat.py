@@ -19,9 +19,9 @@ error after the stream began is a line `{"error": "..."}`.
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 import httpx
+from msgspec.structs import replace
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError

@@ -7,8 +7,9 @@ socket GET of `local_http` and never imports an adapter (httpx, process handling
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo

@@ -141,8 +141,9 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
-        from dataclasses import replace
         from pathlib import Path
+
+        from msgspec.structs import replace
 
         from ...interfaces.identity import RunnerInfo
         from ..llamacpp.identify import keyed_to_binary

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult

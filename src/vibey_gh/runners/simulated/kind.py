@@ -32,7 +32,7 @@ class SimulatedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from ..llamacpp.identify import served_slots
         from .model import simulated_identity

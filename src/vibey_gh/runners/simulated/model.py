@@ -38,9 +38,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+import msgspec
+
 from ... import __version__
 from ...interfaces.identity import RunnerInfo
-from ...interfaces.values import frozen_value
 from ..http.wire import JsonObject, Messages, ToolSpecs, field
 from .settings import SimulatedModel
 
@@ -95,8 +96,7 @@ def simulated_identity(model: SimulatedModel) -> RunnerInfo:
     return RunnerInfo(KIND, simulated_version(), model_name(model), model_digest(model), {})
 
 
-@frozen_value
-class Answer:
+class Answer(msgspec.Struct, frozen=True):
     text: str
     tool_name: str | None
     tool_arguments: JsonObject

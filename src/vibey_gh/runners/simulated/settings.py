@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...interfaces.values import frozen_value
+import msgspec
 
 # the config table that holds the capacity model: [local_models.simulated]
 CONFIG_TABLE = "simulated"
@@ -18,8 +18,7 @@ MAX_CACHE_SPEEDUP = 1e6
 MAX_DRIFT = 0.5
 
 
-@frozen_value
-class SimulatedModel:
+class SimulatedModel(msgspec.Struct, frozen=True):
     """`[local_models.simulated]`: the capacity model of the simulated runner.
 
     knee: the slot count after which throughput stops growing. noise: per-turn multiplicative

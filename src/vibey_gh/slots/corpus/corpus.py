@@ -39,16 +39,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
+
+import msgspec
+from msgspec.structs import replace
 
 from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
 from ...interfaces import json_fields
 from ...interfaces.prompt_count import PromptCounter
-from ...interfaces.values import frozen_value
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
 from .turns import Segment, Stratum, Turn, sha256_text
@@ -85,8 +86,7 @@ DEMO_SEGMENT_TURNS = 2
 DEMO_ANSWER_CAP = 128
 
 
-@frozen_value
-class Corpus:
+class Corpus(msgspec.Struct, frozen=True):
     """A drawn corpus. `segments` are in replay order; `strata` shallow to deep; `commits`
     where spec files came from; `dropped_over_window` pool turns deeper than the window."""
 

@@ -34,8 +34,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sized
 
+import msgspec
+
 from ...errors import BadInput
-from ...interfaces.values import frozen_value
 from .pool import Pool
 from .turns import PoolRun, Segment, Stratum, answer_room, seeded_rank
 
@@ -43,8 +44,7 @@ STRATA = 4
 MIN_WINDOW = 256
 
 
-@frozen_value
-class Draw:
+class Draw(msgspec.Struct, frozen=True):
     segments: tuple[Segment, ...]
     strata: tuple[Stratum, ...]
     dropped_over_window: int
@@ -52,8 +52,7 @@ class Draw:
     left_out: tuple[dict[str, str], ...] = ()
 
 
-@frozen_value
-class _Candidate:
+class _Candidate(msgspec.Struct, frozen=True):
     rank: str
     run_id: str
     start: int

@@ -23,8 +23,9 @@ they were recorded and cannot be filled: the summary says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ...files import canonical_json
 from ...interfaces.prompt_count import PromptCounter

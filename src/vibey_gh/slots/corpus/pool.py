@@ -15,13 +15,15 @@ tool list — the same pool hashes the same wherever it is built.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import field, replace
 from pathlib import Path
+
+import msgspec
+from msgspec import field
+from msgspec.structs import replace
 
 from ...errors import BadInput
 from ...files import canonical_json
 from ...interfaces.prompt_count import PromptCounter
-from ...interfaces.values import frozen_value
 from ...lanes.plan import opening_messages
 from ...lanes.specs import LaneSpec, load_specs, resolve_files
 from ...lanes.tools import (
@@ -51,8 +53,7 @@ from .turns import (
 )
 
 
-@frozen_value
-class Pool:
+class Pool(msgspec.Struct, frozen=True):
     """Every turn built, before any window is applied.
 
     provenances: where spec files came from (commit, or working-tree file hashes);

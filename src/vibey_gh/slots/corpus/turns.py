@@ -14,10 +14,11 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from ...errors import BadInput, MalformedJson
 from ...files import canonical_json, utf8
 from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
 
 CHARS_PER_TOKEN_ESTIMATE = 3
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -59,8 +60,7 @@ def seeded_rank(seed: int, *parts: str) -> str:
     return sha256_text("\0".join([str(seed), *parts]))
 
 
-@frozen_value
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
 
     `think_s` is the time the run spent outside the model before this turn (its tools), in
@@ -130,8 +130,7 @@ class Turn:
         )
 
 
-@frozen_value
-class PoolRun:
+class PoolRun(msgspec.Struct, frozen=True):
     """One run's turns in order. `source` is "spec", "lanes", "transcript", "trace" or
     "session"."""
 
@@ -140,8 +139,7 @@ class PoolRun:
     turns: tuple[Turn, ...]
 
 
-@frozen_value
-class Segment:
+class Segment(msgspec.Struct, frozen=True):
     """Consecutive turns of one run, replayed in order by one worker (its prefix stays warm).
     `stratum` is the stratum of its deepest turn, 0 being the shallowest."""
 
@@ -177,8 +175,7 @@ class Segment:
         )
 
 
-@frozen_value
-class Stratum:
+class Stratum(msgspec.Struct, frozen=True):
     """One depth band [low, high) of the window by estimate (the deepest includes `high`).
 
     wanted: segments asked for; available: candidate segments the pool offered;

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, read_json
 from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 
 if TYPE_CHECKING:
@@ -26,8 +27,7 @@ PROGRESS_SCHEMA = 1
 PROGRESS_KIND = "vibey-gh-progress"
 
 
-@frozen_value
-class ProgressDocument:
+class ProgressDocument(msgspec.Struct, frozen=True):
     """One checkpoint file: the sweep's key and the steps it has completed."""
 
     key: Mapping[str, object]
@@ -97,8 +97,7 @@ def load_progress(path: Path, key: Mapping[str, object]) -> list[StepRecord]:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
 
 
-@frozen_value
-class CheckpointFile:
+class CheckpointFile(msgspec.Struct, frozen=True):
     """One checkpoint on disk as `doctor` lists it: whose it is, how much it holds, and why it
     cannot be read (`problem`) when it cannot."""
 
@@ -141,8 +140,7 @@ def list_checkpoints(folder: Path) -> list[CheckpointFile]:
     return sorted(found, key=lambda c: (c.modified, c.path.name))
 
 
-@frozen_value
-class Forgotten:
+class Forgotten(msgspec.Struct, frozen=True):
     """What `forget_checkpoints` did: the checkpoints removed, and every other file in the
     progress folder left as it was, with why."""
 

@@ -15,13 +15,14 @@ writer put in the file is lost on the way through.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec import field
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.bounds import BoundsJson
-from ...interfaces.values import frozen_value
 from ..judging.judge import VerdictJson
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 from .sections import (
@@ -67,8 +68,7 @@ _NAMED = (
 )
 
 
-@frozen_value
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """The decision as judged when the evidence was recorded, and why the sweep ended."""
 
     ideal: int | None = None
@@ -87,8 +87,7 @@ class Decision:
         )
 
 
-@frozen_value
-class EvidenceDocument:
+class EvidenceDocument(msgspec.Struct, frozen=True):
     """One evidence file (see docs/reference/evidence.md for what each field means).
 
     fingerprint / fingerprint_fields: the fingerprint's id and the fields it hashes.

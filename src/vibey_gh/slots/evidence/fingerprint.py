@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+
 from ...files import canonical_json, sha256_hex
 from ...interfaces.identity import DeviceFacts, RunnerInfo
-from ...interfaces.values import frozen_value
 
 FINGERPRINT_FIELDS = (
     "hardware_model",
@@ -36,19 +37,14 @@ DIGEST_SHOWN = 12
 GIB = 1 << 30
 
 
-@frozen_value
-class Fingerprint:
+class Fingerprint(msgspec.Struct, frozen=True):
     """`id`: 16 hex digits; `fields`: exactly what was hashed (JSON-ready)."""
 
     id: str
     fields: dict[str, object]
 
-    def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "fields": self.fields}
 
-
-@frozen_value
-class MeasuredOn:
+class MeasuredOn(msgspec.Struct, frozen=True):
     """The machine and runner a sweep was measured on, read once from its fingerprint fields:
     what the summary's, the report's and the plots' opening words say. A field the file does
     not hold is None (said as "None", as the reports always have)."""

@@ -18,10 +18,11 @@ import stat
 import time
 from pathlib import Path
 
+import msgspec
+
 from ...errors import EvidenceError
 from ...files import atomic_write_bytes, ensure_private_dir, sha256_hex
 from ...guarded import InputProblem, loads_json_bytes, read_regular_bytes
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 
 HISTORY_FOLDER = "history"
@@ -29,8 +30,7 @@ HISTORY_KEPT = 10
 _UNKNOWN_CORPUS = "unknown-corpus"
 
 
-@frozen_value
-class PastSweep:
+class PastSweep(msgspec.Struct, frozen=True):
     """What a line needs to name an evidence file: when it was measured, what it decided, on
     which corpus; None for what the file does not say (a damaged file is kept all the same).
 

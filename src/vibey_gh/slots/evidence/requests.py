@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import msgspec
+
 from ...errors import EvidenceError
 from ...files import atomic_write_json, read_json
 from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 
 REQUEST_SCHEMA = 1
 REQUEST_KIND = "vibey-gh-calibration-request"
 
 
-@frozen_value
-class RequestDocument:
+class RequestDocument(msgspec.Struct, frozen=True):
     """One calibration request: for which fingerprint, why, when, and with which settings."""
 
     fingerprint: str

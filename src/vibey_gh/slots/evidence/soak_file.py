@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, ensure_private_dir, read_json
 from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .requests import RequestDocument
 from .store import check_integrity, seal_evidence
@@ -37,8 +38,7 @@ SOAK_REQUEST_KIND = "vibey-gh-soak-request"
 _NAME = re.compile(r"([0-9a-f]{16})-n(\d+)")
 
 
-@frozen_value
-class SoakRecord:
+class SoakRecord(msgspec.Struct, frozen=True):
     """A soak as recorded, read back; `judgement` is the drift judge's JSON."""
 
     path: Path
@@ -84,6 +84,7 @@ class SoakRecord:
         the recorded verdict can only lower this one (a bound broken at a tick, memory that
         grew: the ticks are in the run folder, not the file), never raise it."""
         from ...interfaces.bounds import Bounds as BoundsType
+        from ...interfaces.schema import checked
         from ..judging.readings.drift import HOLDS, judge_soak
 
         recorded_holds = self.judgement.get("holds") is True and self.recorded_verdict == HOLDS
@@ -94,7 +95,11 @@ class SoakRecord:
             return SoakVerdict("unjudged", False, f"its windows cannot be read: {problem}")
         if bounds is None:
             recorded = self.data.get("bounds")
-            bounds = BoundsType.from_json(recorded) if isinstance(recorded, dict) else BoundsType()
+            try:
+                bounds = checked(recorded, BoundsType) if isinstance(recorded, dict) else None
+            except MalformedJson as exc:
+                return SoakVerdict("unjudged", False, f"its bounds cannot be read: {exc}")
+            bounds = bounds or BoundsType()
         again = judge_soak(spans, (), bounds, window_s)
         if again.verdict != HOLDS:
             said = f"re-judged from its windows: {again.verdict}"
@@ -111,8 +116,7 @@ class SoakRecord:
         return [w for w in value if isinstance(w, dict)] if isinstance(value, list) else []
 
 
-@frozen_value
-class SoakVerdict:
+class SoakVerdict(msgspec.Struct, frozen=True):
     """A soak's verdict as read today; `rejudged` says why it differs from the one recorded."""
 
     verdict: str

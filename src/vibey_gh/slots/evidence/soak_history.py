@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...errors import EvidenceError
 from ...files import json_file_text
 from ...guarded import InputProblem, read_regular_bytes
 from ...interfaces.durations import format_duration
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .history import history_folder, keep_copy
 from .soak_file import SoakRecord, load_soak, sealed_soak, write_soak
@@ -27,8 +28,7 @@ from .soak_file import SoakRecord, load_soak, sealed_soak, write_soak
 SOAK_PART = "soak-n{slots}"
 
 
-@frozen_value
-class SoakKept:
+class SoakKept(msgspec.Struct, frozen=True):
     """What happened to the soak file at N when a soak was recorded: `path` holds the soak
     that answers now; `kept` is the copy put in the history (the replaced soak, or the new
     one when it did not replace a complete one), None when there was nothing to keep."""

@@ -31,6 +31,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...errors import EvidenceError, MalformedJson
 from ...files import (
     as_read_back,
@@ -40,7 +42,6 @@ from ...files import (
     sha256_hex,
 )
 from ...guarded import InputProblem, loads_json_bytes
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
@@ -65,9 +66,10 @@ def method_hash(method: Mapping[str, object]) -> str:
     return sha256_hex(canonical_json(dict(method)).encode())[:12]
 
 
-@frozen_value
-class Evidence:
-    """An evidence document and the file it was read from (None: not yet written)."""
+class Evidence(msgspec.Struct, frozen=True, dict=True):
+    """An evidence document and the file it was read from (None: not yet written).
+
+    `dict=True` gives its instances the `__dict__` its cached properties are kept in."""
 
     path: Path | None
     document: EvidenceDocument

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec.structs import replace
 
 from ...clock import Clock
 from ...config import LocalModels, load_config
 from ...errors import BadInput, ConfigError, EvidenceError, VibeyError
-from ...interfaces.values import frozen_value
 
 if TYPE_CHECKING:
     from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
@@ -52,8 +53,7 @@ REASON_CODES = (
 )
 
 
-@frozen_value
-class AllowedAnswer:
+class AllowedAnswer(msgspec.Struct, frozen=True):
     """The answer and everything a script needs to act on it.
 
     allowed: runs that may start now (≥ 1). reason: why, in words. fingerprint: today's
@@ -98,8 +98,7 @@ class AllowedAnswer:
         return f"{self.allowed} — {self.reason}"
 
 
-@frozen_value
-class AllowedDeps:
+class AllowedDeps(msgspec.Struct, frozen=True):
     """What `decide_allowed` reads from the world; the real ones are built by the composition
     root (`vibey_gh.composition`, `Collaborators.allowed_deps`)."""
 
@@ -160,7 +159,7 @@ def decide_allowed(
 
 def _with_production_slots(answer: AllowedAnswer, serving: int | None) -> AllowedAnswer:
     """The answer with what production serves now; the reason says when that is fewer."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     if serving is None:
         if answer.allowed <= 1:

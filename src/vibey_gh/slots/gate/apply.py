@@ -21,10 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from ...config import LocalModels
 from ...errors import BadInput, Refused
 from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
-from ...interfaces.values import frozen_value
 from ...platforms.device.probes import PlatformProbes
 from ...platforms.parallelism import is_note
 from ...platforms.process.commands import format_argv
@@ -52,8 +53,7 @@ class Answer(Protocol):
 Decide = Callable[[LocalModels], Answer]
 
 
-@frozen_value
-class ApplyPlan:
+class ApplyPlan(msgspec.Struct, frozen=True):
     """What apply would do. `why` says where the number of slots came from."""
 
     runner: str

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from ...errors import BadInput
 from ...files import atomic_write_shared_text
-from ...interfaces.values import frozen_value
 from ...platforms.storage.system_paths import check_output_file
 from .allowed import AllowedAnswer
 
@@ -33,8 +34,7 @@ GAUGES = (
 )
 
 
-@frozen_value
-class MetricLabels:
+class MetricLabels(msgspec.Struct, frozen=True):
     """What the answer is about. Empty strings where it is not known (a config that does not
     parse names no runner)."""
 

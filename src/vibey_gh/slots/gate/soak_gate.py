@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from ...config import LocalModels
 from ...interfaces.durations import format_duration
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.soak_file import SoakRecord, soaks_for, write_soak_request
@@ -23,8 +24,7 @@ from ..evidence.store import SECONDS_PER_DAY
 SLACK_S = 1.0
 
 
-@frozen_value
-class SoakLimit:
+class SoakLimit(msgspec.Struct, frozen=True):
     """What `require_soak` makes of an answer of `wanted`: the N that stands, what to add to
     the reason, the soak request written, and whether the N was lowered."""
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+
+import msgspec
+from msgspec.structs import replace
 
 from ...interfaces.turns import SERVED_REASONS, TurnResult
-from ...interfaces.values import frozen_value
 from .bounds import Bounds
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
 from .latencies.latency import PairedBase, by_id, latency_figures
@@ -41,8 +42,7 @@ FORBIDDEN_LOG_EVENTS = {
 }
 
 
-@frozen_value
-class Baseline:
+class Baseline(msgspec.Struct, frozen=True):
     """The one-slot runs: the first one's answers, and the figures every step is held to."""
 
     reference: StepRecord | None

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+from msgspec.structs import asdict
+
 from ...errors import MalformedJson
 from ...interfaces import json_fields
-from ...interfaces.values import frozen_value
 from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .statistics.figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .statistics.figure_fields import amount as _amount
@@ -49,8 +51,7 @@ __all__ = [
 ]
 
 
-@frozen_value
-class Agreement:
+class Agreement(msgspec.Struct, frozen=True):
     """How a step's answers agree with the first one-slot run's, over the turns both served."""
 
     compared: int
@@ -86,8 +87,7 @@ class Agreement:
         return cls(compared, structural, exact, _texts(data, "changed_turns"))
 
 
-@frozen_value
-class BaselineFigures:
+class BaselineFigures(msgspec.Struct, frozen=True):
     """What every step is measured against: the one-slot runs.
 
     self_agreement: how the two one-slot runs agreed with each other (1.0 with one run).
@@ -150,8 +150,7 @@ class BaselineFigures:
         return max(bounds.swap_factor * self.one_slot_swap_mb_per_min, bounds.swap_floor_mb_per_min)
 
 
-@frozen_value
-class StepFigures:
+class StepFigures(msgspec.Struct, frozen=True):
     """One step's figures. The findings here break a bound whatever the bounds say.
 
     is_reference: this is the first one-slot run, which the others are compared with.
@@ -228,8 +227,7 @@ class StepFigures:
         )
 
 
-@frozen_value
-class SweepFigures:
+class SweepFigures(msgspec.Struct, frozen=True):
     baseline: BaselineFigures
     steps: tuple[StepFigures, ...]
 
@@ -247,7 +245,7 @@ class SweepFigures:
         latency = base.best_one_slot_latency
         return {
             "baseline": {
-                **base.__dict__,
+                **asdict(base),
                 "best_one_slot_latency": latency.to_json() if latency else None,
                 "modelled_turns": list(base.modelled_turns),
             },

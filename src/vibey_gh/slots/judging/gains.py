@@ -6,7 +6,8 @@ drift one slot read across the sweep; and widened by the planned look the step s
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from .figures import BaselineFigures, StepMetrics, SweepFigures
 from .statistics.sequential import widening

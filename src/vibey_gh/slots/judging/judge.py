@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
-from ...interfaces.values import frozen_value
+import msgspec
+from msgspec.structs import replace
+
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
@@ -59,8 +60,7 @@ class VerdictJson(TypedDict, total=False):
     latency: dict[str, object] | None
 
 
-@frozen_value
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """How one step fares against the bounds.
 
     label: "floor" (first one-slot run), "baseline" (second), "drift check" (a one-slot run
@@ -228,8 +228,7 @@ def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
     return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
 
 
-@frozen_value
-class SweepJudgement:
+class SweepJudgement(msgspec.Struct, frozen=True):
     verdicts: tuple[Verdict, ...]
     ideal: int
     reason: str

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ...interfaces.turns import TurnResult
 from .figures import StepMetrics

@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
-from ...interfaces.values import frozen_value
+import msgspec
+
 from .bounds import Bounds
 from .figures import StepMetrics
 
@@ -55,8 +56,7 @@ NO_ONE_SLOT_RUN = "no_one_slot_run"  # nothing to compare with
 VERDICT_CODES = (MEASURED_GAIN, NO_GAIN, TOO_NOISY, ONE_SLOT_ONLY, NO_ONE_SLOT_RUN)
 
 
-@frozen_value
-class Decidability:
+class Decidability(msgspec.Struct, frozen=True):
     """What the sweep's answer rests on: `code` (one of VERDICT_CODES) and, when the noise
     decided, a sentence naming the undecided steps, the one-slot noise and what would decide."""
 

@@ -7,17 +7,16 @@ re-judged later against other bounds.
 
 from __future__ import annotations
 
-from dataclasses import field
+import msgspec
+from msgspec import field
 
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.token_gaps import checked_gaps
 from ...interfaces.turns import TurnResult
-from ...interfaces.values import frozen_value
 
 
-@frozen_value
-class TurnRecord:
+class TurnRecord(msgspec.Struct, frozen=True):
     """One replayed turn: which turn, which worker sent it, and what came back.
 
     think_s: the seconds the worker waited before sending it (its run's tools on replay).
@@ -113,8 +112,7 @@ TIMELINE_FIELDS = (
 )
 
 
-@frozen_value
-class LogEventRecord:
+class LogEventRecord(msgspec.Struct, frozen=True):
     kind: str
     text: str
     values: dict[str, object] = field(default_factory=dict)
@@ -138,8 +136,7 @@ class LogEventRecord:
         )
 
 
-@frozen_value
-class RunnerReported:
+class RunnerReported(msgspec.Struct, frozen=True):
     """What the calibration runner's log said at start-up about how it was set up, as opposed
     to what it was asked for. None where the log did not say (runners and versions differ).
 
@@ -178,8 +175,7 @@ class RunnerReported:
         )
 
 
-@frozen_value
-class ProductionRecord:
+class ProductionRecord(msgspec.Struct, frozen=True):
     """What the production runner did during a step (polled once a second)."""
 
     polls: int = 0
@@ -215,8 +211,7 @@ class ProductionRecord:
         )
 
 
-@frozen_value
-class StepRecord:
+class StepRecord(msgspec.Struct, frozen=True):
     """One measurement at `slots` parallel slots, as raw as it was taken.
 
     Fields:

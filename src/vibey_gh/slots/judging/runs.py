@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ...interfaces.values import frozen_value
+import msgspec
+
 from .figures import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .records import TurnRecord
 
@@ -24,8 +25,7 @@ RUNS = RUNS_PER_HOUR
 TURNS = TURNS_PER_HOUR
 
 
-@frozen_value
-class ReplayedRun:
+class ReplayedRun(msgspec.Struct, frozen=True):
     """One unit a worker replayed to its end: first send, last answer, all served or not."""
 
     segment_id: str

@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 
-from ...interfaces.values import frozen_value
+import msgspec
+from msgspec import field
+
 from .metrics import measurement_window
 from .records import StepRecord, TurnRecord
 from .runs import RUNS, figure_of
@@ -39,8 +40,7 @@ def uncached_prompt(turn: TurnRecord) -> int:
     return max(0, prompt - (turn.result.cached_tokens or 0))
 
 
-@frozen_value
-class ReferenceCosts:
+class ReferenceCosts(msgspec.Struct, frozen=True):
     """Each turn id's mean one-slot service time (`measured`, with every sample in
     `samples`), the cost model for the others (`fit`, None when it cannot be fitted) and the
     relative spread of a turn's time about its own mean (`noise`)."""
@@ -109,8 +109,7 @@ BLOCK_TURNS = 2.0
 MAX_BLOCKS = 30
 
 
-@frozen_value
-class _Charge:
+class _Charge(msgspec.Struct, frozen=True):
     """One served or sent turn as the window sees it: its cluster, the interval its worker's
     time is charged over, and its credit (reference seconds) over its service interval."""
 
@@ -224,8 +223,7 @@ def _overlap(low: float, high: float, start: float, end: float) -> float:
     return max(0.0, min(high, end) - max(low, start))
 
 
-@frozen_value
-class Pairing:
+class Pairing(msgspec.Struct, frozen=True):
     """What every step of a sweep is paired with: the reference costs, the pooled one-slot
     runs' work, and the mean reference cost of a corpus turn and of a run (to show capacity
     as turns or runs per hour)."""

@@ -364,7 +364,7 @@ def bars_for(
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     return replace(step, discarded_attempts=discarded)
 

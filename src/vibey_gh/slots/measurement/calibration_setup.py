@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...clock import Clock
 from ...config import LocalModels
 from ...errors import BadInput
 from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
 from ...interfaces.think import ThinkAsked
-from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
@@ -28,8 +29,7 @@ from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
 
 
-@frozen_value
-class CalibrationRequest:
+class CalibrationRequest(msgspec.Struct, frozen=True):
     """Everything a calibration needs, resolved by the caller (CLI or storm)."""
 
     config: LocalModels
@@ -68,8 +68,7 @@ def check_wait_idle(seconds: float | None) -> None:
         raise BadInput(f"--wait-idle takes 0 or more seconds, not {seconds:g}")
 
 
-@frozen_value
-class Environment:
+class Environment(msgspec.Struct, frozen=True):
     """The parts of the world a calibration touches, injected."""
 
     layout: StateLayout

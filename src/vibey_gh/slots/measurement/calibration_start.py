@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from ...clock import Clock
 from ...errors import Refused, RunnerError
 from ...interfaces.identity import BINARY_MARK, nameless_part
 from ...interfaces.slots_interface import RunnerInfo
-from ...interfaces.values import frozen_value
 from ...runners.contract import ProductionWatch
 
 if TYPE_CHECKING:
@@ -35,8 +36,7 @@ def identity_of_production(env: Environment) -> tuple[RunnerInfo, str | None]:
         return env.calibration_identity(), str(exc)
 
 
-@frozen_value
-class StartingIdentity:
+class StartingIdentity(msgspec.Struct, frozen=True):
     """What the evidence is keyed to, and what was found out about production on the way."""
 
     identity: RunnerInfo

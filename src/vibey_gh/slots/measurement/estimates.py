@@ -34,7 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ...interfaces.values import frozen_value
+import msgspec
+
 from ..judging.records import StepRecord
 from ..judging.statistics.sequential import look_times
 from ..judging.sweep import default_order
@@ -47,8 +48,7 @@ SAME_STEP_FASTER = 0.1
 ALPHA_RANGE = (0.0, 1.0)
 
 
-@frozen_value
-class MeasuredStep:
+class MeasuredStep(msgspec.Struct, frozen=True):
     """What a finished step says about the next ones (seconds; relative to its replay start).
 
     took_s: the whole step, runner start to stop. replay_s: first turn sent to last answered.
@@ -119,8 +119,7 @@ def cost_exponent(measured: Sequence[MeasuredStep]) -> float | None:
     return min(max(alpha, ALPHA_RANGE[0]), ALPHA_RANGE[1])
 
 
-@frozen_value
-class StepEstimate:
+class StepEstimate(msgspec.Struct, frozen=True):
     """Seconds a step at N is expected to take: `likely`, within `low`–`high` (α's range
     while it is unknown). pass_held: one pass over the corpus, not the window, ends it."""
 
@@ -220,8 +219,7 @@ def _replay_at(
     return max(covered, measured_until) + drain, covered > measured_until
 
 
-@frozen_value
-class StepsAhead:
+class StepsAhead(msgspec.Struct, frozen=True):
     """The steps a sweep may still take, from the running one on, as its planner orders them:
     `slots` every step it may take (the closing one-slot run included), `fewest` how many of
     them it takes at least unless a step breaks a bound; `closing`: the last of them is the

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, make_private_parents
 from ...interfaces.slots_interface import RunnerInfo
-from ...interfaces.values import frozen_value
 from ...platforms.storage.system_paths import check_output_folder
 from ..corpus.profile import corpus_profile
 from ..evidence.document import Decision, EvidenceDocument
@@ -28,8 +29,7 @@ from ..report.summary import render_summary
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 
 
-@frozen_value
-class SweepResult:
+class SweepResult(msgspec.Struct, frozen=True):
     """What a sweep produced, ready to be written down."""
 
     fingerprint: Fingerprint
@@ -110,7 +110,7 @@ def build_evidence(
             ),
         },
         method={**method, "hash": method_hash_of(method)},
-        bounds=bounds.to_json(),
+        bounds=msgspec.to_builtins(bounds),
         # how sure each step's throughput interval and each verdict's gain interval are
         confidence=bounds.confidence,
         steps=tuple(steps),
@@ -221,8 +221,7 @@ def write_evidence_files(
     )
 
 
-@frozen_value
-class Replacing:
+class Replacing(msgspec.Struct, frozen=True):
     """The evidence a recorded sweep would take the place of: its bytes and what they say.
 
     keeps_the_old: the new sweep is paused or stopped and the old is complete, usable evidence,

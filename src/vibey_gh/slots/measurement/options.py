@@ -12,9 +12,11 @@ under the model lock, and, after a sweep, what `slots allowed` answers with its 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from msgspec.structs import replace
 
 from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
 from ...errors import BadInput

@@ -18,8 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import msgspec
+
 from ...interfaces.slots_interface import MemorySample
-from ...interfaces.values import frozen_value
 from ..judging.records import StepRecord
 from ..judging.runs import RUNS, figure_of, replayed_runs
 from .estimates import (
@@ -58,8 +59,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-@frozen_value
-class SweepPlan:
+class SweepPlan(msgspec.Struct, frozen=True):
     """What a sweep knows about its own length before its next step.
 
     explicit: the `--slots` list (None: 1, 1, 2, 3, … up to `max_slots`). done: steps already

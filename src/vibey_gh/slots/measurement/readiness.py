@@ -14,11 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import msgspec
+
 from ...config import LocalModels
 from ...errors import BadInput, RunnerError, VibeyError
 from ...files import atomic_write_text
 from ...interfaces.slots_interface import ProductionState, RunnerInfo
-from ...interfaces.values import frozen_value
 from ...runners.calibration_needs import FAIL, OK, WARN, Check, binary_check, model_check
 from ...runners.registry import calibration_binary_version, runner_kind
 from ...state import StateLayout
@@ -28,8 +29,7 @@ PORT_ADVICE = "stop it, or calibrate on another port: --port N or [local_models]
 WRITE_PROBE = ".doctor-write-check"
 
 
-@frozen_value
-class ReadinessParts:
+class ReadinessParts(msgspec.Struct, frozen=True):
     """What the checks read from the world: production's identity as doctor found it (None:
     `production_error` says why), the calibration binary's identity (None: the same runner as
     production's), the port check and production's idle state."""

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
+import msgspec
+
 from ...errors import BadInput, EvidenceError
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.checkpoints import (
     load_progress,
@@ -85,8 +86,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-@frozen_value
-class Checkpoint:
+class Checkpoint(msgspec.Struct, frozen=True):
     """The checkpoint a calibration continues and writes: its file, key and method."""
 
     path: Path

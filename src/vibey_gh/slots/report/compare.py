@@ -19,8 +19,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ...errors import BadInput, EvidenceError
-from ...interfaces.values import frozen_value
+from ...interfaces.schema import as_json
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
@@ -39,8 +41,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-@frozen_value
-class ComparedSweep:
+class ComparedSweep(msgspec.Struct, frozen=True):
     """One sweep of the comparison: where it came from, and how it judges today."""
 
     label: str
@@ -77,7 +78,7 @@ class ComparedSweep:
             "decided_by": self.decided_by,
             "split_window": None
             if what_if is None
-            else {name: refusals.to_json() for name, refusals in what_if.items()},
+            else {name: as_json(refusals) for name, refusals in what_if.items()},
             "fingerprint": self.evidence.fingerprint,
             "path": str(self.path),
             "fields": self.evidence.fingerprint_fields,
@@ -100,8 +101,7 @@ class ComparedSweep:
         }
 
 
-@frozen_value
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True):
     sweeps: tuple[ComparedSweep, ...]
 
     @property

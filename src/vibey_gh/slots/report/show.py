@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
+
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
-from ...interfaces.values import frozen_value
+from ...interfaces.schema import as_json
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.history import PastSweep, fingerprints_with_history, list_history
 from ..evidence.store import (
@@ -55,8 +57,7 @@ def check_fingerprint(text: str) -> str:
     return value
 
 
-@frozen_value
-class OtherEvidence:
+class OtherEvidence(msgspec.Struct, frozen=True):
     """Evidence for another fingerprint. differences: vs today (None when today is unknown);
     problem: why the file could not be read."""
 
@@ -76,8 +77,7 @@ class OtherEvidence:
         }
 
 
-@frozen_value
-class ShownEvidence:
+class ShownEvidence(msgspec.Struct, frozen=True):
     """One evidence file, judged against today's bounds, and the files that go with it."""
 
     path: Path
@@ -173,8 +173,7 @@ class ShownEvidence:
         }
 
 
-@frozen_value
-class ShowAnswer:
+class ShowAnswer(msgspec.Struct, frozen=True):
     """today: today's fingerprint, or None with `today_problem`. asked: the fingerprint shown
     (given, else today's). shown: its evidence, None when there is none. others: the rest."""
 
@@ -189,7 +188,7 @@ class ShowAnswer:
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": SHOW_SCHEMA,
-            "today": self.today.to_json() if self.today else None,
+            "today": as_json(self.today) if self.today else None,
             "today_problem": self.today_problem,
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,

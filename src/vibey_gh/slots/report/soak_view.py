@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...files import atomic_write_text
 from ...interfaces.durations import format_duration
-from ...interfaces.values import frozen_value
 from ...state import StateLayout
 from ..evidence.soak_file import SoakRecord, soaks_for
 
@@ -23,8 +24,7 @@ PLOT_SUFFIX = "-soak.png"
 SHOWN_PREFIXES = ("thermal.", "gpu", "cpu.", "runner.rss_bytes", "host.free_share")
 
 
-@frozen_value
-class SoakView:
+class SoakView(msgspec.Struct, frozen=True):
     path: Path
     record: SoakRecord | None
     problem: str | None = None

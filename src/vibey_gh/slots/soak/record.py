@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
+from ...interfaces.schema import as_json
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.soak_file import clear_soak_request, load_soak, soak_path
 from ..evidence.soak_history import record_soak_file
@@ -120,7 +123,7 @@ def window_series(
                 if reading.value is not None:
                     values.setdefault(name, []).append(reading.value)
         series.append({
-            **window.to_json(),
+            **as_json(window),
             "readings": {
                 name: {"mean": sum(v) / len(v), "max": max(v)} for name, v in sorted(values.items())
             },
@@ -191,8 +194,8 @@ def record_soak(
         "stopped": stopped,
         "corpus_sha256": cal.corpus.corpus_sha256,
         "method": journal.key,
-        "bounds": bounds.to_json(),
-        "spans": [s.to_json() for s in spans],
+        "bounds": msgspec.to_builtins(bounds),
+        "spans": [as_json(s) for s in spans],
         "series": window_series(judgement.windows, samples),
         "readings": readings_info(samples),
         "judgement": {**judgement.to_json(), "holds": outcome.holds},

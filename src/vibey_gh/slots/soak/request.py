@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ...interfaces.values import frozen_value
+import msgspec
+
 from ..measurement.calibration_setup import CalibrationRequest
 
 MIN_WINDOW_S = 5.0
 WINDOWS_WANTED = 12
 
 
-@frozen_value
-class SoakRequest:
+class SoakRequest(msgspec.Struct, frozen=True):
     """`slots`: None for today's evidence's ideal N; `force`: an N above it anyway."""
 
     calibration: CalibrationRequest

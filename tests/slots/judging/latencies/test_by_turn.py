@@ -4,9 +4,9 @@ same turns at N and at one slot."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from vibey_gh.errors import MalformedJson
 from vibey_gh.interfaces import json_fields

@@ -4,9 +4,8 @@ their meaning (their "itl" was TPOT)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from tests.support.latency import streamed
 from tests.support.slot_builders import answer

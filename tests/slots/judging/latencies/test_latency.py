@@ -4,9 +4,9 @@ distribution-free interval of a quantile, and bounds that refuse a step only on 
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, runs_loop, same_answers

@@ -282,7 +282,7 @@ def test_through_the_judge_a_larger_min_gain_never_answers_more_slots(
 
 
 def test_a_step_past_the_knee_that_served_less_is_not_said_to_add_more() -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from vibey_gh.slots.judging.statistics.knee import PastKnee
 

@@ -3,9 +3,9 @@ timings, and the reason where there is none."""
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,7 +29,7 @@ from vibey_gh.slots.judging.statistics.runner_speed import (
 def timed(prompt: tuple[int, float] | None, output: tuple[int, float] | None):  # type: ignore[no-untyped-def]
     p_tokens, p_s = prompt or (None, None)
     o_tokens, o_s = output or (None, None)
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         answer("x"), runner_timings=RunnerTimings(p_tokens, p_s, o_tokens, o_s)
     )
 
@@ -95,7 +95,7 @@ def test_a_turns_timings_survive_the_record_and_the_figure_is_a_pure_function_of
     pairs: list[tuple[int, float, int, float]],
 ) -> None:
     results = [
-        dataclasses.replace(answer("x"), runner_timings=RunnerTimings(*pair)) for pair in pairs
+        msgspec.structs.replace(answer("x"), runner_timings=RunnerTimings(*pair)) for pair in pairs
     ]
     records = [TurnRecord(f"t{i}", "s", 0, r) for i, r in enumerate(results)]
     read_back = [TurnRecord.from_json(r.to_json()).result for r in records]

@@ -3,7 +3,7 @@ counted it; none, with the reason, where no turn kept the count (Ollama reports 
 
 from __future__ import annotations
 
-import dataclasses
+from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, make_step
 from vibey_gh.slots.judging.truth.prefix_cache import NOT_REPORTED, cache_shares
@@ -14,15 +14,13 @@ def test_the_first_pass_and_the_repeats_are_shown_apart() -> None:
     step = make_step(0, 2, [answer("a")] * 4)
     counted = [(1, 20), (1, 40), (2, 30), (2, 50)]  # pass, cached of 100 prompt tokens
     turns = tuple(
-        dataclasses.replace(t, pass_number=p, result=dataclasses.replace(t.result, cached_tokens=c))
+        replace(t, pass_number=p, result=replace(t.result, cached_tokens=c))
         for t, (p, c) in zip(step.turns, counted, strict=True)
     )
-    shares = cache_shares(dataclasses.replace(step, turns=turns))
+    shares = cache_shares(replace(step, turns=turns))
     assert (shares.share, shares.first_pass, shares.repeats) == (0.35, 0.30, 0.40)
     assert cache_cell(shares) == "35% (pass 1 30%, repeats 40%)"
-    unmarked = dataclasses.replace(
-        step, turns=tuple(dataclasses.replace(t, pass_number=0) for t in turns)
-    )
+    unmarked = replace(step, turns=tuple(replace(t, pass_number=0) for t in turns))
     assert cache_cell(cache_shares(unmarked)) == "35%"
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from tests.support.corpus import embedded_work_dir, tiny_corpus
 from vibey_gh.config import MIN_WINDOW

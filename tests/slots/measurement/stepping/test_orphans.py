@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 
+from vibey_gh.interfaces.schema import checked
 from vibey_gh.slots.measurement.stepping.orphans import (
     RunnerRecord,
     _orphaned_embedded_runner,
@@ -73,7 +74,7 @@ def test_the_pid_file_is_read_by_its_one_reader_and_a_foreign_one_is_forgotten(
     assert mine is not None and mine.pid == os.getpid()
     assert mine.cmdline == tuple(psutil.Process().cmdline())
     assert mine.is_running_as(psutil.Process())
-    assert RunnerRecord.from_json(json.loads(record.read_text())) == mine
+    assert checked(json.loads(record.read_text()), RunnerRecord) == mine
     # a file of another shape names nobody: no stop, and it is removed
     for foreign in ({"pid": "12"}, {"pid": os.getpid(), "cmdline": "python"}, [1], "x"):
         record.write_text(json.dumps(foreign))

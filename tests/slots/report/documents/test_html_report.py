@@ -6,12 +6,12 @@ from __future__ import annotations
 import base64
 import shutil
 import subprocess
-from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from msgspec.structs import replace
 
 from tests.support.evidence import RECORDED
 from tests.support.rendering import html_of, write_html_of

@@ -279,7 +279,7 @@ def test_a_long_subtitle_is_wrapped_inside_the_figure_never_cut() -> None:
 def test_only_points_whose_own_bound_broke_are_crossed() -> None:
     """A step that broke the memory bound: crossed on the throughput plot (it does not
     count), not on the fidelity plot, whose structural agreement it kept."""
-    from dataclasses import replace as replaced
+    from msgspec.structs import replace as replaced
 
     evidence = _gained_evidence()
     judged = judge_sweep(evidence.steps, Bounds(min_gain=0.10, confidence=0.9))
@@ -300,7 +300,7 @@ def test_only_points_whose_own_bound_broke_are_crossed() -> None:
 
 
 def test_tg_per_stream_is_drawn_beside_the_output_only_where_the_runner_timed_it() -> None:
-    import dataclasses
+    import msgspec
 
     from vibey_gh.interfaces.turns import RunnerTimings
     from vibey_gh.slots.report.plotting.plots import throughput_figure
@@ -311,7 +311,7 @@ def test_tg_per_stream_is_drawn_beside_the_output_only_where_the_runner_timed_it
         return [str(ln.get_label()) for ln in tokens_ax.get_lines() if "tg" in str(ln.get_label())]
 
     timed = [
-        dataclasses.replace(a, runner_timings=RunnerTimings(100, 0.5, 10, 0.5 + i / 100))
+        msgspec.structs.replace(a, runner_timings=RunnerTimings(100, 0.5, 10, 0.5 + i / 100))
         for i, a in enumerate(same_answers())
     ]
     assert tg_label([make_step(0, 1, timed), make_step(1, 1, timed), make_step(2, 2, timed)]) == [

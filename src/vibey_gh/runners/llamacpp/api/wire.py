@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ....interfaces.values import frozen_value
+import msgspec
+
 from ...http.wire import (
     JsonObject,
     as_object,
@@ -21,8 +22,7 @@ from ...http.wire import (
 )
 
 
-@frozen_value
-class Props:
+class Props(msgspec.Struct, frozen=True):
     """What /props says of a llama.cpp server: its build (`build_info`, e.g. "b4747-2d219b38"),
     the slots it serves (`total_slots`), each slot's context
     (`default_generation_settings.n_ctx`) and its model file (`model_path`); None where it does

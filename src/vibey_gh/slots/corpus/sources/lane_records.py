@@ -26,9 +26,10 @@ runs: `check_input_size` refuses a set past the cap before a byte is read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from ....errors import BadInput
 from ....guarded import InputProblem, loads_json, read_regular_text

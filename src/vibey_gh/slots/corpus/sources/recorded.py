@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
+
 from ....errors import BadInput
 from ....interfaces.prompt_count import PromptCounter
-from ....interfaces.values import frozen_value
 from ..turns import PoolRun
 from .sessions import runs_from_sessions
 from .traces import runs_from_traces
 
 
-@frozen_value
-class RecordedRuns:
+class RecordedRuns(msgspec.Struct, frozen=True):
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec.structs import replace
+
 from ....errors import BadInput, MalformedJson
 from ....interfaces.prompt_count import PromptCounter
-from ....interfaces.values import frozen_value
 from ..turns import PoolRun
 from .claude_session import CLAUDE_TYPES, read_claude_record
 from .codex_rollout import CODEX_TYPES, read_codex_record
@@ -40,8 +41,7 @@ from .unseen_prefix import with_unseen_prefix
 SESSION_SUFFIXES = (".jsonl",)
 
 
-@frozen_value
-class ImportedSessions:
+class ImportedSessions(msgspec.Struct, frozen=True):
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]

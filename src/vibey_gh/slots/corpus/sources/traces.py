@@ -40,14 +40,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ....errors import BadInput, MalformedJson
 from ....guarded import InputProblem, loads_json, read_regular_bytes
 from ....interfaces import json_fields
-from ....interfaces.values import frozen_value
 from ..turns import PoolRun, Turn, answer_room, depth_estimate
 from .block_text import UNIT, block_text
 from .session_builder import safe_name
@@ -58,8 +60,7 @@ TRACE_SIZE_LIMIT = 256 << 20
 _FIT_ATTEMPTS = 6
 
 
-@frozen_value
-class TraceRequest:
+class TraceRequest(msgspec.Struct, frozen=True):
     index: int
     tokens_in: int
     tokens_out: int
@@ -75,8 +76,7 @@ class TraceThread:
     requests: list[TraceRequest] = field(default_factory=list)
 
 
-@frozen_value
-class ImportedRuns:
+class ImportedRuns(msgspec.Struct, frozen=True):
     runs: list[PoolRun]
     sources: list[dict[str, object]]
     notes: list[str]

@@ -25,8 +25,9 @@ replayed as it is, and its source says so.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ....files import canonical_json
 from ....interfaces.prompt_count import PromptCounter

@@ -31,10 +31,11 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+import msgspec
+
 from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.token_gaps import Gaps, merged, upper_edge
-from ....interfaces.values import frozen_value
 from .gap_sample import quantile_ranks_of
 
 P95 = 0.95
@@ -101,8 +102,7 @@ def _counted(values: Sequence[float]) -> Counted:
     return [(v, 1) for v in values]
 
 
-@frozen_value
-class Resampled:
+class Resampled(msgspec.Struct, frozen=True):
     """A p95 resampled by turn: the point, `turns` distinct turns holding `count` values, and
     the sorted p95s of the bootstrap replicates (empty: too few turns to resample)."""
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import msgspec
+
 from ....errors import MalformedJson
 from ....interfaces import json_fields
 from ....interfaces.token_gaps import Gaps, checked_gaps, merged, upper_edge
-from ....interfaces.values import frozen_value
 from ..statistics.stats import normal_quantile, quantile_ranks
 
 P95 = 0.95
@@ -35,8 +36,7 @@ def quantile_ranks_of(count: int, share: float, confidence: float) -> tuple[int 
     return (low if low >= 1 else None), (high if high <= count else None)
 
 
-@frozen_value
-class GapSample:
+class GapSample(msgspec.Struct, frozen=True):
     """Pooled gaps: (bucket, count) pairs, how many, and their exact sum in seconds."""
 
     gaps: Gaps

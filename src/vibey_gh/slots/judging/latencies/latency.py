@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
+import msgspec
+
 from ....interfaces.turns import TurnResult
-from ....interfaces.values import frozen_value
 from .by_turn import Resampled, grouped_gaps_p95, grouped_p95, paired_p95_ratio
 from .gap_sample import GapSample
 from .latency_figures import (
@@ -37,8 +38,7 @@ from .latency_figures import (
 ById = Mapping[str, tuple[float, ...]]
 
 
-@frozen_value
-class PairedBase:
+class PairedBase(msgspec.Struct, frozen=True):
     """One slot's latencies by turn id, and by run for whole runs (both one-slot runs
     pooled): what a step's judged latency is paired with for `latency_factor`."""
 

@@ -17,8 +17,9 @@ run's (first send to last answer, its tools included), for a corpus of segments 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
+
+from msgspec.structs import replace
 
 from ..statistics.sequential import look_confidence
 from .by_turn import Resampled

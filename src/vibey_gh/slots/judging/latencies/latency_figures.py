@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
+from msgspec.structs import replace
 
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from ....interfaces.values import frozen_value
 from ..statistics.stats import quantile_ranks
 from .by_turn import Resampled
 from .gap_sample import GapSample
@@ -43,8 +44,7 @@ def nearest_rank(count: int, share: float) -> int:
     return max(1, math.ceil(share * count))
 
 
-@frozen_value
-class QuantileSample:
+class QuantileSample(msgspec.Struct, frozen=True):
     """What a sample's upper quantiles and their intervals need: its size and its sorted
     values from rank `tail_from` (1-based) up."""
 
@@ -93,8 +93,7 @@ class QuantileSample:
         return cls(count, start, values)
 
 
-@frozen_value
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     """Mean, p50, p90, p95 and p99 of one latency (nearest rank), in seconds."""
 
     mean_s: float
@@ -137,8 +136,7 @@ class Summary:
     KEYS = ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s")
 
 
-@frozen_value
-class LatencyFigures:
+class LatencyFigures(msgspec.Struct, frozen=True):
     """A step's latency figures.
 
     turns: served turns counted; timed: of them, streamed with token timing.

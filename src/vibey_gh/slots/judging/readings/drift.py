@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any
+
+import msgspec
+from msgspec import field
 
 from ....interfaces.bounds import Bounds
 from ....interfaces.durations import format_duration
 from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
-from ....interfaces.values import frozen_value
+from ....interfaces.schema import as_json
 from ..metrics import batch_standard_error, batch_throughputs
 from ..statistics.stats import Estimate, ratio_interval, t_quantile
 from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
@@ -50,8 +52,7 @@ MEMORY_SPAN_S = 300.0
 LEVELLED_SHARE = 0.02
 
 
-@frozen_value
-class SoakSpan:
+class SoakSpan(msgspec.Struct, frozen=True):
     """One continuous stretch of replay: from `start` (the workers all started) to `end`, in
     the span's own monotonic seconds, and when each decided unit (turn or run) ended."""
 
@@ -59,12 +60,8 @@ class SoakSpan:
     end: float
     ends: tuple[float, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "ends": list(self.ends)}
 
-
-@frozen_value
-class SoakWindow:
+class SoakWindow(msgspec.Struct, frozen=True):
     """A window's throughput (units per hour) with its standard error, and where it sits in
     the soak's measured time (seconds since the soak began measuring)."""
 
@@ -79,31 +76,16 @@ class SoakWindow:
     def estimate(self) -> Estimate:
         return Estimate(self.throughput, self.se, self.batches)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "at_s": self.at_s,
-            "length_s": self.length_s,
-            "units": self.units,
-            "throughput": self.throughput,
-            "se": self.se,
-            "batches": self.batches,
-        }
 
-
-@frozen_value
-class Trend:
+class Trend(msgspec.Struct, frozen=True):
     """A least-squares slope with its interval at the bounds' confidence (None: too few)."""
 
     slope: float
     low: float | None
     high: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"slope": self.slope, "low": self.low, "high": self.high}
 
-
-@frozen_value
-class SoakJudgement:
+class SoakJudgement(msgspec.Struct, frozen=True):
     verdict: str
     reasons: tuple[str, ...]
     windows: tuple[SoakWindow, ...]
@@ -125,17 +107,15 @@ class SoakJudgement:
             "verdict": self.verdict,
             "holds": self.holds,
             "reasons": list(self.reasons),
-            "windows": [w.to_json() for w in self.windows],
+            "windows": [as_json(w) for w in self.windows],
             "last_over_first": None
             if ratio is None
             else {"value": ratio[0], "low": ratio[1], "high": ratio[2]},
-            "trend_per_hour": None
-            if self.trend_per_hour is None
-            else self.trend_per_hour.to_json(),
-            "rss_per_hour": None if self.rss_per_hour is None else self.rss_per_hour.to_json(),
+            "trend_per_hour": None if self.trend_per_hour is None else as_json(self.trend_per_hour),
+            "rss_per_hour": None if self.rss_per_hour is None else as_json(self.rss_per_hour),
             "throttles": list(self.throttles),
             "throttle_cost": self.throttle_cost,
-            "breaks": [b.to_json() for b in self.breaks],
+            "breaks": [as_json(b) for b in self.breaks],
             "unjudged": list(self.unjudged),
         }
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
+
+import msgspec
 
 from ....interfaces.bounds import Bounds
 from ....interfaces.readings import ReadingSample
-from ....interfaces.values import frozen_value
 
 MB = 1_000_000
 
@@ -34,14 +35,10 @@ class ReadingBound(Protocol):
         ...
 
 
-@frozen_value
-class BoundBreak:
+class BoundBreak(msgspec.Struct, frozen=True):
     at_s: float
     bound: str
     text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"at_s": self.at_s, "bound": self.bound, "text": self.text}
 
 
 def matching(sample: ReadingSample, pattern: str) -> list[str]:
@@ -63,8 +60,7 @@ def read_any(sample: ReadingSample, needs: Sequence[str]) -> list[tuple[str, flo
     return out
 
 
-@frozen_value
-class WiredCeiling:
+class WiredCeiling(msgspec.Struct, frozen=True):
     """Wired memory (production's part left out where it is known) under `wired_ceiling` of
     the memory budget: the step bound of design §5, held at every tick of a soak."""
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ....interfaces.values import frozen_value
+import msgspec
+
 from .stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
 
 
-@frozen_value
-class Rate:
+class Rate(msgspec.Struct, frozen=True):
     """One step's deciding throughput, as the knee rule reads it.
 
     index: the step's place in the sweep (measurement order); slots: its N.
@@ -104,8 +104,7 @@ def climbs(
     return ratio is not None and ratio[0] >= 1.0 + min_gain
 
 
-@frozen_value
-class PastKnee:
+class PastKnee(msgspec.Struct, frozen=True):
     """A step above the knee and what it adds: `adds` is its throughput over the best measured
     before it, minus 1; `below_min_gain`: its whole interval is below `min_gain` over that."""
 
@@ -115,8 +114,7 @@ class PastKnee:
     below_min_gain: bool
 
 
-@frozen_value
-class Knee:
+class Knee(msgspec.Struct, frozen=True):
     """The rule's answer: `chosen` (the knee), the qualifying steps that `climbed`, and the
     steps inside every bound `past` the knee (more slots than it)."""
 

@@ -44,14 +44,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 
-from ....interfaces.values import frozen_value
+import msgspec
+from msgspec import field
+
 from .stats import normal_quantile, t_quantile
 
 
-@frozen_value
-class ClusterWork:
+class ClusterWork(msgspec.Struct, frozen=True):
     """One cluster's share of a step: reference-seconds of work credited, worker-seconds
     spent (service and the wait after it), inside the measurement window."""
 
@@ -59,8 +59,7 @@ class ClusterWork:
     time: float
 
 
-@frozen_value
-class StepWork:
+class StepWork(msgspec.Struct, frozen=True):
     """A step as the estimator reads it: its slot count and its clusters' work; where known,
     its window's equal `blocks` of wall time (each block's credited work and worker time, in
     order), each turn id's credited work with the relative variance of its reference cost
@@ -81,8 +80,7 @@ class StepWork:
         return self.slots * work / spent if spent > 0 else None
 
 
-@frozen_value
-class Ratio:
+class Ratio(msgspec.Struct, frozen=True):
     """A ratio of capacities with its noise: `value`, the standard error of its logarithm
     (`log_se`, None when it cannot be told) and how many clusters the top steps served (the
     interval's degrees of freedom rest on them; fewer than five is too few)."""
@@ -217,8 +215,7 @@ def _blocked_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio
     return Ratio(high / low, math.sqrt(total), min(served, math.floor(freedom) + 1))
 
 
-@frozen_value
-class Between:
+class Between(msgspec.Struct, frozen=True):
     """How far one run's capacity strays from run to run beyond its own noise, as the
     variance of its log (`variance`) with `freedom` degrees of freedom, read from repeated
     one-slot runs; and how many runs the one-slot bar pools (`pooled`)."""
@@ -273,8 +270,7 @@ def across_runs(ratio: Ratio, between: Between) -> Ratio:
     return Ratio(ratio.value, math.sqrt(ratio.log_se**2 + added), ratio.clusters)
 
 
-@frozen_value
-class CostFit:
+class CostFit(msgspec.Struct, frozen=True):
     """A turn's one-slot cost as base + per uncached prompt token + per output token, fitted
     by least squares on the one-slot turns; `r_squared`: the share of their cost's variance
     it explains; `samples`: how many turns it was fitted on."""

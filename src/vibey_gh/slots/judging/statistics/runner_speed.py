@@ -16,9 +16,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from ....interfaces.values import frozen_value
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count
 from .stats import standard_error
@@ -32,8 +33,7 @@ NO_TURN_SERVED = "no turn served"
 NOTHING_TIMED = "no turn with tokens and time to divide"
 
 
-@frozen_value
-class TokenRate:
+class TokenRate(msgspec.Struct, frozen=True):
     """mean / sd: tokens/s over `turns` turns (sd None below two); `why_none` when mean is
     None."""
 
@@ -53,8 +53,7 @@ class TokenRate:
         return cls(mean, _amount(data, "sd", None), _count(data, "turns", 0), why)
 
 
-@frozen_value
-class RunnerSpeed:
+class RunnerSpeed(msgspec.Struct, frozen=True):
     """prompt: llama-bench's pp; generation: its tg."""
 
     prompt: TokenRate

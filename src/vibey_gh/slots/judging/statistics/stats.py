@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ....interfaces.values import frozen_value
+import msgspec
 
 
 def standard_error(samples: Sequence[float]) -> float | None:
@@ -62,8 +62,7 @@ def t_quantile(probability: float, dof: int) -> float:
 MIN_BATCHES = 5
 
 
-@frozen_value
-class Estimate:
+class Estimate(msgspec.Struct, frozen=True):
     """A throughput and what is known of its noise.
 
     value: the point; se: its standard error from `batches` batch means (None: known only as a

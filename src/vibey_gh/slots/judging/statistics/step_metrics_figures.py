@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+from msgspec.structs import asdict
+
 from ....errors import MalformedJson
 from ....interfaces import json_fields
-from ....interfaces.values import frozen_value
 from .figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
 from .figure_fields import amount as _amount
 from .figure_fields import count as _count
@@ -20,8 +22,7 @@ from .figure_fields import share as _share
 from .stats import MIN_BATCHES, Estimate, t_quantile
 
 
-@frozen_value
-class StepMetrics:
+class StepMetrics(msgspec.Struct, frozen=True):
     """The numbers of the step table. None where the data to compute one is missing.
 
     duration_s / turns_per_hour: over the measurement window of a steady-state step (the whole
@@ -125,7 +126,7 @@ class StepMetrics:
         )
 
     def to_json(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
+        data = asdict(self)
         data["over_earlier"] = [[index, se] for index, se in self.over_earlier]
         return data
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ....interfaces.values import frozen_value
+import msgspec
+
 from ..records import StepRecord, TurnRecord
 
 # why a step has no share: no turn kept the runner's count of cached prompt tokens
@@ -38,8 +39,7 @@ def cached_prompt_share(step: StepRecord) -> float | None:
     return _share(step.turns)
 
 
-@frozen_value
-class CacheShares:
+class CacheShares(msgspec.Struct, frozen=True):
     """A step's cached share of prompt tokens: in all, in its first pass over the corpus and
     in the passes after it (None where no turn reports it, or there was no such pass; passes
     are told apart only in evidence that marks them). why: the reason `share` is None."""

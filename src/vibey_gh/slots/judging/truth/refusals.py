@@ -9,24 +9,17 @@ says; None where it does not).
 
 from __future__ import annotations
 
+import msgspec
+
 from ....interfaces.turns import REFUSED_OVER_WINDOW
-from ....interfaces.values import frozen_value
 from ..records import StepRecord
 from .fidelity import first_answers
 
 
-@frozen_value
-class Refusals:
+class Refusals(msgspec.Struct, frozen=True):
     served: int
     refused: int
     shortest_refused_tokens: int | None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "served": self.served,
-            "refused": self.refused,
-            "shortest_refused_tokens": self.shortest_refused_tokens,
-        }
 
 
 def refusals_of(step: StepRecord) -> Refusals:

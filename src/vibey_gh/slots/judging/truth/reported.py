@@ -10,7 +10,8 @@ runner reports other slots or another window than asked breaks a bound (`judge`)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import fields, replace
+
+from msgspec.structs import fields, replace
 
 from ..records import LogEventRecord, RunnerReported
 

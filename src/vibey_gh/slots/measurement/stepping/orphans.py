@@ -3,49 +3,30 @@ stop: its pid file names it, and it still holds the calibration port a rerun nee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import psutil
 
 from ....errors import MalformedJson
 from ....files import atomic_write_json
 from ....guarded import MIB, InputProblem, loads_json, read_regular_text
-from ....interfaces import json_fields
+from ....interfaces.schema import as_json, checked
 from ....platforms.process.processes import stop_tree
 from ....runners.registry import package_runner_modules
 
 PID_FILE = "calibration-runner.json"
 
 
-@dataclass(frozen=True)
-class RunnerRecord:
+class RunnerRecord(msgspec.Struct, frozen=True):
     """The pid file: which process a calibration started, told apart from a later process
     given the same pid by its start time and the command line it was launched with (None where
     a file lacks them)."""
 
     pid: int
-    create_time: float | None
-    cmdline: tuple[str, ...] | None
-
-    def to_json(self) -> dict[str, object]:
-        return {"pid": self.pid, "create_time": self.create_time, "cmdline": self.cmdline}
-
-    @classmethod
-    def from_json(cls, data: object) -> RunnerRecord:
-        """The one reader of the pid file; MalformedJson naming the bad field."""
-        with json_fields.within("calibration runner"):
-            # absent: a file from before the check, which then never matches a process
-            cmdline = (
-                json_fields.strings(data, "cmdline")
-                if json_fields.present(data, "cmdline")
-                else None
-            )
-            return cls(
-                pid=json_fields.integer(data, "pid"),
-                create_time=json_fields.number(data, "create_time", None),
-                cmdline=None if cmdline is None else tuple(cmdline),
-            )
+    create_time: float | None = None
+    # absent: a file from before the check, which then never matches a process
+    cmdline: tuple[str, ...] | None = None
 
     def is_running_as(self, process: psutil.Process) -> bool:
         """Whether `process` is the very one recorded (pids are reused)."""
@@ -75,7 +56,7 @@ def shows_launch(shown: tuple[str, ...], launched: tuple[str, ...]) -> bool:
 def read_runner_record(path: Path) -> RunnerRecord | None:
     """The recorded runner, or None: no file, or one that is not a pid file of ours."""
     try:
-        return RunnerRecord.from_json(loads_json(read_regular_text(path, limit=MIB)))
+        return checked(loads_json(read_regular_text(path, limit=MIB)), RunnerRecord)
     except (OSError, InputProblem, MalformedJson):  # never blocks on a FIFO (guarded)
         return None
 
@@ -91,7 +72,7 @@ def remember_runner(path: Path, pid: int | None, argv: tuple[str, ...] | None) -
         record = RunnerRecord(pid, psutil.Process(pid).create_time(), tuple(argv))
     except psutil.Error:
         return
-    atomic_write_json(path, record.to_json())
+    atomic_write_json(path, as_json(record))
 
 
 def forget_runner(path: Path) -> None:

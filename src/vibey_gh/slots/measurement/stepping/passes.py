@@ -25,7 +25,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from ....interfaces.values import frozen_value
+import msgspec
+
 from ....runners.contract import Messages
 from ...corpus.turns import Segment
 
@@ -39,8 +40,7 @@ def _first_text(messages: Messages) -> str | None:
     return content if isinstance(content, str) else None
 
 
-@frozen_value
-class Marks:
+class Marks(msgspec.Struct, frozen=True):
     """Where the line goes in a first message of text: `shared` characters in (at a line's
     start), the part every conversation of the corpus opens with."""
 

@@ -12,8 +12,10 @@ Raw samples stay in samples.jsonl and the timeline; the charged ones feed the bo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from ....errors import Refused
 from ....interfaces.samples import GpuMemory, MemorySample

@@ -24,7 +24,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from ....interfaces.slots_interface import ChatSettings
 from ....runners.contract import RunningRunner

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 import psutil
+from msgspec.structs import asdict
 
 from ....clock import Clock
 from ....files import append_line_durably

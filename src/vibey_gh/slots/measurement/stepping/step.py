@@ -13,9 +13,11 @@ import json
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
+
+import msgspec
+from msgspec.structs import replace
 
 from ....clock import Clock
 from ....files import append_line_durably, ensure_private_dir
@@ -28,7 +30,6 @@ from ....interfaces.slots_interface import (
     TurnResult,
 )
 from ....interfaces.think import ThinkPolicy
-from ....interfaces.values import frozen_value
 from ....runners.contract import ProductionWatch, Runner, RunningRunner
 from ...corpus.corpus import Corpus
 from ...judging.baseline import Baseline, early_verdict
@@ -82,8 +83,7 @@ class LogSource(Protocol):
     def __call__(self, log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]: ...
 
 
-@frozen_value
-class StepContext:
+class StepContext(msgspec.Struct, frozen=True):
     runner: Runner
     runner_kind: str
     model: str

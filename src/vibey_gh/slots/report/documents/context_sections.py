@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+import msgspec
+
+from ....interfaces.schema import meanings
 from ....interfaces.think import ThinkPolicy
 from ...evidence.store import Evidence
 from ...judging.bounds import Bounds
@@ -119,43 +122,19 @@ def corpus_section(evidence: Evidence) -> list[str]:
     return lines
 
 
-BOUND_MEANINGS = {
-    "wired_ceiling": "peak wired memory ≤ this share of physical memory (or the cgroup limit)",
-    "swap_factor": "swap-out ≤ this × the one-slot rate …",
-    "swap_floor_mb_per_min": "… but never judged below this rate (MB/min)",
-    "fidelity_tolerance": "structural agreement ≥ one slot's self-agreement minus this",
-    "min_gain": "a step qualifies only if its gain interval's low end beats the better one-slot "
-    "run by this share",
-    "patience": "the sweep stops after this many steps whose interval is below that gain",
-    "confidence": "how sure each throughput and gain interval is",
-    "ttft_p95_seconds": "p95 time to first token ≤ this (s), shown by its interval; off when unset",
-    "tpot_p95_seconds": (
-        "p95 time per output token (a turn's mean gap) ≤ this (s), shown by its interval; "
-        "off when unset"
-    ),
-    "itl_p95_seconds": (
-        "p95 inter-token latency (every gap between tokens) ≤ this (s), shown by its "
-        "interval; off when unset"
-    ),
-    "latency_factor": (
-        "p95 run latency (whole runs; turn latency for segments) ≤ this × one slot's on "
-        "the same turns; off when unset"
-    ),
-}
-
-
 def _bound_value(value: object) -> str:
     return "off" if value is None else f"{value:g}"
 
 
 def bounds_section(evidence: Evidence, bounds: Bounds) -> list[str]:
-    used = bounds.to_json()
+    used: dict[str, object] = msgspec.to_builtins(bounds)
     recorded = evidence.document.bounds
+    meaning = meanings(type(bounds))
     rows = []
     for name, value in used.items():
         then = recorded.get(name, "—")
         shown_then = then if then == "—" else _bound_value(then)
-        rows.append([name, _bound_value(value), shown_then, BOUND_MEANINGS[name]])
+        rows.append([name, _bound_value(value), shown_then, meaning[name]])
     return [
         "## Bounds",
         "",

@@ -11,8 +11,9 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 
+import msgspec
+
 from ....interfaces.slots_interface import TurnResult
-from ....interfaces.values import frozen_value
 from ...evidence.store import Evidence
 from ...judging.baseline import reference_of
 from ...judging.judge import SweepJudgement
@@ -22,8 +23,7 @@ from ...judging.truth.fidelity import first_divergence, served_by_turn
 from ..tables.step_table import step_rows
 
 
-@frozen_value
-class DepthFacts:
+class DepthFacts(msgspec.Struct, frozen=True):
     """The replayed prompts' depth as the runner counted it (served turns of one run).
 
     ratio: measured tokens ÷ the characters ÷ 3 estimate over the turns that have both, or
@@ -41,8 +41,7 @@ class DepthFacts:
     ratio_reason: str | None
 
 
-@frozen_value
-class NoiseFacts:
+class NoiseFacts(msgspec.Struct, frozen=True):
     """Throughput of the one-slot runs and their relative spread (None with a reason)."""
 
     one_slot_turns_per_hour: tuple[float, ...]
@@ -50,8 +49,7 @@ class NoiseFacts:
     reason: str | None
 
 
-@frozen_value
-class DivergenceFacts:
+class DivergenceFacts(msgspec.Struct, frozen=True):
     """Where one step's changed answers first differ from the first one-slot run's."""
 
     name: str

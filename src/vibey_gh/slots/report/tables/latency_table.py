@@ -4,8 +4,9 @@ configured latency bound, and what the ideal N costs in latency against one slot
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ....interfaces.values import frozen_value
+import msgspec
+
 from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
 from ...judging.statistics.runner_speed import RunnerSpeed
@@ -23,8 +24,7 @@ from .prompt_cache import cache_brief, cache_cell
 from .speed_cells import GENERATION, PROMPT, speed_brief, speed_cell, speed_values
 
 
-@frozen_value
-class StepView:
+class StepView(msgspec.Struct, frozen=True):
     """One step as the table sees it: its record, its verdict, its row name, and whether it
     is the ideal N the judgement chose; speed: its pp and tg (None in figures made before)."""
 
@@ -44,8 +44,7 @@ class StepView:
         return self.verdict.metrics.on_runs
 
 
-@frozen_value
-class StepColumn:
+class StepColumn(msgspec.Struct, frozen=True):
     """header: the Markdown report's. short: the terminal's. full / brief: the cell in each.
     values: the cell's numbers by key (JSON, CSV). priority: a narrow terminal drops the
     highest first. numeric: right-aligned."""
