@@ -48,7 +48,7 @@ MIN_TURNS = 4
 Counted = Sequence[tuple[float, int]]
 
 
-def _weighted_p95(
+def weighted_p95(
     ordered: Sequence[tuple[float, int, int]], sizes: Sequence[int], weights: Sequence[int]
 ) -> float:
     """The nearest-rank p95 of values (sorted high to low, each with its turn's index and how
@@ -79,7 +79,7 @@ def _splitmix64(state: int) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=32)
-def _draws(turns: int) -> tuple[tuple[int, ...], ...]:
+def turn_draws(turns: int) -> tuple[tuple[int, ...], ...]:
     """How often each of `turns` turns is drawn in each replicate: the same for every
     resampling of that many turns (the seed is fixed), so made once."""
     state = SEED
@@ -158,7 +158,7 @@ def _replicates(statistic: _Statistic, turns: int) -> tuple[float, ...]:
     if turns < MIN_TURNS:
         return ()
     # six figures are more than a p95's interval can tell, and keep the figures small
-    return tuple(sorted(float(f"{statistic(weights):.6g}") for weights in _draws(turns)))
+    return tuple(sorted(float(f"{statistic(weights):.6g}") for weights in turn_draws(turns)))
 
 
 class _Statistic:
@@ -171,10 +171,10 @@ class _Statistic:
         self.base_sizes = [sum(n for _, n in values) for values in base or ()]
 
     def __call__(self, weights: Sequence[int]) -> float:
-        value = _weighted_p95(self.here, self.here_sizes, weights)
+        value = weighted_p95(self.here, self.here_sizes, weights)
         if self.base is None:
             return value
-        under = _weighted_p95(self.base, self.base_sizes, weights)
+        under = weighted_p95(self.base, self.base_sizes, weights)
         return value / under if under > 0 else math.inf
 
 
