@@ -7,12 +7,14 @@ cluster bootstrap resamples turn ids with replacement (each drawn id brings all 
 requests), recomputes the p95 on what was drawn, and the interval is the spread of those
 p95s. The seed is fixed, so the same evidence always gives the same interval.
 
-`latency_factor` is paired the same way: the p95 of a step's latencies over the p95 of the
-same turns' latencies at one slot (the one-slot runs pooled), the same ids drawn on both
-sides of every replicate. Which turns happen to be drawn — long prompts or short — then moves
-both p95s together and cancels out of the ratio; what is left is how much slower the same
-work got. (A p95 of each request's own ratio would not do: a turn's latency varies from one
-request to the next at one slot too, so one slot would be "slower" than itself at its p95.)
+`latency_factor` was paired the same way (`paired_p95_ratio`: what figures stored before
+per-turn ratios, `per_turn`, hold as `factor_by_turn`, and are judged on): the p95 of a
+step's latencies over the p95 of the same turns' latencies at one slot (the one-slot runs
+pooled), the same ids drawn on both sides of every replicate. Which turns happen to be
+drawn — long prompts or short — then moves both p95s together and cancels out of the ratio;
+what is left is how much slower the same work got. (A p95 of each request's own ratio would
+not do: a turn's latency varies from one request to the next at one slot too, so one slot
+would be "slower" than itself at its p95.)
 
 Inter-token latency is resampled the same way (`grouped_gaps_p95`): a turn's gaps come as
 (bucket, count) pairs, and a drawn turn brings all of them, in every request it was sent in,
