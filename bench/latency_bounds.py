@@ -151,13 +151,14 @@ def decisive(seed: int, args: argparse.Namespace, corpus: Corpus) -> tuple[int, 
     met = p95 is None or p95 <= args.ttft_limit
     by_index = {step.index: step for step in steps}
     for verdict in judgement.verdicts:
-        paired = verdict.latency.factor_by_turn if verdict.latency else None
+        paired = verdict.latency.factor_per_turn if verdict.latency else None
         if verdict.slots > 1 and paired is not None:
             look = (verdict.metrics.look, verdict.metrics.looks)
             low, high = paired.interval(look_confidence(bounds.confidence, *look))
             print(
-                f"    N={verdict.slots}: p95 turn latency {paired.point:.2f}× one slot's on the "
-                f"same turns ({low or 0:.2f}–{high or 0:.2f}× at look {look[0]} of {look[1]}), "
+                f"    N={verdict.slots}: p95 over turns of each turn's latency over its own at "
+                f"one slot {paired.point:.2f}× ({low or 0:.2f}–{high or 0:.2f}× at look "
+                f"{look[0]} of {look[1]}), "
                 f"{verdict.label}\n      {slowdowns(steps, by_index[verdict.index])}",
                 flush=True,
             )

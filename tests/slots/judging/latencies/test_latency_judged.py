@@ -44,7 +44,7 @@ def test_the_latency_factor_judges_run_latency_when_the_corpus_holds_whole_runs(
     assert two.inside_bounds and two.qualifies, two.broken
     strict = judge_sweep(whole_runs("runs"), Bounds(latency_factor=1.4)).verdict_for(2)
     assert strict is not None and not strict.inside_bounds
-    assert strict.broken[0].startswith("latency_factor: p95 run latency 6 s = 1.50×")
+    assert strict.broken[0].startswith("latency_factor: p95 run latency 6 s, each run 1.50×")
 
 
 def test_the_latency_factor_judges_turn_latency_for_a_corpus_of_segments() -> None:
@@ -52,7 +52,7 @@ def test_the_latency_factor_judges_turn_latency_for_a_corpus_of_segments() -> No
     assert two is not None and two.latency is not None and not two.latency.whole_runs
     assert two.latency.run is None
     assert not two.inside_bounds
-    assert two.broken[0].startswith("latency_factor: p95 turn latency 2 s = 2.00×")
+    assert two.broken[0].startswith("latency_factor: p95 turn latency 2 s, each turn 2.00×")
 
 
 def test_run_latency_survives_the_figures_round_trip_and_old_figures_read_as_turns() -> None:
@@ -161,8 +161,8 @@ def test_a_step_is_paired_with_the_one_slot_runs_before_it_not_the_closing_one()
     steps.append(timed(closing, 0.4, 0.04, spread=0.001))
     before = sweep_figures(steps[:3]).steps[2].latency
     after = sweep_figures(steps).steps[2].latency
-    assert before is not None and after is not None and before.factor_by_turn is not None
-    assert after.factor_by_turn == before.factor_by_turn
+    assert before is not None and after is not None and before.factor_per_turn is not None
+    assert after.factor_per_turn == before.factor_per_turn
     pooled = judge_sweep(steps, Bounds(latency_factor=1.5)).verdict_for(2)
     alone = judge_sweep(steps[:3], Bounds(latency_factor=1.5)).verdict_for(2)
     assert pooled is not None and alone is not None and pooled.broken == alone.broken

@@ -7,12 +7,14 @@ cluster bootstrap resamples turn ids with replacement (each drawn id brings all 
 requests), recomputes the p95 on what was drawn, and the interval is the spread of those
 p95s. The seed is fixed, so the same evidence always gives the same interval.
 
-`latency_factor` is paired the same way: the p95 of a step's latencies over the p95 of the
-same turns' latencies at one slot (the one-slot runs pooled), the same ids drawn on both
-sides of every replicate. Which turns happen to be drawn — long prompts or short — then moves
-both p95s together and cancels out of the ratio; what is left is how much slower the same
-work got. (A p95 of each request's own ratio would not do: a turn's latency varies from one
-request to the next at one slot too, so one slot would be "slower" than itself at its p95.)
+`latency_factor` was paired the same way (`paired_p95_ratio`: what figures stored before
+per-turn ratios, `per_turn`, hold as `factor_by_turn`, and are judged on): the p95 of a
+step's latencies over the p95 of the same turns' latencies at one slot (the one-slot runs
+pooled), the same ids drawn on both sides of every replicate. Which turns happen to be
+drawn — long prompts or short — then moves both p95s together and cancels out of the ratio;
+what is left is how much slower the same work got. (A p95 of each request's own ratio would
+not do: a turn's latency varies from one request to the next at one slot too, so one slot
+would be "slower" than itself at its p95.)
 
 Inter-token latency is resampled the same way (`grouped_gaps_p95`): a turn's gaps come as
 (bucket, count) pairs, and a drawn turn brings all of them, in every request it was sent in,
@@ -49,7 +51,7 @@ MIN_TURNS = 4
 Counted = Sequence[tuple[float, int]]
 
 
-def _weighted_p95(
+def weighted_p95(
     ordered: Sequence[tuple[float, int, int]], sizes: Sequence[int], weights: Sequence[int]
 ) -> float:
     """The nearest-rank p95 of values (sorted high to low, each with its turn's index and how
@@ -80,7 +82,7 @@ def _splitmix64(state: int) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=32)
-def _draws(turns: int) -> tuple[tuple[int, ...], ...]:
+def turn_draws(turns: int) -> tuple[tuple[int, ...], ...]:
     """How often each of `turns` turns is drawn in each replicate: the same for every
     resampling of that many turns (the seed is fixed), so made once."""
     state = SEED
@@ -158,7 +160,7 @@ def _replicates(statistic: _Statistic, turns: int) -> tuple[float, ...]:
     if turns < MIN_TURNS:
         return ()
     # six figures are more than a p95's interval can tell, and keep the figures small
-    return tuple(sorted(float(f"{statistic(weights):.6g}") for weights in _draws(turns)))
+    return tuple(sorted(float(f"{statistic(weights):.6g}") for weights in turn_draws(turns)))
 
 
 class _Statistic:
@@ -171,10 +173,10 @@ class _Statistic:
         self.base_sizes = [sum(n for _, n in values) for values in base or ()]
 
     def __call__(self, weights: Sequence[int]) -> float:
-        value = _weighted_p95(self.here, self.here_sizes, weights)
+        value = weighted_p95(self.here, self.here_sizes, weights)
         if self.base is None:
             return value
-        under = _weighted_p95(self.base, self.base_sizes, weights)
+        under = weighted_p95(self.base, self.base_sizes, weights)
         return value / under if under > 0 else math.inf
 
 

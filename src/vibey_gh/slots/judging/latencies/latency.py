@@ -12,8 +12,8 @@ latency of the load the step measures; all served turns for a step without a win
 corpus of whole runs, also p50 and p95 of run latency, over the completed runs that ended
 inside the window (all of them without one). Where the turns' ids are given, the p95s (ITL's
 too: a turn brings its gaps of every request) are also resampled by turn (`by_turn`), and the
-judged latency is paired with one slot's on the same turns. The figures are in
-`latency_figures`, the bounds they are judged against in `latency_bounds`.
+judged latency is paired with one slot's on the same turns, turn by turn (`per_turn`). The
+figures are in `latency_figures`, the bounds they are judged against in `latency_bounds`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 import msgspec
 
 from ....interfaces.turns import TurnResult
-from .by_turn import Resampled, grouped_gaps_p95, grouped_p95, paired_p95_ratio
+from .by_turn import Resampled, grouped_gaps_p95, grouped_p95
 from .gap_sample import GapSample
 from .latency_figures import (
     OLD_ITL_WAS_TPOT,
@@ -34,6 +34,7 @@ from .latency_figures import (
     Summary,
     nearest_rank,
 )
+from .per_turn import per_turn_ratio
 
 ById = Mapping[str, tuple[float, ...]]
 
@@ -152,9 +153,9 @@ def latency_figures(
         return figures
     factor = None
     if base is not None and run_latencies is not None and run_ids is not None:
-        factor = paired_p95_ratio(by_id(list(zip(run_ids, run_latencies, strict=True))), base.runs)
+        factor = per_turn_ratio(by_id(list(zip(run_ids, run_latencies, strict=True))), base.runs)
     elif base is not None and run_latencies is None:
-        factor = paired_p95_ratio(by_id([(i, r.latency_s) for i, r in served]), base.turns)
+        factor = per_turn_ratio(by_id([(i, r.latency_s) for i, r in served]), base.turns)
     gaps = grouped_gaps_p95(
         {key: [r.token_gaps for r in results] for key, results in _results_by_id(served).items()}
     )

@@ -149,10 +149,12 @@ def latency_findings(
 ) -> list[str]:
     """Why a step above one slot does not meet the configured latency bounds (empty: it does).
 
-    `latency_factor` is judged on the step's pairing with one slot on the same turns
-    (`LatencyFigures.factor_by_turn`, `by_turn`) where the figures hold one. Figures made
-    before have none: then on `one_slot`, the better one-slot run's judged latencies
-    (`LatencyFigures.judged`: runs for whole runs, else turns), the factor's interval being
+    `latency_factor` is judged on the p95 over turns of each turn's own ratio to one slot
+    (`LatencyFigures.factor_per_turn`, `per_turn`) where the figures hold it. Figures stored
+    before it are judged as they were: on the ratio of the step's p95 to one slot's on the
+    same turns (`factor_by_turn`, `by_turn`), and, older still, on `one_slot`, the better
+    one-slot run's judged latencies (`LatencyFigures.judged`: runs for whole runs, else
+    turns), the factor's interval being
     the step's p95 interval over the base's, each at the confidence that leaves the pair
     jointly at `bounds.confidence` (Bonferroni).
 
@@ -194,7 +196,10 @@ def _judged(
     factor = bounds.latency_factor
     if factor is not None:
         what, judged = step.judged if step else (TURN, None)
-        if step is not None and step.factor_by_turn is not None:
+        if step is not None and step.factor_per_turn is not None:
+            per_turn = step.factor_per_turn
+            bad, open_ = _per_turn_factor(what, judged, per_turn, factor, bounds, at_cap)
+        elif step is not None and step.factor_by_turn is not None:
             bad, open_ = _paired_factor(what, judged, step.factor_by_turn, factor, bounds, at_cap)
         else:
             bad, open_ = _factor_finding(what, judged, one_slot, factor, bounds, at_cap)
@@ -243,10 +248,30 @@ def _paired_factor(
     bounds: Bounds,
     at_cap: bool,
 ) -> tuple[str | None, bool]:
-    """`latency_factor` on the same turns (runs) at one slot and here, resampled by turn."""
+    """`latency_factor` on figures stored before per-turn ratios: the ratio of two p95s on
+    the same turns (runs) at one slot and here, resampled by turn; the line says so."""
     low, high = paired.interval(bounds.confidence)
     shown = (
         f"p95 {what} latency {_seconds(step.value() if step else None)} = "
-        f"{paired.point:.2f}× one slot's on the same {what}s ({_range(low, high, '×')})"
+        f"{paired.point:.2f}× one slot's on the same {what}s ({_range(low, high, '×')}; "
+        "a ratio of two p95s, as figures stored before per-turn ratios are judged)"
     )
     return _finding("latency_factor", shown, paired.point, low, high, factor, "×", at_cap)
+
+
+def _per_turn_factor(
+    what: str,
+    step: QuantileSample | None,
+    per_turn: Resampled,
+    factor: float,
+    bounds: Bounds,
+    at_cap: bool,
+) -> tuple[str | None, bool]:
+    """`latency_factor` on each turn's (run's) own ratio to one slot, at p95 over them."""
+    low, high = per_turn.interval(bounds.confidence)
+    shown = (
+        f"p95 {what} latency {_seconds(step.value() if step else None)}, each {what} "
+        f"{per_turn.point:.2f}× its own at one slot at p95 over {per_turn.turns} {what}s "
+        f"({_range(low, high, '×')})"
+    )
+    return _finding("latency_factor", shown, per_turn.point, low, high, factor, "×", at_cap)

@@ -147,7 +147,9 @@ class LatencyFigures(msgspec.Struct, frozen=True):
     ttft_s / tpot_s / itl_s: mean, p50, p90, p95 and p99 of each. missing: why TTFT, TPOT and
     ITL are absent, else None; itl_missing: why ITL alone is (turns recorded before the gaps
     were kept: the "itl" such figures stored was TPOT, and is read as TPOT). *_by_turn: the
-    p95s, and the paired factor, resampled by turn (None in figures made before).
+    p95s, and the paired factor, resampled by turn (None in figures made before);
+    factor_per_turn: the p95 of each turn's own ratio to one slot (`per_turn`), which new
+    figures hold instead of factor_by_turn (a ratio of two p95s, kept for stored figures).
     whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
     latencies (None for a corpus of segments). measured_to_cap: the step measured until
     `max_step_seconds`, so a p95 still inconclusive there stays so.
@@ -176,6 +178,7 @@ class LatencyFigures(msgspec.Struct, frozen=True):
     tpot_s: Summary | None = None
     itl_s: Summary | None = None
     itl_by_turn: Resampled | None = None
+    factor_per_turn: Resampled | None = None
 
     def resampled(
         self,
@@ -184,8 +187,10 @@ class LatencyFigures(msgspec.Struct, frozen=True):
         factor: Resampled | None,
         itl: Resampled | None = None,
     ) -> LatencyFigures:
+        """`factor`: the per-turn ratios' p95 (`per_turn`); `factor_by_turn`, the older ratio
+        of two p95s, is only read from figures stored before."""
         return replace(
-            self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_by_turn=factor, itl_by_turn=itl
+            self, ttft_by_turn=ttft, tpot_by_turn=tpot, factor_per_turn=factor, itl_by_turn=itl
         )
 
     @property
@@ -227,6 +232,7 @@ class LatencyFigures(msgspec.Struct, frozen=True):
                     ("tpot_s", self.tpot_s),
                     ("itl_s", self.itl_s),
                     ("itl_by_turn", self.itl_by_turn),
+                    ("factor_per_turn", self.factor_per_turn),
                 )
             },
         }
@@ -264,6 +270,8 @@ class LatencyFigures(msgspec.Struct, frozen=True):
             itl_s=_nested(data, "itl_s", Summary.from_json),
             # figures from before ITL was resampled by turn: judged on its gaps' ranks alone
             itl_by_turn=_resampled(data, "itl_by_turn"),
+            # figures from before per-turn ratios: their factor_by_turn is a ratio of two p95s
+            factor_per_turn=_resampled(data, "factor_per_turn"),
         )
 
 

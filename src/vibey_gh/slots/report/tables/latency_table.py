@@ -254,5 +254,6 @@ def verdict_latency_json(verdict: Verdict) -> dict[str, Any] | None:
         "ttft_by_turn",
         "tpot_by_turn",
         "factor_by_turn",
+        "factor_per_turn",
     )
     return {k: v for k, v in shown.items() if k not in samples}
