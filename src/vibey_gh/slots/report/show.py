@@ -36,6 +36,7 @@ from .tables.latency_table import (
     latency_values,
     verdict_latency_json,
 )
+from .tables.model_column import model_json
 from .tables.step_table import columns_for, step_rows, step_values
 
 # `slots show --json`: 2 gives each step's figures as numbers (`steps`) beside the display
@@ -131,6 +132,7 @@ class ShownEvidence:
             "reason": self.judgement.reason,
             "verdict_code": self.verdict_code,
             "knee": knee_json(self.judgement, self.min_gain),
+            "model": model_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,

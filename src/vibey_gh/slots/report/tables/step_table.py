@@ -18,6 +18,7 @@ from ....interfaces.values import frozen_value
 from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
 from ...judging.truth.prefix_cache import cache_shares
+from .model_column import model_cell, model_gain, table_prediction
 from .prompt_cache import cache_brief, cache_cell
 
 
@@ -31,6 +32,9 @@ class StepView:
     name: str
     ideal: bool
     label: str = ""  # the verdict as shown (`shown_label`); "" for the verdict's own
+    # the closed-system model's gain over one slot at this N, minus 1 (`model_column`)
+    model_gain: float | None = None
+    model_identified: bool = False
 
     @property
     def shown(self) -> str:
@@ -326,6 +330,14 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
         lambda v: cache_shares(v.step).to_json(),
         13,
     ),
+    StepColumn(
+        "model gain",
+        "model",
+        lambda v: model_cell(v.model_gain, v.model_identified),
+        lambda v: model_cell(v.model_gain, v.model_identified),
+        lambda v: {"model_gain": v.model_gain, "model_identified": v.model_identified},
+        14,
+    ),
     StepColumn("verdict", "verdict", _verdict_full, verdict_brief, _verdict_values, 1, False),
 )
 COLUMNS = tuple(column.header for column in STEP_COLUMNS)
@@ -357,6 +369,8 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
     one_slot_seen = 0
     ideal_marked = False
     chosen = judgement.knee.chosen.index if judgement.knee is not None else None
+    prediction = table_prediction(judgement.verdicts)
+    identified = prediction is not None and prediction.identified
     for step, verdict in zip(steps, judgement.verdicts, strict=True):
         if step.slots == 1:
             one_slot_seen += 1
@@ -368,7 +382,9 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
         else:
             ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
         ideal_marked = ideal_marked or ideal
-        views.append(StepView(step, verdict, name, ideal, shown_label(verdict, judgement)))
+        label = shown_label(verdict, judgement)
+        gain = model_gain(prediction, step.slots)
+        views.append(StepView(step, verdict, name, ideal, label, gain, identified))
     return views
 
 
