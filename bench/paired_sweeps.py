@@ -232,8 +232,13 @@ def rule_for(
     baseline = baseline_of(steps)
     compare_with, pair_with = bars(steps, slots, bounds)
     args: list[object] = [ctx, slots, compare_with, None]
-    if "pairing" in inspect.signature(SteadyStateRule.__init__).parameters:
+    parameters = inspect.signature(SteadyStateRule.__init__).parameters
+    if "pairing" in parameters:
         args += [getattr(baseline, "pairing", None), pair_with]
+    if "next_gain" in parameters:
+        from vibey_gh.slots.measurement.calibrate import next_gain_for  # type: ignore[attr-defined]
+
+        args.append(next_gain_for(steps, slots, bounds))
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 

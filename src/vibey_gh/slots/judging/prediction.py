@@ -45,3 +45,18 @@ def sweep_prediction(
             noise[verdict.slots] = max(noise.get(verdict.slots, 0.0), metrics.capacity_gain_se)
     gains = {n: math.exp(sum(v) / len(v)) for n, v in logs.items()}
     return fit_closed_system(busy, gains, min_gain, max(max_slots, *gains, 1), noise)
+
+
+def next_step_gain(verdicts: Sequence[Verdict], slots: int, min_gain: float) -> float:
+    """What the step after one of `slots` may gain over it, as the model fitted on the steps
+    before says: its curve's N + 1 over N where it has found the runner's knee, else what
+    lanes that never wait for each other would (N + 1)/N — the most the next step could gain.
+    How precisely a step must be known to be the next step's bar follows from it."""
+    prediction = sweep_prediction(verdicts, min_gain, slots + 1)
+    ceiling = (slots + 1) / slots
+    if prediction is None or not prediction.identified:
+        return ceiling
+    here, after = prediction.gain_at(slots), prediction.gain_at(slots + 1)
+    if here is None or after is None or here <= 0:
+        return ceiling
+    return after / here

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Generator, Sequence
 
-from .baseline import measured_to_cap
+from .baseline import tried_to_cap
 from .bounds import Bounds
 from .judge import Verdict, judge_sweep, rates_of
 from .prediction import sweep_prediction
@@ -165,7 +165,7 @@ def _steps_until_stopped(
             and adds_less_than(
                 throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
             )
-        ) or measured_to_cap(step):
+        ) or tried_to_cap(step):
             # measured to the cap and still undecided: longer steps were tried, and a sweep
             # of such steps would otherwise run every N to the cap and answer "too noisy" —
             # also where no earlier step had an interval to be a bar (too few turns or runs)
