@@ -51,6 +51,7 @@ from .stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
     ENDED_MINIMUM,
+    ENDED_OUT_OF_REACH,
     SteadyStateRule,
 )
 
@@ -60,6 +61,7 @@ __all__ = [
     "ENDED_DECIDED",
     "ENDED_LATENCY_CAP",
     "ENDED_MINIMUM",
+    "ENDED_OUT_OF_REACH",
     "LogSource",
     "StepContext",
     "StepProgress",
