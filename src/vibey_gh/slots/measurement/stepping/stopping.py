@@ -228,13 +228,15 @@ class SteadyStateRule:
     def bar_precision(self, min_gain: float) -> float:
         """How precisely a step must be known to be the next step's bar: half the distance
         between what the next step may gain over it (`next_gain`) and 1 + min_gain, the next
-        step's own noise taking the other half — never finer than half of min_gain. A next step
-        that may gain +50% is decided against a bar known to ±16%; one the model expects to
+        step's own noise taking the other half — never finer than half of min_gain, never
+        coarser than min_gain (its own gain over one slot is read with the drift the closing
+        run adds, which a bar known to ±16% did not survive on a busy machine). A next step
+        that may gain +30% is decided against a bar known to ±8.7%; one the model expects to
         gain about min_gain needs the bar to ±5%."""
         if self.next_gain is None or self.next_gain <= 0:
             return min_gain / 2.0
         distance = abs(math.log(self.next_gain / (1.0 + min_gain)))
-        return max(min_gain / 2.0, math.expm1(distance / 2.0))
+        return min(min_gain, max(min_gain / 2.0, math.expm1(distance / 2.0)))
 
     def enough_turns(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """Enough distinct turns (or runs) served in the window for clusters — paired, or at
