@@ -174,10 +174,12 @@ class SteadyStateRule:
         longer shrinks, and the step's, shrinking with its window — have its interval's low end
         below 1 + min_gain. Such a step never climbs, so it is never the answer and counts
         toward patience as a step measured to its cap does; the rest of its cap is saved.
-        Paired steps with a best step before them only."""
+        Paired steps whose best step before them has more than one slot only: a step's gain
+        over one slot is its verdict, and is measured as it was."""
         place = len(self.compare_with) - 1
         paired = self.pair_with[place] if 0 < place < len(self.pair_with) else ()
-        if not paired or self.pairing is None:
+        if not paired or self.pairing is None or all(w.slots <= 1 for w in paired):
+            # over one slot the step's own gain is the decision: measured as before
             return False
         pairing = self.pairing
         work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
