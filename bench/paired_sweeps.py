@@ -249,8 +249,13 @@ def rule_for(
     baseline = baseline_of(steps)
     compare_with, pair_with = bars(steps, slots, bounds)
     args: list[object] = [ctx, slots, compare_with, None]
-    if "pairing" in inspect.signature(SteadyStateRule.__init__).parameters:
+    parameters = inspect.signature(SteadyStateRule.__init__).parameters
+    if "pairing" in parameters:
         args += [getattr(baseline, "pairing", None), pair_with]
+    if "next_gain" in parameters:
+        from vibey_gh.slots.measurement.calibrate import next_gain_for  # type: ignore[attr-defined]
+
+        args.append(next_gain_for(steps, slots, bounds))
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 
@@ -291,6 +296,15 @@ def one_slot_half_width(judgement: SweepJudgement) -> float | None:
     if not bar.has_interval or bar.se is None or bar.value <= 0:
         return None
     return t_quantile(0.95, bar.batches - 1) * bar.se / bar.value
+
+
+def cap_mark(step: StepRecord) -> str:
+    """'*' after a step measured to its cap, '+' after one the rule stopped at a look past its
+    first: where the runner time goes."""
+    measured = step.measurement or {}
+    if measured.get("reached_cap"):
+        return "*"
+    return "+" if int(str(measured.get("look", 0) or 0)) > 1 else ""
 
 
 def spread(values: Sequence[float]) -> str:
@@ -364,7 +378,7 @@ def main() -> None:
                 qualified_two += 1
         at_knee += judgement.ideal == model.knee
         above += judgement.ideal > model.knee
-        asked = ",".join(str(s.slots) for s in steps)
+        asked = " ".join(f"{s.slots}:{s.ended_at - s.started_at:.0f}s{cap_mark(s)}" for s in steps)
         print(f"  seed {seed}: ideal {judgement.ideal}; steps {asked}; runner {runner_s:.0f} s")
     print(f"ideal N = the knee in {at_knee} of {args.seeds} seeds; above it in {above}")
     if total:

@@ -11,6 +11,7 @@ from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, same_answers
 from vibey_gh.interfaces.slots_interface import TurnResult
+from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -158,7 +159,11 @@ def test_no_gain_only_when_the_whole_interval_is_below_min_gain() -> None:
     assert verdict.label == "no gain"
 
 
-def test_an_inconclusive_step_neither_strikes_nor_resets_patience() -> None:
+def test_an_inconclusive_step_neither_strikes_nor_resets_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # patience alone: no closed-system model to end the sweep at the first flat step
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: None)
     bounds = Bounds(min_gain=0.10, patience=2)
     # N=2: 2 turns/s, the best so far; a 10% gain over it is 2.2 turns/s
     three = [1.5] * 60  # 2 turns/s: clearly below

@@ -3,16 +3,19 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from tests.support.slot_builders import GB, answer, make_step, same_answers
+from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep, rates_of
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.statistics.closed_system import Prediction
 from vibey_gh.slots.judging.statistics.knee import adds_less_than, best_of
-from vibey_gh.slots.judging.sweep import sweep_steps
+from vibey_gh.slots.judging.sweep import model_agrees, next_slots, sweep_steps
 
 
 def drive(
@@ -143,9 +146,13 @@ def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
         assert judgement.ideal != max(s.slots for s in steps), reason
 
 
-def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
+def test_a_step_inconclusive_at_the_cap_counts_toward_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Steps too noisy to decide even at max_step_seconds: the sweep stops after `patience` of
-    them instead of measuring every N to the cap."""
+    them instead of measuring every N to the cap (here without the closed-system model, which
+    would end it after one: it puts the knee below N=2)."""
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: None)
     bounds = Bounds()
     rng = random.Random(7)
     generator = sweep_steps(lambda: bounds, max_slots=8)
@@ -161,3 +168,61 @@ def test_a_step_inconclusive_at_the_cap_counts_toward_patience() -> None:
         reason = str(stop.value)
     assert "without a 10% gain" in reason
     assert max(asked) == 1 + bounds.patience and asked[-1] == 1
+
+
+def _prediction(knee: float, ideal: int | None, identified: bool = True) -> Prediction:
+    gains = tuple(float(min(n, knee)) for n in range(1, 9))
+    return Prediction(0.0, knee, identified, gains, ideal)
+
+
+def test_the_next_step_is_the_next_n_in_order_without_a_model_that_found_the_knee() -> None:
+    assert next_slots(set(), 1, None) == 2
+    assert next_slots({2, 3}, 2, None) == 4
+    assert next_slots({2, 3}, 3, _prediction(math.inf, None, identified=False)) == 4
+    # a jump that did not climb: back to the lowest N above the top not yet measured
+    assert next_slots({2, 3, 6}, 3, None) == 4
+    assert next_slots({2, 3, 4, 6}, 4, None) == 5
+    assert next_slots({2, 3, 4, 5, 6}, 5, None) == 7
+
+
+def test_a_knee_predicted_far_ahead_is_measured_from_its_lower_neighbour() -> None:
+    assert next_slots({2, 3}, 3, _prediction(2.0, 7)) == 6
+    # its lower neighbour is the next in order anyway: no jump
+    assert next_slots({2}, 2, _prediction(1.0, 3)) == 3
+    # never back below what was measured
+    assert next_slots({2, 3, 6}, 3, _prediction(1.0, 4)) == 4
+
+
+def test_the_model_ends_the_sweep_only_when_the_knee_and_its_neighbours_were_measured() -> None:
+    assert model_agrees({2, 3}, 2, _prediction(2.0, 2))
+    assert model_agrees({2}, 1, _prediction(1.0, 1))
+    assert not model_agrees({2, 3}, 2, _prediction(3.0, 3))  # the model expects more
+    assert not model_agrees({2, 4}, 2, _prediction(2.0, 2))  # N=3 never measured
+    assert not model_agrees({2, 3}, 2, _prediction(math.inf, None, identified=False))
+    assert not model_agrees({2, 3}, 2, None)
+
+
+def test_a_jump_that_breaks_a_bound_falls_back_to_the_slot_counts_it_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a measured N may be the answer: a jump to N=6 that runs out of memory lowers the
+    ceiling below it, and the sweep measures N=3, 4 and 5 in order instead of stopping."""
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: _prediction(2.0, 7))
+    generator = sweep_steps(Bounds, max_slots=8)
+    asked: list[int] = []
+    slots = next(generator)
+    try:
+        while len(asked) < 10:
+            asked.append(slots)
+            step = make_step(
+                len(asked) - 1,
+                slots,
+                same_answers(),
+                duration=100.0 / slots,
+                wired_gb=30.0 if slots >= 6 else 4.0,
+            )
+            slots = generator.send(step)
+    except StopIteration:
+        pass
+    assert asked[:4] == [1, 1, 2, 6]
+    assert {3, 4, 5} <= set(asked[4:]) and max(asked[4:]) < 6

@@ -25,6 +25,7 @@ from vibey_gh.slots.measurement.stepping.step import (
     ENDED_CAP,
     ENDED_DECIDED,
     ENDED_MINIMUM,
+    ENDED_OUT_OF_REACH,
 )
 from vibey_gh.state import StateLayout
 
@@ -46,8 +47,9 @@ def test_a_sweep_on_the_simulated_runner_finds_its_knee(
         assert step.measurement["end"] - step.measurement["start"] >= config.min_step_seconds / 2
         if step.slots > 1:
             # a step that serves more than the best before it is the next step's bar: it may
-            # be measured to the cap for its precision after its gain was decided
-            ended = (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP, ENDED_BAR_CAP)
+            # be measured to the cap for its precision after its gain was decided; one that
+            # could not climb over the best before it by its cap stops (futility)
+            ended = (ENDED_MINIMUM, ENDED_DECIDED, ENDED_CAP, ENDED_BAR_CAP, ENDED_OUT_OF_REACH)
             assert step.measurement["why_ended"] in ended
             continue
         # a one-slot run is the bar: measured on until its interval is within ±min_gain/2

@@ -30,6 +30,8 @@ from .work import Pairing, closing_steps, pairing_of, step_work
 GB = 1_000_000_000
 # why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it
 CAP_REASONS = ("inconclusive at max_step_seconds", "measured to max_step_seconds")
+# why_ended of a step stopped because measuring to its cap could not show it climbing
+NO_GAIN_IN_REACH = "no gain within reach of max_step_seconds"
 # Log event kinds that break a bound whenever they happen during the replay.
 FORBIDDEN_LOG_EVENTS = {
     "truncation": "truncation",
@@ -271,6 +273,13 @@ def _run_latencies(
     if window is not None:
         completed = [r for r in completed if window[0] < r.ended <= window[1]] or completed
     return [(r.segment_id, r.latency_s) for r in completed]
+
+
+def tried_to_cap(step: StepRecord) -> bool:
+    """The step measured until `max_step_seconds`, or stopped because measuring to it could
+    not have shown a gain: undecided, it counts against the step as if longer was tried."""
+    measured = step.measurement or {}
+    return measured_to_cap(step) or measured.get("why_ended") == NO_GAIN_IN_REACH
 
 
 def measured_to_cap(step: StepRecord) -> bool:

@@ -16,12 +16,14 @@ sweep makes the same decisions as an uninterrupted one.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 
-from .baseline import measured_to_cap
+from .baseline import tried_to_cap
 from .bounds import Bounds
 from .judge import Verdict, judge_sweep, rates_of
+from .prediction import sweep_prediction
 from .records import StepRecord
+from .statistics.closed_system import Prediction
 from .statistics.knee import Rate, adds_less_than, best_of, climbs, over_best
 
 DEFAULT_MAX_SLOTS = 16
@@ -42,6 +44,38 @@ def gain_over_best(
 def default_order(index: int) -> int:
     """1, 1, 2, 3, …: one slot twice (the fidelity and noise baseline), then one more each step."""
     return 1 if index < 2 else index
+
+
+def next_slots(measured: Collection[int], top: int, prediction: Prediction | None) -> int:
+    """The slot count to measure next, above one slot: the predicted knee's lower neighbour
+    where the model has found the knee well above the next N in order (its neighbours and it
+    are then measured in order), else the next N in order above `top` (the largest step that
+    climbed) not yet measured. `measured`: the slot counts above one measured so far. A jump
+    skips slot counts, never the bounds: the answer is only ever a measured step, and one
+    that climbed over the best measured before it."""
+    in_order = top + 1
+    while in_order in measured:
+        in_order += 1
+    if prediction is None or not prediction.identified or prediction.ideal is None:
+        return in_order
+    below_knee = prediction.ideal - 1
+    if below_knee > in_order and below_knee > max(measured, default=1):
+        return below_knee
+    return in_order
+
+
+def model_agrees(measured: Collection[int], top: int, prediction: Prediction | None) -> bool:
+    """After a step that added less than min_gain: the model, fitted on every step so far,
+    puts the knee at or below `top` (the largest step that climbed) and the step above it was
+    measured and did not climb — the predicted knee and its neighbours were measured and
+    agree, so a second step without a gain would only confirm it."""
+    return (
+        prediction is not None
+        and prediction.identified
+        and prediction.ideal is not None
+        and prediction.ideal <= top
+        and top + 1 in measured
+    )
 
 
 def sweep_steps(
@@ -75,15 +109,23 @@ def _steps_until_stopped(
     """The sweep up to its stop, appending each step to `steps`; returns why it stopped."""
     strikes = 0
     index = 0
+    top = 1  # the largest step that climbed
+    ceiling = max_slots  # lowered below a step a jump reached that broke a bound
+    prediction: Prediction | None = None
     while True:
+        measured = {s.slots for s in steps if s.slots > 1}
         if explicit is not None:
             if index >= len(explicit):
                 return "every requested step was measured"
             slots = explicit[index]
+        elif index < 2:
+            slots = 1
         else:
-            slots = default_order(index)
-            if slots > max_slots:
-                return f"reached the largest slot count to try ({max_slots})"
+            slots = next_slots(measured, top, prediction)
+            if slots > ceiling:
+                slots = next_slots(measured, top, None)
+            if slots > ceiling:
+                return f"reached the largest slot count to try ({ceiling})"
         step = yield slots
         index += 1
         steps.append(step)
@@ -94,7 +136,14 @@ def _steps_until_stopped(
             on_verdict(verdict)
         if slots <= 1:
             continue
+        if explicit is None:
+            prediction = sweep_prediction(verdicts, bounds.min_gain, max_slots)
         if not verdict.inside_bounds:
+            skipped = any(n not in measured for n in range(top + 1, slots))
+            if explicit is None and skipped:
+                # a jump past slot counts never measured broke a bound: they may not
+                ceiling = slots - 1
+                continue
             return f"stopped at {slots} slots: {verdict.broken[0]}"
         rates = rates_of(verdicts)
         best = best_of(rates[:-1], bounds.confidence)
@@ -109,17 +158,25 @@ def _steps_until_stopped(
             and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se)
         ):
             strikes = 0
+            top = max(top, slots)
         elif (
             best is not None
             and over is not None
             and adds_less_than(
                 throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
             )
-        ) or measured_to_cap(step):
+        ) or tried_to_cap(step):
             # measured to the cap and still undecided: longer steps were tried, and a sweep
             # of such steps would otherwise run every N to the cap and answer "too noisy" —
             # also where no earlier step had an interval to be a bar (too few turns or runs)
             strikes += 1
+            if explicit is None and model_agrees(measured | {slots}, top, prediction):
+                return (
+                    f"stopped at {slots} slots without a {bounds.min_gain:.0%} gain: the "
+                    f"closed-system model fitted on the steps so far puts the knee at "
+                    f"N={prediction.ideal if prediction else top}, and its neighbours were "
+                    "measured"
+                )
         if strikes >= bounds.patience:
             return (
                 f"stopped after {strikes} steps without a {bounds.min_gain:.0%} gain "

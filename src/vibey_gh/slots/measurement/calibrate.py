@@ -30,6 +30,7 @@ from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of, sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import Verdict, judge_figures, rates_of
+from ..judging.prediction import next_step_gain
 from ..judging.records import StepRecord
 from ..judging.statistics.knee import best_of
 from ..judging.statistics.paired import StepWork
@@ -318,12 +319,22 @@ def _measure_clean(
 ) -> StepRecord:
     baseline = baseline_of(steps)
     compare_with, pair_with = bars_for(steps, slots, ctx.bounds_now())
+    next_gain = next_gain_for(steps, slots, ctx.bounds_now())
     discarded = 0
     while True:
         attempt = discarded + 1
         step_dir = run_dir / f"step-{index:02d}-n{slots}-a{attempt}"
         step = measure_step(
-            ctx, index, slots, attempt, baseline, step_dir, progress, compare_with, pair_with
+            ctx,
+            index,
+            slots,
+            attempt,
+            baseline,
+            step_dir,
+            progress,
+            compare_with,
+            pair_with,
+            next_gain,
         )
         if step.production.clean or discarded >= MAX_REMEASURES:
             return _with_discards(step, discarded)
@@ -361,6 +372,15 @@ def bars_for(
         best_work = pairing.work_of(next(s for s in steps if s.index == best.index))
     pair_with = (pairing.pool, (best_work,) if best_work is not None else ())
     return tuple(bars), pair_with[: len(bars)]
+
+
+def next_gain_for(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> float | None:
+    """What the step after this one may gain over it, from the closed-system model fitted on
+    the steps so far (`prediction.next_step_gain`); None at one slot."""
+    if slots <= 1:
+        return None
+    verdicts = judge_figures(sweep_figures(steps), bounds).verdicts
+    return next_step_gain(verdicts, slots, bounds.min_gain)
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:

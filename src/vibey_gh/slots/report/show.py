@@ -38,6 +38,7 @@ from .tables.latency_table import (
     latency_values,
     verdict_latency_json,
 )
+from .tables.model_column import model_json
 from .tables.step_table import step_rows, step_values
 
 # `slots show --json`: 2 gave each step's figures as numbers (`steps`) beside the display
@@ -132,6 +133,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
             "reason": self.judgement.reason,
             "verdict_code": self.verdict_code,
             "knee": knee_json(self.judgement, self.min_gain),
+            "model": model_json(self.judgement, self.min_gain),
             "differences_from_today": list(self.differences)
             if self.differences is not None
             else None,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import math
 import random
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.by_turn import paired_p95_ratio

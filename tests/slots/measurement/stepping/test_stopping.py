@@ -3,14 +3,19 @@ bound are decided, or at its cap."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import random
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from tests.support.clocks import ManualClock
 from tests.support.latency import latency_sweep
+from tests.support.slot_builders import answer
 from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.stats import Estimate
+from vibey_gh.slots.measurement.calibrate import bars_for
 from vibey_gh.slots.measurement.stepping.stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
@@ -64,3 +69,59 @@ def test_a_step_decided_on_its_gain_measures_on_while_a_latency_bound_is_undecid
     capped = rule(bounds, max_step_seconds=50.0)
     assert capped(list(TWO.turns)) is False
     assert capped.reached_cap and capped.why == ENDED_LATENCY_CAP
+
+
+def _closed_loop(index: int, slots: int, seconds: float, rng: random.Random) -> StepRecord:
+    """`slots` workers back to back for 100 s, turns t0..t9 of `seconds` × noise each."""
+    turns: list[TurnRecord] = []
+    for worker in range(slots):
+        clock, i = 0.0, worker
+        while clock < 100.0:
+            length = seconds * math.exp(0.1 * rng.gauss(0.0, 1.0))
+            result = answer("plain", started=clock, ended=clock + length)
+            turns.append(TurnRecord(f"t{i % 10}", f"s{i}", worker, result))
+            clock, i = clock + length, i + 1
+    turns.sort(key=lambda t: t.result.ended)
+    measured = {"why_ended": "test", "reached_cap": False}
+    return replace(TWO, index=index, slots=slots, turns=tuple(turns), measurement=measured)
+
+
+def _rule_for(steps: list[StepRecord], slots: int, next_gain: float | None) -> SteadyStateRule:
+    bounds = Bounds(min_gain=0.10)
+    compare_with, pair_with = bars_for(steps, slots, bounds)
+    base = baseline_of(steps)
+    ctx = Context(bounds, max_step_seconds=300.0, min_step_seconds=60.0)
+    return SteadyStateRule(
+        ctx,  # type: ignore[arg-type]
+        slots,
+        compare_with,
+        base,
+        base.pairing,
+        pair_with,
+        next_gain,
+    )
+
+
+def test_a_step_that_could_not_climb_by_its_cap_stops_and_one_that_climbs_measures_on() -> None:
+    """Futility: N=3 serving what N=2 served cannot show a 10% gain over it however long it
+    runs, so it stops; N=3 serving half as much again as N=2 is not stopped for it."""
+    rng = random.Random(3)
+    steps = [_closed_loop(i, s, 1.0, rng) for i, s in enumerate((1, 1))]
+    steps.append(_closed_loop(2, 2, 1.0, rng))
+    flat = _closed_loop(3, 3, 1.5, rng)
+    climbing = _closed_loop(3, 3, 1.0, rng)
+    assert _rule_for(steps, 3, None).out_of_reach(list(flat.turns), 0.0, 100.0)
+    assert not _rule_for(steps, 3, None).out_of_reach(list(climbing.turns), 0.0, 100.0)
+    # one slot against one slot has no best step above it to climb over: never futile
+    assert not _rule_for(steps[:2], 2, None).out_of_reach(list(steps[2].turns), 0.0, 100.0)
+
+
+def test_a_bar_is_held_only_as_precisely_as_the_next_step_needs() -> None:
+    steps = [_closed_loop(i, s, 1.0, random.Random(i)) for i, s in enumerate((1, 1, 2))]
+    assert _rule_for(steps, 2, None).bar_precision(0.10) == 0.05
+    assert _rule_for(steps, 2, 1.1).bar_precision(0.10) == 0.05  # the next gain is the bar
+    loose = _rule_for(steps, 2, 1.3).bar_precision(0.10)
+    assert math.isclose(loose, math.expm1(math.log(1.3 / 1.1) / 2.0))
+    assert 0.05 < loose < _rule_for(steps, 2, 2.0).bar_precision(0.10) == 0.10  # at most ±10%
+    # a next step expected to lose is as far from the bar as one expected to gain
+    assert _rule_for(steps, 2, 0.8).bar_precision(0.10) > 0.05

@@ -52,6 +52,7 @@ from .stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
     ENDED_MINIMUM,
+    ENDED_OUT_OF_REACH,
     SteadyStateRule,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "ENDED_DECIDED",
     "ENDED_LATENCY_CAP",
     "ENDED_MINIMUM",
+    "ENDED_OUT_OF_REACH",
     "LogSource",
     "StepContext",
     "StepProgress",
@@ -158,10 +160,12 @@ def measure_step(
     progress: StepProgress,
     compare_with: tuple[Estimate, ...] = (),
     pair_with: tuple[tuple[StepWork, ...], ...] = (),
+    next_gain: float | None = None,
 ) -> StepRecord:
     """`compare_with`: throughputs (with their noise) the step's gain is decided against (none:
     minimum time); `pair_with`: for each, the steps' work to pair the step with by cluster
-    (empty: read as two independent estimates)."""
+    (empty: read as two independent estimates); `next_gain`: what the next step may gain over
+    this one (`prediction.next_step_gain`), how precisely it must be known as a bar."""
     ensure_private_dir(step_dir)
     turn_ids = [t.id for s in ctx.corpus.segments for t in s.turns]
     progress.step_started(index, slots, attempt, len(turn_ids))
@@ -202,6 +206,7 @@ def measure_step(
                 baseline,
                 baseline.pairing,
                 pair_with,
+                next_gain,
             ),
         )
     finally:

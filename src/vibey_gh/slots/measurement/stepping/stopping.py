@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from ...judging.baseline import turns_latency
+from ...judging.baseline import NO_GAIN_IN_REACH, turns_latency
 from ...judging.latencies.latency_bounds import undecided_latency_bounds
 from ...judging.metrics import (
     WANTED_WINDOW_TURNS,
@@ -63,6 +63,10 @@ ENDED_MINIMUM = "measured the minimum time"
 ENDED_CAP = "inconclusive at max_step_seconds"
 ENDED_BAR_CAP = "measured to max_step_seconds"
 ENDED_LATENCY_CAP = "latency inconclusive at max_step_seconds"
+ENDED_OUT_OF_REACH = NO_GAIN_IN_REACH
+# one-sided: the chance, at one look, that a step's true gain over the best step lies above
+# the optimistic end its futility is judged from
+OPTIMISTIC_QUANTILE = 1.2816  # the normal's 90th percentile
 
 
 class SteadyStateRule:
@@ -76,6 +80,7 @@ class SteadyStateRule:
         latency_base: Baseline | None = None,
         pairing: Pairing | None = None,
         pair_with: tuple[tuple[StepWork, ...], ...] = (),
+        next_gain: float | None = None,
     ) -> None:
         self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
         # the one-slot runs: the base of latency_factor
@@ -85,6 +90,9 @@ class SteadyStateRule:
         self.pairing = pairing
         # for each bar, the steps' work the step is paired with (empty: two estimates)
         self.pair_with = pair_with
+        # what the next step may gain over this one (`prediction.next_step_gain`): how
+        # precisely this one must be known to be its bar (None: half of min_gain either side)
+        self.next_gain = next_gain
         self.why = ENDED_MINIMUM
         self.reached_cap = False
         self.planned = look_times(ctx.min_step_seconds, ctx.max_step_seconds)
@@ -128,6 +136,9 @@ class SteadyStateRule:
         if not self.compare_with:
             self.why = ENDED_MINIMUM
             return False
+        if self.out_of_reach(turns, start, now):
+            self.why = ENDED_OUT_OF_REACH
+            return False
         if self.undecided(turns, start, now):
             return True
         if self.leads(turns, start, now) and self.too_wide_for_a_bar(turns, start, now):
@@ -156,6 +167,36 @@ class SteadyStateRule:
         half = t_quantile(0.5 + confidence / 2.0, ratio.clusters - 1) * ratio.log_se
         return ratio.value * math.exp(-half), ratio.value * math.exp(half)
 
+    def out_of_reach(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """Measuring to the cap could not show the step climbing over the best step before it
+        (futility): even the optimistic end of its gain over that step (the point moved up by
+        1.28 standard errors) would, with the noise left at the cap — the bar's own, which no
+        longer shrinks, and the step's, shrinking with its window — have its interval's low end
+        below 1 + min_gain. Such a step never climbs, so it is never the answer and counts
+        toward patience as a step measured to its cap does; the rest of its cap is saved.
+        Paired steps whose best step before them has more than one slot only: a step's gain
+        over one slot is its verdict, and is measured as it was."""
+        place = len(self.compare_with) - 1
+        paired = self.pair_with[place] if 0 < place < len(self.pair_with) else ()
+        if not paired or self.pairing is None or all(w.slots <= 1 for w in paired):
+            # over one slot the step's own gain is the decision: measured as before
+            return False
+        pairing = self.pairing
+        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        over = capacity_ratio([work], paired)
+        own, bar = capacity_ratio([work], []), capacity_ratio(list(paired), [])
+        if over is None or over.log_se is None or over.clusters < MIN_BATCHES:
+            return False
+        if own is None or own.log_se is None or bar is None or bar.log_se is None:
+            return False
+        bounds = self.ctx.bounds_now()
+        share = min(1.0, (now - start) / self.ctx.max_step_seconds)
+        left = math.sqrt(bar.log_se**2 + own.log_se**2 * share)
+        at_cap = look_confidence(bounds.confidence, self.looks, self.looks)
+        quantile = t_quantile(0.5 + at_cap / 2.0, over.clusters - 1)
+        optimistic = math.log(over.value) + OPTIMISTIC_QUANTILE * over.log_se
+        return optimistic - quantile * left < math.log1p(bounds.min_gain)
+
     def leads(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """It serves more than the best step before it: the next step is held to it, with its
         noise, so it is measured on as a bar (a bar known to ±20% lets no later step decide)."""
@@ -164,9 +205,12 @@ class SteadyStateRule:
         return here is not None and here.value > best
 
     def too_wide_for_a_bar(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """The step's own interval at this look is wider than half of `min_gain` either side."""
+        """The step's own interval, at the confidence asked, is wider either side than
+        `bar_precision`. How well a bar is known is no decision, so no look spends error on it
+        (at an early look's share it would hold the leader to about ±3%, most of its cap)."""
         bounds = self.ctx.bounds_now()
-        confidence = look_confidence(bounds.confidence, self.look, self.looks)
+        confidence = bounds.confidence
+        wanted = self.bar_precision(bounds.min_gain)
         if self.pairing is not None:
             # paired, a later step is compared with this one's own work: the reference costs'
             # noise cancels, so only the step's own spread matters
@@ -176,12 +220,25 @@ class SteadyStateRule:
             if own is None or own.log_se is None or own.clusters < MIN_BATCHES:
                 return True
             half = t_quantile(0.5 + confidence / 2.0, own.clusters - 1) * own.log_se
-            return math.expm1(half) > bounds.min_gain / 2.0
+            return math.expm1(half) > wanted
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
             return True
         low, high = ratio_interval(here, Estimate(here.value), confidence) or (0.0, 0.0)
-        return (high - low) / 2.0 > bounds.min_gain / 2.0
+        return (high - low) / 2.0 > wanted
+
+    def bar_precision(self, min_gain: float) -> float:
+        """How precisely a step must be known to be the next step's bar: half the distance
+        between what the next step may gain over it (`next_gain`) and 1 + min_gain, the next
+        step's own noise taking the other half — never finer than half of min_gain, never
+        coarser than min_gain (its own gain over one slot is read with the drift the closing
+        run adds, which a bar known to ±16% did not survive on a busy machine). A next step
+        that may gain +30% is decided against a bar known to ±8.7%; one the model expects to
+        gain about min_gain needs the bar to ±5%."""
+        if self.next_gain is None or self.next_gain <= 0:
+            return min_gain / 2.0
+        distance = abs(math.log(self.next_gain / (1.0 + min_gain)))
+        return min(min_gain, max(min_gain / 2.0, math.expm1(distance / 2.0)))
 
     def enough_turns(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """Enough distinct turns (or runs) served in the window for clusters — paired, or at

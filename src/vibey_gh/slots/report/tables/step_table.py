@@ -20,6 +20,7 @@ from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
 from ...judging.statistics.runner_speed import RunnerSpeed
 from ...judging.truth.prefix_cache import cache_shares
+from .model_column import model_cell, model_gain, table_prediction
 from .prompt_cache import cache_brief, cache_cell
 from .speed_cells import GENERATION, PROMPT, speed_brief, speed_cell, speed_values
 
@@ -34,6 +35,9 @@ class StepView(msgspec.Struct, frozen=True):
     ideal: bool
     label: str = ""  # the verdict as shown (`shown_label`); "" for the verdict's own
     speed: RunnerSpeed | None = None
+    # the closed-system model's gain over one slot at this N, minus 1 (`model_column`)
+    model_gain: float | None = None
+    model_identified: bool = False
 
     @property
     def shown(self) -> str:
@@ -353,8 +357,16 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
         lambda v: cache_shares(v.step).to_json(),
         13,
     ),
-    _speed_column(PROMPT, 14),
-    _speed_column(GENERATION, 15),
+    _speed_column(PROMPT, 15),
+    _speed_column(GENERATION, 16),
+    StepColumn(
+        "model gain",
+        "model",
+        lambda v: model_cell(v.model_gain, v.model_identified),
+        lambda v: model_cell(v.model_gain, v.model_identified),
+        lambda v: {"model_gain": v.model_gain, "model_identified": v.model_identified},
+        14,
+    ),
     StepColumn("verdict", "verdict", _verdict_full, verdict_brief, _verdict_values, 1, False),
 )
 COLUMNS = tuple(column.header for column in STEP_COLUMNS)
@@ -387,6 +399,8 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
     ideal_marked = False
     chosen = judgement.knee.chosen.index if judgement.knee is not None else None
     speeds = {figures.index: figures.speed for figures in judgement.figures.steps}
+    prediction = table_prediction(judgement.verdicts)
+    identified = prediction is not None and prediction.identified
     for step, verdict in zip(steps, judgement.verdicts, strict=True):
         if step.slots == 1:
             one_slot_seen += 1
@@ -399,7 +413,18 @@ def step_views(steps: Sequence[StepRecord], judgement: SweepJudgement) -> list[S
             ideal = not ideal_marked and verdict.qualifies and verdict.slots == judgement.ideal
         ideal_marked = ideal_marked or ideal
         label = shown_label(verdict, judgement)
-        views.append(StepView(step, verdict, name, ideal, label, speeds.get(verdict.index)))
+        views.append(
+            StepView(
+                step,
+                verdict,
+                name,
+                ideal,
+                label,
+                speed=speeds.get(verdict.index),
+                model_gain=model_gain(prediction, step.slots),
+                model_identified=identified,
+            )
+        )
     return views
 
 
