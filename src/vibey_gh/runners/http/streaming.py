@@ -56,6 +56,11 @@ class StreamProblem(ValueError):
     """The stream is unusable: what is wrong with it."""
 
 
+class StreamDeadline(StreamProblem):
+    """The answer outran its timeout while bytes still came: a timeout like any other, so a
+    turn fails with the same words whichever of the two clocks ran out first."""
+
+
 class ChunkAssembler(Protocol):
     """Reassembles one format's chunks into the answer an unstreamed request gives."""
 
@@ -106,7 +111,7 @@ def before(deadline: float, pieces: Iterator[bytes]) -> Iterator[bytes]:
     time never trips a read timeout, so the whole answer has a deadline of its own."""
     for piece in pieces:
         if time.monotonic() > deadline:
-            raise StreamProblem("it did not end in time")
+            raise StreamDeadline("it did not end in time")
         yield piece
 
 
@@ -214,6 +219,8 @@ def post_streamed_turn(
         return _failed(started, monotonic(), f"timeout after {settings.timeout_s:g}s")
     except httpx.HTTPError as exc:
         return _failed(started, monotonic(), f"connection failed: {exc or type(exc)}")
+    except StreamDeadline as problem:
+        return _failed(started, monotonic(), f"timeout after {settings.timeout_s:g}s: {problem}")
     except StreamProblem as problem:
         return _failed(
             started, monotonic(), f"unreadable stream from {runner_name}: {problem}", 200
