@@ -30,12 +30,11 @@ from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of, sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import Verdict, judge_figures, rates_of
-from ..judging.prediction import next_step_gain
 from ..judging.records import StepRecord
 from ..judging.statistics.knee import best_of
 from ..judging.statistics.paired import StepWork
 from ..judging.statistics.stats import Estimate
-from ..judging.sweep import sweep_steps
+from ..judging.sweep import next_step_gain, sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
 from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method_of, think_policy_of
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment

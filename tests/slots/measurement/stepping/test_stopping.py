@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import SimpleNamespace
+
+from msgspec.structs import replace
 
 from tests.support.clocks import ManualClock
 from tests.support.latency import latency_sweep

@@ -1,13 +1,13 @@
 """The step table's "model" column: the gain over one slot the closed-system model, fitted on
-the whole sweep (`judging.prediction`), gives each step's N, beside the gain it measured."""
+the whole sweep (`judging.sweep`), gives each step's N, beside the gain it measured."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ...judging.judge import SweepJudgement, Verdict
-from ...judging.prediction import sweep_prediction
 from ...judging.statistics.closed_system import Prediction
+from ...judging.sweep import sweep_prediction
 
 # the knee rule's default: the table shows the model's gains, which do not depend on it
 TABLE_MIN_GAIN = 0.10
