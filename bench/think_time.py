@@ -47,6 +47,7 @@ from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.statistics.closed_system import lanes_throughput
 from vibey_gh.slots.judging.statistics.run_rate import run_cycles, run_rate
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
@@ -112,20 +113,10 @@ def service_seconds(corpus: Corpus, model: SimulatedModel, max_tokens: int) -> f
 
 
 def predicted(slots: int, knee: int, service: float, think: float) -> float:
-    """Turns per second of the closed product-form network (see the module docstring)."""
-
-    def normaliser(lanes: int) -> float:
-        total = 0.0
-        for at_runner in range(lanes + 1):
-            runner = service**at_runner
-            for j in range(1, at_runner + 1):
-                runner /= min(j, knee)
-            away = lanes - at_runner
-            tools = think**away / math.factorial(away) if think > 0 else float(away == 0)
-            total += runner * tools
-        return total
-
-    return normaliser(slots - 1) / normaliser(slots)
+    """Turns per second of the closed product-form network (see the module docstring): the
+    product's own model (`lanes_throughput`, in turns per service time), so the benchmark
+    checks the sweep's planner against the law it plans by."""
+    return lanes_throughput(slots, knee, think / service) / service
 
 
 def response_time_law(step: StepRecord) -> float | None:
