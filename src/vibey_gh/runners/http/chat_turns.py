@@ -201,8 +201,24 @@ def post_turn(
     settings: ChatSettings,
     parse: ParseReply,
     monotonic: Callable[[], float],
+    *,
+    runner_name: str,
+    stream: StreamFormat,
 ) -> TurnResult:
-    """POST one turn and parse it; transport failures become failed turns with status None."""
+    """POST one turn: streamed and reassembled in `stream`'s format when `settings` ask (a
+    calibration's turns), else read whole; `parse` reads an answer's body (an error body, when
+    streamed). Transport failures become failed turns with status None."""
+    if settings.stream:
+        return post_streamed_turn(
+            client,
+            url,
+            payload,
+            settings,
+            runner_name=runner_name,
+            stream=stream,
+            parse_error=parse,
+            monotonic=monotonic,
+        )
     started = monotonic()
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:
@@ -225,31 +241,3 @@ def post_turn(
         # httpx raises this when the client was closed under us: the runner was stopped
         return TurnResult(None, None, None, None, "", (), started, monotonic(), "runner stopped")
     return parse(status, body, started, monotonic())
-
-
-def chat_turn(
-    client: httpx.Client,
-    url: str,
-    payload: Mapping[str, object],
-    settings: ChatSettings,
-    parse: ParseReply,
-    monotonic: Callable[[], float],
-    *,
-    runner_name: str,
-    stream: StreamFormat,
-) -> TurnResult:
-    """One turn, streamed and reassembled in `stream`'s format when `settings` ask (a
-    calibration's turns), else one answer read whole; `parse` reads an answer's body (an
-    error body, when streamed)."""
-    if settings.stream:
-        return post_streamed_turn(
-            client,
-            url,
-            payload,
-            settings,
-            runner_name=runner_name,
-            stream=stream,
-            parse_error=parse,
-            monotonic=monotonic,
-        )
-    return post_turn(client, url, payload, settings, parse, monotonic)

@@ -17,7 +17,7 @@ from msgspec.structs import replace
 
 from ...interfaces.slots_interface import ChatSettings, TurnResult
 from ...interfaces.turns import RunnerTimings, reported
-from .chat_turns import StreamedText, answered_turn, chat_turn, error_message, failed_answer
+from .chat_turns import StreamedText, answered_turn, error_message, failed_answer, post_turn
 from .openai_wire import ChatRequest
 from .streaming import StreamFormat
 from .wire import (
@@ -224,7 +224,7 @@ class OpenAIChatClient:
         self._monotonic = monotonic or time.monotonic
 
     def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
-        return chat_turn(
+        return post_turn(
             self._client,
             self.base_url + CHAT_PATH,
             chat_payload(messages, tools, settings),

@@ -31,11 +31,11 @@ from ...interfaces.turns import RunnerTimings, reported
 from ..http.chat_turns import (
     StreamedText,
     answered_turn,
-    chat_turn,
     decode_body,
     error_message,
     failed_answer,
     failed_turn,
+    post_turn,
 )
 from ..http.openai_chat import is_over_window as llama_server_over_window
 from ..http.streaming import StreamFormat
@@ -255,7 +255,7 @@ class OllamaChatClient:
         return seconds
 
     def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
-        return chat_turn(
+        return post_turn(
             self._client,
             self.base_url + CHAT_PATH,
             chat_payload(self.model, messages, tools, settings),
