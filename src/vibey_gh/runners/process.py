@@ -248,6 +248,25 @@ class ChildProcess:
         signal_process_group(self.pid, sig)
 
 
+class ChildServer:
+    """A started runner whose server is a child process of its own (`_child`): its pid,
+    command line and exit code are the child's."""
+
+    _child: ChildProcess
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.pid
+
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return self._child.argv
+
+    def exit_code(self) -> int | None:
+        """None while the runner's process runs."""
+        return self._child.exit_code()
+
+
 # A binary's version, read without starting a server: what a calibration compares with
 # production before its first step (a mismatch is refused then, not after hours of sweeping).
 VERSION_TIMEOUT_S = 30.0
