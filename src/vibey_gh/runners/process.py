@@ -21,6 +21,7 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, RunnerError, RunnerNotFound
 from ..files import PRIVATE_FILE, ensure_private_dir
+from ..platforms.process.commands import run_captured
 from ..platforms.process.processes import process_group_of, signal_process_group, start_in_own_group
 
 LOOPBACK = "127.0.0.1"
@@ -275,16 +276,7 @@ VERSION_TIMEOUT_S = 30.0
 def run_version_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
     """stdout and stderr of a `--version` call; RunnerError when it cannot run or fails."""
     try:
-        done = subprocess.run(
-            list(argv),
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=VERSION_TIMEOUT_S,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        done = run_captured(argv, VERSION_TIMEOUT_S, env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RunnerError(f"`{' '.join(argv)}` could not run: {exc}") from None
     output = (done.stdout or "") + (done.stderr or "")
