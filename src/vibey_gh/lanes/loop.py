@@ -54,6 +54,20 @@ class LaneOptions(msgspec.Struct, frozen=True):
             raise BadInput(f"--retries must be 0 or more, not {self.retries}")
 
 
+# What a lane record's end event says of its outcome, in this order (the record itself is
+# the run, the spec and the path).
+END_EVENT_FIELDS = (
+    "status",
+    "answer",
+    "turns",
+    "retries",
+    "tool_calls",
+    "refused_tools",
+    "error",
+    "duration_s",
+)
+
+
 class LaneOutcome(msgspec.Struct, frozen=True):
     """How a lane ended. `status` is one of records.END_STATUSES; `turns` counts requests
     that were answered (retries not included); `record` is its events.jsonl."""
@@ -139,18 +153,7 @@ class _Lane:
         self.started = clock.monotonic()
 
     def finish(self, status: str, answer: str = "", error: str | None = None) -> LaneOutcome:
-        duration = self.clock.monotonic() - self.started
-        self.recorder.end(
-            status=status,
-            answer=answer,
-            turns=self.turns,
-            retries=self.retries,
-            tool_calls=self.tool_calls,
-            refused_tools=self.refused,
-            error=error,
-            duration_s=duration,
-        )
-        return LaneOutcome(
+        outcome = LaneOutcome(
             run_id=self.recorder.run_id,
             spec_id=self.spec.id,
             status=status,
@@ -160,10 +163,12 @@ class _Lane:
             tool_calls=self.tool_calls,
             refused_tools=self.refused,
             record=self.recorder.path,
-            duration_s=duration,
+            duration_s=self.clock.monotonic() - self.started,
             error=error,
             prompt_tokens=self.prompt_tokens,
         )
+        self.recorder.end(**{name: getattr(outcome, name) for name in END_EVENT_FIELDS})
+        return outcome
 
     def stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
