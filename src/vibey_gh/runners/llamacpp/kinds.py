@@ -88,8 +88,9 @@ class LlamaCppFamily(RunnerKind):
             )
         return Check("model", OK, str(path))
 
-    def serve_again(self, config: RunnerConfig) -> RunnerParallelism:
-        """This package's `runner serve` is how production of this kind is restarted."""
+    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
+        """This package's `runner serve` is how production of this kind is restarted (a kind
+        with a server of its own, as llama-server, says its own command)."""
         from ...platforms.parallelism import ManualParallelism
 
         port = self.production_port(config.production)
@@ -157,9 +158,6 @@ class EmbeddedKind(LlamaCppFamily):
                 "pip install 'vibey-gh[embedded]' (pipx: pipx inject vibey-gh xllamacpp)",
             )
         return Check(name, OK, "embedded llama.cpp (xllamacpp) installed")
-
-    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
-        return self.serve_again(config)
 
     def calibration_runner(
         self,

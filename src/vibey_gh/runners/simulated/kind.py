@@ -12,8 +12,6 @@ from .settings import SimulatedModel
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
-    from ...interfaces.slots_interface import RunnerParallelism
-    from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
     from ..contract import EnvironmentReader, Runner, RunnerConfig
 
@@ -48,9 +46,6 @@ class SimulatedKind(LlamaCppFamily):
 
     def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
         return Check("model", OK, "the simulated runner's capacity model")
-
-    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
-        return self.serve_again(config)
 
     def calibration_runner(
         self,
