@@ -40,6 +40,34 @@ class LlamaCppFamily(RunnerKind):
     default_port = LLAMA_CPP_PORT
     counts_prompts = True  # /apply-template and /tokenize
 
+    def identify_production(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        read_environment: EnvironmentReader | None = None,
+    ) -> RunnerInfo:
+        """A llama.cpp server runs with no service environment to read: each kind of the family
+        says who its production (and its calibration runner) is from the config and the state
+        alone."""
+        return self.production_identity(config, state)
+
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
+        """Kind, version, model digest and settings of production (`identify_production`)."""
+        raise NotImplementedError
+
+    def identify_calibration(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> RunnerInfo:
+        return self.calibration_identity(config, state)
+
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
+        """The calibration runner's identity, starting no server (`identify_calibration`):
+        production's own where the calibration runner is this package."""
+        return self.production_identity(config, state)
+
     def watch(self, base_url: str) -> ProductionWatch:
         from .api.watch import LlamaServerWatch
 
@@ -123,22 +151,12 @@ class EmbeddedKind(LlamaCppFamily):
     process_names = ("vibey_gh.runners.llamacpp.embedded", "vibey_gh.runners.embedded")
     calibrates_this_package = True
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         from .identify import identify_embedded
 
         return identify_embedded(config, state)
 
-    def identify_calibration(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> RunnerInfo:
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         from .identify import gguf_identity
         from .models import embedded_version
 
@@ -175,12 +193,7 @@ class LlamaServerKind(LlamaCppFamily):
     name = "llama-server"
     process_names = ("llama-server",)
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         from .identify import identify_llama_server
 
         return identify_llama_server(config, state)
@@ -214,15 +227,10 @@ class LlamaServerKind(LlamaCppFamily):
         version = llama_server_version(check_runner_args(binary, config.runner_args))
         return binary, keyed_to_binary(version, binary)
 
-    def identify_calibration(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> RunnerInfo:
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         from .identify import gguf_identity
 
-        binary, version = self.calibration_version(config, environ)
+        binary, version = self.calibration_version(config)
         info = gguf_identity(config, version, state, self.production_settings(config))
         if version is None:
             info.missing["version"] = f"`{binary} --version` did not name a build"

@@ -13,7 +13,7 @@ from .settings import SimulatedModel
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
     from ...state import StateLayout
-    from ..contract import EnvironmentReader, Runner, RunnerConfig
+    from ..contract import Runner, RunnerConfig
 
 
 class SimulatedKind(LlamaCppFamily):
@@ -24,12 +24,7 @@ class SimulatedKind(LlamaCppFamily):
     process_names = ("vibey_gh.runners.simulated.server", "vibey_gh.runners.simulated_server")
     calibrates_this_package = True
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         from msgspec.structs import replace
 
         from ..llamacpp.identify import served_slots
