@@ -66,9 +66,9 @@ def run_until_stopped(
 
     A stop says `stopped` ("<what> stopped (SIGNAL): <stopped>") on stderr and exits 128 +
     the signal's number; None only if `work` was interrupted without a signal."""
+    from ..slots.measurement.live_progress import make_progress
     from ..storm.lock import model_lock
     from .common import stderr_is_terminal
-    from .progress import make_progress
 
     progress = make_progress(live=stderr_is_terminal())
     received: list[int] = []
