@@ -6,14 +6,12 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 import msgspec
 
-from ..errors import BadInput, VibeyError
-from ..platforms.storage.system_paths import check_output_file
+from ..errors import VibeyError
 from .edge import error_line, json_text
 from .options import json_option as json_option
 from .options import window_option as window_option
@@ -123,14 +121,6 @@ def supported_platform_only(func: F) -> F:
         return func(*args, **kwargs)
 
     return cast(F, wrapper)
-
-
-def check_new_file(path: Path, option: str) -> None:
-    """A file `option` names for the tool to write, refused before anything is read: one the
-    system's paths forbid (`check_output_file`), or one in a folder that does not exist."""
-    check_output_file(path, option)
-    if not path.parent.is_dir():
-        raise BadInput(f"{option} {path}: no such folder {path.parent}")
 
 
 def emit_json(data: Any) -> None:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from ...platforms.storage.system_paths import check_output_folder
+from ...slots.measurement import options as asked
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from ..options import calibration_flags, calibration_options
 from ..stopping import locked_run
-
-if TYPE_CHECKING:
-    from ...slots.measurement.options import SweepAnswer
 
 MAX_SLOTS = 256
 
@@ -106,9 +105,6 @@ def calibrate(as_json: bool, **given: Any) -> None:
     runner's count and the throughput of what it served. `slots compare` shows it beside the
     full-window evidence.
     """
-    from ...platforms.storage.system_paths import check_output_folder
-    from ...slots.measurement import options as asked
-
     slots = asked.parse_slots(
         given["slots_text"], asked.largest_slots(given["max_slots"], given["demo"])
     )
@@ -136,35 +132,7 @@ def calibrate(as_json: bool, **given: Any) -> None:
     if as_json:
         emit_json(answer.to_json())
         return
-    outcome = answer.outcome
-    if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
-        return
-    _say_sweep(answer, max(slots) if slots else options.largest)
-
-
-def _say_sweep(answer: SweepAnswer, largest: int) -> None:
-    from ...slots.report.after_sweep import describe_after
-    from ...slots.report.summary import more_slots_line
-
-    outcome = answer.outcome
-    if answer.request is not None and answer.request.split_window:
-        click.echo("a split-window what-if: written to --out only, never this device's evidence")
-    elif outcome.version_mismatch:
-        click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
-    elif not outcome.recorded and outcome.kept is None:
-        click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
-    state = "complete" if outcome.complete else "paused (rerun to continue)"
-    lines = [f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}"]
-    lines += outcome.evidence_change_lines()
-    lines += filter(None, [more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)])
-    for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
-        if path.suffix == ".json":
-            lines.append(f"evidence: {path}")
-            lines.append(f"summary:  {path.with_suffix('.md')}")
-            lines.append(f"report:   {path.with_name(path.stem + '-report.md')}")
-    if outcome.evidence is not None:
-        # a demo's fingerprint (its runner, window) need not be the config's: name it
-        lines.append(f"see it:   vibey-gh slots show {outcome.fingerprint}")
-    lines += describe_after(answer.after) if answer.after is not None else []
-    click.echo("\n".join(lines))
+    not_recorded = answer.not_recorded()
+    if not_recorded is not None:
+        click.echo(not_recorded, err=True)
+    click.echo("\n".join(answer.lines(max(slots) if slots else options.largest)))

@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from ...config import load_config
+from ...platforms.storage.system_paths import check_new_output_file
 from ...slots.report.compare import compare as compare_sweeps
 from ...slots.report.compare import write_overlaid_throughput
-from ..common import check_new_file, collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_option, library_errors
 
 
 @click.command()
@@ -41,7 +42,7 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
       vibey-gh slots compare f99b07f610204948 laptop.json --json
     """
     if plot_path is not None:
-        check_new_file(plot_path, "--plot")
+        check_new_output_file(plot_path, "--plot")
     comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:

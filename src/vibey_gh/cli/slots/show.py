@@ -8,6 +8,7 @@ import click
 
 from ...config import load_config
 from ...errors import BadInput
+from ...platforms.storage.system_paths import check_new_output_file
 from ...slots.report.show import gather_show
 from ...slots.report.terminal.consoles import show_console
 from ...slots.report.terminal.show_text import (
@@ -19,7 +20,6 @@ from ...slots.report.terminal.show_text import (
     write_html,
 )
 from ..common import (
-    check_new_file,
     collaborators,
     emit_json,
     json_option,
@@ -132,7 +132,7 @@ def show(
         raise BadInput(f"--json and --format {output_format} ask for two formats; give one")
     chosen = "json" if as_json else output_format or "table"
     if html_path is not None:
-        check_new_file(html_path, "--html")
+        check_new_output_file(html_path, "--html")
     deps = collaborators().allowed_deps()
     answer = gather_show(asked, write=write_report, deps=deps)
     html_written = None

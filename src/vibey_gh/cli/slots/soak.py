@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from ...interfaces.durations import parse_duration
+from ...slots.soak.asked import soak_as_asked, soak_lines
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from ..options import calibration_flags, calibration_options
 from ..stopping import locked_run
@@ -51,10 +53,6 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: 
       vibey-gh slots soak --demo --runner simulated --slots 2 --force --duration 2m
       vibey-gh slots soak --if-requested --corpus corpus.json     # from a storm
     """
-    from ...interfaces.durations import parse_duration
-    from ...slots.report.soak_view import trend_text
-    from ...slots.soak.asked import soak_as_asked
-
     seconds = parse_duration(duration)
     request, outcome = soak_as_asked(
         calibration_options(given),
@@ -69,17 +67,4 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: 
     if as_json:
         emit_json(outcome.to_json())
         return
-    if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
-        return
-    if outcome.path is None:
-        click.echo(f"soak paused at N={outcome.slots}: {outcome.reason}")
-        return
-    held = "HOLDS" if outcome.holds else (outcome.verdict or "unknown").upper()
-    # a soak too short to tell says so, and how long a soak would decide it
-    trend = outcome.judgement.get("trend_per_hour")
-    lines = [f"soak at N={outcome.slots}: {held}", *(f"  {r}" for r in outcome.reasons)]
-    lines.append(f"  throughput trend: {trend_text(trend, outcome.measured_s, request.window_s)}")
-    lines += [f"  {unjudged}" for unjudged in outcome.judgement.get("unjudged", [])]
-    lines += [f"soak:    {outcome.path}", f"see it:  vibey-gh slots show {outcome.fingerprint}"]
-    click.echo("\n".join(lines))
+    click.echo("\n".join(soak_lines(request, outcome)))
