@@ -9,6 +9,13 @@ from types import FrameType
 
 import click
 
+from ..config import load_config
+from ..interfaces.slots_interface import ChatSettings
+from ..lanes.client import STOP_GRACE_S, cancel_production_requests, runner_description
+from ..lanes.loop import LaneOptions, check_repository, run_lane
+from ..lanes.records import LaneRecorder, new_run_id
+from ..lanes.specs import load_spec
+from ..storm.lock import model_lock
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import lane_flags, max_tokens_option
 from .stopping import signals_handled
@@ -46,14 +53,6 @@ def run(
       vibey-gh lane run specs/state-layout.toml
       vibey-gh lane run specs/state-layout.toml --max-turns 8 --retries 1 --json
     """
-    from ..config import load_config
-    from ..interfaces.slots_interface import ChatSettings
-    from ..lanes.client import STOP_GRACE_S, cancel_production_requests, runner_description
-    from ..lanes.loop import LaneOptions, check_repository, run_lane
-    from ..lanes.records import LaneRecorder, new_run_id
-    from ..lanes.specs import load_spec
-    from ..storm.lock import model_lock
-
     config = load_config()
     spec = load_spec(spec_path)
     options = LaneOptions(max_turns=max_turns, retries=retries)

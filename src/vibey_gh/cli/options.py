@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from ..config import MAX_WINDOW, MIN_WINDOW
 from ..interfaces.think import ThinkAsked
 from ..runners.registry import RUNNER_NAMES
-
-if TYPE_CHECKING:
-    from ..slots.measurement.options import CalibrationOptions
+from ..slots.measurement.options import CalibrationOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,8 +110,6 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
 def calibration_options(given: Mapping[str, Any], **more: Any) -> CalibrationOptions:
     """The one options value of what click parsed (`given`, the calibration flags among the
     command's own) and what the command adds (`more`: a sweep's own options)."""
-    from ..slots.measurement.options import CalibrationOptions  # not for --help
-
     think_time = given["think_time"]
     return CalibrationOptions(
         demo=given["demo"],

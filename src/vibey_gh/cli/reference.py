@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from ..files import atomic_write_text
+from .main import cli
 
 HELP_WIDTH = 88
 PROG = "vibey-gh"
@@ -41,10 +42,7 @@ def walk_commands(
 
 
 def render_cli_reference(root: click.Command | None = None) -> str:
-    if root is None:
-        from .main import cli
-
-        root = cli
+    root = cli if root is None else root
     lines = [
         "# CLI reference",
         "",

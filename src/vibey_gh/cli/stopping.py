@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import click
 
-if TYPE_CHECKING:
-    from ..slots.measurement.calibrate import CalibrationProgress
-    from ..slots.measurement.options import LockedRun
-    from ..state import StateLayout
+from ..slots.measurement.calibrate import CalibrationProgress
+from ..slots.measurement.live_progress import make_progress
+from ..slots.measurement.options import LockedRun
+from ..state import StateLayout
+from ..storm.lock import model_lock
 
 T = TypeVar("T")
 
@@ -66,11 +68,7 @@ def run_until_stopped(
 
     A stop says `stopped` ("<what> stopped (SIGNAL): <stopped>") on stderr and exits 128 +
     the signal's number; None only if `work` was interrupted without a signal."""
-    from ..slots.measurement.live_progress import make_progress
-    from ..storm.lock import model_lock
-    from .common import stderr_is_terminal
-
-    progress = make_progress(live=stderr_is_terminal())
+    progress = make_progress(live=sys.stderr.isatty())  # plain lines in logs and CI
     received: list[int] = []
     outcome: T | None = None
     try:

@@ -8,6 +8,11 @@ from types import FrameType
 
 import click
 
+from ..lanes.loop import LaneOptions
+from ..slots.measurement.options import parse_slots
+from ..storm.calibration import CalibrationPlan
+from ..storm.runner import run_storm
+from ..storm.setup import StormControl, StormOptions, default_deps
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import lane_flags, max_tokens_option, threads_option
 from .stopping import signals_handled
@@ -109,12 +114,6 @@ def run(
       vibey-gh storm run ~/storm-queue --once          # until the queue is empty
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
-    from ..lanes.loop import LaneOptions
-    from ..slots.measurement.options import parse_slots
-    from ..storm.calibration import CalibrationPlan
-    from ..storm.runner import run_storm
-    from ..storm.setup import StormControl, StormOptions, default_deps
-
     options = StormOptions(
         queue=queue,
         once=once,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ...config import load_config
+from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
 from ..common import (
     collaborators,
     emit_json,
@@ -63,8 +64,6 @@ def apply(
       vibey-gh slots apply --slots 4 --force        past the evidence, on purpose
       vibey-gh slots apply --json
     """
-    from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
-
     config = load_config()
     parts = collaborators()
     plan, parallelism = plan_apply(

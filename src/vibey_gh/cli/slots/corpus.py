@@ -5,16 +5,21 @@ from __future__ import annotations
 import contextlib
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from ...config import LocalModels, load_config
 from ...errors import BadInput
+from ...interfaces.prompt_count import PromptCounter
 from ...platforms.storage.system_paths import check_output_file
+from ...runners.registry import runner_kind
+from ...slots.corpus.asked import CorpusOptions, draw_asked
+from ...slots.corpus.corpus import load_corpus, write_corpus
+from ...slots.corpus.enough import too_few_runs
+from ...slots.corpus.summary import corpus_summary
+from ...slots.report.documents.corpus_profile import summary_lines
 from ..common import collaborators, emit_json, json_option, library_errors, window_option
-
-if TYPE_CHECKING:
-    from ...interfaces.prompt_count import PromptCounter
 
 _PATH = click.Path(path_type=Path)
 
@@ -165,11 +170,6 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ...slots.corpus.asked import CorpusOptions, draw_asked
-    from ...slots.corpus.corpus import load_corpus, write_corpus
-    from ...slots.corpus.enough import too_few_runs
-    from ...slots.corpus.summary import corpus_summary
-
     from_transcripts = (*from_transcripts, *from_chat_logs)
     if from_my_lanes:
         from_lanes = (*from_lanes, collaborators().layout().lanes)
@@ -205,8 +205,6 @@ def corpus(
 
 
 def _config_defaults() -> tuple[int, int]:
-    from ...config import load_config
-
     config = load_config()
     return config.window, config.max_tokens
 
@@ -216,9 +214,6 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
     estimate counts (not wanted, or a runner kind with no tokenizer, which is said)."""
     if not wanted:
         return contextlib.nullcontext(None)
-    from ...config import LocalModels, load_config
-    from ...runners.registry import runner_kind
-
     # The demo is calibrated on the embedded runner and its shipped model.
     config = LocalModels() if demo else load_config()
     kind = runner_kind(config.runner)
@@ -234,8 +229,6 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
 
 
 def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:
-    from ...slots.report.documents.corpus_profile import summary_lines
-
     if as_json:
         emit_json({**summary, "path": str(path)})
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -24,7 +25,6 @@ from ..common import (
     emit_json,
     json_option,
     library_errors,
-    stdout_is_terminal,
 )
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -144,7 +144,7 @@ def show(
     if chosen == "csv":
         click.echo(csv_text(answer), nl=False)
         return
-    console = show_console(soft_wrap=not stdout_is_terminal())
+    console = show_console(soft_wrap=not sys.stdout.isatty())
     render_answer(answer, console, markdown=chosen == "markdown")
     if html_written is not None:
         click.echo(f"html report: {html_written}")
