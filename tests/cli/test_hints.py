@@ -40,6 +40,7 @@ PRINTED_BY: list[tuple[str, tuple[str, ...]]] = [
     ("cli/storm", ("storm run",)),
     ("storm/", ("storm run",)),
     ("cli/runner", ("runner serve",)),
+    ("runners/serving", ("runner serve",)),
     ("cli/reference", ("",)),
     ("config.py", ("",)),
     ("doctor.py", ("",)),

@@ -71,7 +71,6 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
         click.option(
             "--port",
             type=click.IntRange(1, 65535),
-            default=None,
             help="Port of the calibration runner (default: config calibration_port, 11435).",
         ),
         click.option(
@@ -86,7 +85,6 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
             "--wait-idle",
             "wait_idle_s",
             type=float,
-            default=None,
             metavar="SECONDS",
             help="Wait up to this long for production to unload its models instead of refusing.",
         ),

@@ -20,7 +20,6 @@ FORMATS = ("text", "json", "openmetrics")
     "--format",
     "output_format",
     type=click.Choice(FORMATS),
-    default=None,
     help="text (default), json (as --json) or openmetrics (gauges for a scraper).",
 )
 @click.option(

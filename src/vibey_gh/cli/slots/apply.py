@@ -20,7 +20,6 @@ from ..common import (
 @click.option(
     "--slots",
     type=click.IntRange(1, 256),
-    default=None,
     help="Slots to give the runner (default: what `slots allowed` answers now).",
 )
 @window_option("Tokens per slot (default: [local_models] window).")

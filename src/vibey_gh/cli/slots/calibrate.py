@@ -24,20 +24,16 @@ MAX_SLOTS = 256
 )
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
-@click.option(
-    "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
-)
+@click.option("--max-slots", type=click.IntRange(1, MAX_SLOTS), help="Largest N to try.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
 @click.option(
     "--min-step-seconds",
     type=float,
-    default=None,
     help="Measure each step at least this long (default: config, 60; demo 20).",
 )
 @click.option(
     "--max-step-seconds",
     type=float,
-    default=None,
     help="Measure an inconclusive step, or a one-slot run whose interval is still wider than "
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )

@@ -26,9 +26,7 @@ _PATH = click.Path(path_type=Path)
 
 @click.command()
 @click.option("--specs", "specs", multiple=True, type=_PATH, help="Lane spec file or folder.")
-@click.option(
-    "--sample-specs", type=int, default=None, help="Use a seeded sample of this many specs."
-)
+@click.option("--sample-specs", type=int, help="Use a seeded sample of this many specs.")
 @click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
 @click.option(
     "--from-my-lanes",
@@ -70,7 +68,6 @@ _PATH = click.Path(path_type=Path)
 @click.option(
     "--count-with",
     type=click.Choice(["runner", "estimate"]),
-    default=None,
     help="How --fill-window counts depth, and how --from-sessions sizes the stand-in for "
     "what a log leaves out: the configured runner's own chat template and tokenizer (its "
     "calibration runner is started for it; the demo's is the embedded one; Ollama has no "
@@ -82,27 +79,24 @@ _PATH = click.Path(path_type=Path)
 @click.option(
     "--shape",
     type=click.Choice(["runs", "segments"]),
-    default=None,
     help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
     "transcripts (their own tool time), segments from specs and --demo.",
 )
 @click.option(
     "--segments-per-stratum",
     type=int,
-    default=None,
     help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
 )
-@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
+@click.option("--segment-turns", type=int, help="Default 3 (demo 2); segments only.")
 @click.option(
     "--max-tokens",
     type=click.IntRange(1),
-    default=None,
     help="Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
     "--window together is dropped and counted (default: config max_tokens; demo 128).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
-@click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
-@click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
+@click.option("--out", "out", type=_PATH, help="Corpus file to write.")
+@click.option("--show", "show", type=_PATH, help="Summarize a corpus file.")
 @json_option
 @library_errors
 def corpus(

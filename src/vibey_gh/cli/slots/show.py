@@ -51,7 +51,6 @@ FORMATS = ("table", "markdown", "csv", "json")
     "--format",
     "output_format",
     type=click.Choice(FORMATS),
-    default=None,
     help="table (default: fits the terminal, the ideal N highlighted), markdown (the "
     "report's full table), csv (one row per step, numbers as numbers) or json (as --json).",
 )

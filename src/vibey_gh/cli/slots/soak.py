@@ -22,9 +22,7 @@ DEFAULT_DURATION = "10m"
     show_default=True,
     help="How long to hold N: 8h, 30m, 1h30m, 90s (more than zero, at most a week).",
 )
-@click.option(
-    "--slots", type=int, default=None, help="N to hold (default: today's evidence's ideal N)."
-)
+@click.option("--slots", type=int, help="N to hold (default: today's evidence's ideal N).")
 @click.option("--force", is_flag=True, help="Soak an N above what the evidence supports.")
 @calibration_flags("a soak request", "Discard this soak's checkpoint and start over.")
 @json_option
