@@ -41,7 +41,6 @@ PRINTED_BY: list[tuple[str, tuple[str, ...]]] = [
     ("storm/", ("storm run",)),
     ("cli/runner", ("runner serve",)),
     ("runners/serving", ("runner serve",)),
-    ("cli/reference", ("",)),
     ("config.py", ("",)),
     ("doctor.py", ("",)),
     ("slots/measurement/", ("slots calibrate",)),
