@@ -33,7 +33,24 @@ def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
     return decorate
 
 
+PATH = click.Path(path_type=Path)
+SHAPES = click.Choice(["runs", "segments"])
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def defaulted(*names: str, kind: Any, default: object, help_text: str) -> Callable[[F], F]:
+    """An option whose default `--help` shows."""
+    return click.option(*names, type=kind, default=default, show_default=True, help=help_text)
+
+
+def count_option(name: str, default: int, help_text: str, least: int = 1) -> Callable[[F], F]:
+    """A whole number of at least `least`, its default shown."""
+    return defaulted(name, kind=click.IntRange(least), default=default, help_text=help_text)
+
+
+def inputs_option(name: str, help_text: str) -> Callable[[F], F]:
+    """A repeatable option naming a file or folder to read."""
+    return click.option(name, multiple=True, type=PATH, help=help_text)
 
 
 def window_option(help_text: str) -> Callable[[F], F]:
@@ -129,20 +146,12 @@ def calibration_options(given: Mapping[str, Any], **more: Any) -> CalibrationOpt
 
 def lane_flags(of: str = "") -> Callable[[F], F]:
     """--max-turns and --retries of a lane; `of`: whose lanes, said after each help."""
+    each, per_lane = ("each", ", per lane") if of else ("the", "")
     return stacked(
-        click.option(
-            "--max-turns",
-            type=click.IntRange(1),
-            default=32,
-            show_default=True,
-            help=f"End {'each' if of else 'the'} lane after this many turns without a plain "
-            f"answer{of}.",
+        count_option(
+            "--max-turns", 32, f"End {each} lane after this many turns without a plain answer{of}."
         ),
-        click.option(
-            "--retries",
-            type=click.IntRange(0),
-            default=2,
-            show_default=True,
-            help=f"Times a malformed tool call is sent again{', per lane' if of else ''}{of}.",
+        count_option(
+            "--retries", 2, f"Times a malformed tool call is sent again{per_lane}{of}.", least=0
         ),
     )

@@ -20,45 +20,32 @@ from ...slots.corpus.enough import too_few_runs
 from ...slots.corpus.summary import corpus_summary
 from ...slots.report.documents.corpus_profile import summary_lines
 from ..common import collaborators, emit_json, json_option, library_errors, window_option
-
-_PATH = click.Path(path_type=Path)
+from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 
 
 @click.command()
-@click.option("--specs", "specs", multiple=True, type=_PATH, help="Lane spec file or folder.")
+@inputs_option("--specs", "Lane spec file or folder.")
 @click.option("--sample-specs", type=int, help="Use a seeded sample of this many specs.")
-@click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
+@inputs_option("--from-lanes", "Folder of lane events.jsonl.")
 @click.option(
     "--from-my-lanes",
     is_flag=True,
     help="The lanes `lane run` and `storm run` recorded in the state folder (as --from-lanes "
     "STATE/lanes, wherever the state folder is on this machine).",
 )
-@click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
-@click.option(
-    "--from-chat-logs",
-    multiple=True,
-    type=_PATH,
-    help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
+@inputs_option("--from-transcripts", "JSON Lines transcripts.")
+@inputs_option(
+    "--from-chat-logs", "JSON Lines of OpenAI-style `messages` arrays (what agent tools export)."
 )
-@click.option(
-    "--from-traces",
-    multiple=True,
-    type=_PATH,
-    help="Recorded agent trace (kv-cache-tester JSON), or a folder of them.",
-)
-@click.option(
+@inputs_option("--from-traces", "Recorded agent trace (kv-cache-tester JSON), or a folder of them.")
+@defaulted(
     "--fit",
-    type=click.Choice(["scale", "drop"]),
+    kind=click.Choice(["scale", "drop"]),
     default="scale",
-    show_default=True,
-    help="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
+    help_text="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
 )
-@click.option(
-    "--from-sessions",
-    multiple=True,
-    type=_PATH,
-    help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
+@inputs_option(
+    "--from-sessions", "Codex CLI rollout or Claude Code session (.jsonl), or a folder of them."
 )
 @click.option(
     "--fill-window",
@@ -78,7 +65,7 @@ _PATH = click.Path(path_type=Path)
 @window_option("Tokens per slot (default: config).")
 @click.option(
     "--shape",
-    type=click.Choice(["runs", "segments"]),
+    type=SHAPES,
     help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
     "transcripts (their own tool time), segments from specs and --demo.",
 )
@@ -88,15 +75,13 @@ _PATH = click.Path(path_type=Path)
     help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
 )
 @click.option("--segment-turns", type=int, help="Default 3 (demo 2); segments only.")
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1),
-    help="Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
-    "--window together is dropped and counted (default: config max_tokens; demo 128).",
+@max_tokens_option(
+    "Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
+    "--window together is dropped and counted (default: config max_tokens; demo 128)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
-@click.option("--out", "out", type=_PATH, help="Corpus file to write.")
-@click.option("--show", "show", type=_PATH, help="Summarize a corpus file.")
+@defaulted("--seed", kind=int, default=0, help_text="Seed of every draw.")
+@click.option("--out", type=PATH, help="Corpus file to write.")
+@click.option("--show", type=PATH, help="Summarize a corpus file.")
 @json_option
 @library_errors
 def corpus(
