@@ -1,23 +1,21 @@
 """The command line's shared options, each declared once, and the one value they build.
 
-`slots calibrate` and `slots soak` take the same calibration options (`calibration_flags`);
-`lane run` and `storm run` the same lane options (`lane_flags`). A command takes what click
-parsed as keyword arguments and hands them to `calibration_options`, which builds and checks
-the one `CalibrationOptions` value the library resolves and runs.
+`slots calibrate` and `slots soak` take the same calibration options (`calibration_flags`),
+each named as its field of the one `CalibrationOptions` value the library builds of them
+(`CalibrationOptions.of_flags`), checks, resolves and runs; `lane run` and `storm run` the
+same lane options (`lane_flags`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from ..config import MAX_WINDOW, MIN_WINDOW
-from ..interfaces.think import ThinkAsked
 from ..runners.registry import RUNNER_NAMES
-from ..slots.measurement.options import CalibrationOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -119,28 +117,6 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
         ),
         click.option("--if-requested", is_flag=True, help=f"Run only if {asks} exists."),
         click.option("--restart", is_flag=True, help=restarts),
-    )
-
-
-def calibration_options(given: Mapping[str, Any], **more: Any) -> CalibrationOptions:
-    """The one options value of what click parsed (`given`, the calibration flags among the
-    command's own) and what the command adds (`more`: a sweep's own options)."""
-    think_time = given["think_time"]
-    return CalibrationOptions(
-        demo=given["demo"],
-        corpus_path=given["corpus_path"],
-        window=given["window"],
-        max_tokens=given["max_tokens"],
-        runner=given["runner"],
-        model=given["model"],
-        threads=given["threads"],
-        port=given["port"],
-        request_timeout_s=given["request_timeout_s"],
-        wait_idle_s=given["wait_idle_s"],
-        think=ThinkAsked.parse(think_time and think_time.strip(), given["think_cap"]),
-        if_requested=given["if_requested"],
-        restart=given["restart"],
-        **more,
     )
 
 

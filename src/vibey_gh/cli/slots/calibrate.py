@@ -10,7 +10,7 @@ import click
 from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from ..options import calibration_flags, calibration_options
+from ..options import calibration_flags
 from ..stopping import locked_run
 
 MAX_SLOTS = 256
@@ -51,7 +51,18 @@ MAX_SLOTS = 256
 @json_option
 @library_errors
 @supported_platform_only
-def calibrate(as_json: bool, **given: Any) -> None:
+def calibrate(
+    slots_text: str | None,
+    max_runs: int | None,
+    max_slots: int | None,
+    out_dir: Path | None,
+    min_step_seconds: float | None,
+    max_step_seconds: float | None,
+    split_window: bool,
+    no_early_verdicts: bool,
+    as_json: bool,
+    **flags: Any,
+) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
     The calibration runner is started beside production on `calibration_port` (11435); the
@@ -101,19 +112,17 @@ def calibrate(as_json: bool, **given: Any) -> None:
     runner's count and the throughput of what it served. `slots compare` shows it beside the
     full-window evidence.
     """
-    slots = asked.parse_slots(
-        given["slots_text"], asked.largest_slots(given["max_slots"], given["demo"])
-    )
+    slots = asked.parse_slots(slots_text, asked.largest_slots(max_slots, flags["demo"]))
     sweep = asked.SweepOptions(
         slots=slots,
-        max_runs=given["max_runs"],
-        max_slots=given["max_slots"],
-        out_dir=given["out_dir"],
-        early_verdicts=not given["no_early_verdicts"],
-        split_window=given["split_window"],
-        steps=asked.StepSeconds(given["min_step_seconds"], given["max_step_seconds"]),
+        max_runs=max_runs,
+        max_slots=max_slots,
+        out_dir=out_dir,
+        early_verdicts=not no_early_verdicts,
+        split_window=split_window,
+        steps=asked.StepSeconds(min_step_seconds, max_step_seconds),
     )
-    options = calibration_options(given, sweep=sweep)
+    options = asked.CalibrationOptions.of_flags(sweep=sweep, **flags)
     if sweep.out_dir is not None:
         # again, with writability, before the first step
         check_output_folder(sweep.out_dir, "--out")

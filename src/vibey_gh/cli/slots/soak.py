@@ -7,9 +7,10 @@ from typing import Any
 import click
 
 from ...interfaces.durations import parse_duration
+from ...slots.measurement.options import CalibrationOptions
 from ...slots.soak.asked import soak_as_asked, soak_lines
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from ..options import calibration_flags, calibration_options
+from ..options import calibration_flags
 from ..stopping import locked_run
 
 DEFAULT_DURATION = "10m"
@@ -28,7 +29,7 @@ DEFAULT_DURATION = "10m"
 @json_option
 @library_errors
 @supported_platform_only
-def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: Any) -> None:
+def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: Any) -> None:
     """Hold one N for hours beside production and say whether the answer held.
 
     The calibration runner is started at N on `calibration_port` beside production and the
@@ -53,7 +54,7 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: 
     """
     seconds = parse_duration(duration)
     request, outcome = soak_as_asked(
-        calibration_options(given),
+        CalibrationOptions.of_flags(**flags),
         seconds,
         slots,
         force,

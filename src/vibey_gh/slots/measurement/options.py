@@ -131,6 +131,15 @@ class CalibrationOptions:
     def __post_init__(self) -> None:
         check_wait_idle(self.wait_idle_s)
 
+    @classmethod
+    def of_flags(
+        cls, think_time: str | None, think_cap: str | None, **flags: Any
+    ) -> CalibrationOptions:
+        """The value of the command line's flags, each named as its field; the think time
+        and its cap as given, parsed here once."""
+        think = ThinkAsked.parse(think_time and think_time.strip(), think_cap)
+        return cls(think=think, **flags)
+
     @property
     def largest(self) -> int:
         """The largest N a sweep tries (a soak's request: the default)."""
