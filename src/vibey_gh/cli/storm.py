@@ -5,12 +5,10 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
-from ..lanes.loop import LaneOptions
-from ..slots.measurement.options import parse_slots
-from ..storm.calibration import CalibrationPlan
 from ..storm.runner import run_storm
 from ..storm.setup import StormControl, StormOptions, default_deps
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
@@ -59,25 +57,7 @@ def _say(text: str) -> None:
 @json_option
 @library_errors
 @supported_platform_only
-def run(
-    queue: Path,
-    once: bool,
-    max_passes: int | None,
-    poll_s: float,
-    max_turns: int,
-    retries: int,
-    max_tokens: int | None,
-    no_calibrate: bool,
-    calibration_slots: str | None,
-    calibration_max_tokens: int | None,
-    calibration_max_runs: int | None,
-    calibration_segments: int,
-    calibration_segment_turns: int,
-    calibration_shape: str | None,
-    min_lane_turns: int,
-    threads: int | None,
-    as_json: bool,
-) -> None:
+def run(as_json: bool, **flags: Any) -> None:
     """Run the lane specs in QUEUE_DIR/pending/, as many at once as `slots allowed` says.
 
     Each pass re-reads the config, asks `allowed`, logs the answer and its reason, and claims
@@ -99,25 +79,7 @@ def run(
       vibey-gh storm run ~/storm-queue --once          # until the queue is empty
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
-    options = StormOptions(
-        queue=queue,
-        once=once,
-        max_passes=max_passes,
-        poll_s=poll_s,
-        lane=LaneOptions(max_turns=max_turns, retries=retries),
-        max_tokens=max_tokens,
-        calibration=CalibrationPlan(
-            slots=parse_slots(calibration_slots),
-            max_tokens=calibration_max_tokens,
-            segments_per_stratum=calibration_segments,
-            segment_turns=calibration_segment_turns,
-            min_lane_turns=min_lane_turns,
-            max_runs=calibration_max_runs,
-            threads=threads,
-            enabled=not no_calibrate,
-            shape=calibration_shape,
-        ),
-    )
+    options = StormOptions.of_flags(**flags)
     control = StormControl()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:

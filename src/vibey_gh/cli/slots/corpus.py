@@ -14,7 +14,7 @@ from ...errors import BadInput
 from ...interfaces.prompt_count import PromptCounter
 from ...platforms.storage.system_paths import check_output_file
 from ...runners.registry import runner_kind
-from ...slots.corpus.asked import CorpusOptions, draw_asked
+from ...slots.corpus.asked import INPUTS, CorpusOptions, draw_asked
 from ...slots.corpus.corpus import load_corpus, write_corpus
 from ...slots.corpus.enough import too_few_runs
 from ...slots.corpus.summary import corpus_summary
@@ -85,27 +85,11 @@ from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 @json_option
 @library_errors
 def corpus(
-    specs: tuple[Path, ...],
-    sample_specs: int | None,
-    from_lanes: tuple[Path, ...],
     from_my_lanes: bool,
-    from_transcripts: tuple[Path, ...],
     from_chat_logs: tuple[Path, ...],
-    from_traces: tuple[Path, ...],
-    fit: str,
-    from_sessions: tuple[Path, ...],
-    fill_window: bool,
-    count_with: str | None,
-    demo: bool,
-    window: int | None,
-    shape: str | None,
-    segments_per_stratum: int | None,
-    segment_turns: int | None,
-    max_tokens: int | None,
-    seed: int,
-    out: Path | None,
     show: Path | None,
     as_json: bool,
+    **flags: Any,
 ) -> None:
     """Build a storm-shaped pool of turns and draw a stratified corpus for calibrations.
 
@@ -149,12 +133,12 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from_transcripts = (*from_transcripts, *from_chat_logs)
+    flags["from_transcripts"] += from_chat_logs
     if from_my_lanes:
-        from_lanes = (*from_lanes, collaborators().layout().lanes)
-    building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
+        flags["from_lanes"] += (collaborators().layout().lanes,)
+    building = any(flags[name] for name in INPUTS)
     if show is not None:
-        if building or out is not None:
+        if building or flags["out"] is not None:
             raise BadInput("--show reads a corpus; it takes no inputs and no --out")
         _render(corpus_summary(load_corpus(show)), show, as_json, written=False)
         return
@@ -164,18 +148,14 @@ def corpus(
             "--from-traces, --from-sessions or --demo "
             "with --out FILE, or --show FILE"
         )
-    if out is None:
+    if flags["out"] is None:
         raise BadInput("--out FILE is required to write the corpus")
-    check_output_file(out, "--out")
-    options = CorpusOptions(
-        out, specs, sample_specs, from_lanes, from_transcripts, from_traces, from_sessions, fit,
-        fill_window, count_with, demo, window, shape, segments_per_stratum, segment_turns,
-        max_tokens, seed,
-    )  # fmt: skip
-    with _prompt_counter(options.counting, demo) as counter:
+    check_output_file(flags["out"], "--out")
+    options = CorpusOptions(**flags)
+    with _prompt_counter(options.counting, options.demo) as counter:
         built, notes = draw_asked(options, counter, _config_defaults)
-    write_corpus(built, out)
-    _render(corpus_summary(built), out, as_json, written=True)
+    write_corpus(built, options.out)
+    _render(corpus_summary(built), options.out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
         click.echo(f"note: {note}", err=True)
     warning = too_few_runs(built.segments, built.whole_runs)
