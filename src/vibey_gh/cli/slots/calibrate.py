@@ -51,18 +51,7 @@ MAX_SLOTS = 256
 @json_option
 @library_errors
 @supported_platform_only
-def calibrate(
-    slots_text: str | None,
-    max_runs: int | None,
-    max_slots: int | None,
-    out_dir: Path | None,
-    min_step_seconds: float | None,
-    max_step_seconds: float | None,
-    split_window: bool,
-    no_early_verdicts: bool,
-    as_json: bool,
-    **flags: Any,
-) -> None:
+def calibrate(as_json: bool, **flags: Any) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
     The calibration runner is started beside production on `calibration_port` (11435); the
@@ -112,20 +101,10 @@ def calibrate(
     runner's count and the throughput of what it served. `slots compare` shows it beside the
     full-window evidence.
     """
-    slots = asked.parse_slots(slots_text, asked.largest_slots(max_slots, flags["demo"]))
-    sweep = asked.SweepOptions(
-        slots=slots,
-        max_runs=max_runs,
-        max_slots=max_slots,
-        out_dir=out_dir,
-        early_verdicts=not no_early_verdicts,
-        split_window=split_window,
-        steps=asked.StepSeconds(min_step_seconds, max_step_seconds),
-    )
-    options = asked.CalibrationOptions.of_flags(sweep=sweep, **flags)
-    if sweep.out_dir is not None:
+    options = asked.CalibrationOptions.of_sweep_flags(**flags)
+    if flags["out_dir"] is not None:
         # again, with writability, before the first step
-        check_output_folder(sweep.out_dir, "--out")
+        check_output_folder(flags["out_dir"], "--out")
     answer = asked.calibrate_as_asked(
         options,
         collaborators(),
@@ -140,4 +119,4 @@ def calibrate(
     not_recorded = answer.not_recorded()
     if not_recorded is not None:
         click.echo(not_recorded, err=True)
-    click.echo("\n".join(answer.lines(max(slots) if slots else options.largest)))
+    click.echo("\n".join(answer.lines(options.most_slots)))

@@ -140,6 +140,37 @@ class CalibrationOptions:
         think = ThinkAsked.parse(think_time and think_time.strip(), think_cap)
         return cls(think=think, **flags)
 
+    @classmethod
+    def of_sweep_flags(
+        cls,
+        slots_text: str | None,
+        max_runs: int | None,
+        max_slots: int | None,
+        out_dir: Path | None,
+        min_step_seconds: float | None,
+        max_step_seconds: float | None,
+        split_window: bool,
+        no_early_verdicts: bool,
+        **flags: Any,
+    ) -> CalibrationOptions:
+        """`of_flags` with a sweep's own flags (`slots calibrate`'s)."""
+        sweep = SweepOptions(
+            slots=parse_slots(slots_text, largest_slots(max_slots, flags["demo"])),
+            max_runs=max_runs,
+            max_slots=max_slots,
+            out_dir=out_dir,
+            early_verdicts=not no_early_verdicts,
+            split_window=split_window,
+            steps=StepSeconds(min_step_seconds, max_step_seconds),
+        )
+        return cls.of_flags(sweep=sweep, **flags)
+
+    @property
+    def most_slots(self) -> int:
+        """The largest N the sweep was asked to try: its explicit steps' largest, if any."""
+        explicit = self.sweep.slots if self.sweep is not None else None
+        return max(explicit) if explicit else self.largest
+
     @property
     def largest(self) -> int:
         """The largest N a sweep tries (a soak's request: the default)."""
