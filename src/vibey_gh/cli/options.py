@@ -60,6 +60,10 @@ def max_tokens_option(help_text: str, name: str = "--max-tokens") -> Callable[[F
     return click.option(name, type=click.IntRange(1), help=help_text)
 
 
+def port_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--port", type=click.IntRange(1, 65535), help=help_text)
+
+
 def threads_option(help_text: str) -> Callable[[F], F]:
     return click.option("--threads", type=click.IntRange(1), help=help_text)
 
@@ -83,11 +87,7 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
             "--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2."
         ),
         threads_option("CPU threads for the embedded runner."),
-        click.option(
-            "--port",
-            type=click.IntRange(1, 65535),
-            help="Port of the calibration runner (default: config calibration_port, 11435).",
-        ),
+        port_option("Port of the calibration runner (default: config calibration_port, 11435)."),
         click.option(
             "--request-timeout",
             "request_timeout_s",

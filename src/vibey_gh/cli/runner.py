@@ -14,7 +14,7 @@ from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
 from ..runners.serving import serve_until_stopped
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from .options import threads_option
+from .options import port_option, threads_option
 
 
 def default_log_path(kind: str, port: int) -> Path:
@@ -34,11 +34,7 @@ def default_log_path(kind: str, port: int) -> Path:
     type=click.IntRange(min=64),
     help="Tokens per slot (default: [local_models] window).",
 )
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    help="Port on 127.0.0.1 (default: 8080; 11434 for ollama).",
-)
+@port_option("Port on 127.0.0.1 (default: 8080; 11434 for ollama).")
 @click.option(
     "--model",
     help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
