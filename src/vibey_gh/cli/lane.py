@@ -13,10 +13,10 @@ from ..config import load_config
 from ..lanes.client import STOP_GRACE_S, cancel_production_requests
 from ..lanes.loop import LaneOptions, check_repository, run_spec_lane
 from ..lanes.specs import load_spec
+from ..platforms.process.stopsignals import signals_handled
 from ..storm.lock import model_lock
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import lane_flags, max_tokens_option
-from .stopping import signals_handled
 
 
 @click.command()

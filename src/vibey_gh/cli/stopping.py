@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import click
 
+from ..platforms.process.stopsignals import signals_handled
 from ..slots.measurement.calibrate import CalibrationProgress
 from ..slots.measurement.live_progress import make_progress
 from ..slots.measurement.options import LockedRun
@@ -45,19 +46,6 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
 
     with signals_handled(stop, *STOP_SIGNALS):
         yield
-
-
-@contextlib.contextmanager
-def signals_handled(
-    handler: Callable[[int, FrameType | None], None], *signals: signal.Signals
-) -> Iterator[None]:
-    """`handler` for `signals` while the block runs; the handlers before it again after."""
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def run_until_stopped(

@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
+from ..platforms.process.stopsignals import signals_handled
 from ..storm.runner import run_storm
 from ..storm.setup import StormControl, StormOptions, default_deps
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_option, threads_option
-from .stopping import signals_handled
 
 
 def _say(text: str) -> None:

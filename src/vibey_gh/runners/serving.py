@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch
+from ..platforms.process.stopsignals import signals_handled
 from .contract import RunnerConfig, RunnerKind, RunningRunner
 
 WATCH_INTERVAL_S = 0.5
@@ -49,24 +50,22 @@ def serve_until_stopped(
 ) -> None:
     """Start `kind` as `launch` asks, call `ready` once its model is loaded, and serve until
     Ctrl-C or SIGTERM (said with `say`) or until it exits by itself (a RunnerError)."""
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     running: RunningRunner | None = None
-    try:
-        # a server of this package reads its own settings from the config (the simulated
-        # kind's capacity model); another program's is served as launched, without production's
-        kind_config = config if kind.calibrates_this_package else None
-        running = kind.calibration_runner(config=kind_config).start(launch)
-        running.wait_ready(ready_timeout_s)
-        ready(running)
-        _wait_until_stopped(running)
-    except (KeyboardInterrupt, _Terminated):
-        say("stopping the runner")
-    finally:
+    with signals_handled(_raise_terminated, signal.SIGTERM):
         try:
+            # a server of this package reads its own settings from the config (the simulated
+            # kind's capacity model); another program's is served as launched, without
+            # production's
+            kind_config = config if kind.calibrates_this_package else None
+            running = kind.calibration_runner(config=kind_config).start(launch)
+            running.wait_ready(ready_timeout_s)
+            ready(running)
+            _wait_until_stopped(running)
+        except (KeyboardInterrupt, _Terminated):
+            say("stopping the runner")
+        finally:
             if running is not None:
                 running.stop()
-        finally:
-            signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["serve_until_stopped"]
