@@ -20,12 +20,7 @@ from ...slots.report.terminal.show_text import (
     render_answer,
     write_html,
 )
-from ..common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-)
+from ..common import collaborators, emit_json, json_option, library_errors
 
 FORMATS = ("table", "markdown", "csv", "json")
 
