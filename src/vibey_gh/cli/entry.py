@@ -55,7 +55,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
         if not value or value.startswith("-"):
             return None
         values[name] = value
-    from ..config import MAX_WINDOW, MIN_WINDOW
+    from ..config import MAX_WINDOW, MIN_WINDOW  # here: after main() steered the imports
 
     window = values.get("--window")
     if window is not None and not (window.isascii() and window.isdigit()):
@@ -67,7 +67,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
 
 def answer_allowed(args: AllowedArgs) -> int:
     """Print the answer as `slots allowed` does; return the exit code."""
-    from ..composition import real_collaborators
+    from ..composition import real_collaborators  # here: after main() steered the imports
 
     model, window, as_json = args
     try:
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = parse_allowed(rest)
     if quick is not None:
         if config_file is not None:
-            from ..config import choose_config_file
+            from ..config import choose_config_file  # here: after the imports were steered
 
             choose_config_file(config_file)
         # A process this short never needs the cycle collector, and its passes over the
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             return answer_allowed(quick)
         finally:
             gc.enable()
-    from .main import cli
+    from .main import cli  # here: click and the command tree stay off the fast path
 
     try:
         cli.main(args=arguments, prog_name="vibey-gh")

@@ -27,12 +27,13 @@ import msgspec
 from msgspec import field
 
 from ..clock import SYSTEM_CLOCK, Clock
+from ..config import LocalModels
 from ..errors import BadInput
 from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings, ToolCall, TurnResult
-from .client import ChatClient
+from .client import ChatClient, runner_description
 from .plan import opening_messages
-from .records import LaneRecorder
+from .records import LaneRecorder, new_run_id
 from .sandbox import ToolExecutor
 from .specs import LaneSpec
 from .tools import tool_call_message, tool_definitions, tool_result_message
@@ -84,6 +85,16 @@ class LaneOutcome(msgspec.Struct, frozen=True):
     duration_s: float
     error: str | None = None
     prompt_tokens: list[int | None] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: how the lane ended, what it did, and why where it failed."""
+        said = (
+            f"lane {self.run_id}: {self.status} after {self.turns} turns, "
+            f"{self.tool_calls} tool calls, {self.retries} retries"
+        )
+        if self.refused_tools:
+            said += f", {self.refused_tools} refused"
+        return said + (f" ({self.error})" if self.error else "")
 
     @property
     def finished(self) -> bool:
@@ -288,3 +299,32 @@ def run_lane(
     except Exception as exc:
         lane.finish("failed", error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def run_spec_lane(
+    spec: LaneSpec,
+    config: LocalModels,
+    client: ChatClient,
+    lanes: Path,
+    options: LaneOptions,
+    max_tokens: int | None,
+    stop: threading.Event,
+    executor: ToolExecutor,
+) -> LaneOutcome:
+    """`lane run`: one lane of `spec` against production through `client` (closed after),
+    recorded under `lanes`, with the config's window and output cap unless `max_tokens`."""
+    try:
+        recorder = LaneRecorder(lanes, new_run_id(spec.id))
+        settings = ChatSettings(window=config.window, max_tokens=max_tokens or config.max_tokens)
+        return run_lane(
+            spec,
+            client,
+            settings,
+            recorder,
+            options=options,
+            runner=runner_description(config),
+            executor=executor,
+            stop=stop,
+        )
+    finally:
+        client.close()

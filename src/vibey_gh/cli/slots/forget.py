@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from ...errors import BadInput
+from ...slots.evidence.checkpoints import forget_checkpoints
+from ...storm.lock import model_lock
 from ..common import collaborators, emit_json, json_option, library_errors
 
 
@@ -34,9 +36,6 @@ def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
       vibey-gh slots forget --checkpoints
       vibey-gh slots forget --checkpoints --fingerprint f99b07f610204948
     """
-    from ...slots.evidence.checkpoints import forget_checkpoints
-    from ...storm.lock import model_lock
-
     if not checkpoints:
         raise BadInput("say what to forget: --checkpoints")
     layout = collaborators().layout()

@@ -154,6 +154,21 @@ class Comparison(msgspec.Struct, frozen=True):
         rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
         return rows
 
+    def lines(self) -> list[str]:
+        """The table in aligned columns, then each decision and what differs (the terminal's
+        `slots compare`)."""
+        header = ["step", *(s.label for s in self.sweeps)]
+        rows = [header, *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+        lines.append(self.note[0].upper() + self.note[1:] + ".")
+        for sweep in self.sweeps:
+            lines.append(f"{sweep.label}: ideal {sweep.judgement.ideal} — {sweep.judgement.reason}")
+        first = self.sweeps[0].label
+        for label, differs in self.differences():
+            lines.append(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
+        return lines
+
     def to_json(self) -> dict[str, object]:
         return {
             "compared_on": self.figure,

@@ -64,8 +64,8 @@ def test_whole_runs_without_think_time_still_list_tool_time_as_not_measured() ->
 def test_the_terminal_table_names_runs_per_hour_in_its_header() -> None:
     from rich.console import Console
 
-    from vibey_gh.cli.slots.step_table_view import build_table
     from vibey_gh.slots.report.tables.step_table import STEP_COLUMNS, step_views
+    from vibey_gh.slots.report.terminal.step_table_view import build_table
 
     for steps, figure in (
         (runs_sweep(), "runs/h"),
