@@ -11,6 +11,7 @@ from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import runs_loop
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.gains import interval_method
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.statistics.sequential import (
@@ -75,6 +76,8 @@ def test_evidence_without_a_steady_one_slot_run_is_judged_on_counted_turns() -> 
     judged = judge_sweep(one_pass, BOUNDS)
     assert not any(v.metrics.paired for v in judged.verdicts)
     assert judged.verdicts[2].metrics.capacity is None
+    assert interval_method(judged.figures) == "batch means of counted turns"
+    assert interval_method(judge_sweep(steps, BOUNDS).figures).startswith("paired with one slot")
     # steady steps without a one-slot run before them: judged as before, and marked so
     unpaired = judge_sweep([steps[2]], BOUNDS)
     assert "judged on counted turns" in unpaired.reason

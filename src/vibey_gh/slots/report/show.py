@@ -27,6 +27,7 @@ from ..evidence.store import (
 from ..gate.allowed import AllowedDeps
 from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
+from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
@@ -101,6 +102,10 @@ class ShownEvidence(msgspec.Struct, frozen=True):
     @property
     def confidence(self) -> float | None:
         return next((v.confidence for v in self.judgement.verdicts if v.confidence), None)
+
+    @property
+    def interval_method(self) -> str:
+        return interval_method(self.judgement.figures)
 
     @property
     def rows(self) -> list[list[str]]:

@@ -191,7 +191,10 @@ def _render_shown(
         if verdict.inconclusive:
             out("  " + inconclusive_sentence(verdict, step, shown.min_gain), markup=False)
     if shown.confidence:
-        out(f"intervals at {shown.confidence:.0%} confidence (batch means)", markup=False)
+        out(
+            f"intervals at {shown.confidence:.0%} confidence ({shown.interval_method})",
+            markup=False,
+        )
     if not shown.with_intervals:
         out(
             "measured without intervals (one pass over the corpus per step); "
