@@ -6,7 +6,7 @@ Each read names its own key; `within` (and `each`, `nested`) add the outer parts
 as the error passes out, so a reader several levels down need not know where it stands:
 
     with within("evidence"):
-        steps = each(data, "steps", StepRecord.from_json)
+        steps = each(data, "steps", read_step)
     # evidence.steps[3].turns[12].result.finish_reason: expected a string, got 3
 
 Reads take any value (`object`: what `json.loads` returned) and return the type they checked:

@@ -162,7 +162,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
                     "decided_by": v.decided_by,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
-                    "runner_reported": step.runner_reported.to_json()
+                    "runner_reported": as_json(step.runner_reported)
                     if step.runner_reported
                     else None,
                     "latency": verdict_latency_json(v),

@@ -26,6 +26,7 @@ from ...errors import EvidenceError, MalformedJson
 from ...files import append_line_durably, atomic_write_json, ensure_private_dir, read_json
 from ...guarded import InputProblem, iter_regular_lines, loads_json_bytes
 from ...interfaces.readings import ReadingSample
+from ...interfaces.schema import as_json, checked
 from ...state import StateLayout
 from ..evidence.store import method_hash
 from ..judging.records import TurnRecord
@@ -85,7 +86,7 @@ class SoakJournal:
 
     def add_turn(self, span: int, record: TurnRecord) -> None:
         """Kept until the next `flush_turns`: a worker never waits for an fsync."""
-        line = json.dumps({"span": span, "turn": record.to_json()})
+        line = json.dumps({"span": span, "turn": as_json(record)})
         with self._guard:
             self._pending.append(line)
 
@@ -105,7 +106,7 @@ class SoakJournal:
             span, turn = data.get("span"), data.get("turn")
             if isinstance(span, int) and isinstance(turn, dict):
                 try:
-                    out.setdefault(span, []).append(TurnRecord.from_json(turn))
+                    out.setdefault(span, []).append(checked(turn, TurnRecord))
                 except MalformedJson:
                     continue  # a line torn by a crash mid-write
         return out

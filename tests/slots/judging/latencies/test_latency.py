@@ -12,6 +12,8 @@ from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
 from vibey_gh.interfaces import json_fields
+from vibey_gh.interfaces.schema import as_json, checked
+from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -32,7 +34,7 @@ from vibey_gh.slots.judging.latencies.latency_figures import (
     LatencyFigures,
     QuantileSample,
 )
-from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
+from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.statistics.stats import quantile_ranks
 
 
@@ -65,11 +67,11 @@ def test_old_turns_without_timing_still_read() -> None:
         "ended": 2.0,
         "error": None,
     }
-    result = turn_result_from_json(old)
+    result = checked(old, TurnResult)
     assert not result.streamed and result.first_token is None
-    assert answer("x").to_json() == {**answer("x").to_json()}  # no timing keys when unstreamed
-    assert "first_token" not in answer("x").to_json()
-    again = turn_result_from_json(streamed(answer("x"), 0.1, 0.01).to_json())
+    assert as_json(answer("x")) == {**as_json(answer("x"))}  # no timing keys when unstreamed
+    assert "first_token" not in as_json(answer("x"))
+    again = checked(as_json(streamed(answer("x"), 0.1, 0.01)), TurnResult)
     assert again.streamed and again.first_token == pytest.approx(0.1)
 
 

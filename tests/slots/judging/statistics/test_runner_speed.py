@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.turns import RunnerTimings
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -98,14 +99,14 @@ def test_a_turns_timings_survive_the_record_and_the_figure_is_a_pure_function_of
         msgspec.structs.replace(answer("x"), runner_timings=RunnerTimings(*pair)) for pair in pairs
     ]
     records = [TurnRecord(f"t{i}", "s", 0, r) for i, r in enumerate(results)]
-    read_back = [TurnRecord.from_json(r.to_json()).result for r in records]
+    read_back = [checked(as_json(r), TurnRecord).result for r in records]
     assert read_back == results
     assert runner_speed(read_back) == runner_speed(results)
 
 
 @pytest.mark.parametrize("stored", [{"prompt_s": -1.0}, {"prompt_tokens": 1.5}, "fast"])
 def test_implausible_stored_timings_are_refused_naming_the_field(stored: object) -> None:
-    record = TurnRecord("t", "s", 0, answer("x")).to_json()
+    record = as_json(TurnRecord("t", "s", 0, answer("x")))
     record["result"]["runner_timings"] = stored  # type: ignore[index]
     with pytest.raises(MalformedJson, match="runner_timings"):
-        TurnRecord.from_json(record)
+        checked(record, TurnRecord)

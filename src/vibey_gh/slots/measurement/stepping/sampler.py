@@ -18,6 +18,7 @@ from msgspec.structs import asdict
 from ....clock import Clock
 from ....files import append_line_durably
 from ....interfaces.readings import Reading, SensorSource, sample_of
+from ....interfaces.schema import as_json
 from ....interfaces.slots_interface import HostMemorySampler, MemorySample
 from ....runners.contract import ProductionWatch
 from ...judging.records import LogEventRecord, ProductionRecord
@@ -164,7 +165,7 @@ class StepSampler:
             },
             "production": {"busy": state.busy, "reachable": state.reachable, "models": models},
             "calibration": None if held is None else {"models": sorted(held.models)},
-            "log_events": [e.to_json() for e in new_events],
+            "log_events": [as_json(e) for e in new_events],
         }
         if self._sensors is not None:
             # one tick as named readings: the memory sample above keeps its own format
