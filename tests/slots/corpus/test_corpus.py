@@ -15,6 +15,7 @@ from test_corpus_support import SOURCE_FILES, synthetic_run, write_spec
 from tests.support.repos import make_repo
 from vibey_gh.errors import BadInput
 from vibey_gh.files import canonical_json
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.lanes.specs import load_specs
 from vibey_gh.slots.corpus.corpus import (
     Corpus,
@@ -92,7 +93,7 @@ def test_a_written_corpus_loads_back_equal(tmp_path: Path) -> None:
 
 def test_the_hash_covers_everything_but_itself(tmp_path: Path) -> None:
     corpus = synthetic_corpus()
-    data = corpus.to_json()
+    data = as_json(corpus)
     assert set(data) - set(corpus.body_json()) == {"corpus_sha256"}
     changed = build_corpus(
         synthetic_pool(), window=4000, segments_per_stratum=3, segment_turns=3, seed=1
