@@ -8,6 +8,7 @@ import click
 
 from ..config import load_config
 from ..doctor import DEVICE_ROWS, DoctorReport, config_in_use, gather
+from ..interfaces import schema
 from ..interfaces.slots_interface import MemorySample, RunnerInfo
 from ..platforms.device.readings import SwapSpace, format_gib
 from ..slots.measurement.readiness import Check
@@ -137,7 +138,7 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
             {
                 **report.to_json(),
                 "state_dir": str(layout.root),
-                "calibrate": {"ready": ready, "checks": [c.to_json() for c in checks]},
+                "calibrate": {"ready": ready, "checks": [schema.as_json(c) for c in checks]},
             }
         )
     else:

@@ -9,6 +9,7 @@ from types import FrameType
 
 import click
 
+from ..interfaces import schema
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import lane_flags, max_tokens_option
 from .stopping import signals_handled
@@ -100,7 +101,7 @@ def run(
         finally:
             client.close()
     if as_json:
-        emit_json(outcome.to_json())
+        emit_json(schema.as_json(outcome))
     else:
         if outcome.answer:
             click.echo(outcome.answer)

@@ -14,7 +14,7 @@ from msgspec.structs import asdict
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.errors import EvidenceError, MalformedJson
 from vibey_gh.interfaces import json_fields
-from vibey_gh.interfaces.schema import as_json
+from vibey_gh.interfaces.schema import as_json, checked_at
 from vibey_gh.slots.evidence.checkpoints import (
     PROGRESS_KIND,
     PROGRESS_SCHEMA,
@@ -247,9 +247,9 @@ def test_a_request_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:
     [
         (lambda d: json_fields.integer(d, "n"), "n: expected a whole number, got '1'"),
         (lambda d: json_fields.number(d, "n"), "n: expected a number, got '1'"),
-        (lambda d: json_fields.typed(d, "n", list), "n: expected a list, got '1'"),
-        (lambda d: json_fields.nested(d, "n", dict), "n: expected an object, got '1'"),
-        (lambda d: json_fields.typed(d, "absent", str), "absent: missing"),
+        (lambda d: checked_at(d, "n", list), "n: expected a list, got '1'"),
+        (lambda d: checked_at(d, "n", dict), "n: expected an object, got '1'"),
+        (lambda d: checked_at(d, "absent", str, json_fields.REQUIRED), "absent: missing"),
     ],
 )
 def test_the_field_reader_names_the_field(read: Callable[[Any], Any], message: str) -> None:

@@ -96,16 +96,6 @@ class CheckpointFile(msgspec.Struct, frozen=True):
     modified: float
     problem: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": str(self.path),
-            "fingerprint": self.fingerprint,
-            "steps": self.steps,
-            "size_bytes": self.size_bytes,
-            "modified": self.modified,
-            "problem": self.problem,
-        }
-
 
 def list_checkpoints(folder: Path) -> list[CheckpointFile]:
     """Every checkpoint file in `folder` (the state's progress folder), oldest first."""
@@ -128,18 +118,19 @@ def list_checkpoints(folder: Path) -> list[CheckpointFile]:
     return sorted(found, key=lambda c: (c.modified, c.path.name))
 
 
+class LeftAsIs(msgspec.Struct, frozen=True):
+    """A file in the progress folder `forget_checkpoints` left as it was, and why."""
+
+    path: Path
+    why: str
+
+
 class Forgotten(msgspec.Struct, frozen=True):
     """What `forget_checkpoints` did: the checkpoints removed, and every other file in the
     progress folder left as it was, with why."""
 
     removed: tuple[CheckpointFile, ...]
-    left: tuple[tuple[Path, str], ...]
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "removed": [checkpoint.to_json() for checkpoint in self.removed],
-            "left": [{"path": str(path), "why": why} for path, why in self.left],
-        }
+    left: tuple[LeftAsIs, ...]
 
 
 def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> Forgotten:
@@ -166,13 +157,13 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     if not stat.S_ISDIR(info.st_mode):
         raise Refused(f"{folder} is not a folder: nothing removed")
     chosen: dict[str, CheckpointFile] = {}
-    left: list[tuple[Path, str]] = []
+    left: list[LeftAsIs] = []
     for path in sorted(folder.iterdir()):
         if path.suffix != ".json":
             continue
         why = _not_a_checkpoint(path)
         if why is not None:
-            left.append((path, why))
+            left.append(LeftAsIs(path, why))
             continue
         document = read_progress(path)
         owner = str(document.key.get("fingerprint") or "") or None
@@ -187,7 +178,7 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     except OSError as exc:  # not the folder that was checked (a link, or another in its place)
         raise Refused(f"{exc.strerror or exc}: nothing removed") from None
     removed = [chosen[name] for name, problem in outcome.items() if problem is None]
-    left += [(chosen[name].path, why) for name, why in outcome.items() if why is not None]
+    left += [LeftAsIs(chosen[name].path, why) for name, why in outcome.items() if why is not None]
     return Forgotten(tuple(removed), tuple(left))
 
 
@@ -218,6 +209,7 @@ __all__ = [
     "PROGRESS_SCHEMA",
     "CheckpointFile",
     "Forgotten",
+    "LeftAsIs",
     "forget_checkpoints",
     "ProgressDocument",
     "list_checkpoints",

@@ -181,17 +181,11 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
             production_absent=json_fields.text(data, "production_absent", None),
             runner=read_runner(data),
             runs_dir=json_fields.text(data, "runs_dir", None),
-            notes=tuple(json_fields.each(data, "notes", _a_string)),
+            notes=checked_at(data, "notes", tuple[str, ...], ()),
             recorded=json_fields.boolean(data, "recorded", False),
             integrity=read_integrity(data, INTEGRITY_KEY) if INTEGRITY_KEY in data else None,
             extra={key: value for key, value in data.items() if key not in _NAMED},
         )
-
-
-def _a_string(value: object) -> str:
-    if not isinstance(value, str):
-        raise MalformedJson(f"expected a string, got {value!r:.40}")
-    return value
 
 
 __all__ = ["EVIDENCE_KIND", "EVIDENCE_SCHEMA", "Decision", "EvidenceDocument"]

@@ -67,20 +67,20 @@ def test_no_figure_is_none_with_its_reason_never_zero(turns: list, why: str) -> 
 
 def test_a_step_without_recorded_timings_reads_not_recorded_through_stored_figures() -> None:
     steps = [make_step(0, 1, same_answers()), make_step(1, 2, same_answers())]
-    figures = SweepFigures.from_json(sweep_figures(steps).to_json())
+    figures = checked(as_json(sweep_figures(steps)), SweepFigures)
     assert all(s.speed is not None for s in figures.steps)
     assert {s.speed.prompt.why_none for s in figures.steps if s.speed} == {NOT_RECORDED}
 
 
 def test_stored_speeds_are_checked_as_they_are_read() -> None:
-    good = runner_speed([timed((100, 0.5), (10, 1.0))]).to_json()
-    assert RunnerSpeed.from_json(good).prompt.mean == pytest.approx(200.0)
+    good = as_json(runner_speed([timed((100, 0.5), (10, 1.0))]))
+    assert checked(good, RunnerSpeed).prompt.mean == pytest.approx(200.0)
     for damaged in (
         {"mean": -1.0, "sd": None, "turns": 1, "why_none": None},
         {"mean": None, "sd": None, "turns": 0, "why_none": None},
     ):
         with pytest.raises(MalformedJson):
-            RunnerSpeed.from_json({**good, "prompt": damaged})
+            checked({**good, "prompt": damaged}, RunnerSpeed)
 
 
 @settings(max_examples=40, deadline=None)

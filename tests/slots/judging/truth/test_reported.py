@@ -136,7 +136,7 @@ def test_recorded_steps_are_judged_on_what_their_runner_reported() -> None:
     judgement = judge_sweep([*steps, two], Bounds())
     assert judgement.verdicts[2].label == "breaks runner setup" and judgement.ideal == 1
     figures = sweep_figures([*steps, two])
-    again = judge_figures(type(figures).from_json(figures.to_json()), Bounds())
+    again = judge_figures(checked(as_json(figures), type(figures)), Bounds())
     assert again.verdicts[2].broken == judgement.verdicts[2].broken
 
 
