@@ -8,7 +8,6 @@ else with `MalformedJson` naming the field, and a damaged store is rebuilt from 
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 from msgspec import Meta
@@ -17,8 +16,9 @@ RUNS_PER_HOUR = "runs/h"
 TURNS_PER_HOUR = "turns/h"
 
 Count = Annotated[int, Meta(ge=0)]
-# at most the largest float: infinity is refused (the bounded reader refuses it in a file too)
-Amount = Annotated[float, Meta(ge=0.0, le=sys.float_info.max)]
+# bounded, so infinity is refused (the bounded reader refuses it in a file too); no rate,
+# duration or standard error comes near
+Amount = Annotated[float, Meta(ge=0.0, le=1e300)]
 Share = Annotated[float, Meta(ge=0.0, le=1.0)]
 # which figure decides: turns/h where absent (figures from before runs per hour)
 Figure = Annotated[str, Meta(pattern="^(turns/h|runs/h)$")]
