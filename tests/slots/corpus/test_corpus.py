@@ -256,3 +256,15 @@ def test_a_bad_corpus_field_is_named_by_its_json_path(
     with pytest.raises(BadInput) as caught:
         load_corpus(file)
     assert str(caught.value) == f"corpus file {file}: malformed corpus ({where})"
+
+
+def test_a_message_role_that_is_no_string_is_refused_in_one_line(tmp_path: Path) -> None:
+    file = tmp_path / "corpus.json"
+    write_corpus(synthetic_corpus(), file)
+    data = json.loads(file.read_text(encoding="utf-8"))
+    data["segments"][0]["turns"][0]["messages"][0]["role"] = ["user"]
+    body = {key: value for key, value in data.items() if key != "corpus_sha256"}
+    data["corpus_sha256"] = sha256_text(canonical_json(body))
+    file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BadInput, match=r"message 0 has role \['user'\]"):
+        load_corpus(file)

@@ -141,7 +141,7 @@ def check_messages(messages: object, where: str) -> list[dict[str, object]]:
         if not isinstance(message, dict):
             raise BadInput(f"{where}: message {position} is not a JSON object")
         role = message.get("role")
-        if role not in MESSAGE_ROLES:
+        if not isinstance(role, str) or role not in MESSAGE_ROLES:  # a list is unhashable
             raise BadInput(
                 f"{where}: message {position} has role {role!r} "
                 f"(expected one of {', '.join(sorted(MESSAGE_ROLES))})"
