@@ -130,7 +130,7 @@ def _malformed(exc: msgspec.ValidationError, document: object) -> MalformedJson:
     return MalformedJson(f"expected {wanted}{found['range']}, got {value!r:.40}", tuple(path))
 
 
-def as_json(record: msgspec.Struct, schema_version: int | None = None) -> dict[str, Any]:
+def as_json(record: object, schema_version: int | None = None) -> dict[str, Any]:
     """A declared record as the JSON object it is written as: each field in declared order
     (None included, unless the record is declared `omit_defaults`: then a field at its
     default is left out, as older files were written), after its file's schema version when

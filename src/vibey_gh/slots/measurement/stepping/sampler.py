@@ -155,7 +155,7 @@ class StepSampler:
             "wall": self._clock.now(),
             "memory": asdict(sample),
             "runner_rss_bytes": rss,
-            "production_footprint": None if footprint is None else footprint.to_json(),
+            "production_footprint": None if footprint is None else as_json(footprint),
             "charged": None
             if footprint is None
             else {
