@@ -226,7 +226,7 @@ def test_a_request_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:
     layout = StateLayout(tmp_path)
     fields = {"window": 8192, "runner_kind": "embedded"}
     path = write_request(layout, "a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
-    expected = RequestDocument("a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
+    expected = RequestDocument.of("a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
     assert read_request(path) == expected
     assert pending_requests(layout) == [expected]
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -24,8 +24,9 @@ import msgspec
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, ensure_private_dir, read_json
 from ...interfaces import json_fields
+from ...interfaces.schema import as_json
 from ...state import StateLayout
-from .requests import RequestDocument
+from .requests import RequestDocument, read_request_document
 from .store import check_integrity, seal_evidence
 
 if TYPE_CHECKING:
@@ -231,16 +232,16 @@ def write_soak_request(
         dict(settings),
     ):
         return path
-    request = RequestDocument(fingerprint, dict(fields), reason, now, dict(settings))
+    request = RequestDocument.of(fingerprint, fields, reason, now, settings, SOAK_REQUEST_KIND)
     ensure_private_dir(path.parent)
-    atomic_write_json(path, {**request.to_json(), "kind": SOAK_REQUEST_KIND})
+    atomic_write_json(path, as_json(request))
     return path
 
 
 def read_soak_request(path: Path) -> RequestDocument | None:
     try:
         data = read_json(path, kind="soak request", schema_version=1)
-        return RequestDocument.from_json(data)
+        return read_request_document(data)
     except EvidenceError:
         return None
 
