@@ -68,15 +68,6 @@ class OtherEvidence(msgspec.Struct, frozen=True):
     differences: tuple[str, ...] | None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fingerprint": self.fingerprint,
-            "path": str(self.path),
-            "created_at": self.created_at,
-            "differences": list(self.differences) if self.differences is not None else None,
-            "problem": self.problem,
-        }
-
 
 class ShownEvidence(msgspec.Struct, frozen=True):
     """One evidence file, judged against today's bounds, and the files that go with it."""
@@ -194,7 +185,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
             "today_problem": self.today_problem,
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,
-            "others": [o.to_json() for o in self.others],
+            "others": [as_json(o) for o in self.others],
             "soaks": [s.to_json() for s in self.soaks],
         }
 
