@@ -118,6 +118,8 @@ class Verdict(msgspec.Struct, frozen=True):
         high = self.runs_per_hour_high if self.metrics.on_runs else self.turns_per_hour_high
         return math.inf if high is None else high
 
+    # By hand: the verdict as the evidence records it (`VerdictJson`), its figures computed
+    # from the judgement (infinite bounds written as null); never read back as a Verdict.
     def to_json(self) -> VerdictJson:
         return {
             "index": self.index,

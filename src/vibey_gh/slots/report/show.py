@@ -113,6 +113,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
     def latency_lines(self) -> list[str]:
         return latency_lines(self.judgement, self.bounds)
 
+    # By hand: a view, its figures computed from the judgement (`slots show --json`).
     def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.evidence.fingerprint,
@@ -178,6 +179,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
     # the soaks of the fingerprint shown, by N (`slots soak`)
     soaks: tuple[SoakView, ...] = ()
 
+    # By hand: a view that gathers the evidence shown, other fingerprints' and the soaks'.
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": SHOW_SCHEMA,
