@@ -46,6 +46,7 @@ class DoctorReport(msgspec.Struct, frozen=True):
     fingerprint_missing: str | None
     drift: tuple[str, ...] = ()
 
+    # By hand: a view of the device, each field with where it came from.
     def to_json(self) -> dict[str, object]:
         device = {}
         for _, name in DEVICE_ROWS:

@@ -6,6 +6,7 @@ import click
 
 from ..config import load_config
 from ..doctor import gather, report_lines
+from ..interfaces import schema
 from ..slots.measurement.readiness import check_lines, doctor_checks
 from .common import collaborators, emit_json, json_option, library_errors, window_option
 
@@ -43,7 +44,7 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
             {
                 **report.to_json(),
                 "state_dir": str(layout.root),
-                "calibrate": {"ready": ready, "checks": [c.to_json() for c in checks]},
+                "calibrate": {"ready": ready, "checks": [schema.as_json(c) for c in checks]},
             }
         )
     else:

@@ -10,6 +10,7 @@ from types import FrameType
 import click
 
 from ..config import load_config
+from ..interfaces import schema
 from ..lanes.client import STOP_GRACE_S, cancel_production_requests
 from ..lanes.loop import LaneOptions, check_repository, run_spec_lane
 from ..lanes.specs import load_spec
@@ -83,7 +84,7 @@ def run(
             spec, config, client, layout.lanes, options, max_tokens, stop, executor
         )
     if as_json:
-        emit_json(outcome.to_json())
+        emit_json(schema.as_json(outcome))
     else:
         if outcome.answer:
             click.echo(outcome.answer)

@@ -74,7 +74,7 @@ class LaneOutcome(msgspec.Struct, frozen=True):
     that were answered (retries not included); `record` is its events.jsonl."""
 
     run_id: str
-    spec_id: str
+    spec_id: str = field(name="spec")  # written as "spec", as lane records name it
     status: str
     answer: str
     turns: int
@@ -100,22 +100,6 @@ class LaneOutcome(msgspec.Struct, frozen=True):
     def finished(self) -> bool:
         """Ran to its end (answered or out of turns): running it again would repeat it."""
         return self.status in ("answered", "max_turns")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "spec": self.spec_id,
-            "status": self.status,
-            "answer": self.answer,
-            "turns": self.turns,
-            "retries": self.retries,
-            "tool_calls": self.tool_calls,
-            "refused_tools": self.refused_tools,
-            "record": str(self.record),
-            "duration_s": self.duration_s,
-            "error": self.error,
-            "prompt_tokens": self.prompt_tokens,
-        }
 
 
 def is_malformed(result: TurnResult) -> bool:

@@ -92,19 +92,6 @@ class CalibrationPlan(msgspec.Struct, frozen=True):
     # None: by the source (whole runs from lane records, segments from specs)
     shape: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "slots": list(self.slots) if self.slots else None,
-            "max_tokens": self.max_tokens,
-            "segments_per_stratum": self.segments_per_stratum,
-            "segment_turns": self.segment_turns,
-            "min_lane_turns": self.min_lane_turns,
-            "max_runs": self.max_runs,
-            "threads": self.threads,
-            "enabled": self.enabled,
-            "shape": self.shape,
-        }
-
 
 def storm_corpus(
     records_root: Path,

@@ -9,6 +9,7 @@ from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.gains import interval_method
@@ -98,7 +99,7 @@ def test_stored_paired_figures_read_back_and_judge_the_same() -> None:
     steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
     steps.append(closed_loop(1, WOBBLE * 5, index=3))
     figures = sweep_figures(steps)
-    again = type(figures).from_json(figures.to_json())
+    again = checked(as_json(figures), type(figures))
     assert again == figures
     assert judge_figures(again, BOUNDS).verdicts == judge_figures(figures, BOUNDS).verdicts
 

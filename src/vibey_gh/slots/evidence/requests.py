@@ -15,6 +15,7 @@ import msgspec
 from ...errors import EvidenceError
 from ...files import atomic_write_json, ensure_private_dir, read_json
 from ...interfaces import json_fields
+from ...interfaces.schema import as_json, checked
 from ...state import StateLayout
 
 REQUEST_SCHEMA = 1
@@ -22,42 +23,50 @@ REQUEST_KIND = "vibey-gh-calibration-request"
 SOAK_REQUEST_KIND = "vibey-gh-soak-request"
 
 
-class RequestDocument(msgspec.Struct, frozen=True):
-    """One calibration request: for which fingerprint, why, when, and with which settings."""
+class FingerprintRef(msgspec.Struct, frozen=True):
+    """A fingerprint as a request names it: its id and the fields it hashes."""
 
-    fingerprint: str
-    fingerprint_fields: Mapping[str, object]
+    id: str
+    fields: dict[str, object] = msgspec.field(default_factory=dict)
+
+
+class RequestDocument(msgspec.Struct, frozen=True, kw_only=True):
+    """One calibration request: for which fingerprint, why, when, and with which settings,
+    declared as its file holds it (a soak request is the same document of another kind)."""
+
+    schema_version: int = REQUEST_SCHEMA
+    kind: str = REQUEST_KIND
+    named: FingerprintRef = msgspec.field(name="fingerprint")
     reason: str
     requested_at: float
-    settings: Mapping[str, object]
-    schema_version: int = REQUEST_SCHEMA
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "schema_version": self.schema_version,
-            "kind": REQUEST_KIND,
-            "fingerprint": {"id": self.fingerprint, "fields": dict(self.fingerprint_fields)},
-            "reason": self.reason,
-            "requested_at": self.requested_at,
-            "settings": dict(self.settings),
-        }
+    settings: dict[str, object] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: object) -> RequestDocument:
-        """Raises MalformedJson naming the bad field's path, from `request`."""
-        with json_fields.within("request"):
-            fingerprint = json_fields.mapping(data, "fingerprint", json_fields.REQUIRED)
-            with json_fields.within("fingerprint"):
-                fingerprint_id = json_fields.text(fingerprint, "id")
-                fields = json_fields.mapping(fingerprint, "fields")
-            return cls(
-                schema_version=json_fields.integer(data, "schema_version", REQUEST_SCHEMA),
-                fingerprint=fingerprint_id,
-                fingerprint_fields=fields,
-                reason=json_fields.text(data, "reason"),
-                requested_at=json_fields.number(data, "requested_at"),
-                settings=json_fields.mapping(data, "settings"),
-            )
+    def of(
+        cls,
+        fingerprint: str,
+        fields: Mapping[str, object],
+        reason: str,
+        now: float,
+        settings: Mapping[str, object],
+        kind: str = REQUEST_KIND,
+    ) -> RequestDocument:
+        named = FingerprintRef(fingerprint, dict(fields))
+        return cls(kind=kind, named=named, reason=reason, requested_at=now, settings=dict(settings))
+
+    @property
+    def fingerprint(self) -> str:
+        return self.named.id
+
+    @property
+    def fingerprint_fields(self) -> dict[str, object]:
+        return self.named.fields
+
+
+def read_request_document(data: object) -> RequestDocument:
+    """Raises MalformedJson naming the bad field's path, from `request`."""
+    with json_fields.within("request"):
+        return checked(data, RequestDocument)
 
 
 class RequestFolder(msgspec.Struct, frozen=True):
@@ -78,7 +87,7 @@ class RequestFolder(msgspec.Struct, frozen=True):
     def read(self, path: Path) -> RequestDocument:
         """A request file; EvidenceError (MalformedJson naming the field) when unusable."""
         data = read_json(path, kind=self.noun, schema_version=REQUEST_SCHEMA)
-        return RequestDocument.from_json(data)
+        return read_request_document(data)
 
     def standing(self, path: Path) -> RequestDocument | None:
         """The request at `path`; None when there is none or it is unusable."""
@@ -105,9 +114,9 @@ class RequestFolder(msgspec.Struct, frozen=True):
             dict(settings),
         ):
             return path
-        request = RequestDocument(fingerprint, dict(fields), reason, now, dict(settings))
+        request = RequestDocument.of(fingerprint, fields, reason, now, settings, self.kind)
         ensure_private_dir(path.parent)
-        atomic_write_json(path, {**request.to_json(), "kind": self.kind})
+        atomic_write_json(path, as_json(request))
         return path
 
     def pending(self, layout: StateLayout) -> list[RequestDocument]:
@@ -141,9 +150,11 @@ clear_request = CALIBRATION_REQUESTS.clear
 __all__ = [
     "CALIBRATION_REQUESTS",
     "REQUEST_SCHEMA",
+    "FingerprintRef",
     "SOAK_REQUESTS",
     "RequestDocument",
     "RequestFolder",
+    "read_request_document",
     "clear_request",
     "pending_requests",
     "read_request",

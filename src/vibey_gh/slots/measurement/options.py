@@ -279,6 +279,7 @@ class SweepAnswer:
     request: CalibrationRequest | None = None
     after: dict[str, Any] | None = None
 
+    # By hand: a command's answer, which depends on whether the calibration ran.
     def to_json(self) -> dict[str, object]:
         if self.request is None:
             fingerprint, reason = self.outcome.fingerprint, self.outcome.reason

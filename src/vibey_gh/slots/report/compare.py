@@ -72,6 +72,7 @@ class ComparedSweep(msgspec.Struct, frozen=True):
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
+    # By hand: a view, its steps' figures in the figure the comparison is on.
     def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, object]:
         what_if = self.what_if
         return {
@@ -169,6 +170,7 @@ class Comparison(msgspec.Struct, frozen=True):
             lines.append(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
         return lines
 
+    # By hand: a view, with the differences between the sweeps computed.
     def to_json(self) -> dict[str, object]:
         return {
             "compared_on": self.figure,

@@ -18,6 +18,7 @@ from msgspec.structs import asdict
 from ....clock import Clock
 from ....files import append_line_durably
 from ....interfaces.readings import Reading, SensorSource, sample_of
+from ....interfaces.schema import as_json
 from ....interfaces.slots_interface import HostMemorySampler, MemorySample
 from ....runners.contract import ProductionWatch
 from ...judging.records import LogEventRecord, ProductionRecord
@@ -167,7 +168,7 @@ class StepSampler(Ticking):
             "wall": self._clock.now(),
             "memory": asdict(sample),
             "runner_rss_bytes": rss,
-            "production_footprint": None if footprint is None else footprint.to_json(),
+            "production_footprint": None if footprint is None else as_json(footprint),
             "charged": None
             if footprint is None
             else {
@@ -177,7 +178,7 @@ class StepSampler(Ticking):
             },
             "production": {"busy": state.busy, "reachable": state.reachable, "models": models},
             "calibration": None if held is None else {"models": sorted(held.models)},
-            "log_events": [e.to_json() for e in new_events],
+            "log_events": [as_json(e) for e in new_events],
         }
         if self._sensors is not None:
             # one tick as named readings: the memory sample above keeps its own format
