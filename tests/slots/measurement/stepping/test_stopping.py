@@ -127,3 +127,27 @@ def test_a_bar_is_held_only_as_precisely_as_the_next_step_needs() -> None:
     assert 0.05 < loose < _rule_for(steps, 2, 2.0).bar_precision(0.10) == 0.10  # at most ±10%
     # a next step expected to lose is as far from the bar as one expected to gain
     assert _rule_for(steps, 2, 0.8).bar_precision(0.10) > 0.05
+
+
+def test_one_slot_runs_hold_each_turn_often_enough_to_be_the_latency_reference() -> None:
+    """With latency_factor set, the one-slot runs before the steps are measured on until
+    they hold each turn REFERENCE_REPEATS times between them; without it, or for a closing
+    run after a complete reference, one slot stops as before."""
+    first = _closed_loop(0, 1, 1.0, random.Random(5))  # t0..t9 of about 1 s, back to back
+    window = list(first.turns)
+
+    def short(bounds: Bounds, earlier: list[StepRecord], seconds: float) -> bool:
+        base = baseline_of(earlier) if earlier else None
+        ctx = Context(bounds, max_step_seconds=300.0, min_step_seconds=60.0)
+        one_slot = SteadyStateRule(ctx, 1, (), base)  # type: ignore[arg-type]
+        return one_slot.reference_short(window, 0.0, seconds)
+
+    factor = Bounds(latency_factor=1.5)
+    assert short(factor, [], 12.0), "about one request a turn: measured on"
+    assert not short(factor, [], 40.0), "three or more a turn: half the reference"
+    assert not short(Bounds(), [], 12.0), "no latency_factor: no reference to hold"
+    # after a first run of ten a turn the reference is complete: a short run stops
+    assert not short(factor, [first], 12.0)
+    # an earlier run of one pass leaves it short until this one holds half of it
+    one_pass = replace(first, turns=tuple(t for t in first.turns if t.result.started < 10.0))
+    assert short(factor, [one_pass], 22.0) and not short(factor, [one_pass], 40.0)
