@@ -70,9 +70,10 @@ ENDED_LATENCY_CAP = "latency inconclusive at max_step_seconds"
 ENDED_OUT_OF_REACH = NO_GAIN_IN_REACH
 # with latency_factor set, how many requests of each turn the one-slot runs before the steps
 # hold together (`reference_short`): a turn's slowdown is its mean at N over its mean at one
-# slot, and a step at two slots holds about seven a turn at its cap; a reference of two (one
-# 4 s pass per run) carried most of each ratio's noise
-REFERENCE_REPEATS = 6
+# slot, so the reference should be known no worse than the step's own side, and a step at two
+# slots holds about seven a turn at its cap; a reference of two (one 4 s pass per run) carried
+# most of each ratio's noise (`bench/latency_bounds.py`, docs/performance.md)
+REFERENCE_REPEATS = 8
 # one-sided: the chance, at one look, that a step's true gain over the best step lies above
 # the optimistic end its futility is judged from
 OPTIMISTIC_QUANTILE = 1.2816  # the normal's 90th percentile
