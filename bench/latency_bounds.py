@@ -13,7 +13,8 @@ The demo corpus (16 turns of different depth, repeated pass after pass), steps o
 `--min-step-seconds` (4) up to five times that, N up to 3. Printed per seed: the answer and,
 for the allowed N, the p95 it was judged on; then how many seeds met each target. For the
 decisive target also, per step, what the factor's p95 ratio rests on: how the step ended, how
-many requests of each turn it and the one-slot runs hold, and the same turns' own slowdowns
+many requests of each turn it and the one-slot runs before it hold (what it is paired
+with), and the same turns' own slowdowns
 (each turn's geometric mean latency over its one-slot one: their geometric mean, and the
 lowest and highest).
 
@@ -117,7 +118,7 @@ def _log_mean(values: tuple[float, ...]) -> float:
 def slowdowns(steps: tuple[StepRecord, ...], step: StepRecord) -> str:
     """What a step's paired factor rests on: how it ended, requests per turn here and at one
     slot, and the same turns' own slowdowns (geometric mean, lowest, highest)."""
-    base = paired_base([s for s in steps if s.slots == 1])
+    base = paired_base([s for s in steps if s.slots == 1 and s.index < step.index])
     window = measurement_window(step.turns, step.slots)
     here = by_id(
         [

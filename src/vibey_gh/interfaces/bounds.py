@@ -50,8 +50,8 @@ class Bounds(msgspec.Struct, frozen=True):
         Meta(
             ge=0.0,
             le=100.0,
-            description="a step qualifies only if its gain interval's low end beats the better "
-            "one-slot run by this share",
+            description="a step qualifies only if the low end of its gain interval over one "
+            "slot (the one-slot runs pooled) clears this share",
         ),
     ] = 0.10
     patience: Annotated[
@@ -62,11 +62,16 @@ class Bounds(msgspec.Struct, frozen=True):
             description="the sweep stops after this many steps whose interval is below that gain",
         ),
     ] = 2
-    # a step qualifies when its gain interval at this confidence clears min_gain (design §5
-    # "Steady state and confidence")
+    # a step qualifies when its gain interval at this confidence clears min_gain, and a latency
+    # bound is met when its p95's interval is under the limit (design §5 "Steady state and
+    # confidence"); a planned look reads each at its share of the error
     confidence: Annotated[
         float,
-        Meta(ge=0.5, le=0.999, description="how sure each throughput and gain interval is"),
+        Meta(
+            ge=0.5,
+            le=0.999,
+            description="how sure each throughput, gain and latency interval is",
+        ),
     ] = 0.90
     # latency objectives, off (None) unless the operator sets them (see slots.judging.latencies)
     ttft_p95_seconds: (
@@ -107,8 +112,8 @@ class Bounds(msgspec.Struct, frozen=True):
             float,
             Meta(
                 ge=1.0,
-                description="p95 run latency (whole runs; turn latency for segments) ≤ this × "
-                "one slot's on the same turns; off when unset",
+                description="each turn's latency (each run's, for whole runs) ≤ this × its "
+                "own at one slot, at p95 over the turns; off when unset",
             ),
         ]
         | None

@@ -14,9 +14,9 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 from ...guarded import loads_json_bytes
 from ...platforms.process.stopsignals import StopSignals, wait_until_stopped
@@ -28,6 +28,7 @@ from . import tokenizer
 from .cache import SlotPromptCache, prompt_text
 from .model import (
     KIND,
+    Answer,
     ProcessorSharing,
     answer_deltas,
     answer_for,
@@ -40,6 +41,7 @@ from .settings import MAX_CACHE_SPEEDUP, SimulatedModel
 
 PARENT_CHECK_S = 1.0
 SHUTDOWN_POLL_S = 0.05
+_N = TypeVar("_N", int, float)
 
 # The child process
 
@@ -128,6 +130,25 @@ class _Engine:
             return 400, error_reply(400, refusal, "exceed_context_size_error")
         return _Request(messages, tools, max_tokens, prompt, prompt_text(messages, tools))
 
+    def _work(
+        self, request: _Request, arrived: float, loaded: bool, noise_z: float, cached: int
+    ) -> tuple[Answer, list[float]]:
+        """The answer and its work in stages (`token_work`), the first less the time this
+        server already spent on the request: that time is part of its service."""
+        messages, tools, max_tokens = request.messages, request.tools, request.max_tokens
+        answer = answer_for(messages, tools, max_tokens, loaded=loaded, noise=self.args.noise)
+        stages = token_work(
+            request.prompt,
+            answer.output_tokens,
+            tokens_per_second=self.args.tokens_per_second,
+            noise_z=noise_z,
+            noise=self.args.noise,
+            cached=cached,
+            cache_speedup=self.args.cache_speedup,
+        )
+        stages[0] = max(0.0, stages[0] - (time.monotonic() - arrived))
+        return answer, stages
+
     def complete(
         self, request: JsonObject, arrived: float
     ) -> tuple[int, ChatCompletion | ErrorReply]:
@@ -135,31 +156,19 @@ class _Engine:
         checked = self._check(request)
         if not isinstance(checked, _Request):
             return checked
-        messages, tools, max_tokens, prompt, _text = checked
         slot, active, noise_z, cached = self.acquire(checked)
         try:
-            answer = answer_for(
-                messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
-            )
-            stages = token_work(
-                prompt,
-                answer.output_tokens,
-                tokens_per_second=self.args.tokens_per_second,
-                noise_z=noise_z,
-                noise=self.args.noise,
-                cached=cached,
-                cache_speedup=self.args.cache_speedup,
-            )
-            # the time this server already spent on the request is part of its service; the
-            # prompt with the first token, then the rest, timed apart as llama-server times them
-            stages = [max(0.0, stages[0] - (time.monotonic() - arrived)), sum(stages[1:])]
+            answer, stages = self._work(checked, arrived, active > 1, noise_z, cached)
+            # the prompt with the first token, then the rest, timed apart as llama-server
+            # times them
+            stages = [stages[0], sum(stages[1:])]
             read_at = arrived
             for index in self.capacity.serve_stages(stages):
                 read_at = time.monotonic() if index == 0 else read_at
             spent = Spent(read_at - arrived, time.monotonic() - read_at)
         finally:
             self.release(slot)
-        return 200, completion(answer, prompt, cached, slot, spent)
+        return 200, completion(answer, checked.prompt, cached, slot, spent)
 
     def streamed(
         self, request: JsonObject, arrived: float
@@ -175,22 +184,10 @@ class _Engine:
     def _chunks(
         self, request: _Request, arrived: float, include_usage: bool
     ) -> Iterator[ChatChunk]:
-        messages, tools, max_tokens, prompt, _text = request
+        prompt = request.prompt
         slot, active, noise_z, cached = self.acquire(request)
         try:
-            answer = answer_for(
-                messages, tools, max_tokens, loaded=active > 1, noise=self.args.noise
-            )
-            stages = token_work(
-                prompt,
-                answer.output_tokens,
-                tokens_per_second=self.args.tokens_per_second,
-                noise_z=noise_z,
-                noise=self.args.noise,
-                cached=cached,
-                cache_speedup=self.args.cache_speedup,
-            )
-            stages[0] = max(0.0, stages[0] - (time.monotonic() - arrived))
+            answer, stages = self._work(request, arrived, active > 1, noise_z, cached)
             deltas = answer_deltas(answer)
             read_at = written_at = arrived
             for index in self.capacity.serve_stages(stages):
@@ -305,46 +302,28 @@ def _handler(engine: _Engine) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def _checked(
+    convert: Callable[[str], _N], ok: Callable[[_N], bool], wanted: str
+) -> Callable[[str], _N]:
+    """An argument type: `convert`ed, and refused in one line unless `ok`."""
+
+    def parse(text: str) -> _N:
+        value = convert(text)
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> float:
-    value = float(text)
-    if not value >= 0.0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
-def _cache_speedup(text: str) -> float:
-    value = float(text)
-    if not 1.0 <= value <= MAX_CACHE_SPEEDUP:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CACHE_SPEEDUP:g}, not {text}")
-    return value
-
-
-def _scaling(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
-    return value
-
-
-def _throttle_factor(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, not {text}")
-    return value
+_positive = _checked(int, lambda v: v >= 1, "at least 1")
+_count = _checked(int, lambda v: v >= 0, "0 or more")
+_non_negative = _checked(float, lambda v: v >= 0.0, "0 or more")  # NaN is refused too
+_cache_speedup = _checked(
+    float, lambda v: 1.0 <= v <= MAX_CACHE_SPEEDUP, f"between 1 and {MAX_CACHE_SPEEDUP:g}"
+)
+_scaling = _checked(float, lambda v: 0.0 <= v <= 1.0, "between 0 and 1")
+_throttle_factor = _checked(float, lambda v: 0.0 < v <= 1.0, "above 0 and at most 1")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

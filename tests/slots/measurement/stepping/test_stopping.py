@@ -13,9 +13,10 @@ from msgspec.structs import replace
 from tests.support.clocks import ManualClock
 from tests.support.latency import latency_sweep
 from tests.support.slot_builders import answer
-from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures
+from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures, turns_latency
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.statistics.sequential import look_confidence
 from vibey_gh.slots.judging.statistics.stats import Estimate
 from vibey_gh.slots.measurement.calibrate import bars_for
 from vibey_gh.slots.measurement.stepping.stopping import (
@@ -127,3 +128,52 @@ def test_a_bar_is_held_only_as_precisely_as_the_next_step_needs() -> None:
     assert 0.05 < loose < _rule_for(steps, 2, 2.0).bar_precision(0.10) == 0.10  # at most ±10%
     # a next step expected to lose is as far from the bar as one expected to gain
     assert _rule_for(steps, 2, 0.8).bar_precision(0.10) > 0.05
+
+
+def test_one_slot_runs_hold_each_turn_often_enough_to_be_the_latency_reference() -> None:
+    """With latency_factor set, the one-slot runs before the steps are measured on until
+    they hold each turn REFERENCE_REPEATS times between them; without it, or for a closing
+    run after a complete reference, one slot stops as before."""
+    first = _closed_loop(0, 1, 1.0, random.Random(5))  # t0..t9 of about 1 s, back to back
+    window = list(first.turns)
+
+    def short(bounds: Bounds, earlier: list[StepRecord], seconds: float) -> bool:
+        base = baseline_of(earlier) if earlier else None
+        ctx = Context(bounds, max_step_seconds=300.0, min_step_seconds=60.0)
+        one_slot = SteadyStateRule(ctx, 1, (), base)  # type: ignore[arg-type]
+        return one_slot.reference_short(window, 0.0, seconds)
+
+    factor = Bounds(latency_factor=1.5)
+    assert short(factor, [], 12.0), "about one request a turn: measured on"
+    assert not short(factor, [], 60.0), "about six a turn: at least half the reference"
+    assert not short(Bounds(), [], 12.0), "no latency_factor: no reference to hold"
+    # after a first run of ten a turn the reference is complete: a short run stops
+    assert not short(factor, [first], 12.0)
+    # an earlier run of one pass leaves it short until this one holds half of it
+    one_pass = replace(first, turns=tuple(t for t in first.turns if t.result.started < 10.0))
+    assert short(factor, [one_pass], 22.0) and not short(factor, [one_pass], 60.0)
+
+
+def test_a_step_whose_gain_decided_first_measures_on_while_its_latency_factor_is_open() -> None:
+    """N=2 gains about 40% over one slot (decided at its first look) while each turn takes
+    1.4× as long: a latency_factor inside its interval keeps it measuring, one above it not."""
+    rng = random.Random(11)
+    steps = [_closed_loop(i, 1, 1.0, rng) for i in range(2)]
+    two = _closed_loop(2, 2, 1.4, rng)
+    base = baseline_of(steps)
+    figures = turns_latency(list(two.turns), "segments", (0.0, 100.0), base=base.paired)
+    per_turn = figures.factor_per_turn
+    assert per_turn is not None
+    _, high = per_turn.interval(look_confidence(0.90, 1, 5))  # 100 s: the first of five looks
+    assert high is not None and per_turn.point < high
+
+    def measures_on(factor: float) -> SteadyStateRule:
+        bounds = Bounds(min_gain=0.10, latency_factor=factor)
+        compare_with, pair_with = bars_for(steps, 2, bounds)
+        ctx = Context(bounds, max_step_seconds=300.0, min_step_seconds=60.0)
+        return SteadyStateRule(ctx, 2, compare_with, base, base.pairing, pair_with)  # type: ignore[arg-type]
+
+    open_ = measures_on((per_turn.point + high) / 2.0)
+    assert open_(list(two.turns)) is True, "the gain is decided, latency_factor is not"
+    decided = measures_on(high * 1.2)
+    assert decided(list(two.turns)) is False and decided.why == ENDED_DECIDED

@@ -71,6 +71,13 @@ def test_a_bound_not_even_one_slot_meets_says_so() -> None:
     )
 
 
+def test_the_line_under_latency_factor_says_it_is_judged_turn_by_turn() -> None:
+    bounds = Bounds(latency_factor=100.0)
+    judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), bounds)
+    line = next(line for line in latency_lines(judgement, bounds) if "latency_factor" in line)
+    assert "(each turn's latency over its own at one slot, p95 over the turns)" in line
+
+
 def test_every_step_has_a_row_of_the_table() -> None:
     judgement = judge_figures(sweep_figures(latency_sweep(0.6, 1.9)), Bounds())
     rows = latency_rows(judgement, 0.9)

@@ -6,18 +6,21 @@ looked at at planned times (`statistics.sequential.look_times`: every `min_step_
 `max_step_seconds`), each look at the confidence its share of the error allows, never in
 between. A one-slot run stops at its first look once its window holds enough distinct turns
 for clusters (its noise is carried by the paired interval of every later step, so it needs no
-width of its own). Above one slot it is measured on while, against a bar it is compared with,
-its gain interval reaches both sides of `min_gain` and does not lie inside the indifference
-zone around it (between half of min_gain and one and a half times it: a step shown to gain
-about min_gain stops, whichever side, instead of running to the cap), or while the p95
-interval of a configured latency bound reaches both sides of its limit. Why it stopped,
-whether it reached the cap, and the look it stopped at go into the step's record
+width of its own) — with `latency_factor` set, at the first look after the one-slot runs
+before the steps also hold each turn often enough to be the reference of its slowdowns
+(`REFERENCE_REPEATS`). Above one slot it is measured on while, against a bar it is compared
+with, its gain interval reaches both sides of `min_gain` and does not lie inside the
+indifference zone around it (between half of min_gain and one and a half times it: a step
+shown to gain about min_gain stops, whichever side, instead of running to the cap), or while
+the p95 interval of a configured latency bound reaches both sides of its limit. Why it
+stopped, whether it reached the cap, and the look it stopped at go into the step's record
 (`measurement`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -30,6 +33,7 @@ from ...judging.metrics import (
     ramp_up_end,
 )
 from ...judging.records import TurnRecord
+from ...judging.runs import RUNS, figure_of, replayed_runs
 from ...judging.statistics.paired import StepWork, capacity_ratio
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
@@ -64,6 +68,12 @@ ENDED_CAP = "inconclusive at max_step_seconds"
 ENDED_BAR_CAP = "measured to max_step_seconds"
 ENDED_LATENCY_CAP = "latency inconclusive at max_step_seconds"
 ENDED_OUT_OF_REACH = NO_GAIN_IN_REACH
+# with latency_factor set, how many requests of each turn the one-slot runs before the steps
+# hold together (`reference_short`): a turn's slowdown is its mean at N over its mean at one
+# slot, so the reference should be known no worse than the step's own side, and a step at two
+# slots holds about seven a turn at its cap; a reference of two (one 4 s pass per run) carried
+# most of each ratio's noise (`bench/latency_bounds.py`, docs/performance.md)
+REFERENCE_REPEATS = 8
 # one-sided: the chance, at one look, that a step's true gain over the best step lies above
 # the optimistic end its futility is judged from
 OPTIMISTIC_QUANTILE = 1.2816  # the normal's 90th percentile
@@ -129,6 +139,8 @@ class SteadyStateRule:
         if not self.enough_turns(turns, start, now):
             return True
         if self.slots <= 1:
+            if self.reference_short(turns, start, now):
+                return True
             self.why = ENDED_DECIDED if self.look > 1 else ENDED_MINIMUM
             return False
         if self.latency_undecided(turns, start, now):
@@ -250,6 +262,30 @@ class SteadyStateRule:
             cluster_of(t, shape) for t in turns if t.result.served and start < t.result.ended <= now
         }
         return len(served) >= MIN_BATCHES
+
+    def reference_short(self, turns: list[TurnRecord], start: float, now: float) -> bool:
+        """With `latency_factor` set, a one-slot run is the reference each later step's turns
+        (runs, for a corpus of whole runs) are held against one by one: it is measured on
+        while the one-slot runs so far hold one of them fewer than `REFERENCE_REPEATS` times
+        and this run fewer than half of that. The two runs before the steps share the
+        repeats; a closing run, once they are complete, stops at its first look. What the
+        judge pairs counts: served turns started in the window, completed runs ended in it."""
+        if self.ctx.bounds_now().latency_factor is None:
+            return False
+        base = self.latency_base.paired if self.latency_base else None
+        if figure_of(self.ctx.corpus.shape) == RUNS:
+            earlier = base.runs if base else {}
+            runs = replayed_runs(turns)
+            own = Counter(r.segment_id for r in runs if r.served and start < r.ended <= now)
+        else:
+            earlier = base.turns if base else {}
+            own = Counter(
+                t.turn_id for t in turns if t.result.served and start <= t.result.started <= now
+            )
+        wanted = set(own) | set(earlier)
+        fewest_in_all = min((own[k] + len(earlier.get(k, ())) for k in wanted), default=0)
+        fewest_here = min((own[k] for k in wanted), default=0)
+        return fewest_in_all < REFERENCE_REPEATS and 2 * fewest_here < REFERENCE_REPEATS
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval, at this look's confidence (as the judge

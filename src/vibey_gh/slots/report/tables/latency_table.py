@@ -214,7 +214,9 @@ def latency_lines(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
     for key, slots in largest_meeting(judgement, bounds).items():
         limit = bounds.latency_bounds[key]
         met = f"N={slots}" if slots is not None else "no N measured (not even one slot)"
-        judged = f" (p95 {factor_judges(judgement)})" if key == "latency_factor" else ""
+        unit = factor_judges(judgement).split()[0]  # turn, or run
+        judged = f" (each {unit}'s latency over its own at one slot, p95 over the {unit}s)"
+        judged = judged if key == "latency_factor" else ""
         lines.append(f"under {key} = {limit:g}{judged}: the largest N that met it is {met}")
     return lines
 
