@@ -20,6 +20,7 @@ from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.measurement.stepping.step import (
     ENDED_BAR_CAP,
@@ -81,9 +82,13 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
     assert second.complete and second.resumed_steps == 2
     assert any("resuming: 2 completed step(s)" in m for m in recorder.messages)
     assert [s[0] for s in recorder.started] == list(range(2, 2 + second.new_steps))
-    resumed = load_evidence(second.evidence).steps[:2]
-    assert [as_json(s) for s in resumed] == [as_json(s) for s in first_steps]
-    assert second.ideal is not None and second.ideal >= 2
+    recorded = load_evidence(second.evidence).steps
+    assert [as_json(s) for s in recorded[:2]] == [as_json(s) for s in first_steps]
+    # the answer is the one its steps give, the resumed two among them (whether the simulated
+    # knee is found on so short steps is `test_a_sweep_on_the_simulated_runner_finds_its_knee`'s
+    # question, and a loaded machine may leave it undecided)
+    assert second.ideal is not None
+    assert second.ideal == judge_sweep(recorded, config.bounds).ideal
 
 
 def test_a_checkpoint_of_another_step_length_is_not_resumed_nor_discarded_in_silence(
