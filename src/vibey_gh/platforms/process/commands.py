@@ -46,7 +46,7 @@ class SubprocessCommandRunner:
         if not argv:
             raise ValueError("empty command")
         self.last_stderr = ""
-        import subprocess  # here, not at the top: most readings never run a command
+        import subprocess  # lazy: most readings run no command; subprocess costs the gate ms
 
         try:
             completed = subprocess.run(

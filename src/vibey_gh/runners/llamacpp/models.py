@@ -9,6 +9,7 @@ RECORD lists every file the wheel installed. That folder is read directly first,
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import sys
@@ -49,7 +50,7 @@ def installed_version(name: str) -> str | None:
     info = _dist_info(name)
     if info is not None:
         return info.name[: -len(".dist-info")].rsplit("-", 1)[1]
-    import importlib.metadata
+    import importlib.metadata  # lazy: tens of ms, for unusual installs only (module docstring)
 
     try:
         return importlib.metadata.version(name)
@@ -58,11 +59,10 @@ def installed_version(name: str) -> str | None:
 
 
 def _record_path(line: str) -> str:
-    """The path of one RECORD line (CSV: path,hash,size); csv is loaded only for a quoted one,
-    which a path holding a comma or a quote needs."""
+    """The path of one RECORD line (CSV: path,hash,size); csv reads a quoted one, which a path
+    holding a comma or a quote needs."""
     if not line.startswith('"'):
         return line.split(",", 1)[0]
-    import csv
 
     row = next(csv.reader([line]), [])
     return row[0] if row else ""
@@ -87,7 +87,7 @@ def default_model_path() -> Path:
     found = _gguf_from_record(info) if info is not None else None
     if found is not None:
         return found
-    import importlib.metadata
+    import importlib.metadata  # lazy: tens of ms, for unusual installs only (module docstring)
 
     try:
         dist = importlib.metadata.distribution(DEFAULT_MODEL_DIST)

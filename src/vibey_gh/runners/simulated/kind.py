@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from ..contract import OK, Check
+from ..llamacpp.identify import served_slots
 from ..llamacpp.kinds import LlamaCppFamily
 from .settings import SimulatedModel
 
@@ -32,9 +35,7 @@ class SimulatedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
-        from msgspec.structs import replace
-
-        from ..llamacpp.identify import served_slots
+        # lazy: the capacity model's digest loads hashlib, which no other kind's gate needs
         from .model import simulated_identity
 
         # its production is `vibey-gh runner serve --runner simulated`: it says its slots
@@ -57,6 +58,7 @@ class SimulatedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
     ) -> Runner:
+        # lazy: the server and its httpx client cost `slots allowed` more than its budget
         from .runner import SimulatedRunner
 
         return SimulatedRunner(capacity_of(config) if config else None, state)
