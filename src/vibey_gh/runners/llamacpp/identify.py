@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
@@ -21,11 +22,13 @@ from ...interfaces.identity import BINARY_DIGEST_SHOWN, BINARY_MARK, RunnerInfo,
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
 from ..http.local_http import http_get
-from .api.wire import Props
 from .digest import cached_sha256, gguf_digest
 from .models import embedded_version, resolve_gguf
 from .production_binary import production_binary
 from .settings import runner_args_settings
+
+if TYPE_CHECKING:
+    from .api.wire import Props
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
@@ -121,9 +124,18 @@ def gguf_identity(
     )
 
 
+def read_props(body: object) -> Props:
+    """A /props answer, typed."""
+    # lazy: llama.cpp's wire types are loaded for llama-server alone; the embedded and simulated
+    # kinds' gates read only /props' total_slots
+    from .api.wire import Props
+
+    return Props.read(body)
+
+
 def _llama_server_props(base_url: str) -> Props:
     answer = http_get(base_url.rstrip("/") + "/props")
-    props = Props.read(answer.body)
+    props = read_props(answer.body)
     if answer.status != 200 or props.build is None:
         raise RunnerError(
             f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
@@ -133,12 +145,12 @@ def _llama_server_props(base_url: str) -> Props:
 
 def slots_from_props(props: object) -> int | None:
     """The slots a llama-server serves: `total_slots` of /props."""
-    return Props.read(props).slots
+    return read_props(props).slots
 
 
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
-    return Props.read(props).build
+    return read_props(props).build
 
 
 # llama-server's version read from its binary, spelled as /props spells it, so the same build
@@ -165,13 +177,13 @@ def llama_server_version(text: str) -> str | None:
 
 def window_from_props(props: object) -> int | None:
     """The context per slot: /props `default_generation_settings.n_ctx`."""
-    return Props.read(props).window
+    return read_props(props).window
 
 
 def props_drift(config: RunnerConfig, props: object, model_path: Path | None) -> list[str]:
     """Differences between a /props answer and `config`, as short phrases."""
     differences = []
-    said = Props.read(props)
+    said = read_props(props)
     declared = config.concurrent_runs
     if said.slots is not None and isinstance(declared, int) and said.slots != declared:
         differences.append(f"it serves {said.slots} slot(s), concurrent_runs is {declared}")
@@ -197,3 +209,17 @@ def production_drift(config: RunnerConfig) -> list[str]:
     except RunnerNotFound:
         model_path = None
     return props_drift(config, answer.body, model_path)
+
+
+class LlamaCppIdentity:
+    """Who a llama.cpp runner is and what it serves, as the kinds ask it: `kinds.identity()`
+    loads this module the first time a kind is asked, so a declared answer never does."""
+
+    identify_embedded = staticmethod(identify_embedded)
+    identify_llama_server = staticmethod(identify_llama_server)
+    gguf_identity = staticmethod(gguf_identity)
+    served_slots = staticmethod(served_slots)
+    production_drift = staticmethod(production_drift)
+
+
+IDENTITY = LlamaCppIdentity()

@@ -9,14 +9,12 @@ first time it is asked.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from ...errors import RunnerNotFound
 from ..contract import FAIL, OK, Check, RunnerKind
-from .identify import gguf_identity, identify_embedded, identify_llama_server, production_drift
 from .models import embedded_version, resolve_gguf
 from .settings import measured_runner_args, runner_args_settings
 
@@ -35,7 +33,16 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
+    from .identify import LlamaCppIdentity
     from .serving import LlamaCppServing
+
+
+def identity() -> LlamaCppIdentity:
+    """Who a llama.cpp runner is: version, model digest, settings, slots served."""
+    # lazy: a declared concurrent_runs reads the kinds' names and ports, never an identity
+    from .identify import IDENTITY
+
+    return IDENTITY
 
 
 def serving() -> LlamaCppServing:
@@ -111,7 +118,7 @@ class EmbeddedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
-        return identify_embedded(config, state)
+        return identity().identify_embedded(config, state)
 
     def identify_calibration(
         self,
@@ -119,11 +126,11 @@ class EmbeddedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
-        return gguf_identity(config, embedded_version(), state)
+        return identity().gguf_identity(config, embedded_version(), state)
 
     def installed_check(self) -> Check | None:
         name = "calibration runner"
-        if importlib.util.find_spec("xllamacpp") is None:
+        if not serving().xllamacpp_installed():
             return Check(
                 name,
                 FAIL,
@@ -155,7 +162,7 @@ class LlamaServerKind(LlamaCppFamily):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
-        return identify_llama_server(config, state)
+        return identity().identify_llama_server(config, state)
 
     def production_settings(
         self, config: RunnerConfig, read_environment: EnvironmentReader | None = None
@@ -168,7 +175,7 @@ class LlamaServerKind(LlamaCppFamily):
         return measured_runner_args(measured)
 
     def production_drift(self, config: RunnerConfig) -> list[str]:
-        return production_drift(config)
+        return identity().production_drift(config)
 
     def calibration_version(
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
@@ -182,7 +189,7 @@ class LlamaServerKind(LlamaCppFamily):
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
         binary, version = self.calibration_version(config, environ)
-        info = gguf_identity(config, version, state, self.production_settings(config))
+        info = identity().gguf_identity(config, version, state, self.production_settings(config))
         if version is None:
             info.missing["version"] = f"`{binary} --version` did not name a build"
         return info

@@ -9,7 +9,6 @@ RECORD lists every file the wheel installed. That folder is read directly first,
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import sys
@@ -63,6 +62,7 @@ def _record_path(line: str) -> str:
     holding a comma or a quote needs."""
     if not line.startswith('"'):
         return line.split(",", 1)[0]
+    import csv  # lazy: a quoted path is rare, and csv is not among what the gate may load
 
     row = next(csv.reader([line]), [])
     return row[0] if row else ""

@@ -8,6 +8,7 @@ a server, an httpx client or a process handle, which cost it far more than its b
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
@@ -31,6 +32,10 @@ from .prompt_counter import runner_prompt_counter
 
 class LlamaCppServing:
     """The llama.cpp family's servers, watches, chat clients and restart commands."""
+
+    def xllamacpp_installed(self) -> bool:
+        """Whether the embedded runner's extra is installed (it is not imported to say so)."""
+        return importlib.util.find_spec("xllamacpp") is not None
 
     def watch(self, base_url: str) -> ProductionWatch:
         return LlamaServerWatch(base_url)

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..contract import FAIL, OK, WARN, Check, RunnerKind
-from .identify import identify_ollama_production
 from .settings import SYSTEMD_UNIT, measured_environment, measured_variables, production_settings
 
 if TYPE_CHECKING:
@@ -53,6 +52,9 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
+        # lazy: a declared concurrent_runs reads the kinds' names and ports, never an identity
+        from .identify import identify_ollama_production
+
         return identify_ollama_production(config, read_environment, state)
 
     def watch(self, base_url: str) -> ProductionWatch:

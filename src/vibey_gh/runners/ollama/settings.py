@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...errors import Refused
-from ...platforms.service_env import service_environment_here
 from ..contract import EnvironmentReader, ProductionSettings, RunnerConfig
 
 # what `runner_env` may hold: Ollama's own variables
@@ -58,6 +57,10 @@ PROCESS_VARIABLES = ("HOME", "PATH", "TMPDIR")
 
 def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
     """This machine's production Ollama environment (the platform seam does the reading)."""
+    # lazy: the config reads this module on every call; the service's environment is read
+    # (launchctl, systemctl) only when an Ollama production is identified
+    from ...platforms.service_env import service_environment_here
+
     found = service_environment_here(names, SYSTEMD_UNIT)
     return found.values, found.source, found.missing
 

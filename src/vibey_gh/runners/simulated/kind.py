@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from ..contract import OK, Check
-from ..llamacpp.identify import served_slots
-from ..llamacpp.kinds import LlamaCppFamily
+from ..llamacpp.kinds import LlamaCppFamily, identity
 from .settings import SimulatedModel
 
 if TYPE_CHECKING:
@@ -40,7 +39,8 @@ class SimulatedKind(LlamaCppFamily):
 
         # its production is `vibey-gh runner serve --runner simulated`: it says its slots
         return replace(
-            simulated_identity(capacity_of(config)), serving_slots=served_slots(config.production)
+            simulated_identity(capacity_of(config)),
+            serving_slots=identity().served_slots(config.production),
         )
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
