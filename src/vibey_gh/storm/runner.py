@@ -46,6 +46,7 @@ from ..lanes.loop import LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
 from ..slots.evidence.requests import pending_requests
+from ..slots.evidence.soak_file import pending_soak_requests
 from ..slots.measurement.calibration_setup import CalibrationOutcome
 from .calibration import CalibrationBackoff
 from .lock import file_lock, model_lock
@@ -282,8 +283,6 @@ class Storm:
 
     def _maybe_soak(self, config: LocalModels) -> bool:
         """Run a requested soak (`require_soak`) when idle, as a calibration; True if it tried."""
-        from ..slots.evidence.soak_file import pending_soak_requests
-
         if not self.options.calibration.enabled or self.deps.soak is None:
             return False
         now = self.deps.clock.monotonic()

@@ -9,16 +9,20 @@ way can name the options that changed (`slots.measurement.resume`).
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, read_json
+from ...errors import EvidenceError, MalformedJson, Refused
+from ...files import atomic_write_json, read_json, remove_from_folder
+from ...guarded import kind_of
 from ...interfaces import json_fields
 from ...state import StateLayout
+from ..judging.records import StepRecord
 
 if TYPE_CHECKING:
     from ..judging.records import StepRecord
@@ -49,8 +53,6 @@ class ProgressDocument(msgspec.Struct, frozen=True):
     @classmethod
     def from_json(cls, data: object) -> ProgressDocument:
         """Raises MalformedJson naming the bad field's path, from `progress`."""
-        from ..judging.records import StepRecord
-
         with json_fields.within("progress"):
             return cls(
                 schema_version=json_fields.integer(data, "schema_version", PROGRESS_SCHEMA),
@@ -159,12 +161,6 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     given). Only a regular file that reads back as a checkpoint of ours (our kind, our schema,
     a key and steps) is removed; anything else there is left and named. Refused (nothing
     removed) when the progress folder is a link, or anything but a folder of the state's own."""
-    import os
-    import stat
-
-    from ...errors import Refused
-    from ...files import remove_from_folder
-
     folder = layout.root / "progress"
     try:
         info = os.lstat(folder)
@@ -205,11 +201,6 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
 
 def _not_a_checkpoint(path: Path) -> str | None:
     """Why the file at `path` is not a checkpoint of ours, or None when it is one."""
-    import os
-    import stat
-
-    from ...guarded import kind_of
-
     mode = os.lstat(path).st_mode
     if stat.S_ISLNK(mode):
         return "a link, not a checkpoint file"

@@ -24,6 +24,7 @@ from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.bounds import BoundsJson
 from ..judging.judge import VerdictJson
+from ..judging.records import StepRecord
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 from .sections import (
     CorpusSection,
@@ -157,8 +158,6 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
 
     @classmethod
     def _read(cls, raw: object) -> EvidenceDocument:
-        from ..judging.records import StepRecord
-
         data = json_fields.an_object(raw, "kind")
         if json_fields.text(data, "kind") != EVIDENCE_KIND:
             raise MalformedJson(f"expected {EVIDENCE_KIND!r}, got {data['kind']!r:.40}", ("kind",))

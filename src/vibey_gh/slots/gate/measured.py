@@ -13,7 +13,6 @@ from msgspec.structs import replace
 
 from ...config import LocalModels
 from ...errors import BadInput, EvidenceError
-from ..evidence.figures_cache import read_evidence_bytes, read_figures, save_figures
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.requests import write_request
 from ..evidence.store import (
@@ -21,13 +20,8 @@ from ..evidence.store import (
     evidence_path,
     future_date_problem,
     iter_evidence_paths,
-    load_evidence_bytes,
-    not_recorded_problem,
     read_fingerprint_fields,
-    recorded_digest,
 )
-from ..judging.figures import SweepFigures
-from ..judging.judge import judge_figures
 from .answer import AllowedAnswer, AllowedDeps, state_problem
 
 if TYPE_CHECKING:
@@ -51,6 +45,10 @@ def answer_from_evidence(
 def _decide_from_state(
     config: LocalModels, deps: AllowedDeps, fingerprint: Fingerprint
 ) -> AllowedAnswer:
+    # lazy: the figures and the judge are loaded only where evidence exists; an unmeasured
+    # answer files its request without them
+    from .judged import answer_from_figures, figures_of
+
     declaration = config.concurrent_runs
     # Looked up without creating anything: a read-only or broken state folder still answers.
     path = evidence_path(deps.layout, fingerprint.id, create=False)
@@ -63,7 +61,7 @@ def _decide_from_state(
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
         return _request(deps, config, fingerprint, gap, declaration, "unmeasured")
     try:
-        created_at, figures = _figures_of(deps.layout, fingerprint.id, path)
+        created_at, figures = figures_of(deps.layout, fingerprint.id, path)
     except EvidenceError as exc:
         reason = f"unusable evidence: {exc}"
         return _request(deps, config, fingerprint, reason, declaration, "unusable_evidence", path)
@@ -77,7 +75,7 @@ def _decide_from_state(
         reason = f"stale: evidence is {age:.0f} days old (limit {config.stale_after_days:g})"
         stale = _request(deps, config, fingerprint, reason, declaration, "stale", path)
         return replace(stale, evidence_age_s=max(0.0, now - created_at))
-    answer = _from_figures(config, fingerprint, figures, path)
+    answer = answer_from_figures(config, fingerprint, figures, path)
     answer = replace(answer, evidence_age_s=max(0.0, now - created_at))
     if config.require_soak is not None:
         answer = _with_soak_required(answer, config, deps, fingerprint)
@@ -108,63 +106,6 @@ def _with_soak_required(
         reason_code="soak_required" if limit.lowered else answer.reason_code,
         requested=answer.requested or limit.request is not None,
         request=answer.request or limit.request,
-    )
-
-
-def _figures_of(layout: StateLayout, fingerprint: str, path: Path) -> tuple[float, SweepFigures]:
-    """When the evidence was recorded, and its figures: kept ones, or made from the evidence.
-
-    The evidence file is read once; kept figures count only for exactly these bytes, and
-    evidence that was not recorded as this device's (written to --out only) counts nowhere."""
-    held = read_evidence_bytes(path)
-    kept = read_figures(layout, fingerprint, held)
-    if kept is not None:
-        return kept
-    # lazy: the figures are made again from the steps only when the cache misses; the
-    # baseline's statistics cost every other answer tens of ms
-    from ..judging.baseline import sweep_figures
-
-    evidence = load_evidence_bytes(held.raw, path)
-    problem = not_recorded_problem(evidence)
-    if problem is not None:
-        raise EvidenceError(problem)
-    figures = sweep_figures(evidence.steps)
-    save_figures(layout, fingerprint, {"sha256": held.sha256}, recorded_digest(evidence), figures)
-    return evidence.created_at, figures
-
-
-def _from_figures(
-    config: LocalModels, fingerprint: Fingerprint, figures: SweepFigures, path: Path
-) -> AllowedAnswer:
-    declaration = config.concurrent_runs
-    judgement = judge_figures(figures, config.bounds)
-    ideal = judgement.ideal
-    if declaration == "measured":
-        reason = f"measured: {judgement.reason}"
-        return AllowedAnswer(
-            ideal, reason, fingerprint.id, path, False, declaration, ideal, reason_code="measured"
-        )
-    assert isinstance(declaration, int)
-    verdict = judgement.verdict_for(declaration)
-    if verdict is not None and verdict.qualifies:
-        reason = f"declared {declaration}, and the evidence supports it ({verdict.label})"
-        return AllowedAnswer(declaration, reason, fingerprint.id, path, False, declaration, ideal)
-    if verdict is None:
-        why = f"{declaration} slots were not measured on this device"
-    elif not verdict.inside_bounds:
-        why = f"{declaration} slots broke a bound: {verdict.broken[0]}"
-    else:
-        gain = "unknown" if verdict.gain is None else f"{verdict.gain:+.0%}"
-        why = f"{declaration} slots gained {gain} over one slot, less than min_gain"
-    return AllowedAnswer(
-        1,
-        f"declared {declaration}, refused: {why}",
-        fingerprint.id,
-        path,
-        False,
-        declaration,
-        ideal,
-        reason_code="refused",
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ...errors import BadInput, EvidenceError
+from ...files import PRIVATE_FILE, atomic_write_shared_bytes
 from ...interfaces.schema import as_json
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
@@ -31,6 +32,8 @@ from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
 from ..judging.truth.refusals import Refusals, refusals_of
+from .plotting.plot_parts import plot_title
+from .plotting.plots import figure_png, plots_available
 from .tables.split_window import is_split_window
 from .tables.step_table import step_rows
 
@@ -213,9 +216,6 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's compared figure against slots, overlaid; written in one rename."""
-    from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-    from .plotting.plots import figure_png, plots_available
-
     if not plots_available():
         raise BadInput(
             f"--plot {path}: this install leaves out matplotlib; to plot, install it "
@@ -237,9 +237,8 @@ def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
 
 def overlaid_throughput_figure(comparison: Comparison) -> Figure:
     """Every sweep's compared figure (runs or turns per hour) against slots."""
+    # lazy: matplotlib is an optional extra ([plots]), set up by `plots` before its first import
     from matplotlib.figure import Figure
-
-    from .plotting.plot_parts import plot_title
 
     figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
     ax = figure.subplots()
