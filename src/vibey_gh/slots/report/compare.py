@@ -32,8 +32,9 @@ from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
 from ..judging.truth.refusals import Refusals, refusals_of
+from .plotting import plots as plot_module  # its plots_available is read when asked
 from .plotting.plot_parts import plot_title
-from .plotting.plots import figure_png, plots_available
+from .plotting.plots import figure_png
 from .tables.split_window import is_split_window
 from .tables.step_table import step_rows
 
@@ -216,7 +217,7 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's compared figure against slots, overlaid; written in one rename."""
-    if not plots_available():
+    if not plot_module.plots_available():
         raise BadInput(
             f"--plot {path}: this install leaves out matplotlib; to plot, install it "
             "(pip install 'vibey-gh[plots]', or pipx inject vibey-gh matplotlib) and run "

@@ -30,7 +30,7 @@ from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
-from .plotting.plots import plots_available
+from .plotting import plots as plot_module  # its plots_available is read when asked
 from .soak_view import SoakView, soak_views, write_soak_report
 from .tables.latency_table import (
     latency_json,
@@ -214,7 +214,7 @@ def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     write them either (the report says how to get them)."""
     report = report_paths(path)
     present = tuple(p for p in [path, path.with_suffix(".md"), *report] if p.exists())
-    wanted = report if plots_available() else report[:1]
+    wanted = report if plot_module.plots_available() else report[:1]
     return present, tuple(p for p in wanted if not p.exists())
 
 
@@ -300,7 +300,7 @@ def gather_show(
     if write:
         for soak in soaks:
             if soak.record is not None:
-                write_soak_report(soak, plots_available())
+                write_soak_report(soak, plot_module.plots_available())
     return ShowAnswer(today, problem, asked, shown, tuple(others), soaks)
 
 

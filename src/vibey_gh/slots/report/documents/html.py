@@ -23,7 +23,8 @@ from ....files import PRIVATE_FILE, atomic_write_shared_text
 from ...evidence.store import Evidence
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement
-from ..plotting.plots import PLOTS_MISSING, build_figures, figure_png, plots_available
+from ..plotting import plots as plot_module  # its plots_available is read when asked
+from ..plotting.plots import PLOTS_MISSING, build_figures, figure_png
 from .markdown import render_report
 
 IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<src>[^)]*)\)$")
@@ -181,7 +182,7 @@ def write_html_report(
     if path.is_dir():
         raise BadInput(f"--html {path}: is a folder")
     if plotting is None:
-        plotting = plots_available()
+        plotting = plot_module.plots_available()
     plots: dict[str, bytes] = {}
     if plotting:
         figures = build_figures(evidence, judgement, bounds)

@@ -23,7 +23,8 @@ from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, gain_range
 from ...judging.statistics.knee import knee_paragraph
 from ...judging.truth.reported import describe as describe_reported
-from ..plotting.plots import PLOT_NAMES, PLOTS_MISSING, plots_available, write_plots
+from ..plotting import plots as plot_module  # its plots_available is read when asked
+from ..plotting.plots import PLOT_NAMES, PLOTS_MISSING, write_plots
 from ..tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from ..tables.split_window import prefix_cache_lines, split_window_section
 from ..tables.step_table import (
@@ -248,7 +249,7 @@ def write_report(
     whether it is installed) the report has no plots and says how to get them.
     """
     if plotting is None:
-        plotting = plots_available()
+        plotting = plot_module.plots_available()
     written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []
     markdown = render_report(
         evidence,
