@@ -461,9 +461,9 @@ def crowded_packages(src: Path, package: str, limit: int = MAX_MODULES) -> list[
 # before the library imported at the top (docs/architecture.md, "Imports"). Each one outside
 # LAZY_UNLABELLED_IN says why on its line or in the comment just above it ("# lazy: …"): an
 # optional extra, a platform's own module, or milliseconds that `slots allowed` never spends.
-# The ceiling is the library's 34 plus the 81 the command line still held when it was set; it
+# The ceiling is the library's 37 plus the 81 the command line still held when it was set; it
 # comes down to the library's plus the command line's once that lands.
-MAX_LAZY_IMPORTS = 115
+MAX_LAZY_IMPORTS = 118
 LAZY_LABEL = "# lazy:"
 # packages whose lazy imports need no label yet (the command line's are being taken out)
 LAZY_UNLABELLED_IN = ("vibey_gh.cli",)

@@ -8,6 +8,7 @@ the rest of the package writes its files through this module.
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 from collections.abc import Callable
@@ -30,9 +31,6 @@ from .platforms.storage.atomic_files import (
     make_private_parents,
     utf8,
 )
-
-# removals relative to the folder that was checked, never through a link put in its place
-from .platforms.storage.removal import remove_from_folder as remove_from_folder
 
 
 def canonical_json(data: object) -> str:
@@ -93,6 +91,17 @@ def read_json(
                 f"{kind} file {path} has schema_version {found!r}; this tool reads {schema_version}"
             )
     return data
+
+
+def remove_from_folder(
+    folder: Path, names: list[str], expected: os.stat_result
+) -> dict[str, str | None]:
+    """`platforms.storage.removal.remove_from_folder`: removals relative to the folder that was
+    checked, never through a link put in its place (OSError when it is not that folder)."""
+    # lazy: `slots allowed` removes nothing
+    from .platforms.storage.removal import remove_from_folder as remove
+
+    return remove(folder, names, expected)
 
 
 def warn(message: str) -> None:

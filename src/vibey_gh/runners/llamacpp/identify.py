@@ -212,12 +212,15 @@ def production_drift(config: RunnerConfig) -> list[str]:
 
 
 class LlamaCppIdentity:
-    """Who a llama.cpp runner is and what it serves, as the kinds ask it: `kinds.identity()`
-    loads this module the first time a kind is asked, so a declared answer never does."""
+    """Who a llama.cpp runner is, what it serves and where its model file is, as the kinds ask
+    it: `kinds.identity()` loads this module the first time a kind is asked, so a declared
+    answer never does."""
 
     identify_embedded = staticmethod(identify_embedded)
     identify_llama_server = staticmethod(identify_llama_server)
     gguf_identity = staticmethod(gguf_identity)
+    embedded_version = staticmethod(embedded_version)
+    resolve_gguf = staticmethod(resolve_gguf)
     served_slots = staticmethod(served_slots)
     production_drift = staticmethod(production_drift)
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ...errors import RunnerNotFound
 from ..contract import FAIL, OK, Check, RunnerKind
-from .models import embedded_version, resolve_gguf
 from .settings import measured_runner_args, runner_args_settings
 
 if TYPE_CHECKING:
@@ -80,13 +79,13 @@ class LlamaCppFamily(RunnerKind):
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
         try:
-            return resolve_gguf(config.model).stat().st_size
+            return identity().resolve_gguf(config.model).stat().st_size
         except (RunnerNotFound, OSError):
             return None  # starting the runner says what is wrong with the model
 
     def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
         try:
-            path = resolve_gguf(config.model)
+            path = identity().resolve_gguf(config.model)
         except RunnerNotFound as exc:
             return Check(
                 "model",
@@ -126,7 +125,7 @@ class EmbeddedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
-        return identity().gguf_identity(config, embedded_version(), state)
+        return identity().gguf_identity(config, identity().embedded_version(), state)
 
     def installed_check(self) -> Check | None:
         name = "calibration runner"
