@@ -45,10 +45,6 @@ def answer_from_evidence(
 def _decide_from_state(
     config: LocalModels, deps: AllowedDeps, fingerprint: Fingerprint
 ) -> AllowedAnswer:
-    # lazy: the figures and the judge are loaded only where evidence exists; an unmeasured
-    # answer files its request without them
-    from .judged import answer_from_figures, figures_of
-
     declaration = config.concurrent_runs
     # Looked up without creating anything: a read-only or broken state folder still answers.
     path = evidence_path(deps.layout, fingerprint.id, create=False)
@@ -60,6 +56,10 @@ def _decide_from_state(
     if not present:
         gap = "unmeasured: no evidence for this fingerprint" + _nearest(deps.layout, fingerprint)
         return _request(deps, config, fingerprint, gap, declaration, "unmeasured")
+    # lazy: the figures and the judge are loaded only where evidence exists; an unmeasured
+    # answer files its request without them
+    from .judged import answer_from_figures, figures_of
+
     try:
         created_at, figures = figures_of(deps.layout, fingerprint.id, path)
     except EvidenceError as exc:
