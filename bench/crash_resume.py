@@ -40,7 +40,7 @@ from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.state import StateLayout
 
 WINDOW = 1024
-# (phase, progress line that starts it): see cli/progress.py PlainProgress
+# (phase, progress line that starts it): see slots/measurement/live_progress.py PlainProgress
 PHASES = (
     ("runner starting", re.compile(r"^step \d+: N=")),
     ("replaying", re.compile(r"^  runner ready")),

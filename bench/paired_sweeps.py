@@ -205,7 +205,7 @@ def simulate_step(
             if worker.turn is not None and worker.remaining <= 1e-9:
                 turn = worker.turn
                 result = TurnResult(
-                    200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t,
+                    200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t, None,
                     cached_tokens=turn.cached,
                 )  # fmt: skip
                 records.append(

@@ -1,11 +1,11 @@
 """What `vibey-gh doctor` reports: every device fact and where it came from (or why it is
 missing), memory now, the production runner's identity and settings, the fingerprint evidence
-is keyed to, and where production differs from the config. Gathered here, rendered by the CLI."""
+is keyed to, and where production differs from the config: gathered, and said in lines."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -13,7 +13,7 @@ from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
 from .interfaces.schema import as_json
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
-from .platforms.device.readings import SwapSpace
+from .platforms.device.readings import SwapSpace, format_gib
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from .userdirs import user_config_dir
 
@@ -46,6 +46,7 @@ class DoctorReport(msgspec.Struct, frozen=True):
     fingerprint_missing: str | None
     drift: tuple[str, ...] = ()
 
+    # By hand: a view of the device, each field with where it came from.
     def to_json(self) -> dict[str, object]:
         device = {}
         for _, name in DEVICE_ROWS:
@@ -161,4 +162,91 @@ def config_in_use(config: LocalModels) -> str:
     )
 
 
-__all__ = ["DEVICE_ROWS", "DoctorReport", "config_in_use", "gather"]
+LABEL_WIDTH = 16
+
+
+def _value(name: str, value: Any) -> str:
+    if name == "accelerators":
+        if not value:
+            return "none"
+        return ", ".join(
+            a.name if a.memory_bytes is None else f"{a.name} ({format_gib(a.memory_bytes)})"
+            for a in value
+        )
+    if name == "memory_limit_bytes" and value is None:
+        return "none"
+    if value is None:
+        return "unknown"
+    if name in ("memory_bytes", "memory_limit_bytes"):
+        return format_gib(value)
+    return str(value)
+
+
+def _row(label: str, value: str, note: str | None = None) -> str:
+    text = f"  {label:<{LABEL_WIDTH}} {value}"
+    return f"{text:<{LABEL_WIDTH + 24}}  [{note}]" if note else text
+
+
+def _memory_rows(memory: MemorySample, swap: SwapSpace) -> list[str]:
+    missing = memory.missing
+    in_use = f"{format_gib(memory.wired_bytes)} of {format_gib(memory.total_bytes)}"
+    lines = [_row("in use", in_use, missing.get("wired_bytes") or missing.get("total_bytes"))]
+    free = "unknown" if memory.free_share is None else f"{memory.free_share:.0%}"
+    lines.append(_row("free", free, missing.get("free_share")))
+    if swap.total_bytes == 0:
+        swap_text = "none configured"
+    else:
+        swap_text = f"{format_gib(swap.used_bytes)} of {format_gib(swap.total_bytes)}"
+    lines.append(_row("swap", swap_text, swap.source or swap.reason))
+    for gpu in memory.gpus:
+        used = f"{format_gib(gpu.used_bytes)} of {format_gib(gpu.total_bytes)}"
+        lines.append(_row(f"gpu {gpu.index}", used, gpu.name))
+    return lines
+
+
+def report_lines(report: DoctorReport) -> list[str]:
+    """The report as aligned lines; a note in brackets gives each value's source or why it
+    is missing."""
+    device = report.device
+    lines = [f"config: {config_in_use(report.config)}", f"platform: {report.platform}", "device:"]
+    for label, name in DEVICE_ROWS:
+        note = device.missing.get(name) or device.sources.get(name)
+        lines.append(_row(label, _value(name, getattr(device, name)), note))
+    lines.append("memory now:")
+    lines.extend(_memory_rows(report.memory, report.swap))
+    lines.append(f"production runner ({report.config.runner} at {report.config.production}):")
+    if report.runner is None:
+        lines.append(_row("identity", "unknown", report.runner_error))
+    else:
+        runner = report.runner
+        lines.append(_row("version", runner.version or "unknown", runner.missing.get("version")))
+        lines.append(_row("model", runner.model))
+        digest = runner.model_digest or "unknown"
+        lines.append(_row("model digest", digest, runner.missing.get("model_digest")))
+        lines.extend(_settings_rows(runner))
+    lines.append(_row("window", str(report.config.window)))
+    for difference in report.drift:
+        lines.append(f"  differs from the config: {difference}")
+    if report.fingerprint is None:
+        lines.append(f"fingerprint: none — {report.fingerprint_missing}")
+    else:
+        lines.append(f"fingerprint: {report.fingerprint.id}")
+    return lines
+
+
+def _settings_rows(runner: RunnerInfo) -> list[str]:
+    """Production's own settings (fingerprinted) and the slots it serves, where known."""
+    rows: list[str] = []
+    source = runner.settings_source or None
+    why = runner.missing.get("settings")
+    if runner.settings:
+        for name, value in runner.settings.items():
+            rows.append(_row("settings" if not rows else "", f"{name}={value}", source))
+    elif source is not None or why is not None:
+        rows.append(_row("settings", "unknown" if why else "none", why or source))
+    if runner.serving_slots is not None:
+        rows.append(_row("serving slots", str(runner.serving_slots)))
+    return rows
+
+
+__all__ = ["DEVICE_ROWS", "DoctorReport", "config_in_use", "gather", "report_lines"]

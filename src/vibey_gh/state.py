@@ -23,6 +23,16 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
     return user_state_dir(env) / "slots"
 
 
+class _Folder:
+    """A folder of the state layout, named as the attribute it is, created 0700 when asked for."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, layout: StateLayout, owner: type | None = None) -> Path:
+        return ensure_private_dir(layout.root / self.name)
+
+
 class StateLayout(msgspec.Struct, frozen=True):
     """The folders under the state root (design §7). Created 0700 on first use."""
 
@@ -32,33 +42,11 @@ class StateLayout(msgspec.Struct, frozen=True):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> StateLayout:
         return cls(state_root(environ))
 
-    def _dir(self, name: str) -> Path:
-        return ensure_private_dir(self.root / name)
-
-    @property
-    def evidence(self) -> Path:
-        return self._dir("evidence")
-
-    @property
-    def progress(self) -> Path:
-        return self._dir("progress")
-
-    @property
-    def requests(self) -> Path:
-        return self._dir("requests")
-
-    @property
-    def runs(self) -> Path:
-        return self._dir("runs")
-
-    @property
-    def lanes(self) -> Path:
-        return self._dir("lanes")
-
-    @property
-    def locks(self) -> Path:
-        return self._dir("locks")
-
-    @property
-    def cache(self) -> Path:
-        return self._dir("cache")
+    # the folders, each created 0700 when first asked for
+    evidence = _Folder()
+    progress = _Folder()
+    requests = _Folder()
+    runs = _Folder()
+    lanes = _Folder()
+    locks = _Folder()
+    cache = _Folder()

@@ -36,12 +36,11 @@ OWN_ARGV = ("runners/simulated/server.py",)
 PRINTED_BY: list[tuple[str, tuple[str, ...]]] = [
     ("cli/slots/calibrate", ("slots calibrate",)),
     ("cli/stopping", ("slots calibrate", "slots soak", "lane run", "storm run")),
-    ("cli/slots/step_table_view", ("slots show",)),
     ("cli/slots/", ()),  # cli/slots/NAME.py: `slots NAME` (below)
     ("cli/storm", ("storm run",)),
     ("storm/", ("storm run",)),
     ("cli/runner", ("runner serve",)),
-    ("cli/reference", ("",)),
+    ("runners/serving", ("runner serve",)),
     ("config.py", ("",)),
     ("doctor.py", ("",)),
     ("slots/measurement/", ("slots calibrate",)),

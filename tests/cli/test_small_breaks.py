@@ -54,7 +54,7 @@ def test_show_as_markdown_into_a_closed_pipe_exits_0(tmp_path: Path) -> None:
 
 def test_live_progress_prints_brackets_as_written(capsys: Any) -> None:
     """rich markup would eat "[embedded]" from pip install 'vibey-gh[embedded]'."""
-    from vibey_gh.cli.progress import LiveProgress
+    from vibey_gh.slots.measurement.live_progress import LiveProgress
 
     progress = LiveProgress()
     progress.message("install it: pip install 'vibey-gh[embedded]'")

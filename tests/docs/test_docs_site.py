@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 from msgspec.structs import fields
+from tools.gen_cli_reference import render_cli_reference, walk_commands
 
 from vibey_gh.cli.main import cli
-from vibey_gh.cli.reference import render_cli_reference, walk_commands
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.slots.judging.bounds import Bounds
 

@@ -13,12 +13,12 @@ Reply = TurnResult | Callable[[list[dict[str, Any]]], TurnResult]
 
 
 def answer(text: str = "The answer.", prompt_tokens: int = 100) -> TurnResult:
-    return TurnResult(200, "stop", prompt_tokens, 5, text, (), 0.0, 0.1)
+    return TurnResult(200, "stop", prompt_tokens, 5, text, (), 0.0, 0.1, None)
 
 
 def calls(*pairs: tuple[str, dict[str, Any]], text: str = "") -> TurnResult:
     tool_calls = tuple(ToolCall(name, arguments) for name, arguments in pairs)
-    return TurnResult(200, "tool_calls", 120, 10, text, tool_calls, 0.0, 0.1)
+    return TurnResult(200, "tool_calls", 120, 10, text, tool_calls, 0.0, 0.1, None)
 
 
 def read(path: str, **extra: Any) -> TurnResult:
@@ -33,7 +33,15 @@ def parse_error() -> TurnResult:
 
 def unparsed() -> TurnResult:
     return TurnResult(
-        200, "tool_calls", 90, 8, "", (ToolCall("read_file", {"_unparsed": "{path:"}),), 0.0, 0.1
+        200,
+        "tool_calls",
+        90,
+        8,
+        "",
+        (ToolCall("read_file", {"_unparsed": "{path:"}),),
+        0.0,
+        0.1,
+        None,
     )
 
 

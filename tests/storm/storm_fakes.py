@@ -44,8 +44,8 @@ class FakeClient:
             self.production.on_request(messages)
         if len(messages) == 2:
             call = ToolCall("read_file", {"path": "a.py"})
-            return TurnResult(200, "tool_calls", 200, 9, "", (call,), 0.0, 0.1)
-        return TurnResult(200, "stop", 300, 4, "It returns 1.", (), 0.0, 0.1)
+            return TurnResult(200, "tool_calls", 200, 9, "", (call,), 0.0, 0.1, None)
+        return TurnResult(200, "stop", 300, 4, "It returns 1.", (), 0.0, 0.1, None)
 
     def close(self) -> None:
         return None

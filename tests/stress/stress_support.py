@@ -21,6 +21,7 @@ from tests.support.ports import free_port
 from tests.support.progress import Recorder
 from vibey_gh.config import LocalModels
 from vibey_gh.files import leftover_temp_files
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
 from vibey_gh.runners.contract import Runner, RunningRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
@@ -63,7 +64,7 @@ def micro_corpus(folder: Path) -> tuple[Corpus, Path]:
 def micro_corpus_document() -> dict[str, Any]:
     """The micro corpus as the JSON object its file holds (built in a throwaway folder)."""
     with tempfile.TemporaryDirectory(prefix="micro-corpus-") as folder:
-        return micro_corpus(Path(folder))[0].to_json()
+        return as_json(micro_corpus(Path(folder))[0])
 
 
 def micro_config(**changes: Any) -> LocalModels:

@@ -20,7 +20,7 @@ from stress_support import (
 )
 
 from vibey_gh.files import canonical_json
-from vibey_gh.slots.corpus.corpus import Corpus
+from vibey_gh.slots.corpus.corpus import read_corpus
 from vibey_gh.slots.corpus.turns import sha256_text
 
 VALID = micro_corpus_document()
@@ -56,7 +56,7 @@ def test_corpus_show_summarizes_or_fails_in_one_line(content: bytes) -> None:
     assert_clean_outcome(result)
     assert path.read_bytes() == content
     if result.exit_code == 0:
-        Corpus.from_json(json.loads(content))  # only a corpus that reads back is summarized
+        read_corpus(json.loads(content))  # only a corpus that reads back is summarized
 
 
 @FUZZ

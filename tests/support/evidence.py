@@ -51,7 +51,7 @@ def write_evidence_file(
             "kind": "vibey-gh-evidence",
             "fingerprint": as_json(fingerprint),
             "created_at": created_at,
-            "steps": [s.to_json() for s in steps],
+            "steps": [as_json(s) for s in steps],
             "recorded": True,
         },
     )
@@ -65,7 +65,7 @@ def synthetic_evidence(steps: list[StepRecord], **extra: object) -> Evidence:
         "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
         "created_at": 1_800_000_000.0,
         "corpus": {"sha256": "c" * 64, "pool_sha256": "p" * 64, "turns": 10, "segments": 4},
-        "steps": [s.to_json() for s in steps],
+        "steps": [as_json(s) for s in steps],
         **extra,
     }
     return evidence_from_json(data, None)

@@ -1,4 +1,4 @@
-"""What every command shares: error translation at the edge, JSON output, the console."""
+"""What every command shares: its collaborators, error translation at the edge, JSON output."""
 
 from __future__ import annotations
 
@@ -6,20 +6,17 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import click
 import msgspec
 
+from ..composition import Collaborators, real_collaborators
 from ..errors import VibeyError
+from ..platforms.support import require_supported_platform
 from .edge import error_line, json_text
 from .options import json_option as json_option
 from .options import window_option as window_option
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from ..composition import Collaborators
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,8 +52,6 @@ def collaborators() -> Collaborators:
     state = _cli_state()
     if state is not None:
         return state.collaborators
-    from ..composition import real_collaborators
-
     return real_collaborators()
 
 
@@ -115,8 +110,6 @@ def supported_platform_only(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ..platforms.support import require_supported_platform
-
         require_supported_platform(collaborators().platform)
         return func(*args, **kwargs)
 
@@ -125,18 +118,3 @@ def supported_platform_only(func: F) -> F:
 
 def emit_json(data: Any) -> None:
     click.echo(json_text(data))
-
-
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
-
-
-def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
-
-
-def stderr_is_terminal() -> bool:
-    """Progress goes to stderr: live bars when a person watches it, plain lines otherwise."""
-    return sys.stderr.isatty()

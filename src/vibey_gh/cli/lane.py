@@ -9,9 +9,15 @@ from types import FrameType
 
 import click
 
+from ..config import load_config
+from ..interfaces import schema
+from ..lanes.client import STOP_GRACE_S, cancel_production_requests
+from ..lanes.loop import LaneOptions, check_repository, run_spec_lane
+from ..lanes.specs import load_spec
+from ..platforms.process.stopsignals import signals_handled
+from ..storm.lock import model_lock
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import lane_flags, max_tokens_option
-from .stopping import signals_handled
 
 
 @click.command()
@@ -46,14 +52,6 @@ def run(
       vibey-gh lane run specs/state-layout.toml
       vibey-gh lane run specs/state-layout.toml --max-turns 8 --retries 1 --json
     """
-    from ..config import load_config
-    from ..interfaces.slots_interface import ChatSettings
-    from ..lanes.client import STOP_GRACE_S, cancel_production_requests, runner_description
-    from ..lanes.loop import LaneOptions, check_repository, run_lane
-    from ..lanes.records import LaneRecorder, new_run_id
-    from ..lanes.specs import load_spec
-    from ..storm.lock import model_lock
-
     config = load_config()
     spec = load_spec(spec_path)
     options = LaneOptions(max_turns=max_turns, retries=retries)
@@ -82,35 +80,15 @@ def run(
         model_lock(layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop),
     ):
         client = parts.production_client(config)
-        try:
-            recorder = LaneRecorder(layout.lanes, new_run_id(spec.id))
-            settings = ChatSettings(
-                window=config.window, max_tokens=max_tokens or config.max_tokens
-            )
-            outcome = run_lane(
-                spec,
-                client,
-                settings,
-                recorder,
-                options=options,
-                runner=runner_description(config),
-                executor=executor,
-                stop=stop,
-            )
-        finally:
-            client.close()
+        outcome = run_spec_lane(
+            spec, config, client, layout.lanes, options, max_tokens, stop, executor
+        )
     if as_json:
-        emit_json(outcome.to_json())
+        emit_json(schema.as_json(outcome))
     else:
         if outcome.answer:
             click.echo(outcome.answer)
-        summary = (
-            f"lane {outcome.run_id}: {outcome.status} after {outcome.turns} turns, "
-            f"{outcome.tool_calls} tool calls, {outcome.retries} retries"
-        )
-        if outcome.refused_tools:
-            summary += f", {outcome.refused_tools} refused"
-        _say(summary + (f" ({outcome.error})" if outcome.error else ""))
+        _say(outcome.summary())
         _say(f"record: {outcome.record}")
     if outcome.status != "answered":
         raise click.exceptions.Exit(1)

@@ -4,15 +4,14 @@ runs, so a quick command (`slots allowed`, asked on every storm pass) pays for n
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from .. import __version__
+from ..composition import Collaborators, real_collaborators
+from ..config import choose_config_file
 from .common import CliState
-
-if TYPE_CHECKING:
-    from ..composition import Collaborators
 
 
 class LazyGroup(click.Group):
@@ -64,8 +63,6 @@ def cli(ctx: click.Context, debug: bool, config_file: str | None) -> None:
       eval "$(_VIBEY_GH_COMPLETE=bash_source vibey-gh)"
     """
     if config_file is not None:
-        from ..config import choose_config_file
-
         choose_config_file(config_file)
     ctx.obj = CliState(collaborators=_collaborators_given(ctx.obj), debug=debug)
 
@@ -74,8 +71,6 @@ def _collaborators_given(given: object) -> Collaborators:
     """The one place the CLI's collaborators come from: those handed in as click's `obj`
     (`cli.main(obj=collaborators)`, how the test suite's `run_cli` fixture replaces parts),
     else the real ones, each built when a command first asks for it."""
-    from ..composition import Collaborators, real_collaborators
-
     return given if isinstance(given, Collaborators) else real_collaborators()
 
 

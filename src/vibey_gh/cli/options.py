@@ -1,25 +1,21 @@
 """The command line's shared options, each declared once, and the one value they build.
 
-`slots calibrate` and `slots soak` take the same calibration options (`calibration_flags`);
-`lane run` and `storm run` the same lane options (`lane_flags`). A command takes what click
-parsed as keyword arguments and hands them to `calibration_options`, which builds and checks
-the one `CalibrationOptions` value the library resolves and runs.
+`slots calibrate` and `slots soak` take the same calibration options (`calibration_flags`),
+each named as its field of the one `CalibrationOptions` value the library builds of them
+(`CalibrationOptions.of_flags`), checks, resolves and runs; `lane run` and `storm run` the
+same lane options (`lane_flags`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from ..config import MAX_WINDOW, MIN_WINDOW
-from ..interfaces.think import ThinkAsked
 from ..runners.registry import RUNNER_NAMES
-
-if TYPE_CHECKING:
-    from ..slots.measurement.options import CalibrationOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,7 +31,24 @@ def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
     return decorate
 
 
+PATH = click.Path(path_type=Path)
+SHAPES = click.Choice(["runs", "segments"])
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def defaulted(*names: str, kind: Any, default: object, help_text: str) -> Callable[[F], F]:
+    """An option whose default `--help` shows."""
+    return click.option(*names, type=kind, default=default, show_default=True, help=help_text)
+
+
+def count_option(name: str, default: int, help_text: str, least: int = 1) -> Callable[[F], F]:
+    """A whole number of at least `least`, its default shown."""
+    return defaulted(name, kind=click.IntRange(least), default=default, help_text=help_text)
+
+
+def inputs_option(name: str, help_text: str) -> Callable[[F], F]:
+    """A repeatable option naming a file or folder to read."""
+    return click.option(name, multiple=True, type=PATH, help=help_text)
 
 
 def window_option(help_text: str) -> Callable[[F], F]:
@@ -45,6 +58,10 @@ def window_option(help_text: str) -> Callable[[F], F]:
 
 def max_tokens_option(help_text: str, name: str = "--max-tokens") -> Callable[[F], F]:
     return click.option(name, type=click.IntRange(1), help=help_text)
+
+
+def port_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--port", type=click.IntRange(1, 65535), help=help_text)
 
 
 def threads_option(help_text: str) -> Callable[[F], F]:
@@ -70,12 +87,7 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
             "--model", help="Model name (Ollama) or GGUF path; 'default' = shipped SmolLM2."
         ),
         threads_option("CPU threads for the embedded runner."),
-        click.option(
-            "--port",
-            type=click.IntRange(1, 65535),
-            default=None,
-            help="Port of the calibration runner (default: config calibration_port, 11435).",
-        ),
+        port_option("Port of the calibration runner (default: config calibration_port, 11435)."),
         click.option(
             "--request-timeout",
             "request_timeout_s",
@@ -88,7 +100,6 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
             "--wait-idle",
             "wait_idle_s",
             type=float,
-            default=None,
             metavar="SECONDS",
             help="Wait up to this long for production to unload its models instead of refusing.",
         ),
@@ -109,46 +120,14 @@ def calibration_flags(asks: str, restarts: str) -> Callable[[F], F]:
     )
 
 
-def calibration_options(given: Mapping[str, Any], **more: Any) -> CalibrationOptions:
-    """The one options value of what click parsed (`given`, the calibration flags among the
-    command's own) and what the command adds (`more`: a sweep's own options)."""
-    from ..slots.measurement.options import CalibrationOptions  # not for --help
-
-    think_time = given["think_time"]
-    return CalibrationOptions(
-        demo=given["demo"],
-        corpus_path=given["corpus_path"],
-        window=given["window"],
-        max_tokens=given["max_tokens"],
-        runner=given["runner"],
-        model=given["model"],
-        threads=given["threads"],
-        port=given["port"],
-        request_timeout_s=given["request_timeout_s"],
-        wait_idle_s=given["wait_idle_s"],
-        think=ThinkAsked.parse(think_time and think_time.strip(), given["think_cap"]),
-        if_requested=given["if_requested"],
-        restart=given["restart"],
-        **more,
-    )
-
-
 def lane_flags(of: str = "") -> Callable[[F], F]:
     """--max-turns and --retries of a lane; `of`: whose lanes, said after each help."""
+    each, per_lane = ("each", ", per lane") if of else ("the", "")
     return stacked(
-        click.option(
-            "--max-turns",
-            type=click.IntRange(1),
-            default=32,
-            show_default=True,
-            help=f"End {'each' if of else 'the'} lane after this many turns without a plain "
-            f"answer{of}.",
+        count_option(
+            "--max-turns", 32, f"End {each} lane after this many turns without a plain answer{of}."
         ),
-        click.option(
-            "--retries",
-            type=click.IntRange(0),
-            default=2,
-            show_default=True,
-            help=f"Times a malformed tool call is sent again{', per lane' if of else ''}{of}.",
+        count_option(
+            "--retries", 2, f"Times a malformed tool call is sent again{per_lane}{of}.", least=0
         ),
     )

@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
-from types import FrameType
-from typing import Protocol, runtime_checkable
 
 import click
 
 from ..config import load_config
-from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch
 from ..platforms.storage.system_paths import check_output_file
 from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES, runner_kind
+from ..runners.serving import serve_until_stopped
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from .options import threads_option
-
-WATCH_INTERVAL_S = 0.5
-
-
-@runtime_checkable
-class _ReportsExit(Protocol):
-    def exit_code(self) -> int | None: ...
-
-
-class _Terminated(Exception):
-    """SIGTERM arrived: stop the runner like Ctrl-C does."""
-
-
-def _raise_terminated(_signum: int, _frame: FrameType | None) -> None:
-    raise _Terminated()
+from .options import port_option, threads_option
 
 
 def default_log_path(kind: str, port: int) -> Path:
@@ -40,48 +22,29 @@ def default_log_path(kind: str, port: int) -> Path:
     return collaborators().layout().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
 
 
-def _wait_until_stopped(running: RunningRunner) -> None:
-    """Block until the runner's process ends on its own (an error) or a signal arrives."""
-    while True:
-        if isinstance(running, _ReportsExit) and running.exit_code() is not None:
-            raise RunnerError(
-                f"the runner exited with code {running.exit_code()}; see its log {running.log_path}"
-            )
-        time.sleep(WATCH_INTERVAL_S)
-
-
 @click.command()
 @click.option(
     "--runner",
     "runner_name",
-    default=None,
     help=f"{', '.join(RUNNER_NAMES[:-1])} or {RUNNER_NAMES[-1]} (default: [local_models] runner).",
 )
 @click.option("--slots", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
     "--window",
     type=click.IntRange(min=64),
-    default=None,
     help="Tokens per slot (default: [local_models] window).",
 )
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=None,
-    help="Port on 127.0.0.1 (default: 8080; 11434 for ollama).",
-)
+@port_option("Port on 127.0.0.1 (default: 8080; 11434 for ollama).")
 @click.option(
     "--model",
-    default=None,
     help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
 )
 @threads_option("CPU threads.")
-@click.option("--binary", default=None, help="llama-server or ollama executable.")
+@click.option("--binary", help="llama-server or ollama executable.")
 @click.option(
     "--log",
     "log_path",
     type=click.Path(path_type=Path),
-    default=None,
     help="Runner log file (default: under the state dir's runs/).",
 )
 @click.option(
@@ -138,36 +101,28 @@ def serve(
         binary=binary or config.runner_binary,
         threads=threads,
     )
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    running: RunningRunner | None = None
-    try:
-        # a server of this package reads its own settings from the config (the simulated
-        # kind's capacity model); another program's is served as launched, without production's
-        kind_config = config if chosen.calibrates_this_package else None
-        running = chosen.calibration_runner(config=kind_config).start(launch)
-        running.wait_ready(ready_timeout)
-        facts = {
-            "runner": kind,
-            "url": running.base_url,
-            "log": str(running.log_path),
-            "pid": running.pid,
-            "slots": launch.slots,
-            "window": launch.window,
-            "model": launch.model,
-        }
+
+    def ready(running: RunningRunner) -> None:
         if as_json:
-            emit_json(facts)
+            emit_json(
+                {
+                    "runner": kind,
+                    "url": running.base_url,
+                    "log": str(running.log_path),
+                    "pid": running.pid,
+                    "slots": launch.slots,
+                    "window": launch.window,
+                    "model": launch.model,
+                }
+            )
         else:
             click.echo(f"{kind} runner: {launch.slots} slots x {launch.window} tokens")
             click.echo(f"url: {running.base_url}")
             click.echo(f"log: {running.log_path}")
             click.echo("Ctrl-C stops it.", err=True)
-        _wait_until_stopped(running)
-    except (KeyboardInterrupt, _Terminated):
-        click.echo("stopping the runner", err=True)
-    finally:
-        try:
-            if running is not None:
-                running.stop()
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+
+    serve_until_stopped(chosen, launch, config, ready_timeout, ready, _say)
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)

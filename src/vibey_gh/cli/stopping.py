@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import click
 
-if TYPE_CHECKING:
-    from ..slots.measurement.calibrate import CalibrationProgress
-    from ..slots.measurement.options import LockedRun
-    from ..state import StateLayout
+from ..platforms.process.stopsignals import signals_handled
+from ..slots.measurement.calibrate import CalibrationProgress
+from ..slots.measurement.live_progress import make_progress
+from ..slots.measurement.options import LockedRun
+from ..state import StateLayout
+from ..storm.lock import model_lock
 
 T = TypeVar("T")
 
@@ -45,19 +48,6 @@ def stop_signals_interrupt(received: list[int]) -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def signals_handled(
-    handler: Callable[[int, FrameType | None], None], *signals: signal.Signals
-) -> Iterator[None]:
-    """`handler` for `signals` while the block runs; the handlers before it again after."""
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
 def run_until_stopped(
     layout: StateLayout, role: str, work: Callable[[CalibrationProgress], T], stopped: str
 ) -> T | None:
@@ -66,11 +56,7 @@ def run_until_stopped(
 
     A stop says `stopped` ("<what> stopped (SIGNAL): <stopped>") on stderr and exits 128 +
     the signal's number; None only if `work` was interrupted without a signal."""
-    from ..storm.lock import model_lock
-    from .common import stderr_is_terminal
-    from .progress import make_progress
-
-    progress = make_progress(live=stderr_is_terminal())
+    progress = make_progress(live=sys.stderr.isatty())  # plain lines in logs and CI
     received: list[int] = []
     outcome: T | None = None
     try:

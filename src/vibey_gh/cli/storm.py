@@ -5,12 +5,15 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
+from ..platforms.process.stopsignals import signals_handled
+from ..storm.runner import run_storm
+from ..storm.setup import StormControl, StormOptions, default_deps
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from .options import lane_flags, max_tokens_option, threads_option
-from .stopping import signals_handled
+from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_option, threads_option
 
 
 def _say(text: str) -> None:
@@ -21,73 +24,40 @@ def _say(text: str) -> None:
 @click.argument("queue", metavar="QUEUE_DIR", type=click.Path(path_type=Path))
 @click.option("--once", is_flag=True, help="Exit once the queue is empty (after calibrating).")
 @click.option("--max-passes", type=click.IntRange(1), help="Stop claiming after N passes.")
-@click.option(
+@defaulted(
     "--poll",
     "poll_s",
-    type=click.FloatRange(min=0.01),
+    kind=click.FloatRange(min=0.01),
     default=30.0,
-    show_default=True,
-    help="Seconds between passes while idle.",
+    help_text="Seconds between passes while idle.",
 )
 @lane_flags(" (as `lane run`)")
 @max_tokens_option("Lanes' output cap (default: config).")
 @click.option("--no-calibrate", is_flag=True, help="Never calibrate, even when requested.")
-@click.option(
-    "--calibration-slots", "calibration_slots", help="Steps of an idle calibration, e.g. 1,1,2."
-)
+@click.option("--calibration-slots", help="Steps of an idle calibration, e.g. 1,1,2.")
 @max_tokens_option("Its output cap.", "--calibration-max-tokens")
 @click.option("--calibration-max-runs", type=click.IntRange(1), help="Its new steps per storm.")
-@click.option(
-    "--calibration-segments",
-    type=click.IntRange(1),
-    default=5,
-    show_default=True,
-    help="Its corpus: segments (or whole runs) per depth stratum.",
+@count_option(
+    "--calibration-segments", 5, "Its corpus: segments (or whole runs) per depth stratum."
 )
-@click.option(
-    "--calibration-segment-turns",
-    type=click.IntRange(1),
-    default=3,
-    show_default=True,
-    help="Its corpus: consecutive turns per segment.",
-)
+@count_option("--calibration-segment-turns", 3, "Its corpus: consecutive turns per segment.")
 @click.option(
     "--calibration-shape",
-    type=click.Choice(["runs", "segments"]),
+    type=SHAPES,
     help="Its corpus: whole runs or segments. Default: by the source — whole runs from the "
     "storm's lane records (decided on runs/h, with their recorded tool time), segments from "
     "the specs in done/.",
 )
-@click.option(
+@count_option(
     "--min-lane-turns",
-    type=click.IntRange(1),
-    default=60,
-    show_default=True,
-    help="Build the corpus from the storm's lane records once they hold this many turns.",
+    60,
+    "Build the corpus from the storm's lane records once they hold this many turns.",
 )
 @threads_option("CPU threads of the calibration's embedded runner.")
 @json_option
 @library_errors
 @supported_platform_only
-def run(
-    queue: Path,
-    once: bool,
-    max_passes: int | None,
-    poll_s: float,
-    max_turns: int,
-    retries: int,
-    max_tokens: int | None,
-    no_calibrate: bool,
-    calibration_slots: str | None,
-    calibration_max_tokens: int | None,
-    calibration_max_runs: int | None,
-    calibration_segments: int,
-    calibration_segment_turns: int,
-    calibration_shape: str | None,
-    min_lane_turns: int,
-    threads: int | None,
-    as_json: bool,
-) -> None:
+def run(as_json: bool, **flags: Any) -> None:
     """Run the lane specs in QUEUE_DIR/pending/, as many at once as `slots allowed` says.
 
     Each pass re-reads the config, asks `allowed`, logs the answer and its reason, and claims
@@ -109,31 +79,7 @@ def run(
       vibey-gh storm run ~/storm-queue --once          # until the queue is empty
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
-    from ..lanes.loop import LaneOptions
-    from ..slots.measurement.options import parse_slots
-    from ..storm.calibration import CalibrationPlan
-    from ..storm.runner import run_storm
-    from ..storm.setup import StormControl, StormOptions, default_deps
-
-    options = StormOptions(
-        queue=queue,
-        once=once,
-        max_passes=max_passes,
-        poll_s=poll_s,
-        lane=LaneOptions(max_turns=max_turns, retries=retries),
-        max_tokens=max_tokens,
-        calibration=CalibrationPlan(
-            slots=parse_slots(calibration_slots),
-            max_tokens=calibration_max_tokens,
-            segments_per_stratum=calibration_segments,
-            segment_turns=calibration_segment_turns,
-            min_lane_turns=min_lane_turns,
-            max_runs=calibration_max_runs,
-            threads=threads,
-            enabled=not no_calibrate,
-            shape=calibration_shape,
-        ),
-    )
+    options = StormOptions.of_flags(**flags)
     control = StormControl()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:

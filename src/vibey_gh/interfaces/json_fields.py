@@ -1,13 +1,15 @@
-"""The one reader of JSON fields: typed reads of JSON (written by this tool or handed to it),
-so a damaged file fails as one `MalformedJson` that names the field by its JSON path (and
-becomes one clear line), never as a crash deep inside the judge.
+"""Typed reads of single JSON fields, for what is not a declared record: formats written by
+other tools (session logs, traces) and the few documents read field by field (the evidence's
+top level, which keeps keys it does not name). A record this tool writes is declared once and
+read whole with `interfaces.schema.checked`; both raise one `MalformedJson` naming the field
+by its JSON path, so a damaged file becomes one clear line, never a crash inside the judge.
 
-Each read names its own key; `within` (and `each`, `nested`) add the outer parts of the path
-as the error passes out, so a reader several levels down need not know where it stands:
+Each read names its own key; `within` (and `each`) add the outer parts of the path as the
+error passes out, so a reader several levels down need not know where it stands:
 
     with within("evidence"):
-        steps = each(data, "steps", StepRecord.from_json)
-    # evidence.steps[3].turns[12].result.finish_reason: expected a string, got 3
+        verdicts = each(data, "verdicts", read_verdict)
+    # evidence.verdicts[3].label: expected a string, got 3
 
 Reads take any value (`object`: what `json.loads` returned) and return the type they checked:
 `integer(data, "n")` is an int, `integer(data, "n", None)` an int or None, `integer(data, "n",
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar, overload
+from typing import TypeVar, cast, overload
 
 from ..errors import MalformedJson
 
@@ -78,17 +80,25 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _scalar(
+    data: object, key: str, default: object, fits: Callable[[object], bool], wanted: str
+) -> object:
+    """The value at `key` when `fits` says it is of its kind (None where `default` is None and
+    it is null or absent); MalformedJson saying what was `wanted` otherwise."""
+    value = _get(data, key, default)
+    if value is None and default is None:
+        return None
+    if not fits(value):
+        raise MalformedJson(f"expected {wanted}, got {_shown(value)}", (key,))
+    return value
+
+
 @overload
 def integer(data: object, key: str, default: Required = ...) -> int: ...
 @overload
 def integer(data: object, key: str, default: D) -> int | D: ...
 def integer(data: object, key: str, default: object = _REQUIRED) -> object:
-    value = _get(data, key, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise MalformedJson(f"expected a whole number, got {_shown(value)}", (key,))
-    return value
+    return _scalar(data, key, default, _is_integer, "a whole number")
 
 
 @overload
@@ -96,12 +106,8 @@ def number(data: object, key: str, default: Required = ...) -> float: ...
 @overload
 def number(data: object, key: str, default: D) -> float | D: ...
 def number(data: object, key: str, default: object = _REQUIRED) -> object:
-    value = _get(data, key, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise MalformedJson(f"expected a number, got {_shown(value)}", (key,))
-    return float(value)
+    value = _scalar(data, key, default, _is_number, "a number")
+    return None if value is None else float(cast(float, value))
 
 
 @overload
@@ -109,12 +115,7 @@ def text(data: object, key: str, default: Required = ...) -> str: ...
 @overload
 def text(data: object, key: str, default: D) -> str | D: ...
 def text(data: object, key: str, default: object = _REQUIRED) -> object:
-    value = _get(data, key, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, str):
-        raise MalformedJson(f"expected a string, got {_shown(value)}", (key,))
-    return value
+    return _scalar(data, key, default, lambda value: isinstance(value, str), "a string")
 
 
 @overload
@@ -122,12 +123,7 @@ def boolean(data: object, key: str, default: Required = ...) -> bool: ...
 @overload
 def boolean(data: object, key: str, default: D) -> bool | D: ...
 def boolean(data: object, key: str, default: object = _REQUIRED) -> object:
-    value = _get(data, key, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, bool):
-        raise MalformedJson(f"expected true or false, got {_shown(value)}", (key,))
-    return value
+    return _scalar(data, key, default, lambda value: isinstance(value, bool), "true or false")
 
 
 def items(data: object, key: str, default: Required | None = None) -> list[object]:
@@ -138,28 +134,6 @@ def items(data: object, key: str, default: Required | None = None) -> list[objec
     if not isinstance(value, list):
         raise MalformedJson(f"expected a list, got {_shown(value)}", (key,))
     return value
-
-
-def present(data: object, key: str) -> bool:
-    """Whether `data` holds `key` with a value other than null (an optional part)."""
-    return isinstance(data, dict) and data.get(key) is not None
-
-
-def truthy(data: object, key: str, default: bool) -> bool:
-    """`key` taken as true or false the way Python reads a value (`default` when absent): for
-    flags older files wrote without a fixed type."""
-    return bool(data.get(key, default)) if isinstance(data, dict) else default
-
-
-def strings(data: object, key: str, default: Required | None = None) -> list[str]:
-    """A list of strings (as `items`); a bad item is named by its index."""
-    values = items(data, key, default)
-    checked: list[str] = []
-    for index, value in enumerate(values):
-        if not isinstance(value, str):
-            raise MalformedJson(f"expected a string, got {_shown(value)}", (key, index))
-        checked.append(value)
-    return checked
 
 
 def whole_numbers(data: object, key: str, default: Required | None = None) -> list[int]:
@@ -195,41 +169,3 @@ def each(
         except MalformedJson as exc:
             raise exc.under(key, index) from None
     return parsed
-
-
-def nested(data: object, key: str, parse: Callable[[dict[str, object]], T]) -> T:
-    """The object at `key` (required), parsed, its fields named below `key`."""
-    value = mapping(data, key, REQUIRED)
-    try:
-        return parse(value)
-    except MalformedJson as exc:
-        raise exc.under(key) from None
-
-
-def optional_numbers(values: object, what: str) -> tuple[float | int | None, ...]:
-    """A list of numbers or nulls, such as a timeline point; `what` names it where it has no
-    key of its own."""
-    if not isinstance(values, list):
-        raise MalformedJson(f"{what}: expected a list, got {_shown(values)}")
-    checked: list[float | int | None] = []
-    for index, value in enumerate(values):
-        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
-            raise MalformedJson(f"expected a number, got {_shown(value)}", (index,))
-        checked.append(value)
-    return tuple(checked)
-
-
-def typed(data: object, key: str, kind: type[T]) -> T:
-    """A required field of one JSON type (str, int, float, bool, list, dict)."""
-    readers: dict[type, Callable[[object, str], object]] = {
-        str: text,
-        int: integer,
-        float: number,
-        bool: boolean,
-        list: lambda d, k: items(d, k, REQUIRED),
-        dict: lambda d, k: mapping(d, k, REQUIRED),
-    }
-    value = readers[kind](data, key)
-    if not isinstance(value, kind):  # each reader returns its own kind: never taken
-        raise MalformedJson(f"expected {kind.__name__}, got {_shown(value)}", (key,))
-    return value

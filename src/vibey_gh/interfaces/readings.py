@@ -45,6 +45,8 @@ class Reading(msgspec.Struct, frozen=True):
     reason: str | None = None
     meaning: str | None = None
 
+    # By hand, with `from_json`: a reading that is hostile or damaged reads as missing, so a
+    # tick keeps its other readings (a declared record would refuse the whole tick).
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"value": self.value}
         if self.unit:
@@ -115,6 +117,8 @@ class ReadingSample(msgspec.Struct, frozen=True):
         readings = {**self.readings, **report.readings}
         return ReadingSample(self.t, readings, {**self.notes, **report.notes})
 
+    # By hand, with `from_json`: a reading that is hostile or damaged reads as missing, so a
+    # tick keeps its other readings (a declared record would refuse the whole tick).
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "t": self.t,

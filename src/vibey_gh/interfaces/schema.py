@@ -16,7 +16,8 @@ From that one declaration:
   closest known one, non-finite numbers refused, and a bad value's message worded from its
   declared range ("must be between 0.01 and 1.0, not 2");
 * `meanings` lists each field's meaning, for the report's tables;
-* `msgspec.to_builtins(record)` writes it (field order, defaults included).
+* `as_json` writes it (in declared order; a record declared `omit_defaults` leaves out a
+  field at its default, as files written before the field were).
 
 `msgspec.inspect` is read only on a mistake or for a report, never on `slots allowed`'s path.
 """
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import PurePath
 from typing import Any, TypeVar, cast
 
 import msgspec
 import msgspec.inspect
 
 from ..errors import MalformedJson
+from .json_fields import REQUIRED
 
 T = TypeVar("T")
 
@@ -60,6 +63,19 @@ def checked(value: object, schema: type[T]) -> T:
         raise _malformed(exc, value) from None
 
 
+def checked_at(data: object, key: str, schema: type[T], default: object = None) -> T:
+    """The value at `key` of a JSON object as `schema` (`checked`), a bad field named below
+    `key`; absent, it is read as `default` (`json_fields.REQUIRED`: refused as missing)."""
+    if not isinstance(data, dict):
+        raise MalformedJson(f"expected an object holding {key!r}, got {data!r:.40}")
+    if key not in data and default is REQUIRED:
+        raise MalformedJson("missing", (key,))
+    try:
+        return checked(data.get(key, default), schema)
+    except MalformedJson as exc:
+        raise exc.under(key) from None
+
+
 # msgspec's names of JSON types, in the words of `json_fields`
 _WORDS = {
     "int": "a whole number",
@@ -80,6 +96,7 @@ _JSON_NAMES = {
     type(None): "null",
 }
 _ABSENT = object()
+_MISSING = re.compile(r"^object missing required field `(?P<name>[^`]*)`$")
 
 
 def _malformed(exc: msgspec.ValidationError, document: object) -> MalformedJson:
@@ -99,22 +116,44 @@ def _malformed(exc: msgspec.ValidationError, document: object) -> MalformedJson:
             value = cast(Any, value)[part]  # a dict or list, as the path says
         except (KeyError, IndexError, TypeError):
             value = _ABSENT
+    if missing := _MISSING.match(problem):  # named at the field, as a reader of it would
+        return MalformedJson("missing", (*path, missing["name"]))
     if found is None or value is _ABSENT:
         return MalformedJson(problem, tuple(path))
     # of several kinds, a list or object is named: the other (a word, a number) is its short form
-    kinds = sorted(
-        (kind for kind in found["kinds"].split(" | ") if kind != "null"),
+    named = found["kinds"].split(" | ")
+    kinds = sorted(  # a whole number or any number is "a number"
+        (kind for kind in named if kind != "null" and not (kind == "int" and "float" in named)),
         key=lambda kind: kind not in ("array", "object"),
     )
     wanted = _WORDS.get(kinds[0], kinds[0]) if kinds else "null"
     return MalformedJson(f"expected {wanted}{found['range']}, got {value!r:.40}", tuple(path))
 
 
-def as_json(record: msgspec.Struct, schema_version: int | None = None) -> dict[str, Any]:
+def as_json(record: object, schema_version: int | None = None) -> dict[str, Any]:
     """A declared record as the JSON object it is written as: each field in declared order
-    (None included), after its file's schema version when it has one."""
-    fields: dict[str, Any] = msgspec.to_builtins(record)
+    (None included, unless the record is declared `omit_defaults`: then a field at its
+    default is left out, as older files were written), after its file's schema version when
+    it has one."""
+    fields: dict[str, Any] = _lists(msgspec.to_builtins(record, enc_hook=_written))
     return fields if schema_version is None else {"schema_version": schema_version, **fields}
+
+
+def _lists(value: Any) -> Any:
+    """`to_builtins`'s output with its tuples as lists, as the record reads back from its file
+    (msgspec's JSON writer would do it in C, but refuses text Python holds, a lone surrogate)."""
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(item) for item in value]
+    return value
+
+
+def _written(value: object) -> object:
+    """What msgspec does not write itself: a path, as its text."""
+    if isinstance(value, PurePath):
+        return str(value)
+    raise NotImplementedError(f"{type(value).__name__} is not written to JSON")
 
 
 def fields_of(schema: type[Any]) -> dict[str, msgspec.inspect.Field]:

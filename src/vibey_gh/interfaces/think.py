@@ -83,6 +83,8 @@ class ThinkPolicy(msgspec.Struct, frozen=True):
             return f"{self.fixed_s:g} s before every turn"
         return "none: turns back to back"
 
+    # By hand, with `from_json`: the form evidence records the policy in, until the policy
+    # is one typed value from flag to replay (its own change).
     def to_json(self) -> ThinkJson:
         return {"think_time": self.label, "think_cap_s": self.cap_s}
 

@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
 
 GAP_FLOOR_S = 1e-4
 GROWTH = 1.02
 # 2% buckets from 0.1 ms reach past an hour: no gap of a turn with a deadline is longer
 MAX_BUCKET = 1100
 
-Gaps = tuple[tuple[int, int], ...]  # (bucket, count), buckets ascending, counts ≥ 1
+# (bucket, count), counts ≥ 1, buckets ascending (checked by `ascending`, as a record is read)
+Gaps = tuple[tuple[Annotated[int, Meta(ge=0, le=MAX_BUCKET)], Annotated[int, Meta(ge=1)]], ...]
 
 
 def bucket_of(gap_s: float) -> int:
@@ -46,21 +51,18 @@ def merged(all_gaps: Iterable[Gaps]) -> Gaps:
     return as_gaps(counts)
 
 
+def ascending(gaps: Gaps) -> None:
+    """ValueError unless each bucket comes once, in ascending order (the declared `Gaps`
+    type checks each pair; this, their order)."""
+    if any(later[0] <= earlier[0] for earlier, later in zip(gaps, gaps[1:], strict=False)):
+        raise ValueError("token_gaps: expected buckets in ascending order, each once")
+
+
 def checked_gaps(stored: object) -> Gaps:
-    """Stored gaps ([[bucket, count], …]); ValueError saying what is wrong."""
-    if not isinstance(stored, list):
-        raise ValueError("expected a list of [bucket, count] pairs")
-    pairs: list[tuple[int, int]] = []
-    for pair in stored:
-        if (
-            not isinstance(pair, list)
-            or len(pair) != 2
-            or not all(type(v) is int for v in pair)
-            or not 0 <= pair[0] <= MAX_BUCKET
-            or pair[1] < 1
-        ):
-            raise ValueError(f"expected [bucket 0…{MAX_BUCKET}, count ≥ 1], got {pair!r}")
-        pairs.append((pair[0], pair[1]))
-    if [b for b, _ in pairs] != sorted({b for b, _ in pairs}):
-        raise ValueError("expected buckets in ascending order, each once")
-    return tuple(pairs)
+    """Stored gaps ([[bucket, count], …]) as declared; ValueError saying what is wrong."""
+    try:
+        gaps = msgspec.convert(stored, Gaps, strict=True)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"expected [bucket 0…{MAX_BUCKET}, count ≥ 1] pairs ({exc})") from None
+    ascending(gaps)
+    return gaps

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
-from .token_gaps import Gaps, checked_gaps
+from .token_gaps import Gaps, ascending
 
 # Done/finish reasons that make a turn "served" (design §5).
 SERVED_REASONS = frozenset({"stop", "length", "tool_calls"})
@@ -76,14 +77,20 @@ def _rate(tokens: int | None, seconds: float | None) -> float | None:
     return rate if rate <= MAX_TOKENS_PER_S else None
 
 
-class RunnerTimings(msgspec.Struct, frozen=True):
-    """prompt_tokens read (not from a cache) in prompt_s seconds; output_tokens generated in
-    output_s seconds; None where the runner did not say, or said something impossible."""
+# What a stored timing may hold: what `reported` keeps of a reply (never more)
+_Count = Annotated[int, Meta(ge=0, le=MAX_TOKENS)]
+_Seconds = Annotated[float, Meta(ge=0.0, le=MAX_SECONDS)]
 
-    prompt_tokens: int | None = None
-    prompt_s: float | None = None
-    output_tokens: int | None = None
-    output_s: float | None = None
+
+class RunnerTimings(msgspec.Struct, frozen=True, omit_defaults=True):
+    """prompt_tokens read (not from a cache) in prompt_s seconds; output_tokens generated in
+    output_s seconds; None where the runner did not say, or said something impossible.
+    Written with the fields the runner reported only ({} when it reported none)."""
+
+    prompt_tokens: _Count | None = None
+    prompt_s: _Seconds | None = None
+    output_tokens: _Count | None = None
+    output_s: _Seconds | None = None
 
     @property
     def prompt_per_s(self) -> float | None:
@@ -99,36 +106,17 @@ class RunnerTimings(msgspec.Struct, frozen=True):
     def reported_any(self) -> bool:
         return any(getattr(self, name) is not None for name in _FIELDS)
 
-    def to_json(self) -> dict[str, Any]:
-        """The fields the runner reported ({} when it reported none)."""
-        return {name: value for name in _FIELDS if (value := getattr(self, name)) is not None}
-
-    @classmethod
-    def from_json(cls, data: object) -> RunnerTimings:
-        """As stored; ValueError naming the field when one is not a plausible number."""
-        if not isinstance(data, dict):
-            raise ValueError("expected an object of runner timings")
-        values: dict[str, Any] = {}
-        for name in _FIELDS:
-            value = data.get(name)
-            if value is None:
-                continue
-            checked = (
-                _plausible_count(value) if name.endswith("tokens") else _plausible_seconds(value, 1)
-            )
-            if checked is None:
-                raise ValueError(f"{name}: expected a plausible number ≥ 0, got {value!r:.40}")
-            values[name] = checked
-        return cls(**values)
-
 
 class ToolCall(msgspec.Struct, frozen=True):
     name: str
     arguments: dict[str, Any]
 
 
-class TurnResult(msgspec.Struct, frozen=True):
+class TurnResult(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one request gave back, as raw as possible; metrics are computed from it later.
+
+    Written with each field at its default left out (a turn recorded before a field was kept
+    reads as it did), read with every type and range checked (`interfaces.schema.checked`).
 
     Fields:
       status: HTTP status, or None when no response arrived (timeout, connection refused).
@@ -142,7 +130,7 @@ class TurnResult(msgspec.Struct, frozen=True):
       error: why the turn failed (None when served), e.g. "refused: over window",
         "http 500: error parsing tool call", "no done reason", "timeout after 600s".
       streamed: the answer came as a stream and was reassembled; the three fields below are
-        recorded only then (a turn recorded unstreamed has no token timing).
+        set only then (a turn recorded unstreamed has no token timing), and written when set.
       first_token / last_token: monotonic seconds when the first and the last chunk carrying
         answer text or a tool call arrived (None when none did).
       token_chunks: how many chunks carried answer text or a tool call.
@@ -161,7 +149,8 @@ class TurnResult(msgspec.Struct, frozen=True):
     tool_calls: tuple[ToolCall, ...]
     started: float
     ended: float
-    error: str | None = None
+    # always written (null when served): no default, so `omit_defaults` keeps it
+    error: str | None
     cached_tokens: int | None = None
     streamed: bool = False
     first_token: float | None = None
@@ -170,6 +159,9 @@ class TurnResult(msgspec.Struct, frozen=True):
     token_gaps: Gaps = ()
     runner_timings: RunnerTimings | None = None
 
+    def __post_init__(self) -> None:
+        ascending(self.token_gaps)
+
     @property
     def served(self) -> bool:
         return self.status == 200 and self.finish_reason in SERVED_REASONS and self.error is None
@@ -177,58 +169,3 @@ class TurnResult(msgspec.Struct, frozen=True):
     @property
     def latency_s(self) -> float:
         return self.ended - self.started
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "status": self.status,
-            "finish_reason": self.finish_reason,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "text": self.text,
-            "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in self.tool_calls],
-            "started": self.started,
-            "ended": self.ended,
-            "error": self.error,
-            # left out when unknown: results recorded before the field keep their bytes
-            **({"cached_tokens": self.cached_tokens} if self.cached_tokens is not None else {}),
-        }
-        if self.streamed:
-            data["streamed"] = True
-            data["first_token"] = self.first_token
-            data["last_token"] = self.last_token
-            data["token_chunks"] = self.token_chunks
-            if self.token_gaps:
-                data["token_gaps"] = [list(pair) for pair in self.token_gaps]
-        if self.runner_timings is not None:
-            data["runner_timings"] = self.runner_timings.to_json()
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TurnResult:
-        return cls(
-            status=data.get("status"),
-            finish_reason=data.get("finish_reason"),
-            prompt_tokens=data.get("prompt_tokens"),
-            output_tokens=data.get("output_tokens"),
-            text=data.get("text") or "",
-            tool_calls=tuple(
-                ToolCall(str(c["name"]), dict(c.get("arguments") or {}))
-                for c in data.get("tool_calls") or []
-            ),
-            started=float(data["started"]),
-            cached_tokens=data.get("cached_tokens"),
-            ended=float(data["ended"]),
-            error=data.get("error"),
-            streamed=bool(data.get("streamed", False)),
-            first_token=_optional_float(data.get("first_token")),
-            last_token=_optional_float(data.get("last_token")),
-            token_chunks=int(data.get("token_chunks") or 0),
-            token_gaps=checked_gaps(data.get("token_gaps") or []),
-            runner_timings=None
-            if data.get("runner_timings") is None
-            else RunnerTimings.from_json(data["runner_timings"]),
-        )
-
-
-def _optional_float(value: float | str | None) -> float | None:
-    return None if value is None else float(value)

@@ -27,12 +27,13 @@ import msgspec
 from msgspec import field
 
 from ..clock import SYSTEM_CLOCK, Clock
+from ..config import LocalModels
 from ..errors import BadInput
 from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings, ToolCall, TurnResult
-from .client import ChatClient
+from .client import ChatClient, runner_description
 from .plan import opening_messages
-from .records import LaneRecorder
+from .records import LaneRecorder, new_run_id
 from .sandbox import ToolExecutor
 from .specs import LaneSpec
 from .tools import tool_call_message, tool_definitions, tool_result_message
@@ -54,12 +55,26 @@ class LaneOptions(msgspec.Struct, frozen=True):
             raise BadInput(f"--retries must be 0 or more, not {self.retries}")
 
 
+# What a lane record's end event says of its outcome, in this order (the record itself is
+# the run, the spec and the path).
+END_EVENT_FIELDS = (
+    "status",
+    "answer",
+    "turns",
+    "retries",
+    "tool_calls",
+    "refused_tools",
+    "error",
+    "duration_s",
+)
+
+
 class LaneOutcome(msgspec.Struct, frozen=True):
     """How a lane ended. `status` is one of records.END_STATUSES; `turns` counts requests
     that were answered (retries not included); `record` is its events.jsonl."""
 
     run_id: str
-    spec_id: str
+    spec_id: str = field(name="spec")  # written as "spec", as lane records name it
     status: str
     answer: str
     turns: int
@@ -71,26 +86,20 @@ class LaneOutcome(msgspec.Struct, frozen=True):
     error: str | None = None
     prompt_tokens: list[int | None] = field(default_factory=list)
 
+    def summary(self) -> str:
+        """One line: how the lane ended, what it did, and why where it failed."""
+        said = (
+            f"lane {self.run_id}: {self.status} after {self.turns} turns, "
+            f"{self.tool_calls} tool calls, {self.retries} retries"
+        )
+        if self.refused_tools:
+            said += f", {self.refused_tools} refused"
+        return said + (f" ({self.error})" if self.error else "")
+
     @property
     def finished(self) -> bool:
         """Ran to its end (answered or out of turns): running it again would repeat it."""
         return self.status in ("answered", "max_turns")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "spec": self.spec_id,
-            "status": self.status,
-            "answer": self.answer,
-            "turns": self.turns,
-            "retries": self.retries,
-            "tool_calls": self.tool_calls,
-            "refused_tools": self.refused_tools,
-            "record": str(self.record),
-            "duration_s": self.duration_s,
-            "error": self.error,
-            "prompt_tokens": self.prompt_tokens,
-        }
 
 
 def is_malformed(result: TurnResult) -> bool:
@@ -139,18 +148,7 @@ class _Lane:
         self.started = clock.monotonic()
 
     def finish(self, status: str, answer: str = "", error: str | None = None) -> LaneOutcome:
-        duration = self.clock.monotonic() - self.started
-        self.recorder.end(
-            status=status,
-            answer=answer,
-            turns=self.turns,
-            retries=self.retries,
-            tool_calls=self.tool_calls,
-            refused_tools=self.refused,
-            error=error,
-            duration_s=duration,
-        )
-        return LaneOutcome(
+        outcome = LaneOutcome(
             run_id=self.recorder.run_id,
             spec_id=self.spec.id,
             status=status,
@@ -160,10 +158,12 @@ class _Lane:
             tool_calls=self.tool_calls,
             refused_tools=self.refused,
             record=self.recorder.path,
-            duration_s=duration,
+            duration_s=self.clock.monotonic() - self.started,
             error=error,
             prompt_tokens=self.prompt_tokens,
         )
+        self.recorder.end(**{name: getattr(outcome, name) for name in END_EVENT_FIELDS})
+        return outcome
 
     def stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
@@ -283,3 +283,32 @@ def run_lane(
     except Exception as exc:
         lane.finish("failed", error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def run_spec_lane(
+    spec: LaneSpec,
+    config: LocalModels,
+    client: ChatClient,
+    lanes: Path,
+    options: LaneOptions,
+    max_tokens: int | None,
+    stop: threading.Event,
+    executor: ToolExecutor,
+) -> LaneOutcome:
+    """`lane run`: one lane of `spec` against production through `client` (closed after),
+    recorded under `lanes`, with the config's window and output cap unless `max_tokens`."""
+    try:
+        recorder = LaneRecorder(lanes, new_run_id(spec.id))
+        settings = ChatSettings(window=config.window, max_tokens=max_tokens or config.max_tokens)
+        return run_lane(
+            spec,
+            client,
+            settings,
+            recorder,
+            options=options,
+            runner=runner_description(config),
+            executor=executor,
+            stop=stop,
+        )
+    finally:
+        client.close()

@@ -44,6 +44,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput
 from ..files import append_line_durably, canonical_json, ensure_private_dir
 from ..guarded import InputProblem, NotJson, loads_json, read_regular_text
+from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings, TurnResult
 from .specs import LaneSpec
 
@@ -138,7 +139,7 @@ class LaneRecorder:
         )
 
     def reply(self, index: int, attempt: int, result: TurnResult, malformed: bool) -> None:
-        data = result.to_json()
+        data = as_json(result)
         self.write(
             "reply",
             index=index,

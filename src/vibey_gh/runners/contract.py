@@ -157,9 +157,6 @@ class Check(msgspec.Struct, frozen=True):
     detail: str
     todo: str | None = None
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"name": self.name, "status": self.status, "detail": self.detail, "todo": self.todo}
-
 
 def port_of(production_url: str | None, default_port: int) -> int:
     """The port `production_url` names, else `default_port`."""

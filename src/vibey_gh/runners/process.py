@@ -23,6 +23,7 @@ import psutil
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, RunnerError, RunnerNotFound
 from ..files import PRIVATE_FILE, ensure_private_dir
+from ..platforms.process.commands import run_captured
 from ..platforms.process.ports import port_holder
 from ..platforms.process.processes import process_group_of, signal_process_group, start_in_own_group
 
@@ -245,6 +246,25 @@ class ChildProcess:
         signal_process_group(self.pid, sig)
 
 
+class ChildServer:
+    """A started runner whose server is a child process of its own (`_child`): its pid,
+    command line and exit code are the child's."""
+
+    _child: ChildProcess
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.pid
+
+    @property
+    def argv(self) -> tuple[str, ...] | None:
+        return self._child.argv
+
+    def exit_code(self) -> int | None:
+        """None while the runner's process runs."""
+        return self._child.exit_code()
+
+
 # A binary's version, read without starting a server: what a calibration compares with
 # production before its first step (a mismatch is refused then, not after hours of sweeping).
 VERSION_TIMEOUT_S = 30.0
@@ -253,16 +273,7 @@ VERSION_TIMEOUT_S = 30.0
 def run_version_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
     """stdout and stderr of a `--version` call; RunnerError when it cannot run or fails."""
     try:
-        done = subprocess.run(
-            list(argv),
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=VERSION_TIMEOUT_S,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        done = run_captured(argv, VERSION_TIMEOUT_S, env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RunnerError(f"`{' '.join(argv)}` could not run: {exc}") from None
     output = (done.stdout or "") + (done.stderr or "")

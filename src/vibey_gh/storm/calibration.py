@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from ..config import LocalModels
 from ..errors import BadInput, VibeyError
@@ -91,19 +92,6 @@ class CalibrationPlan(msgspec.Struct, frozen=True):
     # None: by the source (whole runs from lane records, segments from specs)
     shape: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "slots": list(self.slots) if self.slots else None,
-            "max_tokens": self.max_tokens,
-            "segments_per_stratum": self.segments_per_stratum,
-            "segment_turns": self.segment_turns,
-            "min_lane_turns": self.min_lane_turns,
-            "max_runs": self.max_runs,
-            "threads": self.threads,
-            "enabled": self.enabled,
-            "shape": self.shape,
-        }
-
 
 def storm_corpus(
     records_root: Path,
@@ -151,6 +139,20 @@ def outcome_report(outcome: object) -> tuple[dict[str, object], list[str]]:
     return outcome.to_json(), [said, *outcome.evidence_change_lines()]
 
 
+def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> CalibrationRequest:
+    """What an idle-time run (a calibration, or a soak) measures: `corpus` at the config's
+    window, only what `slots allowed` asked for (`if_requested`), answers capped by the plan or
+    the config."""
+    return CalibrationRequest(
+        config=config,
+        corpus=corpus,
+        window=config.window,
+        max_tokens=plan.max_tokens or config.max_tokens,
+        if_requested=True,
+        threads=plan.threads,
+    )
+
+
 def calibrate_idle(
     config: LocalModels,
     layout: StateLayout,
@@ -163,11 +165,20 @@ def calibrate_idle(
 ) -> CalibrationOutcome:
     """Take the model lock exclusively, build the corpus, run `calibrate --if-requested` in
     the calibration world `environment` builds (the composition root's)."""
+    max_tokens = plan.max_tokens or config.max_tokens
     try:
         with model_lock(layout, exclusive=True, wait=False, role="calibration"):
-            outcome = _calibrate_locked(
-                config, layout, records_root, done_folder, plan, log, environment
+            corpus, origin = storm_corpus(
+                records_root, done_folder, config.window, plan, max_tokens
             )
+            log(f"calibration: corpus {_corpus_said(corpus, origin)}")
+            request = replace(
+                idle_request(config, corpus, plan), slots=plan.slots, max_runs=plan.max_runs
+            )
+            progress = LineProgress(
+                lambda text: log(f"calibration: {in_storm_terms(text)}"), every_s=60.0
+            )
+            outcome = run_calibration(request, environment(config, layout), progress)
     except VibeyError as exc:
         # the calibration's advice names its own options; the storm's log names the storm's
         exc.args = (in_storm_terms(str(exc)),)
@@ -176,31 +187,9 @@ def calibrate_idle(
     return outcome
 
 
-def _calibrate_locked(
-    config: LocalModels,
-    layout: StateLayout,
-    records_root: Path,
-    done_folder: Path,
-    plan: CalibrationPlan,
-    log: Any,
-    environment: Callable[[LocalModels, StateLayout | None], Environment],
-) -> CalibrationOutcome:
-    max_tokens = plan.max_tokens or config.max_tokens
-    corpus, origin = storm_corpus(records_root, done_folder, config.window, plan, max_tokens)
-    log(
-        f"calibration: corpus {corpus.corpus_sha256[:12]} {origin}: "
-        f"{len(corpus.segments)} {'whole runs' if corpus.shape == SHAPE_RUNS else 'segments'}"
-        f", {corpus.turn_count} turns"
+def _corpus_said(corpus: Corpus, origin: str) -> str:
+    units = "whole runs" if corpus.shape == SHAPE_RUNS else "segments"
+    return (
+        f"{corpus.corpus_sha256[:12]} {origin}: {len(corpus.segments)} {units}, "
+        f"{corpus.turn_count} turns"
     )
-    request = CalibrationRequest(
-        config=config,
-        corpus=corpus,
-        window=config.window,
-        max_tokens=max_tokens,
-        slots=plan.slots,
-        max_runs=plan.max_runs,
-        if_requested=True,
-        threads=plan.threads,
-    )
-    progress = LineProgress(lambda text: log(f"calibration: {in_storm_terms(text)}"), every_s=60.0)
-    return run_calibration(request, environment(config, layout), progress)

@@ -22,6 +22,7 @@ from ..files import append_line_durably
 from ..lanes.client import STOP_GRACE_S, ChatClient, cancel_production_requests
 from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
+from ..slots.measurement.options import parse_slots
 from ..state import StateLayout
 from .calibration import CalibrationPlan, calibrate_idle
 from .queue import DONE, FAILED, PENDING
@@ -46,6 +47,47 @@ class StormOptions(msgspec.Struct, frozen=True):
     max_tokens: int | None = None
     calibration: CalibrationPlan = msgspec.field(default_factory=CalibrationPlan)
     stop_grace_s: float = DEFAULT_STOP_GRACE_S
+
+    @classmethod
+    def of_flags(
+        cls,
+        queue: Path,
+        once: bool,
+        max_passes: int | None,
+        poll_s: float,
+        max_turns: int,
+        retries: int,
+        max_tokens: int | None,
+        no_calibrate: bool,
+        calibration_slots: str | None,
+        calibration_max_tokens: int | None,
+        calibration_max_runs: int | None,
+        calibration_segments: int,
+        calibration_segment_turns: int,
+        calibration_shape: str | None,
+        min_lane_turns: int,
+        threads: int | None,
+    ) -> StormOptions:
+        """The options of `storm run`'s flags: its lanes', and its idle calibrations'."""
+        return cls(
+            queue=queue,
+            once=once,
+            max_passes=max_passes,
+            poll_s=poll_s,
+            lane=LaneOptions(max_turns=max_turns, retries=retries),
+            max_tokens=max_tokens,
+            calibration=CalibrationPlan(
+                slots=parse_slots(calibration_slots),
+                max_tokens=calibration_max_tokens,
+                segments_per_stratum=calibration_segments,
+                segment_turns=calibration_segment_turns,
+                min_lane_turns=min_lane_turns,
+                max_runs=calibration_max_runs,
+                threads=threads,
+                enabled=not no_calibrate,
+                shape=calibration_shape,
+            ),
+        )
 
 
 @dataclass
@@ -109,6 +151,7 @@ class StormSummary:
     records: Path | None = None
     queue: dict[str, int] = field(default_factory=dict)
 
+    # By hand: a view, the lanes counted by how they ended.
     def to_json(self) -> dict[str, object]:
         return {
             "passes": self.passes,

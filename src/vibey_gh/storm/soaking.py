@@ -12,13 +12,13 @@ from ..config import LocalModels
 from ..errors import BadInput
 from ..interfaces.durations import format_duration
 from ..slots.evidence.requests import RequestDocument
-from ..slots.measurement.calibration_setup import CalibrationRequest, Environment
+from ..slots.measurement.calibration_setup import Environment
 from ..slots.measurement.progress_lines import LineProgress
 from ..slots.soak.record import SoakOutcome
 from ..slots.soak.request import SoakRequest
 from ..slots.soak.soak import run_soak
 from ..state import StateLayout
-from .calibration import CalibrationPlan, storm_corpus
+from .calibration import CalibrationPlan, idle_request, storm_corpus
 from .lock import model_lock
 
 
@@ -44,15 +44,9 @@ def soak_idle(
     with model_lock(layout, exclusive=True, wait=False, role="soak"):
         corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
         log(f"soak: N={slots} for {format_duration(duration)}, corpus {origin}")
-        calibration = CalibrationRequest(
-            config=config,
-            corpus=corpus,
-            window=config.window,
-            max_tokens=plan.max_tokens or config.max_tokens,
-            if_requested=True,
-            threads=plan.threads,
-        )
         progress = LineProgress(lambda text: log(f"soak: {text}"), every_s=300.0)
         return run_soak(
-            SoakRequest(calibration, duration, slots), environment(config, layout), progress
+            SoakRequest(idle_request(config, corpus, plan), duration, slots),
+            environment(config, layout),
+            progress,
         )

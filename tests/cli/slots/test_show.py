@@ -15,7 +15,6 @@ from rich.console import Console
 
 from tests.support.clocks import ManualClock
 from tests.support.evidence import RECORDED, RECORDED_FINGERPRINT, recorded_evidence
-from vibey_gh.cli.slots.show import render_answer
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
 from vibey_gh.files import atomic_write_json
@@ -24,6 +23,7 @@ from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.gate.allowed import AllowedDeps
 from vibey_gh.slots.report.show import gather_show
+from vibey_gh.slots.report.terminal.show_text import render_answer
 from vibey_gh.state import StateLayout
 
 FP = RECORDED_FINGERPRINT

@@ -55,7 +55,7 @@ def echo_reply(messages: Messages) -> EchoReply:
 
 
 def turn_of(reply: EchoReply, started: float, ended: float) -> TurnResult:
-    return TurnResult(200, "stop", None, reply["tokens"], reply["said"], (), started, ended)
+    return TurnResult(200, "stop", None, reply["tokens"], reply["said"], (), started, ended, None)
 
 
 class EchoClient:

@@ -7,6 +7,7 @@ import httpx
 import pytest
 
 from tests.support.runners import recorded
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, ToolCall
 from vibey_gh.runners.http.chat_turns import parse_arguments
 from vibey_gh.runners.http.openai_chat import (
@@ -178,7 +179,7 @@ def test_cached_prompt_tokens_come_from_usage_or_llama_servers_timings() -> None
     assert cached_prompt_tokens({"usage": {"prompt_tokens": 3}}) is None
     plain = parse_chat_completion(200, {**both, "usage": {}, "timings": {}}, 0.0, 1.0)
     assert plain.cached_tokens is None
-    assert "cached_tokens" not in plain.to_json()
+    assert "cached_tokens" not in as_json(plain)
 
 
 def test_llama_servers_timings_are_its_prompt_and_generation_speed() -> None:
@@ -208,7 +209,7 @@ def test_an_answer_without_timings_records_that_the_runner_reported_none() -> No
     body = {k: v for k, v in answer.body.items() if k != "timings"}
     turn = parse_chat_completion(200, body, 0.0, 1.0)
     assert turn.runner_timings is not None and not turn.runner_timings.reported_any
-    assert turn.to_json()["runner_timings"] == {}
+    assert as_json(turn)["runner_timings"] == {}
 
 
 def test_a_stream_keeps_the_timings_of_its_last_chunk_beside_the_usage() -> None:

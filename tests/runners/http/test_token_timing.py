@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.slot_builders import answer
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.token_gaps import (
     GAP_FLOOR_S,
     GROWTH,
@@ -17,8 +18,8 @@ from vibey_gh.interfaces.token_gaps import (
     merged,
     upper_edge,
 )
+from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.runners.http.streaming import TokenClock, timed_lines
-from vibey_gh.slots.judging.records import turn_result_from_json
 
 
 def test_each_line_carries_when_the_bytes_that_completed_it_arrived() -> None:
@@ -49,7 +50,7 @@ def test_the_token_clock_counts_every_gap_and_a_stall_stays_visible() -> None:
     assert result.token_chunks == 6
     assert sum(n for _, n in result.token_gaps) == 5
     assert max(upper_edge(b) for b, _ in result.token_gaps) >= 0.5
-    again = turn_result_from_json(result.to_json())
+    again = checked(as_json(result), TurnResult)
     assert again.token_gaps == result.token_gaps
     assert merged([result.token_gaps, result.token_gaps]) == tuple(
         (b, 2 * n) for b, n in result.token_gaps
@@ -62,6 +63,6 @@ def test_the_token_clock_counts_every_gap_and_a_stall_stays_visible() -> None:
 def test_damaged_gaps_are_refused_naming_the_field(stored: object) -> None:
     with pytest.raises(ValueError):
         checked_gaps(stored)
-    data = {**answer("x").to_json(), "streamed": True, "token_gaps": stored}
+    data = {**as_json(answer("x")), "streamed": True, "token_gaps": stored}
     with pytest.raises(MalformedJson, match="token_gaps"):
-        turn_result_from_json(data)
+        checked(data, TurnResult)

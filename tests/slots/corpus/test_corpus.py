@@ -15,6 +15,7 @@ from test_corpus_support import SOURCE_FILES, synthetic_run, write_spec
 from tests.support.repos import make_repo
 from vibey_gh.errors import BadInput
 from vibey_gh.files import canonical_json
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.lanes.specs import load_specs
 from vibey_gh.slots.corpus.corpus import (
     Corpus,
@@ -92,7 +93,7 @@ def test_a_written_corpus_loads_back_equal(tmp_path: Path) -> None:
 
 def test_the_hash_covers_everything_but_itself(tmp_path: Path) -> None:
     corpus = synthetic_corpus()
-    data = corpus.to_json()
+    data = as_json(corpus)
     assert set(data) - set(corpus.body_json()) == {"corpus_sha256"}
     changed = build_corpus(
         synthetic_pool(), window=4000, segments_per_stratum=3, segment_turns=3, seed=1
@@ -255,3 +256,15 @@ def test_a_bad_corpus_field_is_named_by_its_json_path(
     with pytest.raises(BadInput) as caught:
         load_corpus(file)
     assert str(caught.value) == f"corpus file {file}: malformed corpus ({where})"
+
+
+def test_a_message_role_that_is_no_string_is_refused_in_one_line(tmp_path: Path) -> None:
+    file = tmp_path / "corpus.json"
+    write_corpus(synthetic_corpus(), file)
+    data = json.loads(file.read_text(encoding="utf-8"))
+    data["segments"][0]["turns"][0]["messages"][0]["role"] = ["user"]
+    body = {key: value for key, value in data.items() if key != "corpus_sha256"}
+    data["corpus_sha256"] = sha256_text(canonical_json(body))
+    file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BadInput, match=r"message 0 has role \['user'\]"):
+        load_corpus(file)

@@ -79,7 +79,7 @@ def test_with_the_runners_count_the_run_fills_the_window_by_that_count(
     assert fill["deepest_counted"] == last.depth_estimate
     assert fill["deepest_estimate"] == depth_estimate(last.messages, last.tools)
     corpus = build_corpus(filled, window=window, segments_per_stratum=1, segment_turns=2)
-    assert corpus.dropped_over_window == 0
+    assert corpus.pool.dropped_over_window == 0
     assert corpus.max_depth_estimate == last.depth_estimate
 
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.corpus.turns import Turn
 
 
@@ -16,19 +17,19 @@ def _turn(think_s: float | None) -> Turn:
 
 def test_a_known_tool_time_round_trips() -> None:
     turn = _turn(1.5)
-    assert turn.to_json()["think_s"] == 1.5
-    assert Turn.from_json(turn.to_json(), "corpus") == turn
+    assert as_json(turn)["think_s"] == 1.5
+    assert checked(as_json(turn), Turn) == turn
 
 
 def test_an_unknown_tool_time_is_left_out_so_old_corpora_keep_their_bytes() -> None:
     turn = _turn(None)
-    assert "think_s" not in turn.to_json()
-    assert Turn.from_json(turn.to_json(), "corpus").think_s is None
+    assert "think_s" not in as_json(turn)
+    assert checked(as_json(turn), Turn).think_s is None
 
 
 @pytest.mark.parametrize("bad", [-1, math.inf, "3", True])
 def test_a_negative_infinite_or_non_numeric_tool_time_names_the_field(bad: object) -> None:
-    data = _turn(1.0).to_json()
+    data = as_json(_turn(1.0))
     data["think_s"] = bad
     with pytest.raises(MalformedJson, match="think_s"):
-        Turn.from_json(data, "corpus")
+        checked(data, Turn)

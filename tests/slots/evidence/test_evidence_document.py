@@ -14,7 +14,10 @@ from msgspec.structs import asdict
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.errors import EvidenceError, MalformedJson
 from vibey_gh.interfaces import json_fields
+from vibey_gh.interfaces.schema import as_json, checked_at
 from vibey_gh.slots.evidence.checkpoints import (
+    PROGRESS_KIND,
+    PROGRESS_SCHEMA,
     ProgressDocument,
     load_progress,
     read_progress,
@@ -67,11 +70,11 @@ BAD_EVIDENCE_FIELDS = [
     (("steps", 1, "slots"), "two", "expected a whole number, got 'two'"),
     (("steps", 0, "started_at"), None, "expected a number, got None"),
     (("steps", 0, "timeline", 2, 1), "x", "expected a number, got 'x'"),
-    (("steps", 0, "timeline", 0), 5, "a timeline point: expected a list, got 5"),
+    (("steps", 0, "timeline", 0), 5, "expected a list, got 5"),
     (("steps", 0, "gpu_budget_bytes"), [1, "x"], None),
     (("steps", 1, "production", "polls"), 1.5, "expected a whole number, got 1.5"),
     (("steps", 0, "turns", 0, "result", "tool_calls"), [{"name": 7}], None),
-    (("steps", 0, "turns", 0), "a turn", "expected an object holding 'turn_id', got 'a turn'"),
+    (("steps", 0, "turns", 0), "a turn", "expected an object, got 'a turn'"),
     (("steps", 0, "log_events"), {}, "expected a list, got {}"),
     (("steps", 0, "index"), MISSING, "missing"),
     (("steps",), MISSING, "missing"),
@@ -158,7 +161,7 @@ def test_an_old_file_without_the_newer_fields_still_reads_and_verifies() -> None
     assert document.fingerprint == data["fingerprint"]["id"] == RECORDED.stem[len("slots-") :]
     assert document.decision == Decision(**data["decision"])
     assert document.notes == tuple(data["notes"])
-    assert [step.to_json() for step in document.steps][0]["index"] == 0
+    assert [as_json(step) for step in document.steps][0]["index"] == 0
     assert len(document.steps) == len(data["steps"]) == len(document.verdicts)
     assert document.integrity is not None
     assert document.integrity["digest"] == integrity_digest(data)
@@ -204,7 +207,9 @@ def test_a_checkpoint_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:
     key = {"fingerprint": "f" * 16, "corpus": "c" * 12, "method": "m" * 12}
     path = tmp_path / "progress.json"
     save_progress(path, key, list(steps))
-    assert read_progress(path) == ProgressDocument(key, tuple(steps))
+    assert read_progress(path) == ProgressDocument(
+        schema_version=PROGRESS_SCHEMA, kind=PROGRESS_KIND, key=key, steps=tuple(steps)
+    )
     assert load_progress(path, key) == list(steps)
     data = json.loads(path.read_text(encoding="utf-8"))
     data["steps"][1]["turns"][0]["segment_id"] = None
@@ -221,7 +226,7 @@ def test_a_request_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:
     layout = StateLayout(tmp_path)
     fields = {"window": 8192, "runner_kind": "embedded"}
     path = write_request(layout, "a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
-    expected = RequestDocument("a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
+    expected = RequestDocument.of("a" * 16, fields, "unmeasured", 12.5, {"runner": "embedded"})
     assert read_request(path) == expected
     assert pending_requests(layout) == [expected]
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -242,9 +247,9 @@ def test_a_request_round_trips_and_names_a_bad_field(tmp_path: Path) -> None:
     [
         (lambda d: json_fields.integer(d, "n"), "n: expected a whole number, got '1'"),
         (lambda d: json_fields.number(d, "n"), "n: expected a number, got '1'"),
-        (lambda d: json_fields.typed(d, "n", list), "n: expected a list, got '1'"),
-        (lambda d: json_fields.nested(d, "n", dict), "n: expected an object, got '1'"),
-        (lambda d: json_fields.typed(d, "absent", str), "absent: missing"),
+        (lambda d: checked_at(d, "n", list), "n: expected a list, got '1'"),
+        (lambda d: checked_at(d, "n", dict), "n: expected an object, got '1'"),
+        (lambda d: checked_at(d, "absent", str, json_fields.REQUIRED), "absent: missing"),
     ],
 )
 def test_the_field_reader_names_the_field(read: Callable[[Any], Any], message: str) -> None:

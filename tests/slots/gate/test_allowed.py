@@ -311,6 +311,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     tmp_path: Path,
 ) -> None:
     from vibey_gh.files import atomic_write_json
+    from vibey_gh.interfaces.schema import checked
     from vibey_gh.slots.judging.baseline import sweep_figures
     from vibey_gh.slots.judging.figures import SweepFigures
 
@@ -321,7 +322,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     assert first.allowed == 2
     assert stored.exists()
     data = json.loads(stored.read_text())
-    assert SweepFigures.from_json(data["figures"]) == sweep_figures(good_sweep())
+    assert checked(data["figures"], SweepFigures) == sweep_figures(good_sweep())
     assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
 
     # stored figures that lie (N=3 agreeing fully with one slot would beat N=2) are not
@@ -333,7 +334,7 @@ def test_allowed_keeps_the_figures_and_answers_from_them_until_the_evidence_chan
     atomic_write_json(stored, data)
     assert decide_allowed(config("measured"), deps=deps_for(tmp_path)) == first
     again = json.loads(stored.read_text())
-    assert SweepFigures.from_json(again["figures"]) == sweep_figures(good_sweep())
+    assert checked(again["figures"], SweepFigures) == sweep_figures(good_sweep())
 
     # the same evidence written again holds the same bytes: the kept figures still count
     kept = stored.stat().st_ino

@@ -38,7 +38,7 @@ def record_plateau(root: Path) -> Path:
             "kind": "vibey-gh-evidence",
             "fingerprint": as_json(fingerprint),
             "created_at": NOW - 86_400.0,
-            "steps": [s.to_json() for s in plateau_steps()],
+            "steps": [as_json(s) for s in plateau_steps()],
             "decision": {
                 "ideal": 6,
                 "reason": "6 slots stayed inside every bound",

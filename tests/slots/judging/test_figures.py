@@ -21,6 +21,7 @@ from tests.support.slot_builders import (
 )
 from vibey_gh.errors import MalformedJson
 from vibey_gh.files import atomic_write_json
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.figures_cache import (
     FIGURES_KIND,
@@ -96,7 +97,7 @@ BOUNDS = {
 
 
 def through_json(figures: SweepFigures) -> SweepFigures:
-    return SweepFigures.from_json(json.loads(json.dumps(figures.to_json())))
+    return checked(json.loads(json.dumps(as_json(figures))), SweepFigures)
 
 
 def verdict_summary(judgement) -> list[tuple]:  # type: ignore[no-untyped-def]

@@ -9,8 +9,10 @@ from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.slots.judging.gains import interval_method
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.statistics.sequential import (
@@ -75,6 +77,8 @@ def test_evidence_without_a_steady_one_slot_run_is_judged_on_counted_turns() -> 
     judged = judge_sweep(one_pass, BOUNDS)
     assert not any(v.metrics.paired for v in judged.verdicts)
     assert judged.verdicts[2].metrics.capacity is None
+    assert interval_method(judged.figures) == "batch means of counted turns"
+    assert interval_method(judge_sweep(steps, BOUNDS).figures).startswith("paired with one slot")
     # steady steps without a one-slot run before them: judged as before, and marked so
     unpaired = judge_sweep([steps[2]], BOUNDS)
     assert "judged on counted turns" in unpaired.reason
@@ -95,7 +99,7 @@ def test_stored_paired_figures_read_back_and_judge_the_same() -> None:
     steps.append(closed_loop(2, _noisy(WOBBLE * 5, 1.25), index=2))
     steps.append(closed_loop(1, WOBBLE * 5, index=3))
     figures = sweep_figures(steps)
-    again = type(figures).from_json(figures.to_json())
+    again = checked(as_json(figures), type(figures))
     assert again == figures
     assert judge_figures(again, BOUNDS).verdicts == judge_figures(figures, BOUNDS).verdicts
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import StepMetrics, SweepFigures
@@ -50,7 +51,7 @@ def test_a_step_of_runs_is_decided_on_runs_per_hour_with_its_interval() -> None:
     assert low <= metrics.runs_per_hour <= high and high < metrics.turns_per_hour
     assert metrics.run_p50_s == pytest.approx(3.0) and metrics.run_p95_s == pytest.approx(3.0)
     # the same step stored and read back keeps every run figure
-    assert StepMetrics.from_json(json.loads(json.dumps(metrics.to_json()))) == metrics
+    assert checked(json.loads(json.dumps(as_json(metrics))), StepMetrics) == metrics
 
 
 def test_a_step_of_segments_is_decided_on_turns_per_hour_as_before() -> None:
@@ -63,10 +64,10 @@ def test_a_step_of_segments_is_decided_on_turns_per_hour_as_before() -> None:
 
 
 def test_figures_of_older_evidence_read_as_turns_per_hour() -> None:
-    stored = step_metrics(runs_loop(1, 20, shape="segments")).to_json()
+    stored = as_json(step_metrics(runs_loop(1, 20, shape="segments")))
     for key in ("decided_by", "runs_per_hour", "run_batches", "run_p50_s", "window_runs"):
         stored.pop(key)
-    assert StepMetrics.from_json(stored).decided_by == "turns/h"
+    assert checked(stored, StepMetrics).decided_by == "turns/h"
 
 
 def sweep(turn_s_at: dict[int, float], think_s: float) -> list[StepRecord]:
@@ -87,7 +88,7 @@ def test_a_sweep_of_runs_gains_and_chooses_on_runs_per_hour() -> None:
     assert two is not None and two.qualifies and two.gain == pytest.approx(1.0)
     assert two.runs_per_hour_low is not None and two.rate_low == two.runs_per_hour_low
     assert judgement.ideal == 2 and "runs/h" in judgement.reason
-    stored = SweepFigures.from_json(json.loads(json.dumps(sweep_figures(steps).to_json())))
+    stored = checked(json.loads(json.dumps(as_json(sweep_figures(steps)))), SweepFigures)
     assert judge_figures(stored, Bounds()).ideal == 2
     assert stored.baseline.best_rate == pytest.approx(judgement.figures.baseline.best_rate)
 

@@ -10,6 +10,7 @@ import pytest
 from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, same_answers
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import TurnResult
 from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.baseline import sweep_figures
@@ -299,14 +300,14 @@ def test_the_baseline_keeps_the_better_runs_own_noise() -> None:
     assert figures.baseline.best_one_slot_batches == 10
     assert figures.baseline.best_one_slot_se is not None and figures.baseline.best_one_slot_se > 0
     # and it survives the figures cache's JSON
-    again = SweepFigures.from_json(figures.to_json())
+    again = checked(as_json(figures), SweepFigures)
     assert again.baseline == figures.baseline
 
 
 def test_figures_kept_before_the_bar_had_noise_still_read() -> None:
-    data = sweep_figures(_sweep([1.0] * 60)).to_json()
+    data = as_json(sweep_figures(_sweep([1.0] * 60)))
     del data["baseline"]["best_one_slot_se"], data["baseline"]["best_one_slot_batches"]
-    old = SweepFigures.from_json(data)
+    old = checked(data, SweepFigures)
     assert old.baseline.best_one_slot_se is None
     assert judge_sweep(_sweep([1.0] * 60), Bounds()).verdicts[2].qualifies
 

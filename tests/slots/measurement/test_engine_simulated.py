@@ -21,6 +21,7 @@ from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import Refused
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import (
     ChatSettings,
     ProductionState,
@@ -144,7 +145,7 @@ def test_a_paused_sweep_leaves_its_checkpoint_and_the_resumed_one_removes_it(
     assert recorder.started == [(2, 2, 1)], "only the step the checkpoint lacked is measured"
     assert recorder.messages[0].startswith("resuming: 2 completed step(s) from ")
     steps = load_evidence(resumed.evidence).steps
-    assert [s.to_json() for s in steps[:2]] == saved["steps"]
+    assert [as_json(s) for s in steps[:2]] == saved["steps"]
     assert not checkpoint.exists(), "a finished sweep needs no checkpoint"
 
 

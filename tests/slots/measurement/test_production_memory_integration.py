@@ -28,6 +28,7 @@ from tests.support.progress import Recorder
 from vibey_gh.composition import build_environment
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
+from vibey_gh.interfaces.schema import checked
 from vibey_gh.platforms.device.footprint import ProductionFootprint
 from vibey_gh.platforms.device.probes import PlatformProbes, this_platform
 from vibey_gh.platforms.nvidia import GpuProcesses
@@ -107,7 +108,7 @@ def _calibrate(tmp_path: Path, production_port: int, name: str) -> list[StepReco
     outcome = run_calibration(request, build_environment(config, layout), Recorder())
     assert outcome.out_files, outcome.reason
     out = next(p for p in outcome.out_files if p.suffix == ".json")
-    return [StepRecord.from_json(s) for s in json.loads(out.read_text())["steps"]]
+    return [checked(s, StepRecord) for s in json.loads(out.read_text())["steps"]]
 
 
 def _rest_of_machine(production_port: int) -> float:

@@ -9,7 +9,7 @@ from msgspec.structs import replace
 from rich.console import Console
 
 from tests.support.slot_builders import make_step, runs_loop, same_answers
-from vibey_gh.cli.progress import LiveProgress
+from vibey_gh.slots.measurement.live_progress import LiveProgress
 from vibey_gh.slots.measurement.progress_lines import (
     LineProgress,
     SweepPlan,
@@ -192,7 +192,7 @@ def test_the_live_table_shows_the_steps_the_running_step_and_the_time_left() -> 
 
 
 def test_off_a_terminal_only_plain_lines_are_written(capsys: object) -> None:
-    from vibey_gh.cli.progress import PlainProgress, make_progress
+    from vibey_gh.slots.measurement.live_progress import PlainProgress, make_progress
 
     progress = make_progress(live=False)
     assert type(progress) is PlainProgress

@@ -17,6 +17,7 @@ from tests.support.simulated import calibrate, simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.config import SimulatedModel
 from vibey_gh.errors import BadInput
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.metrics import step_metrics
@@ -81,7 +82,7 @@ def test_a_resumed_sweep_keeps_its_steps_and_decides_the_same(
     assert any("resuming: 2 completed step(s)" in m for m in recorder.messages)
     assert [s[0] for s in recorder.started] == list(range(2, 2 + second.new_steps))
     resumed = load_evidence(second.evidence).steps[:2]
-    assert [s.to_json() for s in resumed] == [s.to_json() for s in first_steps]
+    assert [as_json(s) for s in resumed] == [as_json(s) for s in first_steps]
     assert second.ideal is not None and second.ideal >= 2
 
 

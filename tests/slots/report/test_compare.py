@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from tests.support.evidence import RECORDED_FINGERPRINT, recorded_evidence, write_sealed
 from tests.support.slot_builders import runs_loop
 from vibey_gh.cli.main import cli
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.state import StateLayout
 
 FIRST = RECORDED_FINGERPRINT
@@ -159,7 +160,7 @@ def whole_runs(data: dict[str, Any]) -> None:
     """The recorded sweep's fingerprint, over a sweep of whole runs (tools as long as a turn)."""
     steps = [runs_loop(1, 60, think_s=1.0, index=i) for i in (0, 1)]
     steps.append(runs_loop(2, 60, think_s=1.0, index=2))
-    data["steps"] = [s.to_json() for s in steps]
+    data["steps"] = [as_json(s) for s in steps]
     data["corpus"]["shape"] = "runs"
 
 

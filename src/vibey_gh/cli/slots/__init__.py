@@ -2,6 +2,6 @@
 
 Modules: `corpus`, `calibrate`, `soak` (their options declared once in `cli.options`, their
 run-until-stopped in `cli.stopping`), `allowed`,
-`show` (with `step_table_view`, the step table fitted to a terminal), `apply`, `compare`,
+`show` (its words in `slots.report.terminal`), `apply`, `compare`,
 `forget`.
 """

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from ...slots.gate.openmetrics import answer_with_labels, openmetrics_text, textfile_warning
 from ..common import collaborators, emit_json, json_option, library_errors, window_option
-
-if TYPE_CHECKING:
-    from ...slots.gate.allowed import AllowedAnswer
-    from ...slots.gate.openmetrics import MetricLabels
 
 FORMATS = ("text", "json", "openmetrics")
 
@@ -24,7 +20,6 @@ FORMATS = ("text", "json", "openmetrics")
     "--format",
     "output_format",
     type=click.Choice(FORMATS),
-    default=None,
     help="text (default), json (as --json) or openmetrics (gauges for a scraper).",
 )
 @click.option(
@@ -72,55 +67,20 @@ def allowed(
     if as_json and output_format not in (None, "json"):
         raise click.UsageError(f"--json and --format {output_format} ask for two formats")
     chosen = "json" if as_json else (output_format or "text")
+    parts = collaborators()
     if chosen == "openmetrics" or textfile is not None:
-        from ...slots.gate.openmetrics import openmetrics_text
-
-        answer, labels = _answer_with_labels(model, window)
+        answer, labels = answer_with_labels(
+            model, window, parts.answer_allowed, parts.decide_allowed
+        )
         metrics = openmetrics_text(answer, labels)
-        if textfile is not None:
-            _write_textfile_or_warn(textfile, metrics)
+        warning = textfile_warning(textfile, metrics) if textfile is not None else None
+        if warning is not None:
+            click.echo(warning, err=True)
     else:
-        answer = collaborators().answer_allowed(model, window)
+        answer = parts.answer_allowed(model, window)
     if chosen == "json":
         emit_json(answer.to_json())
     elif chosen == "openmetrics":
         click.echo(metrics, nl=False)
     else:
         click.echo(answer.line())
-
-
-def _write_textfile_or_warn(path: Path, metrics: str) -> None:
-    """A --textfile that cannot take the gauges (a path in /proc, a FIFO or a folder in the
-    way, a read-only or full file system) is a warning: the answer is printed and the exit
-    code stays 0, because scripts gate their runs on it."""
-    from ...errors import VibeyError
-    from ...slots.gate.openmetrics import write_textfile
-
-    try:
-        write_textfile(path, metrics)
-    except (OSError, VibeyError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        why = why.removeprefix(f"--textfile {path} ").removeprefix(f"{path} ")
-        click.echo(
-            f"warning: --textfile {path} was not written ({why}); the answer is unaffected",
-            err=True,
-        )
-
-
-def _answer_with_labels(
-    model: str | None, window: int | None
-) -> tuple[AllowedAnswer, MetricLabels]:
-    """The answer, and the labels of what it is about (the config's, when it parses)."""
-    from ...config import load_config
-    from ...errors import ConfigError
-    from ...slots.gate.openmetrics import MetricLabels
-
-    parts = collaborators()
-    try:
-        config = load_config().with_overrides(model=model, window=window)
-    except ConfigError:
-        answer = parts.answer_allowed(model, window)  # 1, the error
-        return answer, MetricLabels("", "", model or "", str(window or ""))
-    answer = parts.decide_allowed(config)
-    labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
-    return answer, labels

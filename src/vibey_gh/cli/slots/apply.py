@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ...config import load_config
+from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
 from ..common import (
     collaborators,
     emit_json,
@@ -19,7 +20,6 @@ from ..common import (
 @click.option(
     "--slots",
     type=click.IntRange(1, 256),
-    default=None,
     help="Slots to give the runner (default: what `slots allowed` answers now).",
 )
 @window_option("Tokens per slot (default: [local_models] window).")
@@ -63,8 +63,6 @@ def apply(
       vibey-gh slots apply --slots 4 --force        past the evidence, on purpose
       vibey-gh slots apply --json
     """
-    from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
-
     config = load_config()
     parts = collaborators()
     plan, parallelism = plan_apply(

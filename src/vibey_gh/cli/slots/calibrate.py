@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from ...platforms.storage.system_paths import check_output_folder
+from ...slots.measurement import options as asked
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from ..options import calibration_flags, calibration_options
+from ..options import calibration_flags
 from ..stopping import locked_run
-
-if TYPE_CHECKING:
-    from ...slots.measurement.options import SweepAnswer
 
 MAX_SLOTS = 256
 
@@ -25,20 +24,16 @@ MAX_SLOTS = 256
 )
 @click.option("--slots", "slots_text", help="Explicit steps, e.g. 1,1,2,4 (default 1,1,2,3,…).")
 @click.option("--max-runs", type=click.IntRange(1), help="Stop after this many new steps.")
-@click.option(
-    "--max-slots", type=click.IntRange(1, MAX_SLOTS), default=None, help="Largest N to try."
-)
+@click.option("--max-slots", type=click.IntRange(1, MAX_SLOTS), help="Largest N to try.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Also write evidence here.")
 @click.option(
     "--min-step-seconds",
     type=float,
-    default=None,
     help="Measure each step at least this long (default: config, 60; demo 20).",
 )
 @click.option(
     "--max-step-seconds",
     type=float,
-    default=None,
     help="Measure an inconclusive step, or a one-slot run whose interval is still wider than "
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )
@@ -56,7 +51,7 @@ MAX_SLOTS = 256
 @json_option
 @library_errors
 @supported_platform_only
-def calibrate(as_json: bool, **given: Any) -> None:
+def calibrate(as_json: bool, **flags: Any) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
     The calibration runner is started beside production on `calibration_port` (11435); the
@@ -106,25 +101,10 @@ def calibrate(as_json: bool, **given: Any) -> None:
     runner's count and the throughput of what it served. `slots compare` shows it beside the
     full-window evidence.
     """
-    from ...platforms.storage.system_paths import check_output_folder
-    from ...slots.measurement import options as asked
-
-    slots = asked.parse_slots(
-        given["slots_text"], asked.largest_slots(given["max_slots"], given["demo"])
-    )
-    sweep = asked.SweepOptions(
-        slots=slots,
-        max_runs=given["max_runs"],
-        max_slots=given["max_slots"],
-        out_dir=given["out_dir"],
-        early_verdicts=not given["no_early_verdicts"],
-        split_window=given["split_window"],
-        steps=asked.StepSeconds(given["min_step_seconds"], given["max_step_seconds"]),
-    )
-    options = calibration_options(given, sweep=sweep)
-    if sweep.out_dir is not None:
+    options = asked.CalibrationOptions.of_sweep_flags(**flags)
+    if flags["out_dir"] is not None:
         # again, with writability, before the first step
-        check_output_folder(sweep.out_dir, "--out")
+        check_output_folder(flags["out_dir"], "--out")
     answer = asked.calibrate_as_asked(
         options,
         collaborators(),
@@ -136,35 +116,7 @@ def calibrate(as_json: bool, **given: Any) -> None:
     if as_json:
         emit_json(answer.to_json())
         return
-    outcome = answer.outcome
-    if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
-        return
-    _say_sweep(answer, max(slots) if slots else options.largest)
-
-
-def _say_sweep(answer: SweepAnswer, largest: int) -> None:
-    from ...slots.report.after_sweep import describe_after
-    from ...slots.report.summary import more_slots_line
-
-    outcome = answer.outcome
-    if answer.request is not None and answer.request.split_window:
-        click.echo("a split-window what-if: written to --out only, never this device's evidence")
-    elif outcome.version_mismatch:
-        click.echo(f"NOT RECORDED as this device's evidence: {outcome.version_mismatch}", err=True)
-    elif not outcome.recorded and outcome.kept is None:
-        click.echo("NOT RECORDED as this device's evidence: " + outcome.reason, err=True)
-    state = "complete" if outcome.complete else "paused (rerun to continue)"
-    lines = [f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}"]
-    lines += outcome.evidence_change_lines()
-    lines += filter(None, [more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)])
-    for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
-        if path.suffix == ".json":
-            lines.append(f"evidence: {path}")
-            lines.append(f"summary:  {path.with_suffix('.md')}")
-            lines.append(f"report:   {path.with_name(path.stem + '-report.md')}")
-    if outcome.evidence is not None:
-        # a demo's fingerprint (its runner, window) need not be the config's: name it
-        lines.append(f"see it:   vibey-gh slots show {outcome.fingerprint}")
-    lines += describe_after(answer.after) if answer.after is not None else []
-    click.echo("\n".join(lines))
+    not_recorded = answer.not_recorded()
+    if not_recorded is not None:
+        click.echo(not_recorded, err=True)
+    click.echo("\n".join(answer.lines(options.most_slots)))

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from ...errors import BadInput
-from ...platforms.storage.system_paths import check_output_file
+from ...config import load_config
+from ...platforms.storage.system_paths import check_new_output_file
+from ...slots.report.compare import compare as compare_sweeps
+from ...slots.report.compare import write_overlaid_throughput
 from ..common import collaborators, emit_json, json_option, library_errors
 
 
@@ -39,33 +41,13 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
       vibey-gh slots compare before/slots-f99b.json after/slots-0c1d.json --plot both.png
       vibey-gh slots compare f99b07f610204948 laptop.json --json
     """
-    from ...config import load_config
-    from ...slots.report.compare import compare as compare_sweeps
-    from ...slots.report.compare import write_overlaid_throughput
-
     if plot_path is not None:
-        check_plot_target(plot_path)
+        check_new_output_file(plot_path, "--plot")
     comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:
         emit_json({**comparison.to_json(), "plot": str(plotted) if plotted else None})
         return
-    header = ["step", *(s.label for s in comparison.sweeps)]
-    rows = comparison.rows()
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
-    click.echo(comparison.note[0].upper() + comparison.note[1:] + ".")
-    for sweep in comparison.sweeps:
-        click.echo(f"{sweep.label}: ideal {sweep.judgement.ideal} — {sweep.judgement.reason}")
-    for label, differs in comparison.differences():
-        first = comparison.sweeps[0].label
-        click.echo(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
+    click.echo("\n".join(comparison.lines()))
     if plotted is not None:
         click.echo(f"plot: {plotted}")
-
-
-def check_plot_target(path: Path) -> None:
-    check_output_file(path, "--plot")
-    if not path.parent.is_dir():
-        raise BadInput(f"--plot {path}: no such folder {path.parent}")

@@ -5,57 +5,47 @@ from __future__ import annotations
 import contextlib
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from ...config import LocalModels, load_config
 from ...errors import BadInput
+from ...interfaces.prompt_count import PromptCounter
 from ...platforms.storage.system_paths import check_output_file
+from ...runners.registry import runner_kind
+from ...slots.corpus.asked import INPUTS, CorpusOptions, draw_asked
+from ...slots.corpus.corpus import load_corpus, write_corpus
+from ...slots.corpus.enough import too_few_runs
+from ...slots.corpus.summary import corpus_summary
+from ...slots.report.documents.corpus_profile import summary_lines
 from ..common import collaborators, emit_json, json_option, library_errors, window_option
-
-if TYPE_CHECKING:
-    from ...interfaces.prompt_count import PromptCounter
-
-_PATH = click.Path(path_type=Path)
+from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 
 
 @click.command()
-@click.option("--specs", "specs", multiple=True, type=_PATH, help="Lane spec file or folder.")
-@click.option(
-    "--sample-specs", type=int, default=None, help="Use a seeded sample of this many specs."
-)
-@click.option("--from-lanes", multiple=True, type=_PATH, help="Folder of lane events.jsonl.")
+@inputs_option("--specs", "Lane spec file or folder.")
+@click.option("--sample-specs", type=int, help="Use a seeded sample of this many specs.")
+@inputs_option("--from-lanes", "Folder of lane events.jsonl.")
 @click.option(
     "--from-my-lanes",
     is_flag=True,
     help="The lanes `lane run` and `storm run` recorded in the state folder (as --from-lanes "
     "STATE/lanes, wherever the state folder is on this machine).",
 )
-@click.option("--from-transcripts", multiple=True, type=_PATH, help="JSON Lines transcripts.")
-@click.option(
-    "--from-chat-logs",
-    multiple=True,
-    type=_PATH,
-    help="JSON Lines of OpenAI-style `messages` arrays (what agent tools export).",
+@inputs_option("--from-transcripts", "JSON Lines transcripts.")
+@inputs_option(
+    "--from-chat-logs", "JSON Lines of OpenAI-style `messages` arrays (what agent tools export)."
 )
-@click.option(
-    "--from-traces",
-    multiple=True,
-    type=_PATH,
-    help="Recorded agent trace (kv-cache-tester JSON), or a folder of them.",
-)
-@click.option(
+@inputs_option("--from-traces", "Recorded agent trace (kv-cache-tester JSON), or a folder of them.")
+@defaulted(
     "--fit",
-    type=click.Choice(["scale", "drop"]),
+    kind=click.Choice(["scale", "drop"]),
     default="scale",
-    show_default=True,
-    help="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
+    help_text="Traces deeper than --window: scale each run's depths to fit, or drop deeper turns.",
 )
-@click.option(
-    "--from-sessions",
-    multiple=True,
-    type=_PATH,
-    help="Codex CLI rollout or Claude Code session (.jsonl), or a folder of them.",
+@inputs_option(
+    "--from-sessions", "Codex CLI rollout or Claude Code session (.jsonl), or a folder of them."
 )
 @click.option(
     "--fill-window",
@@ -65,7 +55,6 @@ _PATH = click.Path(path_type=Path)
 @click.option(
     "--count-with",
     type=click.Choice(["runner", "estimate"]),
-    default=None,
     help="How --fill-window counts depth, and how --from-sessions sizes the stand-in for "
     "what a log leaves out: the configured runner's own chat template and tokenizer (its "
     "calibration runner is started for it; the demo's is the embedded one; Ollama has no "
@@ -76,52 +65,31 @@ _PATH = click.Path(path_type=Path)
 @window_option("Tokens per slot (default: config).")
 @click.option(
     "--shape",
-    type=click.Choice(["runs", "segments"]),
-    default=None,
+    type=SHAPES,
     help="Whole runs, or segments of consecutive turns. Default: runs from lane records and "
     "transcripts (their own tool time), segments from specs and --demo.",
 )
 @click.option(
     "--segments-per-stratum",
     type=int,
-    default=None,
     help="Segments (or whole runs) per stratum. Default 5 (demo 2).",
 )
-@click.option("--segment-turns", type=int, default=None, help="Default 3 (demo 2); segments only.")
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1),
-    default=None,
-    help="Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
-    "--window together is dropped and counted (default: config max_tokens; demo 128).",
+@click.option("--segment-turns", type=int, help="Default 3 (demo 2); segments only.")
+@max_tokens_option(
+    "Output cap every turn leaves room for: a turn whose prompt and cap do not fit "
+    "--window together is dropped and counted (default: config max_tokens; demo 128)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
-@click.option("--out", "out", type=_PATH, default=None, help="Corpus file to write.")
-@click.option("--show", "show", type=_PATH, default=None, help="Summarize a corpus file.")
+@defaulted("--seed", kind=int, default=0, help_text="Seed of every draw.")
+@click.option("--out", type=PATH, help="Corpus file to write.")
+@click.option("--show", type=PATH, help="Summarize a corpus file.")
 @json_option
 @library_errors
 def corpus(
-    specs: tuple[Path, ...],
-    sample_specs: int | None,
-    from_lanes: tuple[Path, ...],
     from_my_lanes: bool,
-    from_transcripts: tuple[Path, ...],
     from_chat_logs: tuple[Path, ...],
-    from_traces: tuple[Path, ...],
-    fit: str,
-    from_sessions: tuple[Path, ...],
-    fill_window: bool,
-    count_with: str | None,
-    demo: bool,
-    window: int | None,
-    shape: str | None,
-    segments_per_stratum: int | None,
-    segment_turns: int | None,
-    max_tokens: int | None,
-    seed: int,
-    out: Path | None,
     show: Path | None,
     as_json: bool,
+    **flags: Any,
 ) -> None:
     """Build a storm-shaped pool of turns and draw a stratified corpus for calibrations.
 
@@ -165,17 +133,12 @@ def corpus(
       vibey-gh slots corpus --demo --window 65536 --fill-window --out deep.json
       vibey-gh slots corpus --show corpus.json --json
     """
-    from ...slots.corpus.asked import CorpusOptions, draw_asked
-    from ...slots.corpus.corpus import load_corpus, write_corpus
-    from ...slots.corpus.enough import too_few_runs
-    from ...slots.corpus.summary import corpus_summary
-
-    from_transcripts = (*from_transcripts, *from_chat_logs)
+    flags["from_transcripts"] += from_chat_logs
     if from_my_lanes:
-        from_lanes = (*from_lanes, collaborators().layout().lanes)
-    building = bool(specs or from_lanes or from_transcripts or from_traces or from_sessions or demo)
+        flags["from_lanes"] += (collaborators().layout().lanes,)
+    building = any(flags[name] for name in INPUTS)
     if show is not None:
-        if building or out is not None:
+        if building or flags["out"] is not None:
             raise BadInput("--show reads a corpus; it takes no inputs and no --out")
         _render(corpus_summary(load_corpus(show)), show, as_json, written=False)
         return
@@ -185,18 +148,14 @@ def corpus(
             "--from-traces, --from-sessions or --demo "
             "with --out FILE, or --show FILE"
         )
-    if out is None:
+    if flags["out"] is None:
         raise BadInput("--out FILE is required to write the corpus")
-    check_output_file(out, "--out")
-    options = CorpusOptions(
-        out, specs, sample_specs, from_lanes, from_transcripts, from_traces, from_sessions, fit,
-        fill_window, count_with, demo, window, shape, segments_per_stratum, segment_turns,
-        max_tokens, seed,
-    )  # fmt: skip
-    with _prompt_counter(options.counting, demo) as counter:
+    check_output_file(flags["out"], "--out")
+    options = CorpusOptions(**flags)
+    with _prompt_counter(options.counting, options.demo) as counter:
         built, notes = draw_asked(options, counter, _config_defaults)
-    write_corpus(built, out)
-    _render(corpus_summary(built), out, as_json, written=True)
+    write_corpus(built, options.out)
+    _render(corpus_summary(built), options.out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
         click.echo(f"note: {note}", err=True)
     warning = too_few_runs(built.segments, built.whole_runs)
@@ -205,8 +164,6 @@ def corpus(
 
 
 def _config_defaults() -> tuple[int, int]:
-    from ...config import load_config
-
     config = load_config()
     return config.window, config.max_tokens
 
@@ -216,9 +173,6 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
     estimate counts (not wanted, or a runner kind with no tokenizer, which is said)."""
     if not wanted:
         return contextlib.nullcontext(None)
-    from ...config import LocalModels, load_config
-    from ...runners.registry import runner_kind
-
     # The demo is calibrated on the embedded runner and its shipped model.
     config = LocalModels() if demo else load_config()
     kind = runner_kind(config.runner)
@@ -234,8 +188,6 @@ def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCo
 
 
 def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:
-    from ...slots.report.documents.corpus_profile import summary_lines
-
     if as_json:
         emit_json({**summary, "path": str(path)})
         return

@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from ...errors import BadInput
+from ...interfaces import schema
+from ...slots.evidence.checkpoints import forget_checkpoints
+from ...storm.lock import model_lock
 from ..common import collaborators, emit_json, json_option, library_errors
 
 
@@ -34,22 +37,19 @@ def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
       vibey-gh slots forget --checkpoints
       vibey-gh slots forget --checkpoints --fingerprint f99b07f610204948
     """
-    from ...slots.evidence.checkpoints import forget_checkpoints
-    from ...storm.lock import model_lock
-
     if not checkpoints:
         raise BadInput("say what to forget: --checkpoints")
     layout = collaborators().layout()
     with model_lock(layout, exclusive=True, wait=False, role="slots forget"):
         forgotten = forget_checkpoints(layout, fingerprint)
     if as_json:
-        emit_json(forgotten.to_json())
+        emit_json(schema.as_json(forgotten))
         return
     for checkpoint in forgotten.removed:
         click.echo(f"removed {checkpoint.path} ({checkpoint.steps} step(s))")
     if not forgotten.removed:
         click.echo("no checkpoint to remove")
-    for path, why in forgotten.left:
+    for path, why in ((left.path, left.why) for left in forgotten.left):
         click.echo(f"left {path}: {why}")
 
 

@@ -6,8 +6,11 @@ from typing import Any
 
 import click
 
+from ...interfaces.durations import parse_duration
+from ...slots.measurement.options import CalibrationOptions
+from ...slots.soak.asked import soak_as_asked, soak_lines
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from ..options import calibration_flags, calibration_options
+from ..options import calibration_flags
 from ..stopping import locked_run
 
 DEFAULT_DURATION = "10m"
@@ -20,15 +23,13 @@ DEFAULT_DURATION = "10m"
     show_default=True,
     help="How long to hold N: 8h, 30m, 1h30m, 90s (more than zero, at most a week).",
 )
-@click.option(
-    "--slots", type=int, default=None, help="N to hold (default: today's evidence's ideal N)."
-)
+@click.option("--slots", type=int, help="N to hold (default: today's evidence's ideal N).")
 @click.option("--force", is_flag=True, help="Soak an N above what the evidence supports.")
 @calibration_flags("a soak request", "Discard this soak's checkpoint and start over.")
 @json_option
 @library_errors
 @supported_platform_only
-def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: Any) -> None:
+def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: Any) -> None:
     """Hold one N for hours beside production and say whether the answer held.
 
     The calibration runner is started at N on `calibration_port` beside production and the
@@ -51,13 +52,9 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: 
       vibey-gh slots soak --demo --runner simulated --slots 2 --force --duration 2m
       vibey-gh slots soak --if-requested --corpus corpus.json     # from a storm
     """
-    from ...interfaces.durations import parse_duration
-    from ...slots.report.soak_view import trend_text
-    from ...slots.soak.asked import soak_as_asked
-
     seconds = parse_duration(duration)
     request, outcome = soak_as_asked(
-        calibration_options(given),
+        CalibrationOptions.of_flags(**flags),
         seconds,
         slots,
         force,
@@ -69,17 +66,4 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **given: 
     if as_json:
         emit_json(outcome.to_json())
         return
-    if outcome.skipped:
-        click.echo(f"nothing to do: {outcome.reason} ({outcome.fingerprint})")
-        return
-    if outcome.path is None:
-        click.echo(f"soak paused at N={outcome.slots}: {outcome.reason}")
-        return
-    held = "HOLDS" if outcome.holds else (outcome.verdict or "unknown").upper()
-    # a soak too short to tell says so, and how long a soak would decide it
-    trend = outcome.judgement.get("trend_per_hour")
-    lines = [f"soak at N={outcome.slots}: {held}", *(f"  {r}" for r in outcome.reasons)]
-    lines.append(f"  throughput trend: {trend_text(trend, outcome.measured_s, request.window_s)}")
-    lines += [f"  {unjudged}" for unjudged in outcome.judgement.get("unjudged", [])]
-    lines += [f"soak:    {outcome.path}", f"see it:  vibey-gh slots show {outcome.fingerprint}"]
-    click.echo("\n".join(lines))
+    click.echo("\n".join(soak_lines(request, outcome)))

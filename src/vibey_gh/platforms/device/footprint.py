@@ -54,16 +54,6 @@ class FootprintReading(msgspec.Struct, frozen=True):
     how: str
     pids: tuple[int, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "host_bytes": self.host_bytes,
-            "gpu_bytes": None
-            if self.gpu_bytes is None
-            else {str(k): v for k, v in sorted(self.gpu_bytes.items())},
-            "pids": list(self.pids),
-            "how": self.how,
-        }
-
 
 def is_this_machine(host: str | None) -> bool:
     if not host or host.lower() in LOCAL_NAMES:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import subprocess
+
     from ...interfaces.slots_interface import CommandRunner
 
 EXIT_TIMED_OUT = 124
@@ -28,6 +30,26 @@ EXIT_NOT_FOUND = 127
 def format_argv(argv: tuple[str, ...]) -> str:
     """The command as a person would type it (quoted where needed)."""
     return shlex.join(argv)
+
+
+def run_captured(
+    argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `argv` directly (no shell, nothing on stdin) to its end, stdout and stderr captured
+    as text (undecodable bytes replaced), with `env`, else this process's environment. OSError
+    when it cannot start, subprocess.TimeoutExpired after `timeout_s`; any exit code returns."""
+    import subprocess  # lazy: most readings run no command; subprocess costs the gate ms
+
+    return subprocess.run(
+        list(argv),
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout_s,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 class SubprocessCommandRunner:
@@ -49,16 +71,7 @@ class SubprocessCommandRunner:
         import subprocess  # lazy: most readings run no command; subprocess costs the gate ms
 
         try:
-            completed = subprocess.run(
-                list(argv),
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=self.timeout_s,
-                env=self.environ,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+            completed = run_captured(argv, self.timeout_s, self.environ)
         except FileNotFoundError:
             self.last_stderr = f"{argv[0]}: command not found"
             return EXIT_NOT_FOUND, ""

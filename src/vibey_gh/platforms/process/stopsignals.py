@@ -14,12 +14,29 @@ exist on macOS, whose libc lacks them, so they are not used. The timed wait the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
 
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+@contextlib.contextmanager
+def signals_handled(
+    handler: Callable[[int, FrameType | None], None], *signals: signal.Signals
+) -> Iterator[None]:
+    """`handler` for `signals` while the block runs (a Python handler, in the main thread);
+    the handlers before it again after."""
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 class StopSignals:

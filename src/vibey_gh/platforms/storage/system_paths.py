@@ -84,6 +84,14 @@ def check_output_file(path: Path, option: str) -> None:
         raise BadInput(f"{option} {path} is {kind_of(mode)}, not a regular file; name a file")
 
 
+def check_new_output_file(path: Path, option: str) -> None:
+    """As `check_output_file`, and refused as well when the folder it goes in does not exist
+    (a file written beside others, never its folders made for it)."""
+    check_output_file(path, option)
+    if not path.parent.is_dir():
+        raise BadInput(f"{option} {path}: no such folder {path.parent}")
+
+
 def check_output_folder(path: Path, option: str) -> None:
     """As `check_output_file`, for a folder the tool writes its files into."""
     mode = _output_mode(path, option)

@@ -24,8 +24,9 @@ from ...interfaces.slots_interface import (
     ToolCall,
     TurnResult,
 )
+from ...interfaces.turns import RunnerTimings
 from .replies import UnusableReply, read_reply
-from .streaming import StreamProblem, send_turn
+from .streaming import StreamFormat, StreamProblem, post_streamed_turn, send_turn
 from .wire import JsonObject, count_or_none
 
 CONNECT_TIMEOUT_S = 5.0
@@ -154,6 +155,40 @@ def failed_turn(status: int | None, started: float, ended: float, error: str) ->
     return TurnResult(status, None, None, None, "", (), started, ended, error)
 
 
+class StreamedText:
+    """What every format's chunks are reassembled into alike (a `ChunkAssembler` builds on
+    it): the answer's text pieces in order, the counts and timings the runner reports, and the
+    message of an error chunk (an error after the stream began)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.prompt_tokens: object = None
+        self.output_tokens: object = None
+        self.timings = RunnerTimings()
+        self.error: str | None = None
+
+    def opened(self, chunk: object) -> JsonObject | None:
+        """`chunk` as the object it must be; None for an error chunk, whose message is kept."""
+        chunk = chunk_object(chunk)
+        if chunk.get("error") is not None:
+            self.error = error_message(chunk, "no message")
+            return None
+        return chunk
+
+    def content(self, piece: object) -> bool:
+        """Keep a piece of answer text; True when there was one."""
+        if isinstance(piece, str) and piece:
+            self.text.append(piece)
+            return True
+        return False
+
+    def failure(self, status: int, started: float, ended: float) -> TurnResult | None:
+        """The failed turn an error chunk makes; None when the stream carried none."""
+        if self.error is None:
+            return None
+        return failed_turn(status, started, ended, f"error in answer: {self.error}")
+
+
 def decode_body(response: httpx.Response, timeout_s: float) -> object:
     """The body of a streamed response (see `replies.read_reply`)."""
     return read_reply(response, str(response.request.url), timeout_s)
@@ -166,8 +201,24 @@ def post_turn(
     settings: ChatSettings,
     parse: ParseReply,
     monotonic: Callable[[], float],
+    *,
+    runner_name: str,
+    stream: StreamFormat,
 ) -> TurnResult:
-    """POST one turn and parse it; transport failures become failed turns with status None."""
+    """POST one turn: streamed and reassembled in `stream`'s format when `settings` ask (a
+    calibration's turns), else read whole; `parse` reads an answer's body (an error body, when
+    streamed). Transport failures become failed turns with status None."""
+    if settings.stream:
+        return post_streamed_turn(
+            client,
+            url,
+            payload,
+            settings,
+            runner_name=runner_name,
+            stream=stream,
+            parse_error=parse,
+            monotonic=monotonic,
+        )
     started = monotonic()
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
     try:

@@ -17,16 +17,9 @@ from msgspec.structs import replace
 
 from ...interfaces.slots_interface import ChatSettings, TurnResult
 from ...interfaces.turns import RunnerTimings, reported
-from .chat_turns import (
-    answered_turn,
-    chunk_object,
-    error_message,
-    failed_answer,
-    failed_turn,
-    post_turn,
-)
+from .chat_turns import StreamedText, answered_turn, error_message, failed_answer, post_turn
 from .openai_wire import ChatRequest
-from .streaming import post_streamed_turn
+from .streaming import StreamFormat
 from .wire import (
     JsonObject,
     Messages,
@@ -140,32 +133,23 @@ def sse_payload(line: bytes) -> bytes | None:
     return None if not data or data == _DONE else data
 
 
-class OpenAIChunks:
+class OpenAIChunks(StreamedText):
     """Reassembles chat-completion chunks: content pieces in order, tool-call deltas by index."""
 
     def __init__(self) -> None:
-        self.text: list[str] = []
+        super().__init__()
         self.calls: dict[int, dict[str, str]] = {}
         self.finish: str | None = None
-        self.prompt_tokens: object = None
-        self.output_tokens: object = None
         self.cached: int | None = None
-        self.timings = RunnerTimings()
-        self.error: str | None = None
 
     def take(self, chunk: object) -> bool:
-        chunk = chunk_object(chunk)
-        if chunk.get("error") is not None:
-            self.error = error_message(chunk, "no message")
+        opened = self.opened(chunk)
+        if opened is None:
             return False
-        self._counts(chunk)
-        choice = first_object(chunk.get("choices"))
+        self._counts(opened)
+        choice = first_object(opened.get("choices"))
         delta = as_object(choice.get("delta"))
-        carried = False
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            self.text.append(content)
-            carried = True
+        carried = self.content(delta.get("content"))
         calls = delta.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
             carried = self._tool_delta(as_object(call)) or carried
@@ -206,8 +190,9 @@ class OpenAIChunks:
         return False  # the usage chunk follows the finish reason: read to the stream's end
 
     def result(self, status: int, started: float, ended: float) -> TurnResult:
-        if self.error is not None:
-            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        failure = self.failure(status, started, ended)
+        if failure is not None:
+            return failure
         calls: list[dict[str, ToolFunction]] = [
             {"function": {"name": c["name"], "arguments": c["arguments"]}}
             for _, c in sorted(self.calls.items())
@@ -217,6 +202,9 @@ class OpenAIChunks:
             status, self.finish, self.prompt_tokens, self.output_tokens, message, started, ended
         )
         return replace(answered, cached_tokens=self.cached, runner_timings=self.timings)
+
+
+OPENAI_STREAM = StreamFormat(SSE_MEDIA_TYPE, sse_payload, OpenAIChunks)
 
 
 class OpenAIChatClient:
@@ -236,19 +224,6 @@ class OpenAIChatClient:
         self._monotonic = monotonic or time.monotonic
 
     def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
-        if settings.stream:
-            return post_streamed_turn(
-                self._client,
-                self.base_url + CHAT_PATH,
-                chat_payload(messages, tools, settings),
-                settings,
-                runner_name=f"{self.runner_name} at {self.base_url}",
-                media_type=SSE_MEDIA_TYPE,
-                payload_lines=sse_payload,
-                assembler=OpenAIChunks(),
-                parse_error=parse_chat_completion,
-                monotonic=self._monotonic,
-            )
         return post_turn(
             self._client,
             self.base_url + CHAT_PATH,
@@ -256,6 +231,8 @@ class OpenAIChatClient:
             settings,
             parse_chat_completion,
             self._monotonic,
+            runner_name=f"{self.runner_name} at {self.base_url}",
+            stream=OPENAI_STREAM,
         )
 
     def close(self) -> None:

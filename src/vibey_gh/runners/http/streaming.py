@@ -4,7 +4,7 @@ Both chat APIs stream one JSON object per line (llama.cpp's OpenAI-compatible se
 server-sent events, `data: {...}`; Ollama as NDJSON). `post_streamed_turn` sends the request,
 reads the lines as they arrive (each one bounded in size and read through `guarded`, since a
 runner's reply is untrusted), hands every decoded object to the format's assembler (see
-`stream_formats`) and stamps when chunks carrying answer tokens arrived: the time their bytes
+`StreamFormat`) and stamps when chunks carrying answer tokens arrived: the time their bytes
 came off the connection, taken before they are parsed. The reassembled answer
 becomes the same TurnResult an unstreamed answer gives, plus its token timing.
 
@@ -20,6 +20,7 @@ from contextlib import closing
 from typing import Protocol
 
 import httpx
+import msgspec
 from msgspec.structs import replace
 
 from ...guarded import InputProblem, loads_json
@@ -75,6 +76,16 @@ class ChunkAssembler(Protocol):
     def result(self, status: int, started: float, ended: float) -> TurnResult:
         """The reassembled answer, judged as the unstreamed one would be."""
         ...
+
+
+class StreamFormat(msgspec.Struct, frozen=True):
+    """How one chat API streams. media_type: the Content-Type a stream of it has.
+    payload_lines: a line's JSON text, or None for a line that carries none (comments, blank
+    lines, an end marker). assembler: a fresh reassembler of its chunks, one a turn."""
+
+    media_type: str
+    payload_lines: Callable[[bytes], bytes | None]
+    assembler: Callable[[], ChunkAssembler]
 
 
 class TokenClock:
@@ -170,19 +181,16 @@ def post_streamed_turn(
     settings: ChatSettings,
     *,
     runner_name: str,
-    media_type: str,
-    payload_lines: Callable[[bytes], bytes | None],
-    assembler: ChunkAssembler,
+    stream: StreamFormat,
     parse_error: Callable[[int, object, float, float], TurnResult],
     monotonic: Callable[[], float],
 ) -> TurnResult:
-    """POST one turn with streaming on and reassemble it.
+    """POST one turn with streaming on and reassemble it in `stream`'s format.
 
-    media_type: the Content-Type a stream of this format has. payload_lines: a line's JSON
-    text, or None for a line that carries none (comments, blank lines, an end marker).
     parse_error: how the format reads an answer that is not 200 (an error body).
     Transport failures become failed turns with status None, as unstreamed turns do.
     """
+    assembler = stream.assembler()
     started = monotonic()
     clock = TokenClock()
     timeout = httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S)
@@ -196,18 +204,18 @@ def post_streamed_turn(
                     return _failed(started, monotonic(), str(exc), status)
                 return parse_error(status, body, started, monotonic())
             kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if kind != media_type:
+            if kind != stream.media_type:
                 return _failed(
                     started,
                     monotonic(),
                     f"{runner_name} did not stream its answer (Content-Type {kind or 'none'}, "
-                    f"not {media_type})",
+                    f"not {stream.media_type})",
                     response.status_code,
                 )
             deadline = time.monotonic() + settings.timeout_s
             lines = timed_lines(before(deadline, response.iter_bytes()), monotonic)
             for line, arrived in lines:
-                text = payload_lines(line)
+                text = stream.payload_lines(line)
                 if text is None:
                     continue
                 if assembler.take(decode_line(text)):

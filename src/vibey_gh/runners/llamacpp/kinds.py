@@ -1,10 +1,10 @@
 """The llama.cpp kinds, embedded and llama-server, each one `contract.RunnerKind`; `registry`
 names them. The simulated kind speaks the same API and builds on `LlamaCppFamily` too.
 
-Light on purpose: `slots allowed` identifies production through these on every decision, so
-what it needs (identity, settings, the model file) is imported here and everything else a kind
-does (servers, watches, chat clients over httpx, process handling) is in `serving`, loaded the
-first time it is asked.
+Light on purpose: the config and `slots allowed` read every kind on every call. What they read
+(names, ports, settings) is imported here; who production is (`identify`, through `identity()`)
+and everything else a kind does (servers, watches, chat clients over httpx, process handling,
+through `serving()`) is loaded the first time it is asked.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import RunnerNotFound
 from ..contract import FAIL, OK, Check, RunnerKind
-from .settings import measured_runner_args, runner_args_settings
+from .settings import runner_args_settings
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
@@ -63,6 +63,34 @@ class LlamaCppFamily(RunnerKind):
     default_port = LLAMA_CPP_PORT
     counts_prompts = True  # /apply-template and /tokenize
 
+    def identify_production(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        read_environment: EnvironmentReader | None = None,
+    ) -> RunnerInfo:
+        """A llama.cpp server runs with no service environment to read: each kind of the family
+        says who its production (and its calibration runner) is from the config and the state
+        alone."""
+        return self.production_identity(config, state)
+
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
+        """Kind, version, model digest and settings of production (`identify_production`)."""
+        raise NotImplementedError
+
+    def identify_calibration(
+        self,
+        config: RunnerConfig,
+        state: StateLayout | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> RunnerInfo:
+        return self.calibration_identity(config, state)
+
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
+        """The calibration runner's identity, starting no server (`identify_calibration`):
+        production's own where the calibration runner is this package."""
+        return self.production_identity(config, state)
+
     def watch(self, base_url: str) -> ProductionWatch:
         return serving().watch(base_url)
 
@@ -96,8 +124,9 @@ class LlamaCppFamily(RunnerKind):
             )
         return Check("model", OK, str(path))
 
-    def serve_again(self, config: RunnerConfig) -> RunnerParallelism:
-        """This package's `runner serve` is how production of this kind is restarted."""
+    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
+        """This package's `runner serve` is how production of this kind is restarted (a kind
+        with a server of its own, as llama-server, says its own command)."""
         port = self.production_port(config.production)
         return serving().serve_again(self.name, port, config.model)
 
@@ -111,20 +140,10 @@ class EmbeddedKind(LlamaCppFamily):
     process_names = ("vibey_gh.runners.llamacpp.embedded", "vibey_gh.runners.embedded")
     calibrates_this_package = True
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         return identity().identify_embedded(config, state)
 
-    def identify_calibration(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> RunnerInfo:
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         return identity().gguf_identity(config, identity().embedded_version(), state)
 
     def installed_check(self) -> Check | None:
@@ -137,9 +156,6 @@ class EmbeddedKind(LlamaCppFamily):
                 "pip install 'vibey-gh[embedded]' (pipx: pipx inject vibey-gh xllamacpp)",
             )
         return Check(name, OK, "embedded llama.cpp (xllamacpp) installed")
-
-    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
-        return self.serve_again(config)
 
     def calibration_runner(
         self,
@@ -155,12 +171,7 @@ class LlamaServerKind(LlamaCppFamily):
     name = "llama-server"
     process_names = ("llama-server",)
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         return identity().identify_llama_server(config, state)
 
     def production_settings(
@@ -171,7 +182,7 @@ class LlamaServerKind(LlamaCppFamily):
     def measured_settings(
         self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
     ) -> dict[str, object]:
-        return measured_runner_args(measured)
+        return serving().measured_runner_args(measured)
 
     def production_drift(self, config: RunnerConfig) -> list[str]:
         return identity().production_drift(config)
@@ -181,13 +192,8 @@ class LlamaServerKind(LlamaCppFamily):
     ) -> tuple[str, str | None]:
         return serving().llama_server_version(self.name, config)
 
-    def identify_calibration(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> RunnerInfo:
-        binary, version = self.calibration_version(config, environ)
+    def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
+        binary, version = self.calibration_version(config)
         info = identity().gguf_identity(config, version, state, self.production_settings(config))
         if version is None:
             info.missing["version"] = f"`{binary} --version` did not name a build"

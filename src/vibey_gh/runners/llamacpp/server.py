@@ -18,13 +18,13 @@ from ...state import StateLayout
 from ..cancel import cancel_connections_to
 from ..http.openai_chat import OpenAIChatClient
 from ..http.wire import Messages, ToolSpecs
-from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess
+from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess, ChildServer
 from .digest import gguf_digest
 
 HEALTH_PATH = "/health"
 
 
-class LlamaCppServer:
+class LlamaCppServer(ChildServer):
     """A RunningRunner for a llama.cpp HTTP server in a child process.
 
     The model loads while the server starts, so `wait_ready` is the load and `preload` only
@@ -59,18 +59,6 @@ class LlamaCppServer:
         self._probe = httpx.Client(transport=transport, trust_env=False, timeout=1.0)
         self._ready_s: float | None = None
         self._stop_grace_s = stop_grace_s
-
-    @property
-    def pid(self) -> int | None:
-        return self._child.pid
-
-    @property
-    def argv(self) -> tuple[str, ...] | None:
-        return self._child.argv
-
-    def exit_code(self) -> int | None:
-        """None while the runner's process runs."""
-        return self._child.exit_code()
 
     def _healthy(self) -> bool:
         try:

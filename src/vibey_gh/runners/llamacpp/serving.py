@@ -9,7 +9,8 @@ a server, an httpx client or a process handle, which cost it far more than its b
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+import shlex
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 
 from ...errors import BadInput, RunnerError, RunnerNotFound
@@ -28,6 +29,7 @@ from .llama_server import LlamaServerRunner
 from .log_lines import LLAMA_CPP_PATTERNS
 from .models import resolve_gguf
 from .prompt_counter import runner_prompt_counter
+from .settings import RUNNER_ARGS_KEY
 
 
 class LlamaCppServing:
@@ -86,6 +88,10 @@ class LlamaCppServing:
                 *(("--model", model) if model != "default" else ()),
             ),
         )
+
+    def measured_runner_args(self, measured: Mapping[str, object]) -> dict[str, object]:
+        """The config change that restarts production with the runner_args evidence recorded."""
+        return {"runner_args": tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))}
 
     def restart_llama_server(self, config: RunnerConfig, port: int) -> RunnerParallelism:
         """llama-server restarted by hand with other slots, production's own runner_args kept."""

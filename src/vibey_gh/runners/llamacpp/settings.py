@@ -4,8 +4,6 @@ and held in the fingerprint as one shell-quoted string."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..contract import ProductionSettings
 
 # llama-server arguments the calibration sets itself for every step (slots, window, where it
@@ -25,10 +23,3 @@ def runner_args_settings(runner_args: tuple[str, ...]) -> ProductionSettings:
     if not runner_args:
         return ProductionSettings(source=SOURCE)
     return ProductionSettings({RUNNER_ARGS_KEY: shlex.join(runner_args)}, source=SOURCE)
-
-
-def measured_runner_args(measured: Mapping[str, object]) -> dict[str, object]:
-    """The config change that restarts production with the runner_args evidence recorded."""
-    import shlex  # lazy: only for `slots apply`; the config reads this module on every call
-
-    return {"runner_args": tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))}

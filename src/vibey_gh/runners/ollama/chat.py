@@ -29,8 +29,8 @@ from ...guarded import InputProblem, loads_json
 from ...interfaces.slots_interface import ChatSettings, TurnResult
 from ...interfaces.turns import RunnerTimings, reported
 from ..http.chat_turns import (
+    StreamedText,
     answered_turn,
-    chunk_object,
     decode_body,
     error_message,
     failed_answer,
@@ -38,7 +38,7 @@ from ..http.chat_turns import (
     post_turn,
 )
 from ..http.openai_chat import is_over_window as llama_server_over_window
-from ..http.streaming import post_streamed_turn
+from ..http.streaming import StreamFormat
 from ..http.wire import JsonObject, Messages, ToolSpecs, as_object, field
 from .wire import ChatRequest
 
@@ -149,49 +149,41 @@ def ollama_timings(done: JsonObject) -> RunnerTimings:
     return RunnerTimings(prompt_tokens, prompt_s, output_tokens, output_s)
 
 
-class OllamaChunks:
+class OllamaChunks(StreamedText):
     """Reassembles Ollama's NDJSON chunks: content pieces, whole tool calls, the done line."""
 
     def __init__(self) -> None:
-        self.text: list[str] = []
+        super().__init__()
         self.calls: list[object] = []
         self.done = False
         self.done_reason: object = None
-        self.prompt_tokens: object = None
-        self.output_tokens: object = None
-        self.timings = RunnerTimings()
-        self.error: str | None = None
 
     def take(self, chunk: object) -> bool:
-        chunk = chunk_object(chunk)
-        if chunk.get("error") is not None:
-            self.error = error_message(chunk, "no message")
-            self.done = True
+        opened = self.opened(chunk)
+        if opened is None:
+            self.done = True  # an error line ends the stream
             return False
-        message = as_object(chunk.get("message"))
-        carried = False
-        content = message.get("content")
-        if isinstance(content, str) and content:
-            self.text.append(content)
-            carried = True
+        message = as_object(opened.get("message"))
+        carried = self.content(message.get("content"))
         calls = message.get("tool_calls")
         if isinstance(calls, list) and calls:
             self.calls.extend(calls)
             carried = True
-        if chunk.get("done") is True:
+        if opened.get("done") is True:
             self.done = True
-            self.done_reason = chunk.get("done_reason")
-            self.prompt_tokens = chunk.get("prompt_eval_count")
-            self.output_tokens = chunk.get("eval_count")
-            self.timings = ollama_timings(chunk)
+            self.done_reason = opened.get("done_reason")
+            self.prompt_tokens = opened.get("prompt_eval_count")
+            self.output_tokens = opened.get("eval_count")
+            self.timings = ollama_timings(opened)
         return carried
 
     def finished(self) -> bool:
         return self.done
 
     def result(self, status: int, started: float, ended: float) -> TurnResult:
-        if self.error is not None:
-            return failed_turn(status, started, ended, f"error in answer: {self.error}")
+        failure = self.failure(status, started, ended)
+        if failure is not None:
+            return failure
         if not self.done:
             return failed_turn(status, started, ended, "the stream ended without its done line")
         message: JsonObject = {"content": "".join(self.text), "tool_calls": self.calls}
@@ -209,6 +201,9 @@ class OllamaChunks:
 
 def ndjson_payload(line: bytes) -> bytes | None:
     return line if line.strip() else None
+
+
+OLLAMA_STREAM = StreamFormat(NDJSON_MEDIA_TYPE, ndjson_payload, OllamaChunks)
 
 
 class OllamaChatClient:
@@ -260,19 +255,6 @@ class OllamaChatClient:
         return seconds
 
     def chat(self, messages: Messages, tools: ToolSpecs, settings: ChatSettings) -> TurnResult:
-        if settings.stream:
-            return post_streamed_turn(
-                self._client,
-                self.base_url + CHAT_PATH,
-                chat_payload(self.model, messages, tools, settings),
-                settings,
-                runner_name=f"ollama at {self.base_url}",
-                media_type=NDJSON_MEDIA_TYPE,
-                payload_lines=ndjson_payload,
-                assembler=OllamaChunks(),
-                parse_error=parse_chat,
-                monotonic=self._clock.monotonic,
-            )
         return post_turn(
             self._client,
             self.base_url + CHAT_PATH,
@@ -280,6 +262,8 @@ class OllamaChatClient:
             settings,
             parse_chat,
             self._clock.monotonic,
+            runner_name=f"ollama at {self.base_url}",
+            stream=OLLAMA_STREAM,
         )
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ from ..cancel import cancel_connections_to
 from ..contract import ProductionSettings
 from ..http.wire import Messages, ToolSpecs
 from ..llamacpp.identify import keyed_to_binary
-from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
+from ..process import LOOPBACK, ChildProcess, ChildServer, ensure_port_free, find_executable
 from ..watchdog import watched_argv
 from .chat import OllamaChatClient
 from .identify import identify_ollama
@@ -56,7 +56,7 @@ def find_binary(configured: str | None) -> str:
     return find_executable(configured, BINARY)
 
 
-class OllamaServer:
+class OllamaServer(ChildServer):
     """A started calibration `ollama serve` (a RunningRunner)."""
 
     def __init__(
@@ -76,18 +76,6 @@ class OllamaServer:
         self._child = child
         self._clock = clock
         self._api = OllamaChatClient(self.base_url, launch.model, launch.window, clock)
-
-    @property
-    def pid(self) -> int | None:
-        return self._child.pid
-
-    @property
-    def argv(self) -> tuple[str, ...] | None:
-        return self._child.argv
-
-    def exit_code(self) -> int | None:
-        """None while the runner's process runs."""
-        return self._child.exit_code()
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         self._child.wait_ready(self._api.answers, timeout_s, self._clock)

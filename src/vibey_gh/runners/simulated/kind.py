@@ -14,10 +14,8 @@ from .settings import SimulatedModel
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
-    from ...interfaces.slots_interface import RunnerParallelism
-    from ...platforms.device.probes import PlatformProbes
     from ...state import StateLayout
-    from ..contract import EnvironmentReader, Runner, RunnerConfig
+    from ..contract import Runner, RunnerConfig
 
 
 class SimulatedKind(LlamaCppFamily):
@@ -28,12 +26,7 @@ class SimulatedKind(LlamaCppFamily):
     process_names = ("vibey_gh.runners.simulated.server", "vibey_gh.runners.simulated_server")
     calibrates_this_package = True
 
-    def identify_production(
-        self,
-        config: RunnerConfig,
-        state: StateLayout | None = None,
-        read_environment: EnvironmentReader | None = None,
-    ) -> RunnerInfo:
+    def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
         # lazy: the capacity model's digest loads hashlib, which no other kind's gate needs
         from .model import simulated_identity
 
@@ -49,9 +42,6 @@ class SimulatedKind(LlamaCppFamily):
 
     def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
         return Check("model", OK, "the simulated runner's capacity model")
-
-    def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
-        return self.serve_again(config)
 
     def calibration_runner(
         self,

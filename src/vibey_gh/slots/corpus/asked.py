@@ -31,6 +31,9 @@ from .corpus import (
 )
 from .pool import build_pool
 
+# what a corpus is built of (`CorpusOptions`' fields): one at least
+INPUTS = ("specs", "from_lanes", "from_transcripts", "from_traces", "from_sessions", "demo")
+
 
 @dataclass(frozen=True)
 class CorpusOptions:

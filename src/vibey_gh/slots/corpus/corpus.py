@@ -38,23 +38,22 @@ hash: a file edited by hand is refused, never replayed.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Final, Literal
 
 import msgspec
+from msgspec import Meta
 from msgspec.structs import replace
 
 from ...errors import BadInput, MalformedJson
 from ...files import atomic_write_text, canonical_json
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_text
-from ...interfaces import json_fields
 from ...interfaces.prompt_count import PromptCounter
+from ...interfaces.schema import as_json, checked
 from .draw import STRATA, draw_runs, draw_segments
 from .pool import Pool, build_pool
-from .turns import Segment, Stratum, Turn, sha256_text
-
-T = TypeVar("T")
+from .turns import Segment, Stratum, Turn, check_messages, sha256_text
 
 __all__ = [
     "SHAPES",
@@ -66,12 +65,13 @@ __all__ = [
     "build_demo_corpus",
     "demo_specs_dir",
     "load_corpus",
+    "read_corpus",
     "write_corpus",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 CORPUS_SIZE_LIMIT = DEFAULT_LIMIT
-KIND = "vibey-gh slots corpus"
+KIND: Final = "vibey-gh slots corpus"
 # "segments": k consecutive turns a unit (the decision record's method); "runs": whole runs.
 SHAPE_RUNS = "runs"
 SHAPE_SEGMENTS = "segments"
@@ -86,28 +86,43 @@ DEMO_SEGMENT_TURNS = 2
 DEMO_ANSWER_CAP = 128
 
 
-class Corpus(msgspec.Struct, frozen=True):
-    """A drawn corpus. `segments` are in replay order; `strata` shallow to deep; `commits`
-    where spec files came from; `dropped_over_window` pool turns deeper than the window."""
+class PoolCounts(msgspec.Struct, frozen=True):
+    """What the pool a corpus was drawn from held: its runs and turns, the turns deeper than
+    the window (`dropped_over_window`), and the spec files found and used."""
 
-    corpus_sha256: str
+    runs: int
+    turns: int
+    dropped_over_window: int
+    specs_found: int = 0
+    specs_used: int = 0
+
+
+class Corpus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A drawn corpus, declared as its file holds it (the module's docstring shows one).
+    `segments` are in replay order; `strata` shallow to deep; `commits` where spec files came
+    from. A field at its default is left out of the file (`shape` for segments, `sources`,
+    `answer_cap` and `left_out` when there are none), so older corpora keep their bytes and
+    their sha256; the schema version and kind have no default, so they are always written."""
+
+    schema_version: Literal[1]
+    kind: Literal["vibey-gh slots corpus"]
+    # "" until hashed: the hash is taken over everything else (`body_json`)
+    corpus_sha256: str = ""
     pool_sha256: str
+    pool: PoolCounts
     window: int
     seed: int
     segment_turns: int
     segments_per_stratum: int
-    segments: tuple[Segment, ...]
-    strata: tuple[Stratum, ...]
     commits: tuple[dict[str, object], ...]
-    pool_runs: int
-    pool_turns: int
-    dropped_over_window: int
-    specs_found: int = 0
-    specs_used: int = 0
+    strata: Annotated[tuple[Stratum, ...], Meta(min_length=STRATA, max_length=STRATA)]
+    segments: Annotated[tuple[Segment, ...], Meta(min_length=1)]
+    # where trace or session runs came from (each names its "source"), when the pool held any
     sources: tuple[dict[str, object], ...] = ()
-    shape: str = SHAPE_SEGMENTS
+    shape: Annotated[str, Meta(pattern="^(runs|segments)$")] = SHAPE_SEGMENTS
     # the answer cap every turn leaves room for (None: a corpus drawn before the rule)
-    answer_cap: int | None = None
+    answer_cap: Annotated[int, Meta(ge=1)] | None = None
+    # runs and sources that gave no run: {"run": …, "why": …}
     left_out: tuple[dict[str, str], ...] = ()
 
     @property
@@ -128,87 +143,50 @@ class Corpus(msgspec.Struct, frozen=True):
 
     def body_json(self) -> dict[str, object]:
         """Everything but the hash: what `corpus_sha256` is computed over."""
-        shape = {"shape": self.shape} if self.whole_runs else {}
-        return {
-            **shape,
-            "schema_version": SCHEMA_VERSION,
-            "kind": KIND,
-            "pool_sha256": self.pool_sha256,
-            "pool": {
-                "runs": self.pool_runs,
-                "turns": self.pool_turns,
-                "dropped_over_window": self.dropped_over_window,
-                "specs_found": self.specs_found,
-                "specs_used": self.specs_used,
-            },
-            "window": self.window,
-            "seed": self.seed,
-            "segment_turns": self.segment_turns,
-            "segments_per_stratum": self.segments_per_stratum,
-            "commits": list(self.commits),
-            "strata": [stratum.to_json() for stratum in self.strata],
-            "segments": [segment.to_json() for segment in self.segments],
-            # Left out when empty, so a corpus without traces or sessions keeps its bytes.
-            **({"sources": list(self.sources)} if self.sources else {}),
-            **({"answer_cap": self.answer_cap} if self.answer_cap is not None else {}),
-            **({"left_out": list(self.left_out)} if self.left_out else {}),
-        }
+        return {k: v for k, v in as_json(self).items() if k != "corpus_sha256"}
 
-    def to_json(self) -> dict[str, object]:
-        return {**self.body_json(), "corpus_sha256": self.corpus_sha256}
 
-    @classmethod
-    def from_json(cls, data: object, where: str = "corpus") -> Corpus:
-        """Validate the schema and the hash; BadInput naming what is wrong."""
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: not a corpus (expected a JSON object)")
-        if data.get("kind") != KIND:
-            raise BadInput(f"{where}: not a corpus file (kind {data.get('kind')!r})")
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise BadInput(
-                f"{where}: corpus schema_version {data.get('schema_version')!r}; "
-                f"this tool reads {SCHEMA_VERSION}"
+def read_corpus(data: object, where: str = "corpus") -> Corpus:
+    """A corpus file's content as a Corpus, its schema and hash checked; BadInput naming
+    what is wrong (a bad field by its JSON path)."""
+    if not isinstance(data, dict):
+        raise BadInput(f"{where}: not a corpus (expected a JSON object)")
+    if data.get("kind") != KIND:
+        raise BadInput(f"{where}: not a corpus file (kind {data.get('kind')!r})")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise BadInput(
+            f"{where}: corpus schema_version {data.get('schema_version')!r}; "
+            f"this tool reads {SCHEMA_VERSION}"
+        )
+    body = {key: value for key, value in data.items() if key != "corpus_sha256"}
+    recorded = data.get("corpus_sha256")
+    actual = sha256_text(canonical_json(body))
+    if recorded != actual:
+        raise BadInput(
+            f"{where}: content does not match its corpus_sha256 "
+            f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
+        )
+    try:
+        corpus = checked(data, Corpus)
+        _check_entries(corpus, where)
+    except MalformedJson as exc:
+        raise BadInput(f"{where}: malformed corpus ({exc})") from None
+    return corpus
+
+
+def _check_entries(corpus: Corpus, where: str) -> None:
+    """What the declaration leaves open: each message's role, and the keys every source and
+    every left-out run names."""
+    for turn in corpus.turns():
+        check_messages(turn.messages, f"{where}: turn {turn.id}")
+    for index, source in enumerate(corpus.sources):
+        if not isinstance(source.get("source"), str):
+            raise MalformedJson("expected an object with a 'source' string", ("sources", index))
+    for index, left in enumerate(corpus.left_out):
+        if not all(key in left for key in ("run", "why")):
+            raise MalformedJson(
+                "expected an object with 'run' and 'why' strings", ("left_out", index)
             )
-        body = {key: value for key, value in data.items() if key != "corpus_sha256"}
-        recorded = data.get("corpus_sha256")
-        actual = sha256_text(canonical_json(body))
-        if recorded != actual:
-            raise BadInput(
-                f"{where}: content does not match its corpus_sha256 "
-                f"(recorded {str(recorded)[:16]}, content hashes to {actual[:16]})"
-            )
-        shape = data.get("shape", SHAPE_SEGMENTS)
-        if shape not in SHAPES:
-            raise BadInput(f"{where}: corpus shape {shape!r} (expected runs or segments)")
-        try:
-            pool = json_fields.mapping(data, "pool", json_fields.REQUIRED)
-            corpus = cls(
-                corpus_sha256=actual,
-                pool_sha256=_typed(data, "pool_sha256", str),
-                window=_typed(data, "window", int),
-                seed=_typed(data, "seed", int),
-                segment_turns=_typed(data, "segment_turns", int),
-                segments_per_stratum=_typed(data, "segments_per_stratum", int),
-                segments=tuple(_each(data, "segments", Segment.from_json, where)),
-                strata=tuple(_each(data, "strata", Stratum.from_json, where)),
-                commits=tuple(_typed(data, "commits", list)),
-                pool_runs=_typed(pool, "runs", int, "pool"),
-                pool_turns=_typed(pool, "turns", int, "pool"),
-                dropped_over_window=_typed(pool, "dropped_over_window", int, "pool"),
-                specs_found=_typed(pool, "specs_found", int, "pool"),
-                specs_used=_typed(pool, "specs_used", int, "pool"),
-                sources=tuple(json_fields.each(data, "sources", _source)),
-                shape=shape,
-                answer_cap=_answer_cap(data),
-                left_out=tuple(json_fields.each(data, "left_out", _left_out)),
-            )
-        except MalformedJson as exc:
-            raise BadInput(f"{where}: malformed corpus ({exc})") from None
-        except (KeyError, TypeError) as exc:
-            raise BadInput(f"{where}: malformed corpus ({type(exc).__name__}: {exc})") from None
-        if len(corpus.strata) != STRATA or not corpus.segments:
-            raise BadInput(f"{where}: malformed corpus (needs {STRATA} strata and a segment)")
-        return corpus
 
 
 def build_corpus(
@@ -255,7 +233,8 @@ def build_corpus(
             answer_cap=room,
         )
     unhashed = Corpus(
-        corpus_sha256="",
+        schema_version=SCHEMA_VERSION,
+        kind=KIND,
         pool_sha256=pool.sha256,
         window=window,
         seed=seed,
@@ -264,11 +243,13 @@ def build_corpus(
         segments=tuple(_detached(segment) for segment in drawn.segments),
         strata=drawn.strata,
         commits=tuple(provenance.to_json() for provenance in pool.provenances),
-        pool_runs=len(pool.runs),
-        pool_turns=pool.turn_count,
-        dropped_over_window=drawn.dropped_over_window,
-        specs_found=pool.specs_found,
-        specs_used=pool.specs_used,
+        pool=PoolCounts(
+            runs=len(pool.runs),
+            turns=pool.turn_count,
+            dropped_over_window=drawn.dropped_over_window,
+            specs_found=pool.specs_found,
+            specs_used=pool.specs_used,
+        ),
         sources=pool.sources,
         shape=shape,
         answer_cap=answer_cap,
@@ -327,7 +308,7 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
     """Write atomically, as one canonical JSON line (byte-identical for identical corpora)."""
     if path.is_dir():
         raise BadInput(f"--out {path} is a folder; give a file name")
-    text = canonical_json(corpus.to_json()) + "\n"
+    text = canonical_json(as_json(corpus)) + "\n"
     if len(text) > CORPUS_SIZE_LIMIT:
         # A file past the reader's limit could never be replayed: say so now, write nothing.
         raise BadInput(
@@ -349,30 +330,7 @@ def load_corpus(path: Path) -> Corpus:
         ) from None
     except InputProblem as problem:
         raise BadInput(f"corpus file {path} {problem}") from None
-    return Corpus.from_json(data, f"corpus file {path}")
-
-
-def _source(item: object) -> dict[str, object]:
-    """One entry of `sources`: where trace or session runs came from (an object)."""
-    if not isinstance(item, dict) or not isinstance(item.get("source"), str):
-        raise MalformedJson("expected an object with a 'source' string")
-    return item
-
-
-def _answer_cap(data: dict[str, object]) -> int | None:
-    value: int | None = json_fields.integer(data, "answer_cap", None)
-    if value is not None and value < 1:
-        raise MalformedJson("expected a whole number of tokens >= 1", ("answer_cap",))
-    return value
-
-
-def _left_out(item: object) -> dict[str, str]:
-    """One entry of `left_out`: a run or source that gave no run, and why."""
-    if not isinstance(item, dict) or not all(
-        isinstance(item.get(key), str) for key in ("run", "why")
-    ):
-        raise MalformedJson("expected an object with 'run' and 'why' strings")
-    return item
+    return read_corpus(data, f"corpus file {path}")
 
 
 def _detached(segment: Segment) -> Segment:
@@ -383,13 +341,3 @@ def _detached(segment: Segment) -> Segment:
         for turn in segment.turns
     )
     return replace(segment, turns=turns)
-
-
-def _typed(data: object, key: str, kind: type, *outer: str) -> Any:
-    with json_fields.within(*outer):
-        return json_fields.typed(data, key, kind)
-
-
-def _each(data: object, key: str, parse: Callable[[Any, str], T], where: str) -> list[T]:
-    """Every segment or stratum; one that is not an object is named by its JSON path."""
-    return json_fields.each(data, key, lambda item: parse(item, where), json_fields.REQUIRED)

@@ -57,6 +57,8 @@ class Provenance:
     commit: str | None
     files: dict[str, str] = field(default_factory=dict)
 
+    # By hand: `source` is derived from `commit`, and `files` written only for a working tree;
+    # corpora hash these bytes, so their form stays as it was.
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
             "repository": self.repository,

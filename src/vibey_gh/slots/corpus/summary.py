@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...interfaces.schema import as_json
 from .corpus import Corpus
 from .profile import corpus_profile, deepest_per_stratum, deepest_stratum_note
 from .turns import Stratum
@@ -21,7 +22,7 @@ def corpus_summary(corpus: Corpus) -> dict[str, object]:
         "turns": corpus.turn_count,
         "strata": [stratum.segments for stratum in corpus.strata],
         "strata_detail": [
-            {**stratum.to_json(), "shortfall": stratum.shortfall, **deepest}
+            {**as_json(stratum), "shortfall": stratum.shortfall, **deepest}
             for stratum, deepest in zip(
                 corpus.strata,
                 deepest_per_stratum(corpus.segments, len(corpus.strata), corpus.window),
@@ -39,9 +40,9 @@ def corpus_summary(corpus: Corpus) -> dict[str, object]:
         # turns whose tool time before them is known, and that time in all
         "timed_turns": sum(1 for turn in corpus.turns() if turn.think_s is not None),
         "think_s_total": sum(turn.think_s or 0.0 for turn in corpus.turns()),
-        "pool_runs": corpus.pool_runs,
-        "pool_turns": corpus.pool_turns,
-        "dropped_over_window": corpus.dropped_over_window,
+        "pool_runs": corpus.pool.runs,
+        "pool_turns": corpus.pool.turns,
+        "dropped_over_window": corpus.pool.dropped_over_window,
         "commits": list(corpus.commits),
         "sources": list(corpus.sources),
         "profile": corpus_profile(corpus.segments, corpus.commits, corpus.sources, corpus.left_out),

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 
-from ...errors import BadInput, MalformedJson
+from ...errors import BadInput
 from ...files import canonical_json, utf8
-from ...interfaces import json_fields
 
 CHARS_PER_TOKEN_ESTIMATE = 3
+MAX_THINK_S = 365 * 86_400.0
 MESSAGE_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
@@ -60,7 +61,7 @@ def seeded_rank(seed: int, *parts: str) -> str:
     return sha256_text("\0".join([str(seed), *parts]))
 
 
-class Turn(msgspec.Struct, frozen=True):
+class Turn(msgspec.Struct, frozen=True, omit_defaults=True):
     """One request. `id` is "<run_id>#<index>"; `index` counts the run's turns from 0.
 
     `think_s` is the time the run spent outside the model before this turn (its tools), in
@@ -69,65 +70,25 @@ class Turn(msgspec.Struct, frozen=True):
     `recorded_depth` is the input tokens a session log recorded for this request and
     `stand_in` the tokens of the run's stand-in for what the log left out (its system prompt
     and tool schemas, `sources.unseen_prefix`); None where the source recorded no usage.
-    All four are left out of the JSON when None, so a corpus from a source without them keeps
-    the bytes (and the sha256) it had before the fields.
+    All four are left out of the JSON when None (`omit_defaults`), so a corpus from a source
+    without them keeps the bytes (and the sha256) it had before the fields. Each message's
+    role is checked as a corpus is read (`check_messages`).
     """
 
     id: str
     run_id: str
     index: int
-    messages: list[dict[str, object]]
+    messages: Annotated[list[dict[str, object]], Meta(min_length=1)]
     tools: list[dict[str, object]]
     depth_estimate: int
-    think_s: float | None = None
-    max_tokens: int | None = None
-    recorded_depth: int | None = None
-    stand_in: int | None = None
+    # bounded (no run waits a year between requests) so infinity is refused too
+    think_s: Annotated[float, Meta(ge=0.0, le=MAX_THINK_S)] | None = None
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    recorded_depth: Annotated[int, Meta(ge=0)] | None = None
+    stand_in: Annotated[int, Meta(ge=0)] | None = None
 
     def fits(self, window: int, answer_cap: int) -> bool:
         return fits_with_answer(self.depth_estimate, self.max_tokens, window, answer_cap)
-
-    def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "id": self.id,
-            "run_id": self.run_id,
-            "index": self.index,
-            "depth_estimate": self.depth_estimate,
-            "messages": self.messages,
-            "tools": self.tools,
-        }
-        if self.think_s is not None:
-            data["think_s"] = self.think_s
-        if self.max_tokens is not None:
-            data["max_tokens"] = self.max_tokens
-        if self.recorded_depth is not None:
-            data["recorded_depth"] = self.recorded_depth
-        if self.stand_in is not None:
-            data["stand_in"] = self.stand_in
-        return data
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> Turn:
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: a turn must be a JSON object")
-        turn_id = _field(data, "id", str, where)
-        messages = _field(data, "messages", list, where)
-        tools = _field(data, "tools", list, where)
-        check_messages(messages, f"{where}: turn {turn_id}")
-        if not all(isinstance(tool, dict) for tool in tools):
-            raise BadInput(f"{where}: turn {turn_id}: every tool must be a JSON object")
-        return cls(
-            id=turn_id,
-            run_id=_field(data, "run_id", str, where),
-            index=_field(data, "index", int, where),
-            messages=messages,
-            tools=tools,
-            depth_estimate=_field(data, "depth_estimate", int, where),
-            think_s=_think_seconds(data),
-            max_tokens=_answer_cap(data),
-            recorded_depth=_tokens(data, "recorded_depth"),
-            stand_in=_tokens(data, "stand_in"),
-        )
 
 
 class PoolRun(msgspec.Struct, frozen=True):
@@ -146,33 +107,11 @@ class Segment(msgspec.Struct, frozen=True):
     id: str
     run_id: str
     stratum: int
-    turns: tuple[Turn, ...]
+    turns: Annotated[tuple[Turn, ...], Meta(min_length=1)]
 
     @property
     def depth_estimate(self) -> int:
         return max(turn.depth_estimate for turn in self.turns)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "run_id": self.run_id,
-            "stratum": self.stratum,
-            "turns": [turn.to_json() for turn in self.turns],
-        }
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> Segment:
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: a segment must be a JSON object")
-        turns = _field(data, "turns", list, where)
-        if not turns:
-            raise BadInput(f"{where}: segment {data.get('id')!r} has no turns")
-        return cls(
-            id=_field(data, "id", str, where),
-            run_id=_field(data, "run_id", str, where),
-            stratum=_field(data, "stratum", int, where),
-            turns=tuple(json_fields.each(data, "turns", lambda turn: Turn.from_json(turn, where))),
-        )
 
 
 class Stratum(msgspec.Struct, frozen=True):
@@ -193,29 +132,6 @@ class Stratum(msgspec.Struct, frozen=True):
     def shortfall(self) -> int:
         return max(self.wanted - self.segments, 0)
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "low": self.low,
-            "high": self.high,
-            "segments": self.segments,
-            "wanted": self.wanted,
-            "available": self.available,
-        }
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> Stratum:
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: a stratum must be a JSON object")
-        return cls(
-            name=_field(data, "name", str, where),
-            low=_field(data, "low", int, where),
-            high=_field(data, "high", int, where),
-            segments=_field(data, "segments", int, where),
-            wanted=_field(data, "wanted", int, where),
-            available=_field(data, "available", int, where),
-        )
-
 
 def check_messages(messages: object, where: str) -> list[dict[str, object]]:
     """`messages` must be a non-empty list of objects with a known string `role`."""
@@ -225,42 +141,12 @@ def check_messages(messages: object, where: str) -> list[dict[str, object]]:
         if not isinstance(message, dict):
             raise BadInput(f"{where}: message {position} is not a JSON object")
         role = message.get("role")
-        if role not in MESSAGE_ROLES:
+        if not isinstance(role, str) or role not in MESSAGE_ROLES:  # a list is unhashable
             raise BadInput(
                 f"{where}: message {position} has role {role!r} "
                 f"(expected one of {', '.join(sorted(MESSAGE_ROLES))})"
             )
     return messages
-
-
-def _think_seconds(data: dict[str, object]) -> float | None:
-    """A turn's `think_s`: absent or null when unknown, else a finite number >= 0."""
-    value: float | None = json_fields.number(data, "think_s", None)
-    if value is not None and not (0.0 <= value < float("inf")):
-        raise MalformedJson("expected a finite number of seconds >= 0", ("think_s",))
-    return value
-
-
-def _answer_cap(data: dict[str, object]) -> int | None:
-    """A turn's `max_tokens`: absent or null when the calibration's cap applies, else >= 1."""
-    value: int | None = json_fields.integer(data, "max_tokens", None)
-    if value is not None and value < 1:
-        raise MalformedJson("expected a whole number of tokens >= 1", ("max_tokens",))
-    return value
-
-
-def _tokens(data: dict[str, object], key: str) -> int | None:
-    """An optional count of tokens: absent or null, else a whole number >= 0."""
-    value: int | None = json_fields.integer(data, key, None)
-    if value is not None and value < 0:
-        raise MalformedJson("expected a whole number of tokens >= 0", (key,))
-    return value
-
-
-def _field(data: dict[str, object], key: str, kind: type, where: str) -> Any:
-    """A required field of the turn, segment or stratum: MalformedJson naming its JSON path,
-    which the corpus reader completes (`segments[0].turns[1].id`) and turns into BadInput."""
-    return json_fields.typed(data, key, kind)
 
 
 def pool_sha256(runs: Sequence[PoolRun]) -> str:

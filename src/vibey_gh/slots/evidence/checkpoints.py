@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Final, Literal
 
 import msgspec
 
@@ -21,47 +21,30 @@ from ...errors import EvidenceError, MalformedJson, Refused
 from ...files import atomic_write_json, read_json, remove_from_folder
 from ...guarded import kind_of
 from ...interfaces import json_fields
+from ...interfaces.schema import as_json, checked
 from ...state import StateLayout
 from ..judging.records import StepRecord
 
-if TYPE_CHECKING:
-    from ..judging.records import StepRecord
-
 PROGRESS_SCHEMA = 1
-PROGRESS_KIND = "vibey-gh-progress"
+PROGRESS_KIND: Final = "vibey-gh-progress"
 
 
-class ProgressDocument(msgspec.Struct, frozen=True):
-    """One checkpoint file: the sweep's key and the steps it has completed."""
+class ProgressDocument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One checkpoint file: the sweep's key and the steps it has completed, declared in the
+    order it is written (`method` left out when not kept, as in files older than it; the
+    schema version and kind have no default, so they are always written)."""
 
-    key: Mapping[str, object]
+    schema_version: int
+    kind: Literal["vibey-gh-progress"]
+    key: dict[str, object]
     steps: tuple[StepRecord, ...]
-    schema_version: int = PROGRESS_SCHEMA
-    method: Mapping[str, object] | None = None
+    method: dict[str, object] | None = None
 
-    def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "schema_version": self.schema_version,
-            "kind": PROGRESS_KIND,
-            "key": dict(self.key),
-            "steps": [step.to_json() for step in self.steps],
-        }
-        if self.method is not None:
-            data["method"] = dict(self.method)
-        return data
 
-    @classmethod
-    def from_json(cls, data: object) -> ProgressDocument:
-        """Raises MalformedJson naming the bad field's path, from `progress`."""
-        with json_fields.within("progress"):
-            return cls(
-                schema_version=json_fields.integer(data, "schema_version", PROGRESS_SCHEMA),
-                key=json_fields.mapping(data, "key", json_fields.REQUIRED),
-                steps=tuple(
-                    json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
-                ),
-                method=json_fields.mapping(data, "method") or None,
-            )
+def read_progress_document(data: object) -> ProgressDocument:
+    """Raises MalformedJson naming the bad field's path, from `progress`."""
+    with json_fields.within("progress"):
+        return checked(data, ProgressDocument)
 
 
 def progress_path(layout: StateLayout, fingerprint: str, corpus_sha: str, method: str) -> Path:
@@ -74,14 +57,20 @@ def save_progress(
     steps: Sequence[StepRecord],
     method: Mapping[str, object] | None = None,
 ) -> None:
-    document = ProgressDocument(dict(key), tuple(steps), method=method)
-    atomic_write_json(path, document.to_json())
+    document = ProgressDocument(
+        schema_version=PROGRESS_SCHEMA,
+        kind=PROGRESS_KIND,
+        key=dict(key),
+        steps=tuple(steps),
+        method=None if method is None else dict(method),
+    )
+    atomic_write_json(path, as_json(document))
 
 
 def read_progress(path: Path) -> ProgressDocument:
     """A checkpoint file; EvidenceError (MalformedJson naming the field) when unusable."""
     data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
-    return ProgressDocument.from_json(data)
+    return read_progress_document(data)
 
 
 def load_progress(path: Path, key: Mapping[str, object]) -> list[StepRecord]:
@@ -92,7 +81,7 @@ def load_progress(path: Path, key: Mapping[str, object]) -> list[StepRecord]:
     if data.get("key") != dict(key):
         raise EvidenceError(f"progress file {path} belongs to another sweep; remove it to restart")
     try:
-        return list(ProgressDocument.from_json(data).steps)
+        return list(read_progress_document(data).steps)
     except MalformedJson as exc:
         raise EvidenceError(f"progress file {path} is malformed ({exc}); remove it") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -109,16 +98,6 @@ class CheckpointFile(msgspec.Struct, frozen=True):
     size_bytes: int
     modified: float
     problem: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": str(self.path),
-            "fingerprint": self.fingerprint,
-            "steps": self.steps,
-            "size_bytes": self.size_bytes,
-            "modified": self.modified,
-            "problem": self.problem,
-        }
 
 
 def list_checkpoints(folder: Path) -> list[CheckpointFile]:
@@ -142,18 +121,19 @@ def list_checkpoints(folder: Path) -> list[CheckpointFile]:
     return sorted(found, key=lambda c: (c.modified, c.path.name))
 
 
+class LeftAsIs(msgspec.Struct, frozen=True):
+    """A file in the progress folder `forget_checkpoints` left as it was, and why."""
+
+    path: Path
+    why: str
+
+
 class Forgotten(msgspec.Struct, frozen=True):
     """What `forget_checkpoints` did: the checkpoints removed, and every other file in the
     progress folder left as it was, with why."""
 
     removed: tuple[CheckpointFile, ...]
-    left: tuple[tuple[Path, str], ...]
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "removed": [checkpoint.to_json() for checkpoint in self.removed],
-            "left": [{"path": str(path), "why": why} for path, why in self.left],
-        }
+    left: tuple[LeftAsIs, ...]
 
 
 def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> Forgotten:
@@ -174,13 +154,13 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     if not stat.S_ISDIR(info.st_mode):
         raise Refused(f"{folder} is not a folder: nothing removed")
     chosen: dict[str, CheckpointFile] = {}
-    left: list[tuple[Path, str]] = []
+    left: list[LeftAsIs] = []
     for path in sorted(folder.iterdir()):
         if path.suffix != ".json":
             continue
         why = _not_a_checkpoint(path)
         if why is not None:
-            left.append((path, why))
+            left.append(LeftAsIs(path, why))
             continue
         document = read_progress(path)
         owner = str(document.key.get("fingerprint") or "") or None
@@ -195,7 +175,7 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     except OSError as exc:  # not the folder that was checked (a link, or another in its place)
         raise Refused(f"{exc.strerror or exc}: nothing removed") from None
     removed = [chosen[name] for name, problem in outcome.items() if problem is None]
-    left += [(chosen[name].path, why) for name, why in outcome.items() if why is not None]
+    left += [LeftAsIs(chosen[name].path, why) for name, why in outcome.items() if why is not None]
     return Forgotten(tuple(removed), tuple(left))
 
 
@@ -210,16 +190,18 @@ def _not_a_checkpoint(path: Path) -> str | None:
         data = read_json(path, kind="progress", schema_version=PROGRESS_SCHEMA)
         if data.get("kind") != PROGRESS_KIND:
             return f"not a checkpoint (its kind is {data.get('kind')!r:.40})"
-        ProgressDocument.from_json(data)
+        read_progress_document(data)
     except EvidenceError as exc:
         return f"not a checkpoint of ours ({exc})"
     return None
 
 
 __all__ = [
+    "PROGRESS_KIND",
     "PROGRESS_SCHEMA",
     "CheckpointFile",
     "Forgotten",
+    "LeftAsIs",
     "forget_checkpoints",
     "ProgressDocument",
     "list_checkpoints",

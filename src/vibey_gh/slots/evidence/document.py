@@ -23,6 +23,7 @@ from msgspec import field
 from ...errors import MalformedJson
 from ...interfaces import json_fields
 from ...interfaces.bounds import BoundsJson
+from ...interfaces.schema import as_json, checked_at
 from ..judging.judge import VerdictJson
 from ..judging.records import StepRecord
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
@@ -76,17 +77,6 @@ class Decision(msgspec.Struct, frozen=True):
     reason: str = ""
     stop_reason: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {"ideal": self.ideal, "reason": self.reason, "stop_reason": self.stop_reason}
-
-    @classmethod
-    def from_json(cls, data: object) -> Decision:
-        return cls(
-            ideal=json_fields.integer(data, "ideal", None),
-            reason=json_fields.text(data, "reason", ""),
-            stop_reason=json_fields.text(data, "stop_reason", None),
-        )
-
 
 class EvidenceDocument(msgspec.Struct, frozen=True):
     """One evidence file (see docs/reference/evidence.md for what each field means).
@@ -122,6 +112,10 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
     integrity: IntegritySeal | None = None
     extra: Mapping[str, object] = field(default_factory=dict)
 
+    # Written and read by hand rather than from the declaration alone: the file keeps the
+    # top-level keys this version does not name (`extra`, which a declared record would drop)
+    # and nests the fingerprint's id and fields under one key. Every part is declared and
+    # read with `checked`: the steps, the decision and each section.
     def to_json(self) -> dict[str, object]:
         """The file's content, in the order it has always been written."""
         data: dict[str, object] = {
@@ -134,9 +128,9 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
             "method": dict(self.method),
             "bounds": dict(self.bounds),
             "confidence": self.confidence,
-            "steps": [step.to_json() for step in self.steps],
+            "steps": [as_json(step) for step in self.steps],
             "verdicts": [dict(verdict) for verdict in self.verdicts],
-            "decision": None if self.decision is None else self.decision.to_json(),
+            "decision": None if self.decision is None else as_json(self.decision),
             "complete": self.complete,
             "production_version": self.production_version,
             "production_absent": self.production_absent,
@@ -178,29 +172,19 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
             method=read_method(data),
             bounds=read_bounds(data),
             confidence=json_fields.number(data, "confidence", None),
-            steps=tuple(
-                json_fields.each(data, "steps", StepRecord.from_json, json_fields.REQUIRED)
-            ),
+            steps=checked_at(data, "steps", tuple[StepRecord, ...], json_fields.REQUIRED),
             verdicts=tuple(json_fields.each(data, "verdicts", read_verdict)),
-            decision=json_fields.nested(data, "decision", Decision.from_json)
-            if data.get("decision")
-            else None,
+            decision=checked_at(data, "decision", Decision) if data.get("decision") else None,
             complete=json_fields.boolean(data, "complete", True),
             production_version=json_fields.text(data, "production_version", None),
             production_absent=json_fields.text(data, "production_absent", None),
             runner=read_runner(data),
             runs_dir=json_fields.text(data, "runs_dir", None),
-            notes=tuple(json_fields.each(data, "notes", _a_string)),
+            notes=checked_at(data, "notes", tuple[str, ...], ()),
             recorded=json_fields.boolean(data, "recorded", False),
             integrity=read_integrity(data, INTEGRITY_KEY) if INTEGRITY_KEY in data else None,
             extra={key: value for key, value in data.items() if key not in _NAMED},
         )
-
-
-def _a_string(value: object) -> str:
-    if not isinstance(value, str):
-        raise MalformedJson(f"expected a string, got {value!r:.40}")
-    return value
 
 
 __all__ = ["EVIDENCE_KIND", "EVIDENCE_SCHEMA", "Decision", "EvidenceDocument"]

@@ -12,7 +12,7 @@ derived data, never the record, and never trusted:
 * the cache file carries a digest of its own content, so a figure edited by hand (a peak, a
   standard error) is rebuilt — like the evidence's digest, this stops mistakes and careless
   edits, not someone who recomputes it (docs/reference/evidence.md);
-* every figure is checked for its type and range on reading (`SweepFigures.from_json`);
+* every figure is checked for its type and range on reading (as `SweepFigures` declares it);
 * what the answer rests on besides the figures is read from the evidence's own bytes, not from
   the cache: when it was recorded (`created_at`), that it was recorded as this device's
   evidence (`recorded: true`) and the fingerprint it names. Evidence whose bytes do not show
@@ -38,6 +38,7 @@ from ...files import (
 )
 from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_bytes
 from ...interfaces import json_fields
+from ...interfaces.schema import as_json, checked
 from ..judging import figures as figures_module
 
 if TYPE_CHECKING:
@@ -120,22 +121,10 @@ class CacheKey(TypedDict):
 
 
 def read_cache_key(data: object) -> CacheKey:
-    """The one reader of a cache file's key; MalformedJson naming the bad field."""
+    """A cache file's key as declared (`CacheKey`, the figures and seal left aside);
+    MalformedJson naming the bad field."""
     with json_fields.within("figures cache"):
-        recorded = json_fields.mapping(data, "evidence", json_fields.REQUIRED)
-        with json_fields.within("evidence"):
-            evidence = EvidenceKey(
-                sha256=json_fields.text(recorded, "sha256", None),
-                integrity=json_fields.text(recorded, "integrity"),
-            )
-        return CacheKey(
-            schema_version=json_fields.integer(data, "schema_version"),
-            kind=json_fields.text(data, "kind"),
-            figures_version=json_fields.integer(data, "figures_version"),
-            tool_version=json_fields.text(data, "tool_version"),
-            fingerprint=json_fields.text(data, "fingerprint"),
-            evidence=evidence,
-        )
+        return checked(data, CacheKey)
 
 
 def _sealed(body: dict[str, object]) -> str:
@@ -193,7 +182,7 @@ def read_figures(
     if named not in held.raw or f'"digest": "{integrity}"'.encode() not in held.raw:
         return None
     try:
-        return created_at, figures_module.SweepFigures.from_json(data["figures"])
+        return created_at, checked(data["figures"], figures_module.SweepFigures)
     except MalformedJson:
         return None
 
@@ -212,7 +201,7 @@ def save_figures(
     """
     body: dict[str, object] = {
         **_key(fingerprint, identity, integrity),
-        "figures": figures.to_json(),
+        "figures": as_json(figures),
     }
     # sealed as it reads back, so the seal holds for what is read
     body = as_read_back(body)

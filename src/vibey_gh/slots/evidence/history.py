@@ -57,6 +57,7 @@ class PastSweep(msgspec.Struct, frozen=True):
             facts.append("unusable")
         return f"the sweep of {when} ({', '.join(facts)})"
 
+    # By hand: a view, with the line that describes the sweep.
     def to_json(self) -> dict[str, object]:
         return {
             "path": str(self.path),

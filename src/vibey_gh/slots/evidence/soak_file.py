@@ -3,6 +3,8 @@
 evidence/soak/<fp>-n<N>.json   the soak at N for one fingerprint (the one it replaces: kept)
 requests/soak/<fp>.json        written by `allowed` when `require_soak` wants one
 
+Soak requests are the calibration requests' documents (`requests.SOAK_REQUESTS`).
+
 A soak file holds {schema_version, kind, fingerprint {id, fields}, created_at, slots,
 duration_s (asked), measured_s, window_s, complete, corpus_sha256, method, bounds, spans
 (each span's window and its decided units' end times), series (each window's throughput and
@@ -28,7 +30,7 @@ from ...interfaces.bounds import Bounds as BoundsType
 from ...interfaces.schema import checked
 from ...state import StateLayout
 from ..judging.readings.drift import HOLDS, SoakSpan, judge_soak
-from .requests import RequestDocument
+from .requests import SOAK_REQUESTS
 from .store import check_integrity, seal_evidence
 
 if TYPE_CHECKING:
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 
 SOAK_SCHEMA = 1
 SOAK_KIND = "vibey-gh-soak"
-SOAK_REQUEST_KIND = "vibey-gh-soak-request"
 _NAME = re.compile(r"([0-9a-f]{16})-n(\d+)")
 
 
@@ -207,55 +208,8 @@ def soaks_for(layout: StateLayout, fingerprint: str) -> list[tuple[Path, SoakRec
     return found
 
 
-def soak_request_path(layout: StateLayout, fingerprint: str) -> Path:
-    return layout.requests / "soak" / f"{fingerprint}.json"
-
-
-def write_soak_request(
-    layout: StateLayout,
-    fingerprint: str,
-    fields: Mapping[str, Any],
-    reason: str,
-    now: float,
-    settings: Mapping[str, Any],
-) -> Path:
-    """A soak request, written like a calibration request (the same document, its own
-    folder); a standing one that says the same is left as it is."""
-    path = soak_request_path(layout, fingerprint)
-    standing = read_soak_request(path)
-    if standing is not None and (standing.reason, dict(standing.settings)) == (
-        reason,
-        dict(settings),
-    ):
-        return path
-    request = RequestDocument(fingerprint, dict(fields), reason, now, dict(settings))
-    ensure_private_dir(path.parent)
-    atomic_write_json(path, {**request.to_json(), "kind": SOAK_REQUEST_KIND})
-    return path
-
-
-def read_soak_request(path: Path) -> RequestDocument | None:
-    try:
-        data = read_json(path, kind="soak request", schema_version=1)
-        return RequestDocument.from_json(data)
-    except EvidenceError:
-        return None
-
-
-def clear_soak_request(layout: StateLayout, fingerprint: str) -> bool:
-    try:
-        soak_request_path(layout, fingerprint).unlink()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def pending_soak_requests(layout: StateLayout) -> list[RequestDocument]:
-    """The standing soak requests; a damaged file is skipped (`slots allowed` writes it again)."""
-    folder = layout.root / "requests" / "soak"
-    found = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        request = read_soak_request(path)
-        if request is not None:
-            found.append(request)
-    return found
+soak_request_path = SOAK_REQUESTS.path
+write_soak_request = SOAK_REQUESTS.write
+read_soak_request = SOAK_REQUESTS.standing
+clear_soak_request = SOAK_REQUESTS.clear
+pending_soak_requests = SOAK_REQUESTS.pending

@@ -62,6 +62,7 @@ class AllowedAnswer(msgspec.Struct, frozen=True):
     evidence_age_s: float | None = None
     production_slots: int | None = None
 
+    # By hand: `slots allowed --json`, a fixed form scripts read, with fields computed here.
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": ALLOWED_SCHEMA,

@@ -49,6 +49,7 @@ class Answer(Protocol):
 
     def line(self) -> str: ...
 
+    # The answer `slots allowed` prints (`AllowedAnswer.to_json`), as apply reads it.
     def to_json(self) -> dict[str, object]: ...
 
 
@@ -71,6 +72,7 @@ class ApplyPlan(msgspec.Struct, frozen=True):
         """Whether --yes would do anything (a plan of notes is left to the operator)."""
         return any(not is_note(action) for action in self.actions)
 
+    # By hand: a view of the plan and of what was done, which depends on `performed`.
     def to_json(self, performed: list[PlannedAction] | None) -> dict[str, object]:
         return {
             "runner": self.runner,

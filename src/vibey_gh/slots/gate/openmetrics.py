@@ -16,13 +16,15 @@ regular file is ever replaced.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
-from ...errors import BadInput
+from ...config import LocalModels, load_config
+from ...errors import ConfigError, VibeyError
 from ...files import atomic_write_shared_text
-from ...platforms.storage.system_paths import check_output_file
+from ...platforms.storage.system_paths import check_new_output_file
 from .allowed import AllowedAnswer
 
 TEXTFILE_MODE = 0o644
@@ -84,9 +86,7 @@ def openmetrics_text(answer: AllowedAnswer, labels: MetricLabels) -> str:
 def check_textfile(path: Path) -> None:
     """Bad input (BadInput, exit 2), found before any work: a missing folder, a path in a
     kernel file system, or something other than a regular file in the way."""
-    check_output_file(path, "--textfile")
-    if not path.parent.is_dir():
-        raise BadInput(f"--textfile {path}: no such folder {path.parent}")
+    check_new_output_file(path, "--textfile")
 
 
 def write_textfile(path: Path, text: str) -> None:
@@ -97,4 +97,43 @@ def write_textfile(path: Path, text: str) -> None:
     atomic_write_shared_text(path, text, TEXTFILE_MODE)
 
 
-__all__ = ["GAUGES", "MetricLabels", "check_textfile", "openmetrics_text", "write_textfile"]
+def textfile_warning(path: Path, metrics: str) -> str | None:
+    """Write the gauges to `path`; what went wrong as a warning, else None. A --textfile that
+    cannot take them (a path in /proc, a FIFO or a folder in the way, a read-only or full file
+    system) is a warning: the answer is printed and the exit code stays 0, because scripts
+    gate their runs on it."""
+    try:
+        write_textfile(path, metrics)
+    except (OSError, VibeyError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        why = why.removeprefix(f"--textfile {path} ").removeprefix(f"{path} ")
+        return f"warning: --textfile {path} was not written ({why}); the answer is unaffected"
+    return None
+
+
+def answer_with_labels(
+    model: str | None,
+    window: int | None,
+    answer_asked: Callable[[str | None, int | None], AllowedAnswer],
+    decide: Callable[[LocalModels], AllowedAnswer],
+) -> tuple[AllowedAnswer, MetricLabels]:
+    """The answer, and the labels of what it is about (the config's, when it parses)."""
+    try:
+        config = load_config().with_overrides(model=model, window=window)
+    except ConfigError:
+        answer = answer_asked(model, window)  # 1, the error
+        return answer, MetricLabels("", "", model or "", str(window or ""))
+    answer = decide(config)
+    labels = MetricLabels(answer.fingerprint or "", config.runner, config.model, str(config.window))
+    return answer, labels
+
+
+__all__ = [
+    "GAUGES",
+    "MetricLabels",
+    "answer_with_labels",
+    "check_textfile",
+    "openmetrics_text",
+    "textfile_warning",
+    "write_textfile",
+]

@@ -8,27 +8,29 @@ file's identity and FIGURES_VERSION. They are never the record: the evidence is.
 
 This module imports nothing about turns or step records, so reading stored figures does not,
 and it reads and writes no file. Stored figures are derived data anyone could edit: each
-`from_json` checks every field's type and range (a count is a whole number ≥ 0, a rate or a
-standard error a finite number ≥ 0, a share between 0 and 1) and raises `MalformedJson`
-naming the field, so a damaged store is rebuilt from the evidence, never judged on.
+field declares its type and range (`statistics.figure_fields`: a count is a whole number ≥ 0,
+a rate or a standard error a finite number ≥ 0, a share between 0 and 1), so reading them
+(`interfaces.schema.checked`) raises `MalformedJson` naming a bad field, and a damaged store
+is rebuilt from the evidence, never judged on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
-from msgspec.structs import asdict
+from msgspec import Meta
+from msgspec.structs import force_setattr
 
-from ...errors import MalformedJson
-from ...interfaces import json_fields
 from .latencies.latency_figures import LatencyFigures, QuantileSample
-from .statistics.figure_fields import RUNS_PER_HOUR, TURNS_PER_HOUR
-from .statistics.figure_fields import amount as _amount
-from .statistics.figure_fields import count as _count
-from .statistics.figure_fields import figure_of_record as _figure
-from .statistics.figure_fields import share as _share
-from .statistics.figure_fields import texts as _texts
+from .statistics.figure_fields import (
+    RUNS_PER_HOUR,
+    TURNS_PER_HOUR,
+    Amount,
+    Count,
+    Figure,
+    Share,
+)
 from .statistics.runner_speed import RunnerSpeed
 from .statistics.stats import Estimate
 from .statistics.step_metrics_figures import StepMetrics
@@ -52,39 +54,24 @@ __all__ = [
 
 
 class Agreement(msgspec.Struct, frozen=True):
-    """How a step's answers agree with the first one-slot run's, over the turns both served."""
+    """How a step's answers agree with the first one-slot run's, over the turns both served.
 
-    compared: int
-    structural_matches: int
-    exact_matches: int
+    structural / exact: the shares of the turns compared that matched (None with none
+    compared), written for a reader of the figures and recomputed from the counts."""
+
+    compared: Count
+    structural_matches: Count
+    exact_matches: Count
     changed_turns: tuple[str, ...]  # turns whose exact answer differs
+    structural: float | None = None
+    exact: float | None = None
 
-    @property
-    def structural(self) -> float | None:
-        return self.structural_matches / self.compared if self.compared else None
-
-    @property
-    def exact(self) -> float | None:
-        return self.exact_matches / self.compared if self.compared else None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "compared": self.compared,
-            "structural": self.structural,
-            "exact": self.exact,
-            "structural_matches": self.structural_matches,
-            "exact_matches": self.exact_matches,
-            "changed_turns": list(self.changed_turns),
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> Agreement:
-        compared = _count(data, "compared")
-        structural = _count(data, "structural_matches")
-        exact = _count(data, "exact_matches")
-        if max(structural, exact) > compared:
-            raise MalformedJson(f"more matches than the {compared} turns compared")
-        return cls(compared, structural, exact, _texts(data, "changed_turns"))
+    def __post_init__(self) -> None:
+        if max(self.structural_matches, self.exact_matches) > self.compared:
+            raise ValueError(f"more matches than the {self.compared} turns compared")
+        shares = (self.structural_matches, self.exact_matches) if self.compared else (None, None)
+        for name, matches in zip(("structural", "exact"), shares, strict=True):
+            force_setattr(self, name, None if matches is None else matches / self.compared)
 
 
 class BaselineFigures(msgspec.Struct, frozen=True):
@@ -104,15 +91,15 @@ class BaselineFigures(msgspec.Struct, frozen=True):
       of `latency_factor` (None without a served one-slot turn).
     """
 
-    self_agreement: float
-    best_one_slot_turns_per_hour: float
-    one_slot_swap_mb_per_min: float
-    best_one_slot_se: float | None = None
-    best_one_slot_batches: int = 0
-    decided_by: str = TURNS_PER_HOUR
-    best_one_slot_runs_per_hour: float | None = None
-    best_one_slot_runs_se: float | None = None
-    best_one_slot_run_batches: int = 0
+    self_agreement: Share
+    best_one_slot_turns_per_hour: Amount
+    one_slot_swap_mb_per_min: Amount
+    best_one_slot_se: Amount | None = None
+    best_one_slot_batches: Count = 0
+    decided_by: Figure = TURNS_PER_HOUR
+    best_one_slot_runs_per_hour: Amount | None = None
+    best_one_slot_runs_se: Amount | None = None
+    best_one_slot_run_batches: Count = 0
 
     @property
     def best_rate(self) -> float:
@@ -126,11 +113,11 @@ class BaselineFigures(msgspec.Struct, frozen=True):
     # of a turn's one-slot time about its mean, and the drift the closing one-slot run read
     # (its capacity over the pooled runs', minus 1, with the standard error of the log)
     cost_fit_r2: float | None = None
-    cost_fit_turns: int = 0
+    cost_fit_turns: Count = 0
     modelled_turns: tuple[str, ...] = ()
-    reference_noise: float | None = None
+    reference_noise: Amount | None = None
     drift: float | None = None
-    drift_se: float | None = None
+    drift_se: Amount | None = None
 
     @property
     def bar(self) -> Estimate:
@@ -164,67 +151,19 @@ class StepFigures(msgspec.Struct, frozen=True):
       (`runner_speed`); None in figures made before.
     """
 
-    index: int
-    slots: int
+    index: Count
+    slots: Annotated[int, Meta(ge=1)]
     is_reference: bool
     metrics: StepMetrics
-    memory_budget_bytes: int | None
+    memory_budget_bytes: Count | None
     agreement: Agreement | None
     failed_served: tuple[str, ...]
     log_findings: tuple[str, ...]
-    reasonless: int
+    reasonless: Count
     runner_mismatch: str | None = None
     latency: LatencyFigures | None = None
     closing: bool = False  # a one-slot run after larger steps: the drift check
     speed: RunnerSpeed | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "index": self.index,
-            "slots": self.slots,
-            "is_reference": self.is_reference,
-            "metrics": self.metrics.to_json(),
-            "memory_budget_bytes": self.memory_budget_bytes,
-            "agreement": self.agreement.to_json() if self.agreement else None,
-            "failed_served": list(self.failed_served),
-            "log_findings": list(self.log_findings),
-            "reasonless": self.reasonless,
-            "runner_mismatch": self.runner_mismatch,
-            "latency": self.latency.to_json() if self.latency else None,
-            "closing": self.closing,
-            "speed": self.speed.to_json() if self.speed else None,
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> StepFigures:
-        json_fields.mapping(data, "agreement", json_fields.REQUIRED)  # an object or null
-        agreement = (
-            json_fields.nested(data, "agreement", Agreement.from_json)
-            if json_fields.present(data, "agreement")
-            else None
-        )
-        slots = _count(data, "slots")
-        if slots < 1:
-            raise MalformedJson("expected at least 1 slot", ("slots",))
-        return cls(
-            index=_count(data, "index"),
-            slots=slots,
-            is_reference=json_fields.boolean(data, "is_reference"),
-            metrics=json_fields.nested(data, "metrics", StepMetrics.from_json),
-            memory_budget_bytes=_count(data, "memory_budget_bytes", None),
-            agreement=agreement,
-            failed_served=_texts(data, "failed_served"),
-            log_findings=_texts(data, "log_findings"),
-            reasonless=_count(data, "reasonless"),
-            runner_mismatch=json_fields.text(data, "runner_mismatch", None),
-            latency=json_fields.nested(data, "latency", LatencyFigures.from_json)
-            if json_fields.present(data, "latency")
-            else None,
-            closing=json_fields.boolean(data, "closing", False),
-            speed=json_fields.nested(data, "speed", RunnerSpeed.from_json)
-            if json_fields.present(data, "speed")
-            else None,
-        )
 
 
 class SweepFigures(msgspec.Struct, frozen=True):
@@ -239,47 +178,3 @@ class SweepFigures(msgspec.Struct, frozen=True):
     def without_intervals(self) -> bool:
         """Every step is of the one-pass method: no measurement window, no interval."""
         return bool(self.steps) and all(s.metrics.window_start is None for s in self.steps)
-
-    def to_json(self) -> dict[str, object]:
-        base = self.baseline
-        latency = base.best_one_slot_latency
-        return {
-            "baseline": {
-                **asdict(base),
-                "best_one_slot_latency": latency.to_json() if latency else None,
-                "modelled_turns": list(base.modelled_turns),
-            },
-            "steps": [step.to_json() for step in self.steps],
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> SweepFigures:
-        """Figures as stored; MalformedJson naming the first field of a wrong type or range."""
-        baseline = json_fields.nested(data, "baseline", _baseline_from_json)
-        steps = json_fields.each(data, "steps", StepFigures.from_json, json_fields.REQUIRED)
-        return cls(baseline, tuple(steps))
-
-
-def _baseline_from_json(data: dict[str, object]) -> BaselineFigures:
-    agreement = _share(data, "self_agreement", json_fields.REQUIRED)
-    assert agreement is not None
-    return BaselineFigures(
-        agreement,
-        _amount(data, "best_one_slot_turns_per_hour"),
-        _amount(data, "one_slot_swap_mb_per_min"),
-        _amount(data, "best_one_slot_se", None),
-        _count(data, "best_one_slot_batches", 0),
-        _figure(data, "decided_by"),
-        _amount(data, "best_one_slot_runs_per_hour", None),
-        _amount(data, "best_one_slot_runs_se", None),
-        _count(data, "best_one_slot_run_batches", 0),
-        None
-        if data.get("best_one_slot_latency") is None
-        else json_fields.nested(data, "best_one_slot_latency", QuantileSample.from_json),
-        cost_fit_r2=json_fields.number(data, "cost_fit_r2", None),
-        cost_fit_turns=_count(data, "cost_fit_turns", 0),
-        modelled_turns=_texts(data, "modelled_turns") if "modelled_turns" in data else (),
-        reference_noise=_amount(data, "reference_noise", None),
-        drift=json_fields.number(data, "drift", None),
-        drift_se=_amount(data, "drift_se", None),
-    )

@@ -82,6 +82,15 @@ def drift_sentence(baseline: BaselineFigures) -> str:
     )
 
 
+def interval_method(figures: SweepFigures) -> str:
+    """How a sweep's intervals were read: paired with one slot where it could be (capacity
+    of one-slot work, resampled by blocks of time), else batch means of counted turns."""
+    steady = [s for s in figures.steps if s.metrics.window_start is not None]
+    if steady and any(s.metrics.paired for s in steady):
+        return "paired with one slot, resampled by blocks of time"
+    return "batch means of counted turns"
+
+
 def pairing_sentence(figures: SweepFigures) -> str:
     """What the sweep was paired on, where a reader must know: evidence judged on counted turns
     (it cannot be paired), and the turns the cost model priced, with how well it fits."""

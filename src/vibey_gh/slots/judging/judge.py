@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 import msgspec
 from msgspec.structs import replace
 
+from ...interfaces.schema import as_json
 from .bounds import Bounds
 from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
@@ -117,6 +118,8 @@ class Verdict(msgspec.Struct, frozen=True):
         high = self.runs_per_hour_high if self.metrics.on_runs else self.turns_per_hour_high
         return math.inf if high is None else high
 
+    # By hand: the verdict as the evidence records it (`VerdictJson`), its figures computed
+    # from the judgement (infinite bounds written as null); never read back as a Verdict.
     def to_json(self) -> VerdictJson:
         return {
             "index": self.index,
@@ -137,9 +140,9 @@ class Verdict(msgspec.Struct, frozen=True):
             "runs_per_hour_high": None
             if self.runs_per_hour_high is None
             else finite_or_none(self.runs_per_hour_high),
-            "agreement": self.agreement.to_json() if self.agreement else None,
-            "metrics": self.metrics.to_json(),
-            "latency": self.latency.to_json() if self.latency else None,
+            "agreement": as_json(self.agreement) if self.agreement else None,
+            "metrics": as_json(self.metrics),
+            "latency": as_json(self.latency) if self.latency else None,
         }
 
 

@@ -6,6 +6,7 @@ sweep driver: resume, re-measure, checkpoint, write), `calibration_setup`
 (the request, the injected environment, the outcome), `calibration_method` (how a calibration
 measures), `calibration_start` (identity and idle checks before the first step), `progress_lines`
 (progress as plain lines: the sweep's steps and time left, each step's seconds and turns),
+`live_progress` (the same as a live table on a terminal),
 `resume` (which checkpoint a rerun continues, and what other options do), `readiness` (what
 `doctor` checks that calibrate needs), `evidence_writer` (a sweep as evidence files).
 

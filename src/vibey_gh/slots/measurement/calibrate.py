@@ -41,7 +41,12 @@ from ..judging.sweep import next_step_gain, sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
 from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method_of, think_policy_of
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
-from .calibration_start import check_identity, identity_of_production, wait_for_idle
+from .calibration_start import (
+    check_identity,
+    identity_of_production,
+    start_when_idle,
+    wait_for_idle,
+)
 from .evidence_writer import SweepResult, check_out_dir, write_evidence_files
 from .progress_lines import SweepPlan, measured_of
 from .resume import open_checkpoint, replay_completed
@@ -144,19 +149,7 @@ def run_calibration(
     for orphan in orphans:
         if orphan is not None:
             progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
-    state = env.production.poll()
-    if state.busy:
-        held = ", ".join(state.models) or "a model"
-        if not req.wait_idle_s:
-            raise Refused(
-                f"the production runner holds {held}; calibration starts only while it is "
-                "idle (--wait-idle SECONDS waits for it)"
-            )
-        if not wait_for_idle(env.production, env.clock, progress, req.wait_idle_s):
-            raise Refused(
-                f"the production runner still holds {held} after {req.wait_idle_s:g}s of "
-                "waiting; calibration starts only while it is idle"
-            )
+    start_when_idle(env.production, env.clock, progress, req.wait_idle_s, "calibration")
     _check_room_beside_production(req, env, progress)
     method = method_of(req)
     remove_leftover_temp_files(env.layout)

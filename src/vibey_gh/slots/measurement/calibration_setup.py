@@ -151,6 +151,7 @@ class CalibrationOutcome:
             ]
         return []
 
+    # By hand: a command's answer (`--json`), the sweeps it replaced described.
     def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.fingerprint,

@@ -93,6 +93,32 @@ def check_identity(
     return StartingIdentity(production, version_mismatch=mismatch)
 
 
+def start_when_idle(
+    production: ProductionWatch,
+    clock: Clock,
+    progress: Messages,
+    wait_idle_s: float | None,
+    what: str,
+) -> None:
+    """Return once production holds no model. Refused when it holds one and no wait was asked
+    (`wait_idle_s` 0 or None), or still does after `wait_idle_s`; `what` names what starts
+    only while it is idle ("calibration", "a soak")."""
+    state = production.poll()
+    if not state.busy:
+        return
+    held = ", ".join(state.models) or "a model"
+    if not wait_idle_s:
+        raise Refused(
+            f"the production runner holds {held}; {what} starts only while it is idle "
+            "(--wait-idle SECONDS waits for it)"
+        )
+    if not wait_for_idle(production, clock, progress, wait_idle_s):
+        raise Refused(
+            f"the production runner still holds {held} after {wait_idle_s:g}s of waiting; "
+            f"{what} starts only while it is idle"
+        )
+
+
 def wait_for_idle(
     production: ProductionWatch,
     clock: Clock,

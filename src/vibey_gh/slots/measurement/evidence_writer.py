@@ -12,6 +12,7 @@ from msgspec.structs import replace
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, make_private_parents
 from ...guarded import InputProblem, read_regular_bytes
+from ...interfaces.schema import as_json
 from ...interfaces.slots_interface import RunnerInfo
 from ...platforms.storage.system_paths import check_output_folder
 from ..corpus.profile import corpus_profile
@@ -112,7 +113,7 @@ def build_evidence(
             "window": req.corpus.window,
             "segments": len(req.corpus.segments),
             "turns": req.corpus.turn_count,
-            "strata": [s.to_json() for s in req.corpus.strata],
+            "strata": [as_json(s) for s in req.corpus.strata],
             "depth_estimates": {turn.id: turn.depth_estimate for turn in req.corpus.turns()},
             "profile": corpus_profile(
                 req.corpus.segments, req.corpus.commits, req.corpus.sources, req.corpus.left_out

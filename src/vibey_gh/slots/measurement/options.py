@@ -25,7 +25,8 @@ from ...runners.registry import DEFAULT_RUNNER
 from ...state import StateLayout
 from ..corpus.corpus import build_demo_corpus, load_corpus
 from ..corpus.enough import DEFAULT_MAX_SLOTS, too_few_runs
-from ..report.after_sweep import AskAllowed, what_allowed_answers_now
+from ..report.after_sweep import AskAllowed, describe_after, what_allowed_answers_now
+from ..report.summary import more_slots_line
 from .calibrate import NOT_REQUESTED, CalibrationProgress, pending_request, run_calibration
 from .calibration_method import measured_window
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment, check_wait_idle
@@ -130,6 +131,46 @@ class CalibrationOptions:
     def __post_init__(self) -> None:
         check_wait_idle(self.wait_idle_s)
 
+    @classmethod
+    def of_flags(
+        cls, think_time: str | None, think_cap: str | None, **flags: Any
+    ) -> CalibrationOptions:
+        """The value of the command line's flags, each named as its field; the think time
+        and its cap as given, parsed here once."""
+        think = ThinkAsked.parse(think_time and think_time.strip(), think_cap)
+        return cls(think=think, **flags)
+
+    @classmethod
+    def of_sweep_flags(
+        cls,
+        slots_text: str | None,
+        max_runs: int | None,
+        max_slots: int | None,
+        out_dir: Path | None,
+        min_step_seconds: float | None,
+        max_step_seconds: float | None,
+        split_window: bool,
+        no_early_verdicts: bool,
+        **flags: Any,
+    ) -> CalibrationOptions:
+        """`of_flags` with a sweep's own flags (`slots calibrate`'s)."""
+        sweep = SweepOptions(
+            slots=parse_slots(slots_text, largest_slots(max_slots, flags["demo"])),
+            max_runs=max_runs,
+            max_slots=max_slots,
+            out_dir=out_dir,
+            early_verdicts=not no_early_verdicts,
+            split_window=split_window,
+            steps=StepSeconds(min_step_seconds, max_step_seconds),
+        )
+        return cls.of_flags(sweep=sweep, **flags)
+
+    @property
+    def most_slots(self) -> int:
+        """The largest N the sweep was asked to try: its explicit steps' largest, if any."""
+        explicit = self.sweep.slots if self.sweep is not None else None
+        return max(explicit) if explicit else self.largest
+
     @property
     def largest(self) -> int:
         """The largest N a sweep tries (a soak's request: the default)."""
@@ -226,6 +267,9 @@ class LockedRun(Protocol):
     ) -> T | None: ...
 
 
+THIS_DEVICE = "this device's evidence"
+
+
 @dataclass(frozen=True)
 class SweepAnswer:
     """A sweep's outcome, the request it ran (None: skipped before any corpus was read) and
@@ -235,6 +279,7 @@ class SweepAnswer:
     request: CalibrationRequest | None = None
     after: dict[str, Any] | None = None
 
+    # By hand: a command's answer, which depends on whether the calibration ran.
     def to_json(self) -> dict[str, object]:
         if self.request is None:
             fingerprint, reason = self.outcome.fingerprint, self.outcome.reason
@@ -242,6 +287,41 @@ class SweepAnswer:
         if self.outcome.skipped:
             return self.outcome.to_json()
         return {**self.outcome.to_json(), "after": self.after}
+
+    def not_recorded(self) -> str | None:
+        """Why the sweep is not this device's evidence, when it should have been (stderr)."""
+        outcome = self.outcome
+        if outcome.skipped or (self.request is not None and self.request.split_window):
+            return None
+        if outcome.version_mismatch:
+            return f"NOT RECORDED as {THIS_DEVICE}: {outcome.version_mismatch}"
+        if not outcome.recorded and outcome.kept is None:
+            return f"NOT RECORDED as {THIS_DEVICE}: {outcome.reason}"
+        return None
+
+    def lines(self, largest: int) -> list[str]:
+        """What `slots calibrate` says of the sweep; `largest`: the largest N it was to try."""
+        outcome = self.outcome
+        if outcome.skipped:
+            return [f"nothing to do: {outcome.reason} ({outcome.fingerprint})"]
+        lines = []
+        if self.request is not None and self.request.split_window:
+            lines.append(
+                "a split-window what-if: written to --out only, never this device's evidence"
+            )
+        state = "complete" if outcome.complete else "paused (rerun to continue)"
+        lines.append(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
+        lines += outcome.evidence_change_lines()
+        lines += filter(None, [more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)])
+        for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
+            if path.suffix == ".json":
+                lines.append(f"evidence: {path}")
+                lines.append(f"summary:  {path.with_suffix('.md')}")
+                lines.append(f"report:   {path.with_name(path.stem + '-report.md')}")
+        if outcome.evidence is not None:
+            # a demo's fingerprint (its runner, window) need not be the config's: name it
+            lines.append(f"see it:   vibey-gh slots show {outcome.fingerprint}")
+        return lines + (describe_after(self.after) if self.after is not None else [])
 
 
 def calibrate_as_asked(

@@ -28,6 +28,7 @@ from ..evidence.checkpoints import list_checkpoints
 
 PORT_ADVICE = "stop it, or calibrate on another port: --port N or [local_models] calibration_port"
 WRITE_PROBE = ".doctor-write-check"
+CHECK_WIDTH = 18
 
 
 class ReadinessParts(msgspec.Struct, frozen=True):
@@ -185,4 +186,38 @@ def _checkpoints(layout: StateLayout, today: str | None) -> list[Check]:
     return checks
 
 
-__all__ = ["FAIL", "OK", "WARN", "Check", "ReadinessParts", "calibration_checks", "real_parts"]
+def doctor_checks(
+    config: LocalModels,
+    layout: StateLayout,
+    production: RunnerInfo | None,
+    production_error: str | None,
+    today: str | None,
+) -> list[Check]:
+    """`calibration_checks` with the real parts, as `doctor` runs them."""
+    parts = real_parts(layout, production, production_error)(config)
+    return calibration_checks(config, layout, parts, today)
+
+
+def check_lines(checks: list[Check]) -> list[str]:
+    """What calibrate needs, one line each, and what to do under each line not ok."""
+    failed = sum(check.status == "fail" for check in checks)
+    headline = "ready" if not failed else f"{failed} problem(s) to fix first"
+    lines = [f"calibrate needs ({headline}):"]
+    for check in checks:
+        lines.append(f"  {check.status:<4} {check.name:<{CHECK_WIDTH}} {check.detail}")
+        if check.todo and check.status != "ok":
+            lines.append(f"       {'':<{CHECK_WIDTH}} → {check.todo}")
+    return lines
+
+
+__all__ = [
+    "FAIL",
+    "OK",
+    "WARN",
+    "Check",
+    "ReadinessParts",
+    "calibration_checks",
+    "check_lines",
+    "doctor_checks",
+    "real_parts",
+]

@@ -8,7 +8,8 @@ Markdown report).
 Sub-packages: `tables` (the step table built from its columns: full cells, terminal cells,
 numbers; the latency table; the split-window what-if), `documents` (the full Markdown report
 and its sections, the facts beyond the table, the one-page HTML report, a corpus's profile),
-`plotting` (PNG plots of a sweep, its latency and a soak, and what they share).
+`plotting` (PNG plots of a sweep, its latency and a soak, and what they share), `terminal`
+(`slots show` in words: on a console fitted to its width, as Markdown, CSV and HTML).
 
 Public surface: `markdown.write_report`, `summary.render_summary`, `show.gather_show`,
 `html.write_html_report`, `compare.compare`.

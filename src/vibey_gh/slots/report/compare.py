@@ -33,7 +33,7 @@ from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
 from ..judging.truth.refusals import Refusals, refusals_of
 from .plotting import plots as plot_module  # its plots_available is read when asked
-from .plotting.plot_parts import plot_title
+from .plotting.plot_parts import new_figure, plot_title
 from .plotting.plots import figure_png
 from .tables.split_window import is_split_window
 from .tables.step_table import step_rows
@@ -76,6 +76,7 @@ class ComparedSweep(msgspec.Struct, frozen=True):
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
+    # By hand: a view, its steps' figures in the figure the comparison is on.
     def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, object]:
         what_if = self.what_if
         return {
@@ -158,6 +159,22 @@ class Comparison(msgspec.Struct, frozen=True):
         rows.append(["decision", *(f"ideal N = {s.judgement.ideal}" for s in self.sweeps)])
         return rows
 
+    def lines(self) -> list[str]:
+        """The table in aligned columns, then each decision and what differs (the terminal's
+        `slots compare`)."""
+        header = ["step", *(s.label for s in self.sweeps)]
+        rows = [header, *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+        lines.append(self.note[0].upper() + self.note[1:] + ".")
+        for sweep in self.sweeps:
+            lines.append(f"{sweep.label}: ideal {sweep.judgement.ideal} — {sweep.judgement.reason}")
+        first = self.sweeps[0].label
+        for label, differs in self.differences():
+            lines.append(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
+        return lines
+
+    # By hand: a view, with the differences between the sweeps computed.
     def to_json(self) -> dict[str, object]:
         return {
             "compared_on": self.figure,
@@ -238,11 +255,7 @@ def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
 
 def overlaid_throughput_figure(comparison: Comparison) -> Figure:
     """Every sweep's compared figure (runs or turns per hour) against slots."""
-    # lazy: matplotlib is an optional extra ([plots]), set up by `plots` before its first import
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
-    ax = figure.subplots()
+    figure, (ax,) = new_figure(1, 5.5, "Throughput against slots, compared")
     compared = comparison.figure
     for sweep in comparison.sweeps:
         points = [
@@ -261,9 +274,7 @@ def overlaid_throughput_figure(comparison: Comparison) -> Figure:
         else "served turns per hour (turns/h)"
     )
     ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    figure.suptitle("Throughput against slots, compared", fontsize=12)
     return figure
 
 

@@ -27,6 +27,7 @@ from ..evidence.store import (
 from ..gate.allowed import AllowedDeps
 from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
+from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
@@ -69,15 +70,6 @@ class OtherEvidence(msgspec.Struct, frozen=True):
     differences: tuple[str, ...] | None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fingerprint": self.fingerprint,
-            "path": str(self.path),
-            "created_at": self.created_at,
-            "differences": list(self.differences) if self.differences is not None else None,
-            "problem": self.problem,
-        }
-
 
 class ShownEvidence(msgspec.Struct, frozen=True):
     """One evidence file, judged against today's bounds, and the files that go with it."""
@@ -104,6 +96,10 @@ class ShownEvidence(msgspec.Struct, frozen=True):
         return next((v.confidence for v in self.judgement.verdicts if v.confidence), None)
 
     @property
+    def interval_method(self) -> str:
+        return interval_method(self.judgement.figures)
+
+    @property
     def rows(self) -> list[list[str]]:
         return step_rows(self.evidence.steps, self.judgement)
 
@@ -123,6 +119,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
     def latency_lines(self) -> list[str]:
         return latency_lines(self.judgement, self.bounds)
 
+    # By hand: a view, its figures computed from the judgement (`slots show --json`).
     def to_json(self) -> dict[str, object]:
         return {
             "fingerprint": self.evidence.fingerprint,
@@ -163,7 +160,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
                     "decided_by": v.decided_by,
                     "broken": list(v.broken),
                     "warnings": list(v.warnings),
-                    "runner_reported": step.runner_reported.to_json()
+                    "runner_reported": as_json(step.runner_reported)
                     if step.runner_reported
                     else None,
                     "latency": verdict_latency_json(v),
@@ -188,6 +185,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
     # the soaks of the fingerprint shown, by N (`slots soak`)
     soaks: tuple[SoakView, ...] = ()
 
+    # By hand: a view that gathers the evidence shown, other fingerprints' and the soaks'.
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": SHOW_SCHEMA,
@@ -195,7 +193,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
             "today_problem": self.today_problem,
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,
-            "others": [o.to_json() for o in self.others],
+            "others": [as_json(o) for o in self.others],
             "soaks": [s.to_json() for s in self.soaks],
         }
 

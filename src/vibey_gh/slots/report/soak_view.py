@@ -38,6 +38,7 @@ class SoakView(msgspec.Struct, frozen=True):
     def plot_path(self) -> Path:
         return self.path.with_name(self.path.stem + PLOT_SUFFIX)
 
+    # By hand: a view of a soak file and the report and plot beside it, where they exist.
     def to_json(self) -> dict[str, Any]:
         if self.record is None:
             return {"path": str(self.path), "problem": self.problem}

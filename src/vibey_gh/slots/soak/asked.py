@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...config import load_config
 from ...errors import BadInput
 from ..measurement.options import CalibrationOptions, CalibrationWorld, LockedRun, resolve_request
+from ..report.soak_view import trend_text
 from .record import SoakOutcome
 from .request import SoakRequest
 from .soak import run_soak
@@ -26,3 +27,19 @@ def soak_as_asked(
     env = world.calibration_environment(calibration.config, None)
     outcome = run(env.layout, lambda progress: run_soak(request, env, progress))
     return request, outcome
+
+
+def soak_lines(request: SoakRequest, outcome: SoakOutcome) -> list[str]:
+    """What `slots soak` says when it ends: skipped, paused, or held and how."""
+    if outcome.skipped:
+        return [f"nothing to do: {outcome.reason} ({outcome.fingerprint})"]
+    if outcome.path is None:
+        return [f"soak paused at N={outcome.slots}: {outcome.reason}"]
+    held = "HOLDS" if outcome.holds else (outcome.verdict or "unknown").upper()
+    # a soak too short to tell says so, and how long a soak would decide it
+    trend = outcome.judgement.get("trend_per_hour")
+    lines = [f"soak at N={outcome.slots}: {held}", *(f"  {r}" for r in outcome.reasons)]
+    lines.append(f"  throughput trend: {trend_text(trend, outcome.measured_s, request.window_s)}")
+    lines += [f"  {unjudged}" for unjudged in outcome.judgement.get("unjudged", [])]
+    lines += [f"soak:    {outcome.path}", f"see it:  vibey-gh slots show {outcome.fingerprint}"]
+    return lines

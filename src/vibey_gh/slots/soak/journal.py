@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...errors import EvidenceError, MalformedJson
 from ...files import append_line_durably, atomic_write_json, ensure_private_dir, read_json
 from ...guarded import InputProblem, iter_regular_lines, loads_json_bytes
+from ...interfaces import json_fields
 from ...interfaces.readings import ReadingSample
+from ...interfaces.schema import as_json, checked, checked_at
 from ...state import StateLayout
 from ..evidence.store import method_hash
 from ..judging.records import TurnRecord
@@ -35,27 +39,13 @@ JOURNAL_KIND = "vibey-gh-soak-progress"
 LINE_LIMIT = 16 << 20
 
 
-@dataclass
-class Span:
+class Span(msgspec.Struct):
+    """One stretch of a soak between starts, as its checkpoint lists it (its end moves on)."""
+
     index: int
     began_wall: float
     start: float | None = None  # monotonic: every worker had started (None: not yet)
     end: float | None = None  # monotonic: the last moment measured (None: still open)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "began_wall": self.began_wall, "start": self.start,
-                "end": self.end}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Span:
-        def number(key: str) -> float | None:
-            value = data.get(key)
-            return float(value) if isinstance(value, int | float) else None
-
-        index = data.get("index")
-        if not isinstance(index, int):
-            raise MalformedJson("soak checkpoint: a span without its index")
-        return cls(index, number("began_wall") or 0.0, number("start"), number("end"))
 
 
 @dataclass
@@ -70,7 +60,7 @@ class SoakJournal:
     def save(self) -> None:
         atomic_write_json(self.path, {
             "schema_version": JOURNAL_SCHEMA, "kind": JOURNAL_KIND, "key": self.key,
-            "run_dir": str(self.run_dir), "spans": [s.to_json() for s in self.spans],
+            "run_dir": str(self.run_dir), "spans": [as_json(s) for s in self.spans],
         })  # fmt: skip
 
     def begin_span(self, wall: float) -> Span:
@@ -85,7 +75,7 @@ class SoakJournal:
 
     def add_turn(self, span: int, record: TurnRecord) -> None:
         """Kept until the next `flush_turns`: a worker never waits for an fsync."""
-        line = json.dumps({"span": span, "turn": record.to_json()})
+        line = json.dumps({"span": span, "turn": as_json(record)})
         with self._guard:
             self._pending.append(line)
 
@@ -105,7 +95,7 @@ class SoakJournal:
             span, turn = data.get("span"), data.get("turn")
             if isinstance(span, int) and isinstance(turn, dict):
                 try:
-                    out.setdefault(span, []).append(TurnRecord.from_json(turn))
+                    out.setdefault(span, []).append(checked(turn, TurnRecord))
                 except MalformedJson:
                     continue  # a line torn by a crash mid-write
         return out
@@ -175,10 +165,10 @@ def open_journal(
     if path.exists() and not restart:
         try:
             data = read_json(path, kind="soak checkpoint", schema_version=JOURNAL_SCHEMA)
-            run_dir, listed = data.get("run_dir"), data.get("spans", [])
+            run_dir = data.get("run_dir")
             if data.get("key") == key and isinstance(run_dir, str):
-                listed = listed if isinstance(listed, list) else []
-                spans = [Span.from_json(s) for s in listed if isinstance(s, dict)]
+                with json_fields.within("soak checkpoint"):
+                    spans = checked_at(data, "spans", list[Span], [])
                 journal = SoakJournal(path, key, Path(run_dir), spans)
                 journal.close_open_spans()
                 return journal

@@ -52,6 +52,7 @@ class SoakOutcome:
     def skipped_for(cls, fingerprint: str, reason: str) -> SoakOutcome:
         return cls(fingerprint, None, None, None, False, skipped=True, reason=reason)
 
+    # By hand: a command's answer (`--json`), the soak file's path under its own name.
     def to_json(self) -> dict[str, Any]:
         return {
             "fingerprint": self.fingerprint,

@@ -7,7 +7,6 @@ the turns that ended since the last tick), so a crash keeps what was seen.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from ...clock import Clock
@@ -15,11 +14,11 @@ from ...interfaces.readings import Reading, ReadingSample, SensorSource, missing
 from ...interfaces.slots_interface import HostMemorySampler
 from ...runners.contract import ProductionWatch
 from ..measurement.stepping.production_memory import FootprintSource, charge_sample
-from ..measurement.stepping.sampler import process_tree_rss
+from ..measurement.stepping.sampler import Ticking, process_tree_rss
 from .journal import SoakJournal
 
 
-class SoakSampler:
+class SoakSampler(Ticking):
     def __init__(
         self,
         journal: SoakJournal,
@@ -36,26 +35,10 @@ class SoakSampler:
         self.journal, self.span = journal, span
         self.memory, self.sensors, self.production = memory, sensors, production
         self.runner_pid, self.clock, self.footprint = runner_pid, clock, footprint
-        self.interval_s, self.on_tick = interval_s, on_tick
+        super().__init__(interval_s, "soak-sampler")
+        self.on_tick = on_tick
         self.latest: ReadingSample | None = None
         self.polls = self.busy_polls = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self.tick()
-        self._thread = threading.Thread(target=self._run, name="soak-sampler", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self.tick()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.tick()
 
     def tick(self) -> None:
         memory = self.memory.sample()

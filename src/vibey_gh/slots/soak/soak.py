@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ...config import LocalModels, load_config
-from ...errors import Refused
 from ...files import leftover_temp_files
 from ...interfaces.durations import format_duration
 from ...interfaces.readings import ReadingSample
@@ -27,8 +26,8 @@ from ..judging.metrics import ramp_up_end
 from ..judging.records import TurnRecord
 from ..measurement.calibrate import PORT_ADVICE, last_good_bounds, remove_leftover_temp_files
 from ..measurement.calibration_method import check_corpus_fits, think_policy_of
-from ..measurement.calibration_setup import CalibrationRequest, Environment
-from ..measurement.calibration_start import check_identity, wait_for_idle
+from ..measurement.calibration_setup import Environment
+from ..measurement.calibration_start import check_identity, start_when_idle
 from ..measurement.progress_lines import counted
 from ..measurement.stepping.orphans import (
     PID_FILE,
@@ -70,7 +69,7 @@ def run_soak(
     orphan = stop_orphaned_runner(env.layout.root / PID_FILE)
     if orphan is not None:
         progress.message(f"stopped calibration runner {orphan} left by an interrupted run")
-    _wait_for_production(cal, env, progress)
+    start_when_idle(env.production, env.clock, progress, cal.wait_idle_s, "a soak")
     remove_leftover_temp_files(env.layout)
     for folder in (env.layout.evidence / "soak", env.layout.requests / "soak",
                    env.layout.progress / "soak"):  # fmt: skip
@@ -107,20 +106,6 @@ def run_soak(
     return record_soak(
         req, env, journal, fingerprint, slots, bounds_now(), progress.message, stopped
     )
-
-
-def _wait_for_production(cal: CalibrationRequest, env: Environment, progress: SoakProgress) -> None:
-    state = env.production.poll()
-    if not state.busy:
-        return
-    held = ", ".join(state.models) or "a model"
-    if not cal.wait_idle_s:
-        raise Refused(
-            f"the production runner holds {held}; a soak starts only while it is idle "
-            "(--wait-idle SECONDS waits for it)"
-        )
-    if not wait_for_idle(env.production, env.clock, progress, cal.wait_idle_s):
-        raise Refused(f"the production runner still holds {held} after {cal.wait_idle_s:g}s")
 
 
 class _Window:

@@ -9,7 +9,7 @@ import pytest
 from msgspec.structs import replace
 
 from vibey_gh.errors import MalformedJson
-from vibey_gh.interfaces import json_fields
+from vibey_gh.interfaces.schema import as_json, checked, checked_at
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.by_turn import (
     REPLICATES,
@@ -78,13 +78,13 @@ def test_turns_only_one_side_served_are_left_out_of_the_pairing() -> None:
 def test_a_resampling_survives_a_round_trip_and_a_damaged_one_is_refused() -> None:
     resampled = grouped_p95(passes(turns=10, repeats=10))
     assert resampled is not None
-    assert Resampled.from_json(resampled.to_json()) == resampled
-    damaged = {**resampled.to_json(), "replicates": [2.0, 1.0]}
+    assert checked(as_json(resampled), Resampled) == resampled
+    damaged = {**as_json(resampled), "replicates": [2.0, 1.0]}
     with pytest.raises(MalformedJson, match="expected sorted numbers"):
-        json_fields.nested({"r": damaged}, "r", Resampled.from_json)
-    text = {**resampled.to_json(), "replicates": [1.0, "x"]}
+        checked_at({"r": damaged}, "r", Resampled)
+    text = {**as_json(resampled), "replicates": [1.0, "x"]}
     with pytest.raises(MalformedJson, match="expected a number"):
-        json_fields.nested({"r": text}, "r", Resampled.from_json)
-    wrong = {**resampled.to_json(), "turns": 0}
+        checked_at({"r": text}, "r", Resampled)
+    wrong = {**as_json(resampled), "turns": 0}
     with pytest.raises(MalformedJson, match="turn"):
-        json_fields.nested({"r": wrong}, "r", Resampled.from_json)
+        checked_at({"r": wrong}, "r", Resampled)

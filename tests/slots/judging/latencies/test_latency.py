@@ -11,7 +11,8 @@ from msgspec.structs import replace
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
-from vibey_gh.interfaces import json_fields
+from vibey_gh.interfaces.schema import as_json, checked, checked_at
+from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -32,7 +33,7 @@ from vibey_gh.slots.judging.latencies.latency_figures import (
     LatencyFigures,
     QuantileSample,
 )
-from vibey_gh.slots.judging.records import StepRecord, turn_result_from_json
+from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.statistics.stats import quantile_ranks
 
 
@@ -65,11 +66,11 @@ def test_old_turns_without_timing_still_read() -> None:
         "ended": 2.0,
         "error": None,
     }
-    result = turn_result_from_json(old)
+    result = checked(old, TurnResult)
     assert not result.streamed and result.first_token is None
-    assert answer("x").to_json() == {**answer("x").to_json()}  # no timing keys when unstreamed
-    assert "first_token" not in answer("x").to_json()
-    again = turn_result_from_json(streamed(answer("x"), 0.1, 0.01).to_json())
+    assert as_json(answer("x")) == {**as_json(answer("x"))}  # no timing keys when unstreamed
+    assert "first_token" not in as_json(answer("x"))
+    again = checked(as_json(streamed(answer("x"), 0.1, 0.01)), TurnResult)
     assert again.streamed and again.first_token == pytest.approx(0.1)
 
 
@@ -182,7 +183,7 @@ def test_the_latency_factor_compares_with_the_better_one_slot_p95() -> None:
 
 def test_figures_with_latency_survive_a_round_trip() -> None:
     figures = sweep_figures(steps(ttft_at_two=0.5))
-    again = SweepFigures.from_json(figures.to_json())
+    again = checked(as_json(figures), SweepFigures)
     assert again == figures
     assert again.baseline.best_one_slot_latency is not None
 
@@ -193,15 +194,15 @@ def test_figures_with_latency_survive_a_round_trip() -> None:
         ({"count": 3, "tail_from": 2, "tail": [2.0, 1.0]}, "expected sorted numbers"),
         ({"count": 3, "tail_from": 2, "tail": [1.0]}, "expected a tail of ranks 2…3"),
         ({"count": 3, "tail_from": 2, "tail": [1.0, "x"]}, "expected a number"),
-        ({"count": 3, "tail_from": 2, "tail": [-1.0, 1.0]}, "expected finite numbers ≥ 0"),
+        ({"count": 3, "tail_from": 2, "tail": [-1.0, 1.0]}, "expected a number >= 0.0"),
         ({"count": "3", "tail_from": 2, "tail": [1.0, 2.0]}, "expected a whole number"),
     ],
 )
 def test_a_damaged_stored_sample_is_refused_naming_the_field(
     stored: dict[str, object], problem: str
 ) -> None:
-    figures = latency_figures([answer("x")], None).to_json()
+    figures = as_json(latency_figures([answer("x")], None))
     figures["latency"] = stored
     with pytest.raises(MalformedJson, match=problem) as caught:
-        json_fields.nested({"latency": figures}, "latency", LatencyFigures.from_json)
+        checked_at({"latency": figures}, "latency", LatencyFigures)
     assert str(caught.value).startswith("latency.latency")

@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, runs_loop, same_answers
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -57,15 +58,15 @@ def test_the_latency_factor_judges_turn_latency_for_a_corpus_of_segments() -> No
 
 def test_run_latency_survives_the_figures_round_trip_and_old_figures_read_as_turns() -> None:
     figures = sweep_figures(whole_runs("runs"))
-    stored = SweepFigures.from_json(json.loads(json.dumps(figures.to_json())))
+    stored = checked(json.loads(json.dumps(as_json(figures))), SweepFigures)
     latency, made = stored.steps[2].latency, figures.steps[2].latency
     assert latency is not None and made is not None
     assert latency.whole_runs and latency.run is not None and latency.run == made.run
     assert judge_figures(stored, Bounds(latency_factor=1.4)).ideal == 1
-    old = latency.to_json()
+    old = as_json(latency)
     for key in ("whole_runs", "run", "run_p50_s", "run_p95_s", "measured_to_cap"):
         old.pop(key)
-    before = LatencyFigures.from_json(old)
+    before = checked(old, LatencyFigures)
     assert not before.whole_runs and before.judged[0] == "turn" and not before.measured_to_cap
 
 

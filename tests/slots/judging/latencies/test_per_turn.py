@@ -10,6 +10,7 @@ import random
 import pytest
 from msgspec.structs import replace
 
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.by_turn import paired_p95_ratio
 from vibey_gh.slots.judging.latencies.latency import latency_figures
@@ -85,12 +86,12 @@ def test_without_repeats_nothing_is_pulled_and_one_side_turns_are_left_out() -> 
 def test_stored_figures_keep_their_measure_and_say_which_they_are_judged_on() -> None:
     base, here = passes(4, seed=5), passes(8, seed=6, scale=1.4)
     figures = replace(latency_figures([], None), factor_per_turn=per_turn_ratio(here, base))
-    stored = LatencyFigures.from_json(json.loads(json.dumps(figures.to_json())))
+    stored = checked(json.loads(json.dumps(as_json(figures))), LatencyFigures)
     assert stored == figures
-    old = figures.to_json()
+    old = as_json(figures)
     old.pop("factor_per_turn")
-    old["factor_by_turn"] = paired_p95_ratio(here, base).to_json()  # type: ignore[union-attr]
-    before = LatencyFigures.from_json(json.loads(json.dumps(old)))
+    old["factor_by_turn"] = as_json(paired_p95_ratio(here, base))  # type: ignore[union-attr]
+    before = checked(json.loads(json.dumps(old)), LatencyFigures)
     assert before.factor_per_turn is None and before.factor_by_turn is not None
     broken = latency_findings(before, None, Bounds(latency_factor=1.2))
     assert broken and "a ratio of two p95s, as figures stored before" in broken[0]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.turns import RunnerTimings
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.figures import SweepFigures
@@ -66,20 +67,20 @@ def test_no_figure_is_none_with_its_reason_never_zero(turns: list, why: str) -> 
 
 def test_a_step_without_recorded_timings_reads_not_recorded_through_stored_figures() -> None:
     steps = [make_step(0, 1, same_answers()), make_step(1, 2, same_answers())]
-    figures = SweepFigures.from_json(sweep_figures(steps).to_json())
+    figures = checked(as_json(sweep_figures(steps)), SweepFigures)
     assert all(s.speed is not None for s in figures.steps)
     assert {s.speed.prompt.why_none for s in figures.steps if s.speed} == {NOT_RECORDED}
 
 
 def test_stored_speeds_are_checked_as_they_are_read() -> None:
-    good = runner_speed([timed((100, 0.5), (10, 1.0))]).to_json()
-    assert RunnerSpeed.from_json(good).prompt.mean == pytest.approx(200.0)
+    good = as_json(runner_speed([timed((100, 0.5), (10, 1.0))]))
+    assert checked(good, RunnerSpeed).prompt.mean == pytest.approx(200.0)
     for damaged in (
         {"mean": -1.0, "sd": None, "turns": 1, "why_none": None},
         {"mean": None, "sd": None, "turns": 0, "why_none": None},
     ):
         with pytest.raises(MalformedJson):
-            RunnerSpeed.from_json({**good, "prompt": damaged})
+            checked({**good, "prompt": damaged}, RunnerSpeed)
 
 
 @settings(max_examples=40, deadline=None)
@@ -98,14 +99,14 @@ def test_a_turns_timings_survive_the_record_and_the_figure_is_a_pure_function_of
         msgspec.structs.replace(answer("x"), runner_timings=RunnerTimings(*pair)) for pair in pairs
     ]
     records = [TurnRecord(f"t{i}", "s", 0, r) for i, r in enumerate(results)]
-    read_back = [TurnRecord.from_json(r.to_json()).result for r in records]
+    read_back = [checked(as_json(r), TurnRecord).result for r in records]
     assert read_back == results
     assert runner_speed(read_back) == runner_speed(results)
 
 
 @pytest.mark.parametrize("stored", [{"prompt_s": -1.0}, {"prompt_tokens": 1.5}, "fast"])
 def test_implausible_stored_timings_are_refused_naming_the_field(stored: object) -> None:
-    record = TurnRecord("t", "s", 0, answer("x")).to_json()
+    record = as_json(TurnRecord("t", "s", 0, answer("x")))
     record["result"]["runner_timings"] = stored  # type: ignore[index]
     with pytest.raises(MalformedJson, match="runner_timings"):
-        TurnRecord.from_json(record)
+        checked(record, TurnRecord)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, make_step
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.judging.truth.prefix_cache import NOT_REPORTED, cache_shares
 from vibey_gh.slots.report.tables.prompt_cache import cache_cell
 
@@ -27,5 +28,5 @@ def test_the_first_pass_and_the_repeats_are_shown_apart() -> None:
 def test_a_runner_that_counts_nothing_has_no_share_and_says_why() -> None:
     shares = cache_shares(make_step(0, 1, [answer("a")] * 3))
     assert shares.share is None and shares.why == NOT_REPORTED
-    assert shares.to_json()["cached_share"] is None
+    assert as_json(shares)["cached_share"] is None
     assert cache_cell(shares) == "not recorded"

@@ -8,6 +8,7 @@ from msgspec.structs import replace
 from tests.support.rendering import report_of
 from tests.support.runners import FIXTURES
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.runners.logscan import scan_lines
 from vibey_gh.slots.judging.baseline import sweep_figures
 from vibey_gh.slots.judging.bounds import Bounds
@@ -135,23 +136,23 @@ def test_recorded_steps_are_judged_on_what_their_runner_reported() -> None:
     judgement = judge_sweep([*steps, two], Bounds())
     assert judgement.verdicts[2].label == "breaks runner setup" and judgement.ideal == 1
     figures = sweep_figures([*steps, two])
-    again = judge_figures(type(figures).from_json(figures.to_json()), Bounds())
+    again = judge_figures(checked(as_json(figures), type(figures)), Bounds())
     assert again.verdicts[2].broken == judgement.verdicts[2].broken
 
 
 def test_runner_reported_survives_the_evidence_file_and_old_steps_still_load() -> None:
     reported = RunnerReported(slots=2, window=1024, kv_cache_bytes=45 * MIB)
     step = replace(make_step(0, 2, same_answers(3)), runner_reported=reported)
-    data = step.to_json()
+    data = as_json(step)
     assert data["runner_reported"]["slots"] == 2
-    assert StepRecord.from_json(data).runner_reported == reported
+    assert checked(data, StepRecord).runner_reported == reported
     old = dict(data)
     del old["runner_reported"]
-    assert StepRecord.from_json(old).runner_reported is None
+    assert checked(old, StepRecord).runner_reported is None
     damaged = dict(data, runner_reported={"slots": "two"})
     bad_slots = "runner_reported.slots: expected a whole number, got 'two'"
     with pytest.raises(ValueError, match=bad_slots):
-        StepRecord.from_json(damaged)
+        checked(damaged, StepRecord)
 
 
 def test_the_report_prints_each_steps_runner_facts() -> None:
@@ -169,7 +170,7 @@ def test_the_report_prints_each_steps_runner_facts() -> None:
         "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
         "created_at": 1_800_000_000.0,
         "corpus": {"sha256": "c" * 64, "pool_sha256": "p" * 64, "turns": 10, "segments": 4},
-        "steps": [s.to_json() for s in steps],
+        "steps": [as_json(s) for s in steps],
     }
     report = report_of(evidence_from_json(data, None), Bounds())
     assert "  - runner reported: 1 slot(s) × 4096 tokens\n" in report

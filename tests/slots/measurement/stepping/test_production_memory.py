@@ -14,6 +14,7 @@ from tests.support.rendering import report_of
 from tests.support.slot_builders import GB, make_step, same_answers
 from vibey_gh.errors import Refused
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import ProductionState
 from vibey_gh.platforms.device.footprint import FootprintReading
 from vibey_gh.slots.judging.bounds import Bounds
@@ -102,10 +103,10 @@ def test_old_evidence_without_production_fields_loads_and_judges_as_before() -> 
     steps = [make_step(i, n, same_answers(), wired_gb=20.5) for i, n in enumerate((1, 1, 2))]
     old = []
     for step in steps:
-        data = step.to_json()
+        data = as_json(step)
         for key in ("production_footprint_bytes", "production_gpu_bytes", "production_footprint"):
             del data[key]
-        old.append(StepRecord.from_json(data))
+        old.append(checked(data, StepRecord))
     assert old[2].production_footprint_bytes is None and old[2].production_gpu_bytes is None
     before = judge_sweep(steps, Bounds())
     after = judge_sweep(old, Bounds())
@@ -117,11 +118,11 @@ def test_step_record_round_trips_production_fields() -> None:
     step = replace(
         _charged_step(10.0, 2.0), production_gpu_bytes=(3 * GB, None), production_footprint="x"
     )
-    again = StepRecord.from_json(json.loads(json.dumps(step.to_json())))
+    again = checked(json.loads(json.dumps(as_json(step))), StepRecord)
     assert again.production_gpu_bytes == (3 * GB, None)
     assert again.production_footprint_bytes == 2 * GB and again.production_footprint == "x"
     with pytest.raises(ValueError, match="production_gpu_bytes"):
-        StepRecord.from_json({**step.to_json(), "production_gpu_bytes": ["lots"]})
+        checked({**as_json(step), "production_gpu_bytes": ["lots"]}, StepRecord)
 
 
 class Memory:

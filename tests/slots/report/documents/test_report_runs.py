@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.support.rendering import report_of, summary_of
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
@@ -25,7 +26,7 @@ def evidence_of(steps: list, think: dict[str, object]) -> Evidence:
         "created_at": 1_800_000_000.0,
         "corpus": {"sha256": "c" * 64, "turns": 14, "segments": 7, "shape": "runs"},
         "method": {"think": think},
-        "steps": [s.to_json() for s in steps],
+        "steps": [as_json(s) for s in steps],
     }
     return evidence_from_json(data, None)
 
@@ -64,8 +65,8 @@ def test_whole_runs_without_think_time_still_list_tool_time_as_not_measured() ->
 def test_the_terminal_table_names_runs_per_hour_in_its_header() -> None:
     from rich.console import Console
 
-    from vibey_gh.cli.slots.step_table_view import build_table
     from vibey_gh.slots.report.tables.step_table import STEP_COLUMNS, step_views
+    from vibey_gh.slots.report.terminal.step_table_view import build_table
 
     for steps, figure in (
         (runs_sweep(), "runs/h"),

@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.evidence import RECORDED
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
@@ -32,7 +33,7 @@ def evidence_of(steps: list[StepRecord]) -> Evidence:
             "kind": "vibey-gh-evidence",
             "fingerprint": {"id": "0123456789abcdef", "fields": {"window": 4096}},
             "created_at": 1_800_000_000.0,
-            "steps": [s.to_json() for s in steps],
+            "steps": [as_json(s) for s in steps],
         },
         None,
     )
@@ -130,14 +131,15 @@ def test_a_lone_one_slot_step_still_gives_every_plot(tmp_path: Path) -> None:
 
 def test_missing_readings_become_gaps_not_zeros() -> None:
     step = make_step(0, 1, same_answers())
-    gappy = StepRecord.from_json(
+    gappy = checked(
         {
-            **step.to_json(),
+            **as_json(step),
             "timeline": [
                 [0.0, None, None, None, None, None, None, None],
                 [10.0, None, None, None, None, None, None, None],
             ],
-        }
+        },
+        StepRecord,
     )
     line = sweep_timeline([gappy], ["N=1"], 0.8)
     assert all(math.isnan(v) for v in line.wired_gb + line.free_pct + line.swap_out_mb_per_min)
@@ -212,7 +214,7 @@ def _gained_evidence(
             },
             "created_at": 1_800_000_000.0,
             "runner": {"model": model},
-            "steps": [s.to_json() for s in steps],
+            "steps": [as_json(s) for s in steps],
         },
         None,
     )

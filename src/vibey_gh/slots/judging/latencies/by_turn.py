@@ -31,13 +31,13 @@ import functools
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 
-from ....errors import MalformedJson
-from ....interfaces import json_fields
 from ....interfaces.token_gaps import Gaps, merged, upper_edge
+from ..statistics.figure_fields import Amount, Count
 from .gap_sample import quantile_ranks_of
 
 P95 = 0.95
@@ -108,10 +108,16 @@ class Resampled(msgspec.Struct, frozen=True):
     """A p95 resampled by turn: the point, `turns` distinct turns holding `count` values, and
     the sorted p95s of the bootstrap replicates (empty: too few turns to resample)."""
 
-    point: float
-    turns: int
-    count: int
-    replicates: tuple[float, ...]
+    point: Amount
+    turns: Annotated[int, Meta(ge=1)]
+    count: Count
+    replicates: Annotated[tuple[Amount, ...], Meta(max_length=REPLICATES)]
+
+    def __post_init__(self) -> None:
+        if list(self.replicates) != sorted(self.replicates):
+            raise ValueError("replicates: expected sorted numbers")
+        if self.count < self.turns:
+            raise ValueError(f"expected {self.turns} turn(s) of at least as many values")
 
     def interval(self, confidence: float) -> tuple[float | None, float | None]:
         """(low, high) at `confidence`; None for a side it cannot bound: too few turns, or too
@@ -125,35 +131,6 @@ class Resampled(msgspec.Struct, frozen=True):
         low = self.replicates[min(last, math.floor(tail * len(self.replicates)))]
         high = self.replicates[max(0, min(last, math.ceil((1.0 - tail) * last)))]
         return (low if low_rank else None), (high if high_rank else None)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "point": self.point,
-            "turns": self.turns,
-            "count": self.count,
-            "replicates": list(self.replicates),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, object]) -> Resampled:
-        """A stored resampling; MalformedJson naming a field of the wrong type or range."""
-        point = json_fields.number(data, "point")
-        turns = json_fields.integer(data, "turns")
-        count = json_fields.integer(data, "count")
-        stored = json_fields.items(data, "replicates")
-        # `slots allowed` reads these on every answer: checked by builtins, value by value
-        # only when something is wrong (to say what)
-        if not set(map(type, stored)) <= {float, int}:
-            json_fields.optional_numbers(stored, "replicates")
-            raise MalformedJson("expected numbers", ("replicates",))
-        values = tuple(map(float, cast("list[float]", stored)))
-        if list(values) != sorted(values):
-            raise MalformedJson("expected sorted numbers", ("replicates",))
-        if not all(map(math.isfinite, (point, *values))) or min((point, *values)) < 0.0:
-            raise MalformedJson("expected finite numbers ≥ 0", ("replicates",))
-        if turns < 1 or count < turns or len(values) > REPLICATES:
-            raise MalformedJson(f"expected {turns} turn(s) of at least as many values")
-        return cls(point, turns, count, values)
 
 
 def _replicates(statistic: _Statistic, turns: int) -> tuple[float, ...]:

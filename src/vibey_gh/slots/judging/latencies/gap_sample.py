@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ....errors import MalformedJson
-from ....interfaces import json_fields
-from ....interfaces.token_gaps import Gaps, checked_gaps, merged, upper_edge
+from ....interfaces.token_gaps import Gaps, ascending, merged, upper_edge
+from ..statistics.figure_fields import Amount, Count
 from ..statistics.stats import normal_quantile, quantile_ranks
 
 P95 = 0.95
@@ -40,8 +39,13 @@ class GapSample(msgspec.Struct, frozen=True):
     """Pooled gaps: (bucket, count) pairs, how many, and their exact sum in seconds."""
 
     gaps: Gaps
-    count: int
-    total_s: float
+    count: Count
+    total_s: Amount
+
+    def __post_init__(self) -> None:
+        ascending(self.gaps)
+        if self.count != sum(n for _, n in self.gaps) or self.count < 1:
+            raise ValueError("count: expected the count of the gaps")
 
     @classmethod
     def of(cls, per_turn: Sequence[Gaps], total_s: float) -> GapSample | None:
@@ -69,25 +73,3 @@ class GapSample(msgspec.Struct, frozen=True):
     def interval(self, confidence: float, share: float = P95) -> tuple[float | None, float | None]:
         low, high = quantile_ranks_of(self.count, share, confidence)
         return self._at(low), self._at(high)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "gaps": [list(pair) for pair in self.gaps],
-            "count": self.count,
-            "total_s": self.total_s,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, object]) -> GapSample:
-        """Stored gaps; MalformedJson naming a field of the wrong type or range."""
-        try:
-            gaps = checked_gaps(data.get("gaps"))
-        except ValueError as problem:
-            raise MalformedJson(str(problem), ("gaps",)) from None
-        count = json_fields.integer(data, "count")
-        total_s = json_fields.number(data, "total_s")
-        if count != sum(n for _, n in gaps) or count < 1:
-            raise MalformedJson("expected the count of the gaps", ("count",))
-        if not math.isfinite(total_s) or total_s < 0:
-            raise MalformedJson("expected a finite number ≥ 0", ("total_s",))
-        return cls(gaps, count, total_s)

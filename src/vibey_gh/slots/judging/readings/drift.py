@@ -101,6 +101,7 @@ class SoakJudgement(msgspec.Struct, frozen=True):
     def holds(self) -> bool:
         return self.verdict == HOLDS
 
+    # By hand: a view, with the last-over-first ratio spelled out and `holds` computed.
     def to_json(self) -> dict[str, Any]:
         ratio = self.last_over_first
         return {

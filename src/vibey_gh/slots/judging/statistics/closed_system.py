@@ -72,6 +72,7 @@ class Prediction(msgspec.Struct, frozen=True):
     def gain_at(self, slots: int) -> float | None:
         return self.gains[slots - 1] if 1 <= slots <= len(self.gains) else None
 
+    # By hand: a view for the report, its gains keyed by N and an infinite knee written as null.
     def to_json(self) -> dict[str, object]:
         return {
             "away_over_service": self.away,

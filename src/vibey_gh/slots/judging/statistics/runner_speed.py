@@ -18,10 +18,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ....errors import MalformedJson
-from ....interfaces import json_fields
-from .figure_fields import amount as _amount
-from .figure_fields import count as _count
+from .figure_fields import Amount, Count
 from .stats import standard_error
 
 if TYPE_CHECKING:  # stored figures are read without the turns (`figures`)
@@ -37,20 +34,14 @@ class TokenRate(msgspec.Struct, frozen=True):
     """mean / sd: tokens/s over `turns` turns (sd None below two); `why_none` when mean is
     None."""
 
-    mean: float | None
-    sd: float | None
-    turns: int
+    mean: Amount | None
+    sd: Amount | None
+    turns: Count = 0
     why_none: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {"mean": self.mean, "sd": self.sd, "turns": self.turns, "why_none": self.why_none}
-
-    @classmethod
-    def from_json(cls, data: dict[str, object]) -> TokenRate:
-        mean, why = _amount(data, "mean", None), json_fields.text(data, "why_none", None)
-        if (mean is None) == (why is None):
-            raise MalformedJson("expected a mean or the reason there is none", ("why_none",))
-        return cls(mean, _amount(data, "sd", None), _count(data, "turns", 0), why)
+    def __post_init__(self) -> None:
+        if (self.mean is None) == (self.why_none is None):
+            raise ValueError("why_none: expected a mean or the reason there is none")
 
 
 class RunnerSpeed(msgspec.Struct, frozen=True):
@@ -58,16 +49,6 @@ class RunnerSpeed(msgspec.Struct, frozen=True):
 
     prompt: TokenRate
     generation: TokenRate
-
-    def to_json(self) -> dict[str, object]:
-        return {"prompt": self.prompt.to_json(), "generation": self.generation.to_json()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, object]) -> RunnerSpeed:
-        return cls(
-            json_fields.nested(data, "prompt", TokenRate.from_json),
-            json_fields.nested(data, "generation", TokenRate.from_json),
-        )
 
 
 def token_rate(rates: Sequence[float | None], why_none: str) -> TokenRate:

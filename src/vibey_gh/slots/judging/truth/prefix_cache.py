@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import msgspec
+from msgspec import field
 
 from ..records import StepRecord, TurnRecord
 
@@ -44,18 +45,11 @@ class CacheShares(msgspec.Struct, frozen=True):
     in the passes after it (None where no turn reports it, or there was no such pass; passes
     are told apart only in evidence that marks them). why: the reason `share` is None."""
 
-    share: float | None
-    first_pass: float | None
-    repeats: float | None
-    why: str | None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "cached_share": self.share,
-            "cached_share_first_pass": self.first_pass,
-            "cached_share_repeats": self.repeats,
-            "cached_share_why": self.why,
-        }
+    # written under the names the step table's JSON gives them
+    share: float | None = field(name="cached_share")
+    first_pass: float | None = field(name="cached_share_first_pass")
+    repeats: float | None = field(name="cached_share_repeats")
+    why: str | None = field(name="cached_share_why")
 
 
 def cache_shares(step: StepRecord) -> CacheShares:

@@ -39,8 +39,6 @@ class ProductionHeld(Protocol):
     @property
     def how(self) -> str: ...
 
-    def to_json(self) -> dict[str, object]: ...
-
 
 def charged_bytes(raw: int | None, production: int | None) -> int | None:
     """raw − production, never below zero; raw itself where production is unknown."""

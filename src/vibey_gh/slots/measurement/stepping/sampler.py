@@ -18,6 +18,7 @@ from msgspec.structs import asdict
 from ....clock import Clock
 from ....files import append_line_durably
 from ....interfaces.readings import Reading, SensorSource, sample_of
+from ....interfaces.schema import as_json
 from ....interfaces.slots_interface import HostMemorySampler, MemorySample
 from ....runners.contract import ProductionWatch
 from ...judging.records import LogEventRecord, ProductionRecord
@@ -44,7 +45,37 @@ def gpu_used_share(sample: MemorySample) -> float | None:
     return max(shares) if shares else None
 
 
-class StepSampler:
+class Ticking:
+    """Ticks at once, then every `interval_s` seconds on a daemon thread named `name`, and once
+    more when stopped: a step's (or a soak's) first reading is taken before any request is
+    sent, and its last after the last answer."""
+
+    def __init__(self, interval_s: float, name: str) -> None:
+        self.interval_s = interval_s
+        self._name = name
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self.tick()
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.tick()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.tick()
+
+
+class StepSampler(Ticking):
     def __init__(
         self,
         memory: HostMemorySampler,
@@ -59,6 +90,7 @@ class StepSampler:
         footprint: Callable[[], ProductionHeld | None] | None = None,
         sensors: SensorSource | None = None,
     ) -> None:
+        super().__init__(interval_s, "step-sampler")
         # the platform's readings beyond memory, written beside the memory sample (None: none)
         self._sensors = sensors
         # production's footprint, left out of the charged figures (None: not watched)
@@ -71,10 +103,7 @@ class StepSampler:
         self._runner_pid = runner_pid
         self._path = samples_path
         self._clock = clock
-        self._interval = interval_s
         self._on_tick = on_tick
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.timeline: list[tuple[float | None, ...]] = []
         self.events: list[LogEventRecord] = []
         self.latest: MemorySample | None = None
@@ -84,21 +113,6 @@ class StepSampler:
         self._initial_models: tuple[str, ...] | None = None
         self._appeared = False
         self._version: str | None = None
-
-    def start(self) -> None:
-        self.tick()  # the step's first point is taken before any request is sent
-        self._thread = threading.Thread(target=self._run, name="step-sampler", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self.tick()  # and the last one after the last answer
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            self.tick()
 
     def tick(self) -> None:
         sample = self._memory.sample()
@@ -154,7 +168,7 @@ class StepSampler:
             "wall": self._clock.now(),
             "memory": asdict(sample),
             "runner_rss_bytes": rss,
-            "production_footprint": None if footprint is None else footprint.to_json(),
+            "production_footprint": None if footprint is None else as_json(footprint),
             "charged": None
             if footprint is None
             else {
@@ -164,7 +178,7 @@ class StepSampler:
             },
             "production": {"busy": state.busy, "reachable": state.reachable, "models": models},
             "calibration": None if held is None else {"models": sorted(held.models)},
-            "log_events": [e.to_json() for e in new_events],
+            "log_events": [as_json(e) for e in new_events],
         }
         if self._sensors is not None:
             # one tick as named readings: the memory sample above keeps its own format

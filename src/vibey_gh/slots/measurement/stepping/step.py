@@ -22,6 +22,7 @@ from msgspec.structs import replace
 from ....clock import Clock
 from ....files import append_line_durably, ensure_private_dir
 from ....interfaces.readings import SensorSource
+from ....interfaces.schema import as_json
 from ....interfaces.slots_interface import (
     ChatSettings,
     HostMemorySampler,
@@ -262,7 +263,7 @@ def _replay_with_sampler(
     started_at = ctx.clock.now()
 
     def record_turn(record: TurnRecord) -> None:
-        results.put(json.dumps(record.to_json()))
+        results.put(json.dumps(as_json(record)))
 
     # each corpus turn's first answer is the one compared; kept as turns come in, because
     # this runs under the replay's lock after every turn and a steady-state step has many

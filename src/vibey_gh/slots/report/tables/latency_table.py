@@ -8,6 +8,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from ....interfaces.schema import as_json
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
 from ...judging.latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
@@ -244,7 +245,7 @@ def verdict_latency_json(verdict: Verdict) -> dict[str, Any] | None:
     figures = verdict.latency
     if figures is None:
         return None
-    shown = figures.to_json()
+    shown = as_json(figures)
     samples = (
         "latency",
         "ttft",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from ....interfaces.schema import as_json
 from ...judging.judge import SweepJudgement, Verdict, finite_or_none, gain_range
 from ...judging.records import StepRecord
 from ...judging.statistics.runner_speed import RunnerSpeed
@@ -344,7 +345,7 @@ STEP_COLUMNS: tuple[StepColumn, ...] = (
         "cached",
         lambda v: cache_cell(cache_shares(v.step)),
         lambda v: cache_brief(cache_shares(v.step)),
-        lambda v: cache_shares(v.step).to_json(),
+        lambda v: as_json(cache_shares(v.step)),
         13,
     ),
     _speed_column(PROMPT, 15),

@@ -13,13 +13,18 @@ from typing import Any
 
 from rich.console import Console
 
-from ..common import reader_went_away
-
 
 class ReaderMayLeave(Console):
     def on_broken_pipe(self) -> None:
-        """`show | head`: rich would exit 1; the reader had all it wanted."""
-        reader_went_away()
+        """`show | head`: rich would exit 1, but the reader had all it wanted. The broken pipe
+        goes on to the command's edge, which ends quietly with exit 0."""
+        raise BrokenPipeError
+
+
+def show_console(*, soft_wrap: bool) -> ReaderMayLeave:
+    """The console `slots show` prints through: markup off, as evidence holds text from
+    elsewhere (paths, model names, "vibey-gh[plots]"); `soft_wrap` off a terminal."""
+    return ReaderMayLeave(highlight=False, markup=False, soft_wrap=soft_wrap)
 
 
 TABLE, ITEM, PARAGRAPH = "table", "item", "paragraph"
@@ -67,4 +72,4 @@ def markdown_console(console: Console) -> MarkdownConsole:
     )
 
 
-__all__ = ["MarkdownConsole", "ReaderMayLeave", "markdown_console", "markdown_line"]
+__all__ = ["MarkdownConsole", "ReaderMayLeave", "markdown_console", "markdown_line", "show_console"]

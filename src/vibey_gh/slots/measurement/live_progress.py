@@ -20,10 +20,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from ..interfaces.slots_interface import MemorySample
-from ..slots.judging.metrics import step_metrics
-from ..slots.judging.records import StepRecord
-from ..slots.measurement.progress_lines import LineProgress, SweepPlan, duration_text, memory_text
+from ...interfaces.slots_interface import MemorySample
+from ..judging.metrics import step_metrics
+from ..judging.records import StepRecord
+from .progress_lines import LineProgress, SweepPlan, duration_text, memory_text
 
 CONFIDENCE = 0.9  # the interval shown while the sweep runs (the evidence states its own)
 REDRAW_EVERY_S = 0.25  # a step may serve dozens of turns a second: redraw at most this often

@@ -8,22 +8,19 @@ commands that show everything (`--format markdown`, the report).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ...slots.report.tables.step_table import STEP_COLUMNS, StepColumn, StepView, short_header
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.table import Table
+from ..tables.step_table import STEP_COLUMNS, StepColumn, StepView, short_header
 
 IDEAL_STYLE = "bold green"
 UNBOUNDED = 10_000
 
 
 def build_table(views: Sequence[StepView], columns: Sequence[StepColumn]) -> Table:
-    from rich import box
-    from rich.table import Table
-
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     on_runs = any(view.on_runs for view in views)
     for column in columns:
@@ -38,8 +35,6 @@ def fitting_table(
     views: Sequence[StepView], console: Console, columns: Sequence[StepColumn] = STEP_COLUMNS
 ) -> tuple[Table, list[StepColumn]]:
     """The table with as many columns as fit `console`'s width, and the columns left out."""
-    from rich.measure import Measurement
-
     kept = list(columns)
     dropped: list[StepColumn] = []
     unbounded = console.options.update_width(UNBOUNDED)  # measured as wide as it wants

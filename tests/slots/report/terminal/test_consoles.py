@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from vibey_gh.cli.slots.show_console import markdown_console, markdown_line
+from vibey_gh.slots.report.terminal.consoles import markdown_console, markdown_line
 
 
 def test_each_line_is_its_own_block_and_indented_lines_are_a_list() -> None:
