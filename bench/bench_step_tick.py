@@ -21,11 +21,11 @@ from pathlib import Path
 from bench_support import free_port
 
 from vibey_gh.clock import SYSTEM_CLOCK
-from vibey_gh.composition import log_source
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.runners.registry import production_watch, runner_for
+from vibey_gh.slots.measurement.calibration_setup import log_source
 from vibey_gh.slots.measurement.stepping.sampler import StepSampler
 
 

@@ -457,6 +457,67 @@ def crowded_packages(src: Path, package: str, limit: int = MAX_MODULES) -> list[
     return problems
 
 
+# Imports inside functions (lazy imports) in the whole of src/, and how many may be there: 297
+# before the package imported at the top (docs/architecture.md, "Imports"). Each one says why
+# on its line or in the comment just above it ("# lazy: …"): an optional extra, a platform's own
+# module, or milliseconds that `slots allowed` never spends.
+MAX_LAZY_IMPORTS = 40
+LAZY_LABEL = "# lazy:"
+# packages whose lazy imports need no label (none: kept for a package being reworked)
+LAZY_UNLABELLED_IN: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LazyImport:
+    module: str
+    file: Path
+    line: int
+    labelled: bool
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}: {self.module} imports inside a function"
+
+
+def lazy_imports(src: Path, package: str) -> list[LazyImport]:
+    """Every import statement inside a function (nested ones counted once), in file order."""
+    found = []
+    for module, path in module_names(src, package).items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        inside: dict[int, ast.stmt] = {}
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                        inside[inner.lineno] = inner
+        for line in sorted(inside):
+            above = line - 2
+            while above >= 0 and lines[above].strip().startswith("#"):
+                above -= 1
+            said = [lines[line - 1], *lines[above + 1 : line - 1]]
+            labelled = any(LAZY_LABEL in text_line for text_line in said)
+            found.append(LazyImport(module, path, line, labelled))
+    return found
+
+
+def lazy_import_problems(
+    found: list[LazyImport], ceiling: int, unlabelled_in: Iterable[str]
+) -> list[str]:
+    """More lazy imports than `ceiling`, and each one that does not say why."""
+    exempt = tuple(unlabelled_in)
+    problems = [
+        f"{item.where()} without a '{LAZY_LABEL} why' comment (or import it at the top)"
+        for item in found
+        if not item.labelled and not any(_inside(item.module, unit) for unit in exempt)
+    ]
+    if len(found) > ceiling:
+        problems.append(
+            f"{len(found)} imports inside functions, more than {ceiling}: import at the top, "
+            "or move the function to where its imports are"
+        )
+    return problems
+
+
 def _child_of(module: str, package: str) -> str | None:
     """The module or sub-package directly under `package` that holds `module`."""
     if not module.startswith(package + "."):
@@ -568,6 +629,13 @@ def test_every_unit_of_the_package_is_in_the_table(graph: dict[str, list[Import]
 
 def test_no_package_holds_more_than_a_dozen_modules() -> None:
     problems = crowded_packages(SRC, ROOT_PACKAGE)
+    assert not problems, "\n".join(problems)
+
+
+def test_imports_inside_functions_are_few_and_each_says_why() -> None:
+    problems = lazy_import_problems(
+        lazy_imports(SRC, ROOT_PACKAGE), MAX_LAZY_IMPORTS, LAZY_UNLABELLED_IN
+    )
     assert not problems, "\n".join(problems)
 
 
@@ -861,4 +929,43 @@ def test_a_misplaced_kind_name_is_caught_and_prose_is_not(tmp_path: Path) -> Non
     assert [(use.file.relative_to(package).as_posix(), use.line) for use in found] == [
         ("config.py", 4),
         ("platforms/tree.py", 1),
+    ]
+
+
+def test_an_unexplained_lazy_import_and_too_many_are_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            "vibey_gh/__init__.py": "",
+            "vibey_gh/a.py": (
+                "def f():\n"
+                "    # lazy: an optional extra\n"
+                "    # (said over two lines)\n"
+                "    import matplotlib\n"
+                "    import json  # lazy: said on its line\n"
+                "\n"
+                "\n"
+                "def g():\n"
+                "    def inner():\n"
+                "        import csv\n"
+            ),
+            "vibey_gh/cli/__init__.py": "",
+            "vibey_gh/cli/b.py": "def h():\n    import click\n",
+        },
+    )
+    found = lazy_imports(src, ROOT_PACKAGE)
+    assert [(item.module, item.line, item.labelled) for item in found] == [
+        ("vibey_gh.a", 4, True),
+        ("vibey_gh.a", 5, True),
+        ("vibey_gh.a", 10, False),
+        ("vibey_gh.cli.b", 2, False),
+    ]
+    a = src / "vibey_gh" / "a.py"
+    assert lazy_import_problems(found, 4, ["vibey_gh.cli"]) == [
+        f"{a}:10: vibey_gh.a imports inside a function without a '# lazy: why' comment "
+        "(or import it at the top)"
+    ]
+    assert lazy_import_problems(found, 3, ["vibey_gh.a", "vibey_gh.cli"]) == [
+        "4 imports inside functions, more than 3: import at the top, "
+        "or move the function to where its imports are"
     ]

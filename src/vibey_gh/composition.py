@@ -7,8 +7,10 @@ clock from here. A test replaces some of the parts by keyword (`real_collaborato
 and keeps the rest real; the suite does that through one fixture, `collaborators` in
 tests/conftest.py.
 
-Every part is built on first use, inside the function that needs it: `slots allowed` is asked
-on every storm pass and pays only for what its answer reads (a declared 1 reads nothing).
+Every part is built on first use: `slots allowed` is asked on every storm pass and pays only
+for what its answer reads (a declared 1 reads nothing). What the gate reads is imported here;
+the device probe, the platform's other probes, a calibration's world and the lanes' client are
+imported by the function that builds them, the first time it is called.
 """
 
 from __future__ import annotations
@@ -17,20 +19,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
+from msgspec.structs import replace
 
 from .clock import SYSTEM_CLOCK, Clock
+from .runners.registry import identify_production as identify_production_of
+from .runners.registry import production_drift as production_drift_of
+from .runners.registry import runner_kind, runner_markers
+from .slots.gate.allowed import AllowedAnswer, AllowedDeps, decide_allowed
+from .state import StateLayout
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .config import LocalModels
     from .interfaces.slots_interface import DeviceFacts, RunnerInfo
     from .lanes.client import ChatClient
     from .platforms.device.probes import PlatformProbes
-    from .slots.gate.allowed import AllowedAnswer, AllowedDeps
-    from .slots.judging.records import LogEventRecord
     from .slots.measurement.calibration_setup import Environment
-    from .state import StateLayout
 
 
 class Collaborators(msgspec.Struct, frozen=True):
@@ -65,8 +68,6 @@ class Collaborators(msgspec.Struct, frozen=True):
     def answer_allowed(self, model: str | None, window: int | None) -> AllowedAnswer:
         """`slots allowed` as asked on the command line: the config is read here, and one that
         does not parse is the answer's reason (1), as is an unsupported platform."""
-        from .slots.gate.allowed import decide_allowed
-
         return decide_allowed(
             model=model, window=window, platform=self.platform, deps=self.allowed_deps
         )
@@ -74,10 +75,6 @@ class Collaborators(msgspec.Struct, frozen=True):
     def what_if_allowed(self, config: LocalModels) -> AllowedAnswer:
         """What `slots allowed` would answer for `config`, filing no calibration request: a
         command that only says what the gate would do leaves nothing behind."""
-        from msgspec.structs import replace
-
-        from .slots.gate.allowed import decide_allowed
-
         deps = replace(self.allowed_deps(), files_requests=False)
         return decide_allowed(config, platform=self.platform, deps=deps)
 
@@ -127,19 +124,17 @@ def _allowed_deps(
     device: Callable[[], DeviceFacts],
     identify: Callable[[LocalModels], RunnerInfo],
 ) -> AllowedDeps:
-    from .slots.gate.allowed import AllowedDeps
-
     return AllowedDeps(layout(), clock, device, identify)
 
 
 def _state_layout() -> StateLayout:
-    from .state import StateLayout
-
     return StateLayout.from_env()
 
 
 def _probes_of(platform: str | None) -> Callable[[], PlatformProbes]:
     def probes() -> PlatformProbes:
+        # lazy: memory samplers, sensors and the process footprint (psutil) serve a
+        # calibration; `slots allowed` builds the device probe alone
         from .platforms.device.probes import PlatformProbes
 
         return PlatformProbes.detect() if platform is None else PlatformProbes.detect(platform)
@@ -153,7 +148,8 @@ def _device_of(probes: Callable[[], PlatformProbes]) -> Callable[[], DeviceFacts
 
 def _device_here(platform: str | None) -> Callable[[], DeviceFacts]:
     def device() -> DeviceFacts:
-        from .platforms.device.probes import detect_device
+        # lazy: a declared concurrent_runs is answered without probing the device
+        from .platforms.device.device_probe import detect_device
 
         return (detect_device() if platform is None else detect_device(platform)).describe()
 
@@ -164,21 +160,18 @@ def _identify_production_in(
     layout: Callable[[], StateLayout],
 ) -> Callable[[LocalModels], RunnerInfo]:
     def identify(config: LocalModels) -> RunnerInfo:
-        from .runners.registry import identify_production
-
         # the model digest's cache lives under this state root
-        return identify_production(config, layout())
+        return identify_production_of(config, layout())
 
     return identify
 
 
 def _production_drift(config: LocalModels) -> list[str]:
-    from .runners.registry import production_drift
-
-    return production_drift(config)
+    return production_drift_of(config)
 
 
 def _production_client(config: LocalModels) -> ChatClient:
+    # lazy: a lane's chat client (httpx) is never the gate's
     from .lanes.client import production_client
 
     return production_client(config)
@@ -202,13 +195,11 @@ def build_environment(
     """A calibration's world for `config`: the runner, the memory sampler, production's watch
     and footprint, the log source and the identities, on this machine's probes and state root
     unless given (scripts and tests call it directly; commands through `Collaborators`)."""
-    from .platforms.device.probes import PlatformProbes
-    from .runners.registry import runner_kind, runner_markers
-    from .slots.evidence.fingerprint import compute_fingerprint
-    from .slots.measurement.calibration_setup import Environment
-    from .state import StateLayout
+    # lazy: a calibration's world (the measurement stage, its runners and readings) is tens of
+    # ms that `slots allowed`, which starts from this module, never spends
+    from .slots.measurement.calibration_setup import Environment, log_source
 
-    probes = probes or PlatformProbes.detect()
+    probes = probes or _probes_of(None)()
     state = layout or StateLayout.from_env()
     kind = runner_kind(config.runner)
     # the embedded and simulated calibration runners are the installed package production runs
@@ -222,7 +213,6 @@ def build_environment(
         memory=probes.memory,
         runner=kind.calibration_runner(state=state, config=config),
         log_source=log_source,
-        fingerprint_of=compute_fingerprint,
         calibration_watch=kind.watch,
         calibration_identity=(
             (lambda: kind.identify_calibration(config, state)) if separate_binary else None
@@ -236,28 +226,10 @@ def build_environment(
     )
 
 
-def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
-    """New events of the runner's log since the last call, as evidence records."""
-    from .runners.logscan import LogTail
-    from .slots.judging.records import LogEventRecord
-
-    tail = LogTail(log_path, runner_kind)
-
-    def new_events() -> list[LogEventRecord]:
-        return [
-            LogEventRecord(kind=e.kind, text=e.text, values=dict(e.values))
-            for e in tail.new_events()
-        ]
-
-    return new_events
-
-
 def _decide_with(
     platform: str | None, allowed_deps: Callable[[], AllowedDeps]
 ) -> Callable[[LocalModels], AllowedAnswer]:
     def decide(config: LocalModels) -> AllowedAnswer:
-        from .slots.gate.allowed import decide_allowed
-
         return decide_allowed(config, deps=allowed_deps, platform=platform)
 
     return decide

@@ -24,6 +24,7 @@ from .config_reader import Declaration, TableReader, did_you_mean
 from .errors import BadInput, ConfigError
 from .guarded import MIB, InputProblem, read_regular_bytes
 from .interfaces.bounds import Bounds
+from .interfaces.durations import parse_duration
 from .interfaces.schema import error_path, fields_of, value_problem
 from .interfaces.think import (
     DEFAULT_THINK_CAP_S,
@@ -220,8 +221,6 @@ def _think_cap(reader: TableReader) -> float:
 
 
 def _require_soak(reader: TableReader) -> float | None:
-    from .interfaces.durations import parse_duration
-
     value = reader.optional_string("require_soak")
     if value is None or value.strip().lower() in ("", "off", "none"):
         return None

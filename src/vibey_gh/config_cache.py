@@ -30,8 +30,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .files import canonical_json, keep_cache_json, read_cache_text, sha256_hex, utf8
-from .guarded import MAX_DEPTH, MIB, InputProblem, loads_json, nesting_depth
+from .files import (
+    canonical_json,
+    ensure_private_dir,
+    keep_cache_json,
+    read_cache_text,
+    sha256_hex,
+    utf8,
+)
+from .guarded import MAX_DEPTH, MIB, InputProblem, loads_json, loads_toml, nesting_depth
+from .state import state_root
 
 CACHE_FOLDER = "config-toml"
 CACHE_LIMIT = 2 * MIB
@@ -48,8 +56,6 @@ def cache_file_for(config_path: Path, environ: Mapping[str, str] | None = None) 
     """Where the parse of the config file at `config_path` is kept: one file per config
     location, so two configs read in turn (a project's and the user's) do not evict each
     other."""
-    from .state import state_root  # where the state lives, only once a config file is read
-
     root = state_root(os.environ if environ is None else environ)
     name = sha256_hex(utf8(str(config_path.absolute())))[:16]
     return root / "cache" / CACHE_FOLDER / f"{name}.json"
@@ -72,13 +78,11 @@ def parsed_config_toml(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputProblem("is not UTF-8 text") from None
-    import tomllib  # only for bytes not parsed before
-
-    from .guarded import loads_toml
-
     try:
         data = loads_toml(text)
-    except tomllib.TOMLDecodeError as exc:
+    except InputProblem:
+        raise
+    except ValueError as exc:  # tomllib's TOMLDecodeError, imported by loads_toml alone
         raise NotToml(str(exc)) from None
     _keep(cache_file, digest, data)
     return data
@@ -112,7 +116,6 @@ def _kept_parse(cache_file: Path, digest: str) -> dict[str, Any] | None:
 def _keep(cache_file: Path, digest: str, data: dict[str, Any]) -> None:
     if not cache_file.parent.parent.is_dir() or not _only_json_types(data):
         return
-    from .files import ensure_private_dir
 
     body = {"schema": CACHE_SCHEMA, "config_sha256": digest, "toml": data}
     with contextlib.suppress(OSError):  # the write below says why

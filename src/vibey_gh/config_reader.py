@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .runners.llamacpp.settings import OWNED_RUNNER_ARGS
@@ -17,8 +18,6 @@ Declaration = int | Literal["measured"]
 def url_problem(value: str) -> str | None:
     """What makes `value` unusable as a runner's base URL, or None: the scheme, the host and
     the port are all checked here, so no later use of the URL can fail on them."""
-    from urllib.parse import urlsplit
-
     if not value.isprintable() or any(c.isspace() for c in value):
         return f"{value!r} holds spaces or control characters"
     try:
@@ -177,7 +176,7 @@ class TableReader:
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
     """' (did you mean "x"?)' for the closest choice to a misspelled word, else ''."""
-    import difflib  # only on a mistake: every `slots allowed` reads the config
+    import difflib  # lazy: only on a mistake, and every `slots allowed` reads the config
 
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""

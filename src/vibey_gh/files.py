@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -45,19 +46,14 @@ def as_read_back(data: object) -> Any:
     return json.loads(json.dumps(data, ensure_ascii=False))  # trusted-json: our own values
 
 
-def _sha256_maker() -> Callable[[bytes], Any]:
-    # The interpreter's own sha256 where it has one: hashlib loads OpenSSL first, several
-    # milliseconds of the `slots allowed` budget, to hash a few kilobytes. (Large files, such
-    # as a model's digest, use hashlib, which is faster per byte.)
-    try:
-        return __import__("_sha256").sha256  # type: ignore[no-any-return]
-    except (ImportError, AttributeError):
-        import hashlib
-
-        return hashlib.sha256
-
-
-_SHA256 = _sha256_maker()
+# The interpreter's own sha256 where it has one: hashlib loads OpenSSL first, several
+# milliseconds of the `slots allowed` budget, to hash a few kilobytes. (Large files, such as a
+# model's digest, use hashlib, which is faster per byte.)
+_SHA256: Callable[[bytes], Any]
+try:
+    _SHA256 = __import__("_sha256").sha256
+except (ImportError, AttributeError):
+    from hashlib import sha256 as _SHA256
 
 
 def sha256_hex(data: bytes) -> str:
@@ -101,8 +97,8 @@ def remove_from_folder(
     folder: Path, names: list[str], expected: os.stat_result
 ) -> dict[str, str | None]:
     """`platforms.storage.removal.remove_from_folder`: removals relative to the folder that was
-    checked, never through a link put in its place (OSError when it is not that folder).
-    Loaded on first use: `slots allowed` removes nothing."""
+    checked, never through a link put in its place (OSError when it is not that folder)."""
+    # lazy: `slots allowed` removes nothing
     from .platforms.storage.removal import remove_from_folder as remove
 
     return remove(folder, names, expected)
@@ -134,8 +130,6 @@ def keep_cache_json(path: Path, data: object) -> bool:
     work the cache saves. Something that is not a regular file in its place was already
     named when the cache was read (`read_cache_text`), so it is skipped without a second
     warning."""
-    import stat
-
     try:
         mode: int | None = path.lstat().st_mode
     except OSError:

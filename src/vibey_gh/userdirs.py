@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from .platforms.support import user_dir_under_home
+
 APP_NAME = "vibey-gh"
 
 
@@ -32,7 +34,6 @@ def _base(
     explicit = env.get(variable, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from .platforms.support import user_dir_under_home  # where the OS is named
 
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return home / user_dir_under_home(home_relative, platform)

@@ -27,7 +27,8 @@ RUNNER = RunnerInfo("ollama", "0.34.4", "gpt-oss:20b", "sha256:17052f91a42e")
 
 def test_building_the_collaborators_imports_nothing_they_may_not_need() -> None:
     # a declared 1 answers without probing, identifying or reading evidence: a fresh process
-    # shows which modules building the parts and answering loaded
+    # shows which modules building the parts and answering loaded (the state layout's module is
+    # not asked after: the command line's config lookup loads it on every answer anyway)
     script = (
         "import sys\n"
         "from vibey_gh.composition import real_collaborators\n"
@@ -36,7 +37,7 @@ def test_building_the_collaborators_imports_nothing_they_may_not_need() -> None:
         "print(parts.decide_allowed(LocalModels(concurrent_runs=1)).line())\n"
         "heavy = ['vibey_gh.platforms.device.probes', 'vibey_gh.runners.llamacpp.identify', "
         "'vibey_gh.slots.measurement.calibration_setup', 'vibey_gh.lanes.client', "
-        "'vibey_gh.slots.evidence.store', 'vibey_gh.state']\n"
+        "'vibey_gh.slots.evidence.store', 'vibey_gh.slots.gate.measured']\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"
     )
     done = subprocess.run(

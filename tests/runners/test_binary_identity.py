@@ -10,7 +10,8 @@ import pytest
 from tests.support.runners import write_python_executable
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
-from vibey_gh.runners.llamacpp.identify import check_runner_args, llama_server_version
+from vibey_gh.runners.llamacpp.identify import llama_server_version
+from vibey_gh.runners.llamacpp.serving import check_runner_args
 from vibey_gh.runners.ollama.binary import ollama_manifest, ollama_version
 from vibey_gh.runners.registry import identify_calibration_binary
 

@@ -55,7 +55,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
         if not value or value.startswith("-"):
             return None
         values[name] = value
-    from ..config import MAX_WINDOW, MIN_WINDOW  # here: after main() steered the imports
+    from ..config import MAX_WINDOW, MIN_WINDOW  # lazy: after main() steered the imports
 
     window = values.get("--window")
     if window is not None and not (window.isascii() and window.isdigit()):
@@ -67,7 +67,7 @@ def parse_allowed(argv: list[str]) -> AllowedArgs | None:
 
 def answer_allowed(args: AllowedArgs) -> int:
     """Print the answer as `slots allowed` does; return the exit code."""
-    from ..composition import real_collaborators  # here: after main() steered the imports
+    from ..composition import real_collaborators  # lazy: after main() steered the imports
 
     model, window, as_json = args
     try:
@@ -128,6 +128,7 @@ def load_msgspec_without_typing_extensions() -> None:
         return
     cast(dict[str, object], sys.modules)["typing_extensions"] = None  # its import refused
     try:
+        # lazy: loaded here, with typing_extensions refused, so that it does without it
         import msgspec  # noqa: F401
     finally:
         del sys.modules["typing_extensions"]
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = parse_allowed(rest)
     if quick is not None:
         if config_file is not None:
-            from ..config import choose_config_file  # here: after the imports were steered
+            from ..config import choose_config_file  # lazy: after the imports were steered
 
             choose_config_file(config_file)
         # A process this short never needs the cycle collector, and its passes over the
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             return answer_allowed(quick)
         finally:
             gc.enable()
-    from .main import cli  # here: click and the command tree stay off the fast path
+    from .main import cli  # lazy: click and the command tree stay off the fast path
 
     try:
         cli.main(args=arguments, prog_name="vibey-gh")

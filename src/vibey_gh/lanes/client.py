@@ -9,14 +9,16 @@ the Ollama client turns them into Ollama's own on the way out.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from ..config import LocalModels
+from ..runners.cancel import cancel_connections_to
 from ..runners.contract import ChatClient as ChatClient  # what a lane needs of a runner
+from ..runners.registry import chat_client
 
 
 def production_client(config: LocalModels) -> ChatClient:
     """A chat client for the configured production runner (`production_url`)."""
-    from ..runners.registry import chat_client
-
     return chat_client(config.runner, config.production, config.model)
 
 
@@ -34,10 +36,6 @@ def cancel_production_requests(config: LocalModels) -> int:
     """Cancel this process's requests in flight to production (a storm's lanes when it stops):
     their connections are shut down, which wakes a reader blocked on a runner that drips a
     byte at a time. Returns how many."""
-    from urllib.parse import urlsplit
-
-    from ..runners.cancel import cancel_connections_to
-
     try:
         url = urlsplit(config.production)
         host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)

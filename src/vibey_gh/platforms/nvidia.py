@@ -10,12 +10,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-if TYPE_CHECKING:
-    from ..interfaces.samples import GpuMemory
+from ..interfaces.samples import GpuMemory
 
 MIB = 1 << 20
 NVIDIA_SMI_QUERY: tuple[str, ...] = (
@@ -112,8 +111,6 @@ class NvmlGpus:
 
     def read(self) -> GpuReading:
         """Each GPU's name, total and used memory, now."""
-        from ..interfaces.samples import GpuMemory  # not at the top: see parse_nvidia_smi_csv
-
         self._start()
         if self._failure is not None:
             return GpuReading((), self.source, self._failure)
@@ -194,9 +191,6 @@ def parse_nvidia_smi_csv(text: str) -> GpuReading:
     Accepts output with or without the header line and the " MiB" units, and with or without
     the index column (rows are then numbered in order). "[N/A]" memory is None with a reason.
     """
-    # imported here: on a machine without a GPU, `slots allowed` never creates these
-    from ..interfaces.samples import GpuMemory
-
     gpus: list[GpuMemory] = []
     problems: list[str] = []
     for line in text.splitlines():

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import field
 
-from .process.commands import format_argv, read_output
+from .process.commands import SubprocessCommandRunner, format_argv, read_output
+from .support import this_platform
 
 if TYPE_CHECKING:
     from ..interfaces.slots_interface import CommandRunner
@@ -93,10 +94,6 @@ def service_environment(
 def service_environment_here(
     names: Iterable[str], unit: str, timeout_s: float = 5.0
 ) -> ServiceEnvironment:
-    """The named variables of this machine's production Ollama (`probes` names the OS; it is
-    imported on `slots allowed`'s path already, for the device)."""
-    from .device.probes import this_platform
-    from .process.commands import SubprocessCommandRunner
-
+    """The named variables of this machine's production Ollama."""
     run = SubprocessCommandRunner(timeout_s=timeout_s)
     return service_environment(this_platform(), run, names, unit)

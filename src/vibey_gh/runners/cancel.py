@@ -14,14 +14,14 @@ import contextlib
 import os
 import socket
 
+import psutil
+
 from .process import LOOPBACK
 
 
 def cancel_connections_to(port: int, host: str = LOOPBACK) -> int:
     """Shut down this process's TCP connections to host:port (a name: to any of its addresses);
     return how many."""
-    import psutil  # imported late: identifying production must stay light
-
     addresses = _addresses_of(host, port)
     try:
         connections = psutil.Process().net_connections(kind="tcp")

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import msgspec
 from msgspec import field
 
+from ..errors import RunnerError
 from .http.wire import Messages as Messages
 from .http.wire import ToolSpecs
 
@@ -272,8 +273,6 @@ class RunnerKind(Protocol):
     ) -> tuple[str, str | None]:
         """A separate calibration binary's path and version (None: its --version names none),
         reading no model. Asked only of kinds that do not calibrate this package."""
-        from ..errors import RunnerError
-
         raise RunnerError(f"the {self.name} runner is this package, not a binary of its own")
 
     def prompt_counter(
@@ -282,8 +281,6 @@ class RunnerKind(Protocol):
         """Its calibration runner with `config`, started to count a prompt's tokens and stopped
         when the context ends (`slots corpus --fill-window`). Asked only of a kind that
         `counts_prompts`."""
-        from ..errors import RunnerError
-
         raise RunnerError(f"the {self.name} runner has no tokenizer to ask")
 
     def identify_calibration(

@@ -16,12 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .log_patterns import LogEvent, LogPattern
+from .registry import runner_kind as kind_named
 
 
 def patterns_for(runner_kind: str) -> tuple[LogPattern, ...]:
     """The log table of the kind named `runner_kind`; BadInput naming the valid kinds."""
-    from .registry import runner_kind as kind_named
-
     return kind_named(runner_kind).log_patterns()
 
 

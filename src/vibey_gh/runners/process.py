@@ -18,10 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BadInput, RunnerError, RunnerNotFound
 from ..files import PRIVATE_FILE, ensure_private_dir
 from ..platforms.process.commands import run_captured
+from ..platforms.process.ports import port_holder
 from ..platforms.process.processes import process_group_of, signal_process_group, start_in_own_group
 
 LOOPBACK = "127.0.0.1"
@@ -69,8 +72,6 @@ def ensure_port_free(port: int, host: str = LOOPBACK, what_to_do: str | None = N
 
 
 def _port_taken(port: int, host: str, what_to_do: str | None) -> BadInput:
-    from ..platforms.process.ports import port_holder
-
     holder = port_holder(port)
     by = f" by {holder.describe()}" if holder is not None else ""
     advice = f"; {what_to_do}" if what_to_do else ""
@@ -199,8 +200,6 @@ class ChildProcess:
     def _tree(self) -> list[Any]:
         """The child, its descendants, and the rest of its process group (members whose parent
         already died are no longer its descendants, but still its group's)."""
-        import psutil
-
         found: dict[int, Any] = {}
         try:
             root = psutil.Process(self.pid)
@@ -220,8 +219,6 @@ class ChildProcess:
         Descendants are listed before signalling, so one that left the process group (a
         grandchild that called setsid) is still reached.
         """
-        import psutil  # imported late: identifying production must stay light
-
         if self._stopped:
             return
         tree = self._tree()

@@ -24,6 +24,10 @@ import subprocess
 import sys
 import time
 
+import psutil
+
+from ..platforms.process.processes import stop_tree
+
 PARENT_CHECK_S = 0.5
 STOP_GRACE_S = 5.0
 MODULE = "vibey_gh.runners.watchdog"
@@ -36,10 +40,6 @@ def watched_argv(argv: list[str], parent_pid: int | None = None) -> list[str]:
 
 
 def _stop_tree(child: subprocess.Popen[bytes]) -> None:
-    import psutil
-
-    from ..platforms.process.processes import stop_tree
-
     try:
         tree = [psutil.Process(child.pid), *psutil.Process(child.pid).children(recursive=True)]
     except psutil.Error:

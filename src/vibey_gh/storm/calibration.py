@@ -127,6 +127,18 @@ def storm_corpus(
     return draw(pool, False), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
 
 
+def outcome_report(outcome: object) -> tuple[dict[str, object], list[str]]:
+    """What the storm's summary keeps of a calibration's outcome, and the lines it logs."""
+    if not isinstance(outcome, CalibrationOutcome):
+        return {"outcome": repr(outcome)}, [f"calibration finished: {outcome!r}"]
+    if outcome.skipped:
+        return outcome.to_json(), [f"calibration skipped: {outcome.reason}"]
+    where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
+    recorded = "recorded" if outcome.recorded else "NOT recorded"
+    said = f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}"
+    return outcome.to_json(), [said, *outcome.evidence_change_lines()]
+
+
 def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> CalibrationRequest:
     """What an idle-time run (a calibration, or a soak) measures: `corpus` at the config's
     window, only what `slots allowed` asked for (`if_requested`), answers capped by the plan or

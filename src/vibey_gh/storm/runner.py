@@ -46,8 +46,8 @@ from ..lanes.loop import LaneOutcome, run_lane
 from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
 from ..slots.evidence.requests import pending_requests
-from ..slots.measurement.calibration_setup import CalibrationOutcome
-from .calibration import CalibrationBackoff
+from ..slots.evidence.soak_file import pending_soak_requests
+from .calibration import CalibrationBackoff, outcome_report
 from .lock import file_lock, model_lock
 from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
 from .setup import (
@@ -266,24 +266,13 @@ class Storm:
         return True
 
     def _log_calibration(self, outcome: object) -> None:
-        if isinstance(outcome, CalibrationOutcome):
-            self.summary.calibrations.append(outcome.to_json())
-            if outcome.skipped:
-                self.log(f"calibration skipped: {outcome.reason}")
-                return
-            where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
-            recorded = "recorded" if outcome.recorded else "NOT recorded"
-            self.log(f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}")
-            for line in outcome.evidence_change_lines():
-                self.log(line)
-        else:
-            self.summary.calibrations.append({"outcome": repr(outcome)})
-            self.log(f"calibration finished: {outcome!r}")
+        entry, lines = outcome_report(outcome)
+        self.summary.calibrations.append(entry)
+        for line in lines:
+            self.log(line)
 
     def _maybe_soak(self, config: LocalModels) -> bool:
         """Run a requested soak (`require_soak`) when idle, as a calibration; True if it tried."""
-        from ..slots.evidence.soak_file import pending_soak_requests
-
         if not self.options.calibration.enabled or self.deps.soak is None:
             return False
         now = self.deps.clock.monotonic()

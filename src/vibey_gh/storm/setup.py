@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..clock import Clock
+from ..composition import real_collaborators
 from ..config import LocalModels, load_config
 from ..files import append_line_durably
 from ..lanes.client import STOP_GRACE_S, ChatClient, cancel_production_requests
@@ -25,6 +26,7 @@ from ..slots.measurement.options import parse_slots
 from ..state import StateLayout
 from .calibration import CalibrationPlan, calibrate_idle
 from .queue import DONE, FAILED, PENDING
+from .soaking import soak_idle
 
 if TYPE_CHECKING:
     from ..composition import Collaborators
@@ -125,9 +127,6 @@ def default_deps(
     echo: Callable[[str], None], collaborators: Collaborators | None = None
 ) -> StormDeps:
     """The storm's world from the composition root's collaborators (default: the real ones)."""
-    from ..composition import real_collaborators
-    from .soaking import soak_idle
-
     parts = collaborators or real_collaborators()
     return StormDeps(
         layout=parts.layout(),

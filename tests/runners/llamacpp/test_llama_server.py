@@ -148,7 +148,8 @@ def test_live_version_reads_as_props_spells_it_and_bad_runner_args_are_refused(
 ) -> None:
     assert LIVE is not None
     from vibey_gh.errors import BadInput
-    from vibey_gh.runners.llamacpp.identify import check_runner_args, llama_server_version
+    from vibey_gh.runners.llamacpp.identify import llama_server_version
+    from vibey_gh.runners.llamacpp.serving import check_runner_args
 
     launch = RunnerLaunch(1, 256, free_port(), "default", tmp_path / "l.log", binary=LIVE)
     runner = LlamaServerRunner().start(launch)

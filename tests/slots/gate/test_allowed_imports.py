@@ -111,6 +111,14 @@ def test_answering_loads_none_of_the_heavy_modules(tmp_path: Path, declaration: 
     assert found == []
 
 
+def test_an_unmeasured_answer_loads_neither_the_judge_nor_the_figures(tmp_path: Path) -> None:
+    answer, loaded = ask(tmp_path, '"measured"')  # no evidence: a request, nothing to judge
+    assert answer["reason_code"] == "unmeasured", answer
+    assert "vibey_gh.slots.gate.measured" in loaded
+    unneeded = ("vibey_gh.slots.judging", "vibey_gh.slots.gate.judged", *NOT_ON_THE_PATH)
+    assert [m for m in loaded for heavy in unneeded if f"{m}.".startswith(f"{heavy}.")] == []
+
+
 def test_inspect_still_answers_when_something_reads_it(tmp_path: Path) -> None:
     """`inspect` is loaded on first use, not taken away: reading it after the answer works."""
     probe = (

@@ -29,7 +29,8 @@ from vibey_gh.slots.evidence.store import (
     integrity_digest,
     seal_evidence,
 )
-from vibey_gh.slots.gate.allowed import AllowedAnswer, _state_problem, decide_allowed
+from vibey_gh.slots.gate.allowed import AllowedAnswer, decide_allowed
+from vibey_gh.slots.gate.answer import state_problem
 from vibey_gh.state import StateLayout
 
 TODAY = compute_fingerprint(DEVICE, RUNNER, WINDOW)
@@ -202,7 +203,7 @@ def test_an_unwritable_requests_folder_still_answers_with_the_reason(tmp_path: P
     ],
 )
 def test_state_problems_are_named(code: int, words: str) -> None:
-    assert _state_problem(OSError(code, os.strerror(code))) == words
+    assert state_problem(OSError(code, os.strerror(code))) == words
 
 
 # --- slots show refuses the same evidence ---------------------------------------------------

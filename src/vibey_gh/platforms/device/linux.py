@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.identity import Accelerator, DeviceFacts
+from ...interfaces.samples import MemorySample
 from ..nvidia import (
     NVIDIA_SMI_QUERY,
     GpuReading,
@@ -35,7 +36,7 @@ from .procfs import (
 from .readings import SwapSpace, format_gib
 
 if TYPE_CHECKING:
-    from ...interfaces.samples import GpuMemory, MemorySample
+    from ...interfaces.samples import GpuMemory
     from ...interfaces.slots_interface import CommandRunner
 
 DMI_PRODUCT = "/sys/class/dmi/id/product_name"
@@ -242,8 +243,6 @@ class LinuxMemorySampler:
 
     def sample(self) -> MemorySample:
         # imported here, not at the top: `slots allowed` uses this module for the device alone
-        from ...interfaces.samples import MemorySample
-
         t = self.clock.monotonic()
         missing: dict[str, str] = {}
         text, reason = self._read_meminfo()

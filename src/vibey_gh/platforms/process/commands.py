@@ -38,7 +38,7 @@ def run_captured(
     """Run `argv` directly (no shell, nothing on stdin) to its end, stdout and stderr captured
     as text (undecodable bytes replaced), with `env`, else this process's environment. OSError
     when it cannot start, subprocess.TimeoutExpired after `timeout_s`; any exit code returns."""
-    import subprocess  # here, not at the top: most readings never run a command
+    import subprocess  # lazy: most readings run no command; subprocess costs the gate ms
 
     return subprocess.run(
         list(argv),
@@ -68,7 +68,7 @@ class SubprocessCommandRunner:
         if not argv:
             raise ValueError("empty command")
         self.last_stderr = ""
-        import subprocess  # here, not at the top: most readings never run a command
+        import subprocess  # lazy: most readings run no command; subprocess costs the gate ms
 
         try:
             completed = run_captured(argv, self.timeout_s, self.environ)

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 
 def start_in_own_group(
     argv: Sequence[str],
@@ -61,8 +63,6 @@ def pid_alive(pid: int) -> bool:
 def stop_tree(tree: Sequence[Any], grace_s: float) -> None:
     """Terminate every psutil.Process of `tree`, wait up to `grace_s`, kill what is left.
     Processes that are already gone are passed over."""
-    import psutil
-
     for member in tree:
         with contextlib.suppress(psutil.Error):
             member.terminate()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...interfaces.readings import Reading, SensorReport, SensorSource, missing
 from ...interfaces.slots_interface import CommandRunner
-
-if TYPE_CHECKING:
-    from ..nvidia import NoNvidiaDriver, NvmlGpus
+from ..nvidia import NoNvidiaDriver, NvmlGpus
+from .darwin_pmset import PmsetThermSensors
+from .linux_sys import LinuxSysSensors
+from .nvidia_sensors import NvidiaSmiSensors, NvmlSensors
 
 
 class CombinedSensors:
@@ -46,10 +46,6 @@ def sensors_for(
     """Linux: /sys, and NVIDIA's sensors (NVML through `gpus`, the memory sampler's, else
     nvidia-smi; none where no NVIDIA driver is loaded); macOS: pmset; anything else: none."""
     if family == "linux":
-        from ..nvidia import NvmlGpus
-        from .linux_sys import LinuxSysSensors
-        from .nvidia_sensors import NvidiaSmiSensors, NvmlSensors
-
         gpu: SensorSource = NvidiaSmiSensors(run)
         if isinstance(gpus, NvmlGpus):
             gpu = NvmlSensors(gpus, NvidiaSmiSensors(run))
@@ -57,7 +53,5 @@ def sensors_for(
             gpu = NoSensors("this machine", gpus.reason)
         return CombinedSensors([LinuxSysSensors(root), gpu])
     if family == "darwin":
-        from .darwin_pmset import PmsetThermSensors
-
         return CombinedSensors([PmsetThermSensors(run)])
     return NoSensors(family)

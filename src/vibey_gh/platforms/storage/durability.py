@@ -17,16 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-
-def _fcntl_module() -> ModuleType | None:
-    try:
-        import fcntl
-    except ImportError:  # an OS without fcntl: fsync is all there is
-        return None
-    return fcntl
-
-
-FCNTL = _fcntl_module()
+FCNTL: ModuleType | None
+try:
+    import fcntl as FCNTL
+except ImportError:  # an OS without fcntl: fsync is all there is
+    FCNTL = None
 # What a filesystem without F_FULLFSYNC answers.
 REFUSALS = frozenset({errno.ENOTSUP, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOTTY})
 

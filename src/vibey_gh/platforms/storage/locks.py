@@ -22,6 +22,13 @@ from ...errors import Refused
 from ..support import require_supported_platform
 from .atomic_files import ensure_private_dir
 
+try:
+    import fcntl
+except ImportError:  # an OS without flock: taking a lock says the platform is unsupported
+    FLOCK_MISSING = True
+else:
+    FLOCK_MISSING = False
+
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # ELOOP: the name is a link (Linux, macOS); EMLINK: the same, as FreeBSD says it; ENOTDIR: a
 # link (or a file) where the folder should be, under O_DIRECTORY.
@@ -68,11 +75,9 @@ def try_lock(fd: int, *, exclusive: bool) -> bool:
 
     Closing the last descriptor of the open file releases it.
     """
-    try:
-        import fcntl
-    except ImportError:
+    if FLOCK_MISSING:
         require_supported_platform()
-        raise
+        raise OSError(errno.ENOSYS, "this OS has no flock")
     try:
         fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -98,7 +98,7 @@ def _connect(host: str, port: int, timeout_s: float) -> _socket.socket:
     except ValueError:
         address = None
     if address is None or "%" in host:
-        import socket
+        import socket  # lazy: the gate's GET of an address needs neither its enums nor idna
 
         return socket.create_connection((host, port), timeout=timeout_s)
     family = _socket.AF_INET6 if address.version == 6 else _socket.AF_INET
@@ -187,7 +187,7 @@ def _unchunk(data: bytes) -> bytes:
 
 
 def _get_tls(parts: SplitResult, timeout_s: float) -> tuple[int, bytes]:
-    import http.client
+    import http.client  # lazy: only an https production needs it (and ssl), tens of ms
 
     connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout_s)
     try:

@@ -24,7 +24,7 @@ CHUNK = 1 << 20
 
 
 def sha256_file(path: Path) -> str:
-    import hashlib  # only on a cache miss: OpenSSL's sha256 is the fastest over gigabytes
+    import hashlib  # lazy: on a cache miss only; OpenSSL's sha256 is the fastest over gigabytes
 
     digest = hashlib.sha256()
     with path.open("rb") as handle:

@@ -77,8 +77,8 @@ class EmbeddedRunner:
         self._clock = clock
 
     def start(self, launch: RunnerLaunch) -> LlamaCppServer:
-        # httpx is imported here, not at module level: the child process imports this
-        # module and needs none of it.
+        # lazy: httpx (the client the parent watches the child with) costs the child process,
+        # which imports this module to serve, a fifth of a second it never uses
         from .server import LlamaCppServer
 
         require_embedded()
@@ -128,9 +128,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def build_params(args: argparse.Namespace) -> Any:
-    import xllamacpp
-
+def build_params(xllamacpp: Any, args: argparse.Namespace) -> Any:
     params = xllamacpp.CommonParams()
     params.model.path = args.model
     params.n_parallel = args.slots
@@ -165,6 +163,8 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve_until_stopped(args: argparse.Namespace, stop: StopSignals) -> int:
+    # lazy: an optional extra ([embedded]), loaded once the stop signals are blocked so that
+    # every thread llama.cpp starts has them blocked too
     import xllamacpp
 
     # Given by the starter, because a parent killed before this line has already been replaced
@@ -175,7 +175,7 @@ def _serve_until_stopped(args: argparse.Namespace, stop: StopSignals) -> int:
         return 1
 
     try:
-        server = xllamacpp.Server(build_params(args))
+        server = xllamacpp.Server(build_params(xllamacpp, args))
     except Exception as exc:  # the extension raises plain RuntimeError/ValueError
         print(f"error: the embedded runner could not start: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -12,25 +12,27 @@ that a production not running refuses at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
-from ...errors import BadInput, RunnerError
+from ...errors import RunnerError, RunnerNotFound
 from ...interfaces.identity import BINARY_DIGEST_SHOWN, BINARY_MARK, RunnerInfo, names_no_build
 from ...state import StateLayout
 from ..contract import ProductionSettings, RunnerConfig
+from ..http.local_http import http_get
+from .digest import cached_sha256, gguf_digest
+from .models import embedded_version, resolve_gguf
+from .production_binary import production_binary
+from .settings import runner_args_settings
 
 if TYPE_CHECKING:
-    from .api.wire import Props  # read only for llama-server: the embedded path never loads it
+    from .api.wire import Props
 
 
 def identify_embedded(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
     """The installed xllamacpp and the GGUF's sha256."""
-    from .models import embedded_version
-
     version = embedded_version()
     info = gguf_identity(config, version, state)
     if version is None:
@@ -48,8 +50,6 @@ def served_slots(base_url: str | None) -> int | None:
     Without it a gate would say production's parallelism is unknown while production answers."""
     if not base_url:
         return None
-    from ..http.local_http import http_get
-
     try:
         answer = http_get(base_url.rstrip("/") + "/props", timeout_s=PROPS_TIMEOUT_S)
     except RunnerError:
@@ -63,8 +63,6 @@ def served_slots(base_url: str | None) -> int | None:
 def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None) -> RunnerInfo:
     """Production's /props build and slots, the GGUF's sha256 and the config's runner_args;
     RunnerError when production does not say its build."""
-    from .settings import runner_args_settings
-
     props = _llama_server_props(config.production)
     settings = runner_args_settings(config.runner_args)
     version, unkeyed = production_version(props.build, config.production, state)
@@ -82,8 +80,6 @@ def production_version(
     be): evidence keyed to a name that names nothing would pass between builds."""
     if not names_no_build(version):
         return version, None
-    from .production_binary import production_binary
-
     binary = production_binary(production_url, state)
     keyed = keyed_to_binary(version, binary, state) if binary is not None else None
     if keyed is None:
@@ -101,8 +97,6 @@ def keyed_to_binary(
     ("b0-unknown+sha256:0123456789abcdef"); None when that binary cannot be read."""
     if version is None or not names_no_build(version):
         return version
-    from .digest import cached_sha256
-
     try:
         digest = cached_sha256(Path(binary), state)
     except OSError:
@@ -118,9 +112,6 @@ def gguf_identity(
 ) -> RunnerInfo:
     """A llama.cpp runner's identity: `version`, the GGUF's path and sha256, its `settings`
     (llama-server's runner_args; none for the embedded runner)."""
-    from .digest import gguf_digest
-    from .models import resolve_gguf
-
     model_path = resolve_gguf(config.model)
     settings = settings or ProductionSettings()
     return RunnerInfo(
@@ -133,12 +124,18 @@ def gguf_identity(
     )
 
 
-def _llama_server_props(base_url: str) -> Props:
-    from ..http.local_http import http_get
+def read_props(body: object) -> Props:
+    """A /props answer, typed."""
+    # lazy: llama.cpp's wire types are loaded for llama-server alone; the embedded and simulated
+    # kinds' gates read only /props' total_slots
     from .api.wire import Props
 
+    return Props.read(body)
+
+
+def _llama_server_props(base_url: str) -> Props:
     answer = http_get(base_url.rstrip("/") + "/props")
-    props = Props.read(answer.body)
+    props = read_props(answer.body)
     if answer.status != 200 or props.build is None:
         raise RunnerError(
             f"llama-server at {base_url} gave no build_info on /props (http {answer.status})"
@@ -148,16 +145,12 @@ def _llama_server_props(base_url: str) -> Props:
 
 def slots_from_props(props: object) -> int | None:
     """The slots a llama-server serves: `total_slots` of /props."""
-    from .api.wire import Props
-
-    return Props.read(props).slots
+    return read_props(props).slots
 
 
 def version_from_props(props: object) -> str | None:
     """llama-server's version is the `build_info` of /props, e.g. "b4747-2d219b38"."""
-    from .api.wire import Props
-
-    return Props.read(props).build
+    return read_props(props).build
 
 
 # llama-server's version read from its binary, spelled as /props spells it, so the same build
@@ -175,16 +168,61 @@ def llama_server_version(text: str) -> str | None:
     return f"b{match.group(1)}-{match.group(2)}" if match else None
 
 
-def check_runner_args(binary: str, runner_args: Sequence[str]) -> str:
-    """Run `llama-server RUNNER_ARGS --version`: llama-server parses its arguments in order, so
-    an unknown flag or a bad value is refused before --version prints. The output, or BadInput
-    with llama-server's own complaint."""
-    from ..process import run_version_command  # only when a binary is asked, never on allowed
+# Where production shows its own settings, what differs from the config. llama-server says on
+# /props how many slots it serves (`total_slots`), the context of each
+# (`default_generation_settings.n_ctx`) and the model file (`model_path`). A production started
+# with other values than the config's serves something the evidence did not measure; doctor and
+# calibrate say so. Ollama does not show its settings over HTTP; its environment is read instead.
 
-    argv = [binary, *runner_args, "--version"]
+
+def window_from_props(props: object) -> int | None:
+    """The context per slot: /props `default_generation_settings.n_ctx`."""
+    return read_props(props).window
+
+
+def props_drift(config: RunnerConfig, props: object, model_path: Path | None) -> list[str]:
+    """Differences between a /props answer and `config`, as short phrases."""
+    differences = []
+    said = read_props(props)
+    declared = config.concurrent_runs
+    if said.slots is not None and isinstance(declared, int) and said.slots != declared:
+        differences.append(f"it serves {said.slots} slot(s), concurrent_runs is {declared}")
+    if said.window is not None and said.window != config.window:
+        differences.append(f"its context per slot is {said.window}, window is {config.window}")
+    served = said.model_path
+    if served and model_path is not None and Path(served).name != model_path.name:
+        differences.append(f"it serves {served}, the config's model is {model_path}")
+    return differences
+
+
+def production_drift(config: RunnerConfig) -> list[str]:
+    """What production's /props says that differs from the config; nothing when production
+    does not say (not running)."""
     try:
-        return run_version_command(argv)
-    except RunnerError as exc:
-        if not runner_args:
-            raise
-        raise BadInput(f"runner_args: llama-server refuses them: {exc}") from None
+        answer = http_get(config.production.rstrip("/") + "/props")
+    except RunnerError:
+        return []
+    if answer.status != 200:
+        return []
+    try:
+        model_path: Path | None = resolve_gguf(config.model)
+    except RunnerNotFound:
+        model_path = None
+    return props_drift(config, answer.body, model_path)
+
+
+class LlamaCppIdentity:
+    """Who a llama.cpp runner is, what it serves and where its model file is, as the kinds ask
+    it: `kinds.identity()` loads this module the first time a kind is asked, so a declared
+    answer never does."""
+
+    identify_embedded = staticmethod(identify_embedded)
+    identify_llama_server = staticmethod(identify_llama_server)
+    gguf_identity = staticmethod(gguf_identity)
+    embedded_version = staticmethod(embedded_version)
+    resolve_gguf = staticmethod(resolve_gguf)
+    served_slots = staticmethod(served_slots)
+    production_drift = staticmethod(production_drift)
+
+
+IDENTITY = LlamaCppIdentity()

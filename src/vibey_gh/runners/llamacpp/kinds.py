@@ -1,8 +1,10 @@
 """The llama.cpp kinds, embedded and llama-server, each one `contract.RunnerKind`; `registry`
 names them. The simulated kind speaks the same API and builds on `LlamaCppFamily` too.
 
-Light on purpose: `slots allowed` identifies production through these on every decision, so
-every adapter (httpx, llama.cpp, process handling) is imported inside the method that needs it.
+Light on purpose: the config and `slots allowed` read every kind on every call. What they read
+(names, ports, settings) is imported here; who production is (`identify`, through `identity()`)
+and everything else a kind does (servers, watches, chat clients over httpx, process handling,
+through `serving()`) is loaded the first time it is asked.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from ..contract import OK, Check, RunnerKind
+from ...errors import RunnerNotFound
+from ..contract import FAIL, OK, Check, RunnerKind
+from .settings import runner_args_settings
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
@@ -28,6 +32,25 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
+    from .identify import LlamaCppIdentity
+    from .serving import LlamaCppServing
+
+
+def identity() -> LlamaCppIdentity:
+    """Who a llama.cpp runner is: version, model digest, settings, slots served."""
+    # lazy: a declared concurrent_runs reads the kinds' names and ports, never an identity
+    from .identify import IDENTITY
+
+    return IDENTITY
+
+
+def serving() -> LlamaCppServing:
+    """The family's servers, watches and chat clients."""
+    # lazy: httpx, llama.cpp and process handling cost `slots allowed` more than its budget
+    from .serving import SERVING
+
+    return SERVING
+
 
 # Where a production of this family listens when production_url names no port.
 LLAMA_CPP_PORT = 8080
@@ -69,43 +92,28 @@ class LlamaCppFamily(RunnerKind):
         return self.production_identity(config, state)
 
     def watch(self, base_url: str) -> ProductionWatch:
-        from .api.watch import LlamaServerWatch
-
-        return LlamaServerWatch(base_url)
+        return serving().watch(base_url)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from ..http.openai_chat import OpenAIChatClient
-
-        return OpenAIChatClient(base_url, runner_name=self.name)
+        return serving().chat_client(base_url, self.name)
 
     def log_patterns(self) -> tuple[LogPattern, ...]:
-        from .log_lines import LLAMA_CPP_PATTERNS
-
-        return LLAMA_CPP_PATTERNS
+        return serving().log_patterns()
 
     def prompt_counter(
         self, config: RunnerConfig, state: StateLayout
     ) -> AbstractContextManager[PromptCounter]:
-        from .prompt_counter import runner_prompt_counter
-
-        return runner_prompt_counter(self, config, state)
+        return serving().prompt_counter(self, config, state)
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
-        from ...errors import RunnerNotFound
-        from .models import resolve_gguf
-
         try:
-            return resolve_gguf(config.model).stat().st_size
+            return identity().resolve_gguf(config.model).stat().st_size
         except (RunnerNotFound, OSError):
             return None  # starting the runner says what is wrong with the model
 
     def model_check(self, config: RunnerConfig, production: RunnerInfo | None) -> Check:
-        from ...errors import RunnerNotFound
-        from ..contract import FAIL
-        from .models import resolve_gguf
-
         try:
-            path = resolve_gguf(config.model)
+            path = identity().resolve_gguf(config.model)
         except RunnerNotFound as exc:
             return Check(
                 "model",
@@ -119,27 +127,8 @@ class LlamaCppFamily(RunnerKind):
     def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
         """This package's `runner serve` is how production of this kind is restarted (a kind
         with a server of its own, as llama-server, says its own command)."""
-        from ...platforms.parallelism import ManualParallelism
-
         port = self.production_port(config.production)
-        model = config.model
-        return ManualParallelism(
-            lambda n, w: f"restart the {self.name} runner with {n} slot(s) of {w} tokens",
-            lambda n, w: (
-                "vibey-gh",
-                "runner",
-                "serve",
-                "--runner",
-                self.name,
-                "--slots",
-                str(n),
-                "--window",
-                str(w),
-                "--port",
-                str(port),
-                *(("--model", model) if model != "default" else ()),
-            ),
-        )
+        return serving().serve_again(self.name, port, config.model)
 
 
 class EmbeddedKind(LlamaCppFamily):
@@ -152,23 +141,14 @@ class EmbeddedKind(LlamaCppFamily):
     calibrates_this_package = True
 
     def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
-        from .identify import identify_embedded
-
-        return identify_embedded(config, state)
+        return identity().identify_embedded(config, state)
 
     def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
-        from .identify import gguf_identity
-        from .models import embedded_version
-
-        return gguf_identity(config, embedded_version(), state)
+        return identity().gguf_identity(config, identity().embedded_version(), state)
 
     def installed_check(self) -> Check | None:
-        import importlib.util
-
-        from ..contract import FAIL
-
         name = "calibration runner"
-        if importlib.util.find_spec("xllamacpp") is None:
+        if not serving().xllamacpp_installed():
             return Check(
                 name,
                 FAIL,
@@ -182,9 +162,7 @@ class EmbeddedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
     ) -> Runner:
-        from .embedded import EmbeddedRunner
-
-        return EmbeddedRunner(state)
+        return serving().embedded_runner(state)
 
 
 class LlamaServerKind(LlamaCppFamily):
@@ -194,86 +172,39 @@ class LlamaServerKind(LlamaCppFamily):
     process_names = ("llama-server",)
 
     def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
-        from .identify import identify_llama_server
-
-        return identify_llama_server(config, state)
+        return identity().identify_llama_server(config, state)
 
     def production_settings(
         self, config: RunnerConfig, read_environment: EnvironmentReader | None = None
     ) -> ProductionSettings:
-        from .settings import runner_args_settings
-
         return runner_args_settings(config.runner_args)
 
     def measured_settings(
         self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
     ) -> dict[str, object]:
-        from .settings import measured_runner_args
-
-        return measured_runner_args(measured)
+        return serving().measured_runner_args(measured)
 
     def production_drift(self, config: RunnerConfig) -> list[str]:
-        from .drift import production_drift
-
-        return production_drift(config)
+        return identity().production_drift(config)
 
     def calibration_version(
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
-        from ..process import find_executable
-        from .identify import check_runner_args, keyed_to_binary, llama_server_version
-
-        binary = find_executable(config.runner_binary, self.name)
-        version = llama_server_version(check_runner_args(binary, config.runner_args))
-        return binary, keyed_to_binary(version, binary)
+        return serving().llama_server_version(self.name, config)
 
     def calibration_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
-        from .identify import gguf_identity
-
         binary, version = self.calibration_version(config)
-        info = gguf_identity(config, version, state, self.production_settings(config))
+        info = identity().gguf_identity(config, version, state, self.production_settings(config))
         if version is None:
             info.missing["version"] = f"`{binary} --version` did not name a build"
         return info
 
     def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
-        from ...errors import RunnerNotFound
-        from ...platforms.parallelism import ManualParallelism
-        from .models import resolve_gguf
-
-        port = self.production_port(config.production)
-        binary = config.runner_binary or self.name
-        try:
-            model = str(resolve_gguf(config.model))
-        except RunnerNotFound:
-            model = config.model
-        return ManualParallelism(
-            lambda n, w: (
-                f"restart llama-server with {n} slot(s) of {w} tokens (-c is the total, {n} x {w})"
-            ),
-            lambda n, w: (
-                binary,
-                "-m",
-                model,
-                "-np",
-                str(n),
-                "-c",
-                str(n * w),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                # production's own settings, as measured: leaving them out would restart it
-                # unlike the runner the evidence is about
-                *config.runner_args,
-            ),
-        )
+        return serving().restart_llama_server(config, self.production_port(config.production))
 
     def calibration_runner(
         self,
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
     ) -> Runner:
-        from .llama_server import LlamaServerRunner
-
-        return LlamaServerRunner(state, runner_args=config.runner_args if config else ())
+        return serving().llama_server_runner(state, config.runner_args if config else ())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
@@ -24,9 +23,7 @@ from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
 from .identify import keyed_to_binary, version_from_props
 from .models import resolve_gguf
-
-if TYPE_CHECKING:
-    from .server import LlamaCppServer
+from .server import LlamaCppServer
 
 KIND = "llama-server"
 BINARY = "llama-server"
@@ -82,10 +79,6 @@ class LlamaServerRunner:
         self._runner_args = tuple(runner_args)
 
     def start(self, launch: RunnerLaunch) -> LlamaCppServer:
-        # httpx is imported here, not at module level: the child process and the
-        # production-identity path import this module and need none of it.
-        from .server import LlamaCppServer
-
         binary = find_binary(launch.binary)
         model_path = resolve_gguf(launch.model)
         ensure_port_free(launch.port)

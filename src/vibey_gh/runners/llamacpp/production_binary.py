@@ -26,6 +26,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 def production_binary(production_url: str, state: StateLayout | None = None) -> Path | None:
     """The executable listening on production's port when production is on this machine and
     the system tells; else None."""
+    # lazy: psutil is loaded only for a production whose build names none, never on the gate
     from ...platforms.process.ports import Listener, port_listener, still_running
 
     port = _local_port(production_url)

@@ -4,8 +4,6 @@ and held in the fingerprint as one shell-quoted string."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..contract import ProductionSettings
 
 # llama-server arguments the calibration sets itself for every step (slots, window, where it
@@ -20,15 +18,8 @@ SOURCE = "config runner_args"
 
 def runner_args_settings(runner_args: tuple[str, ...]) -> ProductionSettings:
     """The fingerprinted settings of a llama-server started with `runner_args`."""
-    import shlex  # only where runner_args are set: the config reads this module on every call
+    import shlex  # lazy: only where runner_args are set; the config reads this module always
 
     if not runner_args:
         return ProductionSettings(source=SOURCE)
     return ProductionSettings({RUNNER_ARGS_KEY: shlex.join(runner_args)}, source=SOURCE)
-
-
-def measured_runner_args(measured: Mapping[str, object]) -> dict[str, object]:
-    """The config change that restarts production with the runner_args evidence recorded."""
-    import shlex
-
-    return {"runner_args": tuple(shlex.split(str(measured.get(RUNNER_ARGS_KEY, ""))))}

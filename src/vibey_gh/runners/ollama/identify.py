@@ -14,10 +14,13 @@ from msgspec.structs import replace
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo
 from ..contract import EnvironmentReader, RunnerConfig
+from ..http.local_http import http_get
+from ..llamacpp.identify import production_version
+from .settings import production_settings
+from .wire import digest_from_tags, version_of
 
 if TYPE_CHECKING:
     from ...state import StateLayout
-from .wire import digest_from_tags, version_of
 
 KIND = "ollama"
 
@@ -30,9 +33,6 @@ def identify_ollama_production(
     """What production says on /api/version and /api/tags, and the environment it runs with;
     a development build's version ("0.0.0") keyed to the binary that listens, as llama-server's
     nameless builds are (`llamacpp.identify.production_version`)."""
-    from ..llamacpp.identify import production_version
-    from .settings import production_settings
-
     info = identify_ollama(config.production, config.model)
     if info.version is not None:
         version, unkeyed = production_version(info.version, config.production, state)
@@ -52,8 +52,6 @@ def identify_ollama_production(
 
 def identify_ollama(base_url: str, model: str) -> RunnerInfo:
     """Version and model digest of the Ollama at `base_url`; RunnerError when it does not answer."""
-    from ..http.local_http import http_get
-
     base = base_url.rstrip("/")
     version_answer = http_get(base + "/api/version")
     if version_answer.status != 200:

@@ -1,16 +1,18 @@
 """The Ollama kind (`contract.RunnerKind`): watched through /api/ps, chatted with over
 /api/chat, models by name, its environment as its settings; `registry` names it.
 
-Light on purpose, as every kind: adapters are imported inside the method that needs them.
+Light on purpose, as every kind: what `slots allowed` needs (identity, settings) is imported
+here, everything else (servers, watches and chat clients over httpx, process handling) is in
+`serving`, loaded the first time it is asked.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..contract import FAIL, OK, WARN, Check, RunnerKind
+from .settings import SYSTEMD_UNIT, measured_environment, measured_variables, production_settings
 
 if TYPE_CHECKING:
     from ...interfaces.identity import RunnerInfo
@@ -26,6 +28,15 @@ if TYPE_CHECKING:
         RunnerConfig,
     )
     from ..log_patterns import LogPattern
+    from .serving import OllamaServing
+
+
+def serving() -> OllamaServing:
+    """Ollama's calibration server, watch, chat client and calibration identity."""
+    # lazy: httpx and process handling cost `slots allowed` more than its budget
+    from .serving import SERVING
+
+    return SERVING
 
 
 class OllamaKind(RunnerKind):
@@ -41,20 +52,17 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         read_environment: EnvironmentReader | None = None,
     ) -> RunnerInfo:
+        # lazy: a declared concurrent_runs reads the kinds' names and ports, never an identity
         from .identify import identify_ollama_production
 
         return identify_ollama_production(config, read_environment, state)
 
     def watch(self, base_url: str) -> ProductionWatch:
-        from .watch import OllamaWatch
-
-        return OllamaWatch(base_url)
+        return serving().watch(base_url)
 
     def parallelism(self, config: RunnerConfig, probes: PlatformProbes) -> RunnerParallelism:
         # the Ollama service's environment: the macOS app, a systemd unit, else a note; with
         # the configured runner_env's capacity variables, which the evidence was measured with
-        from .settings import SYSTEMD_UNIT, measured_variables
-
         return probes.service_parallelism(SYSTEMD_UNIT, measured_variables(config.runner_env or {}))
 
     def calibration_runner(
@@ -62,22 +70,14 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
     ) -> Runner:
-        from .runner import OllamaRunner
-
         settings = self.production_settings(config) if config is not None else None
-        return OllamaRunner(settings=settings, state=state)
+        return serving().calibration_runner(settings, state)
 
     def chat_client(self, base_url: str, model: str) -> ChatClient:
-        from .chat import OllamaChatClient
-
-        return OllamaChatClient(base_url, model)
+        return serving().chat_client(base_url, model)
 
     def log_patterns(self) -> tuple[LogPattern, ...]:
-        # every Ollama era copies the llama.cpp lines of the engine it runs into its log
-        from ..llamacpp.log_lines import LLAMA_CPP_PATTERNS
-        from .log_lines import OLLAMA_PATTERNS
-
-        return OLLAMA_PATTERNS + LLAMA_CPP_PATTERNS
+        return serving().log_patterns()
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
         """None: Ollama's named models are placed by Ollama itself (and unloaded when idle)."""
@@ -99,41 +99,17 @@ class OllamaKind(RunnerKind):
     def production_settings(
         self, config: RunnerConfig, read_environment: EnvironmentReader | None = None
     ) -> ProductionSettings:
-        from .settings import production_settings
-
         return production_settings(config, read_environment)
 
     def measured_settings(
         self, measured: Mapping[str, object], read_environment: EnvironmentReader | None = None
     ) -> dict[str, object]:
-        from .settings import measured_environment
-
         return measured_environment(measured, read_environment)
-
-    def _calibration_env(
-        self, config: RunnerConfig, environ: Mapping[str, str] | None
-    ) -> tuple[dict[str, str], ProductionSettings]:
-        """The environment `ollama --version` runs with: the calibration server's, pointed at
-        the calibration port, where nothing listens yet (so the answer is the binary's own)."""
-        from ..process import LOOPBACK
-        from .settings import calibration_base_env
-
-        settings = self.production_settings(config)
-        run_env = calibration_base_env(settings, os.environ if environ is None else environ)
-        run_env["OLLAMA_HOST"] = f"{LOOPBACK}:{config.calibration_port}"
-        return run_env, settings
 
     def calibration_version(
         self, config: RunnerConfig, environ: Mapping[str, str] | None = None
     ) -> tuple[str, str | None]:
-        from ..llamacpp.identify import keyed_to_binary
-        from ..process import find_executable, run_version_command
-        from .binary import ollama_version
-
-        binary = find_executable(config.runner_binary, self.name)
-        run_env, _ = self._calibration_env(config, environ)
-        version = ollama_version(run_version_command([binary, "--version"], run_env))
-        return binary, keyed_to_binary(version, binary)
+        return serving().calibration_version(self.name, config, environ)
 
     def identify_calibration(
         self,
@@ -141,38 +117,4 @@ class OllamaKind(RunnerKind):
         state: StateLayout | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> RunnerInfo:
-        from pathlib import Path
-
-        from msgspec.structs import replace
-
-        from ...interfaces.identity import RunnerInfo
-        from ..llamacpp.identify import keyed_to_binary
-        from ..process import find_executable, run_version_command
-        from .binary import manifest_digest, ollama_manifest, ollama_version
-        from .settings import MODELS_VARIABLE
-
-        binary = find_executable(config.runner_binary, self.name)
-        run_env, settings = self._calibration_env(config, environ)
-        said = ollama_version(run_version_command([binary, "--version"], run_env))
-        # a development build ("0.0.0") is keyed to its binary's sha256, as production's is
-        version = keyed_to_binary(said, binary, state)
-        missing: dict[str, str] = {}
-        if said is None:
-            missing["version"] = f"`{binary} --version` did not name a version"
-        elif version is None:
-            missing["version"] = f"{binary} names no build ({said!r}) and could not be read"
-        manifest = ollama_manifest(Path(run_env[MODELS_VARIABLE]), config.model)
-        try:
-            digest: str | None = manifest_digest(manifest)
-        except OSError as exc:
-            digest = None
-            missing["model_digest"] = (
-                f"no manifest for {config.model} at {manifest} ({exc.strerror})"
-            )
-        info = RunnerInfo(self.name, version, config.model, digest, missing)
-        return replace(
-            info,
-            settings=settings.fingerprinted,
-            settings_source=settings.source,
-            serving_slots=None,
-        )
+        return serving().identify_calibration(self.name, config, state, environ)

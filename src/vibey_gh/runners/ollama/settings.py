@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ...errors import Refused
 from ..contract import EnvironmentReader, ProductionSettings, RunnerConfig
 
 # what `runner_env` may hold: Ollama's own variables
@@ -56,6 +57,8 @@ PROCESS_VARIABLES = ("HOME", "PATH", "TMPDIR")
 
 def read_service_environment(names: tuple[str, ...]) -> tuple[dict[str, str], str, str | None]:
     """This machine's production Ollama environment (the platform seam does the reading)."""
+    # lazy: the config reads this module on every call; the service's environment is read
+    # (launchctl, systemctl) only when an Ollama production is identified
     from ...platforms.service_env import service_environment_here
 
     found = service_environment_here(names, SYSTEMD_UNIT)
@@ -128,8 +131,6 @@ def measured_environment(
         name: value for name, value in measured_variables(current).items() if name not in settings
     }
     if missing is None and extra:
-        from ...errors import Refused
-
         named = ", ".join(f"{name}={value}" for name, value in extra.items())
         raise Refused(
             f"production runs with {named} ({source}), which the evidence was not measured "

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from ..contract import OK, Check
-from ..llamacpp.kinds import LlamaCppFamily
+from ..llamacpp.kinds import LlamaCppFamily, identity
 from .settings import SimulatedModel
 
 if TYPE_CHECKING:
@@ -25,14 +27,13 @@ class SimulatedKind(LlamaCppFamily):
     calibrates_this_package = True
 
     def production_identity(self, config: RunnerConfig, state: StateLayout | None) -> RunnerInfo:
-        from msgspec.structs import replace
-
-        from ..llamacpp.identify import served_slots
+        # lazy: the capacity model's digest loads hashlib, which no other kind's gate needs
         from .model import simulated_identity
 
         # its production is `vibey-gh runner serve --runner simulated`: it says its slots
         return replace(
-            simulated_identity(capacity_of(config)), serving_slots=served_slots(config.production)
+            simulated_identity(capacity_of(config)),
+            serving_slots=identity().served_slots(config.production),
         )
 
     def model_file_bytes(self, config: RunnerConfig) -> int | None:
@@ -47,6 +48,7 @@ class SimulatedKind(LlamaCppFamily):
         state: StateLayout | None = None,
         config: RunnerConfig | None = None,
     ) -> Runner:
+        # lazy: the server and its httpx client cost `slots allowed` more than its budget
         from .runner import SimulatedRunner
 
         return SimulatedRunner(capacity_of(config) if config else None, state)

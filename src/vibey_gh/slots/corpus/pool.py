@@ -42,6 +42,7 @@ from .sources.lane_records import (
     runs_from_lanes,
     runs_from_transcripts,
 )
+from .sources.recorded import recorded_runs
 from .turns import (
     PoolRun,
     Turn,
@@ -138,9 +139,6 @@ def build_pool(
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
-    # Traces and session logs are read lazily: most pools come from specs or lanes.
-    from .sources.recorded import recorded_runs
-
     recorded = recorded_runs(
         from_traces,
         from_sessions,

@@ -9,14 +9,17 @@ way can name the options that changed (`slots.measurement.resume`).
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
 
-from ...errors import EvidenceError, MalformedJson
-from ...files import atomic_write_json, read_json
+from ...errors import EvidenceError, MalformedJson, Refused
+from ...files import atomic_write_json, read_json, remove_from_folder
+from ...guarded import kind_of
 from ...interfaces import json_fields
 from ...interfaces.schema import as_json, checked
 from ...state import StateLayout
@@ -138,12 +141,6 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
     given). Only a regular file that reads back as a checkpoint of ours (our kind, our schema,
     a key and steps) is removed; anything else there is left and named. Refused (nothing
     removed) when the progress folder is a link, or anything but a folder of the state's own."""
-    import os
-    import stat
-
-    from ...errors import Refused
-    from ...files import remove_from_folder
-
     folder = layout.root / "progress"
     try:
         info = os.lstat(folder)
@@ -184,11 +181,6 @@ def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> F
 
 def _not_a_checkpoint(path: Path) -> str | None:
     """Why the file at `path` is not a checkpoint of ours, or None when it is one."""
-    import os
-    import stat
-
-    from ...guarded import kind_of
-
     mode = os.lstat(path).st_mode
     if stat.S_ISLNK(mode):
         return "a link, not a checkpoint file"

@@ -25,6 +25,7 @@ from ...interfaces import json_fields
 from ...interfaces.bounds import BoundsJson
 from ...interfaces.schema import as_json, checked_at
 from ..judging.judge import VerdictJson
+from ..judging.records import StepRecord
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 from .sections import (
     CorpusSection,
@@ -151,8 +152,6 @@ class EvidenceDocument(msgspec.Struct, frozen=True):
 
     @classmethod
     def _read(cls, raw: object) -> EvidenceDocument:
-        from ..judging.records import StepRecord
-
         data = json_fields.an_object(raw, "kind")
         if json_fields.text(data, "kind") != EVIDENCE_KIND:
             raise MalformedJson(f"expected {EVIDENCE_KIND!r}, got {data['kind']!r:.40}", ("kind",))

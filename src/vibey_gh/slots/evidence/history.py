@@ -24,6 +24,7 @@ from ...errors import EvidenceError
 from ...files import atomic_write_bytes, ensure_private_dir, sha256_hex
 from ...guarded import InputProblem, loads_json_bytes, read_regular_bytes
 from ...state import StateLayout
+from .store import load_evidence_bytes
 
 HISTORY_FOLDER = "history"
 HISTORY_KEPT = 10
@@ -80,8 +81,6 @@ def _date(epoch: float) -> str:
 def summarise(raw: bytes, path: Path) -> PastSweep:
     """The sweep that `raw` (the bytes of `path`) records, read as leniently as a listing
     needs: a file that is not evidence still gets a line, marked unusable."""
-    from .store import load_evidence_bytes
-
     try:
         evidence = load_evidence_bytes(raw, path)
     except EvidenceError:

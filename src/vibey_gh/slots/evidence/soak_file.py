@@ -26,7 +26,10 @@ import msgspec
 from ...errors import EvidenceError, MalformedJson
 from ...files import atomic_write_json, ensure_private_dir, read_json
 from ...interfaces import json_fields
+from ...interfaces.bounds import Bounds as BoundsType
+from ...interfaces.schema import checked
 from ...state import StateLayout
+from ..judging.readings.drift import HOLDS, SoakSpan, judge_soak
 from .requests import SOAK_REQUESTS
 from .store import check_integrity, seal_evidence
 
@@ -84,10 +87,6 @@ class SoakRecord(msgspec.Struct, frozen=True):
         `bounds` (default: those it recorded), as sweep evidence is re-judged from its steps:
         the recorded verdict can only lower this one (a bound broken at a tick, memory that
         grew: the ticks are in the run folder, not the file), never raise it."""
-        from ...interfaces.bounds import Bounds as BoundsType
-        from ...interfaces.schema import checked
-        from ..judging.readings.drift import HOLDS, judge_soak
-
         recorded_holds = self.judgement.get("holds") is True and self.recorded_verdict == HOLDS
         spans, window_s, problem = _spans_of(self.data)
         if problem is not None and not recorded_holds:
@@ -127,8 +126,6 @@ class SoakVerdict(msgspec.Struct, frozen=True):
 
 def _spans_of(data: Mapping[str, Any]) -> tuple[list[SoakSpan], float, str | None]:
     """The soak's spans and window length, or why they cannot be read."""
-    from ..judging.readings.drift import SoakSpan
-
     window_s = data.get("window_s")
     if isinstance(window_s, bool) or not isinstance(window_s, int | float) or not window_s > 0:
         return [], 0.0, "no window length"

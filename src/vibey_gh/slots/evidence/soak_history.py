@@ -22,7 +22,7 @@ from ...files import json_file_text
 from ...guarded import InputProblem, read_regular_bytes
 from ...interfaces.durations import format_duration
 from ...state import StateLayout
-from .history import history_folder, keep_copy
+from .history import _date, history_folder, keep_copy
 from .soak_file import SoakRecord, load_soak, sealed_soak, write_soak
 
 SOAK_PART = "soak-n{slots}"
@@ -53,8 +53,6 @@ class SoakKept(msgspec.Struct, frozen=True):
 
 def describe_soak(record: SoakRecord) -> str:
     """'the soak of 2026-12-01 10:00 UTC (N=3, holds, 2h measured)'."""
-    from .history import _date
-
     facts = [f"N={record.slots}", record.verdict, f"{format_duration(record.measured_s)} measured"]
     if record.data.get("complete") is not True:
         facts.append("stopped")

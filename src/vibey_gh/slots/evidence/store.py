@@ -42,7 +42,9 @@ from ...files import (
     sha256_hex,
 )
 from ...guarded import InputProblem, loads_json_bytes
+from ...interfaces import json_fields
 from ...state import StateLayout
+from .fingerprint import fingerprint_id, measured_on
 from .schema import EVIDENCE_KIND, EVIDENCE_SCHEMA, INTEGRITY_KEY
 
 if TYPE_CHECKING:
@@ -50,8 +52,8 @@ if TYPE_CHECKING:
     from .document import EvidenceDocument
     from .fingerprint import MeasuredOn
 
-# The document, the step records and the field reader are imported where a file is parsed,
-# not above: `slots allowed` with the figures cache current reads no evidence file at all.
+# The document and the step records are imported where a file is parsed, not above: `slots
+# allowed` with the figures cache current reads no evidence file at all.
 
 SECONDS_PER_DAY = 86_400.0
 INTEGRITY_ALGORITHM = "sha256"
@@ -93,8 +95,6 @@ class Evidence(msgspec.Struct, frozen=True, dict=True):
     @cached_property
     def measured_on(self) -> MeasuredOn:
         """The machine and runner, typed, from the fingerprint fields."""
-        from .fingerprint import measured_on
-
         return measured_on(self.document.fingerprint_fields)
 
     @cached_property
@@ -139,8 +139,6 @@ def seal_evidence(data: Mapping[str, object]) -> dict[str, object]:
 
 def check_integrity(data: dict[str, object], path: Path | None) -> None:
     """Raise EvidenceError unless the evidence is what was recorded, under its own name."""
-    from .fingerprint import fingerprint_id
-
     fingerprint = data.get("fingerprint")  # an object with an id: `_check_header` saw it
     recorded = str(fingerprint.get("id") if isinstance(fingerprint, dict) else None)
     computed = fingerprint_id(_fingerprint_fields(data))
@@ -173,8 +171,6 @@ def _fingerprint_fields(data: dict[str, object]) -> dict[str, object]:
 
 
 def _check_header(data: dict[str, object], where: str) -> None:
-    from ...interfaces import json_fields
-
     if data.get("kind") != EVIDENCE_KIND:
         raise EvidenceError(f"{where} is not a vibey-gh evidence file")
     try:
@@ -192,6 +188,7 @@ def _check_header(data: dict[str, object], where: str) -> None:
 def evidence_from_json(data: dict[str, object], path: Path | None) -> Evidence:
     """The one reader of evidence JSON: MalformedJson naming the bad field's JSON path and,
     for a file, the file."""
+    # lazy: the figures cache spares `slots allowed` the whole document's reader
     from .document import EvidenceDocument
 
     where = str(path) if path else "evidence"

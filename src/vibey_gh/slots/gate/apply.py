@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from ...config import LocalModels
-from ...errors import BadInput, Refused
+from ...errors import BadInput, EvidenceError, Refused
 from ...interfaces.slots_interface import PlannedAction, RunnerParallelism
 from ...platforms.device.probes import PlatformProbes
 from ...platforms.parallelism import is_note
 from ...platforms.process.commands import format_argv
-from ...runners.registry import runner_kind
+from ...runners.registry import measured_settings, runner_kind
+from ..evidence.fingerprint import SETTINGS_FIELD
+from ..evidence.store import read_fingerprint_fields
 
 if TYPE_CHECKING:
     from ...runners.contract import EnvironmentReader
@@ -167,10 +169,6 @@ def as_measured(
 ) -> LocalModels:
     """`config` with the runner settings of the evidence the answer rests on (unchanged when
     it rests on none); Refused when production has settings apply cannot take back."""
-    from ...errors import EvidenceError
-    from ..evidence.fingerprint import SETTINGS_FIELD
-    from ..evidence.store import read_fingerprint_fields
-
     evidence = answer.get("evidence") if answer else None
     if not isinstance(evidence, str):
         return config
@@ -184,7 +182,6 @@ def as_measured(
             f"the evidence {evidence} was measured with a window of {fields.get('window')!r}, "
             f"not {config.window}; nothing to apply from it"
         )
-    from ...runners.registry import measured_settings
 
     return config.with_overrides(**measured_settings(config, measured, read_environment))
 

@@ -226,7 +226,7 @@ def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bou
 
 def judge_step(step: StepRecord, baseline: Baseline, bounds: Bounds) -> Verdict:
     """One recorded step against the bounds (its figures made on the way)."""
-    from .baseline import step_figures
+    from .baseline import step_figures  # lazy: the gate judges kept figures, never steps
 
     return judge_step_figures(step_figures(step, baseline), baseline.figures, bounds)
 
@@ -349,7 +349,7 @@ def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:
     """Recorded steps against the bounds: their figures, judged."""
-    from .baseline import sweep_figures
+    from .baseline import sweep_figures  # lazy: the gate judges kept figures, never steps
 
     return judge_figures(sweep_figures(steps), bounds)
 

@@ -13,10 +13,13 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, Refused, VibeyError
@@ -92,8 +95,6 @@ def last_good_bounds(
 ) -> Callable[[], Bounds]:
     """The bounds as the config says now (design §5: re-read at each decision); while the
     config cannot be read (edited into invalid TOML mid-run), the last good ones, said once."""
-    import threading
-
     last = [first]
     said: list[str] = []
     guard = threading.Lock()  # replay workers ask from their own threads
@@ -376,8 +377,6 @@ def next_gain_for(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> fl
 
 
 def _with_discards(step: StepRecord, discarded: int) -> StepRecord:
-    from msgspec.structs import replace
-
     return replace(step, discarded_attempts=discarded)
 
 

@@ -21,10 +21,12 @@ from ...interfaces.readings import SensorSource
 from ...interfaces.slots_interface import DeviceFacts, RunnerInfo
 from ...interfaces.think import ThinkAsked
 from ...runners.contract import ProductionWatch
+from ...runners.logscan import LogTail
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
-from ..evidence.fingerprint import Fingerprint
+from ..evidence.fingerprint import Fingerprint, compute_fingerprint
 from ..evidence.history import PastSweep
+from ..judging.records import LogEventRecord
 from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
 
@@ -79,7 +81,6 @@ class Environment(msgspec.Struct, frozen=True):
     memory: Any  # HostMemorySampler
     runner: Any  # Runner
     log_source: LogSource
-    fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint]
     calibration_watch: Callable[[str], ProductionWatch] | None = None
     # the calibration runner's identity from its binary and the model store (None: the same
     # as production's, as for the embedded runner)
@@ -92,6 +93,22 @@ class Environment(msgspec.Struct, frozen=True):
     calibration_model_bytes: Callable[[], int | None] | None = None
     # readings beyond memory (temperatures, power, clocks, throttling) for a soak; None: none
     sensors: SensorSource | None = None
+    # the evidence's own fingerprint, unless a test replaces it
+    fingerprint_of: Callable[[DeviceFacts, RunnerInfo, int], Fingerprint] = compute_fingerprint
+
+
+def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRecord]]:
+    """New events of the runner's log since the last call, as evidence records (the log source
+    of a calibration on this machine)."""
+    tail = LogTail(log_path, runner_kind)
+
+    def new_events() -> list[LogEventRecord]:
+        return [
+            LogEventRecord(kind=e.kind, text=e.text, values=dict(e.values))
+            for e in tail.new_events()
+        ]
+
+    return new_events
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from msgspec.structs import replace
 
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, make_private_parents
+from ...guarded import InputProblem, read_regular_bytes
 from ...interfaces.schema import as_json
 from ...interfaces.slots_interface import RunnerInfo
 from ...platforms.storage.system_paths import check_output_folder
@@ -19,7 +21,14 @@ from ..evidence.figures_cache import evidence_identity, save_figures
 from ..evidence.fingerprint import Fingerprint
 from ..evidence.history import PastSweep, keep_in_history, summarise
 from ..evidence.sections import MethodSection
-from ..evidence.store import Evidence, evidence_path, out_name, sealed_digest, sealed_json
+from ..evidence.store import (
+    Evidence,
+    evidence_path,
+    method_hash,
+    out_name,
+    sealed_digest,
+    sealed_json,
+)
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
@@ -138,8 +147,6 @@ def check_out_dir(out_dir: Path) -> None:
     sweep: a path in a kernel file system (/proc, /sys, /dev), a file in the way, or a folder
     that cannot be written. Creates nothing: a sweep that ends recording nothing leaves no
     folder behind."""
-    import os
-
     check_output_folder(out_dir, "--out")
     existing = out_dir
     while not existing.exists() and existing.parent != existing:
@@ -154,8 +161,6 @@ def check_out_dir(out_dir: Path) -> None:
 
 
 def method_hash_of(method: MethodSection) -> str:
-    from ..evidence.store import method_hash
-
     return method_hash(method)
 
 
@@ -240,8 +245,6 @@ class Replacing(msgspec.Struct, frozen=True):
 
 
 def _replacing(env: Environment, document: EvidenceDocument) -> Replacing | None:
-    from ...guarded import InputProblem, read_regular_bytes
-
     path = evidence_path(env.layout, document.fingerprint)
     try:
         raw = read_regular_bytes(path)

@@ -21,6 +21,7 @@ from ...errors import BadInput, RunnerError, VibeyError
 from ...files import atomic_write_text
 from ...interfaces.slots_interface import ProductionState, RunnerInfo
 from ...runners.calibration_needs import FAIL, OK, WARN, Check, binary_check, model_check
+from ...runners.process import ensure_port_free
 from ...runners.registry import calibration_binary_version, runner_kind
 from ...state import StateLayout
 from ..evidence.checkpoints import list_checkpoints
@@ -46,8 +47,6 @@ def real_parts(
     layout: StateLayout, production: RunnerInfo | None, production_error: str | None
 ) -> Callable[[LocalModels], ReadinessParts]:
     def parts(config: LocalModels) -> ReadinessParts:
-        from ...runners.process import ensure_port_free
-
         separate = not runner_kind(config.runner).calibrates_this_package
         return ReadinessParts(
             production=production,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ...errors import BadInput, EvidenceError
+from ...files import PRIVATE_FILE, atomic_write_shared_bytes
 from ...interfaces.schema import as_json
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
@@ -31,6 +32,9 @@ from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
 from ..judging.truth.refusals import Refusals, refusals_of
+from .plotting import plots as plot_module  # its plots_available is read when asked
+from .plotting.plot_parts import new_figure, plot_title
+from .plotting.plots import figure_png
 from .tables.split_window import is_split_window
 from .tables.step_table import step_rows
 
@@ -230,10 +234,7 @@ def compare(arguments: list[str], layout: StateLayout, bounds: Bounds) -> Compar
 
 def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
     """One plot: every sweep's compared figure against slots, overlaid; written in one rename."""
-    from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-    from .plotting.plots import figure_png, plots_available
-
-    if not plots_available():
+    if not plot_module.plots_available():
         raise BadInput(
             f"--plot {path}: this install leaves out matplotlib; to plot, install it "
             "(pip install 'vibey-gh[plots]', or pipx inject vibey-gh matplotlib) and run "
@@ -254,12 +255,7 @@ def write_overlaid_throughput(comparison: Comparison, path: Path) -> Path:
 
 def overlaid_throughput_figure(comparison: Comparison) -> Figure:
     """Every sweep's compared figure (runs or turns per hour) against slots."""
-    from matplotlib.figure import Figure
-
-    from .plotting.plot_parts import plot_title
-
-    figure = Figure(figsize=(11.0, 5.5), dpi=110, layout="constrained")
-    ax = figure.subplots()
+    figure, (ax,) = new_figure(1, 5.5, "Throughput against slots, compared")
     compared = comparison.figure
     for sweep in comparison.sweeps:
         points = [
@@ -278,9 +274,7 @@ def overlaid_throughput_figure(comparison: Comparison) -> Figure:
         else "served turns per hour (turns/h)"
     )
     ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    figure.suptitle("Throughput against slots, compared", fontsize=12)
     return figure
 
 

@@ -31,6 +31,7 @@ from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
+from .plotting import plots as plot_module  # its plots_available is read when asked
 from .soak_view import SoakView, soak_views, write_soak_report
 from .tables.latency_table import (
     latency_json,
@@ -209,11 +210,9 @@ def _files_of(path: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(files present, report files missing): the evidence, its summary, the full report.
     Plots an install without matplotlib cannot draw are not missing: `--report` would not
     write them either (the report says how to get them)."""
-    from .plotting.plots import plots_available
-
     report = report_paths(path)
     present = tuple(p for p in [path, path.with_suffix(".md"), *report] if p.exists())
-    wanted = report if plots_available() else report[:1]
+    wanted = report if plot_module.plots_available() else report[:1]
     return present, tuple(p for p in wanted if not p.exists())
 
 
@@ -297,11 +296,9 @@ def gather_show(
         )
     others = _others(list(iter_evidence_paths(deps.layout)), path, today)
     if write:
-        from .plotting.plots import plots_available
-
         for soak in soaks:
             if soak.record is not None:
-                write_soak_report(soak, plots_available())
+                write_soak_report(soak, plot_module.plots_available())
     return ShowAnswer(today, problem, asked, shown, tuple(others), soaks)
 
 

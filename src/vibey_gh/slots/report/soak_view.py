@@ -17,6 +17,7 @@ from ...files import atomic_write_text
 from ...interfaces.durations import format_duration
 from ...state import StateLayout
 from ..evidence.soak_file import SoakRecord, soaks_for
+from .plotting.soak_plot import write_soak_plot
 
 REPORT_SUFFIX = "-report.md"
 PLOT_SUFFIX = "-soak.png"
@@ -198,8 +199,6 @@ def write_soak_report(view: SoakView, plotting: bool) -> list[Path]:
     """The soak's Markdown report and its plot, beside the soak file."""
     written: list[Path] = []
     if plotting and view.record is not None:
-        from .plotting.soak_plot import write_soak_plot
-
         written.append(write_soak_plot(view.record, view.plot_path))
     atomic_write_text(view.report_path, soak_markdown(view, written[0].name if written else None))
     return [view.report_path, *written]

@@ -36,7 +36,7 @@ from ..measurement.stepping.orphans import (
     stop_orphaned_runner,
 )
 from ..measurement.stepping.replay import replay_corpus
-from .choice import choose_slots, evidence_ideal
+from .choice import choose_slots, evidence_ideal, requested_fingerprint
 from .journal import SoakJournal, Span, open_journal
 from .record import SoakOutcome, record_soak
 from .request import SoakRequest
@@ -59,8 +59,6 @@ def run_soak(
     cal = req.calibration
     check_corpus_fits(cal.corpus, cal.window, cal.max_tokens)
     if cal.if_requested:
-        from .choice import requested_fingerprint
-
         fingerprint_id = requested_fingerprint(env, cal.window)
         if not soak_request_path(env.layout, fingerprint_id).exists():
             return SoakOutcome.skipped_for(fingerprint_id, "no soak request for this fingerprint")

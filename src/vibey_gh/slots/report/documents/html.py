@@ -23,6 +23,8 @@ from ....files import PRIVATE_FILE, atomic_write_shared_text
 from ...evidence.store import Evidence
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement
+from ..plotting import plots as plot_module  # its plots_available is read when asked
+from ..plotting.plots import PLOTS_MISSING, build_figures, figure_png
 from .markdown import render_report
 
 IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<src>[^)]*)\)$")
@@ -175,14 +177,12 @@ def write_html_report(
     """Write the page to `path` in one rename (0600); the folder must exist and is left as
     it is. Without matplotlib the page has no plots and says how to get them. `judgement`:
     the sweep as already judged against `bounds`."""
-    from ..plotting.plots import PLOTS_MISSING, build_figures, figure_png, plots_available
-
     if not path.parent.is_dir():
         raise BadInput(f"--html {path}: no such folder {path.parent}")
     if path.is_dir():
         raise BadInput(f"--html {path}: is a folder")
     if plotting is None:
-        plotting = plots_available()
+        plotting = plot_module.plots_available()
     plots: dict[str, bytes] = {}
     if plotting:
         figures = build_figures(evidence, judgement, bounds)

@@ -23,6 +23,9 @@ from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, gain_range
 from ...judging.statistics.knee import knee_paragraph
 from ...judging.truth.reported import describe as describe_reported
+from ..plotting import plots as plot_module  # its plots_available is read when asked
+from ..plotting.plots import PLOT_NAMES, PLOTS_MISSING, write_plots
+from ..tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from ..tables.split_window import prefix_cache_lines, split_window_section
 from ..tables.step_table import (
     columns_for,
@@ -146,8 +149,6 @@ def _throughput_section(
 
 
 def _latency_section(judgement: SweepJudgement, bounds: Bounds) -> list[str]:
-    from ..tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
-
     lines = [
         "## Latency",
         "",
@@ -247,10 +248,8 @@ def write_report(
     points at a plot that is not there yet. Without matplotlib (`plotting` False; by default,
     whether it is installed) the report has no plots and says how to get them.
     """
-    from ..plotting.plots import PLOTS_MISSING, plots_available, write_plots
-
     if plotting is None:
-        plotting = plots_available()
+        plotting = plot_module.plots_available()
     written = write_plots(evidence, judgement, bounds, folder, stem) if plotting else []
     markdown = render_report(
         evidence,
@@ -271,8 +270,6 @@ def _plot_name(path: Path, stem: str) -> str:
 
 def report_paths(json_path: Path) -> list[Path]:
     """The report files that belong to an evidence file, whether or not they exist yet."""
-    from ..plotting.plots import PLOT_NAMES
-
     stem = json_path.stem
     return [json_path.with_name(f"{stem}{REPORT_SUFFIX}")] + [
         json_path.with_name(f"{stem}-{name}.png") for name in PLOT_NAMES

@@ -26,6 +26,7 @@ def new_figure(
     rows: int, height: float, title: str, width: float = 11.0
 ) -> tuple[Figure, list[Axes]]:
     """A figure of `rows` axes sharing x, titled "heading — subject" on two lines."""
+    # lazy: matplotlib is an optional extra ([plots]), set up by `plots` before its first import
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")

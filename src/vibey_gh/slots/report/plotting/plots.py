@@ -8,6 +8,7 @@ rendered to PNG bytes with the Agg canvas, then written atomically.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ....files import atomic_write_bytes, ensure_private_dir
+from ....state import StateLayout
 from ...evidence.store import Evidence
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
@@ -343,8 +345,6 @@ def keep_matplotlib_under_state(environ: MutableMapping[str, str] | None = None)
     """Point matplotlib's config and font cache at `<state>/cache/matplotlib` (0700) before it
     is first imported, so a report writes nothing under the home folder. A folder the user
     chose with MPLCONFIGDIR is kept."""
-    from ....state import StateLayout
-
     env = os.environ if environ is None else environ
     if env.get(MATPLOTLIB_HOME_ENV):
         return
@@ -376,8 +376,6 @@ PLOTS_MISSING = (
 
 def plots_available(find_module: Callable[[str], object] | None = None) -> bool:
     """Whether matplotlib is installed (the `plots` extra); the light install leaves it out."""
-    import importlib.util
-
     return (find_module or importlib.util.find_spec)("matplotlib") is not None
 
 
