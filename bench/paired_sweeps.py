@@ -110,22 +110,31 @@ class CorpusTurn:
     cached: int
     output: int
     closes: bool
+    think: float = 0.0  # seconds its worker waits before sending it (its run's tools)
 
 
-def corpus_turns(corpus: Corpus) -> list[list[CorpusTurn]]:
-    """Each segment's turns with the prompt and output tokens the simulated runner gives them;
-    a turn after the first of its segment shares the previous one's prompt as a prefix."""
+def corpus_turns(
+    corpus: Corpus, think: Callable[[float | None], float] = lambda _: 0.0, max_tokens: int = 768
+) -> list[list[CorpusTurn]]:
+    """Each segment's turns with the prompt and output tokens the simulated runner gives them
+    and the wait before each (`think`, given the turn's recorded think time: the product's
+    `ThinkPolicy.seconds_before`); a turn after the first of its segment shares the previous
+    one's prompt as a prefix."""
     segments = []
     for segment in corpus.segments:
         turns, previous = [], 0
         for place, turn in enumerate(segment.turns):
             prompt = prompt_tokens(turn.messages, turn.tools)  # type: ignore[arg-type]
-            answer = answer_for(turn.messages, turn.tools, 768, loaded=False, noise=0.0)  # type: ignore[arg-type]
+            cap = min(max_tokens, turn.max_tokens or max_tokens)
+            answer = answer_for(turn.messages, turn.tools, cap, loaded=False, noise=0.0)  # type: ignore[arg-type]
             closes = place == len(segment.turns) - 1
             cached = min(previous, prompt)
             turns.append(
-                CorpusTurn(turn.id, segment.id, prompt, cached, answer.output_tokens, closes)
-            )
+                CorpusTurn(
+                    turn.id, segment.id, prompt, cached, answer.output_tokens, closes,
+                    think(turn.think_s),
+                )
+            )  # fmt: skip
             previous = prompt
         segments.append(turns)
     return segments
@@ -151,7 +160,7 @@ def share_of(turn: CorpusTurn, model: Model) -> float:
 class Worker:
     queue: list[CorpusTurn] = field(default_factory=list)
     turn: CorpusTurn | None = None
-    started: float = 0.0
+    started: float = 0.0  # when the turn is sent: after its think time
     remaining: float = 0.0
     done: bool = False
 
@@ -164,19 +173,27 @@ def simulate_step(
     rng: random.Random,
     clock: VirtualClock,
     keep_going: Callable[[list[TurnRecord]], bool],
+    shape: str = "segments",
 ) -> StepRecord:
     """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
-    on while `keep_going`), served by processor sharing at min(n, knee)^scaling."""
+    on while `keep_going`), each waiting a turn's think time before sending it, served by
+    processor sharing at min(n, knee)^scaling; once the sweep winds down and every corpus turn
+    has an answer, the workers stop after their turn in flight (as `stepping.replay`)."""
     speed = (1.0 + model.drift) ** index
     began = clock.t
     workers = [Worker() for _ in range(slots)]
     records: list[TurnRecord] = []
+    wanted = {t.turn_id for s in segments for t in s}
+    answered: set[str] = set()
     taken = 0
     finishing = False
 
     def start_next(worker_id: int) -> None:
         nonlocal taken, finishing
         worker = workers[worker_id]
+        if finishing and wanted <= answered:
+            worker.done, worker.turn = True, None
+            return
         if not worker.queue:
             if taken >= len(segments) and (finishing or not keep_going(records)):
                 finishing = True
@@ -185,32 +202,45 @@ def simulate_step(
             worker.queue = list(segments[taken % len(segments)])
             taken += 1
         worker.turn = worker.queue.pop(0)
-        worker.started = clock.t
+        worker.started = clock.t + worker.turn.think
         worker.remaining = work_of(worker.turn, model, rng.gauss(0.0, 1.0))
 
     for worker_id in range(slots):
         start_next(worker_id)
     while True:
-        busy = [w for w in workers if w.turn is not None]
-        if not busy:
+        if finishing and wanted <= answered:
+            for worker in workers:  # a worker still waiting out a think time stops at once
+                if worker.turn is not None and worker.started > clock.t:
+                    worker.turn = None
+        pending = [w for w in workers if w.turn is not None]
+        if not pending:
             break
-        total = speed * min(len(busy), model.knee) ** model.scaling
-        weights = [share_of(w.turn, model) for w in busy if w.turn is not None]
-        rates = [total * weight / sum(weights) for weight in weights]
-        elapsed = min(w.remaining / rate for w, rate in zip(busy, rates, strict=True))
+        busy = [w for w in pending if w.started <= clock.t + 1e-12]
+        waits = [w.started - clock.t for w in pending if w.started > clock.t + 1e-12]
+        rates: list[float] = []
+        if busy:
+            total = speed * min(len(busy), model.knee) ** model.scaling
+            weights = [share_of(w.turn, model) for w in busy if w.turn is not None]
+            rates = [total * weight / sum(weights) for weight in weights]
+        serving = {id(w) for w in busy}
+        served = [w.remaining / rate for w, rate in zip(busy, rates, strict=True)]
+        elapsed = min(served + waits)
         clock.t += elapsed
         for worker, rate in zip(busy, rates, strict=True):
             worker.remaining -= elapsed * rate
         for worker_id, worker in enumerate(workers):
-            if worker.turn is not None and worker.remaining <= 1e-9:
+            if id(worker) in serving and worker.turn is not None and worker.remaining <= 1e-9:
                 turn = worker.turn
                 result = TurnResult(
                     200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t,
                     cached_tokens=turn.cached,
                 )  # fmt: skip
                 records.append(
-                    TurnRecord(turn.turn_id, turn.segment_id, worker_id, result, closes=turn.closes)
+                    TurnRecord(
+                        turn.turn_id, turn.segment_id, worker_id, result, turn.think, turn.closes
+                    )
                 )
+                answered.add(turn.turn_id)
                 start_next(worker_id)
     return StepRecord(
         index=index,
@@ -225,6 +255,7 @@ def simulate_step(
         memory_budget_bytes=24 * GB,
         corpus_turns=sum(len(s) for s in segments),
         measurement={"why_ended": ""},
+        shape=shape,
     )
 
 
@@ -277,7 +308,7 @@ def run_sweep(
         slots = next(generator)
         while True:
             rule = rule_for(ctx, slots, steps, bounds)
-            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule)
+            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule, corpus.shape)
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
             step = replace(step, measurement=measured)
