@@ -27,8 +27,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from paired_sweeps import Model, cap_mark, corpus_turns, run_sweep, spread, work_of
+from paired_sweeps import cap_mark, run_sweep, spread
 from think_time import TARGETS, short_runs
+from virtual_runner import Model, corpus_turns, work_of
 
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
