@@ -110,7 +110,8 @@ def main() -> None:
     except BadInput as refused:
         print(f"refused before the first step: {refused}")
         return
-    low, high = TARGETS.get(("1" if args.think == 1.0 else "", args.knee), (1, 99))
+    scenario = "1" if short and args.think == 1.0 else "none" if short and not args.think else ""
+    low, high = TARGETS.get((scenario, args.knee), (1, 99))
     answers: list[int] = []
     runner, decided = [], 0
     for seed in range(args.first_seed, args.first_seed + args.seeds):
