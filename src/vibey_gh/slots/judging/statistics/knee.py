@@ -175,9 +175,7 @@ def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | N
     return {rate.index: best_of(ordered[:place], confidence) for place, rate in enumerate(ordered)}
 
 
-def _shown_no_better(
-    rate: Rate, rates: Sequence[Rate], min_gain: float, confidence: float
-) -> bool:
+def _shown_no_better(rate: Rate, rates: Sequence[Rate], min_gain: float, confidence: float) -> bool:
     """Some earlier step that sets the bar is shown, paired where the sweep could pair them,
     to serve within `min_gain` of this one (or more). The bar is the step that *surely* serves
     most, read with each step's noise over one slot — where one slot's runs disagreed, that
