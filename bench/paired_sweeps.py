@@ -34,47 +34,24 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from msgspec.structs import replace
+from virtual_runner import CorpusTurn, Model, VirtualClock, corpus_turns, simulate_step
 
-from vibey_gh.interfaces.turns import TurnResult
-from vibey_gh.runners.simulated.model import PROMPT_SPEEDUP, answer_for, prompt_tokens
 from vibey_gh.runners.simulated.settings import SimulatedModel
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.judging.baseline import baseline_of
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
-from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.statistics.stats import Estimate, t_quantile
 from vibey_gh.slots.judging.sweep import sweep_steps
 from vibey_gh.slots.measurement.stepping.stopping import SteadyStateRule
-
-GB = 1_000_000_000
-
-
-def timeline(began: float, ended: float) -> tuple[tuple[float | None, ...], ...]:
-    """Memory samples at both ends: inside every bound, no swap (the bench is about throughput)."""
-    return tuple((t, 4 * GB, 4 * GB, 0.5, 0, 0, None, None) for t in (began, ended))
-
-
-class VirtualClock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += seconds
 
 
 @dataclass
@@ -86,146 +63,6 @@ class Context:
     bounds_now: Callable[[], Bounds]
     min_step_seconds: float
     max_step_seconds: float
-
-
-@dataclass
-class Model:
-    knee: int
-    noise: float
-    tokens_per_second: float
-    scaling: float
-    cache_speedup: float
-    drift: float
-    prefill_share: float = 0.0
-
-    def true_gain(self, slots: int) -> float:
-        return float(min(slots, self.knee) ** self.scaling)
-
-
-@dataclass
-class CorpusTurn:
-    turn_id: str
-    segment_id: str
-    prompt: int
-    cached: int
-    output: int
-    closes: bool
-
-
-def corpus_turns(corpus: Corpus) -> list[list[CorpusTurn]]:
-    """Each segment's turns with the prompt and output tokens the simulated runner gives them;
-    a turn after the first of its segment shares the previous one's prompt as a prefix."""
-    segments = []
-    for segment in corpus.segments:
-        turns, previous = [], 0
-        for place, turn in enumerate(segment.turns):
-            prompt = prompt_tokens(turn.messages, turn.tools)  # type: ignore[arg-type]
-            answer = answer_for(turn.messages, turn.tools, 768, loaded=False, noise=0.0)  # type: ignore[arg-type]
-            closes = place == len(segment.turns) - 1
-            cached = min(previous, prompt)
-            turns.append(
-                CorpusTurn(turn.id, segment.id, prompt, cached, answer.output_tokens, closes)
-            )
-            previous = prompt
-        segments.append(turns)
-    return segments
-
-
-def work_of(turn: CorpusTurn, model: Model, z: float) -> float:
-    """Seconds alone on the runner: `model.work_seconds` with a cached prefix read faster."""
-    read = model.tokens_per_second * PROMPT_SPEEDUP
-    uncached = turn.prompt - turn.cached
-    prompt_s = uncached / read + turn.cached / (read * model.cache_speedup)
-    return (turn.output / model.tokens_per_second + prompt_s) * math.exp(model.noise * z)
-
-
-def share_of(turn: CorpusTurn, model: Model) -> float:
-    """A turn's weight in the runner's sharing: 1 for processor sharing; with
-    `prefill_share`, a turn with a long uncached prompt takes more of the runner while it
-    reads it (as a CPU runner's prefill holds back the turns decoding beside it), so the
-    turns served together take unequal times for their work."""
-    return 1.0 + model.prefill_share * (turn.prompt - turn.cached) / 1000.0
-
-
-@dataclass
-class Worker:
-    queue: list[CorpusTurn] = field(default_factory=list)
-    turn: CorpusTurn | None = None
-    started: float = 0.0
-    remaining: float = 0.0
-    done: bool = False
-
-
-def simulate_step(
-    index: int,
-    slots: int,
-    segments: list[list[CorpusTurn]],
-    model: Model,
-    rng: random.Random,
-    clock: VirtualClock,
-    keep_going: Callable[[list[TurnRecord]], bool],
-) -> StepRecord:
-    """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
-    on while `keep_going`), served by processor sharing at min(n, knee)^scaling."""
-    speed = (1.0 + model.drift) ** index
-    began = clock.t
-    workers = [Worker() for _ in range(slots)]
-    records: list[TurnRecord] = []
-    taken = 0
-    finishing = False
-
-    def start_next(worker_id: int) -> None:
-        nonlocal taken, finishing
-        worker = workers[worker_id]
-        if not worker.queue:
-            if taken >= len(segments) and (finishing or not keep_going(records)):
-                finishing = True
-                worker.done, worker.turn = True, None
-                return
-            worker.queue = list(segments[taken % len(segments)])
-            taken += 1
-        worker.turn = worker.queue.pop(0)
-        worker.started = clock.t
-        worker.remaining = work_of(worker.turn, model, rng.gauss(0.0, 1.0))
-
-    for worker_id in range(slots):
-        start_next(worker_id)
-    while True:
-        busy = [w for w in workers if w.turn is not None]
-        if not busy:
-            break
-        total = speed * min(len(busy), model.knee) ** model.scaling
-        weights = [share_of(w.turn, model) for w in busy if w.turn is not None]
-        rates = [total * weight / sum(weights) for weight in weights]
-        elapsed = min(w.remaining / rate for w, rate in zip(busy, rates, strict=True))
-        clock.t += elapsed
-        for worker, rate in zip(busy, rates, strict=True):
-            worker.remaining -= elapsed * rate
-        for worker_id, worker in enumerate(workers):
-            if worker.turn is not None and worker.remaining <= 1e-9:
-                turn = worker.turn
-                result = TurnResult(
-                    200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t, None,
-                    cached_tokens=turn.cached,
-                )  # fmt: skip
-                records.append(
-                    TurnRecord(turn.turn_id, turn.segment_id, worker_id, result, closes=turn.closes)
-                )
-                start_next(worker_id)
-    return StepRecord(
-        index=index,
-        slots=slots,
-        window=8192,
-        attempt=1,
-        started_at=began,
-        ended_at=clock.t,
-        load_seconds=None,
-        turns=tuple(records),
-        timeline=timeline(began, clock.t),
-        memory_budget_bytes=24 * GB,
-        corpus_turns=sum(len(s) for s in segments),
-        measurement={"why_ended": ""},
-    )
 
 
 def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[object, object]:
@@ -277,7 +114,7 @@ def run_sweep(
         slots = next(generator)
         while True:
             rule = rule_for(ctx, slots, steps, bounds)
-            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule)
+            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule, corpus.shape)
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
             step = replace(step, measurement=measured)

@@ -12,12 +12,14 @@ curve behind the llama-server API) with `--think-time none`, then with a fixed t
 one-slot mean turn latency (measured first, as an operator would read it), then of three
 times it, for several seeds each, and prints the
 predicted and the measured curves side by side (in turns per S) and the ideal N each
-calibration chose. The targets: none → 2; ≈ one turn → 4 to 6; ≈ three turns → at least 7,
-each in at least 4 of 5 seeds.
+calibration chose. The targets: none → the knee; ≈ one turn → about twice the knee (knee 1 →
+2 or 3, knee 2 → 4 to 6, knee 4 → 7 to 9); at knee 2, ≈ three turns → at least 7; each in at
+least 9 of 10 seeds.
 
     python bench/think_time.py                       # knee 2, noise 0.2, 5 seeds
     python bench/think_time.py --seeds 2 --scenarios none,1
     python bench/think_time.py --scenarios 3 --seeds 1 --first-seed 4   # one seed of a row
+    python bench/think_time.py --knee 4 --scenarios 1 --max-slots 10     # the law at knee 4
 
 S in the prediction is the runner's own service time (the simulated model's work per turn,
 its mean over the corpus); what the client adds around a turn (HTTP, parsing) is time outside
@@ -55,7 +57,18 @@ from vibey_gh.state import StateLayout
 
 WINDOW = 1024
 TURNS_PER_RUN = 2
-TARGETS = {"none": (2, 2), "1": (4, 6), "3": (7, 99)}
+# the ideal N each think time should give (low, high; 99: no upper end), by the runner's knee:
+# none → the knee; about one turn latency → about twice it (issue targets, every knee); three
+# turn latencies → at least 7 (knee 2 only)
+TARGETS = {
+    ("none", 1): (1, 1),
+    ("none", 2): (2, 2),
+    ("none", 4): (4, 4),
+    ("1", 1): (2, 3),
+    ("1", 2): (4, 6),
+    ("1", 4): (7, 9),
+    ("3", 2): (7, 99),
+}
 
 
 class StepLines(SilentProgress):
@@ -269,7 +282,7 @@ def main() -> int:
                 f"  {law_mean:>15}  {mean:.2f} ({min(values):.2f}–{max(values):.2f}), "
                 f"{len(values)} seeds"
             )
-        low, high = TARGETS.get(scenario, (1, 99))
+        low, high = TARGETS.get((scenario, args.knee), (1, 99))
         hits = sum(1 for n in ideals if n is not None and low <= n <= high)
         counts = Counter(ideals)
         chosen = ", ".join(f"N={n}: {c}" for n, c in sorted(counts.items(), key=str))

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 from msgspec.structs import replace
 
-from ...interfaces.turns import SERVED_REASONS, TurnResult
+from ...interfaces.turns import TurnResult
 from .bounds import Bounds
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
 from .latencies.latency import PairedBase, by_id, latency_figures
@@ -24,6 +24,7 @@ from .statistics.paired import across_runs, capacity_ratio
 from .statistics.runner_speed import runner_speed
 from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
+from .truth.replay_findings import failed_served_turns, log_findings, reasonless_answers
 from .truth.reported import runner_mismatch
 from .work import Pairing, closing_steps, pairing_of, step_work
 
@@ -32,16 +33,6 @@ GB = 1_000_000_000
 CAP_REASONS = ("inconclusive at max_step_seconds", "measured to max_step_seconds")
 # why_ended of a step stopped because measuring to its cap could not show it climbing
 NO_GAIN_IN_REACH = "no gain within reach of max_step_seconds"
-# Log event kinds that break a bound whenever they happen during the replay.
-FORBIDDEN_LOG_EVENTS = {
-    "truncation": "truncation",
-    "context_shift": "context shift",
-    "device_failure": "device failure",
-    "reload": "model reload",
-    "eviction": "eviction",
-    "oom": "out of memory",
-    "runner_died": "runner died",
-}
 
 
 class Baseline(msgspec.Struct, frozen=True):
@@ -223,30 +214,6 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     return paired
 
 
-def _failed_served_turns(step: StepRecord, baseline: Baseline) -> tuple[str, ...]:
-    return tuple(
-        f"{t.turn_id} ({t.result.error or t.result.finish_reason})"
-        for t in step.turns
-        if t.turn_id in baseline.reference_served and not t.result.served
-    )
-
-
-def _log_findings(step: StepRecord) -> tuple[str, ...]:
-    counts: dict[str, int] = {}
-    for event in step.log_events:
-        if event.during_replay and event.kind in FORBIDDEN_LOG_EVENTS:
-            counts[event.kind] = counts.get(event.kind, 0) + 1
-    return tuple(f"log: {n} × {FORBIDDEN_LOG_EVENTS[kind]}" for kind, n in sorted(counts.items()))
-
-
-def _reasonless_answers(step: StepRecord) -> int:
-    return sum(
-        1
-        for t in step.turns
-        if t.result.status == 200 and t.result.finish_reason not in SERVED_REASONS
-    )
-
-
 def one_slot_latencies(steps: Sequence[StepRecord]) -> list[QuantileSample]:
     """The one-slot runs' judged latencies: run latency for whole runs, else turn latency."""
     return [
@@ -332,9 +299,9 @@ def step_figures(
         agreement=None
         if is_reference
         else agreement(baseline.reference_served, served_by_turn(step)),
-        failed_served=_failed_served_turns(step, baseline),
-        log_findings=_log_findings(step),
-        reasonless=_reasonless_answers(step),
+        failed_served=failed_served_turns(step, baseline.reference_served),
+        log_findings=log_findings(step),
+        reasonless=reasonless_answers(step),
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
         latency=step_latency(step, latency_base or baseline.paired),
         speed=runner_speed([t.result for t in _served_turns(step.turns, window)]),
@@ -401,7 +368,6 @@ def early_verdict(
         if peak_wired_bytes > ceiling:
             return f"memory: wired {peak_wired_bytes / GB:.2f} GB crossed the ceiling"
     mismatches = 0
-    lost = 0
     for turn_id, result in zip(turn_ids, turns_so_far, strict=True):
         if result is None or turn_id not in baseline.reference_served:
             continue
@@ -409,7 +375,7 @@ def early_verdict(
             return f"served turns: {turn_id} served at one slot failed ({result.error})"
         if structure(result) != structure(baseline.reference_served[turn_id]):
             mismatches += 1
-    comparable = sum(1 for t in corpus_turn_ids if t in baseline.reference_served) - lost
+    comparable = sum(1 for t in corpus_turn_ids if t in baseline.reference_served)
     if comparable <= 0:
         return None
     best_possible = (comparable - mismatches) / comparable

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import (
@@ -15,7 +16,13 @@ from vibey_gh.slots.judging.figures import (
     SweepFigures,
 )
 from vibey_gh.slots.judging.judge import judge_figures
-from vibey_gh.slots.judging.statistics.knee import Rate, adds_less_than, knee, plateau_sentence
+from vibey_gh.slots.judging.statistics.knee import (
+    Rate,
+    adds_less_than,
+    best_of,
+    knee,
+    plateau_sentence,
+)
 from vibey_gh.slots.judging.statistics.stats import Estimate, t_quantile
 
 GB = 1_000_000_000
@@ -148,6 +155,39 @@ def test_a_step_too_short_for_an_interval_sets_no_bar() -> None:
     assert found is not None and found.chosen.slots == 3
     rates[2] = Rate(2, 2, Estimate(300.0), qualifies=False, too_short=False)
     assert knee(rates, 0.10, 0.9) is None  # as a bar, the lucky point held N=3 back
+
+
+def test_a_step_shown_paired_to_add_nothing_never_climbs_over_a_narrow_one_slot_bar() -> None:
+    # one slot's runs disagreed (a load spike in the second), so every larger step's interval
+    # over one slot is wide and one slot, read narrowly, surely serves most: the bar. N=6
+    # reads +117% over it with its low end above +10%, although, paired with N=3, N=4 and N=5
+    # (the same runner, a standard error of 2% on each ratio), it serves what they served.
+    table = [(1, 6000.0, 5900.0), (1, 5000.0, 4900.0), (2, 10000.0, 5000.0)]
+    table += [(3, 12000.0, 5200.0), (4, 12200.0, 5300.0), (5, 12300.0, 5400.0)]
+    table += [(6, 12400.0, 7500.0)]
+    rates = [replace(r, qualifies=r.slots == 6) for r in _rates(table)]
+    paired = tuple((i, 0.02) for i in range(2, 6))
+    rates[-1] = replace(rates[-1], paired=paired)
+    assert knee(rates, 0.10, 0.9) is None  # one slot: N=6 adds nothing over N=3…5
+    # unpaired, their wide intervals cannot show it: N=6 climbs over the one-slot bar as before
+    rates[-1] = replace(rates[-1], paired=())
+    found = knee(rates, 0.10, 0.9)
+    assert found is not None and found.chosen.slots == 6
+
+
+def test_the_bar_is_a_step_shown_paired_to_serve_more_than_the_surest_one_slot_run() -> None:
+    # the same sweep, every step paired with every step before it: by the low ends of their
+    # intervals over one slot, one slot surely serves most; paired, N=3 serves 2× its first
+    # run, so the bar moves up to the steps shown to serve more, and ends at the surest of
+    # the steps no other is shown to beat
+    table = [(1, 6000.0, 5900.0), (1, 5000.0, 4900.0), (2, 10000.0, 5000.0)]
+    table += [(3, 12000.0, 5200.0), (4, 12200.0, 5300.0), (5, 12300.0, 5400.0)]
+    rates = [replace(r, paired=tuple((i, 0.02) for i in range(r.index))) for r in _rates(table)]
+    bar = best_of(rates, 0.9)
+    assert bar is not None and bar.slots == 5
+    # unpaired, one slot stays the bar
+    unpaired = best_of([replace(r, paired=()) for r in rates], 0.9)
+    assert unpaired is not None and unpaired.slots == 1
 
 
 # --- properties, over sweeps N = 1, 1, 2, 3, … with any throughputs and noise

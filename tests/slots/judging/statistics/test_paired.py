@@ -14,6 +14,7 @@ from vibey_gh.slots.judging.statistics.paired import (
     StepWork,
     capacity_ratio,
     fit_cost,
+    own_log_se,
     relative_noise,
 )
 
@@ -53,6 +54,26 @@ def test_the_corpus_cost_spread_is_not_noise_but_per_turn_noise_is() -> None:
     ratio = capacity_ratio([noisy], pool)
     assert ratio is not None and ratio.log_se is not None
     assert 0.01 < ratio.log_se < 0.2
+
+
+def test_a_steps_own_noise_is_its_blocks_without_the_costs_it_shares_with_other_steps() -> None:
+    """Alone, a step's capacity carries its blocks' noise and its reference costs'; compared
+    with another step priced at the same costs, only its blocks' part is its own."""
+    blocks = (ClusterWork(8.0, 10.0), ClusterWork(12.0, 10.0), ClusterWork(10.0, 10.0))
+    # each turn's reference cost known to ±30% (relative variance 0.09), half the work each
+    turns = {"a": (15.0, 0.09), "b": (15.0, 0.09)}
+    step = StepWork(2, {"a": ClusterWork(15.0, 15.0), "b": ClusterWork(15.0, 15.0)}, blocks, turns)
+    alone = capacity_ratio([step], [])
+    blocks_only = capacity_ratio([StepWork(2, step.clusters, blocks)], [])
+    assert alone is not None and alone.log_se is not None
+    assert blocks_only is not None and blocks_only.log_se is not None
+    own = own_log_se(step)
+    assert own == pytest.approx(blocks_only.log_se) and own > 0.0
+    costs = 2 * 0.5**2 * 0.09
+    assert alone.log_se == pytest.approx(math.sqrt(own**2 + costs))
+    # without blocks there is only the clusters' jackknife to read it from, costs and all
+    clustered = StepWork(2, step.clusters)
+    assert own_log_se(clustered) == capacity_ratio([clustered], []).log_se  # type: ignore[union-attr]
 
 
 def test_a_step_with_too_few_clusters_says_how_few() -> None:

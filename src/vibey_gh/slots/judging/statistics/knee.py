@@ -7,7 +7,8 @@ that takes "the smallest N the evidence cannot tell from the best" walks onto th
 So each step is held to the best step measured before it, as the patience rule holds it:
 
 - a step *climbs* when it qualifies and the interval of its throughput over the best step
-  before it lies at or above 1 + min_gain — the gain that resets the patience count;
+  before it lies at or above 1 + min_gain — the gain that resets the patience count — and no
+  earlier step is shown, paired with it, to serve within min_gain of it;
 - a step *adds less than min_gain* when that interval lies below it — patience's "no gain"
   (`adds_less_than`, which the sweep uses too);
 - the ideal N is the last step that climbs (never one with more slots than the best qualifying
@@ -138,18 +139,54 @@ def surely_serves(rate: Rate, confidence: float) -> float:
 
 
 def best_of(rates: Sequence[Rate], confidence: float) -> Rate | None:
-    """The best step among `rates` that set the bar (`sets_the_bar`, `surely_serves`)."""
-    return max(
-        (r for r in rates if sets_the_bar(r)),
-        key=lambda r: (surely_serves(r, confidence), -r.index),
-        default=None,
-    )
+    """The best step among `rates` that set the bar (`sets_the_bar`, `surely_serves`) — unless
+    a step paired with it is shown to serve more, then the best of those, and so on. Each
+    step's interval over one slot holds how far one slot's runs strayed from each other, one
+    slot's own does not: where its runs disagreed (a load spike in one), one slot surely
+    served most by that reading, although every larger step, paired with it, served more."""
+    candidates = [r for r in rates if sets_the_bar(r)]
+
+    def rank(rate: Rate) -> tuple[float, int]:
+        return surely_serves(rate, confidence), -rate.index
+
+    best = max(candidates, key=rank, default=None)
+    while best is not None:
+        bar = best
+        above = [r for r in candidates if _shown_above(r, bar, confidence)]
+        # each move is to a higher point, so this ends
+        best = max(above, key=rank, default=None)
+    return bar if candidates else None
+
+
+def _shown_above(rate: Rate, other: Rate, confidence: float) -> bool:
+    """`rate` paired with `other` (either measured first) is shown to serve more than it."""
+    if rate.index > other.index and (se := rate.paired_over(other)) is not None:
+        ratio = over_best(rate.throughput, other.throughput, confidence, se)
+        return ratio is not None and ratio[0] > 1.0
+    if other.index > rate.index and (se := other.paired_over(rate)) is not None:
+        ratio = over_best(other.throughput, rate.throughput, confidence, se)
+        return ratio is not None and ratio[1] < 1.0
+    return False
 
 
 def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | None]:
     """Each step's best step measured before it."""
     ordered = sorted(rates, key=lambda r: r.index)
     return {rate.index: best_of(ordered[:place], confidence) for place, rate in enumerate(ordered)}
+
+
+def _shown_no_better(rate: Rate, rates: Sequence[Rate], min_gain: float, confidence: float) -> bool:
+    """Some earlier step that sets the bar is shown, paired where the sweep could pair them,
+    to serve within `min_gain` of this one (or more). The bar is the step that *surely* serves
+    most, read with each step's noise over one slot — where one slot's runs disagreed, that
+    noise is wide for every larger step, and one slot, read narrowly, stayed the bar: a step
+    past the knee then climbed over one slot although it was shown, paired with the steps
+    before it, to add nothing over them."""
+    return any(
+        adds_less_than(rate.throughput, e.throughput, min_gain, confidence, rate.paired_over(e))
+        for e in rates
+        if e.index < rate.index and sets_the_bar(e)
+    )
 
 
 def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | None:
@@ -169,6 +206,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
             (prior := before[r.index]) is None
             or climbs(r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior))
         )
+        and not _shown_no_better(r, rates, min_gain, confidence)
     )
     if not climbed:
         return None

@@ -173,6 +173,19 @@ def _block_variance(steps: Sequence[StepWork]) -> tuple[float, int]:
     return (count - 1) / count * sum((v - mean) ** 2 for v in left), count - 1
 
 
+def own_log_se(step: StepWork) -> float | None:
+    """The standard error of a step's log capacity from its own blocks alone: what a paired
+    comparison with another step priced at the same reference costs carries of it (the costs'
+    noise, which `capacity_ratio(step, [])` adds, cancels between the two but for the
+    difference of their shares, which the comparison itself holds). Without blocks, the
+    cluster jackknife's, costs and all; None when neither can be told."""
+    if step.blocks and not step.sets_costs:
+        variance, freedom = _block_variance([step])
+        return math.sqrt(variance) if freedom > 0 else None
+    alone = capacity_ratio([step], [])
+    return alone.log_se if alone is not None else None
+
+
 def _shares(steps: Sequence[StepWork]) -> dict[str, float]:
     """Each turn id's share of the steps' credited work: how far their log capacity moves
     with that turn's reference cost (none for steps that set the costs: theirs cancels)."""

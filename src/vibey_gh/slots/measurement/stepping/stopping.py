@@ -34,7 +34,7 @@ from ...judging.metrics import (
 )
 from ...judging.records import TurnRecord
 from ...judging.runs import RUNS, figure_of, replayed_runs
-from ...judging.statistics.paired import StepWork, capacity_ratio
+from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
 from ...judging.work import Pairing, cluster_of, step_work
@@ -196,14 +196,15 @@ class SteadyStateRule:
         pairing = self.pairing
         work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
         over = capacity_ratio([work], paired)
-        own, bar = capacity_ratio([work], []), capacity_ratio(list(paired), [])
-        if over is None or over.log_se is None or over.clusters < MIN_BATCHES:
-            return False
-        if own is None or own.log_se is None or bar is None or bar.log_se is None:
+        own = own_log_se(work)
+        if over is None or over.log_se is None or over.clusters < MIN_BATCHES or own is None:
             return False
         bounds = self.ctx.bounds_now()
         share = min(1.0, (now - start) / self.ctx.max_step_seconds)
-        left = math.sqrt(bar.log_se**2 + own.log_se**2 * share)
+        # the comparison's noise with the step's own part shrunk to what its cap would leave;
+        # the bar's part and the reference costs' (only the difference of the two steps'
+        # shares: the rest cancels) stay as they are
+        left = math.sqrt(max(0.0, over.log_se**2 - own**2 * (1.0 - share)))
         at_cap = look_confidence(bounds.confidence, self.looks, self.looks)
         quantile = t_quantile(0.5 + at_cap / 2.0, over.clusters - 1)
         optimistic = math.log(over.value) + OPTIMISTIC_QUANTILE * over.log_se
@@ -229,9 +230,10 @@ class SteadyStateRule:
             pairing = self.pairing
             work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
             own = capacity_ratio([work], [])
-            if own is None or own.log_se is None or own.clusters < MIN_BATCHES:
+            own_se = own_log_se(work)
+            if own is None or own_se is None or own.clusters < MIN_BATCHES:
                 return True
-            half = t_quantile(0.5 + confidence / 2.0, own.clusters - 1) * own.log_se
+            half = t_quantile(0.5 + confidence / 2.0, own.clusters - 1) * own_se
             return math.expm1(half) > wanted
         here = self._estimate(turns, start, now)
         if here is None or here.value <= 0 or not here.has_interval:
