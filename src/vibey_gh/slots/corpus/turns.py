@@ -100,6 +100,17 @@ class PoolRun(msgspec.Struct, frozen=True):
     turns: tuple[Turn, ...]
 
 
+class RecordedRuns(msgspec.Struct, frozen=True):
+    """The runs read from recorded inputs (traces, session logs), with what they say of them:
+    `sources` one entry an input, `notes` for the user, `left_out` the inputs that gave no run
+    (`{"run": name, "why": ...}`)."""
+
+    runs: list[PoolRun]
+    sources: list[dict[str, object]]
+    notes: list[str]
+    left_out: list[dict[str, str]]
+
+
 class Segment(msgspec.Struct, frozen=True):
     """Consecutive turns of one run, replayed in order by one worker (its prefix stays warm).
     `stratum` is the stratum of its deepest turn, 0 being the shallowest."""

@@ -33,7 +33,6 @@ from .session_builder import (
     SessionBuilder,
     SessionFacts,
     safe_name,
-    timestamp_seconds,
     usage_tokens,
 )
 
@@ -46,15 +45,10 @@ CLAUDE_TYPES = _CONVERSATION | _PASSED_OVER
 
 
 def read_claude_record(record: object, builder: SessionBuilder, facts: SessionFacts) -> None:
-    if not isinstance(record, dict):
-        facts.unknown["other"] += 1
+    known = facts.known_record(record, CLAUDE_TYPES)
+    if known is None:
         return
-    kind = record.get("type")
-    if kind not in CLAUDE_TYPES:
-        facts.unknown[safe_name(kind)] += 1
-        return
-    at, at_text = timestamp_seconds(record)
-    facts.seen(at_text)
+    record, kind, at = known
     if kind not in _CONVERSATION:
         return
     facts.session_id = facts.session_id or json_fields.text(record, "sessionId", None)

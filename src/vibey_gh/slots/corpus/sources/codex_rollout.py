@@ -36,7 +36,6 @@ from .session_builder import (
     SessionBuilder,
     SessionFacts,
     safe_name,
-    timestamp_seconds,
     usage_tokens,
 )
 
@@ -45,15 +44,10 @@ _INPUT_ROLES = {"user": "user", "developer": "system", "system": "system"}
 
 
 def read_codex_record(record: object, builder: SessionBuilder, facts: SessionFacts) -> None:
-    if not isinstance(record, dict):
-        facts.unknown["other"] += 1
+    known = facts.known_record(record, CODEX_TYPES)
+    if known is None:
         return
-    kind = record.get("type")
-    if kind not in CODEX_TYPES:
-        facts.unknown[safe_name(kind)] += 1
-        return
-    at, at_text = timestamp_seconds(record)
-    facts.seen(at_text)
+    record, kind, at = known
     payload = json_fields.mapping(record, "payload", json_fields.REQUIRED)
     with json_fields.within("payload"):
         if kind == "session_meta":

@@ -1,4 +1,5 @@
-"""JSON Lines read one record at a time: session logs reach gigabytes, so none is read whole.
+"""The files agents recorded (`input_files`), and JSON Lines read one record at a time:
+session logs reach gigabytes, so none is read whole.
 
 A line that does not parse is an error naming the file and line, except the last line of the
 file: a writer that was stopped mid-line leaves a torn record there, which is skipped and
@@ -7,7 +8,7 @@ reported. Blank lines are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,23 @@ def json_records(path: Path, notes: list[str]) -> Iterator[tuple[str, int, Any]]
         raise BadInput(f"{path} {problem}") from None
     if torn is not None:
         notes.append(f"skipped an unfinished last line at {torn[0]}")
+
+
+def input_files(paths: Sequence[Path], suffix: str, what: str, *, all_levels: bool) -> list[Path]:
+    """Each path as given, or a folder's `*{suffix}` files in path order (`all_levels`: in
+    its subfolders too); BadInput naming `what` for a path that is neither, or a folder
+    holding none."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            listed = path.rglob("*") if all_levels else path.glob("*")
+            found = sorted(p for p in listed if p.suffix == suffix)
+            if not found:
+                where = "under" if all_levels else "in"
+                raise BadInput(f"no *{suffix} {what} file {where} {path}")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise BadInput(f"no such {what} file or folder: {path}")
+    return files

@@ -5,20 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
-
 from ....errors import BadInput
 from ....interfaces.prompt_count import PromptCounter
-from ..turns import PoolRun
+from ..turns import PoolRun, RecordedRuns
 from .sessions import runs_from_sessions
 from .traces import runs_from_traces
-
-
-class RecordedRuns(msgspec.Struct, frozen=True):
-    runs: list[PoolRun]
-    sources: list[dict[str, object]]
-    notes: list[str]
-    left_out: list[dict[str, str]]
 
 
 def recorded_runs(

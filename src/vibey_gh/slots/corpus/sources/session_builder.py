@@ -142,6 +142,22 @@ class SessionFacts:
             self.started = self.started or at_text
             self.ended = at_text
 
+    def known_record(
+        self, record: object, types: frozenset[str]
+    ) -> tuple[dict[str, Any], str, float | None] | None:
+        """(the record, its type, its time) when it is an object of one of the format's
+        `types`, its time taken as seen; None, counted as unknown, otherwise."""
+        if not isinstance(record, dict):
+            self.unknown["other"] += 1
+            return None
+        kind = record.get("type")
+        if kind not in types:
+            self.unknown[safe_name(kind)] += 1
+            return None
+        at, at_text = timestamp_seconds(record)
+        self.seen(at_text)
+        return record, kind, at
+
 
 def timestamp_seconds(
     record: dict[str, Any], key: str = "timestamp"

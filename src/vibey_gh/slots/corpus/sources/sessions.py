@@ -25,49 +25,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from msgspec.structs import replace
 
 from ....errors import BadInput, MalformedJson
 from ....interfaces.prompt_count import PromptCounter
-from ..turns import PoolRun
+from ..turns import PoolRun, RecordedRuns
 from .claude_session import CLAUDE_TYPES, read_claude_record
 from .codex_rollout import CODEX_TYPES, read_codex_record
-from .json_lines import json_records
+from .json_lines import input_files, json_records
 from .session_builder import SessionBuilder, SessionFacts, safe_name
 from .think_time import untrue_note
 from .unseen_prefix import with_unseen_prefix
 
-SESSION_SUFFIXES = (".jsonl",)
-
-
-class ImportedSessions(msgspec.Struct, frozen=True):
-    runs: list[PoolRun]
-    sources: list[dict[str, object]]
-    notes: list[str]
-    # sessions that gave no run: {"run": file, "why": ...}
-    left_out: list[dict[str, str]]
+SESSION_SUFFIX = ".jsonl"
 
 
 def session_files(paths: Sequence[Path]) -> list[Path]:
     """Each path as given, or a folder's `*.jsonl` files (all levels) in path order."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix in SESSION_SUFFIXES)
-            if not found:
-                raise BadInput(f"no *.jsonl session file under {path}")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise BadInput(f"no such session file or folder: {path}")
-    return files
+    return input_files(paths, SESSION_SUFFIX, "session", all_levels=True)
 
 
 def runs_from_sessions(
     paths: Sequence[Path], counter: PromptCounter | None = None, size_cap: int | None = None
-) -> ImportedSessions:
+) -> RecordedRuns:
     """One run per session file; `counter` sizes the stand-in for what the log leaves out by
     the runner's own count (None: by estimate). A session whose run, drawn whole, would pass
     `size_cap` characters of corpus is refused as soon as its turns so far say so, before the
@@ -127,7 +107,7 @@ def runs_from_sessions(
             left_out.append({"run": path.name, "why": "the session holds no model request"})
         notes.extend(_notes(path, facts, builder))
         sources.append({**_source(path, facts, len(turns)), "unseen_prefix": prefix})
-    return ImportedSessions(runs, sources, notes, left_out)
+    return RecordedRuns(runs, sources, notes, left_out)
 
 
 def recognise(record: object) -> str | None:

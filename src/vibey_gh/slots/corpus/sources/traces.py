@@ -50,8 +50,9 @@ from msgspec.structs import replace
 from ....errors import BadInput, MalformedJson
 from ....guarded import InputProblem, loads_json, read_regular_bytes
 from ....interfaces import json_fields
-from ..turns import PoolRun, Turn, answer_room, depth_estimate
+from ..turns import PoolRun, RecordedRuns, Turn, answer_room, depth_estimate
 from .block_text import UNIT, block_text
+from .json_lines import input_files
 from .session_builder import safe_name
 from .think_time import believable, untrue, untrue_note
 
@@ -76,28 +77,9 @@ class TraceThread:
     requests: list[TraceRequest] = field(default_factory=list)
 
 
-class ImportedRuns(msgspec.Struct, frozen=True):
-    runs: list[PoolRun]
-    sources: list[dict[str, object]]
-    notes: list[str]
-    # trace runs that gave no run: {"run": id, "why": ...}
-    left_out: list[dict[str, str]]
-
-
 def trace_files(paths: Sequence[Path]) -> list[Path]:
     """Each path as given, or a folder's `*.json` files in name order."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(path.glob("*.json"))
-            if not found:
-                raise BadInput(f"no *.json trace file in {path}")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise BadInput(f"no such trace file or folder: {path}")
-    return files
+    return input_files(paths, ".json", "trace", all_levels=False)
 
 
 def runs_from_traces(
@@ -107,7 +89,7 @@ def runs_from_traces(
     fit: str,
     answer_cap: int = 0,
     size_cap: int | None = None,
-) -> ImportedRuns:
+) -> RecordedRuns:
     """Every trace's runs, fitted into `window` with room for answers of `answer_cap` tokens
     (0: none reserved). A trace whose runs, drawn whole, would pass `size_cap` characters of
     corpus is refused before it is parsed (None: not checked)."""
@@ -160,7 +142,7 @@ def runs_from_traces(
                 **({"models": models} if models else {}),
             }
         )
-    return ImportedRuns(runs, sources, notes, left_out)
+    return RecordedRuns(runs, sources, notes, left_out)
 
 
 def _read(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import field
@@ -50,6 +50,8 @@ HOURS_TO_EXHAUST = 24.0
 MEMORY_SPAN_S = 300.0
 # memory has levelled once it never again rises more than this share above a reading
 LEVELLED_SHARE = 0.02
+# what `_as_throughput_went` chooses among (a reason, or the throttles' likely cost)
+_T = TypeVar("_T")
 
 
 class SoakSpan(msgspec.Struct, frozen=True):
@@ -234,6 +236,14 @@ def _memory(
     return slope, None, None
 
 
+def _as_throughput_went(fell: bool, steady: bool, if_fell: _T, if_steady: _T, otherwise: _T) -> _T:
+    """What to say by whether the soak's throughput fell below the floor, held above it, or
+    stays undecided (its interval straddles the floor, or too few windows to tell)."""
+    if fell:
+        return if_fell
+    return if_steady if steady else otherwise
+
+
 def judge_soak(
     spans: Sequence[SoakSpan],
     samples: Sequence[tuple[float, ReadingSample]],
@@ -271,12 +281,15 @@ def judge_soak(
             fell = interval[1] < floor
             steady = interval[0] >= floor
             said = f"last window at {point:.0%} of the first ({interval[0]:.0%}–{interval[1]:.0%})"
-            if fell:
-                reasons.append(f"throughput fell: {said}, below {floor:.0%}")
-            elif steady:
-                reasons.append(f"throughput held: {said}")
-            else:
-                reasons.append(f"throughput undecided: {said} straddles {floor:.0%}")
+            reasons.append(
+                _as_throughput_went(
+                    fell,
+                    steady,
+                    f"throughput fell: {said}, below {floor:.0%}",
+                    f"throughput held: {said}",
+                    f"throughput undecided: {said} straddles {floor:.0%}",
+                )
+            )
         points = [((w.at_s + w.length_s / 2) / 3600.0, w.throughput / first.throughput)
                   for w in windows]  # fmt: skip
         slope = trend(points, bounds.confidence)
@@ -284,14 +297,17 @@ def judge_soak(
         reasons.append(f"fewer than two whole windows of {window_s:g} s were measured")
     throttle_cost: str | None = None
     if throttles:
-        throttle_cost = "likely" if fell else "none" if steady else None
+        throttle_cost = _as_throughput_went(fell, steady, "likely", "none", None)
         named = "; ".join(throttles)
-        if fell:
-            reasons.append(f"throttled ({named}), the likely cause")
-        elif steady:
-            reasons.append(f"throttled ({named}) without costing throughput")
-        else:
-            reasons.append(f"throttled ({named})")
+        reasons.append(
+            _as_throughput_went(
+                fell,
+                steady,
+                f"throttled ({named}), the likely cause",
+                f"throttled ({named}) without costing throughput",
+                f"throttled ({named})",
+            )
+        )
     if memory_problem:
         reasons.append(memory_problem)
     busy = [v for _at, s in samples if (v := s.value("production.busy")) is not None]
