@@ -38,6 +38,10 @@ def walk_commands(
         "max_content_width": HELP_WIDTH,
     }
     ctx = click.Context(command, info_name=name, parent=parent, **settings)
+    # click keeps a command's help option from the first context it was built in; a command
+    # invoked alone earlier in this process (a test) would keep `--help` without `-h`
+    if hasattr(command, "_help_option"):
+        command._help_option = None
     yield ctx.command_path, ctx
     if isinstance(command, click.Group):
         for sub_name in command.list_commands(ctx):
