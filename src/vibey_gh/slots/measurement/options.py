@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
 from ...errors import BadInput
+from ...interfaces.schema import as_json
 from ...interfaces.think import ThinkAsked
 from ...runners.registry import DEFAULT_RUNNER
 from ...state import StateLayout
@@ -285,8 +286,8 @@ class SweepAnswer:
             fingerprint, reason = self.outcome.fingerprint, self.outcome.reason
             return {"fingerprint": fingerprint, "skipped": True, "reason": reason}
         if self.outcome.skipped:
-            return self.outcome.to_json()
-        return {**self.outcome.to_json(), "after": self.after}
+            return as_json(self.outcome.answer())
+        return {**as_json(self.outcome.answer()), "after": self.after}
 
     def not_recorded(self) -> str | None:
         """Why the sweep is not this device's evidence, when it should have been (stderr)."""

@@ -162,13 +162,16 @@ def record_soak(
     reasons = judgement.reasons if stopped is None else (f"stopped: {stopped}", *judgement.reasons)
     outcome = SoakOutcome(
         fingerprint.id, slots, None, judgement.verdict, judgement.holds and complete,
-        reasons, measured, complete, judgement=judgement.to_json(),
+        reasons, measured, complete, judgement=as_json(judgement.recorded()),
     )  # fmt: skip
     if not complete and stopped is None:
-        return msgspec.structs.replace(outcome, reason=(
-            f"{format_duration(measured)} of {format_duration(req.duration_s)} measured; "
-            "run the same command to go on"
-        ))
+        return msgspec.structs.replace(
+            outcome,
+            reason=(
+                f"{format_duration(measured)} of {format_duration(req.duration_s)} measured; "
+                "run the same command to go on"
+            ),
+        )
     data = {
         "fingerprint": {"id": fingerprint.id, "fields": dict(fingerprint.fields)},
         "created_at": env.clock.now(),
@@ -184,7 +187,7 @@ def record_soak(
         "spans": [as_json(s) for s in spans],
         "series": window_series(judgement.windows, samples),
         "readings": readings_info(samples),
-        "judgement": {**judgement.to_json(), "holds": outcome.holds},
+        "judgement": {**as_json(judgement.recorded()), "holds": outcome.holds},
         "runs_dir": str(journal.run_dir),
     }
     path = soak_path(env.layout, fingerprint.id, slots)
