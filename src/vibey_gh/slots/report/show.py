@@ -194,7 +194,7 @@ class ShowAnswer(msgspec.Struct, frozen=True):
             "fingerprint": self.asked,
             "evidence": self.shown.to_json() if self.shown else None,
             "others": [as_json(o) for o in self.others],
-            "soaks": [s.to_json() for s in self.soaks],
+            "soaks": [as_json(s.shown()) for s in self.soaks],
         }
 
 
