@@ -32,7 +32,7 @@ from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
 from .documents.markdown import report_paths, write_report
 from .plotting import plots as plot_module  # its plots_available is read when asked
-from .soak_view import SoakView, soak_views, write_soak_report
+from .soak_view import ShownSoak, SoakProblem, SoakView, soak_views, write_soak_report
 from .tables.latency_table import (
     latency_json,
     latency_lines,
@@ -185,17 +185,29 @@ class ShowAnswer(msgspec.Struct, frozen=True):
     # the soaks of the fingerprint shown, by N (`slots soak`)
     soaks: tuple[SoakView, ...] = ()
 
-    # By hand: a view that gathers the evidence shown, other fingerprints' and the soaks'.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "schema_version": SHOW_SCHEMA,
-            "today": as_json(self.today) if self.today else None,
-            "today_problem": self.today_problem,
-            "fingerprint": self.asked,
-            "evidence": self.shown.to_json() if self.shown else None,
-            "others": [as_json(o) for o in self.others],
-            "soaks": [as_json(s.shown()) for s in self.soaks],
-        }
+    def output(self) -> ShowOutput:
+        """The evidence shown, other fingerprints' and the soaks', as `--json` answers them."""
+        return ShowOutput(
+            self.today, self.today_problem, self.asked,
+            self.shown.to_json() if self.shown else None,
+            self.others, tuple(s.shown() for s in self.soaks),
+        )  # fmt: skip
+
+
+class ShowOutput(msgspec.Struct, frozen=True):
+    """`slots show --json` (`show_json`)."""
+
+    today: Fingerprint | None
+    today_problem: str | None
+    fingerprint: str | None  # the one shown
+    evidence: dict[str, object] | None
+    others: tuple[OtherEvidence, ...]
+    soaks: tuple[ShownSoak | SoakProblem, ...]
+
+
+def show_json(answer: ShowAnswer) -> dict[str, object]:
+    """What `slots show --json` prints, after its schema version."""
+    return as_json(answer.output(), SHOW_SCHEMA)
 
 
 def _today(config: LocalModels, deps: AllowedDeps) -> tuple[Fingerprint | None, str | None]:
