@@ -184,3 +184,17 @@ class CalibrationAnswer(msgspec.Struct, frozen=True):
     replaced: ListedSweep | None
     kept: ListedSweep | None
     other_corpus: bool
+
+
+class AnswerAfter(CalibrationAnswer, frozen=True):
+    """A sweep that ran, with what `slots allowed` answers after it (None for a what-if)."""
+
+    after: dict[str, Any] | None
+
+
+class SkippedSweep(msgspec.Struct, frozen=True):
+    """A sweep skipped before any corpus was read."""
+
+    fingerprint: str
+    skipped: bool
+    reason: str
