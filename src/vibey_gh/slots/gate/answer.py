@@ -62,7 +62,8 @@ class AllowedAnswer(msgspec.Struct, frozen=True):
     evidence_age_s: float | None = None
     production_slots: int | None = None
 
-    # By hand: `slots allowed --json`, a fixed form scripts read, with fields computed here.
+    # By hand: `slots allowed --json`, a fixed form scripts read; `as_json` would bring
+    # `interfaces.schema` (5 ms to import) onto the gate's path, which has no margin.
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": ALLOWED_SCHEMA,
