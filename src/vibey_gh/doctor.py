@@ -5,13 +5,14 @@ is keyed to, and where production differs from the config: gathered, and said in
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
-from .interfaces.schema import as_json
+from .interfaces.samples import GpuMemory
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from .platforms.device.readings import SwapSpace, format_gib
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
@@ -46,74 +47,80 @@ class DoctorReport(msgspec.Struct, frozen=True):
     fingerprint_missing: str | None
     drift: tuple[str, ...] = ()
 
-    # By hand: a view of the device, each field with where it came from.
-    def to_json(self) -> dict[str, object]:
-        device = {}
-        for _, name in DEVICE_ROWS:
-            value = getattr(self.device, name)
-            if name == "accelerators":
-                value = [
-                    {
-                        "name": a.name,
-                        "memory_bytes": a.memory_bytes,
-                        "kind": a.kind,
-                        "index": a.index,
-                    }
-                    for a in value
-                ]
-            device[name] = {
-                "value": value,
-                "source": self.device.sources.get(name),
-                "missing": self.device.missing.get(name),
-            }
-        memory = self.memory
-        return {
-            "platform": self.platform,
-            "config": str(self.config.source) if self.config.source else None,
-            "device": device,
-            "memory_now": {
-                "wired_bytes": memory.wired_bytes,
-                "used_bytes": memory.used_bytes,
-                "total_bytes": memory.total_bytes,
-                "free_share": memory.free_share,
-                "swap_in_bytes": memory.swap_in_bytes,
-                "swap_out_bytes": memory.swap_out_bytes,
-                "gpus": [
-                    {
-                        "index": g.index,
-                        "name": g.name,
-                        "used_bytes": g.used_bytes,
-                        "total_bytes": g.total_bytes,
-                    }
-                    for g in memory.gpus
-                ],
-                "missing": memory.missing,
+    def output(self) -> DoctorOutput:
+        """What doctor found as `--json` answers it: each device field with where it came
+        from, the memory now, the swap, the runner and the fingerprint."""
+        device = self.device
+        memory, swap = self.memory, self.swap
+        return DoctorOutput(
+            self.platform,
+            self.config.source,
+            {
+                name: DeviceField(
+                    getattr(device, name), device.sources.get(name), device.missing.get(name)
+                )
+                for _, name in DEVICE_ROWS
             },
-            "swap": {
-                "total_bytes": self.swap.total_bytes,
-                "used_bytes": self.swap.used_bytes,
-                "source": self.swap.source,
-                "missing": self.swap.reason,
-            },
-            "runner": None
-            if self.runner is None
-            else {
-                "kind": self.runner.kind,
-                "version": self.runner.version,
-                "model": self.runner.model,
-                "model_digest": self.runner.model_digest,
-                "missing": self.runner.missing,
-                "settings": self.runner.settings,
-                "settings_source": self.runner.settings_source,
-                "serving_slots": self.runner.serving_slots,
-            },
-            "differs_from_config": list(self.drift),
-            "runner_error": self.runner_error,
-            "production_url": self.config.production,
-            "window": self.config.window,
-            "fingerprint": as_json(self.fingerprint) if self.fingerprint else None,
-            "fingerprint_missing": self.fingerprint_missing,
-        }
+            MemoryNow(
+                memory.wired_bytes,
+                memory.used_bytes,
+                memory.total_bytes,
+                memory.free_share,
+                memory.swap_in_bytes,
+                memory.swap_out_bytes,
+                memory.gpus,
+                memory.missing,
+            ),  # fmt: skip
+            SwapShown(swap.total_bytes, swap.used_bytes, swap.source, swap.reason),
+            self.runner,
+            self.drift,
+            self.runner_error,
+            self.config.production,
+            self.config.window,
+            self.fingerprint,
+            self.fingerprint_missing,
+        )
+
+
+class DeviceField(msgspec.Struct, frozen=True):
+    value: object
+    source: str | None
+    missing: str | None  # why there is no value
+
+
+class MemoryNow(msgspec.Struct, frozen=True):
+    wired_bytes: int | None
+    used_bytes: int | None
+    total_bytes: int | None
+    free_share: float | None
+    swap_in_bytes: int | None
+    swap_out_bytes: int | None
+    gpus: tuple[GpuMemory, ...]
+    missing: dict[str, str]
+
+
+class SwapShown(msgspec.Struct, frozen=True):
+    total_bytes: int | None
+    used_bytes: int | None
+    source: str | None
+    missing: str | None
+
+
+class DoctorOutput(msgspec.Struct, frozen=True):
+    """`vibey-gh doctor --json` (written by `as_json`)."""
+
+    platform: str
+    config: Path | None  # the config file read, None for none
+    device: dict[str, DeviceField]
+    memory_now: MemoryNow
+    swap: SwapShown
+    runner: RunnerInfo | None
+    differs_from_config: tuple[str, ...]
+    runner_error: str | None
+    production_url: str
+    window: int
+    fingerprint: Fingerprint | None
+    fingerprint_missing: str | None
 
 
 def gather(

@@ -32,7 +32,7 @@ def test_an_identified_runner_gives_the_fingerprint_and_the_drift(tmp_path: Path
     assert report.fingerprint == compute_fingerprint(report.device, RUNNER, 8192)
     assert (report.runner_error, report.fingerprint_missing) == (None, None)
     assert report.drift == ("window is 8192",)
-    assert report.to_json()["differs_from_config"] == ["window is 8192"]
+    assert report.output().differs_from_config == ("window is 8192",)
 
 
 def test_a_runner_that_does_not_answer_is_the_reason_there_is_no_fingerprint(

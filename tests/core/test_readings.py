@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from vibey_gh.interfaces.readings import (
     Reading,
-    ReadingSample,
     SensorReport,
+    lenient_sample,
     memory_readings,
     sample_of,
 )
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
+from vibey_gh.interfaces.schema import as_json
 
 
 def _memory(**changes: object) -> MemorySample:
@@ -40,7 +41,7 @@ def test_a_missing_reading_never_reads_back_as_zero() -> None:
     sample = sample.with_report(
         SensorReport({"cpu.throttled": Reading(1.0)}, {"cpu.throttled": "CPU speed limited"})
     )
-    back = ReadingSample.from_json(sample.to_json())
+    back = lenient_sample(as_json(sample))
     assert back.value("gpu0.power_w") is None
     assert back.why_missing("gpu0.power_w") == "nvidia-smi printed '[N/A]'"
     assert back.why_missing("gpu7.power_w") == "no source on this machine reads it"
@@ -51,6 +52,6 @@ def test_a_missing_reading_never_reads_back_as_zero() -> None:
 
 def test_hostile_values_read_back_as_missing() -> None:
     data = {"t": 1.0, "readings": {"a": {"value": True}, "b": {"value": "9"}, "c": 3}}
-    back = ReadingSample.from_json(data)
+    back = lenient_sample(data)
     assert back.value("a") is None and back.value("b") is None
     assert "c" not in back.readings

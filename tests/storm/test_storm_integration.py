@@ -105,7 +105,7 @@ def test_measured_without_evidence_runs_one_at_a_time_then_calibrates(
     )
     summary = run_storm(options, default_deps(said.append))
 
-    assert summary.to_json()["queue"] == {"pending": 0, "running": 0, "done": 4, "failed": 0}
+    assert summary.answer().queue == {"pending": 0, "running": 0, "done": 4, "failed": 0}
     records = list(iter_records(storm_folder(layout, queue)))
     assert len(records) == 4 and all(r.status in FINISHED_STATUSES for r in records)
     spans = sorted((r.start["t"], r.end["t"]) for r in records if r.start and r.end)

@@ -46,7 +46,7 @@ def test_one_allowed_runs_the_lanes_one_at_a_time(tmp_path: Path, layout: StateL
     queue = make_queue(tmp_path, 3)
     said: list[str] = []
     summary = run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction(), said=said))
-    assert summary.to_json()["queue"] == {"pending": 0, "running": 0, "done": 3, "failed": 0}
+    assert summary.answer().queue == {"pending": 0, "running": 0, "done": 3, "failed": 0}
     times = spans(layout, queue)
     assert len(times) == 3
     assert all(later[0] >= earlier[1] for earlier, later in zip(times, times[1:], strict=False))
@@ -67,7 +67,7 @@ def test_two_allowed_runs_two_lanes_at_once(tmp_path: Path, layout: StateLayout)
             both_in_flight.wait()  # breaks (and fails the lanes) unless two run together
 
     summary = run_storm(options(queue), deps(layout, FakeAllowed(2), FakeProduction(meet)))
-    assert summary.to_json()["lanes_done"] == 2 and not both_in_flight.broken
+    assert summary.answer().lanes_done == 2 and not both_in_flight.broken
 
 
 def test_an_idle_storm_with_a_request_calibrates_once_then_asks_again(
@@ -169,7 +169,7 @@ def most_lanes_at_once(layout: StateLayout, tmp_path: Path, allowed: FakeAllowed
 
     queue = make_queue(tmp_path, 3)
     summary = run_storm(options(queue), deps(layout, allowed, FakeProduction(slow)))
-    assert summary.to_json()["lanes_done"] == 3
+    assert summary.answer().lanes_done == 3
     return in_flight[1]
 
 
@@ -195,7 +195,7 @@ def test_a_stop_interrupts_running_lanes_back_to_pending(
         options(queue), deps(layout, FakeAllowed(1), FakeProduction(stop_on_first)), control
     )
     assert summary.stopped
-    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 0, "failed": 0}
+    assert summary.answer().queue == {"pending": 2, "running": 0, "done": 0, "failed": 0}
     statuses = [r.status for r in iter_records(storm_folder(layout, queue))]
     assert statuses == ["interrupted"]
 
@@ -208,7 +208,7 @@ def test_max_passes_stops_claiming_but_lets_the_lane_finish(
         options(queue, once=False, max_passes=1), deps(layout, FakeAllowed(1), FakeProduction())
     )
     assert summary.passes == 1
-    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 1, "failed": 0}
+    assert summary.answer().queue == {"pending": 2, "running": 0, "done": 1, "failed": 0}
 
 
 def test_a_stop_while_max_passes_waits_for_its_lane_cancels_it_too(
@@ -232,7 +232,7 @@ def test_a_stop_while_max_passes_waits_for_its_lane_cancels_it_too(
     finally:
         release.set()
     assert summary.stopped
-    assert summary.to_json()["queue"] == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    assert summary.answer().queue == {"pending": 1, "running": 0, "done": 0, "failed": 0}
     log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
     assert log.index("1 passes done: waiting for running lanes") < log.index("did not stop")
 
@@ -246,7 +246,7 @@ def test_no_lane_starts_while_a_calibration_holds_the_model_lock(
         summary = run_storm(
             options(queue, once=False, max_passes=2), deps(layout, FakeAllowed(1), production)
         )
-    assert production.requests == 0 and summary.to_json()["queue"]["pending"] == 1
+    assert production.requests == 0 and summary.answer().queue["pending"] == 1
     text = summary.log.read_text(encoding="utf-8") if summary.log else ""
     assert "not starting lanes: the model lock is held by calibration pid" in text
 
@@ -255,7 +255,7 @@ def test_a_broken_spec_fails_with_a_record(tmp_path: Path, layout: StateLayout) 
     queue = make_queue(tmp_path, 1)
     (queue / "pending" / "broken.toml").write_text("id = \n", encoding="utf-8")
     summary = run_storm(options(queue), deps(layout, FakeAllowed(1), FakeProduction()))
-    assert summary.to_json()["queue"] == {"pending": 0, "running": 0, "done": 1, "failed": 1}
+    assert summary.answer().queue == {"pending": 0, "running": 0, "done": 1, "failed": 1}
     statuses = sorted(str(r.status) for r in iter_records(storm_folder(layout, queue)))
     assert statuses == ["answered", "failed"]
 
@@ -273,14 +273,14 @@ def test_a_restart_settles_what_a_crash_left_running(tmp_path: Path, layout: Sta
     first = run_storm(
         options(queue, once=False, max_passes=1), deps(layout, FakeAllowed(1), FakeProduction())
     )
-    assert first.to_json()["queue"]["done"] == 1
+    assert first.answer().queue["done"] == 1
     # as if killed right after the lane's end event, before its spec moved to done/
     done = queue / "done"
     for name in [p.name for p in done.iterdir()]:
         (done / name).rename(queue / "running" / name)
     production = FakeProduction()
     second = run_storm(options(queue), deps(layout, FakeAllowed(1), production))
-    assert second.to_json()["queue"] == {"pending": 0, "running": 0, "done": 2, "failed": 0}
+    assert second.answer().queue == {"pending": 0, "running": 0, "done": 2, "failed": 0}
     assert second.started == 1 and production.requests == 2  # only the lane never run
     assert second.log is not None and "recovered lane0.toml: lane lane0-" in (
         second.log.read_text(encoding="utf-8")
@@ -319,7 +319,7 @@ def test_a_config_broken_mid_storm_goes_on_at_one_lane_and_logs_it_each_pass(
         deps(layout, FakeAllowed(3), FakeProduction(), calibration), load_config=load
     )
     summary = run_storm(options(queue), storm_deps)
-    assert summary.to_json()["lanes_done"] == 4
+    assert summary.answer().lanes_done == 4
     times = spans(layout, queue)
     first_three_end = max(end for _start, end in times[:3])
     assert times[3][0] >= first_three_end  # the fourth waited: one lane at a time
@@ -371,7 +371,7 @@ def test_a_stop_cancels_turns_a_dripping_production_never_ends(
         summary = run_storm(options(queue, stop_grace_s=0.3), world, control)
         took = time.monotonic() - stopped_at[0]
     assert summary.stopped and took < 0.3 + CANCELLED_WAIT_S, took
-    assert summary.to_json()["queue"] == {"pending": 2, "running": 0, "done": 0, "failed": 0}
+    assert summary.answer().queue == {"pending": 2, "running": 0, "done": 0, "failed": 0}
     records = list(iter_records(storm_folder(layout, queue)))
     assert [r.status for r in records] == ["interrupted", "interrupted"]
     log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
@@ -398,7 +398,7 @@ def test_a_lane_that_ignores_the_cancel_goes_back_to_pending_unended(
         )
     finally:
         release.set()
-    assert summary.to_json()["queue"] == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    assert summary.answer().queue == {"pending": 1, "running": 0, "done": 0, "failed": 0}
     log = (storm_folder(layout, queue) / "storm.log").read_text(encoding="utf-8")
     assert "did not stop; its record has no end → pending/lane0.toml" in log
 

@@ -42,7 +42,7 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
         ready = not any(check.status == "fail" for check in checks)
         emit_json(
             {
-                **report.to_json(),
+                **schema.as_json(report.output()),
                 "state_dir": str(layout.root),
                 "calibrate": {"ready": ready, "checks": [schema.as_json(c) for c in checks]},
             }

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..interfaces import schema
 from ..platforms.process.stopsignals import signals_handled
 from ..storm.runner import run_storm
 from ..storm.setup import StormControl, StormOptions, default_deps
@@ -93,10 +94,10 @@ def run(as_json: bool, **flags: Any) -> None:
 
     with signals_handled(request_stop, signal.SIGINT, signal.SIGTERM):
         summary = run_storm(options, default_deps(_say, collaborators()), control)
+    result = schema.as_json(summary.answer())
     if as_json:
-        emit_json(summary.to_json())
+        emit_json(result)
         return
-    result = summary.to_json()
     click.echo(
         f"storm: {result['lanes_started']} lanes started, {result['lanes_done']} done, "
         f"{result['lanes_failed']} failed, {result['lanes_interrupted']} back to pending; "

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import msgspec
 from msgspec import field
+from msgspec.structs import force_setattr
 
 from .samples import MemorySample
 
@@ -37,41 +38,22 @@ from .samples import MemorySample
 THROTTLED_SUFFIX = ".throttled"
 
 
-class Reading(msgspec.Struct, frozen=True):
-    """One named value: a number, or None with why."""
+class Reading(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One named value: a number, or None with why. Written by `as_json` (no unit, reason or
+    meaning when there is none); read back by `lenient_sample`."""
 
     value: float | None
     unit: str = ""
     reason: str | None = None
     meaning: str | None = None
 
-    # By hand, with `from_json`: a reading that is hostile or damaged reads as missing, so a
-    # tick keeps its other readings (a declared record would refuse the whole tick).
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": self.value}
-        if self.unit:
-            out["unit"] = self.unit
-        if self.value is None:
-            out["reason"] = self.reason or "not read"
-        if self.meaning:
-            out["meaning"] = self.meaning
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Reading:
-        value = data.get("value")
-        number = (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        )
-        reason = data.get("reason")
-        meaning = data.get("meaning")
-        unit = data.get("unit")
-        return cls(
-            number,
-            unit if isinstance(unit, str) else "",
-            reason if isinstance(reason, str) else (None if number is not None else "not read"),
-            meaning if isinstance(meaning, str) else None,
-        )
+    def __post_init__(self) -> None:
+        # a reason only beside a missing value, always one there; no empty meaning
+        reason = None if self.value is not None else (self.reason or "not read")
+        if reason != self.reason:
+            force_setattr(self, "reason", reason)
+        if self.meaning == "":
+            force_setattr(self, "meaning", None)
 
 
 class SensorReport(msgspec.Struct, frozen=True):
@@ -92,12 +74,12 @@ def missing(reason: str, unit: str = "") -> Reading:
     return Reading(None, unit, reason)
 
 
-class ReadingSample(msgspec.Struct, frozen=True):
+class ReadingSample(msgspec.Struct, frozen=True, omit_defaults=True):
     """Every reading of one tick, by name. `notes`: words a source reported beside its
     numbers (the names of active throttle reasons, a thermal warning), by source."""
 
     t: float
-    readings: Mapping[str, Reading] = field(default_factory=dict)
+    readings: Mapping[str, Reading]  # written even when empty
     notes: Mapping[str, str] = field(default_factory=dict)
 
     def value(self, name: str) -> float | None:
@@ -117,32 +99,42 @@ class ReadingSample(msgspec.Struct, frozen=True):
         readings = {**self.readings, **report.readings}
         return ReadingSample(self.t, readings, {**self.notes, **report.notes})
 
-    # By hand, with `from_json`: a reading that is hostile or damaged reads as missing, so a
-    # tick keeps its other readings (a declared record would refuse the whole tick).
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "t": self.t,
-            "readings": {name: self.readings[name].to_json() for name in sorted(self.readings)},
-        }
-        if self.notes:
-            out["notes"] = dict(self.notes)
-        return out
+    def __post_init__(self) -> None:
+        # written by name, so a tick's line does not depend on which source read first
+        if list(self.readings) != sorted(self.readings):
+            force_setattr(self, "readings", dict(sorted(self.readings.items())))
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ReadingSample:
-        raw = data.get("readings")
-        readings = {
-            str(name): Reading.from_json(value)
-            for name, value in (raw.items() if isinstance(raw, dict) else ())
-            if isinstance(value, dict)
-        }
-        notes = data.get("notes")
-        t = data.get("t")
-        return cls(
-            float(t) if isinstance(t, int | float) else 0.0,
-            readings,
-            {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {},
-        )
+
+def lenient_sample(data: Mapping[str, Any]) -> ReadingSample:
+    """A tick as written (`as_json`), read leniently: a reading that is hostile or damaged
+    reads as missing, so the tick keeps its other readings (`checked` would refuse it all)."""
+    raw = data.get("readings")
+    readings = {
+        str(name): _lenient_reading(value)
+        for name, value in (raw.items() if isinstance(raw, dict) else ())
+        if isinstance(value, dict)
+    }
+    notes = data.get("notes")
+    t = data.get("t")
+    return ReadingSample(
+        float(t) if isinstance(t, int | float) else 0.0,
+        readings,
+        {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {},
+    )
+
+
+def _lenient_reading(data: Mapping[str, Any]) -> Reading:
+    value = data.get("value")
+    number = (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    )
+    reason, meaning, unit = data.get("reason"), data.get("meaning"), data.get("unit")
+    return Reading(
+        number,
+        unit if isinstance(unit, str) else "",
+        reason if isinstance(reason, str) else None,
+        meaning if isinstance(meaning, str) else None,
+    )
 
 
 def _memory_reading(sample: MemorySample, field_name: str, unit: str) -> Reading:

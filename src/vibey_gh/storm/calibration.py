@@ -21,6 +21,7 @@ from msgspec.structs import replace
 
 from ..config import LocalModels
 from ..errors import BadInput, VibeyError
+from ..interfaces.schema import as_json
 from ..slots.corpus.corpus import (
     DEFAULT_SEGMENT_TURNS,
     DEFAULT_SEGMENTS_PER_STRATUM,
@@ -132,11 +133,11 @@ def outcome_report(outcome: object) -> tuple[dict[str, object], list[str]]:
     if not isinstance(outcome, CalibrationOutcome):
         return {"outcome": repr(outcome)}, [f"calibration finished: {outcome!r}"]
     if outcome.skipped:
-        return outcome.to_json(), [f"calibration skipped: {outcome.reason}"]
+        return as_json(outcome.answer()), [f"calibration skipped: {outcome.reason}"]
     where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
     recorded = "recorded" if outcome.recorded else "NOT recorded"
     said = f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}"
-    return outcome.to_json(), [said, *outcome.evidence_change_lines()]
+    return as_json(outcome.answer()), [said, *outcome.evidence_change_lines()]
 
 
 def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> CalibrationRequest:

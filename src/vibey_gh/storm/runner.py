@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..config import LocalModels
 from ..errors import BadInput, ConfigError, Refused, VibeyError
+from ..interfaces.schema import as_json
 from ..interfaces.slots_interface import ChatSettings
 from ..lanes.client import ChatClient, runner_description
 from ..lanes.loop import LaneOutcome, run_lane
@@ -299,7 +300,7 @@ class Storm:
         finally:
             self.control.calibrating = False
         self.soak_backoff.ran({request.fingerprint})
-        self.summary.calibrations.append({"soak": outcome.to_json()})
+        self.summary.calibrations.append({"soak": as_json(outcome)})
         said = outcome.reason if outcome.skipped or outcome.path is None else outcome.verdict
         self.log(f"soak at N={outcome.slots}: {said}")
         return True

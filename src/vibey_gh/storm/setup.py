@@ -151,20 +151,28 @@ class StormSummary:
     records: Path | None = None
     queue: dict[str, int] = field(default_factory=dict)
 
-    # By hand: a view, the lanes counted by how they ended.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "passes": self.passes,
-            "lanes_started": self.started,
-            "lanes_done": self.settled[DONE],
-            "lanes_failed": self.settled[FAILED],
-            "lanes_interrupted": self.settled[PENDING],
-            "calibrations": self.calibrations,
-            "stopped": self.stopped,
-            "log": str(self.log) if self.log else None,
-            "records": str(self.records) if self.records else None,
-            "queue": self.queue,
-        }
+    def answer(self) -> StormAnswer:
+        """What `slots storm` answers, the lanes counted by how they ended."""
+        return StormAnswer(
+            self.passes, self.started, self.settled[DONE], self.settled[FAILED],
+            self.settled[PENDING], self.calibrations, self.stopped, self.log, self.records,
+            self.queue,
+        )  # fmt: skip
+
+
+class StormAnswer(msgspec.Struct, frozen=True):
+    """`slots storm --json` (written by `as_json`)."""
+
+    passes: int
+    lanes_started: int
+    lanes_done: int
+    lanes_failed: int
+    lanes_interrupted: int  # back to pending
+    calibrations: list[dict[str, object]]
+    stopped: bool
+    log: Path | None
+    records: Path | None
+    queue: dict[str, int]
 
 
 def storm_folder(layout: StateLayout, queue_root: Path) -> Path:

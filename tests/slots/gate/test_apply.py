@@ -10,6 +10,7 @@ import pytest
 
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput, Refused
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.platforms.device.probes import PlatformProbes
 from vibey_gh.platforms.process.commands import CannedCommandRunner
 from vibey_gh.runners.llamacpp.models import default_model_path
@@ -133,9 +134,9 @@ def test_llama_server_note_names_the_resolved_model(tmp_path: Path) -> None:
 
 def test_json_form(tmp_path: Path) -> None:
     plan, _ = plan_apply(OLLAMA, linux(tmp_path), slots=2, force=True)
-    dry = plan.to_json(None)
+    dry = as_json(plan.answer_of(None))
     assert dry["dry_run"] is True and dry["performed"] == []
     assert [a["argv"] for a in dry["actions"]] == [None, *map(list, SYSTEMD_COMMANDS)]
     assert dry["actions"][0]["path"].endswith("vibey-gh-slots.conf")
-    done = plan.to_json(list(plan.actions))
+    done = as_json(plan.answer_of(list(plan.actions)))
     assert done["dry_run"] is False and len(done["performed"]) == 3

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
+from vibey_gh.interfaces.schema import as_json
+from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.slots.measurement.options import (
     DEMO_MIN_STEP_SECONDS,
     CalibrationOptions,
     StepSeconds,
+    SweepAnswer,
     SweepOptions,
     largest_slots,
     parse_slots,
@@ -59,3 +64,15 @@ def test_a_corpus_is_required_and_the_demo_takes_none(tmp_path: Path) -> None:
     both = CalibrationOptions(demo=True, corpus_path=tmp_path / "c.json")
     with pytest.raises(BadInput, match="--demo builds its own corpus; drop --corpus"):
         resolve_request(both, LocalModels(), refuse)
+
+
+def test_a_sweeps_answer_says_by_its_keys_whether_the_calibration_ran(tmp_path: Path) -> None:
+    ran = CalibrationOutcome("f" * 16, 2, "measured", True, True, tmp_path / "e.json")
+    request = cast(CalibrationRequest, object())  # only whether there is one is read
+    answered = as_json(SweepAnswer(ran, request, {"allowed": {"allowed": 2}}).output())
+    assert answered["evidence"] == str(tmp_path / "e.json") and answered["replaced"] is None
+    assert list(answered)[-2:] == ["other_corpus", "after"]
+    skipped = replace(ran, skipped=True)
+    assert "after" not in as_json(SweepAnswer(skipped, request).output())
+    before_any_corpus = as_json(SweepAnswer(replace(ran, reason="busy")).output())
+    assert before_any_corpus == {"fingerprint": "f" * 16, "skipped": True, "reason": "busy"}

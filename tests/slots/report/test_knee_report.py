@@ -10,6 +10,7 @@ from rich.console import Console
 from tests.slots.gate.test_allowed import config, deps_for
 from tests.slots.gate.test_allowed_knee import record_plateau
 from tests.support.rendering import report_of
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.report.show import gather_show
@@ -34,7 +35,7 @@ def test_show_json_carries_the_knee(tmp_path: Path) -> None:
     record_plateau(tmp_path)
     answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
     assert answer.shown is not None
-    data = answer.shown.to_json()
+    data = as_json(answer.shown.output())
     assert data["ideal"] == 4
     knee = data["knee"]
     assert knee["slots"] == 4
@@ -81,7 +82,7 @@ def test_the_headline_gain_carries_its_interval_and_thousands_apart(tmp_path: Pa
     record_plateau(tmp_path)
     answer = gather_show(config=config("measured"), deps=deps_for(tmp_path))
     assert answer.shown is not None
-    reason = str(answer.shown.to_json()["reason"])
+    reason = str(as_json(answer.shown.output())["reason"])
     said = re.search(r"served ([\d,.]+) turns/h, ([+-]\d+%) \(([+-]\d+%) to ([+-]\d+%)\)", reason)
     assert said is not None, reason
     rate, point, low, high = said.groups()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.slots.evidence.test_soak_file import FINGERPRINT, _data
+from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.soak_file import load_soak, soak_path, write_soak
 from vibey_gh.slots.report.soak_view import SoakView, lines, soak_views, write_soak_report
 from vibey_gh.state import StateLayout
@@ -48,7 +49,7 @@ def test_show_says_the_verdict_why_the_trend_and_the_readings(layout: StateLayou
     assert "  throughput trend: -5.0 %/h (-7.0 to -3.0 %/h) of the first window" in said
     assert "  gpu0.temperature_c: 60.0 C → 85.0 C (peak 86.0 C)" in said
     (view,) = soak_views(layout, FINGERPRINT.id)
-    assert view.to_json()["judgement"]["verdict"] == "drifted"
+    assert as_json(view.shown())["judgement"]["verdict"] == "drifted"
 
 
 def test_readings_not_read_are_said_with_why(layout: StateLayout) -> None:

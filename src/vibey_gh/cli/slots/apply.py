@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ...config import load_config
+from ...interfaces import schema
 from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
 from ..common import (
     collaborators,
@@ -73,7 +74,7 @@ def apply(
             click.echo(line)
     performed = perform_apply(plan, parallelism) if yes else None
     if as_json:
-        emit_json(plan.to_json(performed))
+        emit_json(schema.as_json(plan.answer_of(performed)))
     elif not plan.automatic:
         click.echo("nothing here is done automatically: restart the runner as shown above.")
     elif performed is None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ...interfaces import schema
 from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
@@ -114,7 +115,7 @@ def calibrate(as_json: bool, **flags: Any) -> None:
     if answer is None:
         return
     if as_json:
-        emit_json(answer.to_json())
+        emit_json(schema.as_json(answer.output()))
         return
     not_recorded = answer.not_recorded()
     if not_recorded is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ...config import load_config
+from ...interfaces import schema
 from ...platforms.storage.system_paths import check_new_output_file
 from ...slots.report.compare import compare as compare_sweeps
 from ...slots.report.compare import write_overlaid_throughput
@@ -46,7 +47,9 @@ def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> N
     comparison = compare_sweeps(list(sweeps), collaborators().layout(), load_config().bounds)
     plotted = write_overlaid_throughput(comparison, plot_path) if plot_path else None
     if as_json:
-        emit_json({**comparison.to_json(), "plot": str(plotted) if plotted else None})
+        emit_json(
+            {**schema.as_json(comparison.output()), "plot": str(plotted) if plotted else None}
+        )
         return
     click.echo("\n".join(comparison.lines()))
     if plotted is not None:

@@ -10,7 +10,7 @@ import click
 from ...config import load_config
 from ...errors import BadInput
 from ...platforms.storage.system_paths import check_new_output_file
-from ...slots.report.show import gather_show
+from ...slots.report.show import gather_show, show_json
 from ...slots.report.terminal.consoles import show_console
 from ...slots.report.terminal.show_text import (
     csv_text,
@@ -133,7 +133,7 @@ def show(
     if html_path is not None:
         html_written = write_html(answer, load_config().bounds, html_path)
     if chosen == "json":
-        emit_json({**answer.to_json(), "html": str(html_written) if html_written else None})
+        emit_json({**show_json(answer), "html": str(html_written) if html_written else None})
         return
     if chosen == "csv":
         click.echo(csv_text(answer), nl=False)

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ...interfaces import schema
 from ...interfaces.durations import parse_duration
 from ...slots.measurement.options import CalibrationOptions
 from ...slots.soak.asked import soak_as_asked, soak_lines
@@ -64,6 +65,6 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: 
     if outcome is None:
         return
     if as_json:
-        emit_json(outcome.to_json())
+        emit_json(schema.as_json(outcome))
         return
     click.echo("\n".join(soak_lines(request, outcome)))

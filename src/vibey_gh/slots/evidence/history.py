@@ -57,18 +57,25 @@ class PastSweep(msgspec.Struct, frozen=True):
             facts.append("unusable")
         return f"the sweep of {when} ({', '.join(facts)})"
 
-    # By hand: a view, with the line that describes the sweep.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": str(self.path),
-            "created_at": self.created_at,
-            "ideal": self.ideal,
-            "corpus_sha256": self.corpus_sha256,
-            "complete": self.complete,
-            "steps": self.steps,
-            "usable": self.usable,
-            "described": self.describe(),
-        }
+    def listed(self) -> ListedSweep:
+        """The sweep as `show --history --json` lists it, with the line that describes it."""
+        return ListedSweep(
+            self.path, self.created_at, self.ideal, self.corpus_sha256, self.complete,
+            self.steps, self.usable, self.describe(),
+        )  # fmt: skip
+
+
+class ListedSweep(msgspec.Struct, frozen=True):
+    """A kept sweep in `slots show --history --json` (written by `as_json`)."""
+
+    path: Path
+    created_at: float | None
+    ideal: int | None
+    corpus_sha256: str | None
+    complete: bool
+    steps: int | None
+    usable: bool
+    described: str
 
 
 def _date(epoch: float) -> str:

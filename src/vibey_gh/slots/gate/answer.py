@@ -62,7 +62,8 @@ class AllowedAnswer(msgspec.Struct, frozen=True):
     evidence_age_s: float | None = None
     production_slots: int | None = None
 
-    # By hand: `slots allowed --json`, a fixed form scripts read, with fields computed here.
+    # By hand: `slots allowed --json`, a fixed form scripts read (`ALLOWED_SCHEMA`, its own
+    # names), and what apply's `Answer` protocol and its stand-ins give as a plain object.
     def to_json(self) -> dict[str, object]:
         return {
             "schema_version": ALLOWED_SCHEMA,

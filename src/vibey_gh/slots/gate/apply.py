@@ -72,20 +72,29 @@ class ApplyPlan(msgspec.Struct, frozen=True):
         """Whether --yes would do anything (a plan of notes is left to the operator)."""
         return any(not is_note(action) for action in self.actions)
 
-    # By hand: a view of the plan and of what was done, which depends on `performed`.
-    def to_json(self, performed: list[PlannedAction] | None) -> dict[str, object]:
-        return {
-            "runner": self.runner,
-            "platform": self.platform,
-            "slots": self.slots,
-            "window": self.window,
-            "why": self.why,
-            "allowed": self.answer,
-            "automatic": self.automatic,
-            "dry_run": performed is None,
-            "performed": [a.description for a in performed] if performed is not None else [],
-            "actions": [action_json(a) for a in self.actions],
-        }
+    def answer_of(self, performed: list[PlannedAction] | None) -> ApplyAnswer:
+        """The plan and what was done (None: nothing, a dry run), as `--json` answers it."""
+        return ApplyAnswer(
+            self.runner, self.platform, self.slots, self.window, self.why, self.answer,
+            self.automatic, performed is None,
+            tuple(a.description for a in performed or ()),
+            tuple(action_json(a) for a in self.actions),
+        )  # fmt: skip
+
+
+class ApplyAnswer(msgspec.Struct, frozen=True):
+    """`slots apply --json` (written by `as_json`)."""
+
+    runner: str
+    platform: str
+    slots: int
+    window: int
+    why: str
+    allowed: dict[str, object] | None  # what `slots allowed` answered
+    automatic: bool
+    dry_run: bool
+    performed: tuple[str, ...]
+    actions: tuple[dict[str, object], ...]
 
 
 def action_json(action: PlannedAction) -> dict[str, object]:

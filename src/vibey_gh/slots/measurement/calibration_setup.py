@@ -25,7 +25,7 @@ from ...runners.logscan import LogTail
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint
-from ..evidence.history import PastSweep
+from ..evidence.history import ListedSweep, PastSweep
 from ..judging.records import LogEventRecord
 from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
@@ -151,24 +151,50 @@ class CalibrationOutcome:
             ]
         return []
 
-    # By hand: a command's answer (`--json`), the sweeps it replaced described.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fingerprint": self.fingerprint,
-            "ideal": self.ideal,
-            "reason": self.reason,
-            "recorded": self.recorded,
-            "complete": self.complete,
-            "evidence": str(self.evidence) if self.evidence else None,
-            "out_files": [str(p) for p in self.out_files],
-            "new_steps": self.new_steps,
-            "resumed_steps": self.resumed_steps,
-            "stop_reason": self.stop_reason,
-            "skipped": self.skipped,
-            "version_mismatch": self.version_mismatch,
-            "production_absent": self.production_absent,
-            "verdict_code": self.verdict_code,
-            "replaced": self.replaced.to_json() if self.replaced else None,
-            "kept": self.kept.to_json() if self.kept else None,
-            "other_corpus": self.other_corpus,
-        }
+    def answer(self) -> CalibrationAnswer:
+        """The outcome as a command answers it (`--json`), the sweeps it replaced described."""
+        return CalibrationAnswer(
+            self.fingerprint, self.ideal, self.reason, self.recorded, self.complete,
+            self.evidence, tuple(self.out_files), self.new_steps, self.resumed_steps,
+            self.stop_reason, self.skipped, self.version_mismatch, self.production_absent,
+            self.verdict_code,
+            self.replaced.listed() if self.replaced else None,
+            self.kept.listed() if self.kept else None,
+            self.other_corpus,
+        )  # fmt: skip
+
+
+class CalibrationAnswer(msgspec.Struct, frozen=True):
+    """A calibration's outcome in a command's `--json` (written by `as_json`)."""
+
+    fingerprint: str
+    ideal: int | None
+    reason: str
+    recorded: bool
+    complete: bool
+    evidence: Path | None
+    out_files: tuple[Path, ...]
+    new_steps: int
+    resumed_steps: int
+    stop_reason: str | None
+    skipped: bool
+    version_mismatch: str | None
+    production_absent: str | None
+    verdict_code: str | None
+    replaced: ListedSweep | None
+    kept: ListedSweep | None
+    other_corpus: bool
+
+
+class AnswerAfter(CalibrationAnswer, frozen=True):
+    """A sweep that ran, with what `slots allowed` answers after it (None for a what-if)."""
+
+    after: dict[str, Any] | None
+
+
+class SkippedSweep(msgspec.Struct, frozen=True):
+    """A sweep skipped before any corpus was read."""
+
+    fingerprint: str
+    skipped: bool
+    reason: str

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from msgspec import structs
 from msgspec.structs import replace
 
 from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
@@ -29,7 +30,15 @@ from ..report.after_sweep import AskAllowed, describe_after, what_allowed_answer
 from ..report.summary import more_slots_line
 from .calibrate import NOT_REQUESTED, CalibrationProgress, pending_request, run_calibration
 from .calibration_method import measured_window
-from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment, check_wait_idle
+from .calibration_setup import (
+    AnswerAfter,
+    CalibrationAnswer,
+    CalibrationOutcome,
+    CalibrationRequest,
+    Environment,
+    SkippedSweep,
+    check_wait_idle,
+)
 
 DEMO_WINDOW = 4096
 DEMO_MAX_SLOTS = 4
@@ -279,14 +288,14 @@ class SweepAnswer:
     request: CalibrationRequest | None = None
     after: dict[str, Any] | None = None
 
-    # By hand: a command's answer, which depends on whether the calibration ran.
-    def to_json(self) -> dict[str, object]:
+    def output(self) -> SkippedSweep | CalibrationAnswer | AnswerAfter:
+        """The command's answer (`--json`, written by `as_json`): its form says whether the
+        calibration ran."""
         if self.request is None:
-            fingerprint, reason = self.outcome.fingerprint, self.outcome.reason
-            return {"fingerprint": fingerprint, "skipped": True, "reason": reason}
+            return SkippedSweep(self.outcome.fingerprint, True, self.outcome.reason)
         if self.outcome.skipped:
-            return self.outcome.to_json()
-        return {**self.outcome.to_json(), "after": self.after}
+            return self.outcome.answer()
+        return AnswerAfter(**structs.asdict(self.outcome.answer()), after=self.after)
 
     def not_recorded(self) -> str | None:
         """Why the sweep is not this device's evidence, when it should have been (stderr)."""

@@ -23,7 +23,6 @@ import msgspec
 
 from ...errors import BadInput, EvidenceError
 from ...files import PRIVATE_FILE, atomic_write_shared_bytes
-from ...interfaces.schema import as_json
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
@@ -76,34 +75,55 @@ class ComparedSweep(msgspec.Struct, frozen=True):
             row[0]: refusals_of(step) for row, step in zip(rows, self.evidence.steps, strict=True)
         }
 
-    # By hand: a view, its steps' figures in the figure the comparison is on.
-    def to_json(self, figure: str = TURNS_PER_HOUR) -> dict[str, object]:
-        what_if = self.what_if
-        return {
-            "decided_by": self.decided_by,
-            "split_window": None
-            if what_if is None
-            else {name: as_json(refusals) for name, refusals in what_if.items()},
-            "fingerprint": self.evidence.fingerprint,
-            "path": str(self.path),
-            "fields": self.evidence.fingerprint_fields,
-            "ideal": self.judgement.ideal,
-            "reason": self.judgement.reason,
-            "steps": [
-                {
-                    "step": name,
-                    "turns_per_hour": turns,
-                    "runs_per_hour": runs,
-                    "compared": turns if figure == TURNS_PER_HOUR else runs,
-                    "verdict": label,
-                }
-                for (name, (turns, label)), (runs, _) in zip(
-                    self.steps(TURNS_PER_HOUR).items(),
-                    self.steps(RUNS_PER_HOUR).values(),
-                    strict=True,
-                )
-            ],
-        }
+    def output(self, figure: str = TURNS_PER_HOUR) -> SweepCompared:
+        """The sweep as `compare --json` answers it, its steps' `compared` in `figure`."""
+        steps = tuple(
+            ComparedStep(name, turns, runs, turns if figure == TURNS_PER_HOUR else runs, label)
+            for (name, (turns, label)), (runs, _) in zip(
+                self.steps(TURNS_PER_HOUR).items(), self.steps(RUNS_PER_HOUR).values(), strict=True
+            )
+        )
+        return SweepCompared(
+            self.decided_by, self.what_if, self.evidence.fingerprint, self.path,
+            dict(self.evidence.fingerprint_fields), self.judgement.ideal, self.judgement.reason,
+            steps,
+        )  # fmt: skip
+
+
+class ComparedStep(msgspec.Struct, frozen=True):
+    step: str
+    turns_per_hour: float | None
+    runs_per_hour: float | None
+    compared: float | None  # of the two, the figure the comparison is on
+    verdict: str
+
+
+class SweepCompared(msgspec.Struct, frozen=True):
+    """One sweep in `slots compare --json` (written by `as_json`)."""
+
+    decided_by: str
+    split_window: dict[str, Refusals] | None  # a split-window what-if's served and refused
+    fingerprint: str
+    path: Path
+    fields: dict[str, object]
+    ideal: int | None
+    reason: str
+    steps: tuple[ComparedStep, ...]
+
+
+class Difference(msgspec.Struct, frozen=True):
+    against: str  # the first sweep's fingerprint
+    of: str  # the sweep's label
+    differs: list[str]
+
+
+class ComparisonOutput(msgspec.Struct, frozen=True):
+    """`slots compare --json` (written by `as_json`)."""
+
+    compared_on: str
+    note: str
+    sweeps: tuple[SweepCompared, ...]
+    differences: tuple[Difference, ...]
 
 
 class Comparison(msgspec.Struct, frozen=True):
@@ -174,17 +194,15 @@ class Comparison(msgspec.Struct, frozen=True):
             lines.append(f"{label} against {first}: " + (", ".join(differs) or "same fingerprint"))
         return lines
 
-    # By hand: a view, with the differences between the sweeps computed.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "compared_on": self.figure,
-            "note": self.note,
-            "sweeps": [s.to_json(self.figure) for s in self.sweeps],
-            "differences": [
-                {"against": self.sweeps[0].evidence.fingerprint, "of": label, "differs": d}
-                for label, d in self.differences()
-            ],
-        }
+    def output(self) -> ComparisonOutput:
+        """The comparison as `--json` answers it, with the differences between the sweeps."""
+        first = self.sweeps[0].evidence.fingerprint
+        return ComparisonOutput(
+            self.figure,
+            self.note,
+            tuple(s.output(self.figure) for s in self.sweeps),
+            tuple(Difference(first, label, d) for label, d in self.differences()),
+        )
 
 
 def _figure_of(metrics: StepMetrics, figure: str) -> float | None:

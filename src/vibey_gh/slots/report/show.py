@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -30,9 +31,10 @@ from ..judging.bounds import Bounds
 from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.noise import decidability
+from ..judging.records import RunnerReported
 from .documents.markdown import report_paths, write_report
 from .plotting import plots as plot_module  # its plots_available is read when asked
-from .soak_view import SoakView, soak_views, write_soak_report
+from .soak_view import ShownSoak, SoakProblem, SoakView, soak_views, write_soak_report
 from .tables.latency_table import (
     latency_json,
     latency_lines,
@@ -119,58 +121,76 @@ class ShownEvidence(msgspec.Struct, frozen=True):
     def latency_lines(self) -> list[str]:
         return latency_lines(self.judgement, self.bounds)
 
-    # By hand: a view, its figures computed from the judgement (`slots show --json`).
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fingerprint": self.evidence.fingerprint,
-            "path": str(self.path),
-            "created_at": self.evidence.created_at,
-            "age_days": round(self.age_days, 3),
-            "stale": self.stale,
-            "ideal": self.judgement.ideal,
-            "reason": self.judgement.reason,
-            "verdict_code": self.verdict_code,
-            "knee": knee_json(self.judgement, self.min_gain),
-            "model": model_json(self.judgement, self.min_gain),
-            "differences_from_today": list(self.differences)
-            if self.differences is not None
-            else None,
-            "confidence": self.confidence,
-            "measured_with_intervals": self.with_intervals,
-            "decided_by": self.judgement.figures.decided_by,
-            "steps": self.steps,
-            "verdicts": [
-                {
-                    "slots": v.slots,
-                    "label": v.label,
-                    "qualifies": v.qualifies,
-                    "gain": v.gain,
-                    "gain_low": v.gain_low,
-                    "gain_high": v.gain_high,
-                    "turns_per_hour": v.metrics.turns_per_hour,
-                    "turns_per_hour_low": v.turns_per_hour_low,
-                    "turns_per_hour_high": finite_or_none(v.turns_per_hour_high),
-                    "runs_per_hour": v.metrics.runs_per_hour,
-                    "runs_per_hour_low": v.runs_per_hour_low,
-                    "runs_per_hour_high": None
-                    if v.runs_per_hour_high is None
-                    else finite_or_none(v.runs_per_hour_high),
-                    "run_p50_s": v.metrics.run_p50_s,
-                    "run_p95_s": v.metrics.run_p95_s,
-                    "decided_by": v.decided_by,
-                    "broken": list(v.broken),
-                    "warnings": list(v.warnings),
-                    "runner_reported": as_json(step.runner_reported)
-                    if step.runner_reported
-                    else None,
-                    "latency": verdict_latency_json(v),
-                }
-                for v, step in zip(self.judgement.verdicts, self.evidence.steps, strict=True)
-            ],
-            "latency": latency_json(self.judgement, self.bounds),
-            "files": [str(p) for p in self.files],
-            "missing_files": [str(p) for p in self.missing_files],
-        }
+    def output(self) -> EvidenceShown:
+        """The evidence as `slots show --json` gives it, its figures computed from the
+        judgement (an infinite bound as null)."""
+        judgement = self.judgement
+        verdicts = tuple(
+            ShownVerdict(
+                v.slots, v.label, v.qualifies, v.gain, v.gain_low, v.gain_high,
+                v.metrics.turns_per_hour, v.turns_per_hour_low,
+                finite_or_none(v.turns_per_hour_high), v.metrics.runs_per_hour,
+                v.runs_per_hour_low,
+                None if v.runs_per_hour_high is None else finite_or_none(v.runs_per_hour_high),
+                v.metrics.run_p50_s, v.metrics.run_p95_s, v.decided_by, v.broken, v.warnings,
+                step.runner_reported, verdict_latency_json(v),
+            )
+            for v, step in zip(judgement.verdicts, self.evidence.steps, strict=True)
+        )  # fmt: skip
+        return EvidenceShown(
+            self.evidence.fingerprint, self.path, self.evidence.created_at,
+            round(self.age_days, 3), self.stale, judgement.ideal, judgement.reason,
+            self.verdict_code, knee_json(judgement, self.min_gain),
+            model_json(judgement, self.min_gain), self.differences, self.confidence,
+            self.with_intervals, judgement.figures.decided_by, self.steps, verdicts,
+            latency_json(judgement, self.bounds), self.files, self.missing_files,
+        )  # fmt: skip
+
+
+class ShownVerdict(msgspec.Struct, frozen=True):
+    slots: int
+    label: str
+    qualifies: bool
+    gain: float | None
+    gain_low: float | None
+    gain_high: float | None
+    turns_per_hour: float
+    turns_per_hour_low: float
+    turns_per_hour_high: float | None
+    runs_per_hour: float | None
+    runs_per_hour_low: float | None
+    runs_per_hour_high: float | None
+    run_p50_s: float | None
+    run_p95_s: float | None
+    decided_by: str
+    broken: tuple[str, ...]
+    warnings: tuple[str, ...]
+    runner_reported: RunnerReported | None
+    latency: dict[str, Any] | None
+
+
+class EvidenceShown(msgspec.Struct, frozen=True):
+    """The evidence in `slots show --json` (written by `as_json`)."""
+
+    fingerprint: str
+    path: Path
+    created_at: float
+    age_days: float
+    stale: bool
+    ideal: int
+    reason: str
+    verdict_code: str | None
+    knee: dict[str, object] | None
+    model: dict[str, object] | None
+    differences_from_today: tuple[str, ...] | None
+    confidence: float | None
+    measured_with_intervals: bool
+    decided_by: str
+    steps: list[dict[str, object]]
+    verdicts: tuple[ShownVerdict, ...]
+    latency: dict[str, Any]
+    files: tuple[Path, ...]
+    missing_files: tuple[Path, ...]
 
 
 class ShowAnswer(msgspec.Struct, frozen=True):
@@ -185,17 +205,29 @@ class ShowAnswer(msgspec.Struct, frozen=True):
     # the soaks of the fingerprint shown, by N (`slots soak`)
     soaks: tuple[SoakView, ...] = ()
 
-    # By hand: a view that gathers the evidence shown, other fingerprints' and the soaks'.
-    def to_json(self) -> dict[str, object]:
-        return {
-            "schema_version": SHOW_SCHEMA,
-            "today": as_json(self.today) if self.today else None,
-            "today_problem": self.today_problem,
-            "fingerprint": self.asked,
-            "evidence": self.shown.to_json() if self.shown else None,
-            "others": [as_json(o) for o in self.others],
-            "soaks": [s.to_json() for s in self.soaks],
-        }
+    def output(self) -> ShowOutput:
+        """The evidence shown, other fingerprints' and the soaks', as `--json` answers them."""
+        return ShowOutput(
+            self.today, self.today_problem, self.asked,
+            self.shown.output() if self.shown else None,
+            self.others, tuple(s.shown() for s in self.soaks),
+        )  # fmt: skip
+
+
+class ShowOutput(msgspec.Struct, frozen=True):
+    """`slots show --json` (`show_json`)."""
+
+    today: Fingerprint | None
+    today_problem: str | None
+    fingerprint: str | None  # the one shown
+    evidence: EvidenceShown | None
+    others: tuple[OtherEvidence, ...]
+    soaks: tuple[ShownSoak | SoakProblem, ...]
+
+
+def show_json(answer: ShowAnswer) -> dict[str, object]:
+    """What `slots show --json` prints, after its schema version."""
+    return as_json(answer.output(), SHOW_SCHEMA)
 
 
 def _today(config: LocalModels, deps: AllowedDeps) -> tuple[Fingerprint | None, str | None]:

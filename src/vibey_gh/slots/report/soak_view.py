@@ -1,7 +1,7 @@
 """What people read of a soak: its verdict and why, the trend, the readings over time.
 
 The same words go to `slots show` (`lines`), the soak's Markdown report (`soak_markdown`,
-written beside the soak file with its plot) and `--json` (`SoakView.to_json`).
+written beside the soak file with its plot) and `--json` (`SoakView.shown`).
 """
 
 from __future__ import annotations
@@ -38,23 +38,40 @@ class SoakView(msgspec.Struct, frozen=True):
     def plot_path(self) -> Path:
         return self.path.with_name(self.path.stem + PLOT_SUFFIX)
 
-    # By hand: a view of a soak file and the report and plot beside it, where they exist.
-    def to_json(self) -> dict[str, Any]:
+    def shown(self) -> ShownSoak | SoakProblem:
+        """The soak file and the report and plot beside it, where they exist (`--json`)."""
         if self.record is None:
-            return {"path": str(self.path), "problem": self.problem}
-        data = self.record.data
-        return {
-            "path": str(self.path),
-            "slots": self.record.slots,
-            "measured_s": self.record.measured_s,
-            "created_at": self.record.created_at,
-            "complete": data.get("complete"),
-            "judgement": dict(self.record.judgement),
-            "series": self.record.series,
-            "readings": data.get("readings"),
-            "report": str(self.report_path) if self.report_path.exists() else None,
-            "plot": str(self.plot_path) if self.plot_path.exists() else None,
-        }
+            return SoakProblem(self.path, self.problem)
+        record = self.record
+        return ShownSoak(
+            self.path, record.slots, record.measured_s, record.created_at,
+            record.data.get("complete"), dict(record.judgement), record.series,
+            record.data.get("readings"),
+            self.report_path if self.report_path.exists() else None,
+            self.plot_path if self.plot_path.exists() else None,
+        )  # fmt: skip
+
+
+class SoakProblem(msgspec.Struct, frozen=True):
+    """A soak file that does not read, in `show --json` (written by `as_json`)."""
+
+    path: Path
+    problem: str | None
+
+
+class ShownSoak(msgspec.Struct, frozen=True):
+    """A soak in `show --json` (written by `as_json`): as recorded, with its report and plot."""
+
+    path: Path
+    slots: int
+    measured_s: float
+    created_at: float
+    complete: object
+    judgement: dict[str, Any]
+    series: list[Mapping[str, Any]]
+    readings: object
+    report: Path | None
+    plot: Path | None
 
 
 def soak_views(layout: StateLayout, fingerprint: str) -> list[SoakView]:

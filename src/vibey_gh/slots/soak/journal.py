@@ -28,7 +28,7 @@ from ...errors import EvidenceError, MalformedJson
 from ...files import append_line_durably, atomic_write_json, ensure_private_dir, read_json
 from ...guarded import InputProblem, iter_regular_lines, loads_json_bytes
 from ...interfaces import json_fields
-from ...interfaces.readings import ReadingSample
+from ...interfaces.readings import ReadingSample, lenient_sample
 from ...interfaces.schema import as_json, checked, checked_at
 from ...state import StateLayout
 from ..evidence.store import method_hash
@@ -86,7 +86,7 @@ class SoakJournal:
             append_line_durably(self.run_dir / "turns.jsonl", "\n".join(lines))
 
     def add_reading(self, span: int, wall: float, sample: ReadingSample) -> None:
-        line = {"span": span, "wall": wall, **sample.to_json()}
+        line = {"span": span, "wall": wall, **as_json(sample)}
         append_line_durably(self.run_dir / "readings.jsonl", json.dumps(line))
 
     def turns(self) -> dict[int, list[TurnRecord]]:
@@ -106,7 +106,7 @@ class SoakJournal:
         for data in _lines(self.run_dir / "readings.jsonl"):
             span, wall = data.get("span"), data.get("wall")
             if isinstance(span, int) and isinstance(wall, int | float):
-                out.append((span, float(wall), ReadingSample.from_json(data)))
+                out.append((span, float(wall), lenient_sample(data)))
         return out
 
     def measured_s(self) -> float:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import field
 
 from ...interfaces.bounds import Bounds
 from ...interfaces.durations import format_duration
@@ -34,11 +34,13 @@ from .request import SoakRequest
 DONE_WITHIN_S = 1.0
 
 
-@dataclass
-class SoakOutcome:
+class SoakOutcome(msgspec.Struct, frozen=True):
+    """A soak's answer (`slots soak --json`, written by `as_json`): the soak file's path
+    under the name `soak`."""
+
     fingerprint: str
     slots: int | None
-    path: Path | None
+    path: Path | None = field(name="soak")
     verdict: str | None
     holds: bool
     reasons: tuple[str, ...] = ()
@@ -51,22 +53,6 @@ class SoakOutcome:
     @classmethod
     def skipped_for(cls, fingerprint: str, reason: str) -> SoakOutcome:
         return cls(fingerprint, None, None, None, False, skipped=True, reason=reason)
-
-    # By hand: a command's answer (`--json`), the soak file's path under its own name.
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fingerprint": self.fingerprint,
-            "slots": self.slots,
-            "soak": str(self.path) if self.path else None,
-            "verdict": self.verdict,
-            "holds": self.holds,
-            "reasons": list(self.reasons),
-            "measured_s": self.measured_s,
-            "complete": self.complete,
-            "skipped": self.skipped,
-            "reason": self.reason,
-            "judgement": self.judgement,
-        }
 
 
 def soak_inputs(
@@ -176,14 +162,16 @@ def record_soak(
     reasons = judgement.reasons if stopped is None else (f"stopped: {stopped}", *judgement.reasons)
     outcome = SoakOutcome(
         fingerprint.id, slots, None, judgement.verdict, judgement.holds and complete,
-        reasons, measured, complete, judgement=judgement.to_json(),
+        reasons, measured, complete, judgement=as_json(judgement.recorded()),
     )  # fmt: skip
     if not complete and stopped is None:
-        outcome.reason = (
-            f"{format_duration(measured)} of {format_duration(req.duration_s)} measured; "
-            "run the same command to go on"
+        return msgspec.structs.replace(
+            outcome,
+            reason=(
+                f"{format_duration(measured)} of {format_duration(req.duration_s)} measured; "
+                "run the same command to go on"
+            ),
         )
-        return outcome
     data = {
         "fingerprint": {"id": fingerprint.id, "fields": dict(fingerprint.fields)},
         "created_at": env.clock.now(),
@@ -199,7 +187,7 @@ def record_soak(
         "spans": [as_json(s) for s in spans],
         "series": window_series(judgement.windows, samples),
         "readings": readings_info(samples),
-        "judgement": {**judgement.to_json(), "holds": outcome.holds},
+        "judgement": {**as_json(judgement.recorded()), "holds": outcome.holds},
         "runs_dir": str(journal.run_dir),
     }
     path = soak_path(env.layout, fingerprint.id, slots)
@@ -208,9 +196,9 @@ def record_soak(
     written = record_soak_file(env.layout, path, fingerprint.id, slots, data)
     if written.replaced or written.kept is None:
         write_soak_report(SoakView(path, load_soak(path)), plots_available())
-        outcome.path = path
+        outcome = msgspec.structs.replace(outcome, path=path)
     else:
-        outcome.path = written.kept
+        outcome = msgspec.structs.replace(outcome, path=written.kept)
     journal.path.unlink(missing_ok=True)
     if complete:
         clear_soak_request(env.layout, fingerprint.id)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 from msgspec import field
@@ -38,7 +38,6 @@ from msgspec import field
 from ....interfaces.bounds import Bounds
 from ....interfaces.durations import format_duration
 from ....interfaces.readings import THROTTLED_SUFFIX, ReadingSample
-from ....interfaces.schema import as_json
 from ..metrics import batch_standard_error, batch_throughputs
 from ..statistics.stats import Estimate, ratio_interval, t_quantile
 from .reading_bounds import BoundBreak, breaks_over_time, reading_bounds_of, swap_out_breaks
@@ -103,24 +102,39 @@ class SoakJudgement(msgspec.Struct, frozen=True):
     def holds(self) -> bool:
         return self.verdict == HOLDS
 
-    # By hand: a view, with the last-over-first ratio spelled out and `holds` computed.
-    def to_json(self) -> dict[str, Any]:
+    def recorded(self) -> JudgedSoak:
+        """The judgement as a soak file records it (and `slots soak --json` answers it)."""
         ratio = self.last_over_first
-        return {
-            "verdict": self.verdict,
-            "holds": self.holds,
-            "reasons": list(self.reasons),
-            "windows": [as_json(w) for w in self.windows],
-            "last_over_first": None
-            if ratio is None
-            else {"value": ratio[0], "low": ratio[1], "high": ratio[2]},
-            "trend_per_hour": None if self.trend_per_hour is None else as_json(self.trend_per_hour),
-            "rss_per_hour": None if self.rss_per_hour is None else as_json(self.rss_per_hour),
-            "throttles": list(self.throttles),
-            "throttle_cost": self.throttle_cost,
-            "breaks": [as_json(b) for b in self.breaks],
-            "unjudged": list(self.unjudged),
-        }
+        return JudgedSoak(
+            self.verdict, self.holds, self.reasons, self.windows,
+            None if ratio is None else Ratio(*ratio),
+            self.trend_per_hour, self.rss_per_hour, self.throttles, self.throttle_cost,
+            self.breaks, self.unjudged,
+        )  # fmt: skip
+
+
+class Ratio(msgspec.Struct, frozen=True):
+    """The last window's throughput over the first's, with its interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+class JudgedSoak(msgspec.Struct, frozen=True):
+    """A soak's judgement as its file records it (written by `as_json`), `holds` spelled out."""
+
+    verdict: str
+    holds: bool
+    reasons: tuple[str, ...]
+    windows: tuple[SoakWindow, ...]
+    last_over_first: Ratio | None
+    trend_per_hour: Trend | None
+    rss_per_hour: Trend | None
+    throttles: tuple[str, ...]
+    throttle_cost: str | None
+    breaks: tuple[BoundBreak, ...]
+    unjudged: tuple[str, ...]
 
 
 def windows_of(spans: Sequence[SoakSpan], window_s: float) -> list[SoakWindow]:

@@ -185,7 +185,7 @@ class StepSampler(Ticking):
             rss_missing = None if rss is not None else "the runner's process is gone"
             rss_reading = Reading(None if rss is None else float(rss), "B", rss_missing)
             ticked = sample_of(sample, {"runner.rss_bytes": rss_reading})
-            line["readings"] = ticked.with_report(self._sensors.read()).to_json()["readings"]
+            line["readings"] = as_json(ticked.with_report(self._sensors.read()))["readings"]
         append_line_durably(self._path, json.dumps(line, default=str))
         if self._on_tick is not None:
             self._on_tick(charged)

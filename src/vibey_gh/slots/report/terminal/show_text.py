@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ....errors import EvidenceError
+from ....interfaces.schema import as_json
 from ...evidence.history import PastSweep
 from ...evidence.soak_file import SoakRecord
 from ...evidence.soak_history import describe_soak, kept_soaks
@@ -75,7 +76,7 @@ def gather_kept(
 
 def kept_json(kept: Mapping[str, list[PastSweep]], soaks: KeptSoaks) -> dict[str, object]:
     return {
-        fp: [sweep.to_json() for sweep in sweeps]
+        fp: [as_json(sweep.listed()) for sweep in sweeps]
         + [_kept_soak_json(path, soak) for path, soak in soaks[fp]]
         for fp, sweeps in kept.items()
     }
