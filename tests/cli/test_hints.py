@@ -35,9 +35,9 @@ OWN_ARGV = ("runners/simulated/server.py",)
 # which commands print a module's lines (first matching prefix wins)
 PRINTED_BY: list[tuple[str, tuple[str, ...]]] = [
     ("cli/slots/calibrate", ("slots calibrate",)),
-    ("cli/stopping", ("slots calibrate", "slots soak", "lane run", "storm run")),
     ("cli/slots/", ()),  # cli/slots/NAME.py: `slots NAME` (below)
     ("cli/storm", ("storm run",)),
+    ("storm/stopping", ("slots calibrate", "slots soak", "lane run", "storm run")),
     ("storm/", ("storm run",)),
     ("cli/runner", ("runner serve",)),
     ("runners/serving", ("runner serve",)),

@@ -116,5 +116,10 @@ def supported_platform_only(func: F) -> F:
     return cast(F, wrapper)
 
 
+def say(text: str) -> None:
+    """A line for the person at the terminal, on stderr (stdout stays the command's answer)."""
+    click.echo(text, err=True)
+
+
 def emit_json(data: Any) -> None:
     click.echo(json_text(data))

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
 from ..config import load_config
-from ..interfaces.slots_interface import RunnerLaunch
-from ..platforms.storage.system_paths import check_output_file
 from ..runners.contract import RunningRunner
-from ..runners.registry import RUNNER_NAMES, runner_kind
-from ..runners.serving import serve_until_stopped
-from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ..runners.registry import RUNNER_NAMES
+from ..runners.serving import launch_as_asked, serve_until_stopped
+from .common import (
+    collaborators,
+    emit_json,
+    json_option,
+    library_errors,
+    say,
+    supported_platform_only,
+)
 from .options import port_option, threads_option
-
-
-def default_log_path(kind: str, port: int) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    return collaborators().layout().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
 
 
 @click.command()
@@ -86,21 +85,20 @@ def serve(
       vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
-    if log_path is not None:
-        check_output_file(log_path, "--log")
     config = load_config()
-    chosen = runner_kind(runner_name or config.runner)
-    kind = chosen.name
-    chosen_port = port or chosen.default_port
-    launch = RunnerLaunch(
-        slots=slots,
-        window=window or config.window,
-        port=chosen_port,
-        model=model or config.model,
-        log_path=log_path or default_log_path(kind, chosen_port),
-        binary=binary or config.runner_binary,
-        threads=threads,
+    chosen, launch = launch_as_asked(
+        config,
+        collaborators().layout().runs,
+        runner_name,
+        slots,
+        window,
+        port,
+        model,
+        log_path,
+        binary,
+        threads,
     )
+    kind = chosen.name
 
     def ready(running: RunningRunner) -> None:
         if as_json:
@@ -121,8 +119,4 @@ def serve(
             click.echo(f"log: {running.log_path}")
             click.echo("Ctrl-C stops it.", err=True)
 
-    serve_until_stopped(chosen, launch, config, ready_timeout, ready, _say)
-
-
-def _say(text: str) -> None:
-    click.echo(text, err=True)
+    serve_until_stopped(chosen, launch, config, ready_timeout, ready, say)

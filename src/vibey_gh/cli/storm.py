@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import click
 
-from ..platforms.process.stopsignals import signals_handled
-from ..storm.runner import run_storm
-from ..storm.setup import StormControl, StormOptions, default_deps
+from ..storm.setup import StormOptions
+from ..storm.stopping import run_storm_until_stopped
 from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_option, threads_option
-
-
-def _say(text: str) -> None:
-    click.echo(text, err=True)
 
 
 @click.command()
@@ -79,20 +72,7 @@ def run(as_json: bool, **flags: Any) -> None:
       vibey-gh storm run ~/storm-queue --once          # until the queue is empty
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
-    options = StormOptions.of_flags(**flags)
-    control = StormControl()
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        if control.calibrating or control.stop.is_set():
-            raise KeyboardInterrupt
-        _say(
-            "stopping: no new lanes; running lanes stop after their turn in flight "
-            f"(cancelled after {options.stop_grace_s:g}s)"
-        )
-        control.request_stop()
-
-    with signals_handled(request_stop, signal.SIGINT, signal.SIGTERM):
-        summary = run_storm(options, default_deps(_say, collaborators()), control)
+    summary = run_storm_until_stopped(StormOptions.of_flags(**flags), collaborators())
     if as_json:
         emit_json(summary.to_json())
         return

@@ -9,9 +9,9 @@ import click
 
 from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
+from ...storm.stopping import locked_run
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from ..options import calibration_flags
-from ..stopping import locked_run
 
 MAX_SLOTS = 256
 

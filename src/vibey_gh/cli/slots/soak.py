@@ -9,9 +9,9 @@ import click
 from ...interfaces.durations import parse_duration
 from ...slots.measurement.options import CalibrationOptions
 from ...slots.soak.asked import soak_as_asked, soak_lines
+from ...storm.stopping import locked_run
 from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
 from ..options import calibration_flags
-from ..stopping import locked_run
 
 DEFAULT_DURATION = "10m"
 
