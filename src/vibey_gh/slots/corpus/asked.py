@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...errors import BadInput
 from ...interfaces.prompt_count import PromptCounter
@@ -89,6 +90,26 @@ class CorpusOptions:
         return (filling and bool(self.specs or self.demo)) or (
             bool(self.from_sessions) and self.count_with == "runner"
         )
+
+
+def options_asked(show: Path | None, flags: dict[str, Any]) -> CorpusOptions | Path:
+    """The corpus `flags` ask to build (`CorpusOptions`' fields), or the corpus file to `show`.
+    Refuses (BadInput) a --show with inputs or --out, no input at all, no --out, and an --out
+    the system owns (the caller checks that), before anything is read."""
+    building = any(flags[name] for name in INPUTS)
+    if show is not None:
+        if building or flags["out"] is not None:
+            raise BadInput("--show reads a corpus; it takes no inputs and no --out")
+        return show
+    if not building:
+        raise BadInput(
+            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
+            "--from-traces, --from-sessions or --demo "
+            "with --out FILE, or --show FILE"
+        )
+    if flags["out"] is None:
+        raise BadInput("--out FILE is required to write the corpus")
+    return CorpusOptions(**flags)
 
 
 def draw_asked(
