@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -13,6 +11,7 @@ import msgspec
 
 from ..composition import Collaborators, real_collaborators
 from ..errors import VibeyError
+from ..platforms.startup import flush_stdout_quietly
 from ..platforms.support import require_supported_platform
 from .edge import error_line, json_text
 from .options import json_option as json_option
@@ -82,23 +81,8 @@ def reader_went_away() -> None:
     """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 0,
     as `head` itself does (the reader had all it wanted) and as the `slots allowed` fast path
     does, nothing more flushed to the closed pipe and no "Broken pipe" error line."""
-    sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
+    flush_stdout_quietly()
     raise SystemExit(0)
-
-
-class _FlushQuietly:
-    """stdout after its reader left: the interpreter's last flush finds the pipe closed, and
-    that is no error worth a traceback."""
-
-    def __init__(self, wrapped: Any) -> None:
-        self.wrapped = wrapped
-
-    def flush(self) -> None:
-        with contextlib.suppress(BrokenPipeError):
-            self.wrapped.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.wrapped, name)
 
 
 def supported_platform_only(func: F) -> F:
