@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..config import load_config
 from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES
-from ..runners.serving import launch_as_asked, serve_until_stopped
+from ..runners.serving import launch_as_asked, serve_until_stopped, served_json, served_lines
 from .common import (
     collaborators,
     emit_json,
@@ -56,18 +57,7 @@ from .options import port_option, threads_option
 @json_option
 @library_errors
 @supported_platform_only
-def serve(
-    runner_name: str | None,
-    slots: int,
-    window: int | None,
-    port: int | None,
-    model: str | None,
-    threads: int | None,
-    binary: str | None,
-    log_path: Path | None,
-    ready_timeout: float,
-    as_json: bool,
-) -> None:
+def serve(runner_name: str | None, ready_timeout: float, as_json: bool, **asked: Any) -> None:
     """Run a model server in the foreground until Ctrl-C (or SIGTERM).
 
     The simulated runner serves llama-server's API over the capacity model of
@@ -86,37 +76,14 @@ def serve(
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
     config = load_config()
-    chosen, launch = launch_as_asked(
-        config,
-        collaborators().layout().runs,
-        runner_name,
-        slots,
-        window,
-        port,
-        model,
-        log_path,
-        binary,
-        threads,
-    )
-    kind = chosen.name
+    runs = collaborators().layout().runs
+    chosen, launch = launch_as_asked(config, runs, runner_name, **asked)
 
     def ready(running: RunningRunner) -> None:
         if as_json:
-            emit_json(
-                {
-                    "runner": kind,
-                    "url": running.base_url,
-                    "log": str(running.log_path),
-                    "pid": running.pid,
-                    "slots": launch.slots,
-                    "window": launch.window,
-                    "model": launch.model,
-                }
-            )
+            emit_json(served_json(chosen.name, running, launch))
         else:
-            click.echo(f"{kind} runner: {launch.slots} slots x {launch.window} tokens")
-            click.echo(f"url: {running.base_url}")
-            click.echo(f"log: {running.log_path}")
-            click.echo("Ctrl-C stops it.", err=True)
+            click.echo("\n".join(served_lines(chosen.name, running, launch)))
+            say("Ctrl-C stops it.")
 
     serve_until_stopped(chosen, launch, config, ready_timeout, ready, say)

@@ -76,10 +76,4 @@ def run(as_json: bool, **flags: Any) -> None:
     if as_json:
         emit_json(summary.to_json())
         return
-    result = summary.to_json()
-    click.echo(
-        f"storm: {result['lanes_started']} lanes started, {result['lanes_done']} done, "
-        f"{result['lanes_failed']} failed, {result['lanes_interrupted']} back to pending; "
-        f"queue now {result['queue']}"
-    )
-    click.echo(f"log: {summary.log}")
+    click.echo("\n".join(summary.lines()))

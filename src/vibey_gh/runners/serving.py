@@ -75,6 +75,7 @@ def launch_as_asked(
     config: RunnerConfig,
     runs: Path,
     runner: str | None,
+    *,
     slots: int,
     window: int | None,
     port: int | None,
@@ -102,4 +103,26 @@ def launch_as_asked(
     )
 
 
-__all__ = ["launch_as_asked", "serve_until_stopped"]
+def served_json(kind: str, running: RunningRunner, launch: RunnerLaunch) -> dict[str, object]:
+    """What `runner serve --json` prints once the model is loaded."""
+    return {
+        "runner": kind,
+        "url": running.base_url,
+        "log": str(running.log_path),
+        "pid": running.pid,
+        "slots": launch.slots,
+        "window": launch.window,
+        "model": launch.model,
+    }
+
+
+def served_lines(kind: str, running: RunningRunner, launch: RunnerLaunch) -> list[str]:
+    """What `runner serve` prints once the model is loaded."""
+    return [
+        f"{kind} runner: {launch.slots} slots x {launch.window} tokens",
+        f"url: {running.base_url}",
+        f"log: {running.log_path}",
+    ]
+
+
+__all__ = ["launch_as_asked", "serve_until_stopped", "served_json", "served_lines"]

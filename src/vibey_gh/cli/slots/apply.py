@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...config import load_config
-from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
+from ...slots.gate.apply import describe_plan, outcome_line, perform_apply, plan_apply
 from ..common import (
     collaborators,
     emit_json,
@@ -74,9 +74,5 @@ def apply(
     performed = perform_apply(plan, parallelism) if yes else None
     if as_json:
         emit_json(plan.to_json(performed))
-    elif not plan.automatic:
-        click.echo("nothing here is done automatically: restart the runner as shown above.")
-    elif performed is None:
-        click.echo("dry run: nothing was done; run again with --yes to do it.")
     else:
-        click.echo(f"done: {len(performed)} step(s).")
+        click.echo(outcome_line(plan, performed))

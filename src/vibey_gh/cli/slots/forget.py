@@ -45,12 +45,7 @@ def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(schema.as_json(forgotten))
         return
-    for checkpoint in forgotten.removed:
-        click.echo(f"removed {checkpoint.path} ({checkpoint.steps} step(s))")
-    if not forgotten.removed:
-        click.echo("no checkpoint to remove")
-    for path, why in ((left.path, left.why) for left in forgotten.left):
-        click.echo(f"left {path}: {why}")
+    click.echo("\n".join(forgotten.lines()))
 
 
 __all__ = ["forget"]
