@@ -100,6 +100,17 @@ def supported_platform_only(func: F) -> F:
     return cast(F, wrapper)
 
 
+def json_command(func: F) -> F:
+    """--json, and library errors as one line: how a command ends its declaration."""
+    return json_option(library_errors(func))
+
+
+def machine_command(func: F) -> F:
+    """`json_command` for a command that locks, starts runners or probes the machine, refused
+    first on an OS the tool does not run on (`supported_platform_only`)."""
+    return json_command(supported_platform_only(func))
+
+
 def say(text: str) -> None:
     """A line for the person at the terminal, on stderr (stdout stays the command's answer)."""
     click.echo(text, err=True)

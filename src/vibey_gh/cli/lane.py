@@ -9,14 +9,7 @@ import click
 from ..interfaces import schema
 from ..lanes.loop import LaneOptions
 from ..storm.stopping import run_lane_until_stopped
-from .common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    say,
-    supported_platform_only,
-)
+from .common import collaborators, emit_json, machine_command, say
 from .options import lane_flags, max_tokens_option
 
 
@@ -25,9 +18,7 @@ from .options import lane_flags, max_tokens_option
 @lane_flags()
 @max_tokens_option("Output cap per turn (default: config).")
 @click.option("--no-wait", is_flag=True, help="Refuse instead of waiting while a calibration runs.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def run(
     spec_path: Path,
     max_turns: int,

@@ -11,14 +11,7 @@ from ..config import load_config
 from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES
 from ..runners.serving import launch_as_asked, serve_until_stopped, served_json, served_lines
-from .common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    say,
-    supported_platform_only,
-)
+from .common import collaborators, emit_json, machine_command, say
 from .options import port_option, threads_option
 
 
@@ -54,9 +47,7 @@ from .options import port_option, threads_option
     show_default=True,
     help="Seconds to wait for the model to load.",
 )
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def serve(runner_name: str | None, ready_timeout: float, as_json: bool, **asked: Any) -> None:
     """Run a model server in the foreground until Ctrl-C (or SIGTERM).
 

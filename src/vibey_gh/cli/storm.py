@@ -9,7 +9,7 @@ import click
 
 from ..storm.setup import StormOptions
 from ..storm.stopping import run_storm_until_stopped
-from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from .common import collaborators, emit_json, machine_command
 from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_option, threads_option
 
 
@@ -47,9 +47,7 @@ from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_opt
     "Build the corpus from the storm's lane records once they hold this many turns.",
 )
 @threads_option("CPU threads of the calibration's embedded runner.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def run(as_json: bool, **flags: Any) -> None:
     """Run the lane specs in QUEUE_DIR/pending/, as many at once as `slots allowed` says.
 

@@ -6,14 +6,7 @@ import click
 
 from ...config import load_config
 from ...slots.gate.apply import describe_plan, outcome_line, perform_apply, plan_apply
-from ..common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-    window_option,
-)
+from ..common import collaborators, emit_json, machine_command, window_option
 
 
 @click.command()
@@ -25,9 +18,7 @@ from ..common import (
 @window_option("Tokens per slot (default: [local_models] window).")
 @click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
 @click.option("--force", is_flag=True, help="Apply a --slots above what `slots allowed` answers.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def apply(
     slots: int | None,
     window: int | None,

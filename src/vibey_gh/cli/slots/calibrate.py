@@ -10,7 +10,7 @@ import click
 from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
 from ...storm.stopping import locked_run
-from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ..common import collaborators, emit_json, machine_command
 from ..options import calibration_flags
 
 MAX_SLOTS = 256
@@ -48,9 +48,7 @@ MAX_SLOTS = 256
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
 )
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def calibrate(as_json: bool, **flags: Any) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 

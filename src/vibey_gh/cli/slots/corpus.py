@@ -15,7 +15,7 @@ from ...slots.corpus.corpus import load_corpus, write_corpus
 from ...slots.corpus.enough import too_few_runs
 from ...slots.corpus.summary import corpus_summary
 from ...slots.report.documents.corpus_profile import summary_lines
-from ..common import collaborators, emit_json, json_option, library_errors, say, window_option
+from ..common import collaborators, emit_json, json_command, say, window_option
 from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 
 
@@ -78,8 +78,7 @@ from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 @defaulted("--seed", kind=int, default=0, help_text="Seed of every draw.")
 @click.option("--out", type=PATH, help="Corpus file to write.")
 @click.option("--show", type=PATH, help="Summarize a corpus file.")
-@json_option
-@library_errors
+@json_command
 def corpus(
     from_my_lanes: bool,
     from_chat_logs: tuple[Path, ...],

@@ -8,7 +8,7 @@ from ...errors import BadInput
 from ...interfaces import schema
 from ...slots.evidence.checkpoints import forget_checkpoints
 from ...storm.lock import model_lock
-from ..common import collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_command
 
 
 @click.command()
@@ -22,8 +22,7 @@ from ..common import collaborators, emit_json, json_option, library_errors
     metavar="FP",
     help="Only the checkpoints of this fingerprint (as `doctor` lists them).",
 )
-@json_option
-@library_errors
+@json_command
 def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
     """Remove the checkpoints of paused sweeps: the completed steps a rerun of
     `slots calibrate` would resume. `vibey-gh doctor` lists them, with those today's

@@ -20,7 +20,7 @@ from ...slots.report.terminal.show_text import (
     render_answer,
     write_html,
 )
-from ..common import collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_command
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -55,8 +55,7 @@ FORMATS = ("table", "markdown", "csv", "json")
     is_flag=True,
     help="List the sweeps and soaks a newer one replaced (kept, the last 10 of each).",
 )
-@json_option
-@library_errors
+@json_command
 def show(
     fingerprint_argument: str | None,
     fingerprint: str | None,
