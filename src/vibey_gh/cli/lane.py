@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..interfaces import schema
-from ..lanes.loop import LaneOptions
 from ..storm.stopping import run_lane_until_stopped
 from .common import collaborators, emit_json, machine_command, say
 from .options import lane_flags, max_tokens_option
@@ -44,11 +43,7 @@ def run(
       vibey-gh lane run specs/state-layout.toml --max-turns 8 --retries 1 --json
     """
     outcome = run_lane_until_stopped(
-        spec_path,
-        LaneOptions(max_turns=max_turns, retries=retries),
-        max_tokens,
-        not no_wait,
-        collaborators(),
+        spec_path, max_turns, retries, max_tokens, not no_wait, collaborators()
     )
     if as_json:
         emit_json(schema.as_json(outcome))

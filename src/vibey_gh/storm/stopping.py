@@ -97,7 +97,12 @@ def locked_run(role: str, stopped: str) -> LockedRun:
 
 
 def run_lane_until_stopped(
-    spec_path: Path, options: LaneOptions, max_tokens: int | None, wait: bool, parts: Collaborators
+    spec_path: Path,
+    max_turns: int,
+    retries: int,
+    max_tokens: int | None,
+    wait: bool,
+    parts: Collaborators,
 ) -> LaneOutcome:
     """`lane run`: one lane of the spec at `spec_path`, holding the model lock shared (waiting
     while a calibration holds it, or refusing unless `wait`). The first SIGINT or SIGTERM
@@ -129,7 +134,14 @@ def run_lane_until_stopped(
     ):
         client = parts.production_client(config)
         return run_spec_lane(
-            spec, config, client, layout.lanes, options, max_tokens, stop, executor
+            spec,
+            config,
+            client,
+            layout.lanes,
+            LaneOptions(max_turns=max_turns, retries=retries),
+            max_tokens,
+            stop,
+            executor,
         )
 
 

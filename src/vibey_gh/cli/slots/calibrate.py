@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
 from ...storm.stopping import locked_run
 from ..common import collaborators, emit_json, machine_command
@@ -100,9 +99,6 @@ def calibrate(as_json: bool, **flags: Any) -> None:
     full-window evidence.
     """
     options = asked.CalibrationOptions.of_sweep_flags(**flags)
-    if flags["out_dir"] is not None:
-        # again, with writability, before the first step
-        check_output_folder(flags["out_dir"], "--out")
     answer = asked.calibrate_as_asked(
         options,
         collaborators(),

@@ -139,7 +139,7 @@ def corpus(
     config = LocalModels if options.demo else load_config
     check_output_file(options.out, "--out")
     with prompt_counter(options.counting, config, collaborators().layout(), say) as counter:
-        built, notes = draw_asked(options, counter, _config_defaults)
+        built, notes = draw_asked(options, counter, load_config)
     write_corpus(built, options.out)
     _render(corpus_summary(built), options.out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
@@ -147,11 +147,6 @@ def corpus(
     warning = too_few_runs(built.segments, built.whole_runs)
     if warning is not None:
         say(f"warning: {warning}")
-
-
-def _config_defaults() -> tuple[int, int]:
-    config = load_config()
-    return config.window, config.max_tokens
 
 
 def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:

@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from ...interfaces.durations import parse_duration
 from ...slots.measurement.options import CalibrationOptions
 from ...slots.soak.asked import soak_as_asked, soak_lines
 from ...storm.stopping import locked_run
@@ -50,10 +49,9 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: 
       vibey-gh slots soak --demo --runner simulated --slots 2 --force --duration 2m
       vibey-gh slots soak --if-requested --corpus corpus.json     # from a storm
     """
-    seconds = parse_duration(duration)
     request, outcome = soak_as_asked(
         CalibrationOptions.of_flags(**flags),
-        seconds,
+        duration,
         slots,
         force,
         collaborators(),

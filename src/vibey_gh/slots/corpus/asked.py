@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ...errors import BadInput
 from ...interfaces.prompt_count import PromptCounter
@@ -112,14 +112,24 @@ def options_asked(show: Path | None, flags: dict[str, Any]) -> CorpusOptions | P
     return CorpusOptions(**flags)
 
 
+class ConfigDefaults(Protocol):
+    """What a corpus takes of the config where the options name neither (the config's
+    `LocalModels` is one)."""
+
+    @property
+    def window(self) -> int: ...
+    @property
+    def max_tokens(self) -> int: ...
+
+
 def draw_asked(
     options: CorpusOptions,
     counter: PromptCounter | None,
-    config_defaults: Callable[[], tuple[int, int]],
+    config: Callable[[], ConfigDefaults],
 ) -> tuple[Corpus, tuple[str, ...]]:
     """The corpus `options` ask for, and what the pool's sources skipped or took for unknown.
-    `config_defaults`: the config's window and output cap, asked only where the options name
-    neither (the demo has its own)."""
+    `config`: read only where the options name neither window nor output cap (the demo has
+    its own)."""
     if options.demo:
         demo_corpus = build_demo_corpus(
             window=_given(options.window, DEMO_WINDOW),
@@ -134,8 +144,8 @@ def draw_asked(
         return demo_corpus, ()
     window, max_tokens = options.window, options.max_tokens
     if window is None or max_tokens is None:
-        default_window, default_cap = config_defaults()
-        window, max_tokens = window or default_window, max_tokens or default_cap
+        defaults = config()
+        window, max_tokens = window or defaults.window, max_tokens or defaults.max_tokens
     check_answer_cap(max_tokens, window)
     pool = build_pool(
         specs=options.specs,
