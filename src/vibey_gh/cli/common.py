@@ -39,24 +39,17 @@ class CliState(msgspec.Struct, frozen=True):
     debug: bool = False
 
 
-def _cli_state() -> CliState | None:
+def _cli_state() -> CliState:
+    """This invocation's, as the root group chose it (`cli/main.py`); for a command run
+    without the root group, the real collaborators and no --debug."""
     ctx = click.get_current_context(silent=True)
     state = ctx.find_root().obj if ctx else None
-    return state if isinstance(state, CliState) else None
+    return state if isinstance(state, CliState) else CliState(real_collaborators())
 
 
 def collaborators() -> Collaborators:
-    """The collaborators of this invocation, as the root group chose them (`cli/main.py`);
-    the real ones for a command run without the root group."""
-    state = _cli_state()
-    if state is not None:
-        return state.collaborators
-    return real_collaborators()
-
-
-def debug_enabled() -> bool:
-    state = _cli_state()
-    return state is not None and state.debug
+    """The collaborators of this invocation."""
+    return _cli_state().collaborators
 
 
 def library_errors(func: F) -> F:
@@ -70,7 +63,7 @@ def library_errors(func: F) -> F:
             reader_went_away()
         except (OSError, VibeyError) as exc:
             reported = error_line(exc)
-            if reported is None or debug_enabled():
+            if reported is None or _cli_state().debug:
                 raise
             raise CliError(*reported) from None
 

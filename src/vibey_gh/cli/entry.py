@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from ..platforms.startup import stdout_to_nowhere, steer_imports_for_a_short_run
+from ..platforms.startup import stdout_reader_left, stdout_to_nowhere, steer_imports_for_a_short_run
 from .edge import error_line, json_text
 
 # model, window, as_json
@@ -108,14 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=arguments, prog_name="vibey-gh")
     except SystemExit as exc:
-        if reader_went_away():
+        if stdout_reader_left():  # click quieted stdout and exits 1; `head` itself exits 0
             return 0
         raise exc from None
     return 0
-
-
-def reader_went_away() -> bool:
-    """The reader of stdout closed it (`vibey-gh slots show | head`): click then quiets
-    stdout and exits 1, but the reader had all it wanted, as `head` itself exits 0."""
-    # click wraps stdout in its PacifyFlushWrapper when it met the broken pipe
-    return type(sys.stdout).__name__ == "PacifyFlushWrapper"

@@ -67,6 +67,12 @@ def load_msgspec_without_typing_extensions() -> None:
         del sys.modules["typing_extensions"]
 
 
+def stdout_reader_left() -> bool:
+    """The reader of stdout closed it (`vibey-gh slots show | head`) while click wrote: click
+    then wraps stdout in its PacifyFlushWrapper, and the reader had all it wanted."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
+
+
 def stdout_to_nowhere() -> None:
     """The reader of stdout went away (`| head`): whatever is still flushed to it, down to the
     interpreter's own flush at exit, goes nowhere instead of failing on the closed pipe."""
