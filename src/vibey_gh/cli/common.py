@@ -10,10 +10,10 @@ import click
 import msgspec
 
 from ..composition import Collaborators, real_collaborators
-from ..errors import VibeyError
+from ..errors import VibeyError, error_line
 from ..platforms.startup import flush_stdout_quietly
 from ..platforms.support import require_supported_platform
-from .edge import error_line, json_text
+from .edge import json_text
 from .options import json_option as json_option
 from .options import window_option as window_option
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import gc
 import sys
 
+from ..errors import error_line
 from ..platforms.startup import stdout_reader_left, stdout_to_nowhere, steer_imports_for_a_short_run
-from .edge import error_line, json_text
+from .edge import json_text
 
 # model, window, as_json
 AllowedArgs = tuple[str | None, int | None, bool]

@@ -127,9 +127,5 @@ def storm_group() -> None:
     """
 
 
-def main() -> None:
+if __name__ == "__main__":  # `python -m vibey_gh.cli.main`, as the tests run it
     cli(prog_name="vibey-gh")
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ from ..runners.contract import RunningRunner
 from ..runners.registry import RUNNER_NAMES
 from ..runners.serving import launch_as_asked, serve_until_stopped, served_json, served_lines
 from .common import collaborators, emit_json, machine_command, say
-from .options import port_option, threads_option
+from .options import defaulted, port_option, threads_option
 
 
 @click.command()
@@ -29,8 +29,7 @@ from .options import port_option, threads_option
 )
 @port_option("Port on 127.0.0.1 (default: 8080; 11434 for ollama).")
 @click.option(
-    "--model",
-    help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
+    "--model", help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.'
 )
 @threads_option("CPU threads.")
 @click.option("--binary", help="llama-server or ollama executable.")
@@ -40,12 +39,11 @@ from .options import port_option, threads_option
     type=click.Path(path_type=Path),
     help="Runner log file (default: under the state dir's runs/).",
 )
-@click.option(
+@defaulted(
     "--ready-timeout",
-    type=click.FloatRange(min=1.0),
+    kind=click.FloatRange(min=1.0),
     default=180.0,
-    show_default=True,
-    help="Seconds to wait for the model to load.",
+    help_text="Seconds to wait for the model to load.",
 )
 @machine_command
 def serve(runner_name: str | None, ready_timeout: float, as_json: bool, **asked: Any) -> None:
