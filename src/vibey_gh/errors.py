@@ -1,7 +1,8 @@
 """The project's own exception types.
 
 Adapters translate what they meet (HTTP errors, OS errors, parse errors) into these at their
-boundary; only the CLI edge turns them into messages and exit codes.
+boundary; only the CLI edge turns them into messages and exit codes, as `error_line` words
+them.
 """
 
 from __future__ import annotations
@@ -69,6 +70,20 @@ def json_path(parts: tuple[str | int, ...]) -> str:
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
+
+
+def error_line(exc: BaseException) -> tuple[str, int] | None:
+    """The one-line message and exit code for an error the CLI reports, else None.
+
+    Library errors carry their own exit code; OS errors the library let through exit 1 and
+    name the file involved.
+    """
+    if isinstance(exc, VibeyError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}", 1
+    return None
 
 
 class UnsupportedPlatform(Refused):

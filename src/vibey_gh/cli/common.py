@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -12,9 +10,10 @@ import click
 import msgspec
 
 from ..composition import Collaborators, real_collaborators
-from ..errors import VibeyError
+from ..errors import VibeyError, error_line
+from ..platforms.startup import flush_stdout_quietly
 from ..platforms.support import require_supported_platform
-from .edge import error_line, json_text
+from .edge import json_text
 from .options import json_option as json_option
 from .options import window_option as window_option
 
@@ -40,24 +39,17 @@ class CliState(msgspec.Struct, frozen=True):
     debug: bool = False
 
 
-def _cli_state() -> CliState | None:
+def _cli_state() -> CliState:
+    """This invocation's, as the root group chose it (`cli/main.py`); for a command run
+    without the root group, the real collaborators and no --debug."""
     ctx = click.get_current_context(silent=True)
     state = ctx.find_root().obj if ctx else None
-    return state if isinstance(state, CliState) else None
+    return state if isinstance(state, CliState) else CliState(real_collaborators())
 
 
 def collaborators() -> Collaborators:
-    """The collaborators of this invocation, as the root group chose them (`cli/main.py`);
-    the real ones for a command run without the root group."""
-    state = _cli_state()
-    if state is not None:
-        return state.collaborators
-    return real_collaborators()
-
-
-def debug_enabled() -> bool:
-    state = _cli_state()
-    return state is not None and state.debug
+    """The collaborators of this invocation."""
+    return _cli_state().collaborators
 
 
 def library_errors(func: F) -> F:
@@ -71,7 +63,7 @@ def library_errors(func: F) -> F:
             reader_went_away()
         except (OSError, VibeyError) as exc:
             reported = error_line(exc)
-            if reported is None or debug_enabled():
+            if reported is None or _cli_state().debug:
                 raise
             raise CliError(*reported) from None
 
@@ -82,23 +74,8 @@ def reader_went_away() -> None:
     """The reader of stdout closed it (`vibey-gh doctor | head`): stop quietly with exit 0,
     as `head` itself does (the reader had all it wanted) and as the `slots allowed` fast path
     does, nothing more flushed to the closed pipe and no "Broken pipe" error line."""
-    sys.stdout = cast(Any, _FlushQuietly(sys.stdout))
+    flush_stdout_quietly()
     raise SystemExit(0)
-
-
-class _FlushQuietly:
-    """stdout after its reader left: the interpreter's last flush finds the pipe closed, and
-    that is no error worth a traceback."""
-
-    def __init__(self, wrapped: Any) -> None:
-        self.wrapped = wrapped
-
-    def flush(self) -> None:
-        with contextlib.suppress(BrokenPipeError):
-            self.wrapped.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.wrapped, name)
 
 
 def supported_platform_only(func: F) -> F:
@@ -114,6 +91,22 @@ def supported_platform_only(func: F) -> F:
         return func(*args, **kwargs)
 
     return cast(F, wrapper)
+
+
+def json_command(func: F) -> F:
+    """--json, and library errors as one line: how a command ends its declaration."""
+    return json_option(library_errors(func))
+
+
+def machine_command(func: F) -> F:
+    """`json_command` for a command that locks, starts runners or probes the machine, refused
+    first on an OS the tool does not run on (`supported_platform_only`)."""
+    return json_command(supported_platform_only(func))
+
+
+def say(text: str) -> None:
+    """A line for the person at the terminal, on stderr (stdout stays the command's answer)."""
+    click.echo(text, err=True)
 
 
 def emit_json(data: Any) -> None:

@@ -7,15 +7,14 @@ import click
 from ..config import load_config
 from ..doctor import gather, report_lines
 from ..interfaces import schema
-from ..slots.measurement.readiness import check_lines, doctor_checks
-from .common import collaborators, emit_json, json_option, library_errors, window_option
+from ..slots.measurement.readiness import doctor_checks, doctor_json, doctor_lines
+from .common import collaborators, emit_json, json_command, window_option
 
 
 @click.command()
 @click.option("--model", help="Identify this model instead of the configured one.")
 @window_option("Fingerprint for this window.")
-@json_option
-@library_errors
+@json_command
 def doctor(model: str | None, window: int | None, as_json: bool) -> None:
     """What was detected on this machine: every device fact and where it came from (or why it
     is missing), memory now, the production runner's identity, the fingerprint that evidence
@@ -39,15 +38,6 @@ def doctor(model: str | None, window: int | None, as_json: bool) -> None:
     today = report.fingerprint.id if report.fingerprint else None
     checks = doctor_checks(config, layout, report.runner, report.runner_error, today)
     if as_json:
-        ready = not any(check.status == "fail" for check in checks)
-        emit_json(
-            {
-                **schema.as_json(report.output()),
-                "state_dir": str(layout.root),
-                "calibrate": {"ready": ready, "checks": [schema.as_json(c) for c in checks]},
-            }
-        )
+        emit_json(doctor_json(schema.as_json(report.output()), layout.root, checks))
     else:
-        lines = report_lines(report)
-        lines.insert(1, f"state folder: {layout.root}")
-        click.echo("\n".join(lines + check_lines(checks)))
+        click.echo("\n".join(doctor_lines(report_lines(report), layout.root, checks)))

@@ -13,12 +13,11 @@ function and print through `edge`, and a test compares them byte for byte.
 from __future__ import annotations
 
 import gc
-import os
 import sys
-import types
-from typing import cast
 
-from .edge import error_line, json_text
+from ..errors import error_line
+from ..platforms.startup import stdout_reader_left, stdout_to_nowhere, steer_imports_for_a_short_run
+from .edge import json_text
 
 # model, window, as_json
 AllowedArgs = tuple[str | None, int | None, bool]
@@ -82,64 +81,16 @@ def answer_allowed(args: AllowedArgs) -> int:
     try:
         print(json_text(answer.to_json()) if as_json else answer.line(), flush=True)
     except BrokenPipeError:
-        # The reader went away (`| head`): it had all it wanted, so exit 0 quietly, and keep
-        # the interpreter's own flush at exit from failing on the same pipe.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stdout_to_nowhere()  # the reader (`| head`) had all it wanted: exit 0 quietly
         return 0
     return 0
-
-
-class _LoadedOnFirstUse(types.ModuleType):
-    """A module that imports itself when one of its names is first read.
-
-    The import system finds it in sys.modules and reads only what any module holds
-    (`__spec__`, `__name__`); the first other name read imports the real module in its
-    place and copies its names here, for whoever kept a reference to this one.
-    """
-
-    def __getattr__(self, name: str) -> object:
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        real = __import__(self.__name__)
-        self.__dict__.update(real.__dict__)
-        return getattr(real, name)
-
-
-def load_inspect_on_first_use() -> None:
-    """Make `inspect` load when first read rather than when imported.
-
-    `dataclasses` imports `inspect` (and `ast`, `dis` and `tokenize` with it, a fifth of the
-    standard library this path loads) for uses this path never makes. Installed only for this
-    short, single-threaded process, before anything imports `dataclasses`.
-    """
-    if "inspect" not in sys.modules:
-        sys.modules["inspect"] = _LoadedOnFirstUse("inspect")
-
-
-def load_msgspec_without_typing_extensions() -> None:
-    """Import `msgspec` as it imports itself where `typing_extensions` is not installed.
-
-    msgspec takes `get_type_hints` from `typing_extensions` when it can, and that module calls
-    `inspect.signature` as it loads (13 ms of `inspect`, `ast`, `dis` and `tokenize`); on this
-    Python `typing`'s own is the same function. Only the import is steered: a later
-    `import typing_extensions` in this process loads it as usual.
-    """
-    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
-        return
-    cast(dict[str, object], sys.modules)["typing_extensions"] = None  # its import refused
-    try:
-        # lazy: loaded here, with typing_extensions refused, so that it does without it
-        import msgspec  # noqa: F401
-    finally:
-        del sys.modules["typing_extensions"]
 
 
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     config_file, rest = split_global_config(arguments)
     if rest[:2] == ["slots", "allowed"]:
-        load_inspect_on_first_use()
-        load_msgspec_without_typing_extensions()
+        steer_imports_for_a_short_run()
     quick = parse_allowed(rest)
     if quick is not None:
         if config_file is not None:
@@ -158,14 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=arguments, prog_name="vibey-gh")
     except SystemExit as exc:
-        if reader_went_away():
+        if stdout_reader_left():  # click quieted stdout and exits 1; `head` itself exits 0
             return 0
         raise exc from None
     return 0
-
-
-def reader_went_away() -> bool:
-    """The reader of stdout closed it (`vibey-gh slots show | head`): click then quiets
-    stdout and exits 1, but the reader had all it wanted, as `head` itself exits 0."""
-    # click wraps stdout in its PacifyFlushWrapper when it met the broken pipe
-    return type(sys.stdout).__name__ == "PacifyFlushWrapper"

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
-from types import FrameType
 
 import click
 
-from ..config import load_config
 from ..interfaces import schema
-from ..lanes.client import STOP_GRACE_S, cancel_production_requests
-from ..lanes.loop import LaneOptions, check_repository, run_spec_lane
-from ..lanes.specs import load_spec
-from ..platforms.process.stopsignals import signals_handled
-from ..storm.lock import model_lock
-from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ..storm.stopping import run_lane_until_stopped
+from .common import collaborators, emit_json, machine_command, say
 from .options import lane_flags, max_tokens_option
 
 
@@ -25,9 +17,7 @@ from .options import lane_flags, max_tokens_option
 @lane_flags()
 @max_tokens_option("Output cap per turn (default: config).")
 @click.option("--no-wait", is_flag=True, help="Refuse instead of waiting while a calibration runs.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def run(
     spec_path: Path,
     max_turns: int,
@@ -52,47 +42,15 @@ def run(
       vibey-gh lane run specs/state-layout.toml
       vibey-gh lane run specs/state-layout.toml --max-turns 8 --retries 1 --json
     """
-    config = load_config()
-    spec = load_spec(spec_path)
-    options = LaneOptions(max_turns=max_turns, retries=retries)
-    executor = check_repository(spec)
-    parts = collaborators()
-    layout = parts.layout()
-    stop = threading.Event()
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        click.echo(
-            f"stopping after the turn in flight, cancelled after {STOP_GRACE_S:g}s "
-            "(again to stop at once)",
-            err=True,
-        )
-        stop.set()
-        # a production that never ends the turn (one dripping a byte at a time) must not hold
-        # the stop for the request's whole timeout: its connection is shut down after the grace
-        cancel = threading.Timer(STOP_GRACE_S, cancel_production_requests, (config,))
-        cancel.daemon = True
-        cancel.start()
-
-    with (
-        signals_handled(request_stop, signal.SIGINT, signal.SIGTERM),
-        model_lock(layout, exclusive=False, wait=not no_wait, role="lane", on_wait=_say, stop=stop),
-    ):
-        client = parts.production_client(config)
-        outcome = run_spec_lane(
-            spec, config, client, layout.lanes, options, max_tokens, stop, executor
-        )
+    outcome = run_lane_until_stopped(
+        spec_path, max_turns, retries, max_tokens, not no_wait, collaborators()
+    )
     if as_json:
         emit_json(schema.as_json(outcome))
     else:
         if outcome.answer:
             click.echo(outcome.answer)
-        _say(outcome.summary())
-        _say(f"record: {outcome.record}")
+        say(outcome.summary())
+        say(f"record: {outcome.record}")
     if outcome.status != "answered":
         raise click.exceptions.Exit(1)
-
-
-def _say(text: str) -> None:
-    click.echo(text, err=True)

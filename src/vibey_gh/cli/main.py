@@ -64,14 +64,11 @@ def cli(ctx: click.Context, debug: bool, config_file: str | None) -> None:
     """
     if config_file is not None:
         choose_config_file(config_file)
-    ctx.obj = CliState(collaborators=_collaborators_given(ctx.obj), debug=debug)
-
-
-def _collaborators_given(given: object) -> Collaborators:
-    """The one place the CLI's collaborators come from: those handed in as click's `obj`
-    (`cli.main(obj=collaborators)`, how the test suite's `run_cli` fixture replaces parts),
-    else the real ones, each built when a command first asks for it."""
-    return given if isinstance(given, Collaborators) else real_collaborators()
+    # The one place the CLI's collaborators come from: those handed in as click's `obj`
+    # (`cli.main(obj=collaborators)`, how the test suite's `run_cli` fixture replaces parts),
+    # else the real ones, each built when a command first asks for it.
+    given = ctx.obj if isinstance(ctx.obj, Collaborators) else real_collaborators()
+    ctx.obj = CliState(collaborators=given, debug=debug)
 
 
 @cli.group(
@@ -130,9 +127,5 @@ def storm_group() -> None:
     """
 
 
-def main() -> None:
+if __name__ == "__main__":  # `python -m vibey_gh.cli.main`, as the tests run it
     cli(prog_name="vibey-gh")
-
-
-if __name__ == "__main__":
-    main()

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..config import load_config
-from ..interfaces.slots_interface import RunnerLaunch
-from ..platforms.storage.system_paths import check_output_file
 from ..runners.contract import RunningRunner
-from ..runners.registry import RUNNER_NAMES, runner_kind
-from ..runners.serving import serve_until_stopped
-from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
-from .options import port_option, threads_option
-
-
-def default_log_path(kind: str, port: int) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    return collaborators().layout().runs / f"{stamp}-serve-{kind}-{port}" / "runner.log"
+from ..runners.registry import RUNNER_NAMES
+from ..runners.serving import launch_as_asked, serve_until_stopped, served_json, served_lines
+from .common import collaborators, emit_json, machine_command, say
+from .options import defaulted, port_option, threads_option
 
 
 @click.command()
@@ -36,8 +29,7 @@ def default_log_path(kind: str, port: int) -> Path:
 )
 @port_option("Port on 127.0.0.1 (default: 8080; 11434 for ollama).")
 @click.option(
-    "--model",
-    help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.',
+    "--model", help='"default" (the shipped SmolLM2), a .gguf path, or an Ollama model name.'
 )
 @threads_option("CPU threads.")
 @click.option("--binary", help="llama-server or ollama executable.")
@@ -47,28 +39,14 @@ def default_log_path(kind: str, port: int) -> Path:
     type=click.Path(path_type=Path),
     help="Runner log file (default: under the state dir's runs/).",
 )
-@click.option(
+@defaulted(
     "--ready-timeout",
-    type=click.FloatRange(min=1.0),
+    kind=click.FloatRange(min=1.0),
     default=180.0,
-    show_default=True,
-    help="Seconds to wait for the model to load.",
+    help_text="Seconds to wait for the model to load.",
 )
-@json_option
-@library_errors
-@supported_platform_only
-def serve(
-    runner_name: str | None,
-    slots: int,
-    window: int | None,
-    port: int | None,
-    model: str | None,
-    threads: int | None,
-    binary: str | None,
-    log_path: Path | None,
-    ready_timeout: float,
-    as_json: bool,
-) -> None:
+@machine_command
+def serve(runner_name: str | None, ready_timeout: float, as_json: bool, **asked: Any) -> None:
     """Run a model server in the foreground until Ctrl-C (or SIGTERM).
 
     The simulated runner serves llama-server's API over the capacity model of
@@ -86,43 +64,15 @@ def serve(
       vibey-gh runner serve --runner llama-server --model ~/models/qwen.gguf --slots 2
       vibey-gh runner serve --runner simulated --slots 4 --window 4096 --port 8090
     """
-    if log_path is not None:
-        check_output_file(log_path, "--log")
     config = load_config()
-    chosen = runner_kind(runner_name or config.runner)
-    kind = chosen.name
-    chosen_port = port or chosen.default_port
-    launch = RunnerLaunch(
-        slots=slots,
-        window=window or config.window,
-        port=chosen_port,
-        model=model or config.model,
-        log_path=log_path or default_log_path(kind, chosen_port),
-        binary=binary or config.runner_binary,
-        threads=threads,
-    )
+    runs = collaborators().layout().runs
+    chosen, launch = launch_as_asked(config, runs, runner_name, **asked)
 
     def ready(running: RunningRunner) -> None:
         if as_json:
-            emit_json(
-                {
-                    "runner": kind,
-                    "url": running.base_url,
-                    "log": str(running.log_path),
-                    "pid": running.pid,
-                    "slots": launch.slots,
-                    "window": launch.window,
-                    "model": launch.model,
-                }
-            )
+            emit_json(served_json(chosen.name, running, launch))
         else:
-            click.echo(f"{kind} runner: {launch.slots} slots x {launch.window} tokens")
-            click.echo(f"url: {running.base_url}")
-            click.echo(f"log: {running.log_path}")
-            click.echo("Ctrl-C stops it.", err=True)
+            click.echo("\n".join(served_lines(chosen.name, running, launch)))
+            say("Ctrl-C stops it.")
 
-    serve_until_stopped(chosen, launch, config, ready_timeout, ready, _say)
-
-
-def _say(text: str) -> None:
-    click.echo(text, err=True)
+    serve_until_stopped(chosen, launch, config, ready_timeout, ready, say)

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import click
 
 from ..interfaces import schema
-from ..platforms.process.stopsignals import signals_handled
-from ..storm.runner import run_storm
-from ..storm.setup import StormControl, StormOptions, default_deps
-from .common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ..storm.setup import StormOptions
+from ..storm.stopping import run_storm_until_stopped
+from .common import collaborators, emit_json, machine_command
 from .options import SHAPES, count_option, defaulted, lane_flags, max_tokens_option, threads_option
-
-
-def _say(text: str) -> None:
-    click.echo(text, err=True)
 
 
 @click.command()
@@ -55,9 +48,7 @@ def _say(text: str) -> None:
     "Build the corpus from the storm's lane records once they hold this many turns.",
 )
 @threads_option("CPU threads of the calibration's embedded runner.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def run(as_json: bool, **flags: Any) -> None:
     """Run the lane specs in QUEUE_DIR/pending/, as many at once as `slots allowed` says.
 
@@ -80,27 +71,9 @@ def run(as_json: bool, **flags: Any) -> None:
       vibey-gh storm run ~/storm-queue --once          # until the queue is empty
       vibey-gh storm run queue --once --calibration-slots 1,1 --calibration-max-tokens 64
     """
-    options = StormOptions.of_flags(**flags)
-    control = StormControl()
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        if control.calibrating or control.stop.is_set():
-            raise KeyboardInterrupt
-        _say(
-            "stopping: no new lanes; running lanes stop after their turn in flight "
-            f"(cancelled after {options.stop_grace_s:g}s)"
-        )
-        control.request_stop()
-
-    with signals_handled(request_stop, signal.SIGINT, signal.SIGTERM):
-        summary = run_storm(options, default_deps(_say, collaborators()), control)
+    summary = run_storm_until_stopped(StormOptions.of_flags(**flags), collaborators())
     result = schema.as_json(summary.answer())
     if as_json:
         emit_json(result)
         return
-    click.echo(
-        f"storm: {result['lanes_started']} lanes started, {result['lanes_done']} done, "
-        f"{result['lanes_failed']} failed, {result['lanes_interrupted']} back to pending; "
-        f"queue now {result['queue']}"
-    )
-    click.echo(f"log: {summary.log}")
+    click.echo("\n".join(summary.lines()))

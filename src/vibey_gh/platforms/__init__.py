@@ -3,7 +3,8 @@
 `support` says which OS this is and whether the tool runs on it (macOS, Linux); `parallelism`
 sets the production runner's slots and window, `service_env` reads the environment production
 gets from its service manager, `nvidia` reads NVIDIA GPUs through NVML (for the probes and the
-sensors alike). Sub-packages:
+sensors alike), `startup` steers a short process's imports and quiets stdout once its reader
+left. Sub-packages:
 
 - `device/`: what the machine is and how much memory it uses (`probes.PlatformProbes`, per OS
   in `linux` with `procfs`, and `darwin`; `footprint` the production runner's memory,

@@ -6,13 +6,16 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Protocol, runtime_checkable
 
 from ..errors import RunnerError
 from ..interfaces.slots_interface import RunnerLaunch
 from ..platforms.process.stopsignals import signals_handled
+from ..platforms.storage.system_paths import check_output_file
 from .contract import RunnerConfig, RunnerKind, RunningRunner
+from .registry import runner_kind
 
 WATCH_INTERVAL_S = 0.5
 
@@ -68,4 +71,58 @@ def serve_until_stopped(
                 running.stop()
 
 
-__all__ = ["serve_until_stopped"]
+def launch_as_asked(
+    config: RunnerConfig,
+    runs: Path,
+    runner: str | None,
+    *,
+    slots: int,
+    window: int | None,
+    port: int | None,
+    model: str | None,
+    log_path: Path | None,
+    binary: str | None,
+    threads: int | None,
+) -> tuple[RunnerKind, RunnerLaunch]:
+    """The kind `runner serve` starts and how: what is not given taken from the config, the
+    kind's own port and a fresh folder under `runs` for the log. A log path the system owns is
+    refused (BadInput) before anything starts."""
+    if log_path is not None:
+        check_output_file(log_path, "--log")
+    kind = runner_kind(runner or config.runner)
+    port = port or kind.default_port
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    return kind, RunnerLaunch(
+        slots=slots,
+        window=window or config.window,
+        port=port,
+        model=model or config.model,
+        log_path=log_path or runs / f"{stamp}-serve-{kind.name}-{port}" / "runner.log",
+        binary=binary or config.runner_binary,
+        threads=threads,
+    )
+
+
+def served_json(kind: str, running: RunningRunner, launch: RunnerLaunch) -> dict[str, object]:
+    """What `runner serve --json` prints once the model is loaded."""
+    return {
+        "runner": kind,
+        "url": running.base_url,
+        "log": str(running.log_path),
+        "pid": running.pid,
+        "slots": launch.slots,
+        "window": launch.window,
+        "model": launch.model,
+    }
+
+
+def served_lines(kind: str, running: RunningRunner, launch: RunnerLaunch) -> list[str]:
+    """What `runner serve` prints once the model is loaded."""
+    return [
+        f"{kind} runner: {launch.slots} slots x {launch.window} tokens",
+        f"url: {running.base_url}",
+        f"log: {running.log_path}",
+    ]
+
+
+__all__ = ["launch_as_asked", "serve_until_stopped", "served_json", "served_lines"]

@@ -151,6 +151,15 @@ class StormSummary:
     records: Path | None = None
     queue: dict[str, int] = field(default_factory=dict)
 
+    def lines(self) -> list[str]:
+        """What `storm run` prints once it ends."""
+        return [
+            f"storm: {self.started} lanes started, {self.settled[DONE]} done, "
+            f"{self.settled[FAILED]} failed, {self.settled[PENDING]} back to pending; "
+            f"queue now {self.queue}",
+            f"log: {self.log}",
+        ]
+
     def answer(self) -> StormAnswer:
         """What `slots storm` answers, the lanes counted by how they ended."""
         return StormAnswer(

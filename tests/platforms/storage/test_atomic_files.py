@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from vibey_gh.cli.edge import error_line
+from vibey_gh.errors import error_line
 from vibey_gh.platforms.storage.atomic_files import append_line_durably
 
 OVER_THE_LIMIT = """
 import resource, signal, sys
 from pathlib import Path
-from vibey_gh.cli.edge import error_line
+from vibey_gh.errors import error_line
 from vibey_gh.platforms.storage.atomic_files import atomic_write_bytes
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
 resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))

@@ -1,7 +1,2 @@
-"""`vibey-gh slots …`: one module per command of the group, imported on first use.
-
-Modules: `corpus`, `calibrate`, `soak` (their options declared once in `cli.options`, their
-run-until-stopped in `cli.stopping`), `allowed`,
-`show` (its words in `slots.report.terminal`), `apply`, `compare`,
-`forget`.
-"""
+"""`vibey-gh slots …`: one module per command of the group (`corpus`, `calibrate`, `soak`,
+`allowed`, `show`, `apply`, `compare`, `forget`), imported on first use."""

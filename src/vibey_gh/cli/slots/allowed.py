@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ...slots.gate.openmetrics import answer_with_labels, openmetrics_text, textfile_warning
+from ...slots.gate.openmetrics import answer_with_gauges
 from ..common import collaborators, emit_json, json_option, library_errors, window_option
 
 FORMATS = ("text", "json", "openmetrics")
@@ -69,11 +69,9 @@ def allowed(
     chosen = "json" if as_json else (output_format or "text")
     parts = collaborators()
     if chosen == "openmetrics" or textfile is not None:
-        answer, labels = answer_with_labels(
-            model, window, parts.answer_allowed, parts.decide_allowed
+        answer, metrics, warning = answer_with_gauges(
+            model, window, textfile, parts.answer_allowed, parts.decide_allowed
         )
-        metrics = openmetrics_text(answer, labels)
-        warning = textfile_warning(textfile, metrics) if textfile is not None else None
         if warning is not None:
             click.echo(warning, err=True)
     else:

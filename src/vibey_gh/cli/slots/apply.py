@@ -6,15 +6,8 @@ import click
 
 from ...config import load_config
 from ...interfaces import schema
-from ...slots.gate.apply import describe_plan, perform_apply, plan_apply
-from ..common import (
-    collaborators,
-    emit_json,
-    json_option,
-    library_errors,
-    supported_platform_only,
-    window_option,
-)
+from ...slots.gate.apply import describe_plan, outcome_line, perform_apply, plan_apply
+from ..common import collaborators, emit_json, machine_command, window_option
 
 
 @click.command()
@@ -26,9 +19,7 @@ from ..common import (
 @window_option("Tokens per slot (default: [local_models] window).")
 @click.option("--yes", is_flag=True, help="Do it. Without --yes, only print what would be done.")
 @click.option("--force", is_flag=True, help="Apply a --slots above what `slots allowed` answers.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def apply(
     slots: int | None,
     window: int | None,
@@ -75,9 +66,5 @@ def apply(
     performed = perform_apply(plan, parallelism) if yes else None
     if as_json:
         emit_json(schema.as_json(plan.answer_of(performed)))
-    elif not plan.automatic:
-        click.echo("nothing here is done automatically: restart the runner as shown above.")
-    elif performed is None:
-        click.echo("dry run: nothing was done; run again with --yes to do it.")
     else:
-        click.echo(f"done: {len(performed)} step(s).")
+        click.echo(outcome_line(plan, performed))

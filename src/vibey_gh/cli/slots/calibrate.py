@@ -8,11 +8,10 @@ from typing import Any
 import click
 
 from ...interfaces import schema
-from ...platforms.storage.system_paths import check_output_folder
 from ...slots.measurement import options as asked
-from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ...storm.stopping import locked_run
+from ..common import collaborators, emit_json, machine_command
 from ..options import calibration_flags
-from ..stopping import locked_run
 
 MAX_SLOTS = 256
 
@@ -49,9 +48,7 @@ MAX_SLOTS = 256
     is_flag=True,
     help="Replay every step to the end even once its verdict is certain.",
 )
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def calibrate(as_json: bool, **flags: Any) -> None:
     """Sweep N = 1, 1, 2, 3, … parallel slots on a calibration runner and record evidence.
 
@@ -103,9 +100,6 @@ def calibrate(as_json: bool, **flags: Any) -> None:
     full-window evidence.
     """
     options = asked.CalibrationOptions.of_sweep_flags(**flags)
-    if flags["out_dir"] is not None:
-        # again, with writability, before the first step
-        check_output_folder(flags["out_dir"], "--out")
     answer = asked.calibrate_as_asked(
         options,
         collaborators(),

@@ -11,7 +11,7 @@ from ...interfaces import schema
 from ...platforms.storage.system_paths import check_new_output_file
 from ...slots.report.compare import compare as compare_sweeps
 from ...slots.report.compare import write_overlaid_throughput
-from ..common import collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_command
 
 
 @click.command()
@@ -22,8 +22,7 @@ from ..common import collaborators, emit_json, json_option, library_errors
     type=click.Path(path_type=Path),
     help="Also write one PNG with every sweep's throughput overlaid.",
 )
-@json_option
-@library_errors
+@json_command
 def compare(sweeps: tuple[str, ...], plot_path: Path | None, as_json: bool) -> None:
     """Two or more sweeps side by side: steps, decisions, fingerprint differences.
 

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ...config import LocalModels, load_config
-from ...errors import BadInput
-from ...interfaces.prompt_count import PromptCounter
 from ...platforms.storage.system_paths import check_output_file
-from ...runners.registry import runner_kind
-from ...slots.corpus.asked import INPUTS, CorpusOptions, draw_asked
+from ...runners.counting import prompt_counter
+from ...slots.corpus.asked import draw_asked, options_asked
 from ...slots.corpus.corpus import load_corpus, write_corpus
 from ...slots.corpus.enough import too_few_runs
 from ...slots.corpus.summary import corpus_summary
 from ...slots.report.documents.corpus_profile import summary_lines
-from ..common import collaborators, emit_json, json_option, library_errors, window_option
+from ..common import collaborators, emit_json, json_command, say, window_option
 from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 
 
@@ -82,8 +78,7 @@ from ..options import PATH, SHAPES, defaulted, inputs_option, max_tokens_option
 @defaulted("--seed", kind=int, default=0, help_text="Seed of every draw.")
 @click.option("--out", type=PATH, help="Corpus file to write.")
 @click.option("--show", type=PATH, help="Summarize a corpus file.")
-@json_option
-@library_errors
+@json_command
 def corpus(
     from_my_lanes: bool,
     from_chat_logs: tuple[Path, ...],
@@ -136,55 +131,22 @@ def corpus(
     flags["from_transcripts"] += from_chat_logs
     if from_my_lanes:
         flags["from_lanes"] += (collaborators().layout().lanes,)
-    building = any(flags[name] for name in INPUTS)
-    if show is not None:
-        if building or flags["out"] is not None:
-            raise BadInput("--show reads a corpus; it takes no inputs and no --out")
-        _render(corpus_summary(load_corpus(show)), show, as_json, written=False)
+    options = options_asked(show, flags)
+    if isinstance(options, Path):
+        _render(corpus_summary(load_corpus(options)), options, as_json, written=False)
         return
-    if not building:
-        raise BadInput(
-            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
-            "--from-traces, --from-sessions or --demo "
-            "with --out FILE, or --show FILE"
-        )
-    if flags["out"] is None:
-        raise BadInput("--out FILE is required to write the corpus")
-    check_output_file(flags["out"], "--out")
-    options = CorpusOptions(**flags)
-    with _prompt_counter(options.counting, options.demo) as counter:
-        built, notes = draw_asked(options, counter, _config_defaults)
+    # The demo is calibrated on the embedded runner and its shipped model.
+    config = LocalModels if options.demo else load_config
+    check_output_file(options.out, "--out")
+    with prompt_counter(options.counting, config, collaborators().layout(), say) as counter:
+        built, notes = draw_asked(options, counter, load_config)
     write_corpus(built, options.out)
     _render(corpus_summary(built), options.out, as_json, written=True)
     for note in notes:  # what the pool's sources skipped or took for unknown, and how many
-        click.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
     warning = too_few_runs(built.segments, built.whole_runs)
     if warning is not None:
-        click.echo(f"warning: {warning}", err=True)
-
-
-def _config_defaults() -> tuple[int, int]:
-    config = load_config()
-    return config.window, config.max_tokens
-
-
-def _prompt_counter(wanted: bool, demo: bool) -> AbstractContextManager[PromptCounter | None]:
-    """The runner that counts the filled run's depth, started for the build; None where the
-    estimate counts (not wanted, or a runner kind with no tokenizer, which is said)."""
-    if not wanted:
-        return contextlib.nullcontext(None)
-    # The demo is calibrated on the embedded runner and its shipped model.
-    config = LocalModels() if demo else load_config()
-    kind = runner_kind(config.runner)
-    if not kind.counts_prompts:
-        click.echo(
-            f"{config.runner} has no tokenizer to ask: --fill-window counts by the estimate "
-            "(characters ÷ 3), and the corpus says so",
-            err=True,
-        )
-        return contextlib.nullcontext(None)
-    click.echo(f"starting the {config.runner} runner to count depth as it does", err=True)
-    return kind.prompt_counter(config, collaborators().layout())
+        say(f"warning: {warning}")
 
 
 def _render(summary: dict[str, Any], path: Path, as_json: bool, *, written: bool) -> None:

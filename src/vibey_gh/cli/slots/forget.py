@@ -8,7 +8,7 @@ from ...errors import BadInput
 from ...interfaces import schema
 from ...slots.evidence.checkpoints import forget_checkpoints
 from ...storm.lock import model_lock
-from ..common import collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_command
 
 
 @click.command()
@@ -22,8 +22,7 @@ from ..common import collaborators, emit_json, json_option, library_errors
     metavar="FP",
     help="Only the checkpoints of this fingerprint (as `doctor` lists them).",
 )
-@json_option
-@library_errors
+@json_command
 def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
     """Remove the checkpoints of paused sweeps: the completed steps a rerun of
     `slots calibrate` would resume. `vibey-gh doctor` lists them, with those today's
@@ -45,12 +44,7 @@ def forget(checkpoints: bool, fingerprint: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(schema.as_json(forgotten))
         return
-    for checkpoint in forgotten.removed:
-        click.echo(f"removed {checkpoint.path} ({checkpoint.steps} step(s))")
-    if not forgotten.removed:
-        click.echo("no checkpoint to remove")
-    for path, why in ((left.path, left.why) for left in forgotten.left):
-        click.echo(f"left {path}: {why}")
+    click.echo("\n".join(forgotten.lines()))
 
 
 __all__ = ["forget"]

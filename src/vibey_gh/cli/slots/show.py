@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from ...config import load_config
-from ...errors import BadInput
 from ...platforms.storage.system_paths import check_new_output_file
 from ...slots.report.show import gather_show, show_json
 from ...slots.report.terminal.consoles import show_console
@@ -18,9 +17,10 @@ from ...slots.report.terminal.show_text import (
     kept_json,
     kept_lines,
     render_answer,
+    show_asked,
     write_html,
 )
-from ..common import collaborators, emit_json, json_option, library_errors
+from ..common import collaborators, emit_json, json_command
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -55,8 +55,7 @@ FORMATS = ("table", "markdown", "csv", "json")
     is_flag=True,
     help="List the sweeps and soaks a newer one replaced (kept, the last 10 of each).",
 )
-@json_option
-@library_errors
+@json_command
 def show(
     fingerprint_argument: str | None,
     fingerprint: str | None,
@@ -112,9 +111,9 @@ def show(
       vibey-gh slots show --history             the sweeps replaced, still kept
       vibey-gh slots show --json
     """
-    if fingerprint_argument and fingerprint and fingerprint_argument != fingerprint:
-        raise BadInput("give the fingerprint once: as FINGERPRINT or as --fingerprint")
-    asked = fingerprint_argument or fingerprint
+    # the history has no --format: the sweeps and soaks kept, in JSON or in lines
+    formats = (as_json, None if history else output_format)
+    asked, chosen = show_asked(fingerprint_argument, fingerprint, *formats)
     if history:
         kept, soaks = gather_kept(asked, collaborators().allowed_deps())
         if as_json:
@@ -122,16 +121,10 @@ def show(
         else:
             click.echo("\n".join(kept_lines(kept, soaks)))
         return
-    if as_json and output_format not in (None, "json"):
-        raise BadInput(f"--json and --format {output_format} ask for two formats; give one")
-    chosen = "json" if as_json else output_format or "table"
     if html_path is not None:
         check_new_output_file(html_path, "--html")
-    deps = collaborators().allowed_deps()
-    answer = gather_show(asked, write=write_report, deps=deps)
-    html_written = None
-    if html_path is not None:
-        html_written = write_html(answer, load_config().bounds, html_path)
+    answer = gather_show(asked, write=write_report, deps=collaborators().allowed_deps())
+    html_written = write_html(answer, load_config().bounds, html_path) if html_path else None
     if chosen == "json":
         emit_json({**show_json(answer), "html": str(html_written) if html_written else None})
         return

@@ -7,12 +7,11 @@ from typing import Any
 import click
 
 from ...interfaces import schema
-from ...interfaces.durations import parse_duration
 from ...slots.measurement.options import CalibrationOptions
 from ...slots.soak.asked import soak_as_asked, soak_lines
-from ..common import collaborators, emit_json, json_option, library_errors, supported_platform_only
+from ...storm.stopping import locked_run
+from ..common import collaborators, emit_json, machine_command
 from ..options import calibration_flags
-from ..stopping import locked_run
 
 DEFAULT_DURATION = "10m"
 
@@ -27,9 +26,7 @@ DEFAULT_DURATION = "10m"
 @click.option("--slots", type=int, help="N to hold (default: today's evidence's ideal N).")
 @click.option("--force", is_flag=True, help="Soak an N above what the evidence supports.")
 @calibration_flags("a soak request", "Discard this soak's checkpoint and start over.")
-@json_option
-@library_errors
-@supported_platform_only
+@machine_command
 def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: Any) -> None:
     """Hold one N for hours beside production and say whether the answer held.
 
@@ -53,10 +50,9 @@ def soak(duration: str, slots: int | None, force: bool, as_json: bool, **flags: 
       vibey-gh slots soak --demo --runner simulated --slots 2 --force --duration 2m
       vibey-gh slots soak --if-requested --corpus corpus.json     # from a storm
     """
-    seconds = parse_duration(duration)
     request, outcome = soak_as_asked(
         CalibrationOptions.of_flags(**flags),
-        seconds,
+        duration,
         slots,
         force,
         collaborators(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from ...errors import BadInput
 from ...interfaces.prompt_count import PromptCounter
@@ -91,14 +92,44 @@ class CorpusOptions:
         )
 
 
+def options_asked(show: Path | None, flags: dict[str, Any]) -> CorpusOptions | Path:
+    """The corpus `flags` ask to build (`CorpusOptions`' fields), or the corpus file to `show`.
+    Refuses (BadInput) a --show with inputs or --out, no input at all, no --out, and an --out
+    the system owns (the caller checks that), before anything is read."""
+    building = any(flags[name] for name in INPUTS)
+    if show is not None:
+        if building or flags["out"] is not None:
+            raise BadInput("--show reads a corpus; it takes no inputs and no --out")
+        return show
+    if not building:
+        raise BadInput(
+            "nothing to do: give --specs, --from-lanes (--from-my-lanes), --from-transcripts, "
+            "--from-traces, --from-sessions or --demo "
+            "with --out FILE, or --show FILE"
+        )
+    if flags["out"] is None:
+        raise BadInput("--out FILE is required to write the corpus")
+    return CorpusOptions(**flags)
+
+
+class ConfigDefaults(Protocol):
+    """What a corpus takes of the config where the options name neither (the config's
+    `LocalModels` is one)."""
+
+    @property
+    def window(self) -> int: ...
+    @property
+    def max_tokens(self) -> int: ...
+
+
 def draw_asked(
     options: CorpusOptions,
     counter: PromptCounter | None,
-    config_defaults: Callable[[], tuple[int, int]],
+    config: Callable[[], ConfigDefaults],
 ) -> tuple[Corpus, tuple[str, ...]]:
     """The corpus `options` ask for, and what the pool's sources skipped or took for unknown.
-    `config_defaults`: the config's window and output cap, asked only where the options name
-    neither (the demo has its own)."""
+    `config`: read only where the options name neither window nor output cap (the demo has
+    its own)."""
     if options.demo:
         demo_corpus = build_demo_corpus(
             window=_given(options.window, DEMO_WINDOW),
@@ -113,8 +144,8 @@ def draw_asked(
         return demo_corpus, ()
     window, max_tokens = options.window, options.max_tokens
     if window is None or max_tokens is None:
-        default_window, default_cap = config_defaults()
-        window, max_tokens = window or default_window, max_tokens or default_cap
+        defaults = config()
+        window, max_tokens = window or defaults.window, max_tokens or defaults.max_tokens
     check_answer_cap(max_tokens, window)
     pool = build_pool(
         specs=options.specs,

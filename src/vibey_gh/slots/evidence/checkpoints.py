@@ -135,6 +135,13 @@ class Forgotten(msgspec.Struct, frozen=True):
     removed: tuple[CheckpointFile, ...]
     left: tuple[LeftAsIs, ...]
 
+    def lines(self) -> list[str]:
+        """What `slots forget` prints: each removed, or that none was, then each left."""
+        removed = [f"removed {c.path} ({c.steps} step(s))" for c in self.removed]
+        return (removed or ["no checkpoint to remove"]) + [
+            f"left {left.path}: {left.why}" for left in self.left
+        ]
+
 
 def forget_checkpoints(layout: StateLayout, fingerprint: str | None = None) -> Forgotten:
     """Remove the checkpoints in the state's progress folder (of `fingerprint` only, when

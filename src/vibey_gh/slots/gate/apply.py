@@ -212,6 +212,15 @@ def perform_apply(plan: ApplyPlan, parallelism: RunnerParallelism) -> list[Plann
     return [action for action in plan.actions if not is_note(action)]
 
 
+def outcome_line(plan: ApplyPlan, performed: list[PlannedAction] | None) -> str:
+    """What `slots apply` says once the plan is printed: whether anything was done."""
+    if not plan.automatic:
+        return "nothing here is done automatically: restart the runner as shown above."
+    if performed is None:
+        return "dry run: nothing was done; run again with --yes to do it."
+    return f"done: {len(performed)} step(s)."
+
+
 def describe_plan(plan: ApplyPlan) -> list[str]:
     """The plan as lines: each action, then its command or the file and its exact content."""
     lines = [

@@ -128,9 +128,25 @@ def answer_with_labels(
     return answer, labels
 
 
+def answer_with_gauges(
+    model: str | None,
+    window: int | None,
+    textfile: Path | None,
+    answer_asked: Callable[[str | None, int | None], AllowedAnswer],
+    decide: Callable[[LocalModels], AllowedAnswer],
+) -> tuple[AllowedAnswer, str, str | None]:
+    """`slots allowed --format openmetrics` or `--textfile`: the answer, its gauges, and the
+    warning when `textfile` could not take them (None when it did, or none was given)."""
+    answer, labels = answer_with_labels(model, window, answer_asked, decide)
+    metrics = openmetrics_text(answer, labels)
+    warning = textfile_warning(textfile, metrics) if textfile is not None else None
+    return answer, metrics, warning
+
+
 __all__ = [
     "GAUGES",
     "MetricLabels",
+    "answer_with_gauges",
     "answer_with_labels",
     "check_textfile",
     "openmetrics_text",

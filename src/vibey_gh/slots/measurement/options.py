@@ -22,6 +22,7 @@ from msgspec.structs import replace
 from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
 from ...errors import BadInput
 from ...interfaces.think import ThinkAsked
+from ...platforms.storage.system_paths import check_output_folder
 from ...runners.registry import DEFAULT_RUNNER
 from ...state import StateLayout
 from ..corpus.corpus import build_demo_corpus, load_corpus
@@ -341,7 +342,10 @@ def calibrate_as_asked(
     written: LocalModels | None = None,
 ) -> SweepAnswer | None:
     """`slots calibrate`: the sweep `options` ask for, run through `run`; None when it was
-    interrupted without a signal. `written`: the config (default: read now)."""
+    interrupted without a signal. `written`: the config (default: read now). An --out folder
+    the system owns, or one that cannot be written, is refused before anything else."""
+    if options.sweep is not None and options.sweep.out_dir is not None:
+        check_output_folder(options.sweep.out_dir, "--out")
     written = load_config() if written is None else written
     if options.if_requested and not options.demo:
         # a storm or a cluster Job asks often: answer before building or reading any corpus

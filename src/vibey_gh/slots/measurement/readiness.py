@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import msgspec
 
 from ...config import LocalModels
 from ...errors import BadInput, RunnerError, VibeyError
 from ...files import atomic_write_text
+from ...interfaces.schema import as_json
 from ...interfaces.slots_interface import ProductionState, RunnerInfo
 from ...runners.calibration_needs import FAIL, OK, WARN, Check, binary_check, model_check
 from ...runners.process import ensure_port_free
@@ -210,6 +212,22 @@ def check_lines(checks: list[Check]) -> list[str]:
     return lines
 
 
+def doctor_json(
+    report: dict[str, object], state_dir: Path, checks: list[Check]
+) -> dict[str, object]:
+    """`doctor --json`: the device's report, the state folder, and what calibrate needs
+    (`calibrate.ready` for scripts: no check failed)."""
+    ready = not any(check.status == FAIL for check in checks)
+    calibrate = {"ready": ready, "checks": [as_json(check) for check in checks]}
+    return {**report, "state_dir": str(state_dir), "calibrate": calibrate}
+
+
+def doctor_lines(report: list[str], state_dir: Path, checks: list[Check]) -> list[str]:
+    """`doctor`: the device's report with the state folder under its first line, then what
+    calibrate needs."""
+    return [*report[:1], f"state folder: {state_dir}", *report[1:], *check_lines(checks)]
+
+
 __all__ = [
     "FAIL",
     "OK",
@@ -219,5 +237,7 @@ __all__ = [
     "calibration_checks",
     "check_lines",
     "doctor_checks",
+    "doctor_json",
+    "doctor_lines",
     "real_parts",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...config import load_config
 from ...errors import BadInput
+from ...interfaces.durations import parse_duration
 from ..measurement.options import CalibrationOptions, CalibrationWorld, LockedRun, resolve_request
 from ..report.soak_view import trend_text
 from .record import SoakOutcome
@@ -13,13 +14,15 @@ from .soak import run_soak
 
 def soak_as_asked(
     options: CalibrationOptions,
-    duration_s: float,
+    duration: str,
     slots: int | None,
     force: bool,
     world: CalibrationWorld,
     run: LockedRun,
 ) -> tuple[SoakRequest, SoakOutcome | None]:
-    """`slots soak`: hold N (None: the evidence's ideal) for `duration_s`, run through `run`."""
+    """`slots soak`: hold N (None: the evidence's ideal) for `duration` (8h, 30m, 1h30m, 90s),
+    run through `run`."""
+    duration_s = parse_duration(duration)
     if slots is not None and slots < 1:
         raise BadInput(f"--slots must be 1 or more, not {slots}")
     calibration = resolve_request(options, load_config(), lambda _text: None)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ....errors import EvidenceError
+from ....errors import BadInput, EvidenceError
 from ....interfaces.schema import as_json
 from ...evidence.history import PastSweep
 from ...evidence.soak_file import SoakRecord
@@ -45,6 +45,19 @@ def no_evidence_to_write(kind: str) -> str:
         f"no evidence to write as {kind}: `vibey-gh slots calibrate` records it for this "
         "device, or name other evidence by its FINGERPRINT (`vibey-gh slots show` lists it)"
     )
+
+
+def show_asked(
+    argument: str | None, option: str | None, as_json: bool, output_format: str | None
+) -> tuple[str | None, str]:
+    """`slots show`'s fingerprint, given once (as FINGERPRINT or as --fingerprint), and its
+    format: json for --json, else --format or the table. --json beside another format is
+    refused (BadInput)."""
+    if argument and option and argument != option:
+        raise BadInput("give the fingerprint once: as FINGERPRINT or as --fingerprint")
+    if as_json and output_format not in (None, "json"):
+        raise BadInput(f"--json and --format {output_format} ask for two formats; give one")
+    return argument or option, "json" if as_json else output_format or "table"
 
 
 def csv_text(answer: ShowAnswer) -> str:
