@@ -146,11 +146,11 @@ def outcome_report(outcome: object) -> tuple[dict[str, object], list[str]]:
     if not isinstance(outcome, CalibrationOutcome):
         return {"outcome": repr(outcome)}, [f"calibration finished: {outcome!r}"]
     if outcome.skipped:
-        return as_json(outcome.answer()), [f"calibration skipped: {outcome.reason}"]
+        return as_json(outcome), [f"calibration skipped: {outcome.reason}"]
     where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
     recorded = "recorded" if outcome.recorded else "NOT recorded"
     said = f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}"
-    return as_json(outcome.answer()), [said, *outcome.evidence_change_lines()]
+    return as_json(outcome), [said, *outcome.evidence_change_lines()]
 
 
 def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> CalibrationRequest:
@@ -191,8 +191,7 @@ def calibrate_idle(
         # the calibration's advice names its own options; the storm's log names the storm's
         exc.args = (in_storm_terms(str(exc)),)
         raise
-    outcome.reason = in_storm_terms(outcome.reason)
-    return outcome
+    return replace(outcome, reason=in_storm_terms(outcome.reason))
 
 
 def _corpus_said(corpus: Corpus, origin: str) -> str:
