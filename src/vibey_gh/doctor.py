@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from msgspec import structs
 
 from .config import CONFIG_ENV, CONFIG_NAME, LocalModels
 from .errors import VibeyError
-from .interfaces.samples import GpuMemory
 from .interfaces.slots_interface import DeviceFacts, MemorySample, RunnerInfo
 from .platforms.device.readings import SwapSpace, format_gib
 from .slots.evidence.fingerprint import Fingerprint, compute_fingerprint
@@ -61,16 +61,8 @@ class DoctorReport(msgspec.Struct, frozen=True):
                 )
                 for _, name in DEVICE_ROWS
             },
-            MemoryNow(
-                memory.wired_bytes,
-                memory.used_bytes,
-                memory.total_bytes,
-                memory.free_share,
-                memory.swap_in_bytes,
-                memory.swap_out_bytes,
-                memory.gpus,
-                memory.missing,
-            ),  # fmt: skip
+            # the sample but its monotonic clock, which means nothing outside this process
+            {name: value for name, value in structs.asdict(memory).items() if name != "t"},
             SwapShown(swap.total_bytes, swap.used_bytes, swap.source, swap.reason),
             self.runner,
             self.drift,
@@ -88,17 +80,6 @@ class DeviceField(msgspec.Struct, frozen=True):
     missing: str | None  # why there is no value
 
 
-class MemoryNow(msgspec.Struct, frozen=True):
-    wired_bytes: int | None
-    used_bytes: int | None
-    total_bytes: int | None
-    free_share: float | None
-    swap_in_bytes: int | None
-    swap_out_bytes: int | None
-    gpus: tuple[GpuMemory, ...]
-    missing: dict[str, str]
-
-
 class SwapShown(msgspec.Struct, frozen=True):
     total_bytes: int | None
     used_bytes: int | None
@@ -112,7 +93,7 @@ class DoctorOutput(msgspec.Struct, frozen=True):
     platform: str
     config: Path | None  # the config file read, None for none
     device: dict[str, DeviceField]
-    memory_now: MemoryNow
+    memory_now: dict[str, object]  # a `MemorySample` but its clock
     swap: SwapShown
     runner: RunnerInfo | None
     differs_from_config: tuple[str, ...]

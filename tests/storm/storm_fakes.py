@@ -13,6 +13,7 @@ from vibey_gh.interfaces.slots_interface import ChatSettings, ToolCall, TurnResu
 from vibey_gh.slots.gate.allowed import AllowedAnswer
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
+from vibey_gh.storm.calibration import IdleRun
 from vibey_gh.storm.setup import StormDeps
 
 
@@ -76,16 +77,8 @@ class FakeCalibration:
         self.calls: list[tuple[Path, Path]] = []
         self.error = error
 
-    def __call__(
-        self,
-        config: LocalModels,
-        layout: StateLayout,
-        records: Path,
-        done: Path,
-        plan: Any,
-        log: Callable[[str], None],
-    ) -> CalibrationOutcome:
-        self.calls.append((records, done))
+    def __call__(self, run: IdleRun) -> CalibrationOutcome:
+        self.calls.append((run.records_root, run.done_folder))
         if self.error is not None:
             raise self.error
         return CalibrationOutcome("f" * 16, 1, "measured: one is the floor", True, True, None)

@@ -15,7 +15,7 @@ from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.measurement.calibration_start import identity_of_production
 from vibey_gh.state import StateLayout
-from vibey_gh.storm.calibration import CalibrationPlan, calibrate_idle, storm_corpus
+from vibey_gh.storm.calibration import CalibrationPlan, IdleRun, calibrate_idle, storm_corpus
 
 TOOL_S = 0.05
 
@@ -80,14 +80,10 @@ def test_an_idle_calibration_records_whole_runs_decided_on_runs_per_hour(
     fingerprint = env.fingerprint_of(env.device, identity, config.window)
     write_request(layout, fingerprint.id, {}, "unmeasured", 0.0, {"runner": "simulated"})
     said: list[str] = []
+    # answers short enough that every recorded turn keeps room for one in the tiny window
+    plan = CalibrationPlan(slots=(1, 1, 2), min_lane_turns=4, max_tokens=64)
     outcome = calibrate_idle(
-        config,
-        layout,
-        records,
-        tmp_path / "done",
-        # answers short enough that every recorded turn keeps room for one in the tiny window
-        CalibrationPlan(slots=(1, 1, 2), min_lane_turns=4, max_tokens=64),
-        said.append,
+        IdleRun(config, layout, records, tmp_path / "done", plan, said.append),
         environment=lambda cfg, lay: build_environment(cfg, lay),
     )
     assert outcome.evidence is not None, said

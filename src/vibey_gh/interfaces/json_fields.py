@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar, cast, overload
+from typing import Generic, TypeVar, cast, overload
 
 from ..errors import MalformedJson
 
@@ -93,37 +93,32 @@ def _scalar(
     return value
 
 
-@overload
-def integer(data: object, key: str, default: Required = ...) -> int: ...
-@overload
-def integer(data: object, key: str, default: D) -> int | D: ...
-def integer(data: object, key: str, default: object = _REQUIRED) -> object:
-    return _scalar(data, key, default, _is_integer, "a whole number")
+class ScalarRead(Generic[T]):
+    """A typed read of one scalar field: `read(data, key)` is a T (the field must be there),
+    `read(data, key, default)` a T or `default` where the field is absent (or null, when the
+    default is None). `convert`: what the checked value is handed on as (None: itself)."""
+
+    def __init__(
+        self,
+        fits: Callable[[object], bool],
+        wanted: str,
+        convert: Callable[[object], T] | None = None,
+    ) -> None:
+        self.fits, self.wanted, self.convert = fits, wanted, convert
+
+    @overload
+    def __call__(self, data: object, key: str, default: Required = ...) -> T: ...
+    @overload
+    def __call__(self, data: object, key: str, default: D) -> T | D: ...
+    def __call__(self, data: object, key: str, default: object = _REQUIRED) -> object:
+        value = _scalar(data, key, default, self.fits, self.wanted)
+        return value if value is None or self.convert is None else self.convert(value)
 
 
-@overload
-def number(data: object, key: str, default: Required = ...) -> float: ...
-@overload
-def number(data: object, key: str, default: D) -> float | D: ...
-def number(data: object, key: str, default: object = _REQUIRED) -> object:
-    value = _scalar(data, key, default, _is_number, "a number")
-    return None if value is None else float(cast(float, value))
-
-
-@overload
-def text(data: object, key: str, default: Required = ...) -> str: ...
-@overload
-def text(data: object, key: str, default: D) -> str | D: ...
-def text(data: object, key: str, default: object = _REQUIRED) -> object:
-    return _scalar(data, key, default, lambda value: isinstance(value, str), "a string")
-
-
-@overload
-def boolean(data: object, key: str, default: Required = ...) -> bool: ...
-@overload
-def boolean(data: object, key: str, default: D) -> bool | D: ...
-def boolean(data: object, key: str, default: object = _REQUIRED) -> object:
-    return _scalar(data, key, default, lambda value: isinstance(value, bool), "true or false")
+integer = ScalarRead[int](_is_integer, "a whole number")
+number = ScalarRead[float](_is_number, "a number", lambda value: float(cast(float, value)))
+text = ScalarRead[str](lambda value: isinstance(value, str), "a string")
+boolean = ScalarRead[bool](lambda value: isinstance(value, bool), "true or false")
 
 
 def items(data: object, key: str, default: Required | None = None) -> list[object]:

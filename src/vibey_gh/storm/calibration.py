@@ -94,6 +94,19 @@ class CalibrationPlan(msgspec.Struct, frozen=True):
     shape: str | None = None
 
 
+class IdleRun(msgspec.Struct, frozen=True):
+    """What an idle-time run, a calibration or a soak, works with: the config, the state, where
+    its corpus comes from (the storm's lane records, else the specs in done/), how big it is,
+    and the storm's log."""
+
+    config: LocalModels
+    layout: StateLayout
+    records_root: Path
+    done_folder: Path
+    plan: CalibrationPlan
+    log: Callable[[str], None]
+
+
 def storm_corpus(
     records_root: Path,
     done_folder: Path,
@@ -133,11 +146,11 @@ def outcome_report(outcome: object) -> tuple[dict[str, object], list[str]]:
     if not isinstance(outcome, CalibrationOutcome):
         return {"outcome": repr(outcome)}, [f"calibration finished: {outcome!r}"]
     if outcome.skipped:
-        return as_json(outcome.answer()), [f"calibration skipped: {outcome.reason}"]
+        return as_json(outcome), [f"calibration skipped: {outcome.reason}"]
     where = f"; evidence {outcome.evidence}" if outcome.evidence else ""
     recorded = "recorded" if outcome.recorded else "NOT recorded"
     said = f"calibration {recorded}: ideal {outcome.ideal} — {outcome.reason}{where}"
-    return as_json(outcome.answer()), [said, *outcome.evidence_change_lines()]
+    return as_json(outcome), [said, *outcome.evidence_change_lines()]
 
 
 def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> CalibrationRequest:
@@ -155,22 +168,16 @@ def idle_request(config: LocalModels, corpus: Corpus, plan: CalibrationPlan) -> 
 
 
 def calibrate_idle(
-    config: LocalModels,
-    layout: StateLayout,
-    records_root: Path,
-    done_folder: Path,
-    plan: CalibrationPlan,
-    log: Any,
-    *,
-    environment: Callable[[LocalModels, StateLayout | None], Environment],
+    run: IdleRun, *, environment: Callable[[LocalModels, StateLayout | None], Environment]
 ) -> CalibrationOutcome:
     """Take the model lock exclusively, build the corpus, run `calibrate --if-requested` in
     the calibration world `environment` builds (the composition root's)."""
+    config, plan, log = run.config, run.plan, run.log
     max_tokens = plan.max_tokens or config.max_tokens
     try:
-        with model_lock(layout, exclusive=True, wait=False, role="calibration"):
+        with model_lock(run.layout, exclusive=True, wait=False, role="calibration"):
             corpus, origin = storm_corpus(
-                records_root, done_folder, config.window, plan, max_tokens
+                run.records_root, run.done_folder, config.window, plan, max_tokens
             )
             log(f"calibration: corpus {_corpus_said(corpus, origin)}")
             request = replace(
@@ -179,13 +186,12 @@ def calibrate_idle(
             progress = LineProgress(
                 lambda text: log(f"calibration: {in_storm_terms(text)}"), every_s=60.0
             )
-            outcome = run_calibration(request, environment(config, layout), progress)
+            outcome = run_calibration(request, environment(config, run.layout), progress)
     except VibeyError as exc:
         # the calibration's advice names its own options; the storm's log names the storm's
         exc.args = (in_storm_terms(str(exc)),)
         raise
-    outcome.reason = in_storm_terms(outcome.reason)
-    return outcome
+    return replace(outcome, reason=in_storm_terms(outcome.reason))
 
 
 def _corpus_said(corpus: Corpus, origin: str) -> str:

@@ -48,7 +48,7 @@ from ..lanes.records import RECORD_KIND, RECORD_SCHEMA, LaneRecorder, new_run_id
 from ..lanes.specs import load_spec
 from ..slots.evidence.requests import pending_requests
 from ..slots.evidence.soak_file import pending_soak_requests
-from .calibration import CalibrationBackoff, outcome_report
+from .calibration import CalibrationBackoff, IdleRun, outcome_report
 from .lock import file_lock, model_lock
 from .queue import DONE, FAILED, PENDING, STATE_OF_END, StormQueue
 from .setup import (
@@ -245,14 +245,7 @@ class Storm:
         self.log(f"idle with a calibration request ({', '.join(sorted(fresh))}): calibrating")
         self.control.calibrating = True
         try:
-            outcome = self.deps.calibrate(
-                config,
-                self.deps.layout,
-                self.records,
-                self.queue.folder(DONE),
-                plan,
-                self.log,
-            )
+            outcome = self.deps.calibrate(self._idle_run(config))
         except KeyboardInterrupt:
             self.log("calibration interrupted; its completed steps are checkpointed")
             self.control.request_stop()
@@ -265,6 +258,11 @@ class Storm:
         self.backoff.ran(fresh)
         self._log_calibration(outcome)
         return True
+
+    def _idle_run(self, config: LocalModels) -> IdleRun:
+        """What a calibration or a soak in idle time works with: this storm's records and log."""
+        done, plan = self.queue.folder(DONE), self.options.calibration
+        return IdleRun(config, self.deps.layout, self.records, done, plan, self.log)
 
     def _log_calibration(self, outcome: object) -> None:
         entry, lines = outcome_report(outcome)
@@ -285,10 +283,7 @@ class Storm:
         self.log(f"idle with a soak request ({request.fingerprint}): soaking")
         self.control.calibrating = True
         try:
-            outcome = self.deps.soak(
-                config, self.deps.layout, self.records, self.queue.folder(DONE),
-                self.options.calibration, self.log, request,
-            )  # fmt: skip
+            outcome = self.deps.soak(self._idle_run(config), request)
         except KeyboardInterrupt:
             self.log("soak interrupted; what it measured is checkpointed")
             self.control.request_stop()

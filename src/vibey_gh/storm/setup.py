@@ -24,7 +24,7 @@ from ..lanes.loop import LaneOptions
 from ..slots.gate.allowed import AllowedAnswer
 from ..slots.measurement.options import parse_slots
 from ..state import StateLayout
-from .calibration import CalibrationPlan, calibrate_idle
+from .calibration import CalibrationPlan, IdleRun, calibrate_idle
 from .queue import DONE, FAILED, PENDING
 from .soaking import soak_idle
 
@@ -104,7 +104,7 @@ class StormControl:
         self.wake.set()
 
 
-Calibrate = Callable[[LocalModels, StateLayout, Path, Path, CalibrationPlan, Any], Any]
+Calibrate = Callable[[IdleRun], Any]
 
 
 class StormDeps(msgspec.Struct, frozen=True):

@@ -5,8 +5,6 @@ exclusively, at the N and for the duration the request names."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from ..config import LocalModels
 from ..errors import BadInput
@@ -18,7 +16,7 @@ from ..slots.soak.record import SoakOutcome
 from ..slots.soak.request import SoakRequest
 from ..slots.soak.soak import run_soak
 from ..state import StateLayout
-from .calibration import CalibrationPlan, idle_request, storm_corpus
+from .calibration import IdleRun, idle_request, storm_corpus
 from .lock import model_lock
 
 
@@ -30,23 +28,20 @@ def _asked(request: RequestDocument) -> tuple[int, float]:
 
 
 def soak_idle(
-    config: LocalModels,
-    layout: StateLayout,
-    records_root: Path,
-    done_folder: Path,
-    plan: CalibrationPlan,
-    log: Any,
+    run: IdleRun,
     request: RequestDocument,
     *,
     environment: Callable[[LocalModels, StateLayout | None], Environment],
 ) -> SoakOutcome:
     slots, duration = _asked(request)
-    with model_lock(layout, exclusive=True, wait=False, role="soak"):
-        corpus, origin = storm_corpus(records_root, done_folder, config.window, plan)
-        log(f"soak: N={slots} for {format_duration(duration)}, corpus {origin}")
-        progress = LineProgress(lambda text: log(f"soak: {text}"), every_s=300.0)
+    with model_lock(run.layout, exclusive=True, wait=False, role="soak"):
+        corpus, origin = storm_corpus(
+            run.records_root, run.done_folder, run.config.window, run.plan
+        )
+        run.log(f"soak: N={slots} for {format_duration(duration)}, corpus {origin}")
+        progress = LineProgress(lambda text: run.log(f"soak: {text}"), every_s=300.0)
         return run_soak(
-            SoakRequest(idle_request(config, corpus, plan), duration, slots),
-            environment(config, layout),
+            SoakRequest(idle_request(run.config, corpus, run.plan), duration, slots),
+            environment(run.config, run.layout),
             progress,
         )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
 import pytest
+from msgspec.structs import replace
 
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput

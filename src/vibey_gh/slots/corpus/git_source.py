@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from ...errors import BadInput, VibeyError
@@ -70,30 +70,23 @@ class Provenance:
         return data
 
 
+@dataclass(eq=False)
 class GitTree:
     """A folder of a git repository at one commit. Paths are relative to that folder.
 
     Its listing is capped as a working tree's walk is: TreeTooLarge past `max_entries` files
     and folders or below `max_depth` folders, never a listing cut short."""
 
-    def __init__(
-        self,
-        toplevel: Path,
-        prefix: str,
-        commit: str,
-        git: str = "git",
-        *,
-        max_entries: int = MAX_TREE_ENTRIES,
-        max_depth: int = MAX_TREE_DEPTH,
-    ) -> None:
-        self.toplevel = toplevel
-        self.prefix = prefix
-        self.commit = commit
-        self.git = git
-        self.max_entries = max_entries
-        self.max_depth = max_depth
-        self._objects: dict[str, str] | None = None
-        self._blobs: dict[str, bytes] = {}
+    toplevel: Path
+    prefix: str
+    commit: str
+    git: str = "git"
+    _: KW_ONLY
+    max_entries: int = MAX_TREE_ENTRIES
+    max_depth: int = MAX_TREE_DEPTH
+    # read once, when first asked: the commit's listing (path -> blob sha) and its blobs
+    _objects: dict[str, str] | None = field(default=None, init=False, repr=False)
+    _blobs: dict[str, bytes] = field(default_factory=dict, init=False, repr=False)
 
     def _listing(self) -> dict[str, str]:
         if self._objects is None:

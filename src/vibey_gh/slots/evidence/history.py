@@ -31,7 +31,7 @@ HISTORY_KEPT = 10
 _UNKNOWN_CORPUS = "unknown-corpus"
 
 
-class PastSweep(msgspec.Struct, frozen=True):
+class SweepNamed(msgspec.Struct, frozen=True):
     """What a line needs to name an evidence file: when it was measured, what it decided, on
     which corpus; None for what the file does not say (a damaged file is kept all the same).
 
@@ -44,6 +44,11 @@ class PastSweep(msgspec.Struct, frozen=True):
     complete: bool
     steps: int | None
     usable: bool
+
+
+class PastSweep(SweepNamed, frozen=True):
+    """A kept sweep as read (`summarise`), with the method it was measured by when it says."""
+
     method_hash: str | None = None
 
     def describe(self) -> str:
@@ -65,16 +70,10 @@ class PastSweep(msgspec.Struct, frozen=True):
         )  # fmt: skip
 
 
-class ListedSweep(msgspec.Struct, frozen=True):
-    """A kept sweep in `slots show --history --json` (written by `as_json`)."""
+class ListedSweep(SweepNamed, frozen=True):
+    """A kept sweep in `slots show --history --json` (written by `as_json`), with the line
+    that describes it."""
 
-    path: Path
-    created_at: float | None
-    ideal: int | None
-    corpus_sha256: str | None
-    complete: bool
-    steps: int | None
-    usable: bool
     described: str
 
 

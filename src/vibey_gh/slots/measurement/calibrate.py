@@ -267,10 +267,13 @@ def run_calibration(
         production_absent=starting.production_absent,
         version_mismatch=starting.version_mismatch,
     )
-    outcome = write_evidence_files(req, env, result)
-    outcome.new_steps, outcome.resumed_steps = new_steps, resumed
-    outcome.version_mismatch = starting.version_mismatch
-    outcome.production_absent = starting.production_absent
+    outcome = replace(
+        write_evidence_files(req, env, result),
+        new_steps=new_steps,
+        resumed_steps=resumed,
+        version_mismatch=starting.version_mismatch,
+        production_absent=starting.production_absent,
+    )
     # steps beyond a smaller --max-slots stay in the checkpoint until a sweep measures anew
     keeps_more = loaded > resumed and new_steps == 0
     if complete and not keeps_more:

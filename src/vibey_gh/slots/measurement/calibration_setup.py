@@ -8,7 +8,6 @@ importing the driver.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from ...runners.logscan import LogTail
 from ...state import StateLayout
 from ..corpus.corpus import Corpus
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint
-from ..evidence.history import ListedSweep, PastSweep
+from ..evidence.history import ListedSweep
 from ..judging.records import LogEventRecord
 from .stepping.production_memory import FootprintSource
 from .stepping.step import LogSource
@@ -111,15 +110,17 @@ def log_source(log_path: Path, runner_kind: str) -> Callable[[], list[LogEventRe
     return new_events
 
 
-@dataclass
-class CalibrationOutcome:
+class CalibrationOutcome(msgspec.Struct, frozen=True):
+    """What a calibration ended with, as a command answers it (`--json`, written by
+    `as_json`)."""
+
     fingerprint: str
     ideal: int | None
     reason: str
     recorded: bool
     complete: bool
     evidence: Path | None
-    out_files: list[Path] = field(default_factory=list)
+    out_files: tuple[Path, ...] = ()
     new_steps: int = 0
     resumed_steps: int = 0
     stop_reason: str | None = None
@@ -130,8 +131,8 @@ class CalibrationOutcome:
     verdict_code: str | None = None
     # the evidence this sweep replaced (now in the history), or the complete evidence that a
     # paused sweep left in place; other_corpus: that evidence was measured on another corpus
-    replaced: PastSweep | None = None
-    kept: PastSweep | None = None
+    replaced: ListedSweep | None = None
+    kept: ListedSweep | None = None
     other_corpus: bool = False
 
     def evidence_change_lines(self) -> list[str]:
@@ -140,56 +141,22 @@ class CalibrationOutcome:
         other = " — measured on another corpus than this sweep's" if self.other_corpus else ""
         if self.replaced is not None:
             return [
-                f"replaced {self.replaced.describe()}{other}; kept in {self.replaced.path} "
+                f"replaced {self.replaced.described}{other}; kept in {self.replaced.path} "
                 "(`vibey-gh slots show --history` lists the sweeps kept)"
             ]
         if self.kept is not None:
             return [
-                f"kept {self.kept.describe()}{other} as this device's evidence: a paused sweep "
+                f"kept {self.kept.described}{other} as this device's evidence: a paused sweep "
                 "never replaces a complete one; this sweep's steps are in its checkpoint, and "
                 "the same command continues it"
             ]
         return []
 
-    def answer(self) -> CalibrationAnswer:
-        """The outcome as a command answers it (`--json`), the sweeps it replaced described."""
-        return CalibrationAnswer(
-            self.fingerprint, self.ideal, self.reason, self.recorded, self.complete,
-            self.evidence, tuple(self.out_files), self.new_steps, self.resumed_steps,
-            self.stop_reason, self.skipped, self.version_mismatch, self.production_absent,
-            self.verdict_code,
-            self.replaced.listed() if self.replaced else None,
-            self.kept.listed() if self.kept else None,
-            self.other_corpus,
-        )  # fmt: skip
 
-
-class CalibrationAnswer(msgspec.Struct, frozen=True):
-    """A calibration's outcome in a command's `--json` (written by `as_json`)."""
-
-    fingerprint: str
-    ideal: int | None
-    reason: str
-    recorded: bool
-    complete: bool
-    evidence: Path | None
-    out_files: tuple[Path, ...]
-    new_steps: int
-    resumed_steps: int
-    stop_reason: str | None
-    skipped: bool
-    version_mismatch: str | None
-    production_absent: str | None
-    verdict_code: str | None
-    replaced: ListedSweep | None
-    kept: ListedSweep | None
-    other_corpus: bool
-
-
-class AnswerAfter(CalibrationAnswer, frozen=True):
+class AnswerAfter(CalibrationOutcome, frozen=True):
     """A sweep that ran, with what `slots allowed` answers after it (None for a what-if)."""
 
-    after: dict[str, Any] | None
+    after: dict[str, Any] | None = None
 
 
 class SkippedSweep(msgspec.Struct, frozen=True):

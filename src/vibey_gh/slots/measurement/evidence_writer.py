@@ -215,13 +215,13 @@ def write_evidence_files(
         recorded=recorded,
         complete=result.complete,
         evidence=recorded_path,
-        out_files=written,
+        out_files=tuple(written),
         stop_reason=stop_reason,
         verdict_code=decidability(judgement, bounds).code if steps else None,
-        replaced=replacing.past
+        replaced=replacing.past.listed()
         if replacing is not None and recorded and replacing.goes_to_history
         else None,
-        kept=replacing.past if replacing is not None and not recorded else None,
+        kept=replacing.past.listed() if replacing is not None and not recorded else None,
         other_corpus=replacing is not None
         and replacing.past.corpus_sha256 != req.corpus.corpus_sha256,
     )

@@ -33,7 +33,6 @@ from .calibrate import NOT_REQUESTED, CalibrationProgress, pending_request, run_
 from .calibration_method import measured_window
 from .calibration_setup import (
     AnswerAfter,
-    CalibrationAnswer,
     CalibrationOutcome,
     CalibrationRequest,
     Environment,
@@ -289,14 +288,14 @@ class SweepAnswer:
     request: CalibrationRequest | None = None
     after: dict[str, Any] | None = None
 
-    def output(self) -> SkippedSweep | CalibrationAnswer | AnswerAfter:
+    def output(self) -> SkippedSweep | CalibrationOutcome | AnswerAfter:
         """The command's answer (`--json`, written by `as_json`): its form says whether the
         calibration ran."""
         if self.request is None:
             return SkippedSweep(self.outcome.fingerprint, True, self.outcome.reason)
         if self.outcome.skipped:
-            return self.outcome.answer()
-        return AnswerAfter(**structs.asdict(self.outcome.answer()), after=self.after)
+            return self.outcome
+        return AnswerAfter(**structs.asdict(self.outcome), after=self.after)
 
     def not_recorded(self) -> str | None:
         """Why the sweep is not this device's evidence, when it should have been (stderr)."""
@@ -323,7 +322,7 @@ class SweepAnswer:
         lines.append(f"sweep {state}: ideal {outcome.ideal} — {outcome.reason}")
         lines += outcome.evidence_change_lines()
         lines += filter(None, [more_slots_line(outcome.ideal or 1, largest, outcome.stop_reason)])
-        for path in ([outcome.evidence] if outcome.evidence else []) + outcome.out_files:
+        for path in ([outcome.evidence] if outcome.evidence else []) + list(outcome.out_files):
             if path.suffix == ".json":
                 lines.append(f"evidence: {path}")
                 lines.append(f"summary:  {path.with_suffix('.md')}")

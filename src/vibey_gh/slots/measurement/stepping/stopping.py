@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ...judging.baseline import NO_GAIN_IN_REACH, turns_latency
@@ -79,34 +80,30 @@ REFERENCE_REPEATS = 8
 OPTIMISTIC_QUANTILE = 1.2816  # the normal's 90th percentile
 
 
+@dataclass(eq=False)
 class SteadyStateRule:
     """The steady-state rule a replay asks at every segment boundary: measure on?"""
 
-    def __init__(
-        self,
-        ctx: StepContext,
-        slots: int,
-        compare_with: tuple[Estimate, ...],
-        latency_base: Baseline | None = None,
-        pairing: Pairing | None = None,
-        pair_with: tuple[tuple[StepWork, ...], ...] = (),
-        next_gain: float | None = None,
-    ) -> None:
-        self.ctx, self.slots, self.compare_with = ctx, slots, compare_with
-        # the one-slot runs: the base of latency_factor
-        self.latency_base = latency_base
-        # what the step's work is paired with (None: counted turns, as evidence without a
-        # steady one-slot run is judged)
-        self.pairing = pairing
-        # for each bar, the steps' work the step is paired with (empty: two estimates)
-        self.pair_with = pair_with
-        # what the next step may gain over this one (`prediction.next_step_gain`): how
-        # precisely this one must be known to be its bar (None: half of min_gain either side)
-        self.next_gain = next_gain
-        self.why = ENDED_MINIMUM
-        self.reached_cap = False
-        self.planned = look_times(ctx.min_step_seconds, ctx.max_step_seconds)
-        self.look = 0  # the last planned look taken (1-based; 0: none yet)
+    ctx: StepContext
+    slots: int
+    compare_with: tuple[Estimate, ...]
+    # the one-slot runs: the base of latency_factor
+    latency_base: Baseline | None = None
+    # what the step's work is paired with (None: counted turns, as evidence without a
+    # steady one-slot run is judged)
+    pairing: Pairing | None = None
+    # for each bar, the steps' work the step is paired with (empty: two estimates)
+    pair_with: tuple[tuple[StepWork, ...], ...] = ()
+    # what the next step may gain over this one (`prediction.next_step_gain`): how
+    # precisely this one must be known to be its bar (None: half of min_gain either side)
+    next_gain: float | None = None
+    why: str = field(default=ENDED_MINIMUM, init=False)
+    reached_cap: bool = field(default=False, init=False)
+    planned: list[float] = field(init=False)
+    look: int = field(default=0, init=False)  # the last planned look taken (1-based; 0: none yet)
+
+    def __post_init__(self) -> None:
+        self.planned = look_times(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
 
     @property
     def looks(self) -> int:
