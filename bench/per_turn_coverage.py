@@ -18,6 +18,9 @@ run's own speed for that turn), which the per-turn noise must still count.
     python bench/per_turn_coverage.py
     python bench/per_turn_coverage.py --spread 0.1 --trials 100
     python bench/per_turn_coverage.py --base 8 --here 30 --hidden 0.4 --trials 1000
+
+`--outlier K` makes the longest turn K times as slow again at N (one turn in 16 far slower
+than the rest: the p95 over 16 turns is that turn's).
 """
 
 from __future__ import annotations
@@ -73,11 +76,13 @@ def main() -> int:
     parser.add_argument("--spread", type=float, default=0.0)
     parser.add_argument("--limit", type=float, default=1.5)
     parser.add_argument("--hidden", type=float, default=0.0)
+    parser.add_argument("--outlier", type=float, default=1.0)
     args = parser.parse_args()
-    truth = args.factor * math.exp(args.spread)
+    truth = args.factor * math.exp(args.spread) * args.outlier
     print(
         f"{args.turns} turns, {args.base} requests a turn at one slot and {args.here} at N, "
-        f"noise {args.noise:g}, hidden {args.hidden:g}, spread {args.spread:g}: true p95 over turns {truth:.3f}×, "
+        f"noise {args.noise:g}, hidden {args.hidden:g}, spread {args.spread:g}, outlier "
+        f"{args.outlier:g}: true p95 over turns {truth:.3f}×, "
         f"{args.trials} trials"
     )
     rows = {0.9: [0, 0, 0, 0], 0.925: [0, 0, 0, 0], 0.95: [0, 0, 0, 0]}
@@ -86,6 +91,8 @@ def main() -> int:
         rng = random.Random(trial)
         base = one_slot(args.base, rng, args.noise, args.hidden, args.turns)
         here = turns(args.here, rng, args.factor, args.noise, args.spread, args.turns)
+        slowest = f"t{args.turns - 1}"
+        here[slowest] = [args.outlier * v for v in here[slowest]]
         per_turn = per_turn_ratio(here, base)
         if per_turn is None:
             continue

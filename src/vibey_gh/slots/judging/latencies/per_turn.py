@@ -11,8 +11,11 @@ spreads them. So the true slowdowns are read as a common one and a spread betwee
 (a random-effects model on the log ratios): τ², the variance of the true log ratios, is what
 the ratios' spread holds beyond their noise (DerSimonian–Laird's moment estimate, v being each
 turn's noise variance), and the p95 is exp(μ + z₉₅·τ), μ the turns' common log ratio. Read so,
-a spread between turns is seen past the slowest turn measured, where the top one of 16 pulled
-ratios (the estimate before this one) sat below the truth in a third of trials.
+a spread between turns is seen past the slowest turn measured, where the top one of 16 ratios
+pulled toward μ (the estimate before this one: each deviation times √(τ² / (τ² + v)), Louis's
+constrained Bayes) sat below the truth in a third of trials. That pulled p95 is still taken
+where it is higher: a turn far slower than all the others is the p95 of 16 turns, and a
+normal spread fitted to all of them puts it lower.
 
 A turn's noise variance v is its repeats' on each side over their count: the variance of one
 log latency between a turn's repeats, pooled over turns. At one slot it is also read from the
@@ -138,7 +141,9 @@ def spread(
 
 def modelled_p95(turns: Sequence[TurnRatio], weights: Sequence[int]) -> float:
     """The p95 of the turns' true slowdowns (turn i counting weights[i] times): exp(μ + z₉₅·τ)
-    where each side's noise is known, else the raw ratios' nearest-rank p95."""
+    or, where higher, the nearest-rank p95 of the ratios pulled toward μ (a turn far slower
+    than the rest is the p95 of 16 turns, which a normal spread would put lower); where a
+    side's noise is unknown, the raw ratios' nearest-rank p95."""
     kept = [(t, w) for t, w in zip(turns, weights, strict=True) if w]
     ratios = [t.ratio for t, _ in kept]
     counts = [w for _, w in kept]
@@ -147,7 +152,14 @@ def modelled_p95(turns: Sequence[TurnRatio], weights: Sequence[int]) -> float:
         ordered = sorted(((r, i, 1) for i, r in enumerate(ratios)), reverse=True)
         return math.exp(weighted_p95(ordered, [1] * len(kept), counts))
     common, tau2 = spread(ratios, noises, counts)
-    return math.exp(common + Z95 * math.sqrt(tau2))
+    # each ratio pulled toward the common one by the share of its deviation that is noise
+    pulled = [
+        common + (x - common) * math.sqrt(tau2 / (tau2 + v))
+        for x, v in zip(ratios, noises, strict=True)
+    ]
+    ordered = sorted(((r, i, 1) for i, r in enumerate(pulled)), reverse=True)
+    top = weighted_p95(ordered, [1] * len(kept), counts)
+    return math.exp(max(common + Z95 * math.sqrt(tau2), top))
 
 
 def per_turn_ratio(
