@@ -28,7 +28,15 @@ raw ratios' p95, which errs high.
 
 The interval resamples turns (`by_turn.turn_draws`, the same fixed draws): a drawn turn brings
 both its sides, and the noise, μ and τ² are estimated again on every replicate, so how well
-the noise and the spread are known is carried into the interval.
+the noise and the spread are known is carried into the interval. The replicates are skewed,
+and the wrong way for their own percentiles: where every turn slows alike a replicate's chance
+spread can only raise its p95 (τ² is never below zero), and where one turn is far slower the
+replicates that leave it out fall far below. So the high end is read reflected about the point
+(the basic bootstrap: the point times how far the replicates fell below it), and the low end as
+the lower of the reflected one and the replicates' own (a low end above a limit refuses: the
+lower refuses less on chance). On made-up turns (`bench/per_turn_coverage.py`) the high end
+then misses a true spread from below in 2% of trials at 92.5%, not 29%, and one turn 1.3× as
+slow again in 8%, not 66%, while it is under 1.5× for every turn 1.41× as slow in 69%, not 65%.
 """
 
 from __future__ import annotations
@@ -162,6 +170,24 @@ def modelled_p95(turns: Sequence[TurnRatio], weights: Sequence[int]) -> float:
     return math.exp(max(common + Z95 * math.sqrt(tau2), top))
 
 
+def reflected(replicates: Sequence[float], point: float) -> list[float]:
+    """The replicates as the interval is read from them, sorted: above the middle reflected
+    about the point on a log scale (the basic bootstrap: the point times how far the
+    replicates fell below it), below it the lower of the reflected one and the replicate's
+    own — so that `Resampled.interval` reads at every confidence a high end from the
+    reflection and a low end from the lower of the two."""
+    logs = sorted(math.log(r) for r in replicates)
+    centre, last = math.log(point), len(logs) - 1
+    return [
+        math.exp(
+            min(logs[k], 2.0 * centre - logs[last - k])
+            if 2 * k < last
+            else 2.0 * centre - logs[last - k]
+        )
+        for k in range(len(logs))
+    ]
+
+
 def per_turn_ratio(
     here: Mapping[str, Sequence[float]],
     base: Mapping[str, Sequence[float]],
@@ -176,9 +202,8 @@ def per_turn_ratio(
     point = modelled_p95(turns, [1] * len(turns))
     replicates: tuple[float, ...] = ()
     if len(turns) >= min_turns:
-        replicates = tuple(
-            sorted(float(f"{modelled_p95(turns, w):.6g}") for w in turn_draws(len(turns)))
-        )
+        resampled = [modelled_p95(turns, w) for w in turn_draws(len(turns))]
+        replicates = tuple(float(f"{r:.6g}") for r in reflected(resampled, point))
     shared = [k for k in sorted(here) if here[k] and base.get(k)]
     count = max(len(turns), sum(len(here[k]) for k in shared))
     return Resampled(point, len(turns), count, replicates)
