@@ -13,11 +13,13 @@ evidence and its report after the last one is printed apart.
     python bench/estimates.py                                   # the demo's own step lengths
     python bench/estimates.py --min-step-seconds 2 --tokens-per-second 60   # a pass holds
     python bench/estimates.py --min-step-seconds 2 --tokens-per-second 60 --knee 1  # saturated
+    python bench/estimates.py --min-step-seconds 4 --max-step-seconds 20 --latency-factor 1.5
 
 The first is window-bound (each step measures its 20 s; one pass takes a few seconds), the
 others pass-bound (a pass over the corpus takes longer than the window), as the embedded demo
 on two CPU cores is: at knee 4 a pass at 2 slots takes half as long as at one, at knee 1 as
-long (a saturated runner).
+long (a saturated runner). With `--latency-factor` the one-slot runs before the steps are
+measured on until they are the reference the factor is judged against (`REFERENCE_REPEATS`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from bench_support import free_port
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, build_demo_corpus
+from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
@@ -81,6 +84,7 @@ def run(args: argparse.Namespace) -> Watched:
             simulated=SimulatedModel(
                 knee=args.knee, seed=args.seed, tokens_per_second=args.tokens_per_second
             ),
+            bounds=Bounds(latency_factor=args.latency_factor),
         )
         request = CalibrationRequest(
             config=config,
@@ -110,10 +114,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--max-slots", type=int, default=4)
+    parser.add_argument("--latency-factor", type=float, default=None)
     args = parser.parse_args()
     print(
         f"simulated runner (knee {args.knee}, {args.tokens_per_second:g} tokens/s), demo "
-        f"corpus, steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s",
+        f"corpus, steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s"
+        + (f", latency_factor {args.latency_factor:g}" if args.latency_factor else ""),
         flush=True,
     )
     watched = run(args)

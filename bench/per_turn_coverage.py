@@ -10,8 +10,17 @@ share of trials whose interval holds the truth, whose low end is above it (refus
 meets a limit at the truth: the safe side), whose high end is below it (the unsafe side), and
 whose high end is under `--limit` (what a bound at the limit would allow).
 
+The one-slot requests come from two runs, half each, as a calibration's one-slot runs before
+its steps do; `--hidden H` gives each turn in each of them an offset of its own, of standard
+deviation H × noise, drawn once per run: noise a turn's repeats within a run do not show (a
+run's own speed for that turn), which the per-turn noise must still count.
+
     python bench/per_turn_coverage.py
     python bench/per_turn_coverage.py --spread 0.1 --trials 100
+    python bench/per_turn_coverage.py --base 8 --here 30 --hidden 0.4 --trials 1000
+
+`--outlier K` makes the longest turn K times as slow again at N (one turn in 16 far slower
+than the rest: the p95 over 16 turns is that turn's).
 """
 
 from __future__ import annotations
@@ -39,6 +48,23 @@ def turns(
     }
 
 
+def one_slot(
+    repeats: int, rng: random.Random, noise: float, hidden: float, count: int
+) -> dict[str, list[float]]:
+    """`repeats` requests a turn from two runs (the earlier half from the first), each run
+    shifting each turn by an offset of its own."""
+    runs = [turns(n, rng, 1.0, noise, 0.0, count) for n in (repeats // 2, repeats - repeats // 2)]
+    return {
+        key: [
+            v * shift
+            for run in runs
+            for shift in [math.exp(rng.gauss(0.0, hidden * noise))]
+            for v in run[key]
+        ]
+        for key in runs[0]
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=200)
@@ -49,19 +75,24 @@ def main() -> int:
     parser.add_argument("--factor", type=float, default=math.sqrt(2.0))
     parser.add_argument("--spread", type=float, default=0.0)
     parser.add_argument("--limit", type=float, default=1.5)
+    parser.add_argument("--hidden", type=float, default=0.0)
+    parser.add_argument("--outlier", type=float, default=1.0)
     args = parser.parse_args()
-    truth = args.factor * math.exp(args.spread)
+    truth = args.factor * math.exp(args.spread) * args.outlier
     print(
         f"{args.turns} turns, {args.base} requests a turn at one slot and {args.here} at N, "
-        f"noise {args.noise:g}, spread {args.spread:g}: true p95 over turns {truth:.3f}×, "
+        f"noise {args.noise:g}, hidden {args.hidden:g}, spread {args.spread:g}, outlier "
+        f"{args.outlier:g}: true p95 over turns {truth:.3f}×, "
         f"{args.trials} trials"
     )
     rows = {0.9: [0, 0, 0, 0], 0.925: [0, 0, 0, 0], 0.95: [0, 0, 0, 0]}
     points = []
     for trial in range(args.trials):
         rng = random.Random(trial)
-        base = turns(args.base, rng, 1.0, args.noise, 0.0, args.turns)
+        base = one_slot(args.base, rng, args.noise, args.hidden, args.turns)
         here = turns(args.here, rng, args.factor, args.noise, args.spread, args.turns)
+        slowest = f"t{args.turns - 1}"
+        here[slowest] = [args.outlier * v for v in here[slowest]]
         per_turn = per_turn_ratio(here, base)
         if per_turn is None:
             continue

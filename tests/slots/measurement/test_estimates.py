@@ -13,6 +13,7 @@ from vibey_gh.slots.measurement.estimates import (
     estimate_step,
     measured_step,
     overrun_s,
+    reference_passes,
     steps_ahead,
     sweep_left,
 )
@@ -152,3 +153,45 @@ def test_a_window_held_past_its_minimum_may_end_at_it_next_time() -> None:
     assert estimate is not None
     assert estimate.likely == pytest.approx(61.4, rel=0.02)
     assert estimate.low == pytest.approx(21.4, rel=0.05)
+
+
+# a one-slot reference run with latency_factor set: 4 s steps, a pass over the corpus in 4 s,
+# measured on until it held every turn 4 times (a 16 s window, at the look at 16 s)
+REFERENCE = MeasuredStep(
+    slots=1, took_s=17.0, replay_s=16.6, covered_s=4.0, window=(0.3, 16.3), served=64
+)
+
+
+def test_one_slot_runs_before_the_steps_hold_the_reference_passes_and_a_closing_run_one() -> None:
+    """With latency_factor set the one-slot runs before the steps are measured until each
+    holds every turn four times: four passes at the least, where without it a window ends at
+    its first look. A closing run stops at its first look: one pass, not the reference's."""
+    held = estimate_step([REFERENCE], 1, 4.0, 20.0, passes=4)
+    first_look = estimate_step([REFERENCE], 1, 4.0, 20.0)
+    assert held is not None and first_look is not None
+    assert held.likely == pytest.approx(REFERENCE.took_s, rel=0.02)
+    assert held.low >= 0.9 * 4 * REFERENCE.covered_s
+    assert first_look.low < 0.5 * held.low
+    two = replace(REFERENCE, slots=2, served=100)
+    closing = estimate_step([REFERENCE, REFERENCE, two], 1, 4.0, 20.0, passes=1)
+    assert closing is not None
+    assert closing.likely < 0.5 * REFERENCE.took_s < REFERENCE.took_s <= closing.high
+    # no pass asked but latency_factor's: the latest one-slot run's window, as before
+    as_before = estimate_step([REFERENCE, REFERENCE, two], 1, 4.0, 20.0)
+    assert as_before is not None and as_before.likely == pytest.approx(held.likely)
+
+
+def test_the_sweep_counts_the_reference_runs_still_to_come() -> None:
+    ahead = steps_ahead(None, 3, 1)  # the second one-slot run, N = 2, 3 and the closing run
+    assert ahead.slots == (1, 2, 3, 1)
+    assert reference_passes(ahead, 4) == [4, None, None, 1]
+    assert reference_passes(steps_ahead(None, 3, 0), 4) == [4, 4, None, None, 1]
+    assert reference_passes(ahead, None) == [None] * 4
+    assert reference_passes(steps_ahead((1, 1, 4), 4, 0), 4) == [4, 4, None]
+    brief = replace(REFERENCE, window=(0.3, 4.3), replay_s=4.6, took_s=5.0, served=16)
+    with_reference = sweep_left([brief], ahead, 4.0, 20.0, passes=4)
+    without = sweep_left([brief], ahead, 4.0, 20.0)
+    assert with_reference is not None and without is not None
+    # at least three more passes of the second run, each a tenth faster at the low end
+    assert with_reference[0] - without[0] == pytest.approx(0.9 * 3 * brief.covered_s, rel=0.05)
+    assert with_reference[1] == pytest.approx(without[1]), "at most every step to its cap"

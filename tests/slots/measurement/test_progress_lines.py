@@ -56,6 +56,17 @@ def test_one_line_per_event_never_a_turn_count_over_the_corpus() -> None:
     assert len(lines) == 5
 
 
+def test_with_latency_factor_the_first_run_says_it_serves_the_reference() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.sweep_started(replace(PLAN, reference_passes=4))
+    progress.step_started(0, 1, 1, 16)
+    assert lines[1] == (
+        "step 0 (1 of at most 6): N=1; at least 60 s, until each of its 16 corpus turns was "
+        "served 4 times (the reference latency_factor is judged against)"
+    )
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0

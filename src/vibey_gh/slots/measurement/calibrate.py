@@ -13,6 +13,7 @@ writes nothing: that evidence could not be true (`trust.untrustworthy_floor`).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -53,6 +54,7 @@ from .resume import open_checkpoint, replay_completed
 from .stepping.orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .stepping.production_memory import check_fits_beside_production
 from .stepping.step import StepContext, StepProgress, measure_step
+from .stepping.stopping import REFERENCE_REPEATS
 
 MAX_REMEASURES = 2
 PORT_ADVICE = (
@@ -187,6 +189,11 @@ def run_calibration(
                 max_step_s=req.config.step_cap_seconds,
                 measured=measured_of(steps),
                 patience=bounds_now().patience,
+                reference_passes=(
+                    math.ceil(REFERENCE_REPEATS / 2)
+                    if bounds_now().latency_factor is not None
+                    else None
+                ),
             )
         )
 

@@ -16,6 +16,12 @@ N. A turn's cost (worker-seconds per served turn) at N is the latest step's scal
 α = 1 on a saturated runner (it takes as long). Two slot counts measured give α; before that
 it is unknown, so the estimate takes the middle (½) and its range both ends.
 
+With `latency_factor` set, the one-slot runs before the steps are the reference each step's
+turns are held against, and are measured on until they hold every turn `REFERENCE_REPEATS`
+times between them (half each: `stepping.stopping`): their window lasts that many passes at
+the least (within the cap), and a closing run, which stops at its first look, is not expected
+to last as long as they did (`passes`).
+
 The range is what the rule allows: at the low end the window ends at its first look (the
 minimum), and the pass and the overhead run a tenth faster than measured (a shared machine's
 noise); at the high end the window ends only at the cap (an interval the noise keeps
@@ -130,9 +136,16 @@ class StepEstimate(msgspec.Struct, frozen=True):
 
 
 def estimate_step(
-    measured: Sequence[MeasuredStep], slots: int, min_step_s: float, max_step_s: float
+    measured: Sequence[MeasuredStep],
+    slots: int,
+    min_step_s: float,
+    max_step_s: float,
+    passes: int | None = None,
 ) -> StepEstimate | None:
-    """The step at `slots`, from the steps measured (None before the first)."""
+    """The step at `slots`, from the steps measured (None before the first). passes: a
+    one-slot run measured until its window held every turn that many times (the reference of
+    `latency_factor`: `REFERENCE_REPEATS` / 2; a closing run with it set, once); None: its
+    window as the latest of its kind's."""
     if not measured:
         return None
     overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
@@ -143,12 +156,25 @@ def estimate_step(
     reference = same[-1] if same else measured[-1]
     known = cost_exponent(measured)
     alphas = (known, known, known) if known is not None else (0.0, UNKNOWN_ALPHA, 1.0)
-    window = _window_for(measured, slots, min_step_s, max_step_s)
-    likely_replay, likely_held = _replay_at(reference, slots, alphas[1], window)
-    # the window may end at its first look (the minimum), or only at the cap, past it by a
-    # segment: how long it is held depends on the noise the step meets
     faster = 1.0 - SAME_STEP_FASTER
-    low = min(_replay_at(reference, slots, a, min_step_s, pass_scale=faster)[0] for a in alphas)
+
+    def window_at(alpha: float, scale: float = 1.0) -> float:
+        """The shortest window `passes` passes allow (within the cap), at least the minimum."""
+        if passes is None:
+            return min_step_s
+        one_pass = reference.covered_s * math.pow(slots / reference.slots, alpha) * reference.slots
+        return min(max(min_step_s, scale * passes * one_pass / slots), max_step_s)
+
+    window = _window_for(measured, slots, min_step_s, max_step_s)
+    if passes is not None:
+        window = window_at(alphas[1])
+    likely_replay, likely_held = _replay_at(reference, slots, alphas[1], window)
+    # the window may end at its first look (the minimum, or what the passes it must hold
+    # take), or only at the cap, past it by a segment: how long it is held depends on the
+    # noise the step meets
+    low = min(
+        _replay_at(reference, slots, a, window_at(a, faster), pass_scale=faster)[0] for a in alphas
+    )
     past = overrun_s(measured, min_step_s, max_step_s)
     high = max(_replay_at(reference, slots, alpha, max_step_s, past)[0] for alpha in alphas)
     # the overhead grows over a sweep (judging and saving every step so far after each one)
@@ -262,17 +288,37 @@ def steps_ahead(
     )
 
 
+def reference_passes(ahead: StepsAhead, passes: int | None) -> list[int | None]:
+    """What each step ahead must hold of every turn (`estimate_step`'s `passes`): with
+    `passes` (`latency_factor` set) the one-slot runs before any larger step are the
+    reference, that many passes each, and a closing run stops at its first look; None for
+    the rest, and for every step without it."""
+    if passes is None:
+        return [None] * len(ahead.slots)
+    order = ahead.slots[:-1] if ahead.closing else ahead.slots
+    leading = 0
+    while leading < len(order) and order[leading] <= 1:
+        leading += 1
+    held: list[int | None] = [passes] * leading + [None] * (len(order) - leading)
+    return held + [1] if ahead.closing else held
+
+
 def sweep_left(
     measured: Sequence[MeasuredStep],
     ahead: StepsAhead,
     min_step_s: float,
     max_step_s: float,
+    passes: int | None = None,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
-    most every step it may take (each at its high one). None before the first step."""
+    most every step it may take (each at its high one). None before the first step.
+    passes: what a one-slot reference run holds of every turn (`reference_passes`)."""
     if not ahead.slots:
         return 0.0, 0.0
-    estimates = [estimate_step(measured, n, min_step_s, max_step_s) for n in ahead.slots]
+    estimates = [
+        estimate_step(measured, n, min_step_s, max_step_s, held)
+        for n, held in zip(ahead.slots, reference_passes(ahead, passes), strict=True)
+    ]
     known = [e for e in estimates if e is not None]
     if len(known) < len(estimates):
         return None
@@ -290,6 +336,7 @@ __all__ = [
     "StepsAhead",
     "measured_step",
     "overrun_s",
+    "reference_passes",
     "steps_ahead",
     "sweep_left",
 ]

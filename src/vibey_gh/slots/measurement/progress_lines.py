@@ -65,7 +65,9 @@ class SweepPlan(msgspec.Struct, frozen=True):
     explicit: the `--slots` list (None: 1, 1, 2, 3, … up to `max_slots`). done: steps already
     measured (resumed ones included). min_step_s / max_step_s: how long one step is measured,
     at least and at most. measured: the resumed steps' figures, for the estimates. patience:
-    steps without a gain that stop it."""
+    steps without a gain that stop it. reference_passes: with `latency_factor` set, how many
+    times each one-slot run before the steps serves every turn (the reference its slowdowns
+    are judged against); None without it."""
 
     explicit: tuple[int, ...] | None
     max_slots: int
@@ -74,6 +76,7 @@ class SweepPlan(msgspec.Struct, frozen=True):
     max_step_s: float
     measured: tuple[MeasuredStep, ...] = ()
     patience: int = 2
+    reference_passes: int | None = None
 
     @property
     def most_steps(self) -> int:
@@ -157,7 +160,20 @@ class LineProgress:
         """How long a step at `slots` is expected to take (None before the first step)."""
         if self._plan is None:
             return None
-        return estimate_step(self._measured, slots, self._plan.min_step_s, self._plan.max_step_s)
+        plan = self._plan
+        return estimate_step(
+            self._measured, slots, plan.min_step_s, plan.max_step_s, self._passes(slots)
+        )
+
+    def _passes(self, slots: int) -> int | None:
+        """What the step at `slots` must hold of every turn (`estimate_step`'s `passes`): a
+        one-slot run before any larger step is the reference, one after it stops at its first
+        look."""
+        if self._plan is None or self._plan.reference_passes is None or slots > 1:
+            return None
+        if any(m.slots > 1 for m in self._measured):
+            return 1
+        return self._plan.reference_passes
 
     def step_estimate_text(self) -> str:
         """How long the running step is expected to take, or what will end it."""
@@ -166,9 +182,15 @@ class LineProgress:
         estimate = self.step_estimate(self._slots)
         if estimate is None:
             turns = counted(self._corpus_turns, "corpus turn")
+            passes = self._passes(self._slots)
+            times = (
+                f"{passes} times (the reference latency_factor is judged against)"
+                if passes is not None and passes > 1
+                else "once"
+            )
             return (
                 f"at least {duration_text(self._plan.min_step_s)}, until each of its {turns} "
-                "was served once"
+                f"was served {times}"
             )
         notes = []
         if estimate.high - estimate.low > 0.1 * estimate.likely:
@@ -191,7 +213,9 @@ class LineProgress:
             self._streak,
             running=self._running_slots,
         )
-        return sweep_left(self._measured, ahead, plan.min_step_s, plan.max_step_s)
+        return sweep_left(
+            self._measured, ahead, plan.min_step_s, plan.max_step_s, plan.reference_passes
+        )
 
     def time_left_text(self) -> str:
         left = self.time_left()

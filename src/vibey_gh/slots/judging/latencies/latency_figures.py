@@ -122,7 +122,9 @@ class LatencyFigures(msgspec.Struct, frozen=True):
     were kept: the "itl" such figures stored was TPOT, and is read as TPOT). *_by_turn: the
     p95s, and the paired factor, resampled by turn (None in figures made before);
     factor_per_turn: the p95 of each turn's own ratio to one slot (`per_turn`), which new
-    figures hold instead of factor_by_turn (a ratio of two p95s, kept for stored figures).
+    figures hold instead of factor_by_turn (a ratio of two p95s, kept for stored figures);
+    its replicates are kept as its interval reads them (`per_turn.reflected`; figures stored
+    before hold the replicates' own p95s, and are read so).
     whole_runs: the corpus holds whole runs; run / run_p50_s: then the completed runs'
     latencies (None for a corpus of segments). measured_to_cap: the step measured until
     `max_step_seconds`, so a p95 still inconclusive there stays so.
