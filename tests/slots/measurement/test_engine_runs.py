@@ -18,6 +18,7 @@ from vibey_gh.errors import BadInput
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.work import GAINS_KEY, THINK_LAW
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.state import StateLayout
@@ -76,10 +77,13 @@ def test_whole_runs_wait_their_tool_time_and_are_decided_on_runs_per_hour(
     verdicts = evidence.document.verdicts
     assert {v["decided_by"] for v in verdicts} == {"runs/h"}
     one = verdicts[0]["metrics"]
-    # paired: the noise is resampled by run, so the "batches" are the corpus's runs served
-    runs = {t.segment_id for t in evidence.steps[0].turns}
+    # with think time the gains are read by the closed-system law, each turn's response time
+    # against its one-slot time, so the noise is resampled by turn: the "batches" are the
+    # corpus's turns served
+    assert all((step.measurement or {}).get(GAINS_KEY) == THINK_LAW for step in evidence.steps)
+    turns = {t.turn_id for t in evidence.steps[0].turns}
     # a one-slot run stops at its first look once enough distinct runs were served
-    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(runs)
+    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(turns)
     assert one["capacity_gain"] is not None
     # a run: two turns and the tool time between them
     assert one["run_p50_s"] > THINK_S
