@@ -125,10 +125,13 @@ def run_sweep(
         slots = next(generator)
         while True:
             rule = rule_for(ctx, slots, steps, bounds)
-            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule, corpus.shape)
+            law = law_mark(segments)
+            step = simulate_step(
+                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law)
+            )
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
-            measured.update(law_mark(segments))
+            measured.update(law)
             step = replace(step, measurement=measured)
             runner_s += step.ended_at - step.started_at
             steps.append(step)

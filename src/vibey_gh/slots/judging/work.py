@@ -247,22 +247,19 @@ def law_step_work(
     busy: float,
 ) -> tuple[StepWork, frozenset[str]]:
     """The step's served turns as the closed-system law reads them (`statistics.think_law`),
-    and the turn ids the cost model priced. The turns sent inside the window, up to the
-    earliest of the workers' last answers so far: every turn a worker sent before then has
-    its answer, so no turn in flight is left out for being long (at a look) — selected by when
-    they were sent, not by how long they took."""
-    start, end = window
-    last: dict[int, float] = {}
-    for turn in turns:
-        last[turn.worker] = max(last.get(turn.worker, turn.result.ended), turn.result.ended)
-    cut = min(end, min(last.values(), default=end))
+    and the turn ids the cost model priced: every turn sent from the window's start on,
+    whatever its end — the law needs no window, only turns, and a worker that stopped while
+    waiting out a think time ends the window long before the others' last answers. Once the
+    step has ended every turn sent has its answer; at a look the turns still in flight (at
+    most one a worker, and the longer ones more likely) are not yet there."""
+    start = window[0]
     served: list[TurnTimes] = []
     modelled: set[str] = set()
     for turn in turns:
         result = turn.result
         if not result.served or result.ended <= result.started:
             continue
-        if not start <= result.started < cut:
+        if result.started < start:
             continue
         reference, by_model = costs.cost_of(turn)
         if by_model:

@@ -307,6 +307,8 @@ def _replay_with_sampler(
             accept=lambda: not memory_crossed,
             keep_going=stopping,
             think=lambda turn: ctx.think.seconds_before(turn.think_s),
+            # judged by the closed-system law turn by turn: no whole pass or run is needed
+            by_turn=ctx.think.waits,
         )
     finally:
         results.close()
