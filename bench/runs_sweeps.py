@@ -100,7 +100,7 @@ def main() -> None:
         runner="simulated",
         min_step_seconds=args.min_step_seconds,
         max_step_seconds=args.max_step_seconds,
-        think_cap=args.think_cap,
+        think=ThinkAsked(cap_s=args.think_cap),
     )
     request = CalibrationRequest(
         config=config, corpus=corpus, window=args.window, max_tokens=args.max_tokens

@@ -42,6 +42,7 @@ from bench_support import SilentProgress, free_port, runner_seconds
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
+from vibey_gh.interfaces.think import ThinkAsked
 from vibey_gh.runners.simulated.model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
@@ -167,7 +168,7 @@ def calibrate_once(
                 seed=seed,
                 tokens_per_second=args.tokens_per_second,
             ),
-            think_time="none" if think is None else think,
+            think=ThinkAsked.parse("none" if think is None else think, 60.0),
         )
         request = CalibrationRequest(
             config=config,

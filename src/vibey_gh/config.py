@@ -29,6 +29,7 @@ from .interfaces.schema import error_path, fields_of, value_problem
 from .interfaces.think import (
     DEFAULT_THINK_CAP_S,
     MAX_THINK_S,
+    ThinkAsked,
     check_think_cap,
     parse_think_time,
 )
@@ -72,10 +73,9 @@ class LocalModels(msgspec.Struct, frozen=True):
     min_step_seconds: float = MIN_STEP_SECONDS
     max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
     simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
-    # the wait before each replayed turn: "recorded", "none" or seconds; None: recorded where
-    # the corpus holds think times, else none (interfaces.think)
-    think_time: str | float | None = None
-    think_cap: float = DEFAULT_THINK_CAP_S
+    # the wait before each replayed turn (`think_time`: "recorded", "none" or seconds; unset:
+    # recorded where the corpus holds think times, else none) and `think_cap` (interfaces.think)
+    think: ThinkAsked = field(default_factory=lambda: ThinkAsked(cap_s=DEFAULT_THINK_CAP_S))
     # `require_soak = "2h"`: the gate answers N above one only where a soak at least this
     # long held at N (None: off)
     require_soak: float | None = None
@@ -171,8 +171,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         simulated=simulated,
         min_step_seconds=shortest,
         max_step_seconds=longest,
-        think_time=_think_time(reader),
-        think_cap=_think_cap(reader),
+        think=_think(reader),
         require_soak=_require_soak(reader),
     )
     reader.reject_unknown(extra={"bounds", SIMULATED_TABLE})
@@ -194,30 +193,25 @@ def _step_seconds(reader: TableReader) -> tuple[float, float | None]:
     return shortest, longest
 
 
-def _think_time(reader: TableReader) -> str | float | None:
-    value = reader.table.get("think_time")
-    reader.seen.add("think_time")
-    if value is None:
-        return None
+def _think(reader: TableReader) -> ThinkAsked:
+    """think_time and think_cap, parsed once into the value the command line's lays over."""
+    think_time = reader.table.get("think_time")
+    think_cap = reader.table.get("think_cap", DEFAULT_THINK_CAP_S)
+    reader.seen.update(("think_time", "think_cap"))
     problem = f'must be "recorded", "none" or a number of seconds from 0 to {MAX_THINK_S:g}'
-    if isinstance(value, str) and value not in ("recorded", "none"):
+    if isinstance(think_time, str) and think_time not in ("recorded", "none"):
         # the command line's --think-time is text; in the file a number is written as one
-        raise reader.fail("think_time", f"{problem} (a number, not the string {value!r})")
+        raise reader.fail("think_time", f"{problem} (a number, not the string {think_time!r})")
     try:
-        mode, seconds = parse_think_time(value, "think_time")
+        mode, fixed = (None, 0.0) if think_time is None else parse_think_time(think_time)
     except BadInput:
-        raise reader.fail("think_time", f"{problem}, not {value!r}") from None
-    return seconds if mode == "fixed" else mode
-
-
-def _think_cap(reader: TableReader) -> float:
-    value = reader.table.get("think_cap", DEFAULT_THINK_CAP_S)
-    reader.seen.add("think_cap")
+        raise reader.fail("think_time", f"{problem}, not {think_time!r}") from None
     try:
-        return check_think_cap(value, "think_cap")
+        cap = check_think_cap(think_cap)
     except BadInput:
-        problem = f"must be a number of seconds above 0 and at most {MAX_THINK_S:g}, not {value!r}"
-        raise reader.fail("think_cap", problem) from None
+        cap_problem = f"must be a number of seconds above 0 and at most {MAX_THINK_S:g}"
+        raise reader.fail("think_cap", f"{cap_problem}, not {think_cap!r}") from None
+    return ThinkAsked(mode, fixed, cap)
 
 
 def _require_soak(reader: TableReader) -> float | None:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels, choose_config_file, find_config, load_config, parse_config
 from vibey_gh.errors import ConfigError
+from vibey_gh.interfaces.think import ThinkAsked, ThinkMode
 from vibey_gh.slots.judging.bounds import Bounds
 
 
@@ -245,8 +246,12 @@ def test_step_lengths_and_the_simulated_runner_are_read() -> None:
 
 
 def test_think_time_and_its_cap_are_read() -> None:
-    assert (parse_config({}, None).think_time, parse_config({}, None).think_cap) == (None, 60.0)
-    for value, expected in (("recorded", "recorded"), ("none", "none"), (12, 12.0), (0.5, 0.5)):
+    assert parse_config({}, None).think == ThinkAsked(None, 0.0, 60.0)
+    for value, mode, fixed in (
+        ("recorded", ThinkMode.RECORDED, 0.0),
+        ("none", ThinkMode.NONE, 0.0),
+        (12, ThinkMode.FIXED, 12.0),
+        (0.5, ThinkMode.FIXED, 0.5),
+    ):
         raw = {"local_models": {"think_time": value, "think_cap": 120}}
-        config = parse_config(raw, None)
-        assert (config.think_time, config.think_cap) == (expected, 120.0)
+        assert parse_config(raw, None).think == ThinkAsked(mode, fixed, 120.0)

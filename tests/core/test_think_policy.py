@@ -49,10 +49,13 @@ def test_recorded_on_a_corpus_without_timings_names_the_alternatives() -> None:
 def test_what_the_command_line_asks_lies_over_the_config_where_it_says_something() -> None:
     asked = ThinkAsked.parse(" 12 ".strip(), "30")
     assert asked == ThinkAsked(ThinkMode.FIXED, 12.0, 30.0)
-    assert asked.over("recorded", 90.0) == asked
     cap_only = ThinkAsked.parse(None, "30")
-    assert cap_only.over("recorded", 90.0) == ThinkAsked(ThinkMode.RECORDED, 0.0, 30.0)
-    assert ThinkAsked().over(None, 90.0).for_corpus([None]) == ThinkPolicy("none", 0.0, 90.0)
+    config = ThinkAsked(ThinkMode.RECORDED, 0.0, 90.0)
+    assert cap_only.over(config) == ThinkAsked(ThinkMode.RECORDED, 0.0, 30.0)
+    assert asked.over(config) == asked, "what the command line says wins"
+    assert ThinkAsked(cap_s=20.0).over(ThinkAsked(cap_s=90.0)).for_corpus([None]) == ThinkPolicy(
+        "none", 0.0, 20.0
+    )
     with pytest.raises(BadInput, match="--think-cap must be a number"):
         ThinkAsked.parse(None, "soon")
 

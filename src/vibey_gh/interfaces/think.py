@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypedDict, TypeGuard
 
@@ -32,6 +31,7 @@ from ..errors import BadInput
 
 DEFAULT_THINK_CAP_S = 60.0
 MAX_THINK_S = 86_400.0
+FLAGS = ("--think-time", "--think-cap")
 
 
 class ThinkMode(StrEnum):
@@ -84,8 +84,8 @@ class ThinkPolicy(msgspec.Struct, frozen=True):
             return f"{self.fixed_s:g} s before every turn"
         return "none: turns back to back"
 
-    # By hand, with `from_json`: the form evidence records the policy in, until the policy
-    # is one typed value from flag to replay (its own change).
+    # By hand, with `from_json`: evidence and methods spell the mode and its seconds as the
+    # option does (one field, "recorded", "none" or "12"), which no declared field can hold.
     def to_json(self) -> ThinkJson:
         return {"think_time": self.label, "think_cap_s": self.cap_s}
 
@@ -129,36 +129,39 @@ def check_think_cap(value: object, name: str = "--think-cap") -> float:
     return float(value)
 
 
-@dataclass(frozen=True)
-class ThinkAsked:
-    """The wait asked for before the corpus is known, parsed once where it is given.
+class ThinkAsked(msgspec.Struct, frozen=True):
+    """The wait asked for before the corpus is known, parsed once where it is given — the
+    command line's flags or the config's `think_time` and `think_cap`.
 
     mode None: by the corpus (recorded where it holds think times, else none); cap_s None:
-    the config's. A value built from the command line lays itself `over` the config's."""
+    not given here. A value from the command line lays itself `over` the config's."""
 
     mode: ThinkMode | None = None
     fixed_s: float = 0.0
     cap_s: float | None = None
 
     @classmethod
-    def parse(cls, think_time: str | float | None, think_cap: object = None) -> ThinkAsked:
-        """From --think-time and --think-cap as given (None: not given), or the config's."""
-        mode, fixed = (None, 0.0) if think_time is None else parse_think_time(think_time)
+    def parse(
+        cls, think_time: object = None, think_cap: object = None, names: tuple[str, str] = FLAGS
+    ) -> ThinkAsked:
+        """From a think time and a cap as given (None: not given): the flags' text or the
+        config's values, checked under `names`."""
+        mode, fixed = (None, 0.0) if think_time is None else parse_think_time(think_time, names[0])
         if isinstance(think_cap, str):  # as the command line gives it
             with contextlib.suppress(ValueError):
                 think_cap = float(think_cap)
-        cap = None if think_cap is None else check_think_cap(think_cap)
+        cap = None if think_cap is None else check_think_cap(think_cap, names[1])
         return cls(mode, fixed, cap)
 
-    def over(self, think_time: str | float | None, think_cap: float) -> ThinkAsked:
-        """This value where it says something, the config's `think_time` and `think_cap`
-        where it does not."""
-        if self.mode is not None:
-            return ThinkAsked(self.mode, self.fixed_s, self.cap_s or think_cap)
-        return ThinkAsked.parse(think_time).with_cap(self.cap_s or think_cap)
+    def over(self, config: ThinkAsked) -> ThinkAsked:
+        """This value where it says something, the config's where it does not."""
+        mode, fixed = (
+            (self.mode, self.fixed_s) if self.mode is not None else (config.mode, config.fixed_s)
+        )
+        return ThinkAsked(mode, fixed, config.cap_s if self.cap_s is None else self.cap_s)
 
     def with_cap(self, cap_s: float) -> ThinkAsked:
-        return ThinkAsked(self.mode, self.fixed_s, cap_s)
+        return msgspec.structs.replace(self, cap_s=cap_s)
 
     def for_corpus(self, recorded: Iterable[float | None]) -> ThinkPolicy:
         """The policy for a corpus whose turns have the think times `recorded`: unset means

@@ -15,6 +15,7 @@ from tests.support.simulated import simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
+from vibey_gh.interfaces.think import ThinkAsked
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
@@ -100,8 +101,14 @@ def test_a_checkpoint_of_another_think_policy_is_never_resumed(
     assert (first.new_steps, first.complete) == (1, False)
     # another think policy is named, and nothing measured is discarded without --restart
     with pytest.raises(BadInput, match="think_time recorded → none"):
-        calibrate(corpus, replace(config, think_time="none"), layout, max_runs=1)
+        calibrate(corpus, replace(config, think=ThinkAsked.parse("none", 60.0)), layout, max_runs=1)
     same = calibrate(corpus, config, layout, max_runs=1)
     assert same.resumed_steps == 1
-    other = calibrate(corpus, replace(config, think_time="none"), layout, max_runs=1, restart=True)
+    other = calibrate(
+        corpus,
+        replace(config, think=ThinkAsked.parse("none", 60.0)),
+        layout,
+        max_runs=1,
+        restart=True,
+    )
     assert other.resumed_steps == 0

@@ -10,6 +10,7 @@ from msgspec.structs import replace
 from tests.support.progress import Recorder
 from tests.support.simulated import MAX_TOKENS, simulated_config
 from vibey_gh.composition import build_environment
+from vibey_gh.interfaces.think import ThinkAsked
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.measurement.calibrate import run_calibration
@@ -38,7 +39,9 @@ def test_each_turn_waits_the_trace_think_time_and_answers_within_its_out(
     recorded = {turn.id: turn.think_s for turn in corpus.turns()}
     assert sorted(set(recorded.values())) == [0.0, 0.25, 0.5]
     # a run waits 1.25 s of think time: a step's cap must leave it the time to complete
-    config = replace(simulated_config(max_step_seconds=2.0), think_time="recorded")
+    config = replace(
+        simulated_config(max_step_seconds=2.0), think=ThinkAsked.parse("recorded", 60.0)
+    )
     req = CalibrationRequest(
         config=config,
         corpus=corpus,

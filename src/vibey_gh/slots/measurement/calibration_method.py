@@ -65,7 +65,7 @@ def check_corpus_fits(corpus: Corpus, window: int, max_tokens: int) -> None:
 
 def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
     """The wait before each turn: the command line's over the config's, for this corpus."""
-    asked = req.think.over(req.config.think_time, req.config.think_cap)
+    asked = req.think.over(req.config.think)
     return asked.for_corpus(turn.think_s for turn in req.corpus.turns())
 
 
