@@ -96,6 +96,17 @@ def rule_for(
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 
+def law_mark(segments: list[list[CorpusTurn]]) -> dict[str, object]:
+    """What the product writes into a step's measurement when its think policy waits (its
+    gains read by the closed-system law); nothing under the rules before it."""
+    try:
+        from vibey_gh.slots.judging.work import GAINS_KEY, THINK_LAW  # type: ignore[attr-defined]
+    except ImportError:
+        return {}
+    waits = any(t.think > 0 for s in segments for t in s)
+    return {GAINS_KEY: THINK_LAW} if waits else {}
+
+
 def run_sweep(
     seed: int,
     model: Model,
@@ -114,9 +125,13 @@ def run_sweep(
         slots = next(generator)
         while True:
             rule = rule_for(ctx, slots, steps, bounds)
-            step = simulate_step(len(steps), slots, segments, model, rng, clock, rule, corpus.shape)
+            law = law_mark(segments)
+            step = simulate_step(
+                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law)
+            )
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
+            measured.update(law)
             step = replace(step, measurement=measured)
             runner_s += step.ended_at - step.started_at
             steps.append(step)

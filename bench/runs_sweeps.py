@@ -36,7 +36,7 @@ from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.think import ThinkAsked, ThinkPolicy
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
-from vibey_gh.slots.measurement.calibration_method import check_runs_fit_a_step
+from vibey_gh.slots.measurement.calibration_method import check_turns_fit_a_step
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 
 TRACES = Path("/work/shared/data/agent-traces")
@@ -106,7 +106,7 @@ def main() -> None:
         config=config, corpus=corpus, window=args.window, max_tokens=args.max_tokens
     )
     try:
-        check_runs_fit_a_step(request, policy)
+        check_turns_fit_a_step(request, policy)
     except BadInput as refused:
         print(f"refused before the first step: {refused}")
         return

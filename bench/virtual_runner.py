@@ -131,11 +131,15 @@ def simulate_step(
     clock: VirtualClock,
     keep_going: Callable[[list[TurnRecord]], bool],
     shape: str = "segments",
+    by_turn: bool = False,
 ) -> StepRecord:
     """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
     on while `keep_going`), each waiting a turn's think time before sending it, served by
     processor sharing at min(n, knee)^scaling; once the sweep winds down and every corpus turn
-    has an answer, the workers stop after their turn in flight (as `stepping.replay`)."""
+    has an answer, the workers stop after their turn in flight (as `stepping.replay`).
+    `by_turn` (a step judged by the closed-system law): `keep_going` is asked before every
+    turn, and once it says enough the workers stop before their next turn, those waiting out
+    a think time at once, without a whole pass."""
     speed = (1.0 + model.drift) ** index
     began = clock.t
     workers = [Worker() for _ in range(slots)]
@@ -148,11 +152,16 @@ def simulate_step(
     def start_next(worker_id: int) -> None:
         nonlocal taken, finishing
         worker = workers[worker_id]
-        if finishing and wanted <= answered:
+        if finishing and (by_turn or wanted <= answered):
+            worker.done, worker.turn = True, None
+            return
+        if by_turn and worker.queue and not keep_going(records):
+            finishing = True
             worker.done, worker.turn = True, None
             return
         if not worker.queue:
-            if taken >= len(segments) and (finishing or not keep_going(records)):
+            whole = taken >= len(segments) or by_turn
+            if whole and (finishing or not keep_going(records)):
                 finishing = True
                 worker.done, worker.turn = True, None
                 return
@@ -164,8 +173,13 @@ def simulate_step(
 
     for worker_id in range(slots):
         start_next(worker_id)
+        worker = workers[worker_id]
+        if by_turn and worker.turn is not None:
+            # as `stepping.replay`: worker i waits i/N of its run's mean think time more
+            run = [worker.turn, *worker.queue]
+            worker.started += sum(t.think for t in run) / len(run) * worker_id / slots
     while True:
-        if finishing and wanted <= answered:
+        if finishing and (by_turn or wanted <= answered):
             for worker in workers:  # a worker still waiting out a think time stops at once
                 if worker.turn is not None and worker.started > clock.t:
                     worker.turn = None

@@ -12,8 +12,9 @@ resumed) and is written into the evidence.
 Why the cap defaults to 60 s: recorded coding-agent sessions hold a median tool time of about
 15 s, with a long tail (builds, a person answering) up to most of an hour. Cutting the tail
 shortens only the idle time of a slot — a shorter idle time favours fewer slots, so the cut
-errs on the side of one — and it keeps a run of a few turns inside one step's cap
-(`max_step_seconds`, 300 s by default) so that runs complete in every step.
+errs on the side of one. A sweep whose policy waits is judged turn by turn by the closed-system
+law (`slots.judging.statistics.think_law`), so its runs need not complete inside a step; a
+single wait must fit in one (`max_step_seconds`, 300 s by default).
 """
 
 from __future__ import annotations

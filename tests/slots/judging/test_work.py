@@ -10,7 +10,9 @@ import pytest
 from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
-from tests.support.slot_builders import answer
+from tests.support.slot_builders import answer, runs_loop
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.gains import interval_method, pairing_sentence
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.paired import (
     Between,
@@ -22,7 +24,14 @@ from vibey_gh.slots.judging.statistics.paired import (
     capacity_ratio,
 )
 from vibey_gh.slots.judging.statistics.stats import t_quantile
-from vibey_gh.slots.judging.work import pairing_of, reference_costs, step_work
+from vibey_gh.slots.judging.work import (
+    GAINS_KEY,
+    THINK_LAW,
+    by_think_law,
+    pairing_of,
+    reference_costs,
+    step_work,
+)
 
 # one-slot costs of ten turns, cheap and dear alternately (the demo's spread: 1 s to 9 s)
 COSTS = [1.0, 9.0, 1.5, 8.0, 2.0, 7.0, 1.0, 9.0, 1.5, 8.0]
@@ -133,3 +142,46 @@ def test_one_slot_runs_that_differ_no_more_than_their_own_noise_add_nothing() ->
     assert between_runs([_noisy_run(1.0), _noisy_run(1.02)], 2).variance == 0.0
     far = between_runs([_noisy_run(1.0), _noisy_run(2.0)], 2)
     assert far.variance > 0.1 and far.freedom == 1, "twice as fast is not the runs' own noise"
+
+
+def _law_sweep(marked: bool) -> list[StepRecord]:
+    """One slot twice, then four slots whose turns each take twice their one-slot time, every
+    turn waiting 3 s before it is sent; `marked`: recorded to be judged by the law."""
+    steps = [
+        runs_loop(1, 14, turn_s=1.0, think_s=3.0, index=0),
+        runs_loop(1, 14, turn_s=1.0, think_s=3.0, index=1),
+        runs_loop(4, 14, turn_s=2.0, think_s=3.0, index=2),
+    ]
+    mark = {GAINS_KEY: THINK_LAW} if marked else {}
+    return [replace(s, measurement={**(s.measurement or {}), **mark}) for s in steps]
+
+
+def test_a_sweep_whose_think_policy_waits_is_judged_by_the_closed_system_law() -> None:
+    steps = _law_sweep(marked=True)
+    assert by_think_law(steps[0])
+    pairing = pairing_of(steps)
+    assert pairing is not None and pairing.law_busy == pytest.approx(0.25)
+    four = sweep_figures(steps).steps[2].metrics
+    # 4 × (R_1 + Z) / (R_4 + Z) = 4 × 4 / 5
+    assert four.capacity_gain == pytest.approx(3.2)
+    # capacity is one slot's busy share times the gain: the closed-system model reads it
+    assert four.capacity == pytest.approx(0.25 * 3.2)
+    # and the sweep says which method judged it
+    figures = sweep_figures(steps)
+    assert figures.baseline.law_busy == pytest.approx(0.25)
+    assert "closed-system law" in interval_method(figures)
+    assert "closed-system law" in pairing_sentence(figures)
+
+
+def test_evidence_without_the_mark_is_judged_by_credited_work_as_before() -> None:
+    marked, unmarked = _law_sweep(marked=True), _law_sweep(marked=False)
+    pairing = pairing_of(unmarked)
+    assert pairing is not None and pairing.law_busy is None
+    figures = sweep_figures(unmarked)
+    assert figures.baseline.law_busy is None
+    assert interval_method(figures) == "paired with one slot, resampled by blocks of time"
+    before = figures.steps[2].metrics
+    assert before.capacity_gain is not None
+    assert before.capacity_gain != pytest.approx(
+        sweep_figures(marked).steps[2].metrics.capacity_gain
+    )

@@ -15,11 +15,13 @@ from tests.support.simulated import simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
-from vibey_gh.interfaces.think import ThinkAsked
+from vibey_gh.interfaces.think import ThinkAsked, ThinkMode, ThinkPolicy
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
 from vibey_gh.slots.corpus.pool import build_pool
 from vibey_gh.slots.evidence.store import load_evidence
+from vibey_gh.slots.judging.work import GAINS_KEY, THINK_LAW
 from vibey_gh.slots.measurement.calibrate import run_calibration
+from vibey_gh.slots.measurement.calibration_method import check_turns_fit_a_step
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.state import StateLayout
 
@@ -77,10 +79,13 @@ def test_whole_runs_wait_their_tool_time_and_are_decided_on_runs_per_hour(
     verdicts = evidence.document.verdicts
     assert {v["decided_by"] for v in verdicts} == {"runs/h"}
     one = verdicts[0]["metrics"]
-    # paired: the noise is resampled by run, so the "batches" are the corpus's runs served
-    runs = {t.segment_id for t in evidence.steps[0].turns}
+    # with think time the gains are read by the closed-system law, each turn's response time
+    # against its one-slot time, so the noise is resampled by turn: the "batches" are the
+    # corpus's turns served
+    assert all((step.measurement or {}).get(GAINS_KEY) == THINK_LAW for step in evidence.steps)
+    turns = {t.turn_id for t in evidence.steps[0].turns}
     # a one-slot run stops at its first look once enough distinct runs were served
-    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(runs)
+    assert one["window_runs"] >= 5 and 5 <= one["run_batches"] <= len(turns)
     assert one["capacity_gain"] is not None
     # a run: two turns and the tool time between them
     assert one["run_p50_s"] > THINK_S
@@ -108,3 +113,13 @@ def test_a_checkpoint_of_another_think_policy_is_never_resumed(
         restart=True,
     )
     assert other.resumed_steps == 0
+
+
+def test_a_run_may_outlast_a_step_but_a_single_wait_may_not(tmp_path: Path) -> None:
+    corpus = timed_runs(tmp_path)
+    config = simulated_config(min_step_seconds=0.5, max_step_seconds=1.0)
+    req = CalibrationRequest(config=config, corpus=corpus, window=WINDOW, max_tokens=12)
+    # two turns of 0.6 s each: the run waits 1.2 s, more than the cap, and is judged turn by turn
+    check_turns_fit_a_step(req, ThinkPolicy(ThinkMode.FIXED, 0.6))
+    with pytest.raises(BadInput, match="could never complete inside a step"):
+        check_turns_fit_a_step(req, ThinkPolicy(ThinkMode.FIXED, 1.0))

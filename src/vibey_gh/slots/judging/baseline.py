@@ -26,7 +26,7 @@ from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
 from .truth.replay_findings import failed_served_turns, log_findings, reasonless_answers
 from .truth.reported import runner_mismatch
-from .work import Pairing, closing_steps, pairing_of, step_work
+from .work import Pairing, closing_steps, pairing_of
 
 GB = 1_000_000_000
 # why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it
@@ -137,7 +137,7 @@ def _pooled_figures(
         for step in closing:
             window = measurement_window(step.turns, step.slots)
             if window is not None:
-                works.append(step_work(step.turns, 1, pairing.shape, window, costs)[0])
+                works.append(pairing.step_work(step.turns, 1, window)[0])
         moved = capacity_ratio(works, pairing.pool) if works else None
         if moved is not None:
             drift, drift_se = moved.value - 1.0, moved.log_se
@@ -155,6 +155,7 @@ def _pooled_figures(
         reference_noise=costs.noise,
         drift=drift,
         drift_se=drift_se,
+        law_busy=pairing.law_busy,
     )
 
 
@@ -180,7 +181,7 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     window = measurement_window(step.turns, step.slots)
     if window is None:
         return metrics
-    work, modelled = step_work(step.turns, step.slots, pairing.shape, window, pairing.costs)
+    work, modelled = pairing.step_work(step.turns, step.slots, window)
     capacity = work.capacity()
     gain = pairing.gain(work)
     if capacity is None or gain is None:

@@ -118,6 +118,9 @@ class BaselineFigures(msgspec.Struct, frozen=True):
     reference_noise: Amount | None = None
     drift: float | None = None
     drift_se: Amount | None = None
+    # one slot's busy share on the corpus where the gains were read by the closed-system law
+    # from response times (the think policy waits: `statistics.think_law`); None: by work
+    law_busy: Share | None = None
 
     @property
     def bar(self) -> Estimate:

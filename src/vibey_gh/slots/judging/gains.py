@@ -86,6 +86,8 @@ def interval_method(figures: SweepFigures) -> str:
     """How a sweep's intervals were read: paired with one slot where it could be (capacity
     of one-slot work, resampled by blocks of time), else batch means of counted turns."""
     steady = [s for s in figures.steps if s.metrics.window_start is not None]
+    if steady and any(s.metrics.paired for s in steady) and figures.baseline.law_busy is not None:
+        return "the closed-system law on response times paired with one slot's, resampled by turn"
     if steady and any(s.metrics.paired for s in steady):
         return "paired with one slot, resampled by blocks of time"
     return "batch means of counted turns"
@@ -101,15 +103,24 @@ def pairing_sentence(figures: SweepFigures) -> str:
             "steady one-slot run to pair its steps with"
         )
     base = figures.baseline
+    law = (
+        ""
+        if base.law_busy is None
+        else (
+            "; gains read by the closed-system law, N × (R₁ + Z) / (R_N + Z): each turn's "
+            "response time against its one-slot time, the think time replayed taken as known "
+            f"(one slot busy {base.law_busy:.0%} of the time)"
+        )
+    )
     if not base.modelled_turns:
-        return ""
+        return law
     names = ", ".join(base.modelled_turns[:3]) + (" …" if len(base.modelled_turns) > 3 else "")
     fit = (
         f"R² {base.cost_fit_r2:.2f} on {base.cost_fit_turns} one-slot turns"
         if base.cost_fit_r2 is not None
         else "no fit: priced at the mean one-slot turn"
     )
-    return (
+    return law + (
         f"; {len(base.modelled_turns)} turn(s) never served at one slot were priced by the "
         f"cost model ({fit}): {names}"
     )

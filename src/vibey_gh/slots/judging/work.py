@@ -6,6 +6,11 @@ The one-slot runs the costs are pooled over are those measured before any step o
 (`drift_of`), so it is held to the same costs rather than pooled into them. A turn never served
 at one slot is priced by a cost model fitted on the one-slot turns' uncached prompt and output
 tokens; the figures say how many were and how well the model fits.
+
+A sweep whose think policy waits before turns (its steps' `measurement` say `gains`:
+`THINK_LAW`) is priced by the closed-system law instead (`statistics.think_law`): each served
+turn's response time against its reference cost, the corpus's think time taken as known.
+Evidence without that mark is priced as it was.
 """
 
 from __future__ import annotations
@@ -32,6 +37,17 @@ from .statistics.paired import (
     relative_noise,
 )
 from .statistics.stats import MIN_BATCHES
+from .statistics.think_law import TurnTimes, busy_share, law_work
+
+# a step's `measurement["gains"]` when its sweep's think policy waits: its gains are read by
+# the closed-system law from response times (`statistics.think_law`)
+THINK_LAW = "closed-system law"
+GAINS_KEY = "gains"
+
+
+def by_think_law(step: StepRecord) -> bool:
+    """The step was recorded to be judged by the closed-system law (its think policy waits)."""
+    return (step.measurement or {}).get(GAINS_KEY) == THINK_LAW
 
 
 def uncached_prompt(turn: TurnRecord) -> int:
@@ -223,6 +239,35 @@ def _overlap(low: float, high: float, start: float, end: float) -> float:
     return max(0.0, min(high, end) - max(low, start))
 
 
+def law_step_work(
+    turns: Sequence[TurnRecord],
+    slots: int,
+    window: tuple[float, float],
+    costs: ReferenceCosts,
+    busy: float,
+) -> tuple[StepWork, frozenset[str]]:
+    """The step's served turns as the closed-system law reads them (`statistics.think_law`),
+    and the turn ids the cost model priced: every turn sent from the window's start on,
+    whatever its end — the law needs no window, only turns, and a worker that stopped while
+    waiting out a think time ends the window long before the others' last answers. Once the
+    step has ended every turn sent has its answer; at a look the turns still in flight (at
+    most one a worker, and the longer ones more likely) are not yet there."""
+    start = window[0]
+    served: list[TurnTimes] = []
+    modelled: set[str] = set()
+    for turn in turns:
+        result = turn.result
+        if not result.served or result.ended <= result.started:
+            continue
+        if result.started < start:
+            continue
+        reference, by_model = costs.cost_of(turn)
+        if by_model:
+            modelled.add(turn.turn_id)
+        served.append(TurnTimes(turn.turn_id, result.ended - result.started, reference))
+    return law_work(slots, served, busy), frozenset(modelled)
+
+
 class Pairing(msgspec.Struct, frozen=True):
     """What every step of a sweep is paired with: the reference costs, the pooled one-slot
     runs' work, and the mean reference cost of a corpus turn and of a run (to show capacity
@@ -235,6 +280,18 @@ class Pairing(msgspec.Struct, frozen=True):
     run_cost: float | None
     # how far one slot's capacity moved between its runs (the pooled and the closing ones)
     between: Between = field(default_factory=Between)
+    # one slot's busy share on the corpus where the sweep is judged by the closed-system law
+    # (its think policy waits); None: by credited work
+    law_busy: float | None = None
+
+    def step_work(
+        self, turns: Sequence[TurnRecord], slots: int, window: tuple[float, float]
+    ) -> tuple[StepWork, frozenset[str]]:
+        """A step's work inside `window` as this sweep is judged, and the turns the cost model
+        priced: by the closed-system law, or by credited work."""
+        if self.law_busy is not None:
+            return law_step_work(turns, slots, window, self.costs, self.law_busy)
+        return step_work(turns, slots, self.shape, window, self.costs)
 
     def rate_of(self, capacity: float) -> float:
         """Capacity as the deciding figure: runs per hour for whole runs, else turns/h."""
@@ -252,7 +309,7 @@ class Pairing(msgspec.Struct, frozen=True):
         window = measurement_window(step.turns, step.slots)
         if window is None:
             return None
-        return step_work(step.turns, step.slots, self.shape, window, self.costs)[0]
+        return self.step_work(step.turns, step.slots, window)[0]
 
     def gain(self, work: StepWork) -> Ratio | None:
         """The step's capacity over the pooled one-slot runs', paired by cluster."""
@@ -289,10 +346,17 @@ def pairing_of(steps: Sequence[StepRecord]) -> Pairing | None:
     if costs is None:
         return None
     shape = steps[0].shape
+    busy = _busy_share(steps, costs) if by_think_law(pooled[0]) else None
     pool, runs = [], []
     for step in [*pooled, *closing_steps(steps)]:
         window = measurement_window(step.turns, step.slots)
         if window is None:
+            continue
+        if busy is not None:
+            work = law_step_work(step.turns, 1, window, costs, busy)[0]
+            runs.append(work)
+            if any(step is one for one in pooled):
+                pool.append(work)
             continue
         runs.append(step_work(step.turns, 1, shape, window, costs)[0])
         if any(step is one for one in pooled):
@@ -301,7 +365,18 @@ def pairing_of(steps: Sequence[StepRecord]) -> Pairing | None:
         return None
     turn_cost, run_cost = _corpus_costs(steps, costs)
     between = between_runs(runs, len(pool))
-    return Pairing(costs, tuple(pool), shape, turn_cost, run_cost, between)
+    return Pairing(costs, tuple(pool), shape, turn_cost, run_cost, between, busy)
+
+
+def _busy_share(steps: Sequence[StepRecord], costs: ReferenceCosts) -> float:
+    """One slot's busy share on the corpus: each turn id once, its reference cost against the
+    think time replayed before it (`statistics.think_law.busy_share`)."""
+    first: dict[str, TurnRecord] = {}
+    for step in steps:
+        for turn in step.turns:
+            first.setdefault(turn.turn_id, turn)
+    turns = list(first.values())
+    return busy_share([costs.cost_of(t)[0] for t in turns], [t.think_s for t in turns])
 
 
 def _corpus_costs(steps: Sequence[StepRecord], costs: ReferenceCosts) -> tuple[float, float | None]:

@@ -40,7 +40,12 @@ from ..judging.statistics.paired import StepWork
 from ..judging.statistics.stats import Estimate
 from ..judging.sweep import next_step_gain, sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
-from .calibration_method import check_corpus_fits, check_runs_fit_a_step, method_of, think_policy_of
+from .calibration_method import (
+    check_corpus_fits,
+    check_turns_fit_a_step,
+    method_of,
+    think_policy_of,
+)
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment
 from .calibration_start import (
     check_identity,
@@ -131,7 +136,7 @@ def run_calibration(
     else:
         check_corpus_fits(req.corpus, req.window, req.max_tokens)
     think = think_policy_of(req)
-    check_runs_fit_a_step(req, think)
+    check_turns_fit_a_step(req, think)
     if req.if_requested:
         fingerprint_id, requested = pending_request(env, req.window)
         if not requested:

@@ -69,17 +69,20 @@ def think_policy_of(req: CalibrationRequest) -> ThinkPolicy:
     return asked.for_corpus(turn.think_s for turn in req.corpus.turns())
 
 
-def check_runs_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
-    """A run whose waits alone outlast a step's cap could never complete inside one."""
+def check_turns_fit_a_step(req: CalibrationRequest, policy: ThinkPolicy) -> None:
+    """A turn whose wait alone reaches a step's cap could never complete inside one. Whole runs
+    need not (a step whose think policy waits is judged turn by turn, by the closed-system law:
+    `judging.statistics.think_law`)."""
     cap = req.config.step_cap_seconds
     for unit in req.corpus.segments:
-        waits = sum(policy.seconds_before(turn.think_s) for turn in unit.turns)
-        if waits >= cap:
-            raise BadInput(
-                f"{unit.id} waits {waits:g} s of think time, at least a step's cap of "
-                f"{cap:g} s, so it could never complete inside a step: lower --think-cap or "
-                "--think-time, or raise --max-step-seconds"
-            )
+        for turn in unit.turns:
+            wait = policy.seconds_before(turn.think_s)
+            if wait >= cap:
+                raise BadInput(
+                    f"{turn.id} waits {wait:g} s of think time, at least a step's cap of "
+                    f"{cap:g} s, so it could never complete inside a step: lower --think-cap "
+                    "or --think-time, or raise --max-step-seconds"
+                )
 
 
 def method_of(req: CalibrationRequest) -> MethodSection:

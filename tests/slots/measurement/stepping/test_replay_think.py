@@ -118,3 +118,24 @@ def test_the_drain_wakes_a_worker_in_its_think_time(runner: RunningRunner) -> No
     )
     assert time.monotonic() - began < 10.0
     assert {r.turn_id for r in outcome.turns} == {"a#0", "b#0"}
+
+
+def test_a_step_judged_turn_by_turn_ends_without_a_whole_pass(runner: RunningRunner) -> None:
+    # runs whose last tool takes a minute: a pass would take minutes; the step ends after three
+    # turns, the second worker stopping in its first wait (its share of its run's mean think
+    # time, about 6 s, so the two do not send in step) and no one waiting out the minute
+    runs = [run(name, [0.0, 0.05, 0.05, 0.05, 60.0]) for name in "abc"]
+    began = time.monotonic()
+    outcome = replay_corpus(
+        runner,
+        runs,
+        2,
+        SETTINGS,
+        never,
+        keep_going=lambda turns: len(turns) < 3,
+        think=lambda t: t.think_s or 0.0,
+        by_turn=True,
+    )
+    assert time.monotonic() - began < 5.0
+    served = [record.turn_id for record in outcome.turns]
+    assert served == ["a#0", "a#1", "a#2"]

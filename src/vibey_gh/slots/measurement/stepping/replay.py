@@ -9,6 +9,13 @@ worker stops at its next segment boundary (the first one to stop ends the measur
 and once every corpus turn has an answer the others stop after their turn in flight (the
 drain is not measured).
 
+Where the step is judged turn by turn (`by_turn`: its think policy waits, and its gains are read
+by the closed-system law from each turn's response time, `judging.statistics.think_law`), a
+step needs neither a whole pass nor whole runs: `keep_going` is asked before every turn, and
+once it says enough every worker stops before its next turn — a worker waiting out a think
+time at once — and the turns in flight are answered and recorded. With recorded tools a pass
+at one slot takes hours; the law needs only turns, each against its own one-slot time.
+
 Before each turn a worker waits the turn's think time (`think`, the run's tools on replay).
 The wait is interruptible: a stop, an outside stop (`accept`) or the end of the drain wakes a
 waiting worker at once, and an exception in the caller (a stop signal) stops every worker.
@@ -89,10 +96,12 @@ def replay_corpus(
     keep_going: Callable[[list[TurnRecord]], bool] = _one_pass,
     think: Callable[[Turn], float] = _no_wait,
     mark_passes: bool = True,
+    by_turn: bool = False,
 ) -> ReplayOutcome:
-    """Replay until every segment was taken and `keep_going` is False (default: one pass).
-    `think`: seconds to wait before a turn (default none). `mark_passes`: send each turn
-    marked with its pass (False only to show what the marks prevent, `bench/pass_bias.py`)."""
+    """Replay until every segment was taken and `keep_going` is False (default: one pass);
+    `by_turn`: until `keep_going`, asked before every turn, is False. `think`: seconds to wait
+    before a turn (default none). `mark_passes`: send each turn marked with its pass (False
+    only to show what the marks prevent, `bench/pass_bias.py`)."""
     outcome = ReplayOutcome()
     cursor = _Cursor(segments)
     marks = Marks.of(segments)
@@ -103,7 +112,7 @@ def replay_corpus(
 
     def drained() -> bool:
         with lock:
-            done = cursor.finishing and cursor.every_turn_answered
+            done = cursor.finishing and (by_turn or cursor.every_turn_answered)
         if done:
             wake.set()
         return done
@@ -116,18 +125,29 @@ def replay_corpus(
                 return False
         return not stop.is_set()
 
+    def enough_so_far() -> bool:
+        """Measure on (`by_turn`): else the step winds down and waiting workers stop."""
+        with lock:
+            if not cursor.finishing and keep_going(outcome.turns):
+                return True
+            cursor.finishing = True
+        wake.set()
+        return False
+
     def take() -> tuple[Segment, int] | None:
         with lock:
             if not segments or stop.is_set():
                 return None
-            if cursor.every_segment_taken and (cursor.finishing or not keep_going(outcome.turns)):
+            whole = cursor.every_segment_taken or by_turn
+            if whole and (cursor.finishing or not keep_going(outcome.turns)):
                 cursor.finishing = True
-                if cursor.every_turn_answered:
+                if by_turn or cursor.every_turn_answered:
                     wake.set()  # the drain needs no more turns: no one waits out a think time
                 return None
             return cursor.next_segment()
 
     def work(worker: int) -> None:
+        first = True
         while (taken := take()) is not None:
             segment, pass_number = taken
             if not mark_passes:
@@ -135,8 +155,15 @@ def replay_corpus(
             for position, turn in enumerate(segment.turns):
                 if stop.is_set() or not accept() or drained():
                     return
+                if by_turn and position > 0 and not enough_so_far():
+                    return
                 seconds = think(turn)
-                if seconds > 0 and (not wait(seconds) or drained()):
+                # judged turn by turn, worker i first waits i/N of its run's mean think time
+                # more, so the workers do not all send at once and stay in step for the first
+                # cycles (their turns would read slower than in the steady state)
+                extra = _stagger(segment, think, worker, workers) if by_turn and first else 0.0
+                first = False
+                if seconds + extra > 0 and (not wait(seconds + extra) or drained()):
                     return
                 messages = turn.messages
                 if pass_number:
@@ -193,6 +220,13 @@ def replay_corpus(
     if crashes:
         raise crashes[0]
     return outcome
+
+
+def _stagger(segment: Segment, think: Callable[[Turn], float], worker: int, workers: int) -> float:
+    """How much longer worker `worker` of `workers` waits before its first turn: its share of
+    the mean think time of the run it starts with."""
+    waits = [think(turn) for turn in segment.turns]
+    return sum(waits) / len(waits) * worker / workers if waits else 0.0
 
 
 def _capped(settings: ChatSettings, turn: Turn) -> ChatSettings:

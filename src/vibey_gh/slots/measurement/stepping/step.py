@@ -43,6 +43,7 @@ from ...judging.records import LogEventRecord, StepRecord, TurnRecord
 from ...judging.statistics.paired import StepWork
 from ...judging.statistics.stats import Estimate
 from ...judging.truth.reported import fill_in, runner_reported_from
+from ...judging.work import GAINS_KEY, THINK_LAW
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside
@@ -306,6 +307,8 @@ def _replay_with_sampler(
             accept=lambda: not memory_crossed,
             keep_going=stopping,
             think=lambda turn: ctx.think.seconds_before(turn.think_s),
+            # judged by the closed-system law turn by turn: no whole pass or run is needed
+            by_turn=ctx.think.waits,
         )
     finally:
         results.close()
@@ -360,4 +363,7 @@ def _measurement(
         # the planned look it stopped at: its interval is read at that look's confidence
         "look": 0 if ended_early else stopping.look,
         "looks": stopping.looks,
+        # a policy that waits before turns: the gains are read by the closed-system law from
+        # response times (`judging.statistics.think_law`); absent, by credited work
+        **({GAINS_KEY: THINK_LAW} if ctx.think.waits else {}),
     }

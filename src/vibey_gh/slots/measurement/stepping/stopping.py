@@ -38,7 +38,7 @@ from ...judging.runs import RUNS, figure_of, replayed_runs
 from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
-from ...judging.work import Pairing, cluster_of, step_work
+from ...judging.work import Pairing, cluster_of
 
 if TYPE_CHECKING:
     from ....clock import Clock
@@ -169,7 +169,7 @@ class SteadyStateRule:
         paired = self.pair_with[place] if place < len(self.pair_with) else ()
         if not paired or self.pairing is None:
             return ratio_interval(here, bar, confidence)
-        work, _ = step_work(turns, self.slots, self.pairing.shape, window, self.pairing.costs)
+        work, _ = self.pairing.step_work(turns, self.slots, window)
         ratio = capacity_ratio([work], paired)
         if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
             return None
@@ -191,7 +191,7 @@ class SteadyStateRule:
             # over one slot the step's own gain is the decision: measured as before
             return False
         pairing = self.pairing
-        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        work, _ = pairing.step_work(turns, self.slots, (start, now))
         over = capacity_ratio([work], paired)
         own = own_log_se(work)
         if over is None or over.log_se is None or over.clusters < MIN_BATCHES or own is None:
@@ -225,7 +225,7 @@ class SteadyStateRule:
             # paired, a later step is compared with this one's own work: the reference costs'
             # noise cancels, so only the step's own spread matters
             pairing = self.pairing
-            work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+            work, _ = pairing.step_work(turns, self.slots, (start, now))
             own = capacity_ratio([work], [])
             own_se = own_log_se(work)
             if own is None or own_se is None or own.clusters < MIN_BATCHES:
@@ -309,7 +309,7 @@ class SteadyStateRule:
         if self.pairing is None:
             return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
         pairing = self.pairing
-        work, _ = step_work(turns, self.slots, pairing.shape, (start, now), pairing.costs)
+        work, _ = pairing.step_work(turns, self.slots, (start, now))
         capacity, gain = work.capacity(), pairing.gain(work)
         if capacity is None or gain is None or gain.log_se is None:
             return None
