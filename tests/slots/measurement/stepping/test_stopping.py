@@ -23,6 +23,7 @@ from vibey_gh.slots.measurement.stepping.stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
     SteadyStateRule,
+    gain_undecided,
 )
 
 STEPS = latency_sweep(ttft_at_two=0.3, ttft_at_three=0.4)
@@ -192,3 +193,12 @@ def test_a_step_whose_gain_decided_first_measures_on_while_its_latency_factor_is
     assert open_(list(two.turns)) is True, "the gain is decided, latency_factor is not"
     decided = measures_on(high * 1.2)
     assert decided(list(two.turns)) is False and decided.why == ENDED_DECIDED
+
+
+def test_a_marginal_step_read_short_of_min_gain_stops_one_read_above_it_goes_on() -> None:
+    assert not gain_undecided((1.06, 1.13), 0.10), "inside the zone, read below 10%: stop"
+    assert gain_undecided((1.08, 1.14), 0.10), "inside the zone, read above 10%: measure on"
+    assert gain_undecided((1.02, 1.20), 0.10), "reaching past the zone: measure on"
+    assert not gain_undecided((1.11, 1.14), 0.10), "clears min_gain: decided"
+    assert not gain_undecided((0.95, 1.09), 0.10), "short of min_gain: decided"
+    assert not gain_undecided(None, 0.10)

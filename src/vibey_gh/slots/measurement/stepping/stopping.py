@@ -11,7 +11,8 @@ before the steps also hold each turn often enough to be the reference of its slo
 (`REFERENCE_REPEATS`). Above one slot it is measured on while, against a bar it is compared
 with, its gain interval reaches both sides of `min_gain` and does not lie inside the
 indifference zone around it (between half of min_gain and one and a half times it: a step
-shown to gain about min_gain stops, whichever side, instead of running to the cap), or while
+shown to gain about min_gain but read below it stops instead of running to the cap; one read
+above it is measured on until its interval clears min_gain, as the knee rule asks), or while
 the p95 interval of a configured latency bound reaches both sides of its limit. Why it
 stopped, whether it reached the cap, and the look it stopped at go into the step's record
 (`measurement`).
@@ -317,19 +318,35 @@ class SteadyStateRule:
         return Estimate(rate, rate * gain.log_se, gain.clusters)
 
     def undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
-        """Against some bar, the gain interval at this look's confidence reaches both sides of
-        min_gain and does not lie inside the indifference zone around it."""
+        """Against some bar, the gain interval at this look's confidence is undecided
+        (`gain_undecided`)."""
         bounds = self.ctx.bounds_now()
         here = self._estimate(turns, start, now)
         if here is None or not here.has_interval:
             return True  # too few clusters: the verdict would read the step as a point
         confidence = look_confidence(bounds.confidence, self.look, self.looks)
-        wanted = 1.0 + bounds.min_gain
-        zone = (1.0 + bounds.min_gain / 2.0, 1.0 + 1.5 * bounds.min_gain)
-        for place, bar in enumerate(self.compare_with):
-            ratio = self._over(place, bar, here, turns, (start, now), confidence)
-            straddles = ratio is not None and ratio[0] < wanted <= ratio[1]
-            marginal = ratio is not None and zone[0] <= ratio[0] and ratio[1] < zone[1]
-            if straddles and not marginal:
-                return True
+        return any(
+            gain_undecided(
+                self._over(place, bar, here, turns, (start, now), confidence), bounds.min_gain
+            )
+            for place, bar in enumerate(self.compare_with)
+        )
+
+
+def gain_undecided(ratio: tuple[float, float] | None, min_gain: float) -> bool:
+    """The interval of a step's gain over a bar reaches both sides of 1 + `min_gain`, and the
+    step is not a marginal one that looks short of it. Marginal: the whole interval inside the
+    indifference zone (half of min_gain to one and a half times it). There a step whose point
+    is below min_gain stops — measuring on would only tell which side of a gain that is not
+    worth its slots — while one whose point clears it is measured on, to show it or reach the
+    cap: the knee rule pays only for a gain the interval shows."""
+    if ratio is None:
         return False
+    low, high = ratio
+    wanted = 1.0 + min_gain
+    marginal = (
+        1.0 + min_gain / 2.0 <= low
+        and high < 1.0 + 1.5 * min_gain
+        and math.sqrt(low * high) < wanted
+    )
+    return low < wanted <= high and not marginal
