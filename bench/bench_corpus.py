@@ -22,7 +22,7 @@ import tracemalloc
 from pathlib import Path
 
 from vibey_gh.slots.corpus.corpus import build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import Pool, build_pool
+from vibey_gh.slots.corpus.pool import Pool, PoolSources, build_pool
 from vibey_gh.slots.corpus.turns import seeded_rank
 
 FILES_PER_SPEC = 26
@@ -55,7 +55,7 @@ def write_specs(folder: Path, repo: Path, files: list[str], turns: int) -> int:
 
 def timed_build(specs: Path, window: int, out: Path) -> tuple[Pool, float, float, float]:
     start = time.perf_counter()
-    pool = build_pool(specs=[specs])
+    pool = build_pool(PoolSources(specs=[specs]))
     built = time.perf_counter()
     corpus = build_corpus(pool, window=window)
     drawn = time.perf_counter()

@@ -19,7 +19,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 
 
 def line(kind: str, payload: dict[str, object], second: int) -> str:
@@ -60,11 +60,11 @@ def main() -> None:
         path = Path(folder) / "rollout-2026-03-02T10-00-00-bench.jsonl"
         size = write_rollout(path, args.megabytes)
         started = time.perf_counter()
-        pool = build_pool(from_sessions=[path])
+        pool = build_pool(PoolSources(from_sessions=[path]))
         seconds = time.perf_counter() - started
         # Again with every allocation traced (slower): the peak of what the reader holds.
         tracemalloc.start()
-        build_pool(from_sessions=[path])
+        build_pool(PoolSources(from_sessions=[path]))
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     print(f"file                {size / 1e6:,.0f} MB, {pool.turn_count} turns in the pool")

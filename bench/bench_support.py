@@ -18,7 +18,7 @@ import psutil
 
 from vibey_gh.interfaces.slots_interface import MemorySample
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.judging.records import StepRecord
 
 MICRO_WINDOW = 1024
@@ -46,7 +46,7 @@ def micro_corpus(folder: Path) -> tuple[Corpus, Path]:
         lines.append(json.dumps({"id": f"micro-{index}", "messages": messages}))
     transcripts = folder / "transcripts.jsonl"
     transcripts.write_text("\n".join(lines) + "\n")
-    pool = build_pool(from_transcripts=[transcripts])
+    pool = build_pool(PoolSources(from_transcripts=[transcripts]))
     corpus = build_corpus(pool, window=MICRO_WINDOW, segments_per_stratum=2, segment_turns=2)
     path = folder / "corpus.json"
     write_corpus(corpus, path)

@@ -35,7 +35,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.think import ThinkAsked, ThinkPolicy
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.measurement.calibration_method import check_turns_fit_a_step
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 
@@ -44,7 +44,9 @@ TRACES = Path("/work/shared/data/agent-traces")
 
 def trace_corpus(folder: Path, window: int, max_tokens: int) -> Corpus:
     files = sorted(folder.glob("*.json"))
-    pool = build_pool(from_traces=files, window=window, fit="scale", answer_cap=max_tokens)
+    pool = build_pool(
+        PoolSources(from_traces=files, fit="scale"), window=window, answer_cap=max_tokens
+    )
     return build_corpus(pool, window=window, shape="runs", answer_cap=max_tokens)
 
 

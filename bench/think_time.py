@@ -45,7 +45,7 @@ from vibey_gh.config import LocalModels, SimulatedModel
 from vibey_gh.interfaces.think import ThinkAsked
 from vibey_gh.runners.simulated.model import answer_for, prompt_tokens, work_seconds
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
@@ -103,7 +103,7 @@ def short_runs(folder: Path) -> Corpus:
         lines.append(json.dumps({"id": f"run-{run:02d}", "messages": messages}))
     path = folder / "runs.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    pool = build_pool(from_transcripts=[path])
+    pool = build_pool(PoolSources(from_transcripts=[path]))
     return build_corpus(pool, window=WINDOW, segments_per_stratum=12, shape="runs")
 
 

@@ -50,7 +50,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.registry import runner_for
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, build_demo_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.state import StateLayout
@@ -78,7 +78,7 @@ def plain_prompts(folder: Path, window: int) -> Corpus:
         for turn in demo.turns():
             chat = [*folded(turn.messages), {"role": "assistant", "content": "(answer)"}]
             handle.write(json.dumps({"id": turn.id, "messages": chat}) + "\n")
-    pool = build_pool(from_transcripts=[transcripts])
+    pool = build_pool(PoolSources(from_transcripts=[transcripts]))
     return build_corpus(pool, window=window, segments_per_stratum=ALL_OF_THEM, segment_turns=1)
 
 

@@ -17,7 +17,7 @@ from vibey_gh.lanes.loop import LaneOptions, run_lane
 from vibey_gh.lanes.records import LaneRecorder, iter_records, new_run_id, read_record
 from vibey_gh.lanes.specs import LaneSpec, load_spec
 from vibey_gh.slots.corpus.corpus import build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.state import StateLayout
 
 
@@ -69,7 +69,7 @@ def test_a_record_lives_under_the_state_root_one_event_a_line(isolated_state: Pa
 def test_the_corpus_rebuilds_the_lane_turns_from_its_records(layout: StateLayout, spec) -> None:
     _, first = run_one(spec, layout, "rec-a", [read("pkg/a.py"), read("README.md"), answer()])
     _, second = run_one(spec, layout, "rec-b", [parse_error(), read("pkg/a.py"), answer()])
-    pool = build_pool(from_lanes=[layout.lanes])
+    pool = build_pool(PoolSources(from_lanes=[layout.lanes]))
     runs = {run.run_id: run for run in pool.runs}
     assert set(runs) == {"rec-a", "rec-b"}
     assert [turn.messages for turn in runs["rec-a"].turns] == first.requests

@@ -26,7 +26,7 @@ from vibey_gh.lanes.plan import opening_messages
 from vibey_gh.lanes.records import LaneRecorder, read_record
 from vibey_gh.lanes.specs import LaneSpec, load_spec
 from vibey_gh.lanes.tools import tool_definitions
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.state import StateLayout
 
 SETTINGS = ChatSettings(window=4096, max_tokens=64)
@@ -61,7 +61,7 @@ def test_a_lane_that_follows_its_plan_sends_the_turns_the_corpus_builds(
     assert all(tools == tool_definitions() for tools in client.tools)
     assert all(s.temperature == 0 and s.seed == 42 for s in client.settings)
     assert spec.source is not None
-    planned = build_pool(specs=[spec.source]).runs[0].turns
+    planned = build_pool(PoolSources(specs=[spec.source])).runs[0].turns
     assert [turn.messages for turn in planned] == client.requests
 
 

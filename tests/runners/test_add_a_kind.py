@@ -70,7 +70,7 @@ def test_every_question_by_name_is_answered_by_the_kind() -> None:
 @pytest.mark.usefixtures("echo_registered")
 def test_its_calibration_runner_and_chat_client_speak_its_wire_format(tmp_path: Path) -> None:
     settings = ChatSettings(window=256)
-    client = registry.chat_client(NAME, "http://127.0.0.1:7777", "m")
+    client = registry.runner_kind(NAME).chat_client("http://127.0.0.1:7777", "m")
     turn = client.chat([{"role": "user", "content": "hello there"}], None, settings)
     assert turn.served and turn.text == "hello there" and turn.output_tokens == 2
     log = tmp_path / "echo.log"

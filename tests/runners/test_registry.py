@@ -19,7 +19,6 @@ from vibey_gh.runners.ollama.runner import OllamaRunner
 from vibey_gh.runners.ollama.watch import OllamaWatch
 from vibey_gh.runners.registry import (
     RUNNER_NAMES,
-    chat_client,
     check_kind,
     identify_production,
     production_watch,
@@ -52,7 +51,6 @@ def test_unknown_kind_lists_the_valid_names() -> None:
         lambda: runner_kind("vllm"),
         lambda: check_kind("vllm"),
         lambda: watch_url("vllm", "http://127.0.0.1:1"),
-        lambda: chat_client("vllm", "http://127.0.0.1:1", "m"),
         lambda: identify_production(LocalModels(runner="vllm")),
         lambda: runner_kind("Embedded"),
         lambda: runner_kind(""),

@@ -25,7 +25,7 @@ from vibey_gh.interfaces.schema import as_json
 from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
 from vibey_gh.runners.contract import Runner, RunningRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.state import StateLayout
 
@@ -54,7 +54,7 @@ def micro_corpus(folder: Path) -> tuple[Corpus, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     transcripts = folder / "micro-transcripts.jsonl"
     transcripts.write_text("".join(json.dumps(_conversation(i)) + "\n" for i in range(4)))
-    pool = build_pool(from_transcripts=[transcripts])
+    pool = build_pool(PoolSources(from_transcripts=[transcripts]))
     corpus = build_corpus(pool, window=MICRO_WINDOW, segments_per_stratum=2, segment_turns=2)
     path = folder / "micro-corpus.json"
     write_corpus(corpus, path)

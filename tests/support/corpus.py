@@ -9,7 +9,7 @@ from msgspec.structs import replace
 
 from vibey_gh.files import canonical_json
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.turns import sha256_text
 
 TINY_WINDOW = 1024
@@ -55,7 +55,7 @@ def _run(index: int) -> dict[str, object]:
 def tiny_corpus(folder: Path) -> tuple[Corpus, Path]:
     transcripts = folder / "transcripts.jsonl"
     transcripts.write_text("".join(json.dumps(_run(i)) + "\n" for i in range(6)))
-    pool = build_pool(from_transcripts=[transcripts])
+    pool = build_pool(PoolSources(from_transcripts=[transcripts]))
     corpus = build_corpus(
         pool,
         window=TINY_WINDOW,

@@ -1,6 +1,6 @@
 """The lanes' chat client for the production runner named by `[local_models]`.
 
-It is the runner kind's one chat client (`runners.registry.chat_client`), the same one the
+It is the runner kind's one chat client (`RunnerKind.chat_client`), the same one the
 calibration measures with: llama.cpp's OpenAI-compatible API for embedded and llama-server,
 Ollama's /api/chat with the calibrated window as `num_ctx` and truncation and context shift off.
 Lanes keep their messages in OpenAI format — the format their records and the corpus hold — and
@@ -14,12 +14,12 @@ from urllib.parse import urlsplit
 from ..config import LocalModels
 from ..runners.cancel import cancel_connections_to
 from ..runners.contract import ChatClient as ChatClient  # what a lane needs of a runner
-from ..runners.registry import chat_client
+from ..runners.registry import runner_kind
 
 
 def production_client(config: LocalModels) -> ChatClient:
     """A chat client for the configured production runner (`production_url`)."""
-    return chat_client(config.runner, config.production, config.model)
+    return runner_kind(config.runner).chat_client(config.production, config.model)
 
 
 def runner_description(config: LocalModels) -> dict[str, object]:

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..interfaces.identity import RunnerInfo
     from ..state import StateLayout
     from .contract import (
-        ChatClient,
         EnvironmentReader,
         ProductionSettings,
         ProductionWatch,
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
         RunnerConfig,
         RunnerKind,
     )
-    from .log_patterns import LogPattern
 
 # One line per kind, in the order the names are listed to a user.
 KINDS: tuple[RunnerKind, ...] = (EmbeddedKind(), LlamaServerKind(), OllamaKind(), SimulatedKind())
@@ -78,11 +76,6 @@ def package_runner_modules() -> tuple[str, ...]:
     return tuple(
         marker for kind in KINDS if kind.calibrates_this_package for marker in kind.process_names
     )
-
-
-def log_patterns(name: str) -> tuple[LogPattern, ...]:
-    """The table the logs of the kind named `name` are read with."""
-    return runner_kind(name).log_patterns()
 
 
 def runner_for(
@@ -161,9 +154,3 @@ def production_watch(config: RunnerConfig) -> ProductionWatch:
 def watch_url(kind: str, base_url: str) -> ProductionWatch:
     """What a runner of `kind` at `base_url` holds: production's, or the calibration runner's."""
     return runner_kind(kind).watch(base_url)
-
-
-def chat_client(kind: str, base_url: str, model: str) -> ChatClient:
-    """The chat client of a runner of `kind` at `base_url`, in that runner's wire format:
-    Ollama's /api/chat, or llama.cpp's OpenAI-compatible API for embedded and llama-server."""
-    return runner_kind(kind).chat_client(base_url, model)

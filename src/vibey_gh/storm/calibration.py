@@ -30,7 +30,7 @@ from ..slots.corpus.corpus import (
     Corpus,
     build_corpus,
 )
-from ..slots.corpus.pool import build_pool
+from ..slots.corpus.pool import PoolSources, build_pool
 from ..slots.measurement.calibrate import run_calibration
 from ..slots.measurement.calibration_setup import (
     CalibrationOutcome,
@@ -129,7 +129,7 @@ def storm_corpus(
 
     why_not_lanes: str
     try:
-        pool = build_pool(from_lanes=[records_root])
+        pool = build_pool(PoolSources(from_lanes=[records_root]))
         if pool.turn_count >= plan.min_lane_turns:
             return draw(pool, True), f"from its own lane records ({pool.turn_count} turns)"
         why_not_lanes = (
@@ -137,7 +137,7 @@ def storm_corpus(
         )
     except BadInput as exc:
         why_not_lanes = f"its lane records are not usable ({exc})"
-    pool = build_pool(specs=[done_folder])
+    pool = build_pool(PoolSources(specs=[done_folder]))
     return draw(pool, False), f"from the {pool.specs_used} specs in done/ ({why_not_lanes})"
 
 

@@ -25,7 +25,7 @@ from vibey_gh.slots.corpus.corpus import (
     load_corpus,
     write_corpus,
 )
-from vibey_gh.slots.corpus.pool import Pool, build_pool, make_pool
+from vibey_gh.slots.corpus.pool import Pool, PoolSources, build_pool, make_pool
 from vibey_gh.slots.corpus.summary import corpus_summary
 from vibey_gh.slots.corpus.turns import sha256_text
 
@@ -53,7 +53,7 @@ def git_corpus(root: Path) -> Corpus:
     make_repo(root / "repo", SOURCE_FILES)
     write_spec(root / "specs", "alpha", ["pkg/*.py", "data/big.txt"], "../repo")
     write_spec(root / "specs", "beta", ["README.md", "**/*.py"], "../repo")
-    pool = build_pool(specs=[root / "specs"])
+    pool = build_pool(PoolSources(specs=[root / "specs"]))
     return build_corpus(pool, window=8192, segments_per_stratum=2, segment_turns=2, seed=0)
 
 
@@ -201,7 +201,7 @@ def test_an_installed_copy_outside_git_reads_its_own_files_with_hashes(tmp_path:
     package = demo_specs_dir().parent.parent
     copy = tmp_path / "site-packages" / "vibey_gh"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    pool = build_pool(specs=[copy / "demo" / "specs"])
+    pool = build_pool(PoolSources(specs=[copy / "demo" / "specs"]))
     corpus = build_corpus(pool, window=4096, segments_per_stratum=2, segment_turns=2)
     (commit,) = corpus.commits
     assert commit["source"] == "working-tree"

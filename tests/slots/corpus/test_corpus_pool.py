@@ -21,7 +21,7 @@ from vibey_gh.lanes.tools import (
     tool_definitions,
 )
 from vibey_gh.slots.corpus.git_source import GitFailed, GitTree
-from vibey_gh.slots.corpus.pool import build_pool, make_pool, select_specs
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool, make_pool, select_specs
 from vibey_gh.slots.corpus.turns import depth_estimate
 
 
@@ -34,7 +34,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_spec_run_is_plan_then_one_read_file_turn_per_file(repo: Path, tmp_path: Path) -> None:
     spec_path = write_spec(tmp_path / "specs", "reader", ["pkg/small.py", "pkg/*.py"], repo)
-    pool = build_pool(specs=[spec_path])
+    pool = build_pool(PoolSources(specs=[spec_path]))
     (run,) = pool.runs
     files = ["pkg/small.py", "pkg/__init__.py", "pkg/medium.py"]
     assert [turn.index for turn in run.turns] == [0, 1, 2, 3]
@@ -53,7 +53,9 @@ def test_spec_run_is_plan_then_one_read_file_turn_per_file(repo: Path, tmp_path:
 
 
 def test_tool_results_are_cut_exactly_as_the_lanes_cut_them(repo: Path, tmp_path: Path) -> None:
-    pool = build_pool(specs=[write_spec(tmp_path / "s", "big", ["data/big.txt"], repo)])
+    pool = build_pool(
+        PoolSources(specs=[write_spec(tmp_path / "s", "big", ["data/big.txt"], repo)])
+    )
     content = pool.runs[0].turns[1].messages[-1]["content"]
     assert content == read_file(WorkingTree(repo), "data/big.txt")
     assert content.endswith("[truncated: 8,800 of 20,800 characters not shown]")
@@ -62,7 +64,7 @@ def test_tool_results_are_cut_exactly_as_the_lanes_cut_them(repo: Path, tmp_path
 def test_depth_estimate_is_characters_of_messages_and_tools_over_three(
     repo: Path, tmp_path: Path
 ) -> None:
-    pool = build_pool(specs=[write_spec(tmp_path / "s", "d", ["**/*"], repo)])
+    pool = build_pool(PoolSources(specs=[write_spec(tmp_path / "s", "d", ["**/*"], repo)]))
     for turn in pool.runs[0].turns:
         assert turn.depth_estimate == depth_estimate(turn.messages, turn.tools)
     depths = [turn.depth_estimate for turn in pool.runs[0].turns]
@@ -76,7 +78,7 @@ def test_files_are_read_at_the_commit_not_from_disk(repo: Path, tmp_path: Path) 
     specs = tmp_path / "specs"
     write_spec(specs, "at-head", ["pkg/small.py"], repo)
     write_spec(specs, "at-first", ["pkg/small.py"], repo, commit=first[:10])
-    pool = build_pool(specs=[specs])
+    pool = build_pool(PoolSources(specs=[specs]))
     contents = {run.run_id: run.turns[1].messages[-1]["content"] for run in pool.runs}
     assert contents == {
         "at-first": "def small():\n    return 1\n",
@@ -90,7 +92,9 @@ def test_files_are_read_at_the_commit_not_from_disk(repo: Path, tmp_path: Path) 
 def test_a_subfolder_of_a_repository_reads_paths_relative_to_itself(
     repo: Path, tmp_path: Path
 ) -> None:
-    pool = build_pool(specs=[write_spec(tmp_path / "s", "sub", ["small.py"], repo / "pkg")])
+    pool = build_pool(
+        PoolSources(specs=[write_spec(tmp_path / "s", "sub", ["small.py"], repo / "pkg")])
+    )
     assert pool.runs[0].turns[1].messages[-1]["content"] == SOURCE_FILES["pkg/small.py"]
     assert pool.provenances[0].repository == "pkg"
 
@@ -98,7 +102,9 @@ def test_a_subfolder_of_a_repository_reads_paths_relative_to_itself(
 def test_a_folder_outside_git_is_read_from_disk_with_file_hashes(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     write_files(plain, SOURCE_FILES)
-    pool = build_pool(specs=[write_spec(tmp_path / "s", "plain", ["pkg/small.py"], plain)])
+    pool = build_pool(
+        PoolSources(specs=[write_spec(tmp_path / "s", "plain", ["pkg/small.py"], plain)])
+    )
     (provenance,) = pool.provenances
     assert provenance.commit is None
     data = provenance.to_json()
@@ -111,7 +117,9 @@ def test_an_untracked_folder_inside_a_checkout_is_read_from_disk(
     repo: Path, tmp_path: Path
 ) -> None:
     write_files(repo / "venv" / "site", {"mod.py": "M = 1\n"})
-    pool = build_pool(specs=[write_spec(tmp_path / "s", "venv", ["mod.py"], repo / "venv/site")])
+    pool = build_pool(
+        PoolSources(specs=[write_spec(tmp_path / "s", "venv", ["mod.py"], repo / "venv/site")])
+    )
     assert pool.runs[0].turns[1].messages[-1]["content"] == "M = 1\n"
     assert pool.provenances[0].commit is None
 
@@ -120,7 +128,7 @@ def test_without_git_a_plain_folder_still_works(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     write_files(plain, SOURCE_FILES)
     spec = write_spec(tmp_path / "s", "nogit", ["README.md"], plain)
-    pool = build_pool(specs=[spec], git="no-such-git-binary")
+    pool = build_pool(PoolSources(specs=[spec]), git="no-such-git-binary")
     assert pool.turn_count == 2
 
 
@@ -128,24 +136,29 @@ def test_pool_hash_is_stable_and_follows_content(repo: Path, tmp_path: Path) -> 
     specs = tmp_path / "specs"
     write_spec(specs, "a", ["pkg/*.py"], repo)
     write_spec(specs, "b", ["README.md", "data/big.txt"], repo)
-    first = build_pool(specs=[specs])
-    again = build_pool(specs=[specs / "b.toml", specs / "a.toml"])
+    first = build_pool(PoolSources(specs=[specs]))
+    again = build_pool(PoolSources(specs=[specs / "b.toml", specs / "a.toml"]))
     assert first.sha256 == again.sha256
     commit_all(repo, {"README.md": "# changed\n"}, "edit")
-    assert build_pool(specs=[specs]).sha256 != first.sha256
+    assert build_pool(PoolSources(specs=[specs])).sha256 != first.sha256
 
 
 def test_sample_specs_is_seeded_and_a_subset(repo: Path, tmp_path: Path) -> None:
     specs = tmp_path / "specs"
     for number in range(12):
         write_spec(specs, f"spec-{number:02d}", ["README.md"], repo)
-    pool = build_pool(specs=[specs], sample_specs=4, seed=0)
+    pool = build_pool(PoolSources(specs=[specs], sample_specs=4, seed=0))
     chosen = [run.run_id for run in pool.runs]
     assert len(chosen) == 4
     assert (pool.specs_found, pool.specs_used) == (12, 4)
-    assert chosen == [run.run_id for run in build_pool(specs=[specs], sample_specs=4).runs]
+    assert chosen == [
+        run.run_id for run in build_pool(PoolSources(specs=[specs], sample_specs=4)).runs
+    ]
     others = {
-        tuple(run.run_id for run in build_pool(specs=[specs], sample_specs=4, seed=s).runs)
+        tuple(
+            run.run_id
+            for run in build_pool(PoolSources(specs=[specs], sample_specs=4, seed=s)).runs
+        )
         for s in range(1, 6)
     }
     assert others - {tuple(chosen)}
@@ -189,7 +202,7 @@ def test_lane_records_give_the_payloads_as_sent(tmp_path: Path) -> None:
         events_line(event="turn", run_id="named", index=5, payload=payload("s", "u")),
         encoding="utf-8",
     )
-    pool = build_pool(from_lanes=[lanes])
+    pool = build_pool(PoolSources(from_lanes=[lanes]))
     runs = {run.run_id: run for run in pool.runs}
     assert set(runs) == {"run-a", "named"}
     assert [t.index for t in runs["run-a"].turns] == [0, 1]
@@ -213,7 +226,7 @@ def test_lane_records_give_each_turn_its_think_time(tmp_path: Path) -> None:
         + events_line(event="turn", index=3, mono=29.0, payload=payload("s", "u", "c", "r", "x")),
         encoding="utf-8",
     )
-    pool = build_pool(from_lanes=[tmp_path])
+    pool = build_pool(PoolSources(from_lanes=[tmp_path]))
     # 8.5 s on the monotonic clock; 1 s by epoch seconds where turn 2 has no monotonic time;
     # a send before the reply it follows (3) is no think time at all
     assert [turn.think_s for turn in pool.runs[0].turns] == [0.0, 8.5, 1.0, None]
@@ -226,7 +239,7 @@ def test_the_pool_notes_how_many_it_took_for_unknown(tmp_path: Path) -> None:
         + events_line(event="turn", index=1, mono=2.0 + 1e9, payload=payload("s", "u", "c")),
         encoding="utf-8",
     )
-    pool = build_pool(from_lanes=[tmp_path])
+    pool = build_pool(PoolSources(from_lanes=[tmp_path]))
     assert [turn.think_s for turn in pool.runs[0].turns] == [0.0, None]
     assert any(
         "1 turn(s) whose think time cannot be true" in note and "counted unknown" in note
@@ -240,7 +253,10 @@ def test_lane_records_without_replies_have_no_think_time(tmp_path: Path) -> None
         + events_line(event="turn", t=9.0, payload=payload("s", "u", "c")),
         encoding="utf-8",
     )
-    assert [t.think_s for t in build_pool(from_lanes=[tmp_path]).runs[0].turns] == [None, None]
+    assert [t.think_s for t in build_pool(PoolSources(from_lanes=[tmp_path])).runs[0].turns] == [
+        None,
+        None,
+    ]
 
 
 def test_transcript_timestamps_give_think_times_and_are_not_sent(tmp_path: Path) -> None:
@@ -262,7 +278,7 @@ def test_transcript_timestamps_give_think_times_and_are_not_sent(tmp_path: Path)
         + "\n",
         encoding="utf-8",
     )
-    runs = {run.run_id: run for run in build_pool(from_transcripts=[path]).runs}
+    runs = {run.run_id: run for run in build_pool(PoolSources(from_transcripts=[path])).runs}
     # the tool result came 30 s after the answer before; the last tool result has no readable time
     assert [t.think_s for t in runs["timed"].turns] == [0.0, 30.0, None]
     assert all("timestamp" not in m for t in runs["timed"].turns for m in t.messages)
@@ -274,7 +290,7 @@ def test_a_bad_line_before_the_last_is_an_error(tmp_path: Path) -> None:
         "not json\n" + events_line(event="turn", payload=payload("s", "u")), encoding="utf-8"
     )
     with pytest.raises(BadInput, match="events.jsonl:1: not valid JSON"):
-        build_pool(from_lanes=[tmp_path])
+        build_pool(PoolSources(from_lanes=[tmp_path]))
 
 
 @pytest.mark.parametrize(
@@ -293,14 +309,14 @@ def test_malformed_turn_events_are_refused(
 ) -> None:
     (tmp_path / "events.jsonl").write_text(json.dumps(event) + "\n\n", encoding="utf-8")
     with pytest.raises(BadInput, match=message):
-        build_pool(from_lanes=[tmp_path])
+        build_pool(PoolSources(from_lanes=[tmp_path]))
 
 
 def test_lanes_folder_must_exist_and_hold_records(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="no such lanes folder"):
-        build_pool(from_lanes=[tmp_path / "missing"])
+        build_pool(PoolSources(from_lanes=[tmp_path / "missing"]))
     with pytest.raises(BadInput, match="no events.jsonl file under"):
-        build_pool(from_lanes=[tmp_path])
+        build_pool(PoolSources(from_lanes=[tmp_path]))
 
 
 def test_transcripts_give_every_prefix_before_an_assistant_message(tmp_path: Path) -> None:
@@ -321,7 +337,7 @@ def test_transcripts_give_every_prefix_before_an_assistant_message(tmp_path: Pat
         + "\n",
         encoding="utf-8",
     )
-    pool = build_pool(from_transcripts=[path])
+    pool = build_pool(PoolSources(from_transcripts=[path]))
     runs = {run.run_id: run for run in pool.runs}
     assert set(runs) == {"chats.jsonl:1", "tooled"}
     assert [t.messages for t in runs["chats.jsonl:1"].turns] == [conversation[:2], conversation[:4]]
@@ -348,25 +364,25 @@ def test_bad_transcript_lines_are_refused(tmp_path: Path, line: str, message: st
     path = tmp_path / "t.jsonl"
     path.write_text(line + "\n", encoding="utf-8")
     with pytest.raises(BadInput, match=message):
-        build_pool(from_transcripts=[path])
+        build_pool(PoolSources(from_transcripts=[path]))
 
 
 def test_an_empty_pool_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "u"}]}) + "\n")
     with pytest.raises(BadInput, match="the pool is empty"):
-        build_pool(from_transcripts=[path])
+        build_pool(PoolSources(from_transcripts=[path]))
     with pytest.raises(BadInput, match="no such transcript file"):
-        build_pool(from_transcripts=[tmp_path / "missing.jsonl"])
+        build_pool(PoolSources(from_transcripts=[tmp_path / "missing.jsonl"]))
 
 
 def test_no_source_and_stray_sample_are_errors(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="give --specs"):
-        build_pool()
+        build_pool(PoolSources())
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps({"messages": [{"role": "user"}, {"role": "assistant"}]}) + "\n")
     with pytest.raises(BadInput, match="--sample-specs needs --specs"):
-        build_pool(from_transcripts=[path], sample_specs=3)
+        build_pool(PoolSources(from_transcripts=[path], sample_specs=3))
 
 
 def test_duplicate_run_ids_across_sources_are_refused() -> None:
@@ -390,7 +406,7 @@ def test_bad_specs_are_one_clear_error(
     args: dict[str, object] = {"repository": repo, **spec_args}
     spec = write_spec(tmp_path / "specs", "bad", **args)  # type: ignore[arg-type]
     with pytest.raises(BadInput, match=message):
-        build_pool(specs=[spec])
+        build_pool(PoolSources(specs=[spec]))
 
 
 def test_a_commit_in_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
@@ -398,9 +414,9 @@ def test_a_commit_in_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
     write_files(plain, SOURCE_FILES)
     spec = write_spec(tmp_path / "s", "c", ["README.md"], plain, commit="HEAD")
     with pytest.raises(BadInput, match="is not in a git repository"):
-        build_pool(specs=[spec])
+        build_pool(PoolSources(specs=[spec]))
     with pytest.raises(BadInput, match="git is not installed"):
-        build_pool(specs=[spec], git="no-such-git-binary")
+        build_pool(PoolSources(specs=[spec]), git="no-such-git-binary")
 
 
 def test_a_clean_checkout_reads_the_same_through_git_and_from_disk(repo: Path) -> None:
@@ -439,4 +455,4 @@ def test_a_commit_past_the_depth_cap_is_refused_naming_the_deep_folder(tmp_path:
         GitTree(root, "", head).list_files()
     spec = write_spec(tmp_path / "specs", "deep", ["README.md"], root)
     with pytest.raises(BadInput, match=r"deep.toml\): repository .* levels deep"):
-        build_pool(specs=[spec])
+        build_pool(PoolSources(specs=[spec]))

@@ -11,7 +11,7 @@ from tests.support.simulated import simulated_config
 from vibey_gh.runners.registry import runner_kind
 from vibey_gh.slots.corpus.corpus import build_corpus
 from vibey_gh.slots.corpus.fill import BY_ESTIMATE, FILL_TARGET, FILLED_SUFFIX
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.summary import corpus_summary
 from vibey_gh.slots.corpus.turns import depth_estimate
 from vibey_gh.state import StateLayout
@@ -24,8 +24,8 @@ def test_the_deepest_spec_run_reads_on_to_nearly_the_window(tmp_path: Path) -> N
     make_repo(repo, FILES)
     spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
     window = 8192
-    plain = build_pool(specs=[spec])
-    filled = build_pool(specs=[spec], window=window, fill_window=True)
+    plain = build_pool(PoolSources(specs=[spec]))
+    filled = build_pool(PoolSources(specs=[spec], fill_window=True), window=window)
     (plain_run,) = plain.runs
     (run,) = filled.runs
     assert run.run_id == "short" + FILLED_SUFFIX
@@ -47,7 +47,7 @@ def test_without_filling_the_summary_says_the_deepest_stratum_cannot_be_filled(
     repo = tmp_path / "repo"
     make_repo(repo, FILES)
     spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py", "pkg/mod01.py"], repo)
-    corpus = build_corpus(build_pool(specs=[spec]), window=8192, segment_turns=1)
+    corpus = build_corpus(build_pool(PoolSources(specs=[spec])), window=8192, segment_turns=1)
     note = corpus_summary(corpus)["deepest_stratum"]
     assert note.startswith("cannot be filled") and "--fill-window" in note
 
@@ -61,8 +61,12 @@ def test_with_the_runners_count_the_run_fills_the_window_by_that_count(
     window = 8192
     config = simulated_config()
     with runner_kind(config.runner).prompt_counter(config, layout) as counter:
-        filled = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
-        again = build_pool(specs=[spec], window=window, fill_window=True, counter=counter)
+        filled = build_pool(
+            PoolSources(specs=[spec], fill_window=True), window=window, counter=counter
+        )
+        again = build_pool(
+            PoolSources(specs=[spec], fill_window=True), window=window, counter=counter
+        )
         (run,) = filled.runs
         last = run.turns[-1]
         # Each turn's depth is the runner's own count of it.
@@ -87,5 +91,5 @@ def test_without_a_counter_the_fill_says_it_went_by_the_estimate(tmp_path: Path)
     repo = tmp_path / "repo"
     make_repo(repo, FILES)
     spec = write_spec(tmp_path / "specs", "short", ["pkg/mod00.py"], repo)
-    (fill,) = build_pool(specs=[spec], window=4096, fill_window=True).sources
+    (fill,) = build_pool(PoolSources(specs=[spec], fill_window=True), window=4096).sources
     assert fill["depth_counted_by"] == BY_ESTIMATE and "deepest_counted" not in fill

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from vibey_gh.slots.corpus.corpus import build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.profile import (
     deepest_stratum_note,
     origin,
@@ -44,7 +44,7 @@ def test_the_shared_prefix_is_what_the_previous_turn_of_the_run_already_sent() -
 
 
 def test_a_session_corpus_profile_names_agents_dates_and_tool_time() -> None:
-    pool = build_pool(from_sessions=[SESSIONS])
+    pool = build_pool(PoolSources(from_sessions=[SESSIONS]))
     corpus = build_corpus(pool, window=32768, shape="runs", answer_cap=768)
     profile = corpus_summary(corpus)["profile"]
     assert profile["runs"] == 2
@@ -72,7 +72,7 @@ def test_a_session_corpus_profile_names_agents_dates_and_tool_time() -> None:
 
 
 def test_a_run_the_window_cannot_start_is_named_with_why() -> None:
-    pool = build_pool(from_sessions=[SESSIONS])
+    pool = build_pool(PoolSources(from_sessions=[SESSIONS]))
     corpus = build_corpus(pool, window=4096, shape="runs", answer_cap=768)
     lines = profile_lines(corpus_summary(corpus)["profile"])
     (left,) = [line for line in lines if line.startswith("left out ")]

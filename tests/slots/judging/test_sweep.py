@@ -14,7 +14,7 @@ from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep, rates_of
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.closed_system import Prediction
-from vibey_gh.slots.judging.statistics.knee import adds_less_than, best_of
+from vibey_gh.slots.judging.statistics.knee import ADDS_LESS, best_of, gain_against
 from vibey_gh.slots.judging.sweep import model_agrees, next_slots, sweep_steps
 
 
@@ -138,7 +138,7 @@ def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
         shown_flat = (
             best is not None
             and not rate.too_short
-            and adds_less_than(rate.throughput, best.throughput, bounds.min_gain, 0.9)
+            and gain_against(rate.throughput, best.throughput, bounds.min_gain, 0.9) == ADDS_LESS
         )
         if rate.slots > 1 and shown_flat:
             assert judgement.ideal != rate.slots, reason

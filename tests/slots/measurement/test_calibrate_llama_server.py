@@ -19,7 +19,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.slots_interface import RunnerLaunch
 from vibey_gh.runners.llamacpp.llama_server import LlamaServerRunner
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.state import StateLayout
@@ -47,7 +47,7 @@ def short_corpus(folder: Path) -> tuple[Corpus, Path]:
         ]
         lines.append(json.dumps({"id": f"short-{index}", "messages": messages}) + "\n")
     transcripts.write_text("".join(lines))
-    pool = build_pool(from_transcripts=[transcripts])
+    pool = build_pool(PoolSources(from_transcripts=[transcripts]))
     corpus = build_corpus(pool, window=TINY_WINDOW, segments_per_stratum=2, segment_turns=2)
     path = folder / "corpus.json"
     write_corpus(corpus, path)

@@ -17,7 +17,7 @@ from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.think import ThinkAsked, ThinkMode, ThinkPolicy
 from vibey_gh.slots.corpus.corpus import Corpus, build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.work import GAINS_KEY, THINK_LAW
 from vibey_gh.slots.measurement.calibrate import run_calibration
@@ -42,7 +42,7 @@ def timed_runs(folder: Path) -> Corpus:
         lines.append(json.dumps({"id": f"run-{run}", "messages": messages}))
     path = folder / "sessions.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    pool = build_pool(from_transcripts=[path])
+    pool = build_pool(PoolSources(from_transcripts=[path]))
     return build_corpus(pool, window=WINDOW, segments_per_stratum=8, shape="runs")
 
 

@@ -12,7 +12,7 @@ from tests.support.simulated import MAX_TOKENS, simulated_config
 from vibey_gh.composition import build_environment
 from vibey_gh.interfaces.think import ThinkAsked
 from vibey_gh.slots.corpus.corpus import build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest
 from vibey_gh.state import StateLayout
@@ -34,7 +34,7 @@ def trace(folder: Path) -> Path:
 def test_each_turn_waits_the_trace_think_time_and_answers_within_its_out(
     tmp_path: Path, layout: StateLayout
 ) -> None:
-    pool = build_pool(from_traces=[trace(tmp_path)], window=WINDOW, fit="scale")
+    pool = build_pool(PoolSources(from_traces=[trace(tmp_path)], fit="scale"), window=WINDOW)
     corpus = build_corpus(pool, window=WINDOW, segments_per_stratum=1, shape="runs")
     recorded = {turn.id: turn.think_s for turn in corpus.turns()}
     assert sorted(set(recorded.values())) == [0.0, 0.25, 0.5]
@@ -63,7 +63,7 @@ def test_each_turn_waits_the_trace_think_time_and_answers_within_its_out(
 def test_a_trace_runs_shared_prefix_shows_as_cached_tokens_in_the_evidence(
     tmp_path: Path, layout: StateLayout
 ) -> None:
-    pool = build_pool(from_traces=[trace(tmp_path)], window=WINDOW, fit="scale")
+    pool = build_pool(PoolSources(from_traces=[trace(tmp_path)], fit="scale"), window=WINDOW)
     corpus = build_corpus(pool, window=WINDOW, segments_per_stratum=1, shape="runs")
     config = simulated_config(max_step_seconds=2.0)  # a run's 1.25 s of think time fits
     req = CalibrationRequest(

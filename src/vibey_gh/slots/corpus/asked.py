@@ -30,27 +30,19 @@ from .corpus import (
     build_demo_corpus,
     check_answer_cap,
 )
-from .pool import build_pool
+from .pool import PoolSources, build_pool
 
 # what a corpus is built of (`CorpusOptions`' fields): one at least
 INPUTS = ("specs", "from_lanes", "from_transcripts", "from_traces", "from_sessions", "demo")
 
 
 @dataclass(frozen=True)
-class CorpusOptions:
-    """The inputs of a corpus (`from_transcripts` holds the chat logs too) and how to draw it.
-    None: the default (the config's window and output cap, the shape by the inputs, the
-    demo's or the usual counts)."""
+class CorpusOptions(PoolSources):
+    """The inputs of a corpus (`PoolSources`; `from_transcripts` holds the chat logs too, and
+    `demo` the shipped specs) and how to draw it. None: the default (the config's window and
+    output cap, the shape by the inputs, the demo's or the usual counts)."""
 
     out: Path
-    specs: tuple[Path, ...] = ()
-    sample_specs: int | None = None
-    from_lanes: tuple[Path, ...] = ()
-    from_transcripts: tuple[Path, ...] = ()
-    from_traces: tuple[Path, ...] = ()
-    from_sessions: tuple[Path, ...] = ()
-    fit: str = "scale"
-    fill_window: bool = False
     count_with: str | None = None
     demo: bool = False
     window: int | None = None
@@ -58,7 +50,6 @@ class CorpusOptions:
     segments_per_stratum: int | None = None
     segment_turns: int | None = None
     max_tokens: int | None = None
-    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.demo and (self.recorded or self.specs or self.sample_specs is not None):
@@ -69,12 +60,6 @@ class CorpusOptions:
             raise BadInput(
                 "--count-with is for --fill-window and --from-sessions: nothing else is counted"
             )
-
-    @property
-    def recorded(self) -> bool:
-        """Inputs of recorded work (as opposed to specs and the demo)."""
-        return bool(self.from_lanes or self.from_transcripts or self.from_traces
-                    or self.from_sessions)  # fmt: skip
 
     @property
     def drawn_shape(self) -> str:
@@ -148,17 +133,9 @@ def draw_asked(
         window, max_tokens = window or defaults.window, max_tokens or defaults.max_tokens
     check_answer_cap(max_tokens, window)
     pool = build_pool(
-        specs=options.specs,
-        sample_specs=options.sample_specs,
-        from_lanes=options.from_lanes,
-        from_transcripts=options.from_transcripts,
-        from_traces=options.from_traces,
-        from_sessions=options.from_sessions,
+        options,
         window=window,
-        fit=options.fit,
-        fill_window=options.fill_window,
         counter=counter,
-        seed=options.seed,
         answer_cap=max_tokens,
         # whole runs are drawn whole: an input too big for a corpus file is refused unbuilt
         size_cap=CORPUS_SIZE_LIMIT if options.drawn_shape == SHAPE_RUNS else None,

@@ -52,7 +52,7 @@ from ...guarded import DEFAULT_LIMIT, InputProblem, loads_json, read_regular_tex
 from ...interfaces.prompt_count import PromptCounter
 from ...interfaces.schema import as_json, checked
 from .draw import STRATA, draw_runs, draw_segments
-from .pool import Pool, build_pool
+from .pool import Pool, PoolSources, build_pool
 from .turns import Segment, Stratum, Turn, check_messages, sha256_text
 
 __all__ = [
@@ -286,10 +286,8 @@ def build_demo_corpus(
     HEAD when the package sits in a git checkout that tracks it, else from disk)."""
     check_answer_cap(answer_cap, window)
     pool = build_pool(
-        specs=[demo_specs_dir()],
-        seed=seed,
+        PoolSources(specs=[demo_specs_dir()], seed=seed, fill_window=fill_window),
         window=window,
-        fill_window=fill_window,
         counter=counter,
         answer_cap=answer_cap,
     )

@@ -15,6 +15,7 @@ tool list — the same pool hashes the same wherever it is built.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -78,31 +79,47 @@ class Pool(msgspec.Struct, frozen=True):
         return sum(len(run.turns) for run in self.runs)
 
 
+@dataclass(frozen=True, kw_only=True)
+class PoolSources:
+    """What a pool is built of and how: the sources (`specs`, a seeded sample of
+    `sample_specs` of them, lane records, transcripts, traces, sessions), how traces are
+    fitted into the window (`fit`: "scale" or "drop") and whether the deepest spec run is read
+    on toward it (`fill_window`). `slots corpus`'s options are one (`asked.CorpusOptions`)."""
+
+    specs: Sequence[Path] = ()
+    sample_specs: int | None = None
+    from_lanes: Sequence[Path] = ()
+    from_transcripts: Sequence[Path] = ()
+    from_traces: Sequence[Path] = ()
+    from_sessions: Sequence[Path] = ()
+    fit: str = "scale"
+    fill_window: bool = False
+    seed: int = 0
+
+    @property
+    def recorded(self) -> bool:
+        """Sources of recorded work (as opposed to specs and the demo)."""
+        return bool(self.from_lanes or self.from_transcripts or self.from_traces
+                    or self.from_sessions)  # fmt: skip
+
+
 def build_pool(
+    asked: PoolSources,
     *,
-    specs: Sequence[Path] = (),
-    sample_specs: int | None = None,
-    from_lanes: Sequence[Path] = (),
-    from_transcripts: Sequence[Path] = (),
-    from_traces: Sequence[Path] = (),
-    from_sessions: Sequence[Path] = (),
     window: int | None = None,
-    fit: str = "scale",
-    fill_window: bool = False,
     counter: PromptCounter | None = None,
-    seed: int = 0,
     git: str = "git",
     answer_cap: int = 0,
     size_cap: int | None = None,
 ) -> Pool:
-    """The pool from any mix of the sources; an empty pool is an error. Traces are fitted
-    into `window` (`fit`: "scale" or "drop"), and `fill_window` reads the deepest spec run on
-    toward it (`slots.corpus.fill`), so both need it; `counter` counts the filled run's depth
-    as the runner does (None: by estimate). Both leave room for answers of `answer_cap` tokens
-    (0: none reserved). `size_cap`: the characters a corpus of whole runs may hold; a lane
-    set, transcript, trace or session whose runs would pass it is refused before it is built
-    (None: unchecked, as for segments, which take a few turns of each)."""
-    if not (specs or from_lanes or from_transcripts or from_traces or from_sessions):
+    """The pool from any mix of the sources `asked` names; an empty pool is an error. Traces
+    are fitted into `window`, and a filled spec run is read on toward it (`slots.corpus.fill`),
+    so both need it; `counter` counts the filled run's depth as the runner does (None: by
+    estimate). Both leave room for answers of `answer_cap` tokens (0: none reserved).
+    `size_cap`: the characters a corpus of whole runs may hold; a lane set, transcript, trace
+    or session whose runs would pass it is refused before it is built (None: unchecked, as for
+    segments, which take a few turns of each)."""
+    if not (asked.specs or asked.recorded):
         raise BadInput(
             "give --specs, --from-lanes, --from-transcripts, --from-traces or --from-sessions "
             "(or --demo)"
@@ -112,13 +129,13 @@ def build_pool(
     sources: list[dict[str, object]] = []
     provenances: list[Provenance] = []
     found = used = 0
-    if specs:
-        all_specs = load_specs(specs)
-        chosen = select_specs(all_specs, sample_specs, seed)
+    if asked.specs:
+        all_specs = load_specs(asked.specs)
+        chosen = select_specs(all_specs, asked.sample_specs, asked.seed)
         found, used = len(all_specs), len(chosen)
         trees = TreeCache(git)
         spec_runs = runs_from_specs(chosen, trees)
-        if fill_window:
+        if asked.fill_window:
             spec_runs, filled = fill_deepest_spec_run(
                 chosen, spec_runs, trees, _window(window) - answer_cap, counter
             )
@@ -126,24 +143,24 @@ def build_pool(
         runs.extend(spec_runs)
         provenances = trees.provenances()
         if used < found:
-            notes.append(f"sampled {used} of {found} specs with seed {seed}")
-    elif sample_specs is not None:
+            notes.append(f"sampled {used} of {found} specs with seed {asked.seed}")
+    elif asked.sample_specs is not None:
         raise BadInput("--sample-specs needs --specs")
-    for folder in from_lanes:
+    for folder in asked.from_lanes:
         check_input_size(events_files(folder), folder, size_cap)
         lane_runs, lane_notes = runs_from_lanes(folder)
         runs.extend(lane_runs)
         notes.extend(lane_notes)
-    for path in from_transcripts:
+    for path in asked.from_transcripts:
         check_input_size([path] if path.is_file() else [], path, size_cap)
         transcript_runs, transcript_notes = runs_from_transcripts(path)
         runs.extend(transcript_runs)
         notes.extend(transcript_notes)
     recorded = recorded_runs(
-        from_traces,
-        from_sessions,
+        asked.from_traces,
+        asked.from_sessions,
         window=window,
-        fit=fit,
+        fit=asked.fit,
         answer_cap=answer_cap,
         counter=counter,
         size_cap=size_cap,

@@ -10,140 +10,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
 
-from ...interfaces.schema import as_json
 from .bounds import Bounds
-from .figures import Agreement, BaselineFigures, StepFigures, StepMetrics, SweepFigures
+from .figures import BaselineFigures, StepFigures, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
 from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
-from .latencies.latency_figures import LatencyFigures
-from .noise import one_slot_noise, too_noisy_sentence
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
 from .step_findings import memory_findings, runner_finding, short_name, swap_finding
+
+# what a step is judged to, where the readers of a judgement look for it too
+from .verdicts import Verdict as Verdict
+from .verdicts import VerdictJson as VerdictJson
+from .verdicts import finite_or_none as finite_or_none
+from .verdicts import one_slot_noise, too_noisy_sentence
 
 if TYPE_CHECKING:
     from .baseline import Baseline
     from .records import StepRecord
-
-
-def finite_or_none(value: float) -> float | None:
-    """An interval's end for JSON: an unbounded one (too few turns to tell) is null, since JSON
-    has no infinity and the evidence reader refuses non-finite numbers."""
-    return value if math.isfinite(value) else None
-
-
-class VerdictJson(TypedDict, total=False):
-    """A verdict as evidence records it (`Verdict.to_json`): kept for readers of the file,
-    since the tool re-judges the recorded steps; an older file holds fewer keys."""
-
-    index: int
-    slots: int
-    label: str
-    inside_bounds: bool
-    qualifies: bool
-    broken: list[str]
-    warnings: list[str]
-    gain: float | None
-    gain_low: float | None
-    gain_high: float | None
-    turns_per_hour_low: float
-    turns_per_hour_high: float | None
-    confidence: float | None
-    decided_by: str
-    runs_per_hour_low: float | None
-    runs_per_hour_high: float | None
-    agreement: dict[str, object] | None
-    metrics: dict[str, object]
-    latency: dict[str, object] | None
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """How one step fares against the bounds.
-
-    label: "floor" (first one-slot run), "baseline" (second), "drift check" (a one-slot run
-      closing the sweep), "qualifies", "no gain",
-      "inconclusive", or "breaks <first bound>".
-    broken: every broken bound, as a phrase. warnings: what is reported but not refusing
-      (memory at one slot). gain: throughput over the best one-slot run, minus 1.
-    gain_low / gain_high: the gain's interval at `confidence`: the ratio of the step's throughput
-      to that same bar, with the noise of both (`gain_ratio`; the point gain when neither was
-      measured with an interval).
-      Inside every bound, a step qualifies when gain_low ≥ min_gain, gains nothing when
-      gain_high < min_gain, and is inconclusive in between.
-    turns_per_hour_low / turns_per_hour_high: the turns per hour's interval at `confidence`.
-    runs_per_hour_low / runs_per_hour_high: the runs per hour's, for a corpus of whole runs
-      (None otherwise). The verdict is taken on `metrics.decided_by`; `rate_low`/`rate_high`
-      are that figure's interval.
-    latency: the step's TTFT, ITL and turn latency figures (None in figures made before).
-    """
-
-    index: int
-    slots: int
-    label: str
-    inside_bounds: bool
-    qualifies: bool
-    broken: tuple[str, ...]
-    warnings: tuple[str, ...]
-    gain: float | None
-    agreement: Agreement | None
-    metrics: StepMetrics
-    gain_low: float | None = None
-    gain_high: float | None = None
-    turns_per_hour_low: float = 0.0
-    turns_per_hour_high: float = 0.0
-    confidence: float | None = None
-    runs_per_hour_low: float | None = None
-    runs_per_hour_high: float | None = None
-    latency: LatencyFigures | None = None
-
-    @property
-    def inconclusive(self) -> bool:
-        return self.label == "inconclusive"
-
-    @property
-    def decided_by(self) -> str:
-        return self.metrics.decided_by
-
-    @property
-    def rate_low(self) -> float:
-        low = self.runs_per_hour_low if self.metrics.on_runs else self.turns_per_hour_low
-        return low or 0.0
-
-    @property
-    def rate_high(self) -> float:
-        high = self.runs_per_hour_high if self.metrics.on_runs else self.turns_per_hour_high
-        return math.inf if high is None else high
-
-    # By hand: the verdict as the evidence records it (`VerdictJson`), its figures computed
-    # from the judgement (infinite bounds written as null); never read back as a Verdict.
-    def to_json(self) -> VerdictJson:
-        return {
-            "index": self.index,
-            "slots": self.slots,
-            "label": self.label,
-            "inside_bounds": self.inside_bounds,
-            "qualifies": self.qualifies,
-            "broken": list(self.broken),
-            "warnings": list(self.warnings),
-            "gain": self.gain,
-            "gain_low": self.gain_low,
-            "gain_high": self.gain_high,
-            "turns_per_hour_low": self.turns_per_hour_low,
-            "turns_per_hour_high": finite_or_none(self.turns_per_hour_high),
-            "confidence": self.confidence,
-            "decided_by": self.decided_by,
-            "runs_per_hour_low": self.runs_per_hour_low,
-            "runs_per_hour_high": None
-            if self.runs_per_hour_high is None
-            else finite_or_none(self.runs_per_hour_high),
-            "agreement": as_json(self.agreement) if self.agreement else None,
-            "metrics": as_json(self.metrics),
-            "latency": as_json(self.latency) if self.latency else None,
-        }
 
 
 def judge_step_figures(step: StepFigures, baseline: BaselineFigures, bounds: Bounds) -> Verdict:

@@ -24,7 +24,15 @@ from .bounds import Bounds
 from .judge import Verdict, judge_sweep, rates_of
 from .records import StepRecord
 from .statistics.closed_system import Prediction, fit_closed_system
-from .statistics.knee import Rate, adds_less_than, best_of, climbs, over_best
+from .statistics.knee import (
+    ADDS_LESS,
+    CLIMBS,
+    UNDECIDED,
+    Rate,
+    best_of,
+    gain_against,
+    over_best,
+)
 
 DEFAULT_MAX_SLOTS = 16
 
@@ -151,21 +159,19 @@ def _steps_until_stopped(
         over = gain_over_best(verdict, best, bounds.confidence, paired_se)
         # the knee rule's own tests: a step patience stops on is never the answer, and the
         # step that resets the count is one the answer may be
-        throughput = verdict.metrics.throughput
-        if (
-            best is not None
-            and over is not None
-            and climbs(throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se)
-        ):
+        gain = UNDECIDED
+        if best is not None and over is not None:
+            gain = gain_against(
+                verdict.metrics.throughput,
+                best.throughput,
+                bounds.min_gain,
+                bounds.confidence,
+                paired_se,
+            )
+        if gain == CLIMBS:
             strikes = 0
             top = max(top, slots)
-        elif (
-            best is not None
-            and over is not None
-            and adds_less_than(
-                throughput, best.throughput, bounds.min_gain, bounds.confidence, paired_se
-            )
-        ) or tried_to_cap(step):
+        elif gain == ADDS_LESS or tried_to_cap(step):
             # measured to the cap and still undecided: longer steps were tried, and a sweep
             # of such steps would otherwise run every N to the cap and answer "too noisy" —
             # also where no earlier step had an interval to be a bar (too few turns or runs)

@@ -127,7 +127,7 @@ class CalibrationOutcome(msgspec.Struct, frozen=True):
     skipped: bool = False
     version_mismatch: str | None = None
     production_absent: str | None = None
-    # what the answer rests on (`judging.noise.VERDICT_CODES`); None with no step measured
+    # what the answer rests on (`judging.verdicts.VERDICT_CODES`); None with no step measured
     verdict_code: str | None = None
     # the evidence this sweep replaced (now in the history), or the complete evidence that a
     # paused sweep left in place; other_corpus: that evidence was measured on another corpus

@@ -32,8 +32,8 @@ from ..evidence.store import (
 from ..judging.baseline import sweep_figures
 from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
-from ..judging.noise import decidability
 from ..judging.records import StepRecord
+from ..judging.verdicts import decidability
 from ..report.documents.markdown import write_report
 from ..report.summary import render_summary
 from .calibration_setup import CalibrationOutcome, CalibrationRequest, Environment

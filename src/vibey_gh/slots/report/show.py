@@ -30,8 +30,8 @@ from ..gate.judged import judge_evidence
 from ..judging.bounds import Bounds
 from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
-from ..judging.noise import decidability
 from ..judging.records import RunnerReported
+from ..judging.verdicts import decidability
 from .documents.markdown import report_paths, write_report
 from .plotting import plots as plot_module  # its plots_available is read when asked
 from .soak_view import ShownSoak, SoakProblem, SoakView, soak_views, write_soak_report
@@ -85,7 +85,7 @@ class ShownEvidence(msgspec.Struct, frozen=True):
     files: tuple[Path, ...]
     missing_files: tuple[Path, ...]
     min_gain: float = 0.10  # today's, which the verdicts were judged with
-    verdict_code: str | None = None  # what the answer rests on (`judging.noise`)
+    verdict_code: str | None = None  # what the answer rests on (`judging.verdicts`)
     bounds: Bounds = Bounds()  # today's
 
     @property

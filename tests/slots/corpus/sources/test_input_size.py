@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.sessions import CLAUDE
 from vibey_gh.errors import BadInput
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.sources.traces import estimated_output, runs_from_traces
 
 MIB = 1 << 20
@@ -55,9 +55,9 @@ def test_a_trace_past_the_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> 
 def test_a_session_past_the_cap_is_refused_while_it_is_read(tmp_path: Path) -> None:
     # the fixture's requests each cost 14,004 tokens: three of them pass 100,000 characters
     with pytest.raises(BadInput) as caught:
-        build_pool(from_sessions=[CLAUDE], size_cap=100_000)
+        build_pool(PoolSources(from_sessions=[CLAUDE]), size_cap=100_000)
     assert str(CLAUDE) in str(caught.value) and "corpus of whole runs" in str(caught.value)
-    assert build_pool(from_sessions=[CLAUDE], size_cap=200_000).runs
+    assert build_pool(PoolSources(from_sessions=[CLAUDE]), size_cap=200_000).runs
 
 
 def test_lane_records_and_transcripts_past_the_cap_are_refused_by_their_size(
@@ -67,8 +67,8 @@ def test_lane_records_and_transcripts_past_the_cap_are_refused_by_their_size(
     lanes.mkdir(parents=True)
     (lanes / "events.jsonl").write_text("x" * 5000)
     with pytest.raises(BadInput, match="lanes: its runs would put ~0 MiB"):
-        build_pool(from_lanes=[tmp_path / "lanes"], size_cap=4000)
+        build_pool(PoolSources(from_lanes=[tmp_path / "lanes"]), size_cap=4000)
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("y" * 5000)
     with pytest.raises(BadInput, match="t.jsonl: its runs would put"):
-        build_pool(from_transcripts=[transcript], size_cap=4000)
+        build_pool(PoolSources(from_transcripts=[transcript]), size_cap=4000)

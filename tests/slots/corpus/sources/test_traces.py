@@ -10,7 +10,7 @@ import pytest
 
 from vibey_gh.errors import BadInput
 from vibey_gh.slots.corpus.corpus import build_corpus, write_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.sources.block_text import UNIT, block_text
 from vibey_gh.slots.corpus.sources.traces import runs_from_traces
 
@@ -168,7 +168,9 @@ def test_the_sample_traces_build_a_byte_identical_corpus_twice_with_room_for_eve
 ) -> None:
     written = []
     for attempt in ("one", "two"):
-        pool = build_pool(from_traces=[SAMPLES], window=4096, fit="scale", answer_cap=768)
+        pool = build_pool(
+            PoolSources(from_traces=[SAMPLES], fit="scale"), window=4096, answer_cap=768
+        )
         path = tmp_path / f"{attempt}.json"
         write_corpus(build_corpus(pool, window=4096, answer_cap=768), path)
         written.append(path.read_bytes())

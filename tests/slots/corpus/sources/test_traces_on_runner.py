@@ -15,7 +15,7 @@ from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.runners.contract import RunningRunner
 from vibey_gh.runners.llamacpp.embedded import EmbeddedRunner
 from vibey_gh.slots.corpus.corpus import build_corpus
-from vibey_gh.slots.corpus.pool import build_pool
+from vibey_gh.slots.corpus.pool import PoolSources, build_pool
 from vibey_gh.slots.corpus.turns import Turn
 from vibey_gh.state import StateLayout
 
@@ -65,7 +65,9 @@ def test_the_scaled_trace_turn_nearest_the_edge_fits_with_its_answer_by_the_runn
     runner: RunningRunner,
 ) -> None:
     cap = 768
-    pool = build_pool(from_traces=[SAMPLES], window=WINDOW, fit="scale", answer_cap=cap)
+    pool = build_pool(
+        PoolSources(from_traces=[SAMPLES], fit="scale"), window=WINDOW, answer_cap=cap
+    )
     corpus = build_corpus(pool, window=WINDOW, answer_cap=cap)
 
     def room(turn: Turn) -> int:
@@ -86,7 +88,7 @@ def test_a_demo_sized_trace_corpus_fills_the_window_by_the_runners_count(
 ) -> None:
     # Tokenizing needs no context: the runner's small window does not limit the count.
     window = 65536
-    pool = build_pool(from_traces=[SAMPLES], window=window, fit="scale")
+    pool = build_pool(PoolSources(from_traces=[SAMPLES], fit="scale"), window=window)
     corpus = build_corpus(pool, window=window, segments_per_stratum=2, segment_turns=2)
     deepest = max(corpus.turns(), key=lambda turn: turn.depth_estimate)
     counted = runner_count(runner, deepest.messages)
@@ -102,7 +104,7 @@ def test_a_trace_runs_shared_blocks_come_back_from_the_runners_prompt_cache(
     ]
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"id": "warm", "block_size": 64, "requests": requests}))
-    (run,) = build_pool(from_traces=[path], window=WINDOW, fit="scale").runs
+    (run,) = build_pool(PoolSources(from_traces=[path], fit="scale"), window=WINDOW).runs
     settings = ChatSettings(window=WINDOW, max_tokens=1, timeout_s=240)
     first, second = (runner.chat(turn.messages, None, settings) for turn in run.turns)
     assert first.served and second.served, (first.error, second.error)

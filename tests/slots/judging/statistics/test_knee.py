@@ -17,9 +17,10 @@ from vibey_gh.slots.judging.figures import (
 )
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.statistics.knee import (
+    ADDS_LESS,
     Rate,
-    adds_less_than,
     best_of,
+    gain_against,
     knee,
     plateau_sentence,
 )
@@ -246,14 +247,16 @@ def test_the_answer_never_added_less_than_min_gain_over_a_step_before_it(
         return
     chosen = found.chosen
     before = [r for r in rates if r.index < chosen.index and r.counts]
-    assert not any(adds_less_than(chosen.throughput, r.throughput, min_gain, 0.9) for r in before)
+    assert ADDS_LESS not in {
+        gain_against(chosen.throughput, r.throughput, min_gain, 0.9) for r in before
+    }
     smaller = [r for r in rates if r.qualifies and r.slots < chosen.slots]
     if smaller:
         # in the words of the rule of thumb: never a step that gained less than min_gain
         # over every smaller qualifying step
         assert not all(
             chosen.throughput.value < (1.0 + min_gain) * r.throughput.value
-            and adds_less_than(chosen.throughput, r.throughput, min_gain, 0.9)
+            and gain_against(chosen.throughput, r.throughput, min_gain, 0.9) == ADDS_LESS
             for r in smaller
         )
 

@@ -10,7 +10,7 @@ So each step is held to the best step measured before it, as the patience rule h
   before it lies at or above 1 + min_gain — the gain that resets the patience count — and no
   earlier step is shown, paired with it, to serve within min_gain of it;
 - a step *adds less than min_gain* when that interval lies below it — patience's "no gain"
-  (`adds_less_than`, which the sweep uses too);
+  (`gain_against` reads both, for the sweep too);
 - the ideal N is the last step that climbs (never one with more slots than the best qualifying
   step); with none, one.
 
@@ -76,33 +76,31 @@ def over_best(
     return ratio_interval(step, best_before, confidence)
 
 
-def adds_less_than(
+# How a step reads against the best step before it (`gain_against`).
+CLIMBS = "climbs"  # the whole interval is at or above 1 + min_gain: resets the patience count
+ADDS_LESS = "adds less"  # the whole interval is below 1 + min_gain: patience's "no gain"
+UNDECIDED = "undecided"  # the interval straddles 1 + min_gain, or there is none
+
+
+def gain_against(
     step: Estimate,
     best_before: Estimate,
     min_gain: float,
     confidence: float,
     paired_se: float | None = None,
-) -> bool:
-    """The whole interval of the step over `best_before` is below 1 + `min_gain`: "no gain".
-    A step that adds less than min_gain never `climbs`, so what patience stops on is never the
-    answer."""
-    ratio = over_best(step, best_before, confidence, paired_se)
-    return ratio is not None and ratio[1] < 1.0 + min_gain
-
-
-def climbs(
-    step: Estimate,
-    best_before: Estimate,
-    min_gain: float,
-    confidence: float,
-    paired_se: float | None = None,
-) -> bool:
-    """The whole interval of the step over `best_before` is at or above 1 + `min_gain`: the
-    gain that resets the patience count. With nothing served before, any step climbs."""
+) -> str:
+    """Whether the interval of the step over `best_before` shows a `min_gain` gain (CLIMBS),
+    shows less (ADDS_LESS), or neither (UNDECIDED). One interval decides both, so a step that
+    adds less than min_gain never climbs and what patience stops on is never the answer. With
+    nothing served before, any step climbs."""
     if best_before.value <= 0:
-        return True
+        return CLIMBS
     ratio = over_best(step, best_before, confidence, paired_se)
-    return ratio is not None and ratio[0] >= 1.0 + min_gain
+    if ratio is not None and ratio[0] >= 1.0 + min_gain:
+        return CLIMBS
+    if ratio is not None and ratio[1] < 1.0 + min_gain:
+        return ADDS_LESS
+    return UNDECIDED
 
 
 class PastKnee(msgspec.Struct, frozen=True):
@@ -183,7 +181,8 @@ def _shown_no_better(rate: Rate, rates: Sequence[Rate], min_gain: float, confide
     past the knee then climbed over one slot although it was shown, paired with the steps
     before it, to add nothing over them."""
     return any(
-        adds_less_than(rate.throughput, e.throughput, min_gain, confidence, rate.paired_over(e))
+        gain_against(rate.throughput, e.throughput, min_gain, confidence, rate.paired_over(e))
+        == ADDS_LESS
         for e in rates
         if e.index < rate.index and sets_the_bar(e)
     )
@@ -204,7 +203,10 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or climbs(r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior))
+            or gain_against(
+                r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior)
+            )
+            == CLIMBS
         )
         and not _shown_no_better(r, rates, min_gain, confidence)
     )
@@ -218,8 +220,12 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
             continue
         bar = prior.throughput.value
         adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
-        below = not rate.too_short and adds_less_than(
-            rate.throughput, prior.throughput, min_gain, confidence, rate.paired_over(prior)
+        below = (
+            not rate.too_short
+            and gain_against(
+                rate.throughput, prior.throughput, min_gain, confidence, rate.paired_over(prior)
+            )
+            == ADDS_LESS
         )
         past.append(PastKnee(rate.index, rate.slots, adds, below))
     return Knee(chosen, climbed, tuple(past))

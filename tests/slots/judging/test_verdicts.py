@@ -6,14 +6,14 @@ from __future__ import annotations
 from tests.slots.judging.test_steady_state import closed_loop
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
-from vibey_gh.slots.judging.noise import (
+from vibey_gh.slots.judging.records import StepRecord
+from vibey_gh.slots.judging.verdicts import (
     MEASURED_GAIN,
     NO_GAIN,
     ONE_SLOT_ONLY,
     TOO_NOISY,
     decidability,
 )
-from vibey_gh.slots.judging.records import StepRecord
 
 BOUNDS = Bounds(min_gain=0.10, confidence=0.9)
 
