@@ -8,17 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
-from .plot_parts import (
-    BAND_COLOUR,
-    LIMIT_COLOUR,
-    breaks,
-    breaks_none,
-    broken_legend,
-    ideal_line,
-    new_figure,
-    points,
-    slot_ticks,
-)
+from . import plot_parts as parts
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,31 +21,31 @@ def latency_figure(judgement: SweepJudgement, title: str, bounds: Bounds | None 
     """Turn latency (top) and time to first token (bottom), p50 and p95 against N, with each
     p95's interval, the configured limits and the ideal N marked."""
     verdicts = judgement.verdicts
-    figure, (turn_ax, ttft_ax) = new_figure(2, 6.5, f"Latency against slots — {title}")
+    figure, (turn_ax, ttft_ax) = parts.new_figure(2, 6.5, f"Latency against slots — {title}")
     confidence = bounds.confidence if bounds else 0.9
     turn = [v.latency.latency if v.latency else None for v in verdicts]
     ttft = [v.latency.ttft if v.latency else None for v in verdicts]
     # a p95 point is crossed only where its own bound broke; a p50 is no bound
-    turn_bound, ttft_bound = breaks("latency_factor"), breaks("ttft_p95_seconds")
+    turn_bound, ttft_bound = parts.breaks("latency_factor"), parts.breaks("ttft_p95_seconds")
     for ax, samples, p50s, what, bound in (
         (turn_ax, turn, [v.metrics.p50_s for v in verdicts], "turn", turn_bound),
         (ttft_ax, ttft, [v.latency.ttft_p50_s if v.latency else None for v in verdicts], "TTFT",
          ttft_bound),
     ):  # fmt: skip
-        points(ax, verdicts, p50s, f"{what} p50 (median)", broke=breaks_none)
+        parts.points(ax, verdicts, p50s, f"{what} p50 (median)", broke=parts.breaks_none)
         p95s = [s.value() if s else None for s in samples]
-        points(ax, verdicts, p95s, f"{what} p95", "^", broke=bound)
+        parts.points(ax, verdicts, p95s, f"{what} p95", "^", broke=bound)
         _p95_bars(ax, verdicts, samples, confidence)
-        ideal_line(ax, judgement)
+        parts.ideal_line(ax, judgement)
     if bounds is not None and bounds.ttft_p95_seconds is not None:
-        ttft_ax.axhline(bounds.ttft_p95_seconds, color=LIMIT_COLOUR, linestyle="--",
+        ttft_ax.axhline(bounds.ttft_p95_seconds, color=parts.LIMIT_COLOUR, linestyle="--",
                         label=f"ttft_p95_seconds {bounds.ttft_p95_seconds:g} s")  # fmt: skip
     turn_ax.set_ylabel("latency per turn (s)")
     ttft_ax.set_ylabel("time to first token (s)")
     for ax, bound in ((turn_ax, turn_bound), (ttft_ax, ttft_bound)):
         ax.set_ylim(bottom=0)
-        broken_legend(ax, verdicts, broke=bound, what="its latency bound")
-    slot_ticks(ttft_ax, verdicts)
+        parts.broken_legend(ax, verdicts, broke=bound, what="its latency bound")
+    parts.slot_ticks(ttft_ax, verdicts)
     return figure
 
 
@@ -73,5 +63,5 @@ def _p95_bars(
             below.append(point - low)
             above.append(high - point)
     if xs:
-        ax.errorbar(xs, ys, yerr=[below, above], fmt="none", ecolor=BAND_COLOUR, capsize=3,
+        ax.errorbar(xs, ys, yerr=[below, above], fmt="none", ecolor=parts.BAND_COLOUR, capsize=3,
                     label=f"p95 {level:.0%} interval")  # fmt: skip
