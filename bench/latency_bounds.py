@@ -16,7 +16,9 @@ decisive target also, per step, what the factor's p95 ratio rests on: how the st
 many requests of each turn it and the one-slot runs before it hold (what it is paired
 with), and the same turns' own slowdowns
 (each turn's geometric mean latency over its one-slot one: their geometric mean, and the
-lowest and highest).
+lowest and highest) and how far their spread exceeds their noise (Cochran's Q, with how
+often noise alone gives one as high). `--noise 0` measures the capacity model's own per-turn
+slowdowns, the truth the noisy runs estimate.
 
     python bench/latency_bounds.py                     # 10 seeds of each
     python bench/latency_bounds.py --seeds 3 --targets decisive
@@ -26,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench_support import SilentProgress, free_port, runner_seconds
@@ -42,6 +46,7 @@ from vibey_gh.slots.judging.baseline import paired_base
 from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.latencies.latency import by_id
+from vibey_gh.slots.judging.latencies.per_turn import noise_variances, turn_ratios
 from vibey_gh.slots.judging.metrics import measurement_window
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.statistics.sequential import look_confidence
@@ -135,10 +140,30 @@ def slowdowns(steps: tuple[StepRecord, ...], step: StepRecord) -> str:
     per_turn = sum(len(here[k]) for k in shared) / len(shared)
     per_base = sum(len(base.turns[k]) for k in shared) / len(shared)
     ended = (step.measurement or {}).get("why_ended", "?")
+    spread = beyond_noise(here, base.turns)
     return (
         f"{ended}; {per_turn:.1f} requests a turn, {per_base:.1f} at one slot; the turns' own "
-        f"slowdowns {mean:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}×)"
+        f"slowdowns {mean:.2f}× ({min(ratios):.2f}–{max(ratios):.2f}×); {spread}"
     )
+
+
+def beyond_noise(here: Mapping[str, Sequence[float]], base: Mapping[str, Sequence[float]]) -> str:
+    """Cochran's Q of the turns' log ratios over their noise (the statistic τ² is read from):
+    about its degrees of freedom where every turn slows alike, above them where the ratios
+    spread more than their repeats' noise explains; with how often so high a Q comes from noise
+    alone (chi-square, by simulation with a fixed seed)."""
+    turns = turn_ratios(here, base)
+    noises = noise_variances(turns, [1] * len(turns)) if len(turns) > 1 else None
+    if noises is None or min(noises) <= 0.0:
+        return "Q not read (no repeats)"
+    weights = [1.0 / v for v in noises]
+    fixed = sum(w * t.ratio for w, t in zip(weights, turns, strict=True)) / sum(weights)
+    q = sum(w * (t.ratio - fixed) ** 2 for w, t in zip(weights, turns, strict=True))
+    freedom = len(turns) - 1
+    draws = random.Random(0)
+    null = [sum(draws.gauss(0.0, 1.0) ** 2 for _ in range(freedom)) for _ in range(4000)]
+    chance = sum(x >= q for x in null) / len(null)
+    return f"Q {q:.1f} on {freedom} df (as high by noise alone: {chance:.1%})"
 
 
 def decisive(seed: int, args: argparse.Namespace, corpus: Corpus) -> tuple[int, bool]:
