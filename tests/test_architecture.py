@@ -408,7 +408,6 @@ BUILDS_ITS_OWN: dict[str, str] = {
     # the model digest's cache falls back to the environment's state root while the runner
     # protocols take an optional state; goes with the runner kinds' folders
     "vibey_gh.runners.digest": "model digest cache",
-    "vibey_gh.runners.llamacpp.digest": "model digest cache",
     # not a part: where matplotlib keeps its font cache, set before its first import
     "vibey_gh.slots.report.plotting.plots": "matplotlib's cache folder",
 }
@@ -905,6 +904,46 @@ def test_each_kind_lives_in_a_folder_of_its_own_under_runners() -> None:
     runners = SRC / ROOT_PACKAGE / "runners"
     for name, (home,) in _kind_homes().items():
         assert home.parent == runners, f"{name}'s kind is defined in {home}, not a kind folder"
+
+
+# One kind's folder importing another's, with why: what is shared between kinds lives beside
+# them in `runners/` (`http/`, `builds`, `digest`), so a later kind imports no sibling.
+KIND_TO_KIND: dict[tuple[str, str], str] = {
+    # Ollama serves through llama.cpp: its server log carries llama.cpp's own lines
+    ("ollama", "llamacpp"): "llama.cpp's log lines",
+    # the simulated runner is a model behind llama-server's own API (/props, /slots), served
+    # and started as a llama.cpp server is
+    ("simulated", "llamacpp"): "llama-server's API and server",
+}
+
+
+def kind_to_kind_imports(
+    graph: Mapping[str, list[Import]], kinds: Iterable[str], known: Mapping[tuple[str, str], str]
+) -> list[str]:
+    """Every import of one kind's folder by another's that `known` does not name."""
+    folder = {f"{ROOT_PACKAGE}.runners.{kind}": kind for kind in kinds}
+
+    def kind_of(module: str) -> str | None:
+        return next(
+            (k for f, k in folder.items() if module == f or module.startswith(f + ".")), None
+        )
+
+    problems = []
+    for importer, imports in sorted(graph.items()):
+        for edge in imports:
+            pair = (kind_of(importer), kind_of(edge.target))
+            if None not in pair and pair[0] != pair[1] and pair not in known:
+                problems.append(edge.where())
+    return problems
+
+
+def test_a_kind_imports_another_only_where_named(graph: dict[str, list[Import]]) -> None:
+    kinds = [home.name for (home,) in _kind_homes().values()]
+    assert "ollama" in kinds and "llamacpp" in kinds
+    problems = kind_to_kind_imports(graph, kinds, KIND_TO_KIND)
+    assert problems == [], "move what kinds share beside them in runners/:\n" + "\n".join(problems)
+    # the rule bites: without the named exception Ollama's log-line import is reported
+    assert any("ollama" in p and "llamacpp" in p for p in kind_to_kind_imports(graph, kinds, {}))
 
 
 def test_a_misplaced_kind_name_is_caught_and_prose_is_not(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from tests.support.ports import free_port
 from tests.support.runners import FIXTURES, write_python_executable
 from vibey_gh.errors import RunnerNotFound
 from vibey_gh.interfaces.slots_interface import REFUSED_OVER_WINDOW, ChatSettings, RunnerLaunch
-from vibey_gh.runners.llamacpp.identify import keyed_to_binary
+from vibey_gh.runners.builds import keyed_to_binary
 from vibey_gh.runners.llamacpp.llama_server import (
     LlamaServerRunner,
     find_binary,

@@ -14,8 +14,9 @@ from tests.support import hostile
 from tests.support.hostile import hostile_production
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.identity import nameless_part, names_no_build
-from vibey_gh.runners.llamacpp import digest as digest_module
-from vibey_gh.runners.llamacpp.identify import identify_llama_server, keyed_to_binary
+from vibey_gh.runners import digest as digest_module
+from vibey_gh.runners.builds import keyed_to_binary
+from vibey_gh.runners.llamacpp.identify import identify_llama_server
 from vibey_gh.runners.llamacpp.kinds import LlamaServerKind
 from vibey_gh.state import StateLayout
 
@@ -91,7 +92,7 @@ def test_production_s_listener_is_cached_while_that_very_process_listens(
     tmp_path: Path, layout: StateLayout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vibey_gh.platforms.process import ports
-    from vibey_gh.runners.llamacpp.production_binary import CACHE_NAME, production_binary
+    from vibey_gh.runners.builds import CACHE_NAME, production_binary
 
     with hostile_production("idle") as production:
         first = production_binary(production.url, layout)

@@ -17,7 +17,7 @@ from tests.support.hostile import hostile_production
 from tests.support.runners import write_fake_ollama
 from vibey_gh.config import LocalModels
 from vibey_gh.interfaces.identity import nameless_part, names_no_build
-from vibey_gh.runners.llamacpp.identify import keyed_to_binary
+from vibey_gh.runners.builds import keyed_to_binary
 from vibey_gh.runners.ollama.kind import OllamaKind
 from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.state import StateLayout

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from ...errors import RunnerError, RunnerNotFound
-from ...interfaces.identity import BINARY_DIGEST_SHOWN, BINARY_MARK, RunnerInfo, names_no_build
+from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
+from ..builds import production_version
 from ..contract import ProductionSettings, RunnerConfig
+from ..digest import gguf_digest
 from ..http.local_http import http_get
-from .digest import cached_sha256, gguf_digest
 from .models import embedded_version, resolve_gguf
-from .production_binary import production_binary
 from .settings import runner_args_settings
 
 if TYPE_CHECKING:
@@ -70,38 +70,6 @@ def identify_llama_server(config: RunnerConfig, state: StateLayout | None = None
     if unkeyed is not None:
         info.missing["version"] = unkeyed
     return replace(info, serving_slots=props.slots)
-
-
-def production_version(
-    version: str | None, production_url: str, state: StateLayout | None = None
-) -> tuple[str | None, str | None]:
-    """Production's `version`, keyed to the binary that listens on its port when it names no
-    build (`keyed_to_binary`); with why it could not be keyed (None when it was, or needs not
-    be): evidence keyed to a name that names nothing would pass between builds."""
-    if not names_no_build(version):
-        return version, None
-    binary = production_binary(production_url, state)
-    keyed = keyed_to_binary(version, binary, state) if binary is not None else None
-    if keyed is None:
-        return version, (
-            f"production's build {version!r} names no build, and its binary could not be "
-            "read to key the evidence by its sha256"
-        )
-    return keyed, None
-
-
-def keyed_to_binary(
-    version: str | None, binary: str | Path, state: StateLayout | None = None
-) -> str | None:
-    """`version` as it is when it names a build; else with `binary`'s sha256 joined to it
-    ("b0-unknown+sha256:0123456789abcdef"); None when that binary cannot be read."""
-    if version is None or not names_no_build(version):
-        return version
-    try:
-        digest = cached_sha256(Path(binary), state)
-    except OSError:
-        return None
-    return f"{version}{BINARY_MARK}{digest[:BINARY_DIGEST_SHOWN]}"
 
 
 def gguf_identity(

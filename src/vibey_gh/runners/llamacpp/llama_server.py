@@ -18,10 +18,11 @@ from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import RunnerError
 from ...interfaces.slots_interface import RunnerLaunch
 from ...state import StateLayout
+from ..builds import keyed_to_binary
 from ..http.local_http import http_get
 from ..process import LOOPBACK, ChildProcess, ensure_port_free, find_executable
 from ..watchdog import watched_argv
-from .identify import keyed_to_binary, version_from_props
+from .identify import version_from_props
 from .models import resolve_gguf
 from .server import LlamaCppServer
 

@@ -16,10 +16,10 @@ from ...errors import VibeyError
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, TurnResult
 from ...state import StateLayout
 from ..cancel import cancel_connections_to
+from ..digest import gguf_digest
 from ..http.openai_chat import OpenAIChatClient
 from ..http.wire import Messages, ToolSpecs
 from ..process import LOOPBACK, STOP_GRACE_S, ChildProcess, ChildServer
-from .digest import gguf_digest
 
 HEALTH_PATH = "/health"
 

@@ -18,13 +18,14 @@ from ...interfaces.prompt_count import PromptCounter
 from ...interfaces.slots_interface import RunnerParallelism
 from ...platforms.parallelism import ManualParallelism
 from ...state import StateLayout
+from ..builds import keyed_to_binary
 from ..contract import ChatClient, ProductionWatch, Runner, RunnerConfig, RunnerKind
 from ..http.openai_chat import OpenAIChatClient
 from ..log_patterns import LogPattern
 from ..process import find_executable, run_version_command
 from .api.watch import LlamaServerWatch
 from .embedded import EmbeddedRunner
-from .identify import keyed_to_binary, llama_server_version
+from .identify import llama_server_version
 from .llama_server import LlamaServerRunner
 from .log_lines import LLAMA_CPP_PATTERNS
 from .models import resolve_gguf

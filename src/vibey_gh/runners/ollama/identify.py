@@ -13,9 +13,9 @@ from msgspec.structs import replace
 
 from ...errors import RunnerError
 from ...interfaces.identity import RunnerInfo
+from ..builds import production_version
 from ..contract import EnvironmentReader, RunnerConfig
 from ..http.local_http import http_get
-from ..llamacpp.identify import production_version
 from .settings import production_settings
 from .wire import digest_from_tags, version_of
 
@@ -32,7 +32,7 @@ def identify_ollama_production(
 ) -> RunnerInfo:
     """What production says on /api/version and /api/tags, and the environment it runs with;
     a development build's version ("0.0.0") keyed to the binary that listens, as llama-server's
-    nameless builds are (`llamacpp.identify.production_version`)."""
+    nameless builds are (`builds.production_version`)."""
     info = identify_ollama(config.production, config.model)
     if info.version is not None:
         version, unkeyed = production_version(info.version, config.production, state)

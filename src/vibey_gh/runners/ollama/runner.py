@@ -19,10 +19,10 @@ from msgspec.structs import replace
 from ...clock import SYSTEM_CLOCK, Clock
 from ...interfaces.slots_interface import ChatSettings, RunnerInfo, RunnerLaunch, TurnResult
 from ...state import StateLayout
+from ..builds import keyed_to_binary
 from ..cancel import cancel_connections_to
 from ..contract import ProductionSettings
 from ..http.wire import Messages, ToolSpecs
-from ..llamacpp.identify import keyed_to_binary
 from ..process import LOOPBACK, ChildProcess, ChildServer, ensure_port_free, find_executable
 from ..watchdog import watched_argv
 from .chat import OllamaChatClient

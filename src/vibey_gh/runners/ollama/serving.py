@@ -15,8 +15,8 @@ from msgspec.structs import replace
 
 from ...interfaces.identity import RunnerInfo
 from ...state import StateLayout
+from ..builds import keyed_to_binary
 from ..contract import ChatClient, ProductionSettings, ProductionWatch, Runner, RunnerConfig
-from ..llamacpp.identify import keyed_to_binary
 from ..llamacpp.log_lines import LLAMA_CPP_PATTERNS
 from ..log_patterns import LogPattern
 from ..process import LOOPBACK, find_executable, run_version_command

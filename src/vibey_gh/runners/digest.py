@@ -1,5 +1,5 @@
 """The sha256 of a GGUF file, the model digest of llama.cpp runners (design §5, Fingerprint), and
-of a llama-server binary whose version names no build (`identify.keyed_to_binary`).
+of a llama-server binary whose version names no build (`builds.keyed_to_binary`).
 
 Hashing a multi-gigabyte model takes seconds, and `slots allowed` must answer in milliseconds,
 so digests are cached under the state root keyed by resolved path, size and mtime_ns: a file
@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...errors import RunnerNotFound
-from ...files import keep_cache_json, read_cache_text
-from ...guarded import MIB, loads_json
-from ...state import StateLayout
+from ..errors import RunnerNotFound
+from ..files import keep_cache_json, read_cache_text
+from ..guarded import MIB, loads_json
+from ..state import StateLayout
 
 CACHE_NAME = "gguf-digests.json"
 CACHE_SCHEMA = 1

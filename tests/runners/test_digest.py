@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from vibey_gh.errors import RunnerNotFound
-from vibey_gh.runners.llamacpp import digest as digest_module
-from vibey_gh.runners.llamacpp.digest import CACHE_NAME, gguf_digest
+from vibey_gh.runners import digest as digest_module
+from vibey_gh.runners.digest import CACHE_NAME, gguf_digest
 from vibey_gh.state import StateLayout
 
 
