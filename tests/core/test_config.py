@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels, choose_config_file, find_config, load_config, parse_config
 from vibey_gh.errors import ConfigError
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.think import ThinkAsked, ThinkMode
-from vibey_gh.slots.judging.bounds import Bounds
 
 
 def test_no_file_means_the_defaults(tmp_path: Path) -> None:

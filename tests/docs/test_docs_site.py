@@ -14,7 +14,7 @@ from tools.gen_cli_reference import render_cli_reference, walk_commands
 
 from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels, SimulatedModel
-from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.interfaces.bounds import Bounds
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO / "docs"

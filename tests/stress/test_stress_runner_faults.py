@@ -23,11 +23,11 @@ from stress_support import (
 )
 
 from tests.support.progress import Recorder
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.runners.contract import Runner
 from vibey_gh.runners.llamacpp import embedded
 from vibey_gh.runners.process import ensure_port_free
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome
 from vibey_gh.slots.measurement.stepping.orphans import PID_FILE

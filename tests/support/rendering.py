@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.store import Evidence
 from vibey_gh.slots.gate.judged import judge_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.report.documents.html import render_html, write_html_report
 from vibey_gh.slots.report.documents.markdown import render_report, write_report
 from vibey_gh.slots.report.summary import render_summary

@@ -11,8 +11,8 @@ from tests.support.ports import free_port
 from tests.support.progress import Recorder
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.corpus.corpus import Corpus
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.state import StateLayout

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.slots_interface import ToolCall, TurnResult
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import LogEventRecord, ProductionRecord, StepRecord, TurnRecord
 
 GB = 1_000_000_000

@@ -20,12 +20,12 @@ from tests.support.slot_builders import (
 )
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import RunnerError
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.requests import request_path
 from vibey_gh.slots.evidence.store import evidence_path
 from vibey_gh.slots.gate.allowed import REASON_CODES, AllowedDeps, decide_allowed
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.state import StateLayout
 
 NOW = 2_000_000_000.0

@@ -13,10 +13,10 @@ from msgspec.structs import replace
 from tests.slots.gate.test_allowed import config, deps_for, record
 from tests.support.latency import latency_sweep, streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.token_gaps import as_gaps, bucket_of
 from vibey_gh.slots.gate.allowed import decide_allowed
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.latencies.latency import latency_figures
 from vibey_gh.slots.judging.latencies.latency_bounds import (

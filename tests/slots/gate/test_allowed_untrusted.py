@@ -27,11 +27,11 @@ from test_allowed import (
 )
 
 from tests.support.evidence import write_sealed
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.figures_cache import figures_path
 from vibey_gh.slots.evidence.fingerprint import compute_fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, out_name
 from vibey_gh.slots.gate.allowed import AllowedAnswer, decide_allowed
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.state import StateLayout
 
 FUZZ = settings(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.baseline import baseline_of, early_verdict, sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import Agreement, BaselineFigures
 
 BOUNDS = Bounds()

@@ -21,6 +21,7 @@ from tests.support.slot_builders import (
 )
 from vibey_gh.errors import MalformedJson
 from vibey_gh.files import atomic_write_json
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.figures_cache import (
@@ -35,7 +36,6 @@ from vibey_gh.slots.evidence.fingerprint import Fingerprint, compute_fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence, recorded_digest
 from vibey_gh.slots.judging import figures as figures_module
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.state import StateLayout

@@ -9,9 +9,9 @@ from msgspec.structs import replace
 
 from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.gains import interval_method
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics

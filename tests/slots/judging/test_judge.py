@@ -3,8 +3,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.baseline import baseline_of
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_step, judge_sweep
 
 BOUNDS = Bounds()

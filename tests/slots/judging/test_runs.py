@@ -8,9 +8,9 @@ import json
 import pytest
 
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import StepMetrics, SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import decisive_ends, step_metrics

@@ -10,11 +10,11 @@ import pytest
 from msgspec.structs import replace
 
 from tests.support.slot_builders import answer, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import TurnResult
 from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import (

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from tests.support.slot_builders import GB, answer, make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging import sweep as sweep_module
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep, rates_of
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.closed_system import Prediction

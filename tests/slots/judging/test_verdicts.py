@@ -4,7 +4,7 @@ never reaches the headline."""
 from __future__ import annotations
 
 from tests.slots.judging.test_steady_state import closed_loop
-from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.verdicts import (

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from vibey_gh.config import load_config
-from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.measurement.calibrate import last_good_bounds
 
 GOOD = "[local_models.bounds]\nmin_gain = 0.25\n"

@@ -14,10 +14,10 @@ from tests.support.corpus import TINY_WINDOW, tiny_corpus
 from tests.support.evidence import EVIDENCE_FIXTURES
 from vibey_gh.config import LocalModels
 from vibey_gh.errors import BadInput
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.identity import DeviceFacts, RunnerInfo
 from vibey_gh.slots.evidence.fingerprint import Fingerprint
 from vibey_gh.slots.evidence.store import evidence_path, load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest, Environment

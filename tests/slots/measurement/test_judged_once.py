@@ -9,9 +9,9 @@ import pytest
 
 from tests.support.progress import Recorder
 from tests.support.simulated import calibrate, simulated_config
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging import judge
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import SweepJudgement
 from vibey_gh.state import StateLayout

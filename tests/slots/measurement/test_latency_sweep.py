@@ -8,8 +8,8 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from tests.support.simulated import calibrate, simulated_config
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.latencies.latency_bounds import INCONCLUSIVE_AT_CAP
 from vibey_gh.slots.measurement.stepping.step import ENDED_CAP, ENDED_LATENCY_CAP

@@ -10,9 +10,9 @@ from rich.console import Console
 from tests.slots.gate.test_allowed import config, deps_for
 from tests.slots.gate.test_allowed_knee import record_plateau
 from tests.support.rendering import report_of
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.report.show import gather_show
 from vibey_gh.slots.report.terminal.show_text import render_answer
 

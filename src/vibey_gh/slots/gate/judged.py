@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from ...config import LocalModels
 from ...errors import EvidenceError
+from ...interfaces.bounds import Bounds
 from ...state import StateLayout
 from ..evidence.figures_cache import read_evidence_bytes, read_figures, save_figures
 from ..evidence.store import Evidence, load_evidence_bytes, not_recorded_problem, recorded_digest
-from ..judging.bounds import Bounds
 from ..judging.figures import SweepFigures
 from ..judging.judge import SweepJudgement, judge_figures, judge_sweep
 from .answer import AllowedAnswer

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import msgspec
 from msgspec.structs import replace
 
+from ...interfaces.bounds import Bounds
 from ...interfaces.turns import TurnResult
-from .bounds import Bounds
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
 from .latencies.latency import PairedBase, by_id, latency_figures
 from .latencies.latency_figures import LatencyFigures, QuantileSample

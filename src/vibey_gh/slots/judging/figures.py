@@ -36,7 +36,7 @@ from .statistics.stats import Estimate
 from .statistics.step_metrics_figures import StepMetrics
 
 if TYPE_CHECKING:
-    from .bounds import Bounds
+    from ...interfaces.bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
 FIGURES_VERSION = 9

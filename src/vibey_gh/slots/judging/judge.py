@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec.structs import replace
 
-from .bounds import Bounds
+from ...interfaces.bounds import Bounds
 from .figures import BaselineFigures, StepFigures, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
 from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings

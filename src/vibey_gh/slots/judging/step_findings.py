@@ -3,7 +3,7 @@ short name a verdict's label gives each finding."""
 
 from __future__ import annotations
 
-from .bounds import Bounds
+from ...interfaces.bounds import Bounds
 from .figures import BaselineFigures, StepFigures, StepMetrics
 from .latencies.latency_bounds import LATENCY_BOUND_KEYS
 

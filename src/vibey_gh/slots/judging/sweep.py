@@ -19,8 +19,8 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Generator, Sequence
 
+from ...interfaces.bounds import Bounds
 from .baseline import tried_to_cap
-from .bounds import Bounds
 from .judge import Verdict, judge_sweep, rates_of
 from .records import StepRecord
 from .statistics.closed_system import Prediction, fit_closed_system

@@ -16,8 +16,8 @@ from typing import Protocol, TypedDict
 
 import msgspec
 
+from ...interfaces.bounds import Bounds
 from ...interfaces.schema import as_json
-from .bounds import Bounds
 from .figures import Agreement, StepMetrics
 from .latencies.latency_figures import LatencyFigures
 

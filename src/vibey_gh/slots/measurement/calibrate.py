@@ -25,6 +25,7 @@ from msgspec.structs import replace
 from ...config import LocalModels, load_config
 from ...errors import BadInput, Refused, VibeyError
 from ...files import leftover_temp_files
+from ...interfaces.bounds import Bounds
 from ...interfaces.slots_interface import ChatSettings
 from ...runners.process import ensure_port_free
 from ...runners.registry import runner_kind
@@ -32,7 +33,6 @@ from ...state import StateLayout
 from ..evidence.requests import clear_request, request_path
 from ..evidence.store import evidence_path
 from ..judging.baseline import baseline_of, sweep_figures
-from ..judging.bounds import Bounds
 from ..judging.judge import Verdict, judge_figures, rates_of
 from ..judging.records import StepRecord
 from ..judging.statistics.knee import best_of

@@ -12,6 +12,7 @@ from msgspec.structs import replace
 from ...errors import BadInput
 from ...files import atomic_write_json, atomic_write_text, make_private_parents
 from ...guarded import InputProblem, read_regular_bytes
+from ...interfaces.bounds import Bounds
 from ...interfaces.schema import as_json
 from ...interfaces.slots_interface import RunnerInfo
 from ...platforms.storage.system_paths import check_output_folder
@@ -30,7 +31,6 @@ from ..evidence.store import (
     sealed_json,
 )
 from ..judging.baseline import sweep_figures
-from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement, judge_sweep
 from ..judging.records import StepRecord
 from ..judging.verdicts import decidability

@@ -23,11 +23,11 @@ import msgspec
 
 from ...errors import BadInput, EvidenceError
 from ...files import PRIVATE_FILE, atomic_write_shared_bytes
+from ...interfaces.bounds import Bounds
 from ...state import StateLayout
 from ..evidence.fingerprint import describe_differences
 from ..evidence.store import Evidence, evidence_path, load_evidence
 from ..gate.judged import judge_evidence
-from ..judging.bounds import Bounds
 from ..judging.figures import RUNS_PER_HOUR, TURNS_PER_HOUR, StepMetrics
 from ..judging.judge import SweepJudgement
 from ..judging.truth.refusals import Refusals, refusals_of

@@ -15,6 +15,7 @@ import msgspec
 
 from ...config import LocalModels, load_config
 from ...errors import BadInput, EvidenceError, VibeyError
+from ...interfaces.bounds import Bounds
 from ...interfaces.schema import as_json
 from ..evidence.fingerprint import Fingerprint, compute_fingerprint, describe_differences
 from ..evidence.history import PastSweep, fingerprints_with_history, list_history
@@ -27,7 +28,6 @@ from ..evidence.store import (
 )
 from ..gate.allowed import AllowedDeps
 from ..gate.judged import judge_evidence
-from ..judging.bounds import Bounds
 from ..judging.gains import interval_method
 from ..judging.judge import SweepJudgement, finite_or_none, knee_json
 from ..judging.records import RunnerReported

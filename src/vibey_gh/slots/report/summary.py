@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from ...interfaces.bounds import Bounds
 from ..evidence.store import Evidence
-from ..judging.bounds import Bounds
 from ..judging.judge import SweepJudgement
 from .tables.latency_table import LATENCY_COLUMNS, latency_lines, latency_rows
 from .tables.split_window import prefix_cache_lines, split_window_section

@@ -9,8 +9,8 @@ import pytest
 from msgspec.structs import replace
 
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked, checked_at
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.by_turn import (
     REPLICATES,
     Resampled,

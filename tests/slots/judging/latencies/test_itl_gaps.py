@@ -10,10 +10,10 @@ from msgspec.structs import replace
 from tests.support.latency import streamed
 from tests.support.slot_builders import answer
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked, checked_at
 from vibey_gh.interfaces.token_gaps import bucket_of
 from vibey_gh.interfaces.turns import TurnResult
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.gap_sample import GapSample
 from vibey_gh.slots.judging.latencies.latency import latency_figures
 from vibey_gh.slots.judging.latencies.latency_bounds import latency_findings

@@ -11,10 +11,10 @@ from msgspec.structs import replace
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, same_answers
 from vibey_gh.errors import MalformedJson
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked, checked_at
 from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.latencies.latency import (

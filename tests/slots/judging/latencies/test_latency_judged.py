@@ -10,9 +10,9 @@ from msgspec.structs import replace
 
 from tests.support.latency import streamed, timed
 from tests.support.slot_builders import answer, make_step, runs_loop, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import SweepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.latencies.latency import latency_figures

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.latencies.by_turn import paired_p95_ratio
 from vibey_gh.slots.judging.latencies.latency import latency_figures
 from vibey_gh.slots.judging.latencies.latency_bounds import latency_findings

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.figures import (
     Agreement,
     BaselineFigures,

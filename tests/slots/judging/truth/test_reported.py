@@ -8,10 +8,10 @@ from msgspec.structs import replace
 from tests.support.rendering import report_of
 from tests.support.runners import FIXTURES
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.runners.logscan import scan_lines
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.figures import StepFigures
 from vibey_gh.slots.judging.judge import judge_figures, judge_step_figures, judge_sweep
 from vibey_gh.slots.judging.records import LogEventRecord, RunnerReported, StepRecord

@@ -13,11 +13,11 @@ from tests.support.clocks import ManualClock
 from tests.support.rendering import report_of
 from tests.support.slot_builders import GB, make_step, same_answers
 from vibey_gh.errors import Refused
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.samples import GpuMemory, MemorySample
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.interfaces.slots_interface import ProductionState
 from vibey_gh.platforms.device.footprint import FootprintReading
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord

@@ -13,8 +13,8 @@ from msgspec.structs import replace
 from tests.support.clocks import ManualClock
 from tests.support.latency import latency_sweep
 from tests.support.slot_builders import answer
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures, turns_latency
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.sequential import look_confidence
 from vibey_gh.slots.judging.statistics.stats import Estimate

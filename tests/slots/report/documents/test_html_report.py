@@ -16,8 +16,8 @@ from msgspec.structs import replace
 from tests.support.evidence import RECORDED
 from tests.support.rendering import html_of, write_html_of
 from vibey_gh.cli.main import cli
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.report.plotting.plots import PLOT_NAMES
 from vibey_gh.state import StateLayout
 

@@ -18,8 +18,8 @@ from tests.support.evidence import (
 )
 from tests.support.rendering import report_of, summary_of, write_report_of
 from tests.support.slot_builders import answer, make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.report.documents.context_sections import NOT_MEASURED
 from vibey_gh.slots.report.documents.facts import (

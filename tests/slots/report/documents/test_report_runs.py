@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from tests.support.rendering import report_of, summary_of
 from tests.support.slot_builders import runs_loop
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.report.documents.context_sections import NO_TOOL_TIME, NO_WHOLE_RUNS
 from vibey_gh.slots.report.tables.step_table import RUN_COLUMNS, columns_for, step_rows

@@ -9,9 +9,9 @@ import pytest
 
 from tests.support.evidence import RECORDED
 from tests.support.slot_builders import make_step, same_answers
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.interfaces.schema import as_json, checked
 from vibey_gh.slots.evidence.store import Evidence, evidence_from_json, load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.report.plotting.plots import (
@@ -158,7 +158,7 @@ def test_matplotlib_keeps_its_config_and_cache_under_the_state_root(tmp_path: Pa
     env.update(HOME=str(home), VIBEY_GH_SLOTS_DIR=str(state))
     script = (
         "from pathlib import Path\n"
-        "from vibey_gh.slots.judging.bounds import Bounds\n"
+        "from vibey_gh.interfaces.bounds import Bounds\n"
         "from vibey_gh.slots.evidence.store import load_evidence\n"
         "from vibey_gh.slots.judging.judge import judge_sweep\n"
         "from vibey_gh.slots.report.plotting.plots import build_figures\n"

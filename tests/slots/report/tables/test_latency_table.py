@@ -8,8 +8,8 @@ import re
 import pytest
 
 from tests.support.latency import latency_sweep
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.baseline import sweep_figures
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.report.tables.latency_table import (
     LATENCY_COLUMNS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.slots.judging.test_steady_state import closed_loop
-from vibey_gh.slots.judging.bounds import Bounds
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.report.tables.step_table import (
     COLUMNS,

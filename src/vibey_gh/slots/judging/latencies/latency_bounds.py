@@ -26,7 +26,7 @@ from .by_turn import Resampled
 from .latency_figures import TURN, UNSTREAMED, LatencyFigures, QuantileSample
 
 if TYPE_CHECKING:
-    from ..bounds import Bounds
+    from ....interfaces.bounds import Bounds
 
 
 LATENCY_BOUND_KEYS = ("ttft_p95_seconds", "tpot_p95_seconds", "itl_p95_seconds", "latency_factor")

@@ -21,6 +21,7 @@ from msgspec.structs import replace
 
 from ....clock import Clock
 from ....files import append_line_durably, ensure_private_dir
+from ....interfaces.bounds import Bounds
 from ....interfaces.readings import SensorSource
 from ....interfaces.schema import as_json
 from ....interfaces.slots_interface import (
@@ -34,7 +35,6 @@ from ....interfaces.think import ThinkPolicy
 from ....runners.contract import ProductionWatch, Runner, RunningRunner
 from ...corpus.corpus import Corpus
 from ...judging.baseline import Baseline, early_verdict
-from ...judging.bounds import Bounds
 from ...judging.metrics import (
     measurement_window,
     served_ends,

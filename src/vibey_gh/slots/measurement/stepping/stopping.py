@@ -43,9 +43,9 @@ from ...judging.work import Pairing, cluster_of
 
 if TYPE_CHECKING:
     from ....clock import Clock
+    from ....interfaces.bounds import Bounds
     from ...corpus.corpus import Corpus
     from ...judging.baseline import Baseline
-    from ...judging.bounds import Bounds
 
 
 class StepContext(Protocol):

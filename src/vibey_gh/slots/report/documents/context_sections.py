@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 import msgspec
 
+from ....interfaces.bounds import Bounds
 from ....interfaces.schema import meanings
 from ....interfaces.think import ThinkPolicy
 from ...evidence.store import Evidence
-from ...judging.bounds import Bounds
 from ..tables.step_table import markdown_table
 from .corpus_profile import profile_lines
 from .facts import DepthFacts

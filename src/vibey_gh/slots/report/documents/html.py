@@ -20,8 +20,8 @@ from pathlib import Path
 
 from ....errors import BadInput
 from ....files import PRIVATE_FILE, atomic_write_shared_text
+from ....interfaces.bounds import Bounds
 from ...evidence.store import Evidence
-from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement
 from ..plotting import plots as plot_module  # its plots_available is read when asked
 from ..plotting.plots import PLOTS_MISSING, build_figures, figure_png

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ....files import atomic_write_text
+from ....interfaces.bounds import Bounds
 from ...evidence.store import Evidence
-from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, gain_range
 from ...judging.statistics.knee import knee_paragraph
 from ...judging.truth.reported import describe as describe_reported

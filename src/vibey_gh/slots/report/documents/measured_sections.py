@@ -4,8 +4,8 @@ how deep the replayed prompts really were."""
 
 from __future__ import annotations
 
+from ....interfaces.bounds import Bounds
 from ...evidence.store import Evidence
-from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement
 from ...judging.metrics import percentile
 from ...judging.step_findings import GB

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...judging.bounds import Bounds
+from ....interfaces.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
 from . import plot_parts as parts
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ....files import atomic_write_bytes, ensure_private_dir
+from ....interfaces.bounds import Bounds
 from ....state import StateLayout
 from ...evidence.store import Evidence
-from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
 from ...judging.metrics import MB
 from ...judging.records import TIMELINE_FIELDS, StepRecord

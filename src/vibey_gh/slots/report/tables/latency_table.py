@@ -8,8 +8,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from ....interfaces.bounds import Bounds
 from ....interfaces.schema import as_json
-from ...judging.bounds import Bounds
 from ...judging.judge import SweepJudgement, Verdict
 from ...judging.latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
 from ...judging.latencies.latency_figures import LatencyFigures, QuantileSample, Summary

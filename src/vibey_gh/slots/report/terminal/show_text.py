@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 
 from ....errors import BadInput, EvidenceError
+from ....interfaces.bounds import Bounds
 from ....interfaces.schema import as_json
 from ...evidence.history import PastSweep
 from ...evidence.soak_file import SoakRecord
 from ...evidence.soak_history import describe_soak, kept_soaks
 from ...gate.allowed import AllowedDeps
-from ...judging.bounds import Bounds
 from ...judging.judge import gain_range
 from ...judging.truth.reported import describe as describe_reported
 from ..documents.html import write_html_report
