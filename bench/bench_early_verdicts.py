@@ -31,9 +31,9 @@ from msgspec.structs import replace
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration

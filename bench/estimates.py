@@ -35,8 +35,8 @@ from bench_support import free_port
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, build_demo_corpus
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.measurement.calibrate import run_calibration
 from vibey_gh.slots.measurement.calibration_setup import CalibrationRequest

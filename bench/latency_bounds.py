@@ -40,10 +40,10 @@ from bench_support import SilentProgress, free_port, runner_seconds
 
 from vibey_gh.composition import build_environment
 from vibey_gh.config import LocalModels, SimulatedModel
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.corpus.corpus import DEMO_WINDOW, Corpus, build_demo_corpus
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.baseline import paired_base
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.latencies.latency import by_id
 from vibey_gh.slots.judging.latencies.per_turn import noise_variances, turn_ratios

@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from msgspec.structs import replace
 from virtual_runner import CorpusTurn, Model, VirtualClock, corpus_turns, simulate_step
 
+from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.runners.simulated.settings import SimulatedModel
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
 from vibey_gh.slots.judging.baseline import baseline_of
-from vibey_gh.slots.judging.bounds import Bounds
 from vibey_gh.slots.judging.judge import SweepJudgement, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.records import StepRecord
