@@ -24,6 +24,14 @@ Run against today's rules too, for the runner-time comparison (same seeds, same 
     PYTHONPATH=src python bench/paired_sweeps.py --seeds 200 --knee 2 --scaling 0.0704 \\
         --max-slots 2   # a true +5% step (half of min_gain): how often it qualifies
     PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2 --prefill-share 4
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2 --wander 0.06 \\
+        --wander-seconds 30   # the machine's speed wandering 6% over half-minutes
+
+`--wander` lets the machine's speed wander as exp(w), w an Ornstein–Uhlenbeck process of that
+standard deviation and `--wander-seconds` correlation time in runner time, continuing from one
+step into the next (`virtual_runner.Wander`): as the real machine's one-slot speed wanders
+5–10% from one 20 s stretch to the next, so each step, measured on its own, carries its own
+level into every gain.
 
 `--prefill-share` serves the turns in flight unequally (a long uncached prompt takes more of
 the runner while it is read, as on a CPU), so turns served together take unequal times for
@@ -40,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from msgspec.structs import replace
-from virtual_runner import CorpusTurn, Model, VirtualClock, corpus_turns, simulate_step
+from virtual_runner import CorpusTurn, Model, VirtualClock, Wander, corpus_turns, simulate_step
 
 from vibey_gh.runners.simulated.settings import SimulatedModel
 from vibey_gh.slots.corpus.corpus import Corpus, build_demo_corpus
@@ -118,6 +126,7 @@ def run_sweep(
     clock = VirtualClock()
     ctx = Context(clock, corpus, lambda: bounds, args.min_step_seconds, args.max_step_seconds)
     rng = random.Random(seed)
+    wander = Wander(model, seed)  # the machine's, over the whole sweep
     generator = sweep_steps(lambda: bounds, None, args.max_slots)
     steps: list[StepRecord] = []
     runner_s = 0.0
@@ -127,8 +136,9 @@ def run_sweep(
             rule = rule_for(ctx, slots, steps, bounds)
             law = law_mark(segments)
             step = simulate_step(
-                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law)
-            )
+                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law),
+                wander,
+            )  # fmt: skip
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
             measured.update(law)
@@ -170,6 +180,33 @@ def spread(values: Sequence[float]) -> str:
     )
 
 
+def add_wander_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wander",
+        type=float,
+        default=0.0,
+        help="the machine's speed wanders as exp(w): w's standard deviation (e.g. 0.06)",
+    )
+    parser.add_argument(
+        "--wander-seconds",
+        type=float,
+        default=30.0,
+        help="w's correlation time in seconds of runner time, across steps",
+    )
+
+
+def check_wander(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.wander < 0 or args.wander_seconds <= 0:
+        parser.error("--wander must be 0 or more and --wander-seconds more than 0")
+
+
+def wander_said(model: Model) -> str:
+    """The wander in the heading, only where there is one (the figures without it unchanged)."""
+    if not model.wander:
+        return ""
+    return f"wander {model.wander:g} over {model.wander_seconds:g} s, "
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -191,10 +228,12 @@ def main() -> None:
         default=0.0,
         help="a turn's share of the runner grows by this per 1000 uncached prompt tokens",
     )
+    add_wander_arguments(parser)
     parser.add_argument("--min-step-seconds", type=float, default=60.0)
     parser.add_argument("--max-step-seconds", type=float, default=300.0)
     parser.add_argument("--max-slots", type=int, default=8)
     args = parser.parse_args()
+    check_wander(parser, args)
     model = Model(
         args.knee,
         args.noise,
@@ -203,13 +242,15 @@ def main() -> None:
         args.cache_speedup,
         args.drift,
         args.prefill_share,
+        args.wander,
+        args.wander_seconds,
     )
     corpus = build_demo_corpus()
     segments = corpus_turns(corpus)
     print(
         f"knee {model.knee}, noise {model.noise:g}, {model.tokens_per_second:g} tokens/s, "
         f"scaling {model.scaling:g}, cache_speedup {model.cache_speedup:g}, drift "
-        f"{model.drift:+g}/step, prefill share {model.prefill_share:g}, "
+        f"{model.drift:+g}/step, prefill share {model.prefill_share:g}, {wander_said(model)}"
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
         f"{args.seeds} seeds"
     )
