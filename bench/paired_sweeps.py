@@ -44,6 +44,7 @@ import argparse
 import inspect
 import random
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -254,8 +255,9 @@ def main() -> None:
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
         f"{args.seeds} seeds"
     )
-    covered = total = at_knee = above = qualified_two = 0
-    runner, widths = [], []
+    covered = total = at_knee = above = qualified_two = noisy = n2_covered = 0
+    runner, widths, n2_widths = [], [], []
+    n2_labels: Counter[str] = Counter()
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         judgement, runner_s, steps = run_sweep(seed, model, corpus, segments, args)
         runner.append(runner_s)
@@ -269,14 +271,31 @@ def main() -> None:
                 covered += verdict.gain_low <= truth <= verdict.gain_high
             if verdict.slots == 2 and verdict.qualifies:
                 qualified_two += 1
+        two = judgement.verdict_for(2)
+        if two is not None:
+            n2_labels[two.label] += 1
+            if two.gain_low is not None and two.gain_high is not None:
+                n2_widths.append(100 * (two.gain_high - two.gain_low) / 2)
+                n2_covered += two.gain_low <= model.true_gain(2) - 1.0 <= two.gain_high
+        too_noisy = judgement.ideal == 1 and "too noisy" in judgement.reason
+        noisy += too_noisy
         at_knee += judgement.ideal == model.knee
         above += judgement.ideal > model.knee
         asked = " ".join(f"{s.slots}:{s.ended_at - s.started_at:.0f}s{cap_mark(s)}" for s in steps)
-        print(f"  seed {seed}: ideal {judgement.ideal}; steps {asked}; runner {runner_s:.0f} s")
+        said = ", too noisy to decide" if too_noisy else ""
+        print(
+            f"  seed {seed}: ideal {judgement.ideal}{said}; steps {asked}; runner {runner_s:.0f} s"
+        )
     print(f"ideal N = the knee in {at_knee} of {args.seeds} seeds; above it in {above}")
     if total:
         print(f"gain intervals holding the true gain: {covered} of {total} ({covered / total:.0%})")
     print(f"N=2 qualified in {qualified_two} of {args.seeds} seeds")
+    labels = ", ".join(f"{label} {count}" for label, count in sorted(n2_labels.items()))
+    print(
+        f"N=2's verdicts: {labels}; its interval holding the true gain: {n2_covered} of "
+        f"{len(n2_widths)}; its 90% half-width: {spread(n2_widths)} points"
+    )
+    print(f"answered 1, too noisy to decide, in {noisy} of {args.seeds} seeds")
     print(f"runner time to a decision (s): {spread(runner)}; total {sum(runner):.0f} s")
     print(f"one-slot figure's 90% half-width: {spread([100 * w for w in widths])} %")
 
