@@ -27,7 +27,14 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from paired_sweeps import add_wander_arguments, cap_mark, check_wander, run_sweep, spread
+from paired_sweeps import (
+    add_wander_arguments,
+    cap_mark,
+    check_wander,
+    run_sweep,
+    spread,
+    wander_said,
+)
 from think_time import TARGETS, short_runs
 from virtual_runner import Model, corpus_turns, work_of
 
@@ -100,6 +107,7 @@ def main() -> None:
         f"turn S = {service:.3g} s (alone, no noise); waits per run {spread(waits)} s; "
         f"think {policy.mode} (cap {policy.cap_s:g} s); knee {args.knee}, noise {args.noise:g}, "
         f"{tokens:g} tokens/s, cache_speedup {args.cache_speedup:g}, drift {args.drift:+g}; "
+        f"{wander_said(model)}"
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, N up to {args.max_slots}",
         flush=True,
     )
