@@ -24,6 +24,14 @@ Run against today's rules too, for the runner-time comparison (same seeds, same 
     PYTHONPATH=src python bench/paired_sweeps.py --seeds 200 --knee 2 --scaling 0.0704 \\
         --max-slots 2   # a true +5% step (half of min_gain): how often it qualifies
     PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2 --prefill-share 4
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2 --wander 0.06 \\
+        --wander-seconds 30   # the machine's speed wandering 6% over half-minutes
+
+`--wander` lets the machine's speed wander as exp(w), w an Ornstein–Uhlenbeck process of that
+standard deviation and `--wander-seconds` correlation time in runner time, continuing from one
+step into the next (`virtual_runner.Wander`): as the real machine's one-slot speed wanders
+5–10% from one 20 s stretch to the next, so each step, measured on its own, carries its own
+level into every gain.
 
 `--prefill-share` serves the turns in flight unequally (a long uncached prompt takes more of
 the runner while it is read, as on a CPU), so turns served together take unequal times for
@@ -36,11 +44,12 @@ import argparse
 import inspect
 import random
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from msgspec.structs import replace
-from virtual_runner import CorpusTurn, Model, VirtualClock, corpus_turns, simulate_step
+from virtual_runner import CorpusTurn, Model, VirtualClock, Wander, corpus_turns, simulate_step
 
 from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.runners.simulated.settings import SimulatedModel
@@ -118,6 +127,7 @@ def run_sweep(
     clock = VirtualClock()
     ctx = Context(clock, corpus, lambda: bounds, args.min_step_seconds, args.max_step_seconds)
     rng = random.Random(seed)
+    wander = Wander(model, seed)  # the machine's, over the whole sweep
     generator = sweep_steps(lambda: bounds, None, args.max_slots)
     steps: list[StepRecord] = []
     runner_s = 0.0
@@ -127,8 +137,9 @@ def run_sweep(
             rule = rule_for(ctx, slots, steps, bounds)
             law = law_mark(segments)
             step = simulate_step(
-                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law)
-            )
+                len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law),
+                wander,
+            )  # fmt: skip
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
             measured.update(law)
@@ -170,6 +181,33 @@ def spread(values: Sequence[float]) -> str:
     )
 
 
+def add_wander_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wander",
+        type=float,
+        default=0.0,
+        help="the machine's speed wanders as exp(w): w's standard deviation (e.g. 0.06)",
+    )
+    parser.add_argument(
+        "--wander-seconds",
+        type=float,
+        default=30.0,
+        help="w's correlation time in seconds of runner time, across steps",
+    )
+
+
+def check_wander(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.wander < 0 or args.wander_seconds <= 0:
+        parser.error("--wander must be 0 or more and --wander-seconds more than 0")
+
+
+def wander_said(model: Model) -> str:
+    """The wander in the heading, only where there is one (the figures without it unchanged)."""
+    if not model.wander:
+        return ""
+    return f"wander {model.wander:g} over {model.wander_seconds:g} s, "
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -191,10 +229,12 @@ def main() -> None:
         default=0.0,
         help="a turn's share of the runner grows by this per 1000 uncached prompt tokens",
     )
+    add_wander_arguments(parser)
     parser.add_argument("--min-step-seconds", type=float, default=60.0)
     parser.add_argument("--max-step-seconds", type=float, default=300.0)
     parser.add_argument("--max-slots", type=int, default=8)
     args = parser.parse_args()
+    check_wander(parser, args)
     model = Model(
         args.knee,
         args.noise,
@@ -203,18 +243,21 @@ def main() -> None:
         args.cache_speedup,
         args.drift,
         args.prefill_share,
+        args.wander,
+        args.wander_seconds,
     )
     corpus = build_demo_corpus()
     segments = corpus_turns(corpus)
     print(
         f"knee {model.knee}, noise {model.noise:g}, {model.tokens_per_second:g} tokens/s, "
         f"scaling {model.scaling:g}, cache_speedup {model.cache_speedup:g}, drift "
-        f"{model.drift:+g}/step, prefill share {model.prefill_share:g}, "
+        f"{model.drift:+g}/step, prefill share {model.prefill_share:g}, {wander_said(model)}"
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
         f"{args.seeds} seeds"
     )
-    covered = total = at_knee = above = qualified_two = 0
-    runner, widths = [], []
+    covered = total = at_knee = above = qualified_two = noisy = n2_covered = 0
+    runner, widths, n2_widths = [], [], []
+    n2_labels: Counter[str] = Counter()
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         judgement, runner_s, steps = run_sweep(seed, model, corpus, segments, args)
         runner.append(runner_s)
@@ -228,14 +271,31 @@ def main() -> None:
                 covered += verdict.gain_low <= truth <= verdict.gain_high
             if verdict.slots == 2 and verdict.qualifies:
                 qualified_two += 1
+        two = judgement.verdict_for(2)
+        if two is not None:
+            n2_labels[two.label] += 1
+            if two.gain_low is not None and two.gain_high is not None:
+                n2_widths.append(100 * (two.gain_high - two.gain_low) / 2)
+                n2_covered += two.gain_low <= model.true_gain(2) - 1.0 <= two.gain_high
+        too_noisy = judgement.ideal == 1 and "too noisy" in judgement.reason
+        noisy += too_noisy
         at_knee += judgement.ideal == model.knee
         above += judgement.ideal > model.knee
         asked = " ".join(f"{s.slots}:{s.ended_at - s.started_at:.0f}s{cap_mark(s)}" for s in steps)
-        print(f"  seed {seed}: ideal {judgement.ideal}; steps {asked}; runner {runner_s:.0f} s")
+        said = ", too noisy to decide" if too_noisy else ""
+        print(
+            f"  seed {seed}: ideal {judgement.ideal}{said}; steps {asked}; runner {runner_s:.0f} s"
+        )
     print(f"ideal N = the knee in {at_knee} of {args.seeds} seeds; above it in {above}")
     if total:
         print(f"gain intervals holding the true gain: {covered} of {total} ({covered / total:.0%})")
     print(f"N=2 qualified in {qualified_two} of {args.seeds} seeds")
+    labels = ", ".join(f"{label} {count}" for label, count in sorted(n2_labels.items()))
+    print(
+        f"N=2's verdicts: {labels}; its interval holding the true gain: {n2_covered} of "
+        f"{len(n2_widths)}; its 90% half-width: {spread(n2_widths)} points"
+    )
+    print(f"answered 1, too noisy to decide, in {noisy} of {args.seeds} seeds")
     print(f"runner time to a decision (s): {spread(runner)}; total {sum(runner):.0f} s")
     print(f"one-slot figure's 90% half-width: {spread([100 * w for w in widths])} %")
 

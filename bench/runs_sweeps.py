@@ -27,7 +27,14 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from paired_sweeps import cap_mark, run_sweep, spread
+from paired_sweeps import (
+    add_wander_arguments,
+    cap_mark,
+    check_wander,
+    run_sweep,
+    spread,
+    wander_said,
+)
 from think_time import TARGETS, short_runs
 from virtual_runner import Model, corpus_turns, work_of
 
@@ -61,6 +68,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--cache-speedup", type=float, default=2.0)
     parser.add_argument("--drift", type=float, default=0.0)
+    add_wander_arguments(parser)
     parser.add_argument("--think", type=float, default=1.0, help="short: × the turn latency")
     parser.add_argument("--think-cap", type=float, default=60.0)
     parser.add_argument("--traces", type=Path, default=TRACES)
@@ -69,6 +77,7 @@ def main() -> None:
     parser.add_argument("--max-step-seconds", type=float, default=None)
     parser.add_argument("--max-slots", type=int, default=None)
     args = parser.parse_args()
+    check_wander(parser, args)
     short = args.corpus == "short"
     # the short runs as think_time.py serves them (steps 6–40 s); traces at the defaults
     tokens = args.tokens_per_second or (120.0 if short else 300.0)
@@ -76,7 +85,10 @@ def main() -> None:
     args.min_step_seconds = args.min_step_seconds or (6.0 if short else 60.0)
     args.max_step_seconds = args.max_step_seconds or (40.0 if short else 300.0)
     args.max_slots = args.max_slots or (10 if short else 16)
-    model = Model(args.knee, args.noise, tokens, 1.0, args.cache_speedup, args.drift)
+    model = Model(
+        args.knee, args.noise, tokens, 1.0, args.cache_speedup, args.drift,
+        wander=args.wander, wander_seconds=args.wander_seconds,
+    )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="vibey-runs-") as folder:
         corpus = short_runs(Path(folder)) if short else trace_corpus(
             args.traces, args.window, args.max_tokens
@@ -95,6 +107,7 @@ def main() -> None:
         f"turn S = {service:.3g} s (alone, no noise); waits per run {spread(waits)} s; "
         f"think {policy.mode} (cap {policy.cap_s:g} s); knee {args.knee}, noise {args.noise:g}, "
         f"{tokens:g} tokens/s, cache_speedup {args.cache_speedup:g}, drift {args.drift:+g}; "
+        f"{wander_said(model)}"
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, N up to {args.max_slots}",
         flush=True,
     )

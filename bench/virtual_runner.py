@@ -9,6 +9,17 @@ the turns in flight as min(N, knee)^scaling, with a per-turn noise factor exp(no
 `drift` changes the runner's speed by that factor every step. Workers replay the corpus's
 segments (or whole runs) in turn as `stepping.replay` does, each waiting a turn's think time
 before sending it.
+
+`wander` is the machine's own slow wander, as measured on the real two-core machine (one slot's
+speed moving 5–10% from one 20 s stretch to the next, whichever runner process serves it): the
+runner's speed is multiplied by exp(w(t)), w a stationary Ornstein–Uhlenbeck process in virtual
+time with standard deviation `wander` and correlation time `wander_seconds`, held for
+`WANDER_TICK` seconds at a time (an AR(1) with φ = exp(−tick / wander_seconds)). It belongs to
+the machine, not to a step: one `Wander` serves a whole sweep on its one clock, so a step's start
+does not reset it, and it is drawn from its own generator seeded by the sweep's seed, so a
+sweep is reproducible and the turns' own noise draws are the same with or without it. A turn
+in service across a tick is served at each tick's level in turn. `wander` 0 (the default) adds
+no events and changes no figure.
 """
 
 from __future__ import annotations
@@ -54,9 +65,54 @@ class Model:
     cache_speedup: float
     drift: float
     prefill_share: float = 0.0
+    wander: float = 0.0  # the machine's speed wanders as exp(w), w of this standard deviation
+    wander_seconds: float = 30.0  # w's correlation time, in virtual seconds
 
     def true_gain(self, slots: int) -> float:
         return float(min(slots, self.knee) ** self.scaling)
+
+
+WANDER_TICK = 1.0  # seconds of virtual time the machine's wandering level holds
+
+
+class Wander:
+    """The machine's speed level exp(w(t)) over one sweep's virtual time: w is an AR(1) at
+    `WANDER_TICK` steps, stationary from its first tick (w(0) drawn from N(0, wander²)), so
+    every step, first or last, sees the same spread of levels."""
+
+    def __init__(self, model: Model, seed: int) -> None:
+        self.sd = model.wander
+        seconds = model.wander_seconds
+        self.phi = math.exp(-WANDER_TICK / seconds) if seconds > 0 else 0.0
+        self.rng = random.Random(f"wander {seed}")
+        self.levels: list[float] = []
+        self.w = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.sd > 0
+
+    def tick_of(self, t: float) -> int:
+        # a hair forward, so that a clock landing on a tick's edge by rounding is in the next tick
+        return int(math.floor((t + 1e-9) / WANDER_TICK))
+
+    def level(self, t: float) -> float:
+        """exp(w) for the tick holding t (1 when the machine does not wander)."""
+        if not self.active:
+            return 1.0
+        tick = self.tick_of(t)
+        while len(self.levels) <= tick:
+            z = self.rng.gauss(0.0, 1.0)
+            if self.levels:
+                self.w = self.phi * self.w + math.sqrt(1.0 - self.phi**2) * self.sd * z
+            else:
+                self.w = self.sd * z
+            self.levels.append(math.exp(self.w))
+        return self.levels[tick]
+
+    def until_change(self, t: float) -> float:
+        """Seconds from t to the next tick's edge, where the level may change."""
+        return (self.tick_of(t) + 1) * WANDER_TICK - t
 
 
 @dataclass
@@ -132,6 +188,7 @@ def simulate_step(
     keep_going: Callable[[list[TurnRecord]], bool],
     shape: str = "segments",
     by_turn: bool = False,
+    wander: Wander | None = None,
 ) -> StepRecord:
     """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
     on while `keep_going`), each waiting a turn's think time before sending it, served by
@@ -139,7 +196,8 @@ def simulate_step(
     has an answer, the workers stop after their turn in flight (as `stepping.replay`).
     `by_turn` (a step judged by the closed-system law): `keep_going` is asked before every
     turn, and once it says enough the workers stop before their next turn, those waiting out
-    a think time at once, without a whole pass."""
+    a think time at once, without a whole pass. `wander` (the sweep's one, continuing from the
+    step before) multiplies the runner's speed by the machine's level of the moment."""
     speed = (1.0 + model.drift) ** index
     began = clock.t
     workers = [Worker() for _ in range(slots)]
@@ -191,6 +249,9 @@ def simulate_step(
         rates: list[float] = []
         if busy:
             total = speed * min(len(busy), model.knee) ** model.scaling
+            if wander is not None and wander.active:
+                total *= wander.level(clock.t)
+                waits.append(wander.until_change(clock.t))  # the level holds until then
             weights = [share_of(w.turn, model) for w in busy if w.turn is not None]
             rates = [total * weight / sum(weights) for weight in weights]
         serving = {id(w) for w in busy}
