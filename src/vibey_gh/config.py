@@ -49,6 +49,7 @@ MIN_STEP_SECONDS = 60.0
 # A step inconclusive after min_step_seconds is measured longer, up to this many times as long.
 MAX_STEP_FACTOR = 5.0
 STEP_SECONDS_RANGE = (0.1, 86_400.0)
+INTERLEAVE_SECONDS_RANGE = (0.1, 3_600.0)
 
 
 class LocalModels(msgspec.Struct, frozen=True):
@@ -72,6 +73,9 @@ class LocalModels(msgspec.Struct, frozen=True):
     runner_env: dict[str, str] | None = None
     min_step_seconds: float = MIN_STEP_SECONDS
     max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
+    # a step above one slot alternates blocks this long of one turn at a time and all its
+    # slots (`judging.interleaved`); None: all its slots throughout
+    interleave_seconds: float | None = None
     simulated: SimulatedModel = field(default_factory=lambda: SimulatedModel())
     # the wait before each replayed turn (`think_time`: "recorded", "none" or seconds; unset:
     # recorded where the corpus holds think times, else none) and `think_cap` (interfaces.think)
@@ -171,6 +175,7 @@ def parse_config(raw: Mapping[str, Any], path: Path | None) -> LocalModels:
         simulated=simulated,
         min_step_seconds=shortest,
         max_step_seconds=longest,
+        interleave_seconds=_interleave_seconds(reader),
         think=_think(reader),
         require_soak=_require_soak(reader),
     )
@@ -191,6 +196,15 @@ def _step_seconds(reader: TableReader) -> tuple[float, float | None]:
             "max_step_seconds", f"must be at least min_step_seconds ({shortest:g}), not {longest:g}"
         )
     return shortest, longest
+
+
+def _interleave_seconds(reader: TableReader) -> float | None:
+    """interleave_seconds: the block length of an interleaved step (None: unset, off)."""
+    if reader.table.get("interleave_seconds") is None:
+        reader.seen.add("interleave_seconds")
+        return None
+    low, high = INTERLEAVE_SECONDS_RANGE
+    return reader.number("interleave_seconds", 0.0, low=low, high=high)
 
 
 def _think(reader: TableReader) -> ThinkAsked:

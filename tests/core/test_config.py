@@ -133,6 +133,8 @@ def test_every_key_is_read() -> None:
         ("x = " + "[" * 600 + "]" * 600 + "\n", "is nested more than 64 levels deep"),
         ("local_models = 3\n", "[local_models] must be a table"),
         ("[local_models]\nmin_step_seconds = 0\n", "local_models.min_step_seconds must be"),
+        ("[local_models]\ninterleave_seconds = 0\n", "local_models.interleave_seconds must be"),
+        ('[local_models]\ninterleave_seconds = "15"\n', "local_models.interleave_seconds must"),
         (
             "[local_models]\nmin_step_seconds = 30\nmax_step_seconds = 10\n",
             "local_models.max_step_seconds must be at least min_step_seconds (30)",
@@ -243,6 +245,9 @@ def test_step_lengths_and_the_simulated_runner_are_read() -> None:
     assert config.bounds.confidence == 0.95
     capped = parse_config({"local_models": {"max_step_seconds": 90}}, None)
     assert capped.min_step_seconds == 60.0 and capped.step_cap_seconds == 90.0
+    assert capped.interleave_seconds is None, "off unless set"
+    blocks = parse_config({"local_models": {"interleave_seconds": 20}}, None)
+    assert blocks.interleave_seconds == 20.0
 
 
 def test_think_time_and_its_cap_are_read() -> None:

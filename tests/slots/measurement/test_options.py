@@ -13,6 +13,7 @@ from vibey_gh.errors import BadInput
 from vibey_gh.interfaces.schema import as_json
 from vibey_gh.slots.measurement.calibration_setup import CalibrationOutcome, CalibrationRequest
 from vibey_gh.slots.measurement.options import (
+    DEMO_INTERLEAVE_SECONDS,
     DEMO_MIN_STEP_SECONDS,
     CalibrationOptions,
     StepSeconds,
@@ -56,6 +57,18 @@ def test_step_seconds_lie_over_the_config_and_the_demo_has_its_own() -> None:
         StepSeconds(longest=10.0).over(LocalModels(), demo=False)
     with pytest.raises(BadInput, match="--min-step-seconds must be between"):
         StepSeconds(shortest=0.0)
+
+
+def test_interleaved_blocks_lie_over_the_config_and_the_demo_has_its_own() -> None:
+    assert StepSeconds().over(LocalModels(), demo=False).interleave_seconds is None
+    assert StepSeconds().over(LocalModels(), demo=True).interleave_seconds == (
+        DEMO_INTERLEAVE_SECONDS
+    )
+    config = LocalModels(interleave_seconds=30.0)
+    assert StepSeconds().over(config, demo=False).interleave_seconds == 30.0
+    assert StepSeconds(interleave=12.0).over(config, demo=True).interleave_seconds == 12.0
+    with pytest.raises(BadInput, match="--interleave-seconds must be between 0.1 and 3600"):
+        StepSeconds(interleave=0.0)
 
 
 def test_a_corpus_is_required_and_the_demo_takes_none(tmp_path: Path) -> None:

@@ -175,3 +175,31 @@ def test_the_simulated_runner_is_identified_without_a_production_server(
     other = identify_production(replace(config, simulated=SimulatedModel(knee=3)))
     assert info.kind == "simulated" and info.version
     assert info.model_digest != other.model_digest, "another capacity model, another device"
+
+
+def test_an_interleaved_step_serves_blocks_of_one_and_n_and_is_judged_on_them(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    config = replace(
+        simulated_config(max_step_seconds=3.0, tokens_per_second=400.0), interleave_seconds=0.25
+    )
+    _, outcome = calibrate(tmp_path, layout, config, slots=(1, 1, 2))
+    assert outcome.recorded
+    evidence = load_evidence(outcome.evidence)
+    assert evidence.data["method"]["interleave_seconds"] == 0.25
+    one, _, two = evidence.steps
+    assert not one.blocks
+    assert [b.at_once for b in two.blocks[:8]] == [1, 2, 2, 1, 1, 2, 2, 1][: len(two.blocks)]
+    assert two.measurement is not None and two.measurement["block_seconds"] == 0.25
+    for turn in two.turns:
+        if turn.block >= 0 and two.blocks[turn.block].at_once == 1:
+            assert turn.worker == 0  # one at a time: worker 0's
+    in_blocks = [t for t in two.turns if t.block >= 0]
+    assert {t.worker for t in in_blocks} == {0, 1}
+    verdict = evidence.data["verdicts"][2]
+    assert verdict["gain_low"] <= verdict["gain"] <= verdict["gain_high"]
+    # a checkpoint of steps that did not interleave is not resumed with ones that do
+    plain = replace(config, interleave_seconds=None)
+    calibrate(tmp_path, layout, plain, max_runs=1, slots=(1, 1, 2))
+    with pytest.raises(BadInput, match="--interleave-seconds unset → 0.25"):
+        calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))

@@ -38,6 +38,13 @@ MAX_SLOTS = 256
     "half of min_gain, at most this long (default: 5 × the minimum).",
 )
 @click.option(
+    "--interleave-seconds",
+    type=float,
+    help="Serve each step above one slot in blocks this long, one turn at a time and all its "
+    "slots at a time in turn (1, N, N, 1, …), so its gain is read against one slot at the "
+    "same minutes (default: config, off; demo 8).",
+)
+@click.option(
     "--split-window",
     is_flag=True,
     help="What-if: replay the corpus at a smaller window (default half the corpus's); deeper "
@@ -85,6 +92,7 @@ def calibrate(as_json: bool, **flags: Any) -> None:
       vibey-gh slots calibrate --demo --runner simulated --min-step-seconds 2
       vibey-gh slots calibrate --corpus corpus.json --out docs/evidence
       vibey-gh slots calibrate --corpus corpus.json --max-runs 1     # one step at a time
+      vibey-gh slots calibrate --corpus corpus.json --interleave-seconds 15
       vibey-gh slots calibrate --corpus corpus.json --max-slots 8    # extend a paused sweep
       vibey-gh slots calibrate --corpus corpus.json --port 11500     # 11435 is taken
       vibey-gh slots calibrate --if-requested --corpus corpus.json   # from a storm

@@ -74,6 +74,7 @@ class MethodSection(TypedDict, total=False):
     steps: StepMethod
     think: ThinkJson
     split_window: bool
+    interleave_seconds: float
     runs_interval: str
     hash: str
 

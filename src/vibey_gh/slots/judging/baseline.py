@@ -15,6 +15,7 @@ from msgspec.structs import replace
 from ...interfaces.bounds import Bounds
 from ...interfaces.turns import TurnResult
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
+from .interleaved import turns_at_full
 from .latencies.latency import PairedBase, by_id, latency_figures
 from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
@@ -26,7 +27,7 @@ from .statistics.step_metrics_figures import StepMetrics
 from .truth.fidelity import agreement, served_by_turn, structure
 from .truth.replay_findings import failed_served_turns, log_findings, reasonless_answers
 from .truth.reported import runner_mismatch
-from .work import Pairing, closing_steps, pairing_of
+from .work import Pairing, closing_steps, judged_window, pairing_of
 
 GB = 1_000_000_000
 # why_ended of a step that stopped at max_step_seconds, as evidence before `reached_cap` says it
@@ -178,17 +179,18 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
     from it with the gain's noise; the counted figures where there is nothing to pair with."""
     if pairing is None or step.measurement is None:
         return metrics
-    window = measurement_window(step.turns, step.slots)
+    window = judged_window(step)
     if window is None:
         return metrics
-    work, modelled = pairing.step_work(step.turns, step.slots, window)
+    work, modelled = pairing.step_work(step.turns, step.slots, window, step.blocks)
     capacity = work.capacity()
     gain = pairing.gain(work)
     if capacity is None or gain is None:
         return metrics
-    if step.slots > 1:
+    if step.slots > 1 and not step.blocks:
         # the step is one run and the bar a pool of them: how far runs stray is in its interval
-        # (one slot's own runs are what that spread is read from, and shown as it)
+        # (one slot's own runs are what that spread is read from, and shown as it); an
+        # interleaved step holds its own one-slot reference (`interleaved`)
         gain = across_runs(gain, pairing.between)
     turns_per_hour = pairing.turns_per_hour(capacity)
     rate = pairing.rate_of(capacity)
@@ -281,8 +283,11 @@ def turns_latency(
 
 
 def step_latency(step: StepRecord, base: PairedBase | None = None) -> LatencyFigures:
-    window = measurement_window(step.turns, step.slots) if step.measurement else None
-    return turns_latency(step.turns, step.shape, window, measured_to_cap(step), base)
+    """The step's latencies over its window; an interleaved step's from its blocks of all its
+    slots only."""
+    window = judged_window(step)
+    turns = turns_at_full(step.turns, step.blocks, step.slots)
+    return turns_latency(turns, step.shape, window, measured_to_cap(step), base)
 
 
 def step_figures(

@@ -22,7 +22,9 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     closes: it was the last turn of its segment or run, so that unit ended with it.
     pass_number: the pass over the corpus it was sent in (1 = the first), marked at the head of
     its conversation (`stepping.passes`); 0: not marked (evidence older than the marks).
-    All three are written only when set (0 and False in evidence older than them, as they were).
+    block: the interleaved block it was sent in (`judging.interleaved`), or -1: not in one
+    (a step that does not interleave, or the drain after its blocks ended).
+    All four are written only when set (0 and False in evidence older than them, as they were).
     """
 
     turn_id: str
@@ -32,6 +34,17 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     think_s: float = 0.0
     closes: bool = False
     pass_number: int = 0
+    block: int = -1
+
+
+class BlockRecord(msgspec.Struct, frozen=True, array_like=True):
+    """One block of an interleaved step (`judging.interleaved`): from `start` to `stop`
+    (monotonic seconds; no turn was sent in it after `stop`), `at_once` turns served at a time
+    (one, or the step's slots)."""
+
+    start: float
+    stop: float
+    at_once: Annotated[int, Meta(ge=1)]
 
 
 # One timeline point: (t, wired_bytes, used_bytes, free_share, swap_in_bytes, swap_out_bytes,
@@ -129,6 +142,9 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
         GPU layers and attention (None: not recorded, as in evidence older than this field).
       shape: the corpus's shape, "runs" or "segments" (segments in evidence older than it):
         a step of whole runs is judged on runs per hour, one of segments on turns per hour.
+      blocks: an interleaved step's blocks in order, one at a time and all its slots at a time
+        (`judging.interleaved`); empty for a step that served all its slots throughout (and in
+        evidence older than interleaving).
     """
 
     shape: Annotated[str, Meta(pattern="^(runs|segments)$")] = "segments"
@@ -157,3 +173,4 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     production_gpu_bytes: tuple[int | None, ...] | None = None
     production_footprint: str | None = None
     runner_reported: RunnerReported | None = None
+    blocks: tuple[BlockRecord, ...] = ()

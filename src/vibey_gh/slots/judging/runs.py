@@ -71,3 +71,8 @@ def completed_run_ends(turns: Sequence[TurnRecord], start: float, end: float) ->
 def figure_of(shape: str) -> str:
     """The figure a step of this corpus shape is decided on."""
     return RUNS if shape == "runs" else TURNS
+
+
+def cluster_of(turn: TurnRecord, shape: str) -> str:
+    """The unit the noise is resampled by: the run for a corpus of whole runs, else the turn."""
+    return turn.segment_id if figure_of(shape) == RUNS else turn.turn_id

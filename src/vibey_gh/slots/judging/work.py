@@ -22,9 +22,10 @@ from collections.abc import Mapping, Sequence
 import msgspec
 from msgspec import field
 
+from .interleaved import interleaved_work
 from .metrics import measurement_window
-from .records import StepRecord, TurnRecord
-from .runs import RUNS, figure_of
+from .records import BlockRecord, StepRecord, TurnRecord
+from .runs import RUNS, cluster_of, figure_of
 from .statistics.paired import (
     Between,
     ClusterWork,
@@ -34,6 +35,7 @@ from .statistics.paired import (
     between_runs,
     capacity_ratio,
     fit_cost,
+    pooled_capacity,
     relative_noise,
 )
 from .statistics.stats import MIN_BATCHES
@@ -111,11 +113,6 @@ def reference_costs(one_slot: Sequence[StepRecord]) -> ReferenceCosts | None:
         noise=relative_noise(samples),
         fallback=sum(measured.values()) / len(measured),
     )
-
-
-def cluster_of(turn: TurnRecord, shape: str) -> str:
-    """The unit the noise is resampled by: the run for a corpus of whole runs, else the turn."""
-    return turn.segment_id if figure_of(shape) == RUNS else turn.turn_id
 
 
 # A block of a step's window is at least this many mean turn intervals (service and the wait
@@ -285,12 +282,21 @@ class Pairing(msgspec.Struct, frozen=True):
     law_busy: float | None = None
 
     def step_work(
-        self, turns: Sequence[TurnRecord], slots: int, window: tuple[float, float]
+        self,
+        turns: Sequence[TurnRecord],
+        slots: int,
+        window: tuple[float, float],
+        blocks: Sequence[BlockRecord] = (),
     ) -> tuple[StepWork, frozenset[str]]:
         """A step's work inside `window` as this sweep is judged, and the turns the cost model
-        priced: by the closed-system law, or by credited work."""
+        priced: by the closed-system law, by its blocks' pairs where it interleaved (those
+        closed by the window's end: `interleaved`), or by credited work."""
         if self.law_busy is not None:
             return law_step_work(turns, slots, window, self.costs, self.law_busy)
+        level = pooled_capacity(self.pool)
+        if blocks and level is not None and level > 0:
+            price = self.costs.cost_of
+            return interleaved_work(turns, slots, self.shape, blocks, price, level, window[1])
         return step_work(turns, slots, self.shape, window, self.costs)
 
     def rate_of(self, capacity: float) -> float:
@@ -304,16 +310,24 @@ class Pairing(msgspec.Struct, frozen=True):
 
     def work_of(self, step: StepRecord) -> StepWork | None:
         """A steady-state step's work in its measurement window, priced at these costs."""
-        if step.measurement is None:
-            return None
-        window = measurement_window(step.turns, step.slots)
+        window = judged_window(step)
         if window is None:
             return None
-        return self.step_work(step.turns, step.slots, window)[0]
+        return self.step_work(step.turns, step.slots, window, step.blocks)[0]
 
     def gain(self, work: StepWork) -> Ratio | None:
         """The step's capacity over the pooled one-slot runs', paired by cluster."""
         return capacity_ratio([work], self.pool)
+
+
+def judged_window(step: StepRecord) -> tuple[float, float] | None:
+    """A steady-state step's window: where all its workers were busy, or where it interleaved,
+    from its first block's start to its last block's stop; None for a one-pass step."""
+    if step.measurement is None:
+        return None
+    if step.blocks:
+        return step.blocks[0].start, step.blocks[-1].stop
+    return measurement_window(step.turns, step.slots)
 
 
 def pooled_steps(steps: Sequence[StepRecord]) -> list[StepRecord]:

@@ -231,6 +231,7 @@ def run_calibration(
         early_verdicts=req.early_verdicts,
         min_step_seconds=req.config.min_step_seconds,
         max_step_seconds=req.config.step_cap_seconds,
+        interleave_seconds=req.config.interleave_seconds,
         production_footprint=env.production_footprint,
         think=think,
         sensors=env.sensors,

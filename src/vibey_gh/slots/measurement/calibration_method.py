@@ -116,6 +116,10 @@ def method_of(req: CalibrationRequest) -> MethodSection:
         # the wait before each turn: a checkpoint of another policy is never resumed
         "think": think_policy_of(req).to_json(),
     }
+    if req.config.interleave_seconds is not None:
+        # only when set, as split_window: a checkpoint of steps that did not interleave (or
+        # in blocks of another length) is never resumed with interleaved ones
+        method["interleave_seconds"] = req.config.interleave_seconds
     if req.split_window:  # only when set: the method of every ordinary sweep keeps its hash
         method["split_window"] = True
     if req.corpus.shape == "runs":

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from msgspec import structs
 from msgspec.structs import replace
 
-from ...config import STEP_SECONDS_RANGE, LocalModels, load_config
+from ...config import INTERLEAVE_SECONDS_RANGE, STEP_SECONDS_RANGE, LocalModels, load_config
 from ...errors import BadInput
 from ...interfaces.think import ThinkAsked
 from ...platforms.storage.system_paths import check_output_folder
@@ -47,6 +47,8 @@ DEMO_MAX_SLOTS = 4
 # turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
+# The demo's steps above one slot interleave blocks this long (`judging.interleaved`)
+DEMO_INTERLEAVE_SECONDS = 8.0
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -74,6 +76,7 @@ class StepSeconds:
 
     shortest: float | None = None
     longest: float | None = None
+    interleave: float | None = None
 
     def __post_init__(self) -> None:
         low, high = STEP_SECONDS_RANGE
@@ -81,10 +84,22 @@ class StepSeconds:
                               ("--max-step-seconds", self.longest)):  # fmt: skip
             if value is not None and not low <= value <= 5 * high:
                 raise BadInput(f"{option} must be between {low:g} and {high:g}, not {value:g}")
+        low, high = INTERLEAVE_SECONDS_RANGE
+        if self.interleave is not None and not low <= self.interleave <= high:
+            raise BadInput(
+                f"--interleave-seconds must be between {low:g} and {high:g}, "
+                f"not {self.interleave:g}"
+            )
 
     def over(self, config: LocalModels, demo: bool) -> LocalModels:
-        """The config with these step lengths (the demo's own where none is asked)."""
+        """The config with these step lengths and blocks (the demo's own where none is
+        asked)."""
         shortest, longest = self.shortest, self.longest
+        blocks = self.interleave
+        if demo and blocks is None:
+            blocks = DEMO_INTERLEAVE_SECONDS
+        if blocks is not None:
+            config = replace(config, interleave_seconds=blocks)
         if demo and shortest is None:
             shortest = DEMO_MIN_STEP_SECONDS
             longest = longest or max(DEMO_MAX_STEP_SECONDS, shortest)
@@ -158,6 +173,7 @@ class CalibrationOptions:
         out_dir: Path | None,
         min_step_seconds: float | None,
         max_step_seconds: float | None,
+        interleave_seconds: float | None,
         split_window: bool,
         no_early_verdicts: bool,
         **flags: Any,
@@ -170,7 +186,7 @@ class CalibrationOptions:
             out_dir=out_dir,
             early_verdicts=not no_early_verdicts,
             split_window=split_window,
-            steps=StepSeconds(min_step_seconds, max_step_seconds),
+            steps=StepSeconds(min_step_seconds, max_step_seconds, interleave_seconds),
         )
         return cls.of_flags(sweep=sweep, **flags)
 

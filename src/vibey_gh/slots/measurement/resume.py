@@ -38,6 +38,7 @@ OPTION_OF_METHOD_KEY = {
     "max_tokens": "--max-tokens",
     "steps.min_seconds": "--min-step-seconds",
     "steps.max_seconds": "--max-step-seconds",
+    "interleave_seconds": "--interleave-seconds",
 }
 
 

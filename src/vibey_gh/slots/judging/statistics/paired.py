@@ -153,7 +153,8 @@ def _blocked(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> bool:
     return all(s.blocks for s in top) and all(s.blocks or s.sets_costs for s in bottom)
 
 
-def _capacity(steps: Sequence[StepWork]) -> float | None:
+def pooled_capacity(steps: Sequence[StepWork]) -> float | None:
+    """The steps' capacity pooled: their work over their worker time per slot."""
     work = sum(c.work for s in steps for c in s.clusters.values())
     spent = sum(c.time / s.slots for s in steps for c in s.clusters.values())
     return work / spent if spent > 0 else None
@@ -211,8 +212,8 @@ def _cost_variance(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> float
 
 def _blocked_ratio(top: Sequence[StepWork], bottom: Sequence[StepWork]) -> Ratio | None:
     """`capacity_ratio` from blocks and the reference costs' variance (the module says why)."""
-    high = _capacity(top)
-    low = _capacity(bottom) if bottom else 1.0
+    high = pooled_capacity(top)
+    low = pooled_capacity(bottom) if bottom else 1.0
     if high is None or low is None or high <= 0 or low <= 0:
         return None
     served = len({k for s in top for k, c in s.clusters.items() if c.work > 0})

@@ -20,6 +20,11 @@ Before each turn a worker waits the turn's think time (`think`, the run's tools 
 The wait is interruptible: a stop, an outside stop (`accept`) or the end of the drain wakes a
 waiting worker at once, and an exception in the caller (a stop signal) stops every worker.
 
+An interleaved step (`gate`, `block_gate`) sends every turn through its gate: in a
+one-at-a-time block only worker 0 sends, in an N block all of them, and each turn records the
+block it was sent in. Once the step winds down the gate is released and the drain is in no
+block.
+
 The driver records raw results with monotonic timestamps; it computes nothing. `check` is
 called after every turn and may end the step early (its reason is returned); turns that finish
 after that, or while `accept` says no (the runner was stopped to protect the machine), are not
@@ -39,6 +44,7 @@ from ....interfaces.slots_interface import ChatSettings
 from ....runners.contract import RunningRunner
 from ...corpus.corpus import Segment, Turn
 from ...judging.records import TurnRecord
+from .block_gate import OUTSIDE, BlockGate
 from .passes import Marks
 
 # how often a waiting worker looks whether an outside stop (`accept`) came
@@ -97,11 +103,13 @@ def replay_corpus(
     think: Callable[[Turn], float] = _no_wait,
     mark_passes: bool = True,
     by_turn: bool = False,
+    gate: BlockGate | None = None,
 ) -> ReplayOutcome:
     """Replay until every segment was taken and `keep_going` is False (default: one pass);
-    `by_turn`: until `keep_going`, asked before every turn, is False. `think`: seconds to wait
-    before a turn (default none). `mark_passes`: send each turn marked with its pass (False
-    only to show what the marks prevent, `bench/pass_bias.py`)."""
+        `by_turn`: until `keep_going`, asked before every turn, is False. `think`: seconds to wait
+        before a turn (default none). `mark_passes`: send each turn marked with its pass (False
+        only to show what the marks prevent, `bench/pass_bias.py`). `gate`: the interleaved
+    step's blocks every turn is sent through (None: all workers send throughout)."""
     outcome = ReplayOutcome()
     cursor = _Cursor(segments)
     marks = Marks.of(segments)
@@ -141,6 +149,8 @@ def replay_corpus(
             whole = cursor.every_segment_taken or by_turn
             if whole and (cursor.finishing or not keep_going(outcome.turns)):
                 cursor.finishing = True
+                if gate is not None:
+                    gate.release()
                 if by_turn or cursor.every_turn_answered:
                     wake.set()  # the drain needs no more turns: no one waits out a think time
                 return None
@@ -168,10 +178,19 @@ def replay_corpus(
                 messages = turn.messages
                 if pass_number:
                     messages = marks.marked(messages, pass_number)
-                result = runner.chat(messages, turn.tools or None, _capped(settings, turn))
+                block = OUTSIDE
+                if gate is not None:
+                    block = gate.enter(worker, lambda: stop.is_set() or not accept())
+                try:
+                    if stop.is_set() or not accept():
+                        return
+                    result = runner.chat(messages, turn.tools or None, _capped(settings, turn))
+                finally:
+                    if gate is not None:
+                        gate.leave(block)
                 closes = position == len(segment.turns) - 1
                 record = TurnRecord(
-                    turn.id, segment.id, worker, result, seconds, closes, pass_number
+                    turn.id, segment.id, worker, result, seconds, closes, pass_number, block
                 )
                 with lock:
                     if stop.is_set() or not accept():
@@ -217,6 +236,8 @@ def replay_corpus(
         # a stop signal in the caller: no worker sends another turn or waits out its think time
         stop.set()
         wake.set()
+        if gate is not None:
+            gate.release()
     if crashes:
         raise crashes[0]
     return outcome

@@ -44,6 +44,7 @@ from ...judging.statistics.paired import StepWork
 from ...judging.statistics.stats import Estimate
 from ...judging.truth.reported import fill_in, runner_reported_from
 from ...judging.work import GAINS_KEY, THINK_LAW
+from .block_gate import BlockGate
 from .orphans import forget_runner, remember_runner
 from .production_memory import FootprintSource, footprint_sampler
 from .replay import replay_corpus, stop_from_outside
@@ -115,6 +116,9 @@ class StepContext(msgspec.Struct, frozen=True):
     think: ThinkPolicy = ThinkPolicy()
     # the platform's readings beyond memory, kept in each tick of samples.jsonl (None: none)
     sensors: SensorSource | None = None
+    # a step above one slot serves blocks of this many seconds one turn at a time and all its
+    # slots at a time, in turn (`judging.interleaved`); None: all its slots throughout
+    interleave_seconds: float | None = None
 
 
 class _LineWriter:
@@ -189,6 +193,7 @@ def measure_step(
         load_seconds = running.preload()
         progress.runner_ready(load_seconds)
         version = running.info().version
+        gate = _gate_for(ctx, slots)
         return _replay_with_sampler(
             ctx,
             running,
@@ -209,7 +214,9 @@ def measure_step(
                 baseline.pairing,
                 pair_with,
                 next_gain,
+                blocks=None if gate is None else lambda: gate.blocks,
             ),
+            gate,
         )
     finally:
         running.stop()
@@ -230,6 +237,7 @@ def _replay_with_sampler(
     version: str | None,
     progress: StepProgress,
     stopping: SteadyStateRule,
+    gate: BlockGate | None,
 ) -> StepRecord:
     log_events = ctx.log_source(running.log_path, ctx.runner_kind)
     # the start-up and preload lines are not part of the replay; what they report is kept
@@ -309,6 +317,7 @@ def _replay_with_sampler(
             think=lambda turn: ctx.think.seconds_before(turn.think_s),
             # judged by the closed-system law turn by turn: no whole pass or run is needed
             by_turn=ctx.think.waits,
+            gate=gate,
         )
     finally:
         results.close()
@@ -341,7 +350,17 @@ def _replay_with_sampler(
             runner_reported_from(startup), runner_reported_from(sampler.events)
         ),
         shape=ctx.corpus.shape,
+        blocks=() if gate is None else gate.blocks,
     )
+
+
+def _gate_for(ctx: StepContext, slots: int) -> BlockGate | None:
+    """The blocks a step above one slot interleaves, where the sweep asks for them; none where
+    its think policy waits (judged turn by turn by the closed-system law, a run in flight
+    holds its slot through its tools' time)."""
+    if slots <= 1 or ctx.interleave_seconds is None or ctx.think.waits:
+        return None
+    return BlockGate(slots, ctx.interleave_seconds)
 
 
 def _measurement(
@@ -366,4 +385,6 @@ def _measurement(
         # a policy that waits before turns: the gains are read by the closed-system law from
         # response times (`judging.statistics.think_law`); absent, by credited work
         **({GAINS_KEY: THINK_LAW} if ctx.think.waits else {}),
+        # an interleaved step's block length (its blocks are the record's `blocks`)
+        **({"block_seconds": ctx.interleave_seconds} if stopping.blocks is not None else {}),
     }

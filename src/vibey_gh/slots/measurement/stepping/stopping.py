@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ...judging.baseline import NO_GAIN_IN_REACH, turns_latency
+from ...judging.interleaved import turns_at_full
 from ...judging.latencies.latency_bounds import undecided_latency_bounds
 from ...judging.metrics import (
     WANTED_WINDOW_TURNS,
@@ -34,12 +35,12 @@ from ...judging.metrics import (
     decisive_estimate,
     ramp_up_end,
 )
-from ...judging.records import TurnRecord
-from ...judging.runs import RUNS, figure_of, replayed_runs
+from ...judging.records import BlockRecord, TurnRecord
+from ...judging.runs import RUNS, cluster_of, figure_of, replayed_runs
 from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
-from ...judging.work import Pairing, cluster_of
+from ...judging.work import Pairing
 
 if TYPE_CHECKING:
     from ....clock import Clock
@@ -98,6 +99,8 @@ class SteadyStateRule:
     # what the next step may gain over this one (`prediction.next_step_gain`): how
     # precisely this one must be known to be its bar (None: half of min_gain either side)
     next_gain: float | None = None
+    # an interleaved step's blocks closed so far (None: the step does not interleave)
+    blocks: Callable[[], tuple[BlockRecord, ...]] | None = None
     why: str = field(default=ENDED_MINIMUM, init=False)
     reached_cap: bool = field(default=False, init=False)
     planned: list[float] = field(init=False)
@@ -111,9 +114,9 @@ class SteadyStateRule:
         return len(self.planned)
 
     def __call__(self, turns: list[TurnRecord]) -> bool:
-        start = ramp_up_end(turns, self.slots)
+        start = self._start(turns)
         if start is None:
-            return True  # not every worker has started: no window yet
+            return True  # not every worker has started (no block has closed): no window yet
         now = self.ctx.clock.monotonic()
         measured = now - start
         if measured < self.ctx.min_step_seconds:
@@ -156,6 +159,20 @@ class SteadyStateRule:
         self.why = ENDED_DECIDED
         return False
 
+    def _start(self, turns: list[TurnRecord]) -> float | None:
+        """Where the window starts: when the last worker started, or the first block."""
+        if self.blocks is None:
+            return ramp_up_end(turns, self.slots)
+        closed = self.blocks()
+        return closed[0].start if closed else None
+
+    def _work(self, turns: list[TurnRecord], start: float, now: float) -> StepWork:
+        """The step's work so far as the judge will read it (its closed blocks' pairs where it
+        interleaves)."""
+        assert self.pairing is not None
+        blocks = self.blocks() if self.blocks is not None else ()
+        return self.pairing.step_work(turns, self.slots, (start, now), blocks)[0]
+
     def _over(
         self,
         place: int,
@@ -170,7 +187,7 @@ class SteadyStateRule:
         paired = self.pair_with[place] if place < len(self.pair_with) else ()
         if not paired or self.pairing is None:
             return ratio_interval(here, bar, confidence)
-        work, _ = self.pairing.step_work(turns, self.slots, window)
+        work = self._work(turns, *window)
         ratio = capacity_ratio([work], paired)
         if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
             return None
@@ -191,8 +208,7 @@ class SteadyStateRule:
         if not paired or self.pairing is None or all(w.slots <= 1 for w in paired):
             # over one slot the step's own gain is the decision: measured as before
             return False
-        pairing = self.pairing
-        work, _ = pairing.step_work(turns, self.slots, (start, now))
+        work = self._work(turns, start, now)
         over = capacity_ratio([work], paired)
         own = own_log_se(work)
         if over is None or over.log_se is None or over.clusters < MIN_BATCHES or own is None:
@@ -225,8 +241,7 @@ class SteadyStateRule:
         if self.pairing is not None:
             # paired, a later step is compared with this one's own work: the reference costs'
             # noise cancels, so only the step's own spread matters
-            pairing = self.pairing
-            work, _ = pairing.step_work(turns, self.slots, (start, now))
+            work = self._work(turns, start, now)
             own = capacity_ratio([work], [])
             own_se = own_log_se(work)
             if own is None or own_se is None or own.clusters < MIN_BATCHES:
@@ -295,7 +310,9 @@ class SteadyStateRule:
             return False
         base = self.latency_base
         paired = base.paired if base else None
-        figures = turns_latency(turns, self.ctx.corpus.shape, (start, now), base=paired)
+        blocks = self.blocks() if self.blocks is not None else ()
+        at_full = turns_at_full(turns, blocks, self.slots)
+        figures = turns_latency(at_full, self.ctx.corpus.shape, (start, now), base=paired)
         one_slot = base.figures.best_one_slot_latency if base else None
         look = (self.look, self.looks)
         return bool(undecided_latency_bounds(figures, one_slot, bounds, look))
@@ -310,7 +327,7 @@ class SteadyStateRule:
         if self.pairing is None:
             return decisive_estimate(turns, self.slots, self.ctx.corpus.shape, start, now)
         pairing = self.pairing
-        work, _ = pairing.step_work(turns, self.slots, (start, now))
+        work = self._work(turns, start, now)
         capacity, gain = work.capacity(), pairing.gain(work)
         if capacity is None or gain is None or gain.log_se is None:
             return None

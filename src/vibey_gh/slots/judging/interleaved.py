@@ -1,0 +1,125 @@
+"""Interleaved steps: a step that carries its own one-slot reference.
+
+A sweep measures each N in its own minutes, so a gain compares two stretches of the machine,
+and a machine's level wanders: on two quiet cores the embedded runner's one-slot capacity moved
+5–10% from one minute to the next, whichever process served it, while its own blocks of a
+minute agreed within ±2% (`bench/interleaved_blocks.py`, docs/performance.md). Read across
+runs, that wander is the larger part of a gain's error, and the one-slot runs that measure it
+give it one or two degrees of freedom.
+
+So an interleaved step starts its runner with N slots and serves it in blocks, one turn at a
+time and N at a time, in the order 1, N, N, 1 repeated (`stepping.block_gate`). Each pair of
+neighbouring blocks — (1, N), (N, 1), (1, N), … — reads the gain of N over one slot at one
+moment of the machine: the N block's capacity over the one-slot block's, each the credited
+reference work of the turns sent in it over their worker time (`work.step_work`, with the
+block as its window). A level that moves steadily over a quad raises the (1, N) pair's gain as
+much as it lowers the (N, 1) pair's, so it cancels in their mean, and the pairs' spread carries
+what is left of it: the gain's error is the spread of its pairs, with as many degrees of
+freedom as pairs less one — a step's own, not its neighbours'.
+
+The step's work is then each pair's N block, its credit scaled by the one-slot level of the
+pooled one-slot runs over the pair's own one-slot block (the work the N block would have been
+credited at the level the sweep's one-slot bar was measured at), with the pairs as its blocks:
+its capacity over the pooled runs' is its gain, its capacity over another interleaved step's
+the ratio of their gains, each with its own pairs' noise (`statistics.paired` reads them).
+The between-run spread of the one-slot runs is no longer added: the step holds its own.
+
+Pure functions of recorded turns and blocks; `work.Pairing` decides which steps are read so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from .records import BlockRecord, TurnRecord
+from .runs import cluster_of
+from .statistics.paired import ClusterWork, StepWork
+
+# a served turn's reference seconds, and whether the cost model priced it
+# (`work.ReferenceCosts.cost_of`)
+Price = Callable[[TurnRecord], tuple[float, bool]]
+
+
+def turns_at_full(
+    turns: Sequence[TurnRecord], blocks: Sequence[BlockRecord], slots: int
+) -> list[TurnRecord]:
+    """The turns sent in the step's blocks of all its slots: what its latency is read from
+    (every turn where the step did not interleave)."""
+    if not blocks:
+        return list(turns)
+    full = {i for i, b in enumerate(blocks) if b.at_once >= slots}
+    return [t for t in turns if t.block in full]
+
+
+def block_pairs(blocks: Sequence[BlockRecord], until: float | None = None) -> list[tuple[int, int]]:
+    """The (one-slot block, N block) indices of each pair of neighbouring blocks — blocks 0
+    and 1, 2 and 3, … : (1, N), (N, 1), (1, N), … — whose both blocks closed by `until`
+    (None: all)."""
+    closed = [b for b in blocks if until is None or b.stop <= until]
+    pairs = []
+    for first in range(0, len(closed) - 1, 2):
+        one, many = sorted((first, first + 1), key=lambda index: closed[index].at_once)
+        if closed[one].at_once < closed[many].at_once:
+            pairs.append((one, many))
+    return pairs
+
+
+def interleaved_work(
+    turns: Sequence[TurnRecord],
+    slots: int,
+    shape: str,
+    blocks: Sequence[BlockRecord],
+    price: Price,
+    level: float,
+    until: float | None = None,
+) -> tuple[StepWork, frozenset[str]]:
+    """The step's work as the module reads it: each pair's N block credited at the one-slot
+    `level` (the pooled runs' capacity), one block of the estimator per pair; and the turn ids
+    the cost model priced. Pairs whose one-slot block did no work are left out."""
+    served = [t for t in turns if t.result.served and t.result.ended > t.result.started]
+    clusters: dict[str, tuple[float, float]] = {}
+    units: list[ClusterWork] = []
+    modelled: set[str] = set()
+    for one, many in block_pairs(blocks, until):
+        reference, _ = _credited(served, blocks[one], shape, price)
+        length = blocks[one].stop - blocks[one].start
+        one_level = sum(reference.values()) / length if length > 0 else 0.0
+        work, priced = _credited(served, blocks[many], shape, price)
+        if one_level <= 0 or not work:
+            continue
+        scale = level / one_level
+        spent = (blocks[many].stop - blocks[many].start) * slots  # every slot's time
+        total = sum(work.values())
+        modelled |= priced
+        for key, credit in work.items():
+            so_far = clusters.get(key, (0.0, 0.0))
+            clusters[key] = (so_far[0] + credit * scale, so_far[1] + spent * credit / total)
+        units.append(ClusterWork(total * scale, spent))
+    return (
+        StepWork(slots, {k: ClusterWork(w, t) for k, (w, t) in clusters.items()}, tuple(units)),
+        frozenset(modelled),
+    )
+
+
+def _credited(
+    served: Sequence[TurnRecord], block: BlockRecord, shape: str, price: Price
+) -> tuple[dict[str, float], set[str]]:
+    """Each cluster's reference work done inside the block, whichever block its turns were
+    sent in: a turn's reference cost times the share of its service inside the block. At N
+    slots on a CPU one turn may wait out another's prefill and then run at full speed, so a
+    block is read as the work every turn in it did in its wall time, never as the rate of
+    the turns sent in it (a waiting turn sent in one block and a fast one in the next read
+    as a low block and a high one); and the turns the cost model priced."""
+    work: dict[str, float] = defaultdict(float)
+    priced: set[str] = set()
+    for turn in served:
+        started, ended = turn.result.started, turn.result.ended
+        inside = min(ended, block.stop) - max(started, block.start)
+        if inside <= 0:
+            continue
+        cost, by_model = price(turn)
+        if by_model:
+            priced.add(turn.turn_id)
+        work[cluster_of(turn, shape)] += cost * inside / (ended - started)
+    return work, priced

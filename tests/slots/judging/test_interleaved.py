@@ -1,0 +1,132 @@
+"""An interleaved step reads its gain against one slot at the same minutes of the machine."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+from msgspec.structs import replace
+
+from tests.slots.judging.test_steady_state import closed_loop
+from tests.slots.judging.test_work import COSTS, _one_slot, _step
+from tests.support.slot_builders import answer
+from vibey_gh.slots.judging.baseline import step_latency, sweep_figures
+from vibey_gh.slots.judging.interleaved import block_pairs, turns_at_full
+from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
+from vibey_gh.slots.judging.statistics.paired import capacity_ratio
+from vibey_gh.slots.judging.work import Pairing, pairing_of
+
+
+def _interleaved(
+    gain: float,
+    level: Callable[[float], float],
+    blocks: int = 12,
+    block_seconds: float = 20.0,
+    slots: int = 2,
+) -> StepRecord:
+    """A step of `slots` slots in blocks 1, N, N, 1, … as the gate serves them: at one slot
+    worker 0 alone, each turn its cost over the machine's `level` when sent; at N every
+    worker, each turn N / `gain` times that (N of them do `gain` × one slot's work). A worker
+    sends while its block lasts; a one-slot block starts once the N block's turns ended. The
+    turns are a quarter of the one-slot runs' (a machine four times as fast: the level the
+    step's own one-slot blocks read cancels in its gain)."""
+    turns: list[TurnRecord] = []
+    records: list[BlockRecord] = []
+    free = [0.0] * slots  # when each worker's turn in flight ends
+    clock, next_turn, before = 0.0, 0, 1
+    for index in range(blocks):
+        at_once = 1 if index % 4 in (0, 3) else slots
+        start = max(clock, *free) if at_once < before else clock
+        for worker in range(at_once):
+            sent = max(free[worker], start)
+            while sent < start + block_seconds:
+                k = next_turn % len(COSTS)
+                next_turn += 1
+                slower = at_once / gain if at_once > 1 else 1.0
+                seconds = COSTS[k] / 4.0 / level(sent) * slower
+                result = answer("a", started=sent, ended=sent + seconds)
+                turns.append(TurnRecord(f"t{k}", f"s{k}", worker, result, block=index))
+                sent += seconds
+            free[worker] = sent
+        records.append(BlockRecord(start, start + block_seconds, at_once))
+        clock, before = start + block_seconds, at_once
+    turns.sort(key=lambda t: t.result.ended)
+    return replace(closed_loop(slots, [1.0], index=2), turns=tuple(turns), blocks=tuple(records))
+
+
+def _pairing() -> Pairing:
+    pairing = pairing_of([_step(1, _one_slot(i, 1.0), i) for i in range(2)])
+    assert pairing is not None
+    return pairing
+
+
+def _gain(step: StepRecord, pairing: Pairing) -> tuple[float, float, int]:
+    work = pairing.work_of(step)
+    assert work is not None
+    ratio = pairing.gain(work)
+    assert ratio is not None and ratio.log_se is not None
+    return ratio.value, ratio.log_se, ratio.clusters
+
+
+def test_a_machine_that_slows_through_the_step_leaves_the_gain_as_it_is() -> None:
+    pairing = _pairing()
+    # the machine at 80% of its one-slot runs' speed, slowing by a further 20% over the step
+    slowing = _interleaved(1.5, lambda t: 0.8 - 0.2 * t / 400.0)
+    value, log_se, pairs = _gain(slowing, pairing)
+    assert value == pytest.approx(1.5, rel=0.03)
+    assert log_se < 0.03
+    assert pairs == 6  # twelve blocks, six pairs: its degrees of freedom are its own
+    # the same step read by its window against the one-slot runs carries the machine's level
+    # (here four times as fast, at 80% to 60% of that)
+    plain = pairing.step_work(slowing.turns, 2, (0.0, slowing.blocks[-1].stop))[0]
+    read_plain = pairing.gain(plain)
+    assert read_plain is not None and read_plain.value > 1.5 * 2
+
+
+def test_a_machine_that_wanders_widens_the_interval_but_does_not_move_it() -> None:
+    pairing = _pairing()
+    steady_value, steady_se, _ = _gain(_interleaved(1.3, lambda t: 1.0), pairing)
+    wander = _interleaved(1.3, lambda t: 1.0 + 0.1 * math.sin(t / 37.0))
+    value, log_se, _ = _gain(wander, pairing)
+    assert steady_value == pytest.approx(1.3, rel=0.01)
+    assert log_se > steady_se
+    low, high = value * math.exp(-3 * log_se), value * math.exp(3 * log_se)
+    assert low < 1.3 < high
+
+
+def test_two_interleaved_steps_compare_by_their_gains() -> None:
+    pairing = _pairing()
+    two = pairing.work_of(_interleaved(1.4, lambda t: 0.7))
+    three = pairing.work_of(replace(_interleaved(1.6, lambda t: 1.1, slots=3), index=3))
+    assert two is not None and three is not None
+    ratio = capacity_ratio([three], [two])
+    assert ratio is not None and ratio.value == pytest.approx(1.6 / 1.4, rel=0.03)
+
+
+def test_the_figures_of_an_interleaved_step_carry_no_between_run_spread() -> None:
+    one = [_step(1, _one_slot(0, 1.0), 0), _step(1, _one_slot(1, 1.25), 1)]
+    step = _interleaved(1.5, lambda t: 1.0)
+    figures = sweep_figures([*one, step])
+    metrics = figures.steps[-1].metrics
+    assert metrics.capacity_gain == pytest.approx(1.5, rel=0.03)
+    assert metrics.capacity_gain_se is not None and metrics.capacity_gain_se < 0.03
+    # the same turns without blocks are one run against runs that strayed 25%
+    plain = sweep_figures([*one, replace(step, blocks=())]).steps[-1].metrics
+    assert plain.capacity_gain_se is not None and plain.capacity_gain_se > 0.05
+
+
+def test_pairs_are_neighbouring_blocks_both_closed() -> None:
+    blocks = [BlockRecord(i * 10.0, i * 10.0 + 10.0, 1 if i % 4 in (0, 3) else 2) for i in range(7)]
+    assert block_pairs(blocks) == [(0, 1), (3, 2), (4, 5)]
+    assert block_pairs(blocks, until=35.0) == [(0, 1)]
+    assert block_pairs([]) == []
+
+
+def test_latency_is_read_from_the_blocks_of_all_the_slots() -> None:
+    step = _interleaved(1.5, lambda t: 1.0)
+    full = turns_at_full(step.turns, step.blocks, 2)
+    assert full and all(step.blocks[t.block].at_once == 2 for t in full)
+    assert len(full) < len(step.turns)
+    assert step_latency(step).turns == len(full)
+    assert turns_at_full(step.turns, (), 2) == list(step.turns)

@@ -1,0 +1,96 @@
+"""The gate an interleaved step's workers pass: blocks 1, N, N, 1 on the clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from vibey_gh.slots.judging.records import BlockRecord
+from vibey_gh.slots.measurement.stepping.block_gate import OUTSIDE, BlockGate, quad_at_once
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _would_wait(gate: BlockGate, worker: int) -> bool:
+    """`worker` is kept waiting: the gate asks `stopped` again after its first look."""
+    asked = [0]
+
+    def stopped() -> bool:
+        asked[0] += 1
+        return asked[0] > 1
+
+    return gate.enter(worker, stopped) == OUTSIDE
+
+
+def test_blocks_run_one_then_n_then_n_then_one() -> None:
+    assert [quad_at_once(i, 3) for i in range(8)] == [1, 3, 3, 1, 1, 3, 3, 1]
+
+
+def test_only_worker_zero_sends_in_a_one_slot_block_and_every_worker_in_an_n_block() -> None:
+    clock = _Clock()
+    gate = BlockGate(2, 10.0, clock)
+    assert gate.enter(0, lambda: False) == 0
+    assert _would_wait(gate, 1)  # block 0 serves one turn at a time, worker 0's
+    gate.leave(0)
+    clock.now = 10.0
+    assert gate.enter(1, lambda: False) == 1  # block 1: both workers
+    assert gate.enter(0, lambda: False) == 1
+    assert gate.blocks == (BlockRecord(0.0, 10.0, 1),)
+
+
+def test_a_one_slot_block_waits_for_the_n_blocks_turns_to_drain() -> None:
+    clock = _Clock()
+    gate = BlockGate(2, 10.0, clock)
+    gate.leave(gate.enter(0, lambda: False))
+    clock.now = 10.0
+    first, second = gate.enter(0, lambda: False), gate.enter(1, lambda: False)
+    gate.leave(first)
+    clock.now = 20.0
+    gate.leave(gate.enter(0, lambda: False))  # block 2, the second N block, opens at once
+    clock.now = 31.0
+    assert _would_wait(gate, 0)  # block 3 is one slot's: worker 1's turn still runs
+    clock.now = 34.0
+    gate.leave(second)
+    assert gate.enter(0, lambda: False) == 3
+    assert [b.at_once for b in gate.blocks] == [1, 2, 2]
+    assert gate.blocks[-1].stop == 30.0  # on its time, though no worker asked until 31 s
+    assert gate.blocks[-1].start == 20.0
+
+
+def test_released_blocks_let_every_worker_send_outside_them() -> None:
+    clock = _Clock()
+    gate = BlockGate(3, 10.0, clock)
+    index = gate.enter(0, lambda: False)
+    clock.now = 4.0
+    gate.release()
+    assert gate.enter(2, lambda: False) == OUTSIDE
+    gate.leave(index)
+    clock.now = 40.0
+    gate.leave(OUTSIDE)
+    assert gate.blocks == (BlockRecord(0.0, 4.0, 1),)  # closed when released, once
+
+
+def test_a_stop_wakes_a_waiting_worker() -> None:
+    gate = BlockGate(2, 3600.0)
+    gate.enter(0, lambda: False)
+    stop = threading.Event()
+    got: list[int] = []
+    waiting = threading.Thread(target=lambda: got.append(gate.enter(1, stop.is_set)))
+    waiting.start()
+    stop.set()
+    waiting.join(timeout=5.0)
+    assert got == [OUTSIDE]
+
+
+def test_a_gate_needs_two_slots_and_time() -> None:
+    with pytest.raises(ValueError):
+        BlockGate(1, 10.0)
+    with pytest.raises(ValueError):
+        BlockGate(2, 0.0)
