@@ -12,7 +12,7 @@ from tests.support.slot_builders import GB, answer, make_step, same_answers
 from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.judge import judge_sweep, rates_of
-from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.closed_system import Prediction
 from vibey_gh.slots.judging.statistics.knee import ADDS_LESS, best_of, gain_against
 from vibey_gh.slots.judging.sweep import model_agrees, next_slots, sweep_steps
@@ -226,3 +226,28 @@ def test_a_jump_that_breaks_a_bound_falls_back_to_the_slot_counts_it_skipped(
         pass
     assert asked[:4] == [1, 1, 2, 6]
     assert {3, 4, 5} <= set(asked[4:]) and max(asked[4:]) < 6
+
+
+def test_a_sweep_whose_steps_interleaved_does_not_close_with_one_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step that interleaved holds its own one-slot reference: no drift check follows it.
+    A step that did not is followed by one, as before."""
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: None)
+    bounds = Bounds()
+    block = (BlockRecord(0.0, 10.0, 1),)
+    for blocks, closing in (((), True), (block, False)):
+        rng = random.Random(7)
+        generator = sweep_steps(lambda: bounds, max_slots=8)
+        asked: list[int] = []
+        slots = next(generator)
+        try:
+            while True:
+                asked.append(slots)
+                step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
+                capped = {**(step.measurement or {}), "reached_cap": slots > 1}
+                marked = blocks if slots > 1 else ()
+                slots = generator.send(replace(step, measurement=capped, blocks=marked))
+        except StopIteration:
+            pass
+        assert (asked[-1] == 1 and len(asked) > 2) == closing, asked

@@ -15,7 +15,7 @@ from msgspec.structs import replace
 from ...interfaces.bounds import Bounds
 from ...interfaces.turns import TurnResult
 from .figures import TURNS_PER_HOUR, BaselineFigures, StepFigures, SweepFigures
-from .interleaved import turns_at_full
+from .interleaved import block_seconds_of, turns_at_full
 from .latencies.latency import PairedBase, by_id, latency_figures
 from .latencies.latency_figures import LatencyFigures, QuantileSample
 from .metrics import measurement_window, step_metrics
@@ -311,6 +311,7 @@ def step_figures(
         runner_mismatch=runner_mismatch(step.slots, step.window, step.runner_reported),
         latency=step_latency(step, latency_base or baseline.paired),
         speed=runner_speed([t.result for t in _served_turns(step.turns, window)]),
+        block_seconds=block_seconds_of(step),
     )
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ...interfaces.bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 9
+FIGURES_VERSION = 10
 
 __all__ = [
     "FIGURES_VERSION",
@@ -152,6 +152,8 @@ class StepFigures(msgspec.Struct, frozen=True):
     latency: TTFT, ITL and turn latency (`latency_figures`); None in figures made before.
     speed: prompt processing and generation tokens/s by the runner's own timings
       (`runner_speed`); None in figures made before.
+    block_seconds: the step interleaved blocks this long of one slot and all its slots
+      (`interleaved`); None: it did not.
     """
 
     index: Count
@@ -167,6 +169,7 @@ class StepFigures(msgspec.Struct, frozen=True):
     latency: LatencyFigures | None = None
     closing: bool = False  # a one-slot run after larger steps: the drift check
     speed: RunnerSpeed | None = None
+    block_seconds: Annotated[float, Meta(gt=0)] | None = None
 
 
 class SweepFigures(msgspec.Struct, frozen=True):

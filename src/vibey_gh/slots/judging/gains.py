@@ -70,12 +70,18 @@ def drift_widened(
     return ratio[0] / moved, ratio[1] * moved
 
 
-def drift_sentence(baseline: BaselineFigures) -> str:
+def drift_sentence(baseline: BaselineFigures, interleaved: bool = False) -> str:
     """'; one slot read −4.1% at the end of the sweep against its start, a spread between its
     runs that every gain interval holds' — '' without a closing one-slot run (a drift is only
-    measured on a paired sweep, whose intervals hold the one-slot runs' spread)."""
+    measured on a paired sweep, whose intervals hold the one-slot runs' spread); where the
+    steps interleaved, each read against its own one-slot blocks instead."""
     if baseline.drift is None:
         return ""
+    if interleaved:
+        return (
+            f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start, "
+            "which no gain carries: each step was read against its own one-slot blocks"
+        )
     return (
         f"; one slot read {baseline.drift:+.1%} at the end of the sweep against its start, "
         "a spread between its runs that every gain interval holds"
@@ -88,6 +94,12 @@ def interval_method(figures: SweepFigures) -> str:
     steady = [s for s in figures.steps if s.metrics.window_start is not None]
     if steady and any(s.metrics.paired for s in steady) and figures.baseline.law_busy is not None:
         return "the closed-system law on response times paired with one slot's, resampled by turn"
+    blocks = [s.block_seconds for s in figures.steps if s.block_seconds is not None]
+    if blocks and any(s.metrics.paired for s in steady):
+        return (
+            f"interleaved with one slot in blocks of {max(blocks):g} s, resampled by pairs of "
+            "blocks"
+        )
     if steady and any(s.metrics.paired for s in steady):
         return "paired with one slot, resampled by blocks of time"
     return "batch means of counted turns"

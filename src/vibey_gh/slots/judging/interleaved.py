@@ -32,13 +32,23 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from .records import BlockRecord, TurnRecord
+from .records import BlockRecord, StepRecord, TurnRecord
 from .runs import cluster_of
 from .statistics.paired import ClusterWork, StepWork
 
 # a served turn's reference seconds, and whether the cost model priced it
 # (`work.ReferenceCosts.cost_of`)
 Price = Callable[[TurnRecord], tuple[float, bool]]
+
+
+def block_seconds_of(step: StepRecord) -> float | None:
+    """How long the step's blocks were asked to be; None where it did not interleave."""
+    if not step.blocks:
+        return None
+    asked = (step.measurement or {}).get("block_seconds")
+    if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
+        return float(asked)
+    return max(b.stop - b.start for b in step.blocks) or None
 
 
 def turns_at_full(

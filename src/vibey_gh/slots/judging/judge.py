@@ -163,7 +163,9 @@ def _gain_range(verdict: Verdict) -> str:
 
 def _judge_figures(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     judgement = _judge_steps(figures, bounds)
-    said = drift_sentence(figures.baseline) + pairing_sentence(figures)
+    said = drift_sentence(
+        figures.baseline, any(s.block_seconds for s in figures.steps)
+    ) + pairing_sentence(figures)
     return replace(judgement, reason=judgement.reason + said) if said else judgement
 
 

@@ -96,11 +96,14 @@ def sweep_steps(
     `on_verdict` hears each step's verdict as soon as it is judged, before the sweep moves on.
     In the default order the sweep closes with one slot again once it stops (1, 1, 2, …, k, 1):
     that run's capacity against the first two is the drift every gain interval is widened by
-    (`judging.gains`). An explicit list is measured as given."""
+    (`judging.gains`) — unless every step above one slot interleaved. An explicit list is
+    measured as given."""
     steps: list[StepRecord] = []
     reason = yield from _steps_until_stopped(steps, bounds_now, explicit, max_slots, on_verdict)
-    measured_larger = any(s.slots > 1 for s in steps)
-    if explicit is None and measured_larger and steps[-1].measurement is not None:
+    # a step that interleaved holds its own one-slot reference (`interleaved`): a sweep of
+    # such steps has no gain the drift check would widen
+    unreferenced = any(s.slots > 1 and not s.blocks for s in steps)
+    if explicit is None and unreferenced and steps[-1].measurement is not None:
         steps.append((yield 1))
         if on_verdict is not None:
             on_verdict(judge_sweep(steps, bounds_now()).verdicts[-1])

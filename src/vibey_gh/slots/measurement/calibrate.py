@@ -194,6 +194,7 @@ def run_calibration(
                 max_step_s=req.config.step_cap_seconds,
                 measured=measured_of(steps),
                 patience=bounds_now().patience,
+                closing=req.config.interleave_seconds is None or think.waits,
                 reference_passes=(
                     math.ceil(REFERENCE_REPEATS / 2)
                     if bounds_now().latency_factor is not None

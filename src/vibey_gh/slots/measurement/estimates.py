@@ -263,22 +263,25 @@ def steps_ahead(
     patience: int = 2,
     streak: int = 0,
     running: int | None = None,
+    closes: bool = True,
 ) -> StepsAhead:
     """The steps `judging.sweep.sweep_steps` may still take after `done`: an explicit list as
     given; else 1, 1, 2, … up to `max_slots`, then one slot again to close (a run that checks
     for drift). At least: the one-slot runs still to come first (they never count towards
     patience), then `patience` steps without a gain, fewer by the `streak` of such steps already
     measured, and the closing run. `running`: the slot count of the step starting now (a one-
-    slot step after the first two is the closing one; a streak at patience leaves only it)."""
+    slot step after the first two is the closing one; a streak at patience leaves only it).
+    `closes`: the sweep closes with that run (its steps do not interleave)."""
     if explicit is not None:
         order = list(explicit[done:])
         closing: list[int] = []
-    elif done >= 2 and (running == 1 or streak >= patience):
+    elif closes and done >= 2 and (running == 1 or streak >= patience):
         return StepsAhead(slots=(1,), fewest=1, closing=True)
     else:
         order = [default_order(index) for index in range(done, max_slots + 1)]
         order = [n for n in order if n <= max_slots]
-        closing = [1] if max_slots >= 2 and (done > 2 or any(n > 1 for n in order)) else []
+        larger = done > 2 or any(n > 1 for n in order)
+        closing = [1] if closes and max_slots >= 2 and larger else []
     ones = 0
     while ones < len(order) and order[ones] <= 1:
         ones += 1

@@ -47,8 +47,10 @@ DEMO_MAX_SLOTS = 4
 # turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
-# The demo's steps above one slot interleave blocks this long (`judging.interleaved`)
-DEMO_INTERLEAVE_SECONDS = 8.0
+# An interleaved step needs five pairs of blocks for an interval (`judging.interleaved`): its
+# cap must hold at least ten blocks, and the demo's, asked to interleave, holds twelve
+BLOCKS_IN_A_CAP = 10
+DEMO_BLOCKS_IN_A_CAP = 12
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -96,13 +98,12 @@ class StepSeconds:
         asked)."""
         shortest, longest = self.shortest, self.longest
         blocks = self.interleave
-        if demo and blocks is None:
-            blocks = DEMO_INTERLEAVE_SECONDS
         if blocks is not None:
             config = replace(config, interleave_seconds=blocks)
         if demo and shortest is None:
             shortest = DEMO_MIN_STEP_SECONDS
-            longest = longest or max(DEMO_MAX_STEP_SECONDS, shortest)
+            cap = DEMO_MAX_STEP_SECONDS if blocks is None else DEMO_BLOCKS_IN_A_CAP * blocks
+            longest = longest or max(cap, shortest)
         if shortest is not None:
             config = replace(config, min_step_seconds=shortest)
             if longest is None and config.max_step_seconds is not None:
@@ -114,7 +115,21 @@ class StepSeconds:
                     f"{config.min_step_seconds:g}"
                 )
             config = replace(config, max_step_seconds=longest)
+        _check_blocks_fit(config)
         return config
+
+
+def _check_blocks_fit(config: LocalModels) -> None:
+    """An interleaved step's cap holds the ten blocks its interval needs."""
+    blocks = config.interleave_seconds
+    if blocks is None or config.step_cap_seconds >= BLOCKS_IN_A_CAP * blocks:
+        return
+    raise BadInput(
+        f"a step of at most {config.step_cap_seconds:g} s holds fewer than the "
+        f"{BLOCKS_IN_A_CAP} blocks of {blocks:g} s an interleaved step needs for an interval: "
+        f"raise --max-step-seconds to {BLOCKS_IN_A_CAP * blocks:g} or more, or shorten "
+        "--interleave-seconds"
+    )
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,8 @@ class SweepPlan(msgspec.Struct, frozen=True):
     at least and at most. measured: the resumed steps' figures, for the estimates. patience:
     steps without a gain that stop it. reference_passes: with `latency_factor` set, how many
     times each one-slot run before the steps serves every turn (the reference its slowdowns
-    are judged against); None without it."""
+    are judged against); None without it. closing: the sweep closes with one slot again (its
+    steps do not interleave)."""
 
     explicit: tuple[int, ...] | None
     max_slots: int
@@ -77,12 +78,16 @@ class SweepPlan(msgspec.Struct, frozen=True):
     measured: tuple[MeasuredStep, ...] = ()
     patience: int = 2
     reference_passes: int | None = None
+    # the sweep closes with one slot again (its steps do not interleave)
+    closing: bool = True
 
     @property
     def most_steps(self) -> int:
         """An explicit list as given; else 1, 1, 2, … up to max_slots and the closing one-slot
         run that checks for drift (`judging.sweep.sweep_steps`)."""
-        return len(self.explicit) if self.explicit is not None else self.max_slots + 2
+        if self.explicit is not None:
+            return len(self.explicit)
+        return self.max_slots + (2 if self.closing else 1)
 
     def slots_at(self, index: int) -> int:
         if self.explicit is not None:
@@ -92,7 +97,8 @@ class SweepPlan(msgspec.Struct, frozen=True):
     def order_text(self) -> str:
         if self.explicit is not None:
             return "N = " + ", ".join(str(n) for n in self.explicit)
-        return f"N = 1, 1, 2, 3, … up to {self.max_slots}, then 1 again"
+        again = ", then 1 again" if self.closing else ", each against one slot in its own blocks"
+        return f"N = 1, 1, 2, 3, … up to {self.max_slots}{again}"
 
 
 # verdicts that may count towards the patience rule
@@ -212,6 +218,7 @@ class LineProgress:
             plan.patience,
             self._streak,
             running=self._running_slots,
+            closes=plan.closing,
         )
         return sweep_left(
             self._measured, ahead, plan.min_step_s, plan.max_step_s, plan.reference_passes
