@@ -4,18 +4,18 @@
 The product's gate is asked by worker threads that wait on it; a discrete-event simulation
 cannot wait, so this asks the same gate without waiting: `try_enter` admits a worker exactly
 where `BlockGate.enter` would return (and changes nothing where it would wait), and the
-simulation asks again at its next event. Blocks, their closing on time, the drain before a
-one-slot block, `leave` and `release` are the product's own code, on the virtual clock. The one
-event the gate adds is its current block's scheduled end (`next_change`): at it the simulation
-advances the gate, as a worker polling the real gate would, so the stopping rule sees a block
-closed on its time.
+simulation asks again at its next event. Blocks, their closing on time, the waits between
+blocks and their fillers, `leave` and `release` are the product's own code, on the virtual
+clock. The one event the gate adds is its current block's scheduled end (`next_change`): at it
+the simulation advances the gate, as a worker polling the real gate would, so the stopping rule
+sees a block closed on its time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from vibey_gh.slots.measurement.stepping.block_gate import OUTSIDE, BlockGate, quad_at_once
+from vibey_gh.slots.measurement.stepping.block_gate import OUTSIDE, BlockGate
 
 # a block's end is stepped past by this much virtual time, so that the clock is past it in
 # floating point (the block's record keeps its scheduled stop)
@@ -26,17 +26,12 @@ class VirtualGate(BlockGate):
     """`BlockGate` asked from a simulation's event loop instead of waiting threads."""
 
     def try_enter(self, worker: int) -> int | None:
-        """The block `worker`'s turn is sent in if the gate admits it now (`OUTSIDE` once
-        released); None where `BlockGate.enter` would wait."""
+        """What `BlockGate.enter` returns if the gate admits `worker`'s turn now (the block
+        it is sent in, `FILLER`, or `OUTSIDE` once released); None where it would wait."""
         with self._changed:
             if self._released:
                 return OUTSIDE
-            self._advance()
-            at_once = quad_at_once(self._index, self.slots)
-            if self._start is not None and worker < at_once and self._in_flight < at_once:
-                self._in_flight += 1
-                return self._index
-            return None
+            return self._admit(worker)
 
     def advance(self) -> None:
         """Close the blocks whose time is up (a waiting worker's poll of the real gate)."""

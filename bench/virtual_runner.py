@@ -40,7 +40,7 @@ from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.runners.simulated.model import PROMPT_SPEEDUP, answer_for, prompt_tokens
 from vibey_gh.slots.corpus.corpus import Corpus
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
-from vibey_gh.slots.measurement.stepping.block_gate import OUTSIDE
+from vibey_gh.slots.measurement.stepping.block_gate import FILLER, OUTSIDE
 
 GB = 1_000_000_000
 
@@ -307,7 +307,7 @@ def simulate_step(
                 records.append(
                     TurnRecord(
                         turn.turn_id, turn.segment_id, worker_id, result, turn.think, turn.closes,
-                        block=block,
+                        block=OUTSIDE if block == FILLER else block,  # a filler: in no block
                     )
                 )  # fmt: skip
                 answered.add(turn.turn_id)
