@@ -23,8 +23,8 @@ no events and changes no figure.
 
 An interleaved step (`gate`, a `virtual_gate.VirtualGate`: the product's `BlockGate` asked
 without waiting) sends each turn, its think time waited, only when the gate admits it: one turn
-at a time by worker 0 in a one-slot block, N at a time in an N block, a one-slot block starting
-once the N block's turns drained, every block closing on its time (an event of its own).
+at a time by worker 0 in a one-slot block, N at a time in an N block, fillers (in no block)
+while an N block's turns finish, every block closing on its time (an event of its own).
 """
 
 from __future__ import annotations
