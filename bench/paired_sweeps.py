@@ -33,6 +33,16 @@ step into the next (`virtual_runner.Wander`): as the real machine's one-slot spe
 5–10% from one 20 s stretch to the next, so each step, measured on its own, carries its own
 level into every gain.
 
+`--interleave SECONDS` serves every step above one slot as the product's interleaved steps
+(`interleave_seconds`): one runner with N slots, blocks of that many seconds one turn at a time
+and N at a time in the order 1, N, N, 1, by the product's own gate (`stepping.block_gate`, on the
+virtual clock: `virtual_gate`), its stopping rule judging the blocks closed so far and the
+judge reading the gain from neighbouring blocks' pairs (`judging.interleaved`). As the product,
+a sweep whose think policy waits does not interleave.
+
+    PYTHONPATH=src python bench/paired_sweeps.py --seeds 40 --knee 2 --wander 0.06 \\
+        --wander-seconds 30 --interleave 1.4   # blocks about 4 mean one-slot turns long
+
 `--prefill-share` serves the turns in flight unequally (a long uncached prompt takes more of
 the runner while it is read, as on a CPU), so turns served together take unequal times for
 their work, as on the real demo: the gain intervals must hold the true gain all the same.
@@ -49,6 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from msgspec.structs import replace
+from virtual_gate import VirtualGate, gate_for
 from virtual_runner import CorpusTurn, Model, VirtualClock, Wander, corpus_turns, simulate_step
 
 from vibey_gh.interfaces.bounds import Bounds
@@ -90,7 +101,11 @@ def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[objec
 
 
 def rule_for(
-    ctx: Context, slots: int, steps: Sequence[StepRecord], bounds: Bounds
+    ctx: Context,
+    slots: int,
+    steps: Sequence[StepRecord],
+    bounds: Bounds,
+    gate: VirtualGate | None = None,
 ) -> SteadyStateRule:
     baseline = baseline_of(steps)
     compare_with, pair_with = bars(steps, slots, bounds)
@@ -102,6 +117,9 @@ def rule_for(
         from vibey_gh.slots.measurement.calibrate import next_gain_for  # type: ignore[attr-defined]
 
         args.append(next_gain_for(steps, slots, bounds))
+    if gate is not None:
+        # an interleaved step is judged on its blocks closed so far, as `stepping.step` asks
+        return SteadyStateRule(*args, blocks=lambda: gate.blocks)  # type: ignore[arg-type]
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 
@@ -134,15 +152,18 @@ def run_sweep(
     try:
         slots = next(generator)
         while True:
-            rule = rule_for(ctx, slots, steps, bounds)
             law = law_mark(segments)
+            gate = gate_for(slots, getattr(args, "interleave", None), clock.monotonic, bool(law))
+            rule = rule_for(ctx, slots, steps, bounds, gate)
             step = simulate_step(
                 len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law),
-                wander,
+                wander, gate,
             )  # fmt: skip
             look = {"look": rule.look, "looks": rule.looks} if hasattr(rule, "looks") else {}
             measured = {"why_ended": rule.why, "reached_cap": rule.reached_cap, **look}
             measured.update(law)
+            if gate is not None:
+                measured["block_seconds"] = gate.block_seconds
             step = replace(step, measurement=measured)
             runner_s += step.ended_at - step.started_at
             steps.append(step)
@@ -201,6 +222,34 @@ def check_wander(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         parser.error("--wander must be 0 or more and --wander-seconds more than 0")
 
 
+def add_interleave_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--interleave",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="steps above one slot serve blocks this long, one turn at a time and all their "
+        "slots at a time in turn (the product's interleave_seconds); default: they do not",
+    )
+
+
+def check_interleave(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.interleave is not None and args.interleave <= 0:
+        parser.error("--interleave must be more than 0 seconds")
+
+
+def interleave_said(args: argparse.Namespace) -> str:
+    """The blocks in the heading, only where the steps interleave."""
+    return f"interleaved in blocks of {args.interleave:g} s, " if args.interleave else ""
+
+
+def step_said(step: StepRecord) -> str:
+    """A step in a seed's line: its slots, runner time, how it ended, and its blocks where
+    it interleaved."""
+    blocks = f"[{len(step.blocks)} blocks]" if step.blocks else ""
+    return f"{step.slots}:{step.ended_at - step.started_at:.0f}s{cap_mark(step)}{blocks}"
+
+
 def wander_said(model: Model) -> str:
     """The wander in the heading, only where there is one (the figures without it unchanged)."""
     if not model.wander:
@@ -230,11 +279,13 @@ def main() -> None:
         help="a turn's share of the runner grows by this per 1000 uncached prompt tokens",
     )
     add_wander_arguments(parser)
+    add_interleave_argument(parser)
     parser.add_argument("--min-step-seconds", type=float, default=60.0)
     parser.add_argument("--max-step-seconds", type=float, default=300.0)
     parser.add_argument("--max-slots", type=int, default=8)
     args = parser.parse_args()
     check_wander(parser, args)
+    check_interleave(parser, args)
     model = Model(
         args.knee,
         args.noise,
@@ -252,11 +303,11 @@ def main() -> None:
         f"knee {model.knee}, noise {model.noise:g}, {model.tokens_per_second:g} tokens/s, "
         f"scaling {model.scaling:g}, cache_speedup {model.cache_speedup:g}, drift "
         f"{model.drift:+g}/step, prefill share {model.prefill_share:g}, {wander_said(model)}"
-        f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
+        f"{interleave_said(args)}steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, "
         f"{args.seeds} seeds"
     )
     covered = total = at_knee = above = qualified_two = noisy = n2_covered = 0
-    runner, widths, n2_widths = [], [], []
+    runner, widths, n2_widths, n2_gains = [], [], [], []
     n2_labels: Counter[str] = Counter()
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         judgement, runner_s, steps = run_sweep(seed, model, corpus, segments, args)
@@ -274,6 +325,8 @@ def main() -> None:
         two = judgement.verdict_for(2)
         if two is not None:
             n2_labels[two.label] += 1
+            if two.gain is not None:
+                n2_gains.append(100 * two.gain)
             if two.gain_low is not None and two.gain_high is not None:
                 n2_widths.append(100 * (two.gain_high - two.gain_low) / 2)
                 n2_covered += two.gain_low <= model.true_gain(2) - 1.0 <= two.gain_high
@@ -281,7 +334,7 @@ def main() -> None:
         noisy += too_noisy
         at_knee += judgement.ideal == model.knee
         above += judgement.ideal > model.knee
-        asked = " ".join(f"{s.slots}:{s.ended_at - s.started_at:.0f}s{cap_mark(s)}" for s in steps)
+        asked = " ".join(step_said(s) for s in steps)
         said = ", too noisy to decide" if too_noisy else ""
         print(
             f"  seed {seed}: ideal {judgement.ideal}{said}; steps {asked}; runner {runner_s:.0f} s"
@@ -295,6 +348,8 @@ def main() -> None:
         f"N=2's verdicts: {labels}; its interval holding the true gain: {n2_covered} of "
         f"{len(n2_widths)}; its 90% half-width: {spread(n2_widths)} points"
     )
+    truth = 100 * (model.true_gain(2) - 1.0)
+    print(f"N=2's gain, % (true {truth:+.0f}%): {spread(n2_gains)}")
     print(f"answered 1, too noisy to decide, in {noisy} of {args.seeds} seeds")
     print(f"runner time to a decision (s): {spread(runner)}; total {sum(runner):.0f} s")
     print(f"one-slot figure's 90% half-width: {spread([100 * w for w in widths])} %")

@@ -28,11 +28,14 @@ from collections import Counter
 from pathlib import Path
 
 from paired_sweeps import (
+    add_interleave_argument,
     add_wander_arguments,
-    cap_mark,
+    check_interleave,
     check_wander,
+    interleave_said,
     run_sweep,
     spread,
+    step_said,
     wander_said,
 )
 from think_time import TARGETS, short_runs
@@ -69,6 +72,7 @@ def main() -> None:
     parser.add_argument("--cache-speedup", type=float, default=2.0)
     parser.add_argument("--drift", type=float, default=0.0)
     add_wander_arguments(parser)
+    add_interleave_argument(parser)  # as the product, not where the think policy waits
     parser.add_argument("--think", type=float, default=1.0, help="short: × the turn latency")
     parser.add_argument("--think-cap", type=float, default=60.0)
     parser.add_argument("--traces", type=Path, default=TRACES)
@@ -78,6 +82,7 @@ def main() -> None:
     parser.add_argument("--max-slots", type=int, default=None)
     args = parser.parse_args()
     check_wander(parser, args)
+    check_interleave(parser, args)
     short = args.corpus == "short"
     # the short runs as think_time.py serves them (steps 6–40 s); traces at the defaults
     tokens = args.tokens_per_second or (120.0 if short else 300.0)
@@ -107,7 +112,7 @@ def main() -> None:
         f"turn S = {service:.3g} s (alone, no noise); waits per run {spread(waits)} s; "
         f"think {policy.mode} (cap {policy.cap_s:g} s); knee {args.knee}, noise {args.noise:g}, "
         f"{tokens:g} tokens/s, cache_speedup {args.cache_speedup:g}, drift {args.drift:+g}; "
-        f"{wander_said(model)}"
+        f"{wander_said(model)}{interleave_said(args)}"
         f"steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s, N up to {args.max_slots}",
         flush=True,
     )
@@ -135,7 +140,7 @@ def main() -> None:
         runner.append(runner_s)
         noisy = judgement.ideal == 1 and "too noisy" in judgement.reason
         decided += not noisy
-        asked = " ".join(f"{s.slots}:{s.ended_at - s.started_at:.0f}s{cap_mark(s)}" for s in steps)
+        asked = " ".join(step_said(s) for s in steps)
         said = ", too noisy to decide" if noisy else ""
         print(
             f"  seed {seed}: ideal {judgement.ideal}{said}; steps {asked}; runner {runner_s:.0f} s"

@@ -20,6 +20,11 @@ does not reset it, and it is drawn from its own generator seeded by the sweep's 
 sweep is reproducible and the turns' own noise draws are the same with or without it. A turn
 in service across a tick is served at each tick's level in turn. `wander` 0 (the default) adds
 no events and changes no figure.
+
+An interleaved step (`gate`, a `virtual_gate.VirtualGate`: the product's `BlockGate` asked
+without waiting) sends each turn, its think time waited, only when the gate admits it: one turn
+at a time by worker 0 in a one-slot block, N at a time in an N block, fillers (in no block)
+while an N block's turns finish, every block closing on its time (an event of its own).
 """
 
 from __future__ import annotations
@@ -29,10 +34,13 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from virtual_gate import VirtualGate
+
 from vibey_gh.interfaces.turns import TurnResult
 from vibey_gh.runners.simulated.model import PROMPT_SPEEDUP, answer_for, prompt_tokens
 from vibey_gh.slots.corpus.corpus import Corpus
 from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.measurement.stepping.block_gate import FILLER, OUTSIDE
 
 GB = 1_000_000_000
 
@@ -173,8 +181,11 @@ def share_of(turn: CorpusTurn, model: Model) -> float:
 class Worker:
     queue: list[CorpusTurn] = field(default_factory=list)
     turn: CorpusTurn | None = None
-    started: float = 0.0  # when the turn is sent: after its think time
+    started: float = 0.0  # when the turn is sent: after its think time (and its gate)
     remaining: float = 0.0
+    # the interleaved block the turn was sent in (`OUTSIDE`: in none); None while it waits
+    # at the step's gate to be sent
+    block: int | None = OUTSIDE
     done: bool = False
 
 
@@ -189,6 +200,7 @@ def simulate_step(
     shape: str = "segments",
     by_turn: bool = False,
     wander: Wander | None = None,
+    gate: VirtualGate | None = None,
 ) -> StepRecord:
     """`slots` closed-loop workers replaying the corpus's segments in turn (whole passes, then
     on while `keep_going`), each waiting a turn's think time before sending it, served by
@@ -197,7 +209,10 @@ def simulate_step(
     `by_turn` (a step judged by the closed-system law): `keep_going` is asked before every
     turn, and once it says enough the workers stop before their next turn, those waiting out
     a think time at once, without a whole pass. `wander` (the sweep's one, continuing from the
-    step before) multiplies the runner's speed by the machine's level of the moment."""
+    step before) multiplies the runner's speed by the machine's level of the moment. `gate`
+    (an interleaved step's, `virtual_gate`): every turn, its think time waited, is sent only
+    when the gate admits it, and records the block it was sent in; the gate is released
+    once the step winds down, as `stepping.replay` does."""
     speed = (1.0 + model.drift) ** index
     began = clock.t
     workers = [Worker() for _ in range(slots)]
@@ -221,13 +236,28 @@ def simulate_step(
             whole = taken >= len(segments) or by_turn
             if whole and (finishing or not keep_going(records)):
                 finishing = True
+                if gate is not None:
+                    gate.release()
                 worker.done, worker.turn = True, None
                 return
             worker.queue = list(segments[taken % len(segments)])
             taken += 1
         worker.turn = worker.queue.pop(0)
         worker.started = clock.t + worker.turn.think
+        worker.block = OUTSIDE if gate is None else None
         worker.remaining = work_of(worker.turn, model, rng.gauss(0.0, 1.0))
+
+    def admit() -> None:
+        """Send the turns the gate admits now, of the workers past their think time."""
+        if gate is None:
+            return
+        gate.advance()
+        for worker_id, worker in enumerate(workers):
+            ready = worker.started <= clock.t + 1e-12
+            if worker.turn is not None and worker.block is None and ready:
+                block = gate.try_enter(worker_id)
+                if block is not None:
+                    worker.block, worker.started = block, max(worker.started, clock.t)
 
     for worker_id in range(slots):
         start_next(worker_id)
@@ -241,11 +271,17 @@ def simulate_step(
             for worker in workers:  # a worker still waiting out a think time stops at once
                 if worker.turn is not None and worker.started > clock.t:
                     worker.turn = None
+        admit()
         pending = [w for w in workers if w.turn is not None]
         if not pending:
             break
-        busy = [w for w in pending if w.started <= clock.t + 1e-12]
+        busy = [w for w in pending if w.started <= clock.t + 1e-12 and w.block is not None]
         waits = [w.started - clock.t for w in pending if w.started > clock.t + 1e-12]
+        edge = gate.next_change() if gate is not None else None
+        if edge is not None:
+            waits.append(edge)  # the block closes on its time, asked or not
+        if not busy and not waits:
+            raise RuntimeError("the step's workers wait at its gate with nothing to wake them")
         rates: list[float] = []
         if busy:
             total = speed * min(len(busy), model.knee) ** model.scaling
@@ -267,13 +303,19 @@ def simulate_step(
                     200, "stop", turn.prompt, turn.output, "", (), worker.started, clock.t, None,
                     cached_tokens=turn.cached,
                 )  # fmt: skip
+                block = OUTSIDE if worker.block is None else worker.block
                 records.append(
                     TurnRecord(
-                        turn.turn_id, turn.segment_id, worker_id, result, turn.think, turn.closes
+                        turn.turn_id, turn.segment_id, worker_id, result, turn.think, turn.closes,
+                        block=OUTSIDE if block == FILLER else block,  # a filler: in no block
                     )
-                )
+                )  # fmt: skip
                 answered.add(turn.turn_id)
+                if gate is not None:
+                    gate.leave(block)
                 start_next(worker_id)
+    if gate is not None:
+        gate.release()  # as the replay's end does (released already where it wound down)
     return StepRecord(
         index=index,
         slots=slots,
@@ -288,4 +330,5 @@ def simulate_step(
         corpus_turns=sum(len(s) for s in segments),
         measurement={"why_ended": ""},
         shape=shape,
+        blocks=gate.blocks if gate is not None else (),
     )

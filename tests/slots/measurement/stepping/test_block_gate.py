@@ -7,7 +7,12 @@ import threading
 import pytest
 
 from vibey_gh.slots.judging.records import BlockRecord
-from vibey_gh.slots.measurement.stepping.block_gate import OUTSIDE, BlockGate, quad_at_once
+from vibey_gh.slots.measurement.stepping.block_gate import (
+    FILLER,
+    OUTSIDE,
+    BlockGate,
+    quad_at_once,
+)
 
 
 class _Clock:
@@ -55,9 +60,13 @@ def test_a_one_slot_block_waits_for_the_n_blocks_turns_to_drain() -> None:
     clock.now = 20.0
     gate.leave(gate.enter(0, lambda: False))  # block 2, the second N block, opens at once
     clock.now = 31.0
-    assert _would_wait(gate, 0)  # block 3 is one slot's: worker 1's turn still runs
+    # block 3 is one slot's: worker 1's turn still runs, and worker 0 sends a filler beside it
+    filler = gate.enter(0, lambda: False)
+    assert filler == FILLER
     clock.now = 34.0
     gate.leave(second)
+    assert _would_wait(gate, 0)  # no filler once the block's turns are done; this one runs
+    gate.leave(filler)
     assert gate.enter(0, lambda: False) == 3
     assert [b.at_once for b in gate.blocks] == [1, 2, 2]
     assert gate.blocks[-1].stop == 30.0  # on its time, though no worker asked until 31 s
@@ -94,3 +103,28 @@ def test_a_gate_needs_two_slots_and_time() -> None:
         BlockGate(1, 10.0)
     with pytest.raises(ValueError):
         BlockGate(2, 0.0)
+
+
+def test_turns_at_a_block_edge_run_at_their_own_blocks_number_to_their_end() -> None:
+    clock = _Clock()
+    gate = BlockGate(2, 10.0, clock)
+    alone = gate.enter(0, lambda: False)
+    clock.now = 12.0  # block 0 closed at 10 s; worker 0's turn still runs, alone
+    assert _would_wait(gate, 1)  # the N block waits for it, so it is never shared
+    gate.leave(alone)
+    assert gate.enter(1, lambda: False) == 1  # block 1 starts at its answer
+    first = gate.enter(0, lambda: False)
+    assert gate.blocks == (BlockRecord(0.0, 10.0, 1),)
+    clock.now = 32.0  # blocks 1 (12–22 s) and 2 (22–32 s) closed; both turns still run
+    gate.leave(first)
+    # worker 0 sends a filler, in no block, so worker 1's turn of block 1 is still served
+    # beside another to its end
+    assert gate.enter(0, lambda: False) == FILLER
+    assert _would_wait(gate, 0)  # two in flight: no more
+    gate.leave(1)  # the block's last turn: no fillers after it
+    assert _would_wait(gate, 0)  # the one-slot block waits for the filler too
+    clock.now = 35.0
+    gate.leave(FILLER)
+    assert gate.enter(0, lambda: False) == 3
+    assert gate.blocks[-1] == BlockRecord(22.0, 32.0, 2)
+    assert [b.at_once for b in gate.blocks] == [1, 2, 2]

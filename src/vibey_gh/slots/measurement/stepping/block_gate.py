@@ -4,10 +4,21 @@ why a step interleaves and how its blocks are read).
 The runner is started with the step's N slots and the step is cut into blocks of
 `block_seconds`, in quads served one turn at a time, N at a time, N at a time, one at a time
 (1, N, N, 1), repeated. In a one-at-a-time block only worker 0 sends; in an N block every
-worker sends. A one-at-a-time block starts only once every turn of the N block before it has
-its answer (the drain is in no block), so no turn of a one-slot block shares the runner. An N
-block starts at once: the one turn in flight is part of its N. A block ends on its time,
-whether or not a worker asked then (none was admitted after it: admitting asks).
+worker sends. A block ends on its time, whether or not a worker asked then (none was admitted
+after it: admitting asks).
+
+Where the next block serves another number of turns at a time, it starts only once every turn
+sent in the block before has its answer (the wait is in no block), and until then each of those
+turns is served beside as many turns as in its own block: a block's work is read as the share
+of each turn's service inside it (`judging.interleaved`), which is its true share only where the
+turn ran at one speed throughout. So after a one-slot block worker 0's turn finishes alone
+before the N block starts, and after an N block the workers whose turns finished send
+*fillers* — turns in no block — while any turn of the block is still in flight; once none is,
+the fillers finish and the one-slot block starts. Without this a turn straddling the edge ran
+alone on one side and shared on the other, and the credit moved towards the N block: on the
+simulated runner with no gain from N, a gain of +5% read from blocks four turns long and +13%
+from blocks two turns long (`bench/paired_sweeps.py`, docs/performance.md). Two N blocks in a
+row serve the same number at a time and follow each other at once.
 
 Closed blocks are kept as `BlockRecord`s in order; a turn records the index of the block it
 was sent in. `release` ends the blocks (the step winds down): from then on every worker sends
@@ -26,6 +37,8 @@ from ...judging.records import BlockRecord
 _POLL_S = 0.05
 # outside the blocks: a turn sent after `release`
 OUTSIDE = -1
+# a turn sent while the turns of an N block finish (in no block: recorded as OUTSIDE)
+FILLER = -2
 
 
 def quad_at_once(index: int, slots: int) -> int:
@@ -54,6 +67,8 @@ class BlockGate:
         # block, and before the first block (it starts with the first worker that asks)
         self._start: float | None = None
         self._in_flight = 0
+        self._fillers = 0  # fillers in flight
+        self._filling = False  # between an N block and a one-slot block: fillers may be sent
         self._released = False
 
     @property
@@ -63,27 +78,44 @@ class BlockGate:
             return tuple(self._closed)
 
     def enter(self, worker: int, stopped: Callable[[], bool]) -> int:
-        """Wait until `worker` may send its next turn; the index of the block it is sent in
-        (`OUTSIDE` once the blocks were released, or when `stopped` says so while it waits)."""
+        """Wait until `worker` may send its next turn; the index of the block it is sent in,
+        `FILLER` for a filler, or `OUTSIDE` once the blocks were released (or when `stopped`
+        says so while it waits)."""
         with self._changed:
             while True:
                 if self._released or stopped():
                     return OUTSIDE
-                self._advance()
-                at_once = quad_at_once(self._index, self.slots)
-                if self._start is not None and worker < at_once and self._in_flight < at_once:
-                    self._in_flight += 1
-                    return self._index
+                admitted = self._admit(worker)
+                if admitted is not None:
+                    return admitted
                 self._changed.wait(_POLL_S)
 
     def leave(self, index: int) -> None:
-        """The turn sent in block `index` (by `enter`) has its answer."""
+        """The turn `enter` admitted as `index` has its answer."""
         if index == OUTSIDE:
             return
         with self._changed:
-            self._in_flight -= 1
+            if index == FILLER:
+                self._fillers -= 1
+            else:
+                self._in_flight -= 1
             self._advance()
             self._changed.notify_all()
+
+    def _admit(self, worker: int) -> int | None:
+        """What `enter` returns if `worker` may send now, else None (the lock held)."""
+        self._advance()
+        if self._start is None:
+            busy = self._in_flight + self._fillers
+            if self._filling and self._in_flight > 0 and busy < self.slots:
+                self._fillers += 1
+                return FILLER
+            return None
+        at_once = quad_at_once(self._index, self.slots)
+        if worker < at_once and self._in_flight < at_once:
+            self._in_flight += 1
+            return self._index
+        return None
 
     def release(self) -> None:
         """End the blocks: the block in progress is closed (if it started) and every worker
@@ -100,8 +132,10 @@ class BlockGate:
             return
         now = self.monotonic()
         if self._start is None:
-            if self._in_flight == 0:
-                self._start = now  # the first block, or a one-slot block after its drain
+            if self._in_flight == 0 and self._fillers == 0:
+                # the first block, or the next one once the turns before it had their answers
+                self._start = now
+                self._filling = False
                 self._changed.notify_all()
             return
         # a block ends on time, asked or not: no turn was admitted since (admitting asks)
@@ -110,8 +144,10 @@ class BlockGate:
             before = quad_at_once(self._index, self.slots)
             self._close(ended)
             self._index += 1
-            draining = quad_at_once(self._index, self.slots) < before and self._in_flight > 0
-            self._start = None if draining else ended
+            after = quad_at_once(self._index, self.slots)
+            waits = after != before and self._in_flight > 0
+            self._filling = waits and after < before
+            self._start = None if waits else ended
             self._changed.notify_all()
 
     def _close(self, now: float) -> None:

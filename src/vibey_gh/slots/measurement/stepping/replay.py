@@ -22,8 +22,8 @@ waiting worker at once, and an exception in the caller (a stop signal) stops eve
 
 An interleaved step (`gate`, `block_gate`) sends every turn through its gate: in a
 one-at-a-time block only worker 0 sends, in an N block all of them, and each turn records the
-block it was sent in. Once the step winds down the gate is released and the drain is in no
-block.
+block it was sent in (a filler, sent while an N block's turns finish, is in none). Once the
+step winds down the gate is released and the drain is in no block.
 
 The driver records raw results with monotonic timestamps; it computes nothing. `check` is
 called after every turn and may end the step early (its reason is returned); turns that finish
@@ -44,7 +44,7 @@ from ....interfaces.slots_interface import ChatSettings
 from ....runners.contract import RunningRunner
 from ...corpus.corpus import Segment, Turn
 from ...judging.records import TurnRecord
-from .block_gate import OUTSIDE, BlockGate
+from .block_gate import FILLER, OUTSIDE, BlockGate
 from .passes import Marks
 
 # how often a waiting worker looks whether an outside stop (`accept`) came
@@ -189,8 +189,9 @@ def replay_corpus(
                     if gate is not None:
                         gate.leave(block)
                 closes = position == len(segment.turns) - 1
+                sent_in = OUTSIDE if block == FILLER else block
                 record = TurnRecord(
-                    turn.id, segment.id, worker, result, seconds, closes, pass_number, block
+                    turn.id, segment.id, worker, result, seconds, closes, pass_number, sent_in
                 )
                 with lock:
                     if stop.is_set() or not accept():
