@@ -14,14 +14,19 @@ from tests.support.slot_builders import answer
 from vibey_gh.slots.judging.baseline import step_latency, sweep_figures
 from vibey_gh.slots.judging.interleaved import block_pairs, turns_at_full
 from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
-from vibey_gh.slots.judging.statistics.paired import capacity_ratio
+from vibey_gh.slots.judging.statistics.paired import (
+    ClusterWork,
+    StepWork,
+    capacity_ratio,
+    own_log_se,
+)
 from vibey_gh.slots.judging.work import Pairing, pairing_of
 
 
 def _interleaved(
     gain: float,
     level: Callable[[float], float],
-    blocks: int = 12,
+    blocks: int = 20,
     block_seconds: float = 20.0,
     slots: int = 2,
 ) -> StepRecord:
@@ -76,7 +81,7 @@ def test_a_machine_that_slows_through_the_step_leaves_the_gain_as_it_is() -> Non
     value, log_se, pairs = _gain(slowing, pairing)
     assert value == pytest.approx(1.5, rel=0.03)
     assert log_se < 0.03
-    assert pairs == 6  # twelve blocks, six pairs: its degrees of freedom are its own
+    assert pairs == 10  # twenty blocks, ten pairs: its degrees of freedom are its own
     # the same step read by its window against the one-slot runs carries the machine's level
     # (here four times as fast, at 80% to 60% of that)
     plain = pairing.step_work(slowing.turns, 2, (0.0, slowing.blocks[-1].stop))[0]
@@ -130,3 +135,28 @@ def test_latency_is_read_from_the_blocks_of_all_the_slots() -> None:
     assert len(full) < len(step.turns)
     assert step_latency(step).turns == len(full)
     assert turns_at_full(step.turns, (), 2) == list(step.turns)
+
+
+def test_a_level_shared_by_a_pairs_blocks_is_no_noise_and_is_left_out_pair_by_pair() -> None:
+    levels = [0.8, 1.1, 0.9, 1.3, 1.0, 0.7, 1.2, 0.95]
+    reference = tuple(ClusterWork(level * 10.0, 10.0) for level in levels)
+    # each N block does 1.5 times its one-slot neighbour's work in the same time (two slots)
+    blocks = tuple(ClusterWork(1.5 * level * 10.0, 2 * 10.0) for level in levels)
+    paired = StepWork(2, {"t": ClusterWork(1.0, 1.0)}, blocks, reference=reference)
+    alone = StepWork(2, {"t": ClusterWork(1.0, 1.0)}, blocks)
+    assert own_log_se(paired) == pytest.approx(0.0, abs=1e-12)
+    se = own_log_se(alone)
+    assert se is not None and se > 0.05
+    # a pair whose N block did less than its neighbour shows in the paired noise
+    uneven = (*blocks[:-1], ClusterWork(1.2 * levels[-1] * 10.0, 20.0))
+    noisy = own_log_se(StepWork(2, {"t": ClusterWork(1.0, 1.0)}, uneven, reference=reference))
+    assert noisy is not None and noisy > 0.01
+
+
+def test_fewer_than_eight_pairs_give_no_interval() -> None:
+    pairing = _pairing()
+    short = pairing.work_of(_interleaved(1.5, lambda t: 1.0, blocks=15))  # seven pairs
+    assert short is not None
+    ratio = pairing.gain(short)
+    assert ratio is not None and ratio.value == pytest.approx(1.5, rel=0.03)
+    assert ratio.log_se is None  # read as a point: inconclusive, never decided

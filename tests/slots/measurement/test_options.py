@@ -58,17 +58,17 @@ def test_step_seconds_lie_over_the_config_and_the_demo_has_its_own() -> None:
         StepSeconds(shortest=0.0)
 
 
-def test_interleaved_blocks_lie_over_the_config_and_need_ten_in_a_cap() -> None:
+def test_interleaved_blocks_lie_over_the_config_and_need_twenty_in_a_cap() -> None:
     assert StepSeconds().over(LocalModels(), demo=False).interleave_seconds is None
     assert StepSeconds().over(LocalModels(), demo=True).interleave_seconds is None
-    config = LocalModels(interleave_seconds=30.0)
-    assert StepSeconds().over(config, demo=False).interleave_seconds == 30.0
+    config = LocalModels(interleave_seconds=15.0)
+    assert StepSeconds().over(config, demo=False).interleave_seconds == 15.0
     asked = StepSeconds(interleave=12.0).over(config, demo=False)
     assert asked.interleave_seconds == 12.0 and asked.step_cap_seconds == 300.0
-    # the demo asked to interleave measures its steps long enough for twelve blocks
-    assert StepSeconds(interleave=15.0).over(LocalModels(), demo=True).step_cap_seconds == 180.0
-    with pytest.raises(BadInput, match="fewer than the 10 blocks of 40 s"):
-        StepSeconds(interleave=40.0).over(LocalModels(), demo=False)
+    # the demo asked to interleave measures its steps long enough for twenty-four blocks
+    assert StepSeconds(interleave=15.0).over(LocalModels(), demo=True).step_cap_seconds == 360.0
+    with pytest.raises(BadInput, match="fewer than the 20 blocks of 20 s"):
+        StepSeconds(interleave=20.0).over(LocalModels(), demo=False)
     with pytest.raises(BadInput, match="--interleave-seconds must be between 0.1 and 3600"):
         StepSeconds(interleave=0.0)
 

@@ -181,7 +181,7 @@ def test_an_interleaved_step_serves_blocks_of_one_and_n_and_is_judged_on_them(
     tmp_path: Path, layout: StateLayout
 ) -> None:
     config = replace(
-        simulated_config(max_step_seconds=3.0, tokens_per_second=400.0), interleave_seconds=0.25
+        simulated_config(max_step_seconds=6.0, tokens_per_second=400.0), interleave_seconds=0.25
     )
     _, outcome = calibrate(tmp_path, layout, config, slots=(1, 1, 2))
     assert outcome.recorded

@@ -17,11 +17,14 @@ much as it lowers the (N, 1) pair's, so it cancels in their mean, and the pairs'
 what is left of it: the gain's error is the spread of its pairs, with as many degrees of
 freedom as pairs less one — a step's own, not its neighbours'.
 
-The step's work is then each pair's N block, its credit scaled by the one-slot level of the
-pooled one-slot runs over the pair's own one-slot block (the work the N block would have been
-credited at the level the sweep's one-slot bar was measured at), with the pairs as its blocks:
-its capacity over the pooled runs' is its gain, its capacity over another interleaved step's
-the ratio of their gains, each with its own pairs' noise (`statistics.paired` reads them).
+The step's work is then its N blocks' credit scaled by the one-slot level of the pooled
+one-slot runs over its own one-slot blocks' pooled level (the work the N blocks would have
+been credited at the level the sweep's one-slot bar was measured at): a ratio of sums. Read
+pair by pair and averaged, a one-slot block of two turns read its level roughly, and the
+inverse of a rough level leans up: +1 to +5% on the simulated sweeps with no gain from N. Its
+noise is read by leaving out one pair at a time, both its blocks (`statistics.paired`): its
+capacity over the pooled runs' is its gain, its capacity over another interleaved step's the
+ratio of their gains, each with its own pairs' noise.
 The between-run spread of the one-slot runs is no longer added: the step holds its own.
 
 Pure functions of recorded turns and blocks; `work.Pairing` decides which steps are read so.
@@ -84,30 +87,44 @@ def interleaved_work(
     level: float,
     until: float | None = None,
 ) -> tuple[StepWork, frozenset[str]]:
-    """The step's work as the module reads it: each pair's N block credited at the one-slot
-    `level` (the pooled runs' capacity), one block of the estimator per pair; and the turn ids
-    the cost model priced. Pairs whose one-slot block did no work are left out."""
+    """The step's work as the module reads it: its N blocks' credited work scaled by the
+    one-slot `level` (the pooled runs' capacity) over its one-slot blocks' pooled capacity —
+    a ratio of sums, not a mean of each pair's ratios, whose few-turn one-slot blocks would
+    lean it up — with each pair's blocks beside each other for the estimator; and the turn
+    ids the cost model priced. Pairs whose one-slot block did no work are left out."""
     served = [t for t in turns if t.result.served and t.result.ended > t.result.started]
-    clusters: dict[str, tuple[float, float]] = {}
-    units: list[ClusterWork] = []
+    pairs: list[tuple[ClusterWork, ClusterWork, dict[str, float]]] = []
     modelled: set[str] = set()
     for one, many in block_pairs(blocks, until):
-        reference, _ = _credited(served, blocks[one], shape, price)
-        length = blocks[one].stop - blocks[one].start
-        one_level = sum(reference.values()) / length if length > 0 else 0.0
+        reference, priced_one = _credited(served, blocks[one], shape, price)
         work, priced = _credited(served, blocks[many], shape, price)
-        if one_level <= 0 or not work:
+        alone = sum(reference.values())
+        if alone <= 0 or not work:
             continue
-        scale = level / one_level
-        spent = (blocks[many].stop - blocks[many].start) * slots  # every slot's time
-        total = sum(work.values())
-        modelled |= priced
+        modelled |= priced | priced_one
+        length = blocks[many].stop - blocks[many].start
+        pairs.append(
+            (
+                ClusterWork(alone, blocks[one].stop - blocks[one].start),
+                ClusterWork(sum(work.values()), length * slots),  # every slot's time
+                work,
+            )
+        )
+    one_level = sum(p[0].work for p in pairs) / sum(p[0].time for p in pairs) if pairs else 0.0
+    scale = level / one_level if one_level > 0 else 0.0
+    clusters: dict[str, tuple[float, float]] = {}
+    for _, served_block, work in pairs:
         for key, credit in work.items():
             so_far = clusters.get(key, (0.0, 0.0))
-            clusters[key] = (so_far[0] + credit * scale, so_far[1] + spent * credit / total)
-        units.append(ClusterWork(total * scale, spent))
+            share = served_block.time * credit / served_block.work
+            clusters[key] = (so_far[0] + credit * scale, so_far[1] + share)
     return (
-        StepWork(slots, {k: ClusterWork(w, t) for k, (w, t) in clusters.items()}, tuple(units)),
+        StepWork(
+            slots,
+            {k: ClusterWork(w, t) for k, (w, t) in clusters.items()},
+            tuple(ClusterWork(p[1].work * scale, p[1].time) for p in pairs),
+            reference=tuple(p[0] for p in pairs),
+        ),
         frozenset(modelled),
     )
 

@@ -47,10 +47,11 @@ DEMO_MAX_SLOTS = 4
 # turns an interval wants) keep its five steps within a few minutes on two cores (6 min 39 s).
 DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
-# An interleaved step needs five pairs of blocks for an interval (`judging.interleaved`): its
-# cap must hold at least ten blocks, and the demo's, asked to interleave, holds twelve
-BLOCKS_IN_A_CAP = 10
-DEMO_BLOCKS_IN_A_CAP = 12
+# An interleaved step needs eight pairs of blocks for an interval (`statistics.paired`,
+# MIN_PAIRS): its cap must hold at least twenty blocks (the waits between them in no block),
+# and the demo's, asked to interleave, holds twenty-four
+BLOCKS_IN_A_CAP = 20
+DEMO_BLOCKS_IN_A_CAP = 24
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -120,7 +121,7 @@ class StepSeconds:
 
 
 def _check_blocks_fit(config: LocalModels) -> None:
-    """An interleaved step's cap holds the ten blocks its interval needs."""
+    """An interleaved step's cap holds the twenty blocks its interval needs."""
     blocks = config.interleave_seconds
     if blocks is None or config.step_cap_seconds >= BLOCKS_IN_A_CAP * blocks:
         return
