@@ -154,18 +154,7 @@ def test_a_step_inconclusive_at_the_cap_counts_toward_patience(
     would end it after one: it puts the knee below N=2)."""
     monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: None)
     bounds = Bounds()
-    rng = random.Random(7)
-    generator = sweep_steps(lambda: bounds, max_slots=8)
-    asked: list[int] = []
-    slots = next(generator)
-    try:
-        while True:
-            asked.append(slots)
-            step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
-            capped = {**(step.measurement or {}), "reached_cap": slots > 1}
-            slots = generator.send(replace(step, measurement=capped))
-    except StopIteration as stop:
-        reason = str(stop.value)
+    asked, reason = _capped_noisy_sweep(bounds)
     assert "without a 10% gain" in reason
     assert max(asked) == 1 + bounds.patience and asked[-1] == 1
 
@@ -237,17 +226,25 @@ def test_a_sweep_whose_steps_interleaved_does_not_close_with_one_slot(
     bounds = Bounds()
     block = (BlockRecord(0.0, 10.0, 1),)
     for blocks, closing in (((), True), (block, False)):
-        rng = random.Random(7)
-        generator = sweep_steps(lambda: bounds, max_slots=8)
-        asked: list[int] = []
-        slots = next(generator)
-        try:
-            while True:
-                asked.append(slots)
-                step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
-                capped = {**(step.measurement or {}), "reached_cap": slots > 1}
-                marked = blocks if slots > 1 else ()
-                slots = generator.send(replace(step, measurement=capped, blocks=marked))
-        except StopIteration:
-            pass
+        asked, _ = _capped_noisy_sweep(bounds, blocks)
         assert (asked[-1] == 1 and len(asked) > 2) == closing, asked
+
+
+def _capped_noisy_sweep(
+    bounds: Bounds, blocks: tuple[BlockRecord, ...] = ()
+) -> tuple[list[int], str]:
+    """A sweep of `noisy_step`s, each above one slot measured to its cap (and given `blocks`):
+    the slot counts asked, and why it stopped."""
+    rng = random.Random(7)
+    generator = sweep_steps(lambda: bounds, max_slots=8)
+    asked: list[int] = []
+    slots = next(generator)
+    try:
+        while True:
+            asked.append(slots)
+            step = noisy_step(len(asked) - 1, slots, slots / 1.1 ** (slots - 1), 0.9, rng)
+            capped = {**(step.measurement or {}), "reached_cap": slots > 1}
+            marked = blocks if slots > 1 else ()
+            slots = generator.send(replace(step, measurement=capped, blocks=marked))
+    except StopIteration as stop:
+        return asked, str(stop.value)
