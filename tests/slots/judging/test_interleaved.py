@@ -126,6 +126,9 @@ def test_pairs_are_neighbouring_blocks_both_closed() -> None:
     assert block_pairs(blocks) == [(0, 1), (3, 2), (4, 5)]
     assert block_pairs(blocks, until=35.0) == [(0, 1)]
     assert block_pairs([]) == []
+    # a block of no time (an edited file) pairs with nothing
+    edited = [blocks[0], BlockRecord(10.0, 10.0, 2), *blocks[2:]]
+    assert block_pairs(edited) == [(3, 2), (4, 5)]
 
 
 def test_latency_is_read_from_the_blocks_of_all_the_slots() -> None:

@@ -72,6 +72,8 @@ def block_pairs(blocks: Sequence[BlockRecord], until: float | None = None) -> li
     closed = [b for b in blocks if until is None or b.stop <= until]
     pairs = []
     for first in range(0, len(closed) - 1, 2):
+        if any(b.stop <= b.start for b in closed[first : first + 2]):
+            continue  # a block of no time (a file edited by hand) reads nothing
         one, many = sorted((first, first + 1), key=lambda index: closed[index].at_once)
         if closed[one].at_once < closed[many].at_once:
             pairs.append((one, many))
@@ -98,15 +100,15 @@ def interleaved_work(
     for one, many in block_pairs(blocks, until):
         reference, priced_one = _credited(served, blocks[one], shape, price)
         work, priced = _credited(served, blocks[many], shape, price)
-        alone = sum(reference.values())
-        if alone <= 0 or not work:
+        alone, done = sum(reference.values()), sum(work.values())
+        if alone <= 0 or done <= 0:
             continue
         modelled |= priced | priced_one
         length = blocks[many].stop - blocks[many].start
         pairs.append(
             (
                 ClusterWork(alone, blocks[one].stop - blocks[one].start),
-                ClusterWork(sum(work.values()), length * slots),  # every slot's time
+                ClusterWork(done, length * slots),  # every slot's time
                 work,
             )
         )

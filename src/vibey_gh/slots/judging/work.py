@@ -293,8 +293,8 @@ class Pairing(msgspec.Struct, frozen=True):
         closed by the window's end: `interleaved`), or by credited work."""
         if self.law_busy is not None:
             return law_step_work(turns, slots, window, self.costs, self.law_busy)
-        level = pooled_capacity(self.pool)
-        if blocks and level is not None and level > 0:
+        level = pooled_capacity(self.pool) if blocks else None
+        if level is not None and level > 0:
             price = self.costs.cost_of
             return interleaved_work(turns, slots, self.shape, blocks, price, level, window[1])
         return step_work(turns, slots, self.shape, window, self.costs)
