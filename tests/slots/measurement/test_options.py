@@ -50,7 +50,10 @@ def test_step_seconds_lie_over_the_config_and_the_demo_has_its_own() -> None:
     shorter = StepSeconds(30.0).over(config, demo=False)
     assert (shorter.min_step_seconds, shorter.max_step_seconds) == (30.0, 400.0)
     demo = StepSeconds().over(LocalModels(), demo=True)
-    assert demo.min_step_seconds == DEMO_MIN_STEP_SECONDS and demo.step_cap_seconds == 60.0
+    # the demo interleaves blocks of 7 s: its cap holds thirty of them
+    assert demo.min_step_seconds == DEMO_MIN_STEP_SECONDS and demo.step_cap_seconds == 210.0
+    plain = StepSeconds(interleave=0.0).over(LocalModels(), demo=True)
+    assert plain.interleave_seconds is None and plain.step_cap_seconds == 60.0
     assert StepSeconds().over(config, demo=False) == config
     with pytest.raises(BadInput, match="--max-step-seconds 10 is below the minimum 60"):
         StepSeconds(longest=10.0).over(LocalModels(), demo=False)
@@ -60,17 +63,21 @@ def test_step_seconds_lie_over_the_config_and_the_demo_has_its_own() -> None:
 
 def test_interleaved_blocks_lie_over_the_config_and_need_twenty_in_a_cap() -> None:
     assert StepSeconds().over(LocalModels(), demo=False).interleave_seconds is None
-    assert StepSeconds().over(LocalModels(), demo=True).interleave_seconds is None
+    assert StepSeconds().over(LocalModels(), demo=True).interleave_seconds == 7.0
+    # told its own step lengths, the demo interleaves only where asked
+    assert StepSeconds(2.0).over(LocalModels(), demo=True).interleave_seconds is None
     config = LocalModels(interleave_seconds=15.0)
     assert StepSeconds().over(config, demo=False).interleave_seconds == 15.0
     asked = StepSeconds(interleave=12.0).over(config, demo=False)
     assert asked.interleave_seconds == 12.0 and asked.step_cap_seconds == 300.0
-    # the demo asked to interleave measures its steps long enough for twenty-four blocks
-    assert StepSeconds(interleave=15.0).over(LocalModels(), demo=True).step_cap_seconds == 360.0
+    # 0 turns interleaving off, the config's too
+    assert StepSeconds(interleave=0.0).over(config, demo=False).interleave_seconds is None
+    # the demo measures its steps long enough for thirty of its blocks
+    assert StepSeconds(interleave=15.0).over(LocalModels(), demo=True).step_cap_seconds == 450.0
     with pytest.raises(BadInput, match="fewer than the 20 blocks of 20 s"):
         StepSeconds(interleave=20.0).over(LocalModels(), demo=False)
     with pytest.raises(BadInput, match="--interleave-seconds must be between 0.1 and 3600"):
-        StepSeconds(interleave=0.0)
+        StepSeconds(interleave=0.05)
 
 
 def test_a_corpus_is_required_and_the_demo_takes_none(tmp_path: Path) -> None:
@@ -91,3 +98,19 @@ def test_a_sweeps_answer_says_by_its_keys_whether_the_calibration_ran(tmp_path: 
     assert "after" not in as_json(SweepAnswer(skipped, request).output())
     before_any_corpus = as_json(SweepAnswer(replace(ran, reason="busy")).output())
     assert before_any_corpus == {"fingerprint": "f" * 16, "skipped": True, "reason": "busy"}
+
+
+def test_the_demo_measures_turns_of_at_most_2048_tokens_at_its_window_and_interleaves() -> None:
+    """The demo's turns reach 2,048 tokens with answers of 64, measured at its 4,096 window in
+    blocks of 7 s; a smaller window draws the turns for itself; the what-if at half the window
+    keeps the whole-window corpus, whose deep turns are what it refuses."""
+    asked = CalibrationOptions(demo=True, sweep=SweepOptions())
+    demo = resolve_request(asked, LocalModels(), refuse)
+    assert demo.window == 4096 and demo.corpus.window == 2048 and demo.max_tokens == 64
+    assert demo.config.interleave_seconds == 7.0
+    assert 1024 < demo.corpus.max_depth_estimate <= 2048 - 64
+    small = CalibrationOptions(demo=True, window=1024, sweep=SweepOptions())
+    assert resolve_request(small, LocalModels(), refuse).corpus.window == 1024
+    split = CalibrationOptions(demo=True, sweep=SweepOptions(split_window=True))
+    what_if = resolve_request(split, LocalModels(), refuse)
+    assert (what_if.window, what_if.corpus.window, what_if.max_tokens) == (2048, 4096, 128)

@@ -42,7 +42,8 @@ MAX_SLOTS = 256
     type=float,
     help="Serve each step above one slot in blocks this long, one turn at a time and all its "
     "slots at a time in turn (1, N, N, 1, …), so its gain is read against one slot at the "
-    "same minutes; blocks of several turns each, twenty in a step's cap (default: config, off).",
+    "same minutes; blocks of several turns each, twenty in a step's cap (default: config, off; "
+    "the demo's 7 s); 0 turns it off.",
 )
 @click.option(
     "--split-window",

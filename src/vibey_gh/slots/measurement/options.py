@@ -49,9 +49,18 @@ DEMO_MIN_STEP_SECONDS = 20.0
 DEMO_MAX_STEP_SECONDS = 60.0
 # An interleaved step needs eight pairs of blocks for an interval (`statistics.paired`,
 # MIN_PAIRS): its cap must hold at least twenty blocks (the waits between them in no block),
-# and the demo's, asked to interleave, holds twenty-four
+# and the demo's holds thirty
 BLOCKS_IN_A_CAP = 20
-DEMO_BLOCKS_IN_A_CAP = 24
+DEMO_BLOCKS_IN_A_CAP = 30
+# The demo decides in about four minutes on two quiet cores. Its one-slot level wanders 5–10%
+# from one minute to the next there, more than the gain it must tell from 10%, so its steps
+# above one slot interleave (blocks of 7 s, each about four turns at one slot); and its turns
+# reach 2,048 tokens (half its window) with answers of 64 tokens, 1–4 s each at one slot, where
+# turns reaching the whole window took up to 15 s, longer than a block (docs/performance.md,
+# "The demo, interleaved"). `--interleave-seconds 0` measures it step by step instead.
+DEMO_INTERLEAVE_SECONDS = 7.0
+DEMO_DEPTH = 2048
+DEMO_QUICK_ANSWER_CAP = 64
 
 
 def parse_slots(text: str | None, largest: int = DEFAULT_MAX_SLOTS) -> tuple[int, ...] | None:
@@ -88,9 +97,9 @@ class StepSeconds:
             if value is not None and not low <= value <= 5 * high:
                 raise BadInput(f"{option} must be between {low:g} and {high:g}, not {value:g}")
         low, high = INTERLEAVE_SECONDS_RANGE
-        if self.interleave is not None and not low <= self.interleave <= high:
+        if self.interleave not in (None, 0.0) and not low <= self.interleave <= high:
             raise BadInput(
-                f"--interleave-seconds must be between {low:g} and {high:g}, "
+                f"--interleave-seconds must be between {low:g} and {high:g} (or 0: off), "
                 f"not {self.interleave:g}"
             )
 
@@ -99,8 +108,11 @@ class StepSeconds:
         asked)."""
         shortest, longest = self.shortest, self.longest
         blocks = self.interleave
+        if demo and shortest is None and blocks is None:
+            blocks = DEMO_INTERLEAVE_SECONDS
         if blocks is not None:
-            config = replace(config, interleave_seconds=blocks)
+            config = replace(config, interleave_seconds=blocks or None)
+            blocks = blocks or None
         if demo and shortest is None:
             shortest = DEMO_MIN_STEP_SECONDS
             cap = DEMO_MAX_STEP_SECONDS if blocks is None else DEMO_BLOCKS_IN_A_CAP * blocks
@@ -239,8 +251,14 @@ def resolve_request(
             raise BadInput("--demo builds its own corpus; drop --corpus")
         runner, model = options.runner or DEFAULT_RUNNER, options.model or "default"
         config = written.with_overrides(runner=runner, model=model)
-        corpus = build_demo_corpus(window=DEMO_WINDOW if split else options.window or DEMO_WINDOW)
-        window = options.window or (corpus.window // 2 if split else corpus.window)
+        if split:
+            corpus = build_demo_corpus(window=DEMO_WINDOW)
+            window = options.window or corpus.window // 2
+        else:
+            window = options.window or DEMO_WINDOW
+            corpus = build_demo_corpus(
+                window=min(window, DEMO_DEPTH), answer_cap=DEMO_QUICK_ANSWER_CAP
+            )
         if options.sweep and written.source is not None and written.window != window and not split:
             # the demo is drawn and measured at one window, its own: say it is not the config's
             warn(

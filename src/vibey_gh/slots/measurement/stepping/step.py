@@ -215,6 +215,7 @@ def measure_step(
                 pair_with,
                 next_gain,
                 blocks=None if gate is None else lambda: gate.blocks,
+                no_bar=slots <= 1 and _interleaves(ctx),
             ),
             gate,
         )
@@ -358,9 +359,14 @@ def _gate_for(ctx: StepContext, slots: int) -> BlockGate | None:
     """The blocks a step above one slot interleaves, where the sweep asks for them; none where
     its think policy waits (judged turn by turn by the closed-system law, a run in flight
     holds its slot through its tools' time)."""
-    if slots <= 1 or ctx.interleave_seconds is None or ctx.think.waits:
+    if slots <= 1 or ctx.interleave_seconds is None or not _interleaves(ctx):
         return None
     return BlockGate(slots, ctx.interleave_seconds)
+
+
+def _interleaves(ctx: StepContext) -> bool:
+    """Every step above one slot carries its own one-slot blocks."""
+    return ctx.interleave_seconds is not None and not ctx.think.waits
 
 
 def _measurement(

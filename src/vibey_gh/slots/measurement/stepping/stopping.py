@@ -101,6 +101,10 @@ class SteadyStateRule:
     next_gain: float | None = None
     # an interleaved step's blocks closed so far (None: the step does not interleave)
     blocks: Callable[[], tuple[BlockRecord, ...]] | None = None
+    # a one-slot run that is no step's bar, because every step above one slot carries its own
+    # one-slot blocks: it serves the fidelity baseline and the reference costs, and is looked at
+    # first at `min_step_seconds`, not at the cap's first fifth
+    no_bar: bool = False
     why: str = field(default=ENDED_MINIMUM, init=False)
     reached_cap: bool = field(default=False, init=False)
     planned: list[float] = field(init=False)
@@ -108,6 +112,8 @@ class SteadyStateRule:
 
     def __post_init__(self) -> None:
         self.planned = look_times(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
+        if self.no_bar and self.slots <= 1:
+            self.planned[0] = self.ctx.min_step_seconds
 
     @property
     def looks(self) -> int:
