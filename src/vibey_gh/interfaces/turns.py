@@ -70,8 +70,8 @@ def reported(
     return (count, seconds) if count is not None and seconds is not None else (None, None)
 
 
-def _rate(tokens: int | None, seconds: float | None) -> float | None:
-    if tokens is None or seconds is None or tokens < 1 or seconds <= 0.0:
+def _rate(tokens: int | None, seconds: float | None, least: int = 1) -> float | None:
+    if tokens is None or seconds is None or tokens < least or seconds <= 0.0:
         return None
     rate = tokens / seconds
     return rate if rate <= MAX_TOKENS_PER_S else None
@@ -99,8 +99,10 @@ class RunnerTimings(msgspec.Struct, frozen=True, omit_defaults=True):
 
     @property
     def output_per_s(self) -> float | None:
-        """Generation, tokens/s (llama-bench's tg); None without tokens or time."""
-        return _rate(self.output_tokens, self.output_s)
+        """Generation, tokens/s (llama-bench's tg); None without tokens or time, and for a
+        reply of one token: llama.cpp samples the first token with the prompt and times the
+        generation from it, so one token reads 0.001 ms, a million tokens/s."""
+        return _rate(self.output_tokens, self.output_s, least=2)
 
     @property
     def reported_any(self) -> bool:

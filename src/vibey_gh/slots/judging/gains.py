@@ -88,6 +88,10 @@ def drift_sentence(baseline: BaselineFigures, interleaved: bool = False) -> str:
     )
 
 
+# how evidence that cannot be paired (no steady one-slot run) has its intervals read
+COUNTED_TURNS = "batch means of counted turns"
+
+
 def interval_method(figures: SweepFigures) -> str:
     """How a sweep's intervals were read: paired with one slot where it could be (capacity
     of one-slot work, resampled by blocks of time), else batch means of counted turns."""
@@ -102,7 +106,7 @@ def interval_method(figures: SweepFigures) -> str:
         )
     if steady and any(s.metrics.paired for s in steady):
         return "paired with one slot, resampled by blocks of time"
-    return "batch means of counted turns"
+    return COUNTED_TURNS
 
 
 def pairing_sentence(figures: SweepFigures) -> str:

@@ -44,6 +44,16 @@ def test_each_turns_rate_gives_the_mean_and_sample_sd() -> None:
     assert speed.generation.mean == pytest.approx(25.0) and speed.generation.turns == 2
 
 
+def test_a_reply_of_one_token_has_no_generation_rate() -> None:
+    """llama.cpp samples a reply's first token with its prompt and times generation from it:
+    a tool call of one token reads 0.001 ms, which would make the step's tg a million."""
+    speed = runner_speed([timed((100, 0.5), (1, 1e-6)), timed((100, 0.5), (64, 1.0))])
+    assert speed.generation.mean == pytest.approx(64.0) and speed.generation.turns == 1
+    alone = runner_speed([timed((100, 0.5), (1, 1e-6))])
+    assert alone.generation.mean is None and alone.generation.why_none == NOTHING_TIMED
+    assert alone.prompt.mean == pytest.approx(200.0)
+
+
 def test_one_turn_has_a_mean_without_an_sd() -> None:
     speed = runner_speed([timed((100, 0.5), (10, 1.0))])
     assert speed.prompt.mean == pytest.approx(200.0) and speed.prompt.sd is None

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.slots.judging.test_steady_state import closed_loop
 from tests.support.evidence import (
     EVIDENCE_FIXTURES,
     RECORDED,
@@ -238,3 +239,15 @@ def test_the_summary_says_how_much_of_the_prompts_came_from_the_runners_cache() 
     assert line in summary_of(evidence, Bounds())
     assert line in report_of(evidence, Bounds())
     assert "from its cache" not in summary_of(load_evidence(RECORDED), Bounds())
+
+
+def test_a_paired_sweeps_report_says_how_its_intervals_were_read() -> None:
+    """Steady steps paired with one slot: the interval is read on paired work and a gain is
+    over one slot (the pooled runs), not over the better one-slot run."""
+    wobble = [1.0, 1.1, 0.9, 1.05, 0.95] * 5
+    steps = [closed_loop(1, wobble, index=0), closed_loop(1, wobble, index=1)]
+    steps.append(closed_loop(2, [w * 0.8 for w in wobble], index=2))
+    report = report_of(synthetic_evidence(steps), Bounds())
+    assert "(90%; paired with one slot, resampled by blocks of time)" in report
+    assert "carries the noise of both the step and one slot." in report
+    assert "against one slot:" in report and "better one-slot run" not in report

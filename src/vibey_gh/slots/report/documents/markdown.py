@@ -20,6 +20,7 @@ from pathlib import Path
 from ....files import atomic_write_text
 from ....interfaces.bounds import Bounds
 from ...evidence.store import Evidence
+from ...judging.gains import COUNTED_TURNS, interval_method
 from ...judging.judge import SweepJudgement, gain_range
 from ...judging.statistics.knee import knee_paragraph
 from ...judging.truth.reported import describe as describe_reported
@@ -111,6 +112,10 @@ def _throughput_section(
     noise = noise_facts(judgement)
     lines = ["## Throughput and its intervals", ""]
     confidence = next((v.confidence for v in judgement.verdicts if v.confidence), None)
+    method = interval_method(judgement.figures)
+    # counted turns compare a step with the better one-slot run; paired work with one slot's
+    # pooled runs, or with the step's own one-slot blocks
+    against = "the better one-slot run" if method == COUNTED_TURNS else "one slot"
     if confidence is None:
         lines.append(
             "These steps were measured without intervals (one pass over the corpus each, "
@@ -119,9 +124,9 @@ def _throughput_section(
     else:
         lines.append(
             f"Each step was measured in a steady state; its throughput counts only the window "
-            f"in which every worker was busy, and its interval ({confidence:.0%}, batch means "
-            "over ten sub-windows) is judged from the step's own data. A gain's interval "
-            "carries the noise of both the step and the better one-slot run. A step qualifies "
+            f"in which every worker was busy, and its interval ({confidence:.0%}; {method}) "
+            "is judged from the step's own data. A gain's interval carries the noise of both "
+            f"the step and {against}. A step qualifies "
             f"when the low end of its gain clears {bounds.min_gain:.0%}, gains nothing when the "
             "high end does not, and is inconclusive in between."
         )
@@ -139,7 +144,7 @@ def _throughput_section(
         if verdict.slots > 1 and verdict.gain is not None:
             interval = gain_range(verdict)
             line += f", {verdict.gain:+.1%}" + (f" ({interval})" if interval else "")
-            line += " against the better one-slot run"
+            line += f" against {against}"
         lines.append(line + f": {shown_label(verdict, judgement)}.")
         if verdict.inconclusive:
             lines.append("  " + inconclusive_sentence(verdict, step, bounds.min_gain))
