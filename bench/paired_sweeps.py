@@ -106,6 +106,7 @@ def rule_for(
     steps: Sequence[StepRecord],
     bounds: Bounds,
     gate: VirtualGate | None = None,
+    interleaves: bool = False,
 ) -> SteadyStateRule:
     baseline = baseline_of(steps)
     compare_with, pair_with = bars(steps, slots, bounds)
@@ -120,6 +121,9 @@ def rule_for(
     if gate is not None:
         # an interleaved step is judged on its blocks closed so far, as `stepping.step` asks
         return SteadyStateRule(*args, blocks=lambda: gate.blocks)  # type: ignore[arg-type]
+    if interleaves and slots <= 1 and "no_bar" in parameters:
+        # a one-slot run of a sweep that interleaves is no bar, as `stepping.step` asks
+        return SteadyStateRule(*args, no_bar=True)  # type: ignore[arg-type]
     return SteadyStateRule(*args)  # type: ignore[arg-type]
 
 
@@ -154,7 +158,8 @@ def run_sweep(
         while True:
             law = law_mark(segments)
             gate = gate_for(slots, getattr(args, "interleave", None), clock.monotonic, bool(law))
-            rule = rule_for(ctx, slots, steps, bounds, gate)
+            interleaves = bool(getattr(args, "interleave", None)) and not law
+            rule = rule_for(ctx, slots, steps, bounds, gate, interleaves)
             step = simulate_step(
                 len(steps), slots, segments, model, rng, clock, rule, corpus.shape, bool(law),
                 wander, gate,

@@ -163,3 +163,25 @@ def test_fewer_than_eight_pairs_give_no_interval() -> None:
     ratio = pairing.gain(short)
     assert ratio is not None and ratio.value == pytest.approx(1.5, rel=0.03)
     assert ratio.log_se is None  # read as a point: inconclusive, never decided
+
+
+def test_an_interleaved_gain_over_any_one_slot_bar_carries_its_own_pairs_noise_alone() -> None:
+    """Against a one-slot run read as a bar (the best step so far may be one), an interleaved
+    step's gain is its own N blocks over its own one-slot blocks: a run of one pass, a few
+    blocks of time, would give the comparison no interval at all."""
+
+    def one_pass(index: int) -> StepRecord:
+        return _step(1, _one_slot(index, 1.0)[: len(COSTS)], index)
+
+    pairing = pairing_of([one_pass(0), one_pass(1)])
+    assert pairing is not None
+    step = _interleaved(1.4, lambda t: 0.9 + 0.05 * math.sin(t / 23.0), blocks=24)
+    work = pairing.work_of(step)
+    assert work is not None
+    gain = pairing.gain(work)
+    assert gain is not None and gain.log_se is not None
+    assert gain.log_se == pytest.approx(own_log_se(work)) and gain.clusters == 12
+    assert gain.value == pytest.approx(1.4, rel=0.05)
+    # read as a ratio with the runs its degrees of freedom were the turns served, not its pairs
+    with_runs = capacity_ratio([work], pairing.pool)
+    assert with_runs is not None and with_runs.clusters == len(COSTS) != gain.clusters

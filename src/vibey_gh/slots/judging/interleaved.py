@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 
 from .records import BlockRecord, StepRecord, TurnRecord
 from .runs import cluster_of
-from .statistics.paired import ClusterWork, StepWork
+from .statistics.paired import ClusterWork, Ratio, StepWork, own_log_se, pooled_capacity
 
 # a served turn's reference seconds, and whether the cost model priced it
 # (`work.ReferenceCosts.cost_of`)
@@ -152,3 +152,16 @@ def _credited(
             priced.add(turn.turn_id)
         work[cluster_of(turn, shape)] += cost * inside / (ended - started)
     return work, priced
+
+
+def interleaved_gain(work: StepWork, level: float) -> Ratio | None:
+    """An interleaved step's gain over one slot: its capacity, scaled to the pooled one-slot
+    runs' `level`, over that level — its N blocks over its own one-slot blocks — with the noise
+    of its own pairs alone, against any one-slot bar. The level is one number that cancels;
+    read against one run as a bar (the best step so far may be one), that run's own blocks
+    would add their noise and their few degrees of freedom: beside one-pass runs a step then
+    had no interval at any look and ran to its cap. None without work or level."""
+    capacity = pooled_capacity([work])
+    if capacity is None or capacity <= 0 or level <= 0:
+        return None
+    return Ratio(capacity / level, own_log_se(work), len(work.reference))

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 from msgspec import field
 
-from .interleaved import interleaved_work
+from .interleaved import interleaved_gain, interleaved_work
 from .metrics import measurement_window
 from .records import BlockRecord, StepRecord, TurnRecord
 from .runs import RUNS, cluster_of, figure_of
@@ -316,7 +316,11 @@ class Pairing(msgspec.Struct, frozen=True):
         return self.step_work(step.turns, step.slots, window, step.blocks)[0]
 
     def gain(self, work: StepWork) -> Ratio | None:
-        """The step's capacity over the pooled one-slot runs', paired by cluster."""
+        """The step's capacity over the pooled one-slot runs', paired by cluster; an
+        interleaved step's over its own one-slot blocks (`interleaved.interleaved_gain`)."""
+        level = pooled_capacity(self.pool) if work.reference else None
+        if level is not None:
+            return interleaved_gain(work, level)
         return capacity_ratio([work], self.pool)
 
 

@@ -102,8 +102,9 @@ class SteadyStateRule:
     # an interleaved step's blocks closed so far (None: the step does not interleave)
     blocks: Callable[[], tuple[BlockRecord, ...]] | None = None
     # a one-slot run that is no step's bar, because every step above one slot carries its own
-    # one-slot blocks: it serves the fidelity baseline and the reference costs, and is looked at
-    # first at `min_step_seconds`, not at the cap's first fifth
+    # one-slot blocks: what it gives (the fidelity baseline, the memory floor, the reference
+    # costs) is whole once every corpus turn was served, so it ends then, before
+    # `min_step_seconds` (a reference for latency_factor still holds it, `reference_short`)
     no_bar: bool = False
     why: str = field(default=ENDED_MINIMUM, init=False)
     reached_cap: bool = field(default=False, init=False)
@@ -113,7 +114,7 @@ class SteadyStateRule:
     def __post_init__(self) -> None:
         self.planned = look_times(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
         if self.no_bar and self.slots <= 1:
-            self.planned[0] = self.ctx.min_step_seconds
+            self.planned[0] = 0.0
 
     @property
     def looks(self) -> int:
@@ -125,7 +126,7 @@ class SteadyStateRule:
             return True  # not every worker has started (no block has closed): no window yet
         now = self.ctx.clock.monotonic()
         measured = now - start
-        if measured < self.ctx.min_step_seconds:
+        if measured < self.ctx.min_step_seconds and not (self.no_bar and self.slots <= 1):
             return True
         if measured >= self.ctx.max_step_seconds:
             self.reached_cap = True
@@ -194,7 +195,10 @@ class SteadyStateRule:
         if not paired or self.pairing is None:
             return ratio_interval(here, bar, confidence)
         work = self._work(turns, *window)
-        ratio = capacity_ratio([work], paired)
+        if work.reference and all(w.slots <= 1 for w in paired):
+            ratio = self.pairing.gain(work)  # over its own one-slot blocks, as judged
+        else:
+            ratio = capacity_ratio([work], paired)
         if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
             return None
         half = t_quantile(0.5 + confidence / 2.0, ratio.clusters - 1) * ratio.log_se
