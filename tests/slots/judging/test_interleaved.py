@@ -12,7 +12,7 @@ from tests.slots.judging.test_steady_state import closed_loop
 from tests.slots.judging.test_work import COSTS, _one_slot, _step
 from tests.support.slot_builders import answer
 from vibey_gh.slots.judging.baseline import step_latency, sweep_figures
-from vibey_gh.slots.judging.interleaved import block_pairs, turns_at_full
+from vibey_gh.slots.judging.interleaved import block_pairs, own_prices, turns_at_full
 from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.paired import (
     ClusterWork,
@@ -185,3 +185,22 @@ def test_an_interleaved_gain_over_any_one_slot_bar_carries_its_own_pairs_noise_a
     # read as a ratio with the runs its degrees of freedom were the turns served, not its pairs
     with_runs = capacity_ratio([work], pairing.pool)
     assert with_runs is not None and with_runs.clusters == len(COSTS) != gain.clusters
+
+
+def test_turns_are_priced_from_the_steps_own_one_slot_blocks_and_the_runs_scaled_to_them() -> None:
+    """A lone turn in the step's own runner is its best price; the runs' samples count too,
+    scaled to the blocks' level on the turns both hold, and a turn neither holds is priced by
+    the fallback scaled alike."""
+    step = _interleaved(1.4, lambda t: 1.0, blocks=8)
+    alone = [t for t in step.turns if step.blocks[t.block].at_once == 1]
+    seen = {t.turn_id: t.result.ended - t.result.started for t in alone}  # each k: COSTS[k] / 4
+    # the runs held every turn twice, at twice the blocks' times (a slower runner)
+    runs = {k: (2 * v, 2 * v) for k, v in seen.items()}
+    price = own_prices(step.turns, step.blocks, runs, lambda t: (8.0, True))
+    for turn in alone[:3]:
+        assert price(turn)[0] == pytest.approx(seen[turn.turn_id]) and not price(turn)[1]
+    stranger = replace(alone[0], turn_id="never-alone")
+    assert price(stranger) == (pytest.approx(4.0), True)  # 8 s at the runs' level, halved
+    # a step not yet past its first one-slot block reads the runs as they are
+    early = own_prices(step.turns, step.blocks, runs, lambda t: (8.0, True), until=0.0)
+    assert early(alone[0])[0] == pytest.approx(2 * seen[alone[0].turn_id])

@@ -33,7 +33,7 @@ Pure functions of recorded turns and blocks; `work.Pairing` decides which steps 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .records import BlockRecord, StepRecord, TurnRecord
 from .runs import cluster_of
@@ -78,6 +78,49 @@ def block_pairs(blocks: Sequence[BlockRecord], until: float | None = None) -> li
         if closed[one].at_once < closed[many].at_once:
             pairs.append((one, many))
     return pairs
+
+
+def own_prices(
+    turns: Sequence[TurnRecord],
+    blocks: Sequence[BlockRecord],
+    samples: Mapping[str, Sequence[float]],
+    price: Price,
+    until: float | None = None,
+) -> Price:
+    """Prices from the step's own one-slot blocks, where a turn is served alone in the runner
+    its N blocks share, minutes or seconds from them: each turn's mean over those times and the
+    one-slot runs' `samples` scaled to the blocks' level (on two cores a lone turn in the
+    two-slot runner ran up to 20% faster than in the one-slot runner minutes before, and the
+    runs may hold a turn twice); a turn never served in either, `price` scaled alike."""
+    own: dict[str, list[float]] = defaultdict(list)
+    for turn in turns:
+        result = turn.result
+        if not (0 <= turn.block < len(blocks)) or blocks[turn.block].at_once != 1:
+            continue
+        if (
+            result.served
+            and result.ended > result.started
+            and (until is None or result.ended <= until)
+        ):
+            own[turn.turn_id].append(result.ended - result.started)
+    shared = [k for k in own if samples.get(k)]
+    here = sum(sum(own[k]) / len(own[k]) for k in shared)
+    there = sum(sum(samples[k]) / len(samples[k]) for k in shared)
+    scale = here / there if here > 0 and there > 0 else 1.0
+    pooled = {
+        k: (sum(own.get(k, ())) + scale * sum(samples.get(k, ())))
+        / (len(own.get(k, ())) + len(samples.get(k, ())))
+        for k in set(own) | set(samples)
+        if own.get(k) or samples.get(k)
+    }
+
+    def priced(turn: TurnRecord) -> tuple[float, bool]:
+        if turn.turn_id in pooled:
+            return pooled[turn.turn_id], False
+        cost, by_model = price(turn)
+        return cost * scale, by_model
+
+    return priced
 
 
 def interleaved_work(

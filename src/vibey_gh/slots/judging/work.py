@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 from msgspec import field
 
-from .interleaved import interleaved_gain, interleaved_work
+from .interleaved import interleaved_gain, interleaved_work, own_prices
 from .metrics import measurement_window
 from .records import BlockRecord, StepRecord, TurnRecord
 from .runs import RUNS, cluster_of, figure_of
@@ -295,7 +295,7 @@ class Pairing(msgspec.Struct, frozen=True):
             return law_step_work(turns, slots, window, self.costs, self.law_busy)
         level = pooled_capacity(self.pool) if blocks else None
         if level is not None and level > 0:
-            price = self.costs.cost_of
+            price = own_prices(turns, blocks, self.costs.samples, self.costs.cost_of, window[1])
             return interleaved_work(turns, slots, self.shape, blocks, price, level, window[1])
         return step_work(turns, slots, self.shape, window, self.costs)
 

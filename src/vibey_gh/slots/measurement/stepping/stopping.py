@@ -102,9 +102,11 @@ class SteadyStateRule:
     # an interleaved step's blocks closed so far (None: the step does not interleave)
     blocks: Callable[[], tuple[BlockRecord, ...]] | None = None
     # a one-slot run that is no step's bar, because every step above one slot carries its own
-    # one-slot blocks: what it gives (the fidelity baseline, the memory floor, the reference
-    # costs) is whole once every corpus turn was served, so it ends then, before
-    # `min_step_seconds` (a reference for latency_factor still holds it, `reference_short`)
+    # one-slot blocks: it gives the fidelity baseline, the memory floor and the reference
+    # costs, and ends at `min_step_seconds`, not at the cap's first fifth (a reference for
+    # latency_factor still holds it, `reference_short`). Ended after one pass, its turns were
+    # priced from two samples each: the closed-system model planned past the knee and knee-1
+    # sweeps answered "too noisy" in 4 of 10 (docs/performance.md)
     no_bar: bool = False
     why: str = field(default=ENDED_MINIMUM, init=False)
     reached_cap: bool = field(default=False, init=False)
@@ -114,7 +116,7 @@ class SteadyStateRule:
     def __post_init__(self) -> None:
         self.planned = look_times(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
         if self.no_bar and self.slots <= 1:
-            self.planned[0] = 0.0
+            self.planned[0] = self.ctx.min_step_seconds
 
     @property
     def looks(self) -> int:
@@ -126,7 +128,7 @@ class SteadyStateRule:
             return True  # not every worker has started (no block has closed): no window yet
         now = self.ctx.clock.monotonic()
         measured = now - start
-        if measured < self.ctx.min_step_seconds and not (self.no_bar and self.slots <= 1):
+        if measured < self.ctx.min_step_seconds:
             return True
         if measured >= self.ctx.max_step_seconds:
             self.reached_cap = True
