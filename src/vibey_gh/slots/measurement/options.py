@@ -111,8 +111,8 @@ class StepSeconds:
         if demo and shortest is None and blocks is None:
             blocks = DEMO_INTERLEAVE_SECONDS
         if blocks is not None:
-            config = replace(config, interleave_seconds=blocks or None)
-            blocks = blocks or None
+            blocks = blocks or None  # 0: off, the config's blocks too
+            config = replace(config, interleave_seconds=blocks)
         if demo and shortest is None:
             shortest = DEMO_MIN_STEP_SECONDS
             cap = DEMO_MAX_STEP_SECONDS if blocks is None else DEMO_BLOCKS_IN_A_CAP * blocks
