@@ -168,7 +168,7 @@ def test_an_inconclusive_step_neither_strikes_nor_resets_patience(
     bounds = Bounds(min_gain=0.10, patience=2)
     # N=2: 2 turns/s, the best so far; a 10% gain over it is 2.2 turns/s
     three = [1.5] * 60  # 2 turns/s: clearly below
-    four = [0.6, 3.0, 0.8, 2.9] * 15  # about 2.2 turns/s with a wide interval
+    four = [0.5] * 15 + [3.1] * 15 + [0.7] * 15 + [3.0] * 15  # about 2.2 turns/s, wide
     five = [2.5] * 60  # 2 turns/s again
     steps = _sweep([1.0] * 60, three, four, five)
     generator = sweep_steps(lambda: bounds)
@@ -191,6 +191,34 @@ def test_an_inconclusive_step_neither_strikes_nor_resets_patience(
     assert stop is not None and "2 steps without a 10% gain" in stop
     four_verdict = judge_sweep(steps[:5], bounds).verdicts[4]
     assert four_verdict.turns_per_hour_low < 7920 <= four_verdict.turns_per_hour_high
+
+
+def test_a_marginal_step_short_of_min_gain_counts_toward_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N=4 serves +9.6% over N=2, known to about ±0.5%: inside the indifference zone and short
+    of 10%, so its step stopped there (`stepping.stopping`); the sweep counts it toward
+    patience, as a step measured to its cap, and stops after it."""
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: None)
+    bounds = Bounds(min_gain=0.10, patience=2)
+    marginal = [0.6, 3.0, 0.8, 2.9] * 15
+    steps = _sweep([1.0] * 60, [1.5] * 60, marginal)
+    generator = sweep_steps(lambda: bounds)
+    asked = [next(generator)]
+    stop: str | None = None
+    for step in steps:
+        try:
+            asked.append(generator.send(step))
+        except StopIteration as done:
+            stop = str(done.value)
+            break
+    # the sweep stopped after N=4: one slot closes it (the drift check)
+    assert stop is None and asked == [1, 1, 2, 3, 4, 1]
+    try:
+        generator.send(closed_loop(1, [1.0] * 60, index=len(steps)))
+    except StopIteration as done:
+        stop = str(done.value)
+    assert stop is not None and "2 steps without a 10% gain" in stop
 
 
 def test_first_answers_decide_fidelity_in_a_step_that_repeats_turns() -> None:

@@ -14,7 +14,8 @@ from vibey_gh.slots.judging import sweep as sweep_module
 from vibey_gh.slots.judging.judge import judge_sweep, rates_of
 from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.closed_system import Prediction
-from vibey_gh.slots.judging.statistics.knee import ADDS_LESS, best_of, gain_against
+from vibey_gh.slots.judging.statistics.knee import ADDS_LESS, best_of, rate_against
+from vibey_gh.slots.judging.statistics.stats import Estimate
 from vibey_gh.slots.judging.sweep import model_agrees, next_slots, sweep_steps
 
 
@@ -138,12 +139,42 @@ def test_a_step_that_patience_calls_no_gain_is_never_the_answer(
         shown_flat = (
             best is not None
             and not rate.too_short
-            and gain_against(rate.throughput, best.throughput, bounds.min_gain, 0.9) == ADDS_LESS
+            and rate_against(rate, best, bounds.min_gain, 0.9) == ADDS_LESS
         )
         if rate.slots > 1 and shown_flat:
             assert judgement.ideal != rate.slots, reason
     if "without a 10% gain" in reason:
         assert judgement.ideal != max(s.slots for s in steps), reason
+
+
+def test_an_interleaved_step_without_a_gain_over_its_own_blocks_is_a_strike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sweep holds an interleaved step to a one-slot bar as its verdict does: by its gain
+    over its own one-slot blocks (+1%, shown under 10%). Read across steps against one of the
+    sweep's one-slot runs, the same step straddled the bar, no strike was counted, and the
+    demo went on to N=3 and N=4 although the model put the knee at one."""
+    judged = sweep_module.rates_of
+
+    def interleaved(verdicts):  # type: ignore[no-untyped-def]
+        out = []
+        for rate in judged(verdicts):
+            if rate.slots <= 1:
+                out.append(replace(rate, throughput=Estimate(100.0, 2.0, 20)))
+                continue
+            earlier = tuple((i, 0.056) for i in range(rate.index))
+            own = Estimate(1.006, 0.035, 20)
+            out.append(
+                replace(rate, throughput=Estimate(100.0, 6.0, 20), paired=earlier, own_gain=own)
+            )
+        return out
+
+    knee_at_one = Prediction(0.0, 1.0, True, (1.0,) * 8, 1)
+    monkeypatch.setattr(sweep_module, "rates_of", interleaved)
+    monkeypatch.setattr(sweep_module, "sweep_prediction", lambda *_args: knee_at_one)
+    asked, reason = drive({2: 100.0, 3: 100.0, 4: 100.0}, Bounds())
+    assert asked[:3] == [1, 1, 2] and 3 not in asked, asked
+    assert "closed-system model" in reason
 
 
 def test_a_step_inconclusive_at_the_cap_counts_toward_patience(

@@ -201,6 +201,7 @@ def paired_metrics(step: StepRecord, metrics: StepMetrics, pairing: Pairing | No
         capacity_gain=gain.value,
         capacity_gain_se=se,
         capacity_clusters=gain.clusters,
+        gain_over_own_blocks=step.slots > 1 and bool(step.blocks),
         modelled_turns=len(modelled),
         counted_turns_per_hour=metrics.turns_per_hour,
         turns_per_hour=turns_per_hour,

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ...interfaces.bounds import Bounds
 
 # Bump when any figure is computed differently: stored figures of an older version are rebuilt.
-FIGURES_VERSION = 11
+FIGURES_VERSION = 12
 
 __all__ = [
     "FIGURES_VERSION",

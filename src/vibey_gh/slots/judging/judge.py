@@ -20,6 +20,8 @@ from .figures import BaselineFigures, StepFigures, SweepFigures
 from .gains import at_its_look, drift_sentence, gain_ratio, pairing_sentence
 from .latencies.latency_bounds import LATENCY_BOUND_KEYS, latency_findings
 from .statistics.knee import Knee, Rate, knee, plateau_sentence
+from .statistics.stats import Estimate
+from .statistics.step_metrics_figures import StepMetrics
 from .step_findings import memory_findings, runner_finding, short_name, swap_finding
 
 # what a step is judged to, where the readers of a judgement look for it too
@@ -231,9 +233,17 @@ def rates_of(verdicts: Sequence[Verdict]) -> list[Rate]:
             counts=v.inside_bounds,
             too_short=v.metrics.window_start is not None and not v.metrics.has_interval,
             paired=v.metrics.over_earlier,
+            own_gain=_own_gain(v.metrics),
         )
         for v in verdicts
     ]
+
+
+def _own_gain(metrics: StepMetrics) -> Estimate | None:
+    """An interleaved step's gain over its own one-slot blocks, as the knee rule reads it."""
+    if not metrics.gain_over_own_blocks or metrics.capacity_gain is None:
+        return None
+    return Estimate(metrics.capacity_gain, metrics.capacity_gain_se, metrics.capacity_clusters)
 
 
 def judge_sweep(steps: Sequence[StepRecord], bounds: Bounds) -> SweepJudgement:

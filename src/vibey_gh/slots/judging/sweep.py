@@ -3,9 +3,10 @@
 Steps are N = 1, 1, 2, 3, … and one slot again at the end (or an explicit list). The sweep
 stops at the first step above one slot that breaks a bound, or after `patience` consecutive
 steps that gain less than `min_gain` over the best throughput so far. A step counts as such
-when its whole interval over the best step before it (both steps' noise, `gain_over_best`) is
-below that bar, or when it was measured to `max_step_seconds` and still straddles it (longer
-was tried: undecided at the cap counts against the step); one whose interval clears it resets
+when its whole interval over the best step before it (both steps' noise, `rate_against`) is
+below that bar, or lies inside the indifference zone short of it (`short_of_min_gain`), or
+when it was measured to `max_step_seconds` and still straddles it (longer was tried:
+undecided at the cap counts against the step); one whose interval clears it resets
 the count, and one that straddles it before the cap (the one-pass method) leaves the count as
 it was. Bounds are re-read (through `bounds_now`) at every decision. Each step is judged once,
 here: its verdict goes to `on_verdict` (the progress line says it), so no caller judges the
@@ -28,25 +29,13 @@ from .statistics.knee import (
     ADDS_LESS,
     CLIMBS,
     UNDECIDED,
-    Rate,
     best_of,
-    gain_against,
-    over_best,
+    rate_against,
+    rate_over,
+    short_of_min_gain,
 )
 
 DEFAULT_MAX_SLOTS = 16
-
-
-def gain_over_best(
-    verdict: Verdict, best_before: Rate | None, confidence: float, paired_se: float | None = None
-) -> tuple[float, float] | None:
-    """Interval of a step's throughput over the best step before it, with both steps' noise;
-    None when too few turns tell nothing. With nothing served before, any step is a gain."""
-    if best_before is None or best_before.throughput.value <= 0:
-        return math.inf, math.inf
-    if verdict.metrics.window_start is not None and not verdict.metrics.has_interval:
-        return None
-    return over_best(verdict.metrics.throughput, best_before.throughput, confidence, paired_se)
 
 
 def default_order(index: int) -> int:
@@ -158,26 +147,22 @@ def _steps_until_stopped(
             return f"stopped at {slots} slots: {verdict.broken[0]}"
         rates = rates_of(verdicts)
         best = best_of(rates[:-1], bounds.confidence)
-        paired_se = rates[-1].paired_over(best) if best is not None else None
-        over = gain_over_best(verdict, best, bounds.confidence, paired_se)
-        # the knee rule's own tests: a step patience stops on is never the answer, and the
-        # step that resets the count is one the answer may be
-        gain = UNDECIDED
-        if best is not None and over is not None:
-            gain = gain_against(
-                verdict.metrics.throughput,
-                best.throughput,
-                bounds.min_gain,
-                bounds.confidence,
-                paired_se,
-            )
+        # the knee rule's own tests (`rate_against`): a step patience stops on is never the
+        # answer, and the step that resets the count is one the answer may be; one too short
+        # for an interval says nothing
+        gain, short = UNDECIDED, False
+        if best is not None and not rates[-1].too_short:
+            gain = rate_against(rates[-1], best, bounds.min_gain, bounds.confidence)
+            over = rate_over(rates[-1], best, bounds.confidence)
+            short = best.throughput.value > 0 and short_of_min_gain(over, bounds.min_gain)
         if gain == CLIMBS:
             strikes = 0
             top = max(top, slots)
-        elif gain == ADDS_LESS or tried_to_cap(step):
+        elif gain == ADDS_LESS or short or tried_to_cap(step):
             # measured to the cap and still undecided: longer steps were tried, and a sweep
             # of such steps would otherwise run every N to the cap and answer "too noisy" —
-            # also where no earlier step had an interval to be a bar (too few turns or runs)
+            # also where no earlier step had an interval to be a bar (too few turns or runs);
+            # a marginal step short of min_gain stopped as one measured longer would
             strikes += 1
             if explicit is None and model_agrees(measured | {slots}, top, prediction):
                 return (
@@ -230,7 +215,11 @@ def sweep_prediction(
         if metrics.capacity_gain_se is not None:
             noise[verdict.slots] = max(noise.get(verdict.slots, 0.0), metrics.capacity_gain_se)
     gains = {n: math.exp(sum(v) / len(v)) for n, v in logs.items()}
-    return fit_closed_system(busy, gains, min_gain, max(max_slots, *gains, 1), noise)
+    # an interleaved step's gain is over its own one-slot blocks: no drift of one slot's
+    # runs moves it, so the model's level is not free to
+    own = all(v.metrics.gain_over_own_blocks for v in verdicts if v.slots > 1)
+    top = max(max_slots, *gains, 1)
+    return fit_closed_system(busy, gains, min_gain, top, noise, level_free=not own)
 
 
 def next_step_gain(verdicts: Sequence[Verdict], slots: int, min_gain: float) -> float:

@@ -74,6 +74,18 @@ def test_drift_that_lifts_every_gain_alike_does_not_move_the_knee() -> None:
     assert found is not None and found.ideal == 4
 
 
+def test_the_level_is_no_freer_than_min_gain_and_fixed_for_own_block_gains() -> None:
+    """Gains of +1% and +4% at two and three slots: with the level free they fitted a knee of
+    two at half the level (a predicted doubling at N=2), and the sweep planned past a decided
+    "no gain". The level moves at most by min_gain; gains over each step's own one-slot blocks
+    hold it at one."""
+    measured = {2: 1.006, 3: 1.035}
+    bounded = fit_closed_system(1.0, measured, 0.10, 4)
+    assert bounded is not None and bounded.gains[1] < 1.0 + 2 * 0.10
+    fixed = fit_closed_system(1.0, measured, 0.10, 4, level_free=False)
+    assert fixed is not None and fixed.identified and fixed.ideal == 1
+
+
 def test_nothing_to_fit_gives_no_prediction() -> None:
     assert fit_closed_system(0.9, {}, 0.10, 8) is None
     assert fit_closed_system(0.0, {2: 2.0}, 0.10, 8) is None

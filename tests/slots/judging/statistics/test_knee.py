@@ -18,11 +18,14 @@ from vibey_gh.slots.judging.figures import (
 from vibey_gh.slots.judging.judge import judge_figures
 from vibey_gh.slots.judging.statistics.knee import (
     ADDS_LESS,
+    UNDECIDED,
     Rate,
     best_of,
     gain_against,
     knee,
     plateau_sentence,
+    rate_against,
+    rate_over,
 )
 from vibey_gh.slots.judging.statistics.stats import Estimate, t_quantile
 
@@ -339,3 +342,23 @@ def test_a_step_past_the_knee_that_served_less_is_not_said_to_add_more() -> None
         "below min_gain (10%)"
     )
     assert "add -" not in sentence
+
+
+def test_an_interleaved_step_is_held_to_a_one_slot_bar_by_its_own_gain() -> None:
+    """Over a one-slot step, an interleaved step reads its gain over its own one-slot blocks
+    (as its verdict does); the same +1% read across the two steps, with both runs' noise,
+    straddled the 10% bar. Over a larger step it is paired across steps as any step is."""
+    one = Rate(0, 1, Estimate(100.0, 2.0, 20), qualifies=False)
+    two = Rate(1, 2, Estimate(100.0, 6.0, 20), qualifies=False)
+    across = replace(two, paired=((0, 0.056),))
+    interleaved = replace(across, own_gain=Estimate(1.006, 0.035, 20))
+    assert rate_against(across, one, 0.10, 0.9) == UNDECIDED
+    assert rate_against(interleaved, one, 0.10, 0.9) == ADDS_LESS
+    low, high = rate_over(interleaved, one, 0.9) or (0.0, 0.0)
+    assert low < 1.006 < high < 1.10
+    three = Rate(2, 3, Estimate(100.0, 6.0, 20), qualifies=False, paired=((1, 0.056),))
+    assert rate_over(replace(three, own_gain=Estimate(1.5, 0.01, 20)), two, 0.9) == rate_over(
+        three, two, 0.9
+    )
+    # too few pairs for an interval: nothing is decided over one slot
+    assert rate_over(replace(interleaved, own_gain=Estimate(1.006, 0.035, 2)), one, 0.9) is None

@@ -100,15 +100,18 @@ def fit_closed_system(
     min_gain: float,
     max_slots: int,
     log_se: Mapping[int, float] | None = None,
+    level_free: bool = True,
 ) -> Prediction | None:
     """The model fitted to one slot's busy share (its capacity, 0 < share ≤ 1) and the
     measured gains over one slot by N (N > 1, each > 0); None without a busy share or a gain.
 
     K is the least-squares fit of the log gains over knees from 1 to the largest N measured in
-    steps of `KNEE_STEP`, or unbounded, with a free level once two steps are measured. It is
-    identified when some step served clearly less than N lanes that never wait for each other
-    would (a gain of N): short of it by more than twice its standard error (`log_se`, of the
-    log gain) and by more than half of `min_gain`. Before that, a knee read into a gain a
+    steps of `KNEE_STEP`, or unbounded, with a level free within `min_gain` once two steps are
+    measured (`level_free`: gains over one slot's runs of the sweep, which drift; gains over
+    each step's own one-slot blocks have none to free). It is identified when some step
+    served clearly less than N lanes that never wait for each other would (a gain of N):
+    short of it by more than twice its standard error (`log_se`, of the log gain) and by more
+    than half of `min_gain`. Before that, a knee read into a gain a
     little under N would be noise."""
     measured = {n: g for n, g in gains.items() if n > 1 and g > 0 and math.isfinite(g)}
     if not measured or not busy_share > 0 or not math.isfinite(busy_share) or max_slots < 1:
@@ -121,11 +124,18 @@ def fit_closed_system(
     def residuals(knee: float) -> list[float]:
         return [math.log(g / predicted_gain(n, knee, away)) for n, g in measured.items()]
 
+    # one slot read off by more than the least gain that counts is no drift: a level left free
+    # beyond it fitted gains of +1% and +4% at two and three slots as a knee of two at half
+    # the level, and the sweep planned on past a decided "no gain"
+    most_level = math.log1p(min_gain)
+
     def misfit(knee: float) -> float:
-        # with two steps or more the level is free: one slot read a little off (drift, a
-        # slow start) moves every gain alike, and would bend the knee fitted to them
+        # with two steps or more the level is free within `most_level`: one slot read a
+        # little off (drift, a slow start) moves every gain alike, and would bend the knee
+        # fitted to them
         found = residuals(knee)
-        level = sum(found) / len(found) if len(found) > 1 else 0.0
+        level = sum(found) / len(found) if len(found) > 1 and level_free else 0.0
+        level = max(-most_level, min(most_level, level))
         return sum((r - level) ** 2 for r in found)
 
     noise = log_se or {}

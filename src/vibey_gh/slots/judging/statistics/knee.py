@@ -56,6 +56,10 @@ class Rate(msgspec.Struct, frozen=True):
     # (index, standard error of the log) of its throughput over each earlier step's, paired
     # by cluster where the sweep could pair them (`StepMetrics.over_earlier`)
     paired: tuple[tuple[int, float], ...] = ()
+    # an interleaved step's gain over one slot from its own one-slot blocks (value; se of its
+    # log; batches: its pairs): what it is judged on against any one-slot bar, as its verdict
+    # and the step's own stopping rule judge it (`judging.interleaved`)
+    own_gain: Estimate | None = None
 
     def paired_over(self, earlier: Rate) -> float | None:
         return dict(self.paired).get(earlier.index)
@@ -74,6 +78,27 @@ def over_best(
         half = t_quantile(0.5 + confidence / 2.0, step.batches - 1) * paired_se
         return ratio * math.exp(-half), ratio * math.exp(half)
     return ratio_interval(step, best_before, confidence)
+
+
+def rate_over(rate: Rate, bar: Rate, confidence: float) -> tuple[float, float] | None:
+    """Interval of a step's throughput over a bar step's: over a one-slot bar, an interleaved
+    step's own gain (its N blocks over its own one-slot blocks, as its verdict reads it: a
+    one-slot run of the sweep is no reference of it, and read against one its ratio moved by
+    how far that run strayed from the others); else `over_best`."""
+    own = rate.own_gain
+    if bar.slots <= 1 and own is not None:
+        if own.se is None or own.batches < MIN_BATCHES or own.value <= 0:
+            return None
+        half = t_quantile(0.5 + confidence / 2.0, own.batches - 1) * own.se
+        return own.value * math.exp(-half), own.value * math.exp(half)
+    return over_best(rate.throughput, bar.throughput, confidence, rate.paired_over(bar))
+
+
+def point_over(rate: Rate, bar: Rate) -> float:
+    """A step's throughput over a bar step's, as a point (`rate_over`); 0 over nothing."""
+    if bar.slots <= 1 and rate.own_gain is not None:
+        return rate.own_gain.value
+    return rate.throughput.value / bar.throughput.value if bar.throughput.value > 0 else 0.0
 
 
 # How a step reads against the best step before it (`gain_against`).
@@ -95,7 +120,33 @@ def gain_against(
     nothing served before, any step climbs."""
     if best_before.value <= 0:
         return CLIMBS
-    ratio = over_best(step, best_before, confidence, paired_se)
+    return _reads(over_best(step, best_before, confidence, paired_se), min_gain)
+
+
+def short_of_min_gain(ratio: tuple[float, float] | None, min_gain: float) -> bool:
+    """A marginal step that looks short of `min_gain`: its whole interval inside the
+    indifference zone (half of min_gain to one and a half times it) and its point below
+    min_gain. Its step stops there (`stepping.stopping`), and the sweep counts it toward
+    patience as a step measured to its cap: longer would only tell which side of a gain not
+    worth its slots it lies."""
+    if ratio is None:
+        return False
+    low, high = ratio
+    return (
+        1.0 + min_gain / 2.0 <= low
+        and high < 1.0 + 1.5 * min_gain
+        and math.sqrt(low * high) < 1.0 + min_gain
+    )
+
+
+def rate_against(rate: Rate, bar: Rate, min_gain: float, confidence: float) -> str:
+    """`gain_against` for two steps of a sweep, read through `rate_over`."""
+    if bar.throughput.value <= 0:
+        return CLIMBS
+    return _reads(rate_over(rate, bar, confidence), min_gain)
+
+
+def _reads(ratio: tuple[float, float] | None, min_gain: float) -> str:
     if ratio is not None and ratio[0] >= 1.0 + min_gain:
         return CLIMBS
     if ratio is not None and ratio[1] < 1.0 + min_gain:
@@ -158,13 +209,20 @@ def best_of(rates: Sequence[Rate], confidence: float) -> Rate | None:
 
 def _shown_above(rate: Rate, other: Rate, confidence: float) -> bool:
     """`rate` paired with `other` (either measured first) is shown to serve more than it."""
-    if rate.index > other.index and (se := rate.paired_over(other)) is not None:
-        ratio = over_best(rate.throughput, other.throughput, confidence, se)
+    if rate.index > other.index and _paired(rate, other):
+        ratio = rate_over(rate, other, confidence)
         return ratio is not None and ratio[0] > 1.0
-    if other.index > rate.index and (se := other.paired_over(rate)) is not None:
-        ratio = over_best(other.throughput, rate.throughput, confidence, se)
+    if other.index > rate.index and _paired(other, rate):
+        ratio = rate_over(other, rate, confidence)
         return ratio is not None and ratio[1] < 1.0
     return False
+
+
+def _paired(later: Rate, earlier: Rate) -> bool:
+    """The later step's throughput over the earlier one's is known paired: by cluster, or as
+    an interleaved step's own gain over a one-slot step."""
+    own = earlier.slots <= 1 and later.own_gain is not None
+    return own or later.paired_over(earlier) is not None
 
 
 def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | None]:
@@ -181,8 +239,7 @@ def _shown_no_better(rate: Rate, rates: Sequence[Rate], min_gain: float, confide
     past the knee then climbed over one slot although it was shown, paired with the steps
     before it, to add nothing over them."""
     return any(
-        gain_against(rate.throughput, e.throughput, min_gain, confidence, rate.paired_over(e))
-        == ADDS_LESS
+        rate_against(rate, e, min_gain, confidence) == ADDS_LESS
         for e in rates
         if e.index < rate.index and sets_the_bar(e)
     )
@@ -203,10 +260,7 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         if r.slots <= top
         and (
             (prior := before[r.index]) is None
-            or gain_against(
-                r.throughput, prior.throughput, min_gain, confidence, r.paired_over(prior)
-            )
-            == CLIMBS
+            or rate_against(r, prior, min_gain, confidence) == CLIMBS
         )
         and not _shown_no_better(r, rates, min_gain, confidence)
     )
@@ -218,15 +272,8 @@ def knee(rates: Sequence[Rate], min_gain: float, confidence: float) -> Knee | No
         prior = before[rate.index]
         if not rate.counts or rate.slots <= chosen.slots or prior is None:
             continue
-        bar = prior.throughput.value
-        adds = rate.throughput.value / bar - 1.0 if bar > 0 else 0.0
-        below = (
-            not rate.too_short
-            and gain_against(
-                rate.throughput, prior.throughput, min_gain, confidence, rate.paired_over(prior)
-            )
-            == ADDS_LESS
-        )
+        adds = point_over(rate, prior) - 1.0 if prior.throughput.value > 0 else 0.0
+        below = not rate.too_short and rate_against(rate, prior, min_gain, confidence) == ADDS_LESS
         past.append(PastKnee(rate.index, rate.slots, adds, below))
     return Knee(chosen, climbed, tuple(past))
 

@@ -35,6 +35,8 @@ class StepMetrics(msgspec.Struct, frozen=True):
     standard errors are the gain's relative one and their "batches" are the clusters;
     counted_turns_per_hour keeps the turns that ended in the window, as counted before.
     modelled_turns: turns priced by the cost model (never served at one slot).
+    gain_over_own_blocks: capacity_gain is an interleaved step's own N blocks over its own
+    one-slot blocks (`judging.interleaved`), which it is held to against any one-slot step.
     """
 
     served: Count
@@ -74,6 +76,7 @@ class StepMetrics(msgspec.Struct, frozen=True):
     capacity_gain: Amount | None = None
     capacity_gain_se: Amount | None = None
     capacity_clusters: Count = 0
+    gain_over_own_blocks: bool = False
     modelled_turns: Count = 0
     counted_turns_per_hour: Amount | None = None
     # the planned look the step stopped at, of how many (0: not measured with planned looks)

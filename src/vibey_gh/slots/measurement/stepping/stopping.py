@@ -37,6 +37,7 @@ from ...judging.metrics import (
 )
 from ...judging.records import BlockRecord, TurnRecord
 from ...judging.runs import RUNS, cluster_of, figure_of, replayed_runs
+from ...judging.statistics.knee import short_of_min_gain
 from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
 from ...judging.statistics.sequential import look_confidence, look_times
 from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
@@ -364,18 +365,12 @@ class SteadyStateRule:
 
 def gain_undecided(ratio: tuple[float, float] | None, min_gain: float) -> bool:
     """The interval of a step's gain over a bar reaches both sides of 1 + `min_gain`, and the
-    step is not a marginal one that looks short of it. Marginal: the whole interval inside the
-    indifference zone (half of min_gain to one and a half times it). There a step whose point
-    is below min_gain stops — measuring on would only tell which side of a gain that is not
-    worth its slots — while one whose point clears it is measured on, to show it or reach the
-    cap: the knee rule pays only for a gain the interval shows."""
+    step is not a marginal one that looks short of it (`short_of_min_gain`). There a step
+    whose point is below min_gain stops — measuring on would only tell which side of a gain
+    that is not worth its slots — while one whose point clears it is measured on, to show it
+    or reach the cap: the knee rule pays only for a gain the interval shows."""
     if ratio is None:
         return False
     low, high = ratio
     wanted = 1.0 + min_gain
-    marginal = (
-        1.0 + min_gain / 2.0 <= low
-        and high < 1.0 + 1.5 * min_gain
-        and math.sqrt(low * high) < wanted
-    )
-    return low < wanted <= high and not marginal
+    return low < wanted <= high and not short_of_min_gain(ratio, min_gain)
