@@ -43,6 +43,22 @@ def test_the_same_step_again_takes_as_long_as_the_one_measured() -> None:
     assert held is not None and held.pass_held
 
 
+def test_a_one_slot_run_of_one_pass_is_estimated_at_its_pass_not_the_minimum() -> None:
+    """A one-slot run that is no step's bar ends once it served the corpus: the 4 s pass of a
+    run measured to its 20 s minimum, not the minimum again, and never the cap."""
+    floored = estimate_step([BRIEF], 1, 20.0, 60.0)
+    once = estimate_step([BRIEF], 1, 20.0, 60.0, one_pass=True)
+    assert floored is not None and once is not None
+    overhead = BRIEF.took_s - BRIEF.replay_s
+    assert once.likely < 0.5 * floored.likely
+    assert overhead + BRIEF.covered_s <= once.likely <= overhead + 1.5 * BRIEF.covered_s
+    assert once.high < 20.0
+    ahead = steps_ahead(None, 2, 1, closes=False)
+    left = sweep_left([BRIEF], ahead, 20.0, 60.0, one_pass_runs=True)
+    plain = sweep_left([BRIEF], ahead, 20.0, 60.0)
+    assert left is not None and plain is not None and left[0] < plain[0]
+
+
 def test_a_pass_bound_step_at_two_slots_lies_between_scaling_and_saturation() -> None:
     estimate = estimate_step([HELD, HELD], 2, 20.0, 60.0)
     assert estimate is not None

@@ -67,6 +67,17 @@ def test_with_latency_factor_the_first_run_says_it_serves_the_reference() -> Non
     )
 
 
+def test_a_one_slot_run_of_an_interleaved_sweep_says_it_serves_the_corpus_once() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.sweep_started(replace(PLAN, closing=False, one_pass_runs=True))
+    progress.step_started(0, 1, 1, 8)
+    assert lines[1] == (
+        "step 0 (1 of at most 5): N=1; until each of its 8 corpus turns was served once "
+        "(no step's bar)"
+    )
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0

@@ -195,6 +195,11 @@ def run_calibration(
                 measured=measured_of(steps),
                 patience=bounds_now().patience,
                 closing=req.config.interleave_seconds is None or think.waits,
+                one_pass_runs=(
+                    req.config.interleave_seconds is not None
+                    and not think.waits
+                    and bounds_now().latency_factor is None
+                ),
                 reference_passes=(
                     math.ceil(REFERENCE_REPEATS / 2)
                     if bounds_now().latency_factor is not None

@@ -141,13 +141,18 @@ def estimate_step(
     min_step_s: float,
     max_step_s: float,
     passes: int | None = None,
+    one_pass: bool = False,
 ) -> StepEstimate | None:
     """The step at `slots`, from the steps measured (None before the first). passes: a
     one-slot run measured until its window held every turn that many times (the reference of
     `latency_factor`: `REFERENCE_REPEATS` / 2; a closing run with it set, once); None: its
-    window as the latest of its kind's."""
+    window as the latest of its kind's. one_pass: a one-slot run that ends once it served the
+    corpus (no step's bar, in a sweep that interleaves): neither the minimum nor a look
+    holds it."""
     if not measured:
         return None
+    if one_pass:
+        passes, min_step_s = 1, 0.0
     overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
     overhead = sum(overheads) / len(overheads)
     # the latest step at the same N says most of this one (the closing one-slot run after
@@ -176,7 +181,12 @@ def estimate_step(
         _replay_at(reference, slots, a, window_at(a, faster), pass_scale=faster)[0] for a in alphas
     )
     past = overrun_s(measured, min_step_s, max_step_s)
-    high = max(_replay_at(reference, slots, alpha, max_step_s, past)[0] for alpha in alphas)
+    high = max(
+        _replay_at(reference, slots, a, window_at(a))[0]
+        if one_pass
+        else _replay_at(reference, slots, a, max_step_s, past)[0]
+        for a in alphas
+    )
     # the overhead grows over a sweep (judging and saving every step so far after each one)
     # and with the load: the longest seen, and its spread once more
     most_overhead = max(overheads) + (max(overheads) - min(overheads))
@@ -312,14 +322,16 @@ def sweep_left(
     min_step_s: float,
     max_step_s: float,
     passes: int | None = None,
+    one_pass_runs: bool = False,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
     most every step it may take (each at its high one). None before the first step.
-    passes: what a one-slot reference run holds of every turn (`reference_passes`)."""
+    passes: what a one-slot reference run holds of every turn (`reference_passes`).
+    one_pass_runs: its one-slot runs end once they served the corpus (`estimate_step`)."""
     if not ahead.slots:
         return 0.0, 0.0
     estimates = [
-        estimate_step(measured, n, min_step_s, max_step_s, held)
+        estimate_step(measured, n, min_step_s, max_step_s, held, one_pass_runs and n <= 1)
         for n, held in zip(ahead.slots, reference_passes(ahead, passes), strict=True)
     ]
     known = [e for e in estimates if e is not None]

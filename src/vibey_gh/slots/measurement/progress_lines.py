@@ -68,7 +68,8 @@ class SweepPlan(msgspec.Struct, frozen=True):
     steps without a gain that stop it. reference_passes: with `latency_factor` set, how many
     times each one-slot run before the steps serves every turn (the reference its slowdowns
     are judged against); None without it. closing: the sweep closes with one slot again (its
-    steps do not interleave)."""
+    steps do not interleave). one_pass_runs: its one-slot runs end once they served the
+    corpus (its steps interleave, and no latency reference holds them)."""
 
     explicit: tuple[int, ...] | None
     max_slots: int
@@ -80,6 +81,7 @@ class SweepPlan(msgspec.Struct, frozen=True):
     reference_passes: int | None = None
     # the sweep closes with one slot again (its steps do not interleave)
     closing: bool = True
+    one_pass_runs: bool = False
 
     @property
     def most_steps(self) -> int:
@@ -167,8 +169,9 @@ class LineProgress:
         if self._plan is None:
             return None
         plan = self._plan
+        one_pass = plan.one_pass_runs and slots <= 1
         return estimate_step(
-            self._measured, slots, plan.min_step_s, plan.max_step_s, self._passes(slots)
+            self._measured, slots, plan.min_step_s, plan.max_step_s, self._passes(slots), one_pass
         )
 
     def _passes(self, slots: int) -> int | None:
@@ -194,6 +197,8 @@ class LineProgress:
                 if passes is not None and passes > 1
                 else "once"
             )
+            if self._plan.one_pass_runs and self._slots <= 1:
+                return f"until each of its {turns} was served once (no step's bar)"
             return (
                 f"at least {duration_text(self._plan.min_step_s)}, until each of its {turns} "
                 f"was served {times}"
@@ -221,7 +226,12 @@ class LineProgress:
             closes=plan.closing,
         )
         return sweep_left(
-            self._measured, ahead, plan.min_step_s, plan.max_step_s, plan.reference_passes
+            self._measured,
+            ahead,
+            plan.min_step_s,
+            plan.max_step_s,
+            plan.reference_passes,
+            plan.one_pass_runs,
         )
 
     def time_left_text(self) -> str:

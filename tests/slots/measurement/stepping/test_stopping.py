@@ -204,21 +204,26 @@ def test_a_marginal_step_read_short_of_min_gain_stops_one_read_above_it_goes_on(
     assert not gain_undecided(None, 0.10)
 
 
-def test_a_one_slot_run_that_is_no_bar_ends_at_the_minimum_not_the_caps_first_fifth() -> None:
+def test_a_one_slot_run_that_is_no_bar_ends_once_it_served_the_corpus() -> None:
     """In a sweep whose steps above one slot carry their own one-slot blocks, a one-slot run
-    is no step's bar: it is looked at first at min_step_seconds; a bar is looked at first at
-    a fifth of the cap (here 40 s of a 200 s cap, past the 20 s minimum)."""
+    is no step's bar: it ends at its first ask (the step asks once every corpus turn was
+    served), with clusters enough; a bar is looked at first at a fifth of the cap (here 40 s of
+    a 200 s cap, past the 20 s minimum). With latency_factor set it is the reference its
+    repeats hold, looked at first at the minimum."""
     run = _closed_loop(0, 1, 1.0, random.Random(3))  # t0..t9 of about 1 s, back to back
 
-    def ends_at(no_bar: bool, seconds: float) -> bool:
-        ctx = Context(Bounds(), max_step_seconds=200.0, min_step_seconds=20.0)
+    def ends_at(no_bar: bool, seconds: float, bounds: Bounds | None = None) -> bool:
+        ctx = Context(bounds or Bounds(), max_step_seconds=200.0, min_step_seconds=20.0)
         ctx.clock = ManualClock(t=seconds)
         one_slot = SteadyStateRule(ctx, 1, (), None, no_bar=no_bar)  # type: ignore[arg-type]
         window = [t for t in run.turns if t.result.ended <= seconds]
         return not one_slot(window)
 
-    assert ends_at(True, 21.0) and not ends_at(False, 21.0) and not ends_at(True, 11.0)
+    assert ends_at(True, 11.0) and not ends_at(False, 11.0) and not ends_at(False, 21.0)
+    assert not ends_at(True, 3.0), "too few turns for clusters yet"
     assert ends_at(False, 41.0)
+    reference = Bounds(latency_factor=1.5)
+    assert not ends_at(True, 11.0, reference)
     # a step above one slot keeps its planned looks, no_bar or not
     ctx = Context(Bounds(), max_step_seconds=200.0, min_step_seconds=20.0)
     two = SteadyStateRule(ctx, 2, (), None, no_bar=True)  # type: ignore[arg-type]

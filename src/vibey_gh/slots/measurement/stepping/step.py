@@ -55,6 +55,7 @@ from .stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
     ENDED_MINIMUM,
+    ENDED_ONE_PASS,
     ENDED_OUT_OF_REACH,
     SteadyStateRule,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "ENDED_DECIDED",
     "ENDED_LATENCY_CAP",
     "ENDED_MINIMUM",
+    "ENDED_ONE_PASS",
     "ENDED_OUT_OF_REACH",
     "LogSource",
     "StepContext",
