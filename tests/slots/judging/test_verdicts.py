@@ -3,9 +3,12 @@ never reaches the headline."""
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from tests.slots.judging.test_steady_state import closed_loop
 from vibey_gh.interfaces.bounds import Bounds
-from vibey_gh.slots.judging.judge import judge_sweep
+from vibey_gh.slots.judging.baseline import sweep_figures
+from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.records import StepRecord
 from vibey_gh.slots.judging.verdicts import (
     MEASURED_GAIN,
@@ -47,6 +50,22 @@ def test_one_slot_noise_is_named_when_the_one_slot_runs_vary() -> None:
     assert found.code == TOO_NOISY
     assert found.one_slot_noise is not None and found.one_slot_noise > 0.2, "1 s and 1.3 s turns"
     assert f"(one slot alone varied ±{found.one_slot_noise:.0%})" in judged.reason
+
+
+def test_an_interleaved_step_is_not_said_to_be_undecided_by_the_one_slot_runs() -> None:
+    """A step read against its own one-slot blocks owes its doubt to its pairs, not to how far
+    the sweep's one-slot runs strayed from each other."""
+    steps = sweep([0.6, 3.0, 0.8, 2.8] * 15, second_one_slot=1.3)
+    figures = sweep_figures(steps)
+    two = figures.steps[2]
+    own = replace(two, metrics=replace(two.metrics, gain_over_own_blocks=True))
+    interleaved = replace(figures, steps=(*figures.steps[:2], own, *figures.steps[3:]))
+    judged = judge_figures(interleaved, BOUNDS)
+    found = decidability(judged, BOUNDS)
+    assert found.code == TOO_NOISY and found.sentence is not None
+    assert "one slot alone varied" not in judged.reason
+    assert "its pairs of one-slot and N-slot blocks disagreed" in judged.reason
+    assert found.sentence in judged.reason
 
 
 def test_a_clear_answer_carries_its_code_and_no_noise_sentence() -> None:

@@ -199,9 +199,11 @@ def _judge_steps(figures: SweepFigures, bounds: Bounds) -> SweepJudgement:
     else:
         reason = "one: no step beat one slot inside every bound — "
     reason += "; ".join(_step_summary(v, bounds) for v in multi)
-    undecided = [v.slots for v in multi if v.inside_bounds and v.inconclusive]
-    if undecided:  # the noise decided, not the evidence: say so, and what would decide
-        reason += ". " + too_noisy_sentence(undecided, one_slot_noise(verdicts), bounds)
+    open_steps = [v for v in multi if v.inside_bounds and v.inconclusive]
+    if open_steps:  # the noise decided, not the evidence: say so, and what would decide
+        undecided = [v.slots for v in open_steps]
+        own = all(v.metrics.gain_over_own_blocks for v in open_steps)
+        reason += ". " + too_noisy_sentence(undecided, one_slot_noise(verdicts), bounds, own)
     return SweepJudgement(verdicts, 1, reason, figures)
 
 

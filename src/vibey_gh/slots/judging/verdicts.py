@@ -196,15 +196,25 @@ def decidability(judgement: Judgement, bounds: Bounds) -> Decidability:
     multi = [v for v in verdicts if v.slots > 1]
     if not multi:
         return Decidability(ONE_SLOT_ONLY, one_slot_noise=noise)
-    undecided = tuple(v.slots for v in multi if v.inside_bounds and v.inconclusive)
-    if not undecided:
+    open_steps = [v for v in multi if v.inside_bounds and v.inconclusive]
+    if not open_steps:
         return Decidability(NO_GAIN, one_slot_noise=noise)
-    return Decidability(TOO_NOISY, too_noisy_sentence(undecided, noise, bounds), undecided, noise)
+    undecided = tuple(v.slots for v in open_steps)
+    own = all(v.metrics.gain_over_own_blocks for v in open_steps)
+    sentence = too_noisy_sentence(undecided, noise, bounds, own)
+    return Decidability(TOO_NOISY, sentence, undecided, noise)
 
 
-def too_noisy_sentence(undecided: Sequence[int], noise: float | None, bounds: Bounds) -> str:
+def too_noisy_sentence(
+    undecided: Sequence[int], noise: float | None, bounds: Bounds, own_blocks: bool = False
+) -> str:
+    """Why the answer stays 1 where steps were inconclusive, and what would decide them.
+    own_blocks: every undecided step was read against its own one-slot blocks, so how far
+    the sweep's one-slot runs strayed from each other is no part of its doubt: its pairs'."""
     steps = ", ".join(f"N={n}" for n in undecided)
     measured = f" (one slot alone varied ±{noise:.0%})" if noise is not None and noise > 0 else ""
+    if own_blocks:
+        measured = " (its pairs of one-slot and N-slot blocks disagreed)"
     return (
         f"The steps were too noisy to decide{measured}: {steps} could not be told from one "
         f"slot at the {bounds.min_gain:.0%} gain needed, so the answer stays 1, the safe one. "
