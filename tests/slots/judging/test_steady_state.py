@@ -171,23 +171,10 @@ def test_an_inconclusive_step_neither_strikes_nor_resets_patience(
     four = [0.5] * 15 + [3.1] * 15 + [0.7] * 15 + [3.0] * 15  # about 2.2 turns/s, wide
     five = [2.5] * 60  # 2 turns/s again
     steps = _sweep([1.0] * 60, three, four, five)
-    generator = sweep_steps(lambda: bounds)
-    slots = next(generator)
-    stop: str | None = None
-    asked = [slots]
-    for step in steps:
-        try:
-            asked.append(generator.send(step))
-        except StopIteration as done:
-            stop = str(done.value)
-            break
+    asked, stop = _drive_and_close(steps, bounds)
     # N=3 (flat) strikes, N=4 (noisy) is inconclusive and leaves the count, N=5 strikes again;
     # then one slot closes the sweep (the drift check)
-    assert stop is None and asked == [1, 1, 2, 3, 4, 5, 1]
-    try:
-        generator.send(closed_loop(1, [1.0] * 60, index=len(steps)))
-    except StopIteration as done:
-        stop = str(done.value)
+    assert asked == [1, 1, 2, 3, 4, 5, 1]
     assert stop is not None and "2 steps without a 10% gain" in stop
     four_verdict = judge_sweep(steps[:5], bounds).verdicts[4]
     assert four_verdict.turns_per_hour_low < 7920 <= four_verdict.turns_per_hour_high
@@ -203,22 +190,27 @@ def test_a_marginal_step_short_of_min_gain_counts_toward_patience(
     bounds = Bounds(min_gain=0.10, patience=2)
     marginal = [0.6, 3.0, 0.8, 2.9] * 15
     steps = _sweep([1.0] * 60, [1.5] * 60, marginal)
+    asked, stop = _drive_and_close(steps, bounds)
+    # the sweep stopped after N=4: one slot closes it (the drift check)
+    assert asked == [1, 1, 2, 3, 4, 1]
+    assert stop is not None and "2 steps without a 10% gain" in stop
+
+
+def _drive_and_close(steps: list[StepRecord], bounds: Bounds) -> tuple[list[int], str | None]:
+    """Feed `steps` to a sweep, then a closing one-slot run once it asks for one: the slot
+    counts it asked for, and why it stopped (None: it stopped before the closing run)."""
     generator = sweep_steps(lambda: bounds)
     asked = [next(generator)]
-    stop: str | None = None
     for step in steps:
         try:
             asked.append(generator.send(step))
-        except StopIteration as done:
-            stop = str(done.value)
-            break
-    # the sweep stopped after N=4: one slot closes it (the drift check)
-    assert stop is None and asked == [1, 1, 2, 3, 4, 1]
+        except StopIteration:
+            return asked, None
     try:
         generator.send(closed_loop(1, [1.0] * 60, index=len(steps)))
     except StopIteration as done:
-        stop = str(done.value)
-    assert stop is not None and "2 steps without a 10% gain" in stop
+        return asked, str(done.value)
+    return asked, None
 
 
 def test_first_answers_decide_fidelity_in_a_step_that_repeats_turns() -> None:
