@@ -5,13 +5,11 @@ drift one slot read across the sweep; and widened by the planned look the step s
 
 from __future__ import annotations
 
-import math
-
 from msgspec.structs import replace
 
 from .figures import BaselineFigures, StepMetrics, SweepFigures
 from .statistics.sequential import widening
-from .statistics.stats import MIN_BATCHES, ratio_interval, t_quantile
+from .statistics.stats import log_interval, ratio_interval
 
 
 def at_its_look(metrics: StepMetrics, confidence: float) -> StepMetrics:
@@ -48,11 +46,8 @@ def gain_ratio(
     (`drift_widened`).
     """
     if metrics.paired and metrics.capacity_gain is not None:
-        se, clusters = metrics.capacity_gain_se, metrics.capacity_clusters
-        if se is None or clusters < MIN_BATCHES:
-            return None
-        half = t_quantile(0.5 + confidence / 2.0, clusters - 1) * se
-        return metrics.capacity_gain * math.exp(-half), metrics.capacity_gain * math.exp(half)
+        gain, se = metrics.capacity_gain, metrics.capacity_gain_se
+        return log_interval(gain, se, metrics.capacity_clusters, confidence)
     ratio = ratio_interval(metrics.throughput, baseline.bar, confidence)
     return drift_widened(ratio, baseline.drift)
 

@@ -185,6 +185,7 @@ def run_calibration(
     if stop_reason is None:
         # a port taken now is said before anything else (it is checked again at each step)
         ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
+        bounds = bounds_now()  # read once: the plan's parts agree with each other
         progress.sweep_started(
             SweepPlan(
                 explicit=req.slots,
@@ -193,17 +194,15 @@ def run_calibration(
                 min_step_s=req.config.min_step_seconds,
                 max_step_s=req.config.step_cap_seconds,
                 measured=measured_of(steps),
-                patience=bounds_now().patience,
+                patience=bounds.patience,
                 closing=req.config.interleave_seconds is None or think.waits,
                 one_pass_runs=(
                     req.config.interleave_seconds is not None
                     and not think.waits
-                    and bounds_now().latency_factor is None
+                    and bounds.latency_factor is None
                 ),
                 reference_passes=(
-                    math.ceil(REFERENCE_REPEATS / 2)
-                    if bounds_now().latency_factor is not None
-                    else None
+                    math.ceil(REFERENCE_REPEATS / 2) if bounds.latency_factor is not None else None
                 ),
             )
         )

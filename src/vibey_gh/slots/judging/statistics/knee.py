@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
+from .stats import MIN_BATCHES, Estimate, log_interval, ratio_interval
 
 
 class Rate(msgspec.Struct, frozen=True):
@@ -74,9 +74,7 @@ def over_best(
     if best_before.value <= 0:
         return None
     if paired_se is not None and step.batches >= MIN_BATCHES:
-        ratio = step.value / best_before.value
-        half = t_quantile(0.5 + confidence / 2.0, step.batches - 1) * paired_se
-        return ratio * math.exp(-half), ratio * math.exp(half)
+        return log_interval(step.value / best_before.value, paired_se, step.batches, confidence)
     return ratio_interval(step, best_before, confidence)
 
 
@@ -87,10 +85,7 @@ def rate_over(rate: Rate, bar: Rate, confidence: float) -> tuple[float, float] |
     how far that run strayed from the others); else `over_best`."""
     own = rate.own_gain
     if bar.slots <= 1 and own is not None:
-        if own.se is None or own.batches < MIN_BATCHES or own.value <= 0:
-            return None
-        half = t_quantile(0.5 + confidence / 2.0, own.batches - 1) * own.se
-        return own.value * math.exp(-half), own.value * math.exp(half)
+        return log_interval(own.value, own.se, own.batches, confidence) if own.value > 0 else None
     return over_best(rate.throughput, bar.throughput, confidence, rate.paired_over(bar))
 
 

@@ -79,6 +79,18 @@ class Estimate(msgspec.Struct, frozen=True):
         return self.se is not None and self.batches >= MIN_BATCHES
 
 
+def log_interval(
+    value: float, log_se: float | None, clusters: int, confidence: float
+) -> tuple[float, float] | None:
+    """Interval of a ratio known by the standard error of its log from `clusters` clusters
+    (Student's t on clusters − 1 degrees of freedom); None with fewer than MIN_BATCHES or no
+    standard error: such a ratio is a point, not an interval."""
+    if log_se is None or clusters < MIN_BATCHES:
+        return None
+    half = t_quantile(0.5 + confidence / 2.0, clusters - 1) * log_se
+    return value * math.exp(-half), value * math.exp(half)
+
+
 def ratio_interval(
     top: Estimate, bottom: Estimate, confidence: float
 ) -> tuple[float, float] | None:

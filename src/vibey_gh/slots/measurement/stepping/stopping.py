@@ -40,7 +40,13 @@ from ...judging.runs import RUNS, cluster_of, figure_of, replayed_runs
 from ...judging.statistics.knee import short_of_min_gain
 from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
 from ...judging.statistics.sequential import look_confidence, look_times
-from ...judging.statistics.stats import MIN_BATCHES, Estimate, ratio_interval, t_quantile
+from ...judging.statistics.stats import (
+    MIN_BATCHES,
+    Estimate,
+    log_interval,
+    ratio_interval,
+    t_quantile,
+)
 from ...judging.work import Pairing
 
 if TYPE_CHECKING:
@@ -212,10 +218,9 @@ class SteadyStateRule:
             ratio = self.pairing.gain(work)  # over its own one-slot blocks, as judged
         else:
             ratio = capacity_ratio([work], paired)
-        if ratio is None or ratio.log_se is None or ratio.clusters < MIN_BATCHES:
+        if ratio is None:
             return None
-        half = t_quantile(0.5 + confidence / 2.0, ratio.clusters - 1) * ratio.log_se
-        return ratio.value * math.exp(-half), ratio.value * math.exp(half)
+        return log_interval(ratio.value, ratio.log_se, ratio.clusters, confidence)
 
     def out_of_reach(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """Measuring to the cap could not show the step climbing over the best step before it
