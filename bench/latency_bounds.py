@@ -10,15 +10,15 @@ Two targets, each over several seeds (the simulated runner's noise seed):
   three, so the answer should be N = 2.
 
 The demo corpus (16 turns of different depth, repeated pass after pass), steps of
-`--min-step-seconds` (4) up to five times that, N up to 3. Printed per seed: the answer and,
-for the allowed N, the p95 it was judged on; then how many seeds met each target. For the
-decisive target also, per step, what the factor's p95 ratio rests on: how the step ended, how
-many requests of each turn it and the one-slot runs before it hold (what it is paired
-with), and the same turns' own slowdowns
-(each turn's geometric mean latency over its one-slot one: their geometric mean, and the
-lowest and highest) and how far their spread exceeds their noise (Cochran's Q, with how
-often noise alone gives one as high). `--noise 0` measures the capacity model's own per-turn
-slowdowns, the truth the noisy runs estimate.
+`--min-step-seconds` (4) up to the cap the config derives (no max_step_seconds given: with a
+latency bound set, forty times the minimum, its looks doubling past five), N up to 3. Printed
+per seed: the answer and, for the allowed N, the p95 it was judged on; then how many seeds met
+each target. For the decisive target also, per step, what the factor's p95 ratio rests on: how
+the step ended, how many requests of each turn it and the one-slot runs before it hold (what it
+is paired with), and the same turns' own slowdowns (each turn's geometric mean latency over its
+one-slot one: their geometric mean, and the lowest and highest) and how far their spread
+exceeds their noise (Cochran's Q, with how often noise alone gives one as high). `--noise 0`
+measures the capacity model's own per-turn slowdowns, the truth the noisy runs estimate.
 
     python bench/latency_bounds.py                     # 10 seeds of each
     python bench/latency_bounds.py --seeds 3 --targets decisive
@@ -181,9 +181,10 @@ def decisive(seed: int, args: argparse.Namespace, corpus: Corpus) -> tuple[int, 
         if verdict.slots > 1 and paired is not None:
             look = (verdict.metrics.look, verdict.metrics.looks)
             low, high = paired.interval(look_confidence(bounds.confidence, *look))
+            ends = "–".join("…" if end is None else f"{end:.2f}" for end in (low, high))
             print(
                 f"    N={verdict.slots}: p95 over turns of each turn's latency over its own at "
-                f"one slot {paired.point:.2f}× ({low or 0:.2f}–{high or 0:.2f}× at look "
+                f"one slot {paired.point:.2f}× ({ends}× at look "
                 f"{look[0]} of {look[1]}), "
                 f"{verdict.label}\n      {slowdowns(steps, by_index[verdict.index])}",
                 flush=True,

@@ -83,6 +83,7 @@ class Context:
     bounds_now: Callable[[], Bounds]
     min_step_seconds: float
     max_step_seconds: float
+    even_looks_seconds: float | None = None  # no latency bound here: evenly spaced to the cap
 
 
 def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[object, object]:

@@ -48,6 +48,13 @@ MAX_WINDOW = 1 << 24
 MIN_STEP_SECONDS = 60.0
 # A step inconclusive after min_step_seconds is measured longer, up to this many times as long.
 MAX_STEP_FACTOR = 5.0
+# With a latency bound set (and no max_step_seconds), that cap is this many times longer again:
+# a bound is judged on each turn's own latencies, and a step at two slots holds about seven
+# requests a turn at five times 4 s, where each turn's ratio carries about 5% of noise; a
+# true 1.41× against a 1.5× limit was then decided in 7–8 of 10 sweeps, and about 56 a turn
+# are needed for 9 (docs/performance.md). The looks past the ordinary cap double to it, so a
+# step that decides early is not held longer.
+LATENCY_CAP_FACTOR = 8.0
 STEP_SECONDS_RANGE = (0.1, 86_400.0)
 INTERLEAVE_SECONDS_RANGE = (0.1, 3_600.0)
 
@@ -72,7 +79,8 @@ class LocalModels(msgspec.Struct, frozen=True):
     runner_args: tuple[str, ...] = ()
     runner_env: dict[str, str] | None = None
     min_step_seconds: float = MIN_STEP_SECONDS
-    max_step_seconds: float | None = None  # None: MAX_STEP_FACTOR × min_step_seconds
+    # None: MAX_STEP_FACTOR × min_step_seconds (× LATENCY_CAP_FACTOR with a latency bound set)
+    max_step_seconds: float | None = None
     # a step above one slot alternates blocks this long of one turn at a time and all its
     # slots (`judging.interleaved`); None: all its slots throughout
     interleave_seconds: float | None = None
@@ -88,8 +96,17 @@ class LocalModels(msgspec.Struct, frozen=True):
     def step_cap_seconds(self) -> float:
         """The longest an inconclusive step is measured."""
         if self.max_step_seconds is None:
-            return MAX_STEP_FACTOR * self.min_step_seconds
+            longer = LATENCY_CAP_FACTOR if self.bounds.latency_bounds else 1.0
+            return longer * MAX_STEP_FACTOR * self.min_step_seconds
         return max(self.max_step_seconds, self.min_step_seconds)
+
+    @property
+    def even_looks_seconds(self) -> float | None:
+        """Where a step's planned looks stop being evenly spaced and double to the cap: the
+        ordinary cap, where a latency bound lengthened it; None (to the cap) otherwise."""
+        if self.max_step_seconds is None and self.bounds.latency_bounds:
+            return MAX_STEP_FACTOR * self.min_step_seconds
+        return None
 
     @property
     def production(self) -> str:

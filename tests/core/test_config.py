@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from msgspec.structs import replace
 
 from vibey_gh.cli.main import cli
 from vibey_gh.config import LocalModels, choose_config_file, find_config, load_config, parse_config
@@ -241,6 +242,11 @@ def test_step_lengths_and_the_simulated_runner_are_read() -> None:
     config = parse_config(raw, None)
     assert config.min_step_seconds == 20.0 and config.max_step_seconds is None
     assert config.step_cap_seconds == 100.0, "five times the minimum by default"
+    bound = replace(config, bounds=Bounds(latency_factor=1.5))
+    assert bound.step_cap_seconds == 800.0, "eight times that with a latency bound set"
+    assert bound.even_looks_seconds == 100.0 and config.even_looks_seconds is None
+    explicit = replace(bound, max_step_seconds=150.0)
+    assert explicit.step_cap_seconds == 150.0, "max_step_seconds set: as set"
     assert (config.simulated.knee, config.simulated.noise, config.simulated.seed) == (3, 0.2, 7)
     assert config.bounds.confidence == 0.95
     capped = parse_config({"local_models": {"max_step_seconds": 90}}, None)

@@ -107,6 +107,11 @@ def test_stored_paired_figures_read_back_and_judge_the_same() -> None:
 def test_planned_looks_spend_the_error_and_widen_early_intervals_most() -> None:
     assert look_times(60.0, 300.0) == [60.0, 120.0, 180.0, 240.0, 300.0]
     assert look_times(60.0, 60.0) == [60.0]
+    assert look_times(60.0, 210.0) == [70.0, 140.0, 210.0]  # three minimums fit: even
+    assert look_times(60.0, 500.0) == [100.0, 200.0, 300.0, 400.0, 500.0]
+    # past the ordinary cap (a latency bound lengthened it) each look is twice the last
+    assert look_times(4.0, 160.0, 20.0) == [4.0, 8.0, 12.0, 16.0, 20.0, 40.0, 80.0, 160.0]
+    assert look_times(4.0, 100.0, 20.0)[-2:] == [80.0, 100.0]
     spent = [1 - look_confidence(0.9, j, 5) for j in range(1, 6)]
     assert sum(spent) == pytest.approx(0.1)  # the union bound: at most 1 − confidence in all
     assert widening(0.9, 1, 5) > widening(0.9, 5, 5) > 1.0

@@ -35,7 +35,8 @@ MAX_SLOTS = 256
     "--max-step-seconds",
     type=float,
     help="Measure an inconclusive step, or a one-slot run whose interval is still wider than "
-    "half of min_gain, at most this long (default: 5 × the minimum).",
+    "half of min_gain, at most this long (default: 5 × the minimum; 40 × with a latency "
+    "bound set).",
 )
 @click.option(
     "--interleave-seconds",

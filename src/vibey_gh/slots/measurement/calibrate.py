@@ -59,7 +59,7 @@ from .resume import open_checkpoint, replay_completed
 from .stepping.orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .stepping.production_memory import check_fits_beside_production
 from .stepping.step import StepContext, StepProgress, measure_step
-from .stepping.stopping import REFERENCE_REPEATS
+from .stepping.stopping import reference_repeats
 
 MAX_REMEASURES = 2
 PORT_ADVICE = (
@@ -193,6 +193,7 @@ def run_calibration(
                 done=resumed,
                 min_step_s=req.config.min_step_seconds,
                 max_step_s=req.config.step_cap_seconds,
+                even_looks_s=req.config.even_looks_seconds,
                 measured=measured_of(steps),
                 patience=bounds.patience,
                 closing=req.config.interleave_seconds is None or think.waits,
@@ -202,7 +203,12 @@ def run_calibration(
                     and bounds.latency_factor is None
                 ),
                 reference_passes=(
-                    math.ceil(REFERENCE_REPEATS / 2) if bounds.latency_factor is not None else None
+                    math.ceil(
+                        reference_repeats(req.config.min_step_seconds, req.config.step_cap_seconds)
+                        / 2
+                    )
+                    if bounds.latency_factor is not None
+                    else None
                 ),
             )
         )
@@ -236,6 +242,7 @@ def run_calibration(
         early_verdicts=req.early_verdicts,
         min_step_seconds=req.config.min_step_seconds,
         max_step_seconds=req.config.step_cap_seconds,
+        even_looks_seconds=req.config.even_looks_seconds,
         interleave_seconds=req.config.interleave_seconds,
         production_footprint=env.production_footprint,
         think=think,

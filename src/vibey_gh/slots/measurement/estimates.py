@@ -17,7 +17,7 @@ N. A turn's cost (worker-seconds per served turn) at N is the latest step's scal
 it is unknown, so the estimate takes the middle (½) and its range both ends.
 
 With `latency_factor` set, the one-slot runs before the steps are the reference each step's
-turns are held against, and are measured on until they hold every turn `REFERENCE_REPEATS`
+turns are held against, and are measured on until they hold every turn `reference_repeats`
 times between them (half each: `stepping.stopping`): their window lasts that many passes at
 the least (within the cap), and a closing run, which stops at its first look, is not expected
 to last as long as they did (`passes`).
@@ -142,13 +142,14 @@ def estimate_step(
     max_step_s: float,
     passes: int | None = None,
     one_pass: bool = False,
+    even_looks_s: float | None = None,
 ) -> StepEstimate | None:
     """The step at `slots`, from the steps measured (None before the first). passes: a
     one-slot run measured until its window held every turn that many times (the reference of
-    `latency_factor`: `REFERENCE_REPEATS` / 2; a closing run with it set, once); None: its
+    `latency_factor`: `reference_repeats` / 2; a closing run with it set, once); None: its
     window as the latest of its kind's. one_pass: a one-slot run that ends once it served the
     corpus (no step's bar, in a sweep that interleaves): neither the minimum nor a look
-    holds it."""
+    holds it. even_looks_s: where the planned looks start doubling (`look_times`)."""
     if not measured:
         return None
     if one_pass:
@@ -180,7 +181,7 @@ def estimate_step(
     low = min(
         _replay_at(reference, slots, a, window_at(a, faster), pass_scale=faster)[0] for a in alphas
     )
-    past = overrun_s(measured, min_step_s, max_step_s)
+    past = overrun_s(measured, min_step_s, max_step_s, even_looks_s)
     high = max(
         _replay_at(reference, slots, a, window_at(a))[0]
         if one_pass
@@ -199,11 +200,16 @@ def estimate_step(
     )
 
 
-def overrun_s(measured: Sequence[MeasuredStep], min_step_s: float, max_step_s: float) -> float:
+def overrun_s(
+    measured: Sequence[MeasuredStep],
+    min_step_s: float,
+    max_step_s: float,
+    even_looks_s: float | None = None,
+) -> float:
     """The longest a measured window ran past the planned look it stopped at: a step is asked
     only at segment boundaries, so a window ends a segment's length after its look at most.
     A window the pass held past its look (the corpus covered after it) says nothing of that."""
-    looks = look_times(min_step_s, max_step_s)
+    looks = look_times(min_step_s, max_step_s, even_looks_s)
     overruns = []
     for step in measured:
         if step.window is None:
@@ -323,6 +329,7 @@ def sweep_left(
     max_step_s: float,
     passes: int | None = None,
     one_pass_runs: bool = False,
+    even_looks_s: float | None = None,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
     most every step it may take (each at its high one). None before the first step.
@@ -331,7 +338,9 @@ def sweep_left(
     if not ahead.slots:
         return 0.0, 0.0
     estimates = [
-        estimate_step(measured, n, min_step_s, max_step_s, held, one_pass_runs and n <= 1)
+        estimate_step(
+            measured, n, min_step_s, max_step_s, held, one_pass_runs and n <= 1, even_looks_s
+        )
         for n, held in zip(ahead.slots, reference_passes(ahead, passes), strict=True)
     ]
     known = [e for e in estimates if e is not None]

@@ -82,6 +82,8 @@ class SweepPlan(msgspec.Struct, frozen=True):
     # the sweep closes with one slot again (its steps do not interleave)
     closing: bool = True
     one_pass_runs: bool = False
+    # where a step's planned looks start doubling to the cap (None: evenly spaced to it)
+    even_looks_s: float | None = None
 
     @property
     def most_steps(self) -> int:
@@ -171,7 +173,13 @@ class LineProgress:
         plan = self._plan
         one_pass = plan.one_pass_runs and slots <= 1
         return estimate_step(
-            self._measured, slots, plan.min_step_s, plan.max_step_s, self._passes(slots), one_pass
+            self._measured,
+            slots,
+            plan.min_step_s,
+            plan.max_step_s,
+            self._passes(slots),
+            one_pass,
+            plan.even_looks_s,
         )
 
     def _passes(self, slots: int) -> int | None:
@@ -232,6 +240,7 @@ class LineProgress:
             plan.max_step_s,
             plan.reference_passes,
             plan.one_pass_runs,
+            plan.even_looks_s,
         )
 
     def time_left_text(self) -> str:

@@ -22,8 +22,10 @@ from vibey_gh.slots.measurement.calibrate import bars_for
 from vibey_gh.slots.measurement.stepping.stopping import (
     ENDED_DECIDED,
     ENDED_LATENCY_CAP,
+    REFERENCE_REPEATS,
     SteadyStateRule,
     gain_undecided,
+    reference_repeats,
 )
 
 STEPS = latency_sweep(ttft_at_two=0.3, ttft_at_three=0.4)
@@ -38,6 +40,7 @@ class Context:
     # planned looks every 30 s up to 150 s: the step's 100 s have passed three of them
     max_step_seconds: float = 150.0
     min_step_seconds: float = 1.0
+    even_looks_seconds: float | None = None
     clock: ManualClock = field(default_factory=lambda: ManualClock(t=100.0))
     corpus: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(shape="segments"))
 
@@ -73,6 +76,12 @@ def test_a_step_decided_on_its_gain_measures_on_while_a_latency_bound_is_undecid
     capped = rule(bounds, max_step_seconds=50.0)
     assert capped(list(TWO.turns)) is False
     assert capped.reached_cap and capped.why == ENDED_LATENCY_CAP
+    # a cap a latency bound lengthened keeps the ordinary cap's looks, then doubles: the step
+    # passes where the ordinary cap ended it, at an early look's confidence
+    longer = rule(bounds, max_step_seconds=400.0, min_step_seconds=10.0, even_looks_seconds=50.0)
+    assert longer.planned == [10.0, 20.0, 30.0, 40.0, 50.0, 100.0, 200.0, 400.0]
+    assert longer(list(TWO.turns)) is True and not longer.reached_cap
+    assert longer.look == 5 and longer.looks == 8  # the ordinary cap, now an early look
 
 
 def _closed_loop(
@@ -148,7 +157,7 @@ def test_a_bar_is_held_only_as_precisely_as_the_next_step_needs() -> None:
 
 def test_one_slot_runs_hold_each_turn_often_enough_to_be_the_latency_reference() -> None:
     """With latency_factor set, the one-slot runs before the steps are measured on until
-    they hold each turn REFERENCE_REPEATS times between them; without it, or for a closing
+    they hold each turn `reference_repeats` times between them; without it, or for a closing
     run after a complete reference, one slot stops as before."""
     first = _closed_loop(0, 1, 1.0, random.Random(5))  # t0..t9 of about 1 s, back to back
     window = list(first.turns)
@@ -168,6 +177,13 @@ def test_one_slot_runs_hold_each_turn_often_enough_to_be_the_latency_reference()
     # an earlier run of one pass leaves it short until this one holds half of it
     one_pass = replace(first, turns=tuple(t for t in first.turns if t.result.started < 10.0))
     assert short(factor, [one_pass], 22.0) and not short(factor, [one_pass], 60.0)
+    # a latency bound's long cap asks a longer reference, at most four times as long
+    assert reference_repeats(60.0, 300.0) == REFERENCE_REPEATS
+    assert reference_repeats(4.0, 40.0) == 2 * REFERENCE_REPEATS
+    assert reference_repeats(4.0, 160.0) == reference_repeats(4.0, 80.0) == 4 * REFERENCE_REPEATS
+    ctx = Context(factor, max_step_seconds=1200.0, min_step_seconds=60.0)
+    long_cap = SteadyStateRule(ctx, 1, (), None)  # type: ignore[arg-type]
+    assert long_cap.reference_short(window, 0.0, 60.0), "six a turn: short of half of 32"
 
 
 def test_a_step_whose_gain_decided_first_measures_on_while_its_latency_factor_is_open() -> None:
@@ -207,13 +223,13 @@ def test_a_marginal_step_read_short_of_min_gain_stops_one_read_above_it_goes_on(
 def test_a_one_slot_run_that_is_no_bar_ends_once_it_served_the_corpus() -> None:
     """In a sweep whose steps above one slot carry their own one-slot blocks, a one-slot run
     is no step's bar: it ends at its first ask (the step asks once every corpus turn was
-    served), with clusters enough; a bar is looked at first at a fifth of the cap (here 40 s of
-    a 200 s cap, past the 20 s minimum). With latency_factor set it is the reference its
-    repeats hold, looked at first at the minimum."""
+    served), with clusters enough; a bar is looked at first where its looks are evenly
+    spaced (here at 25 s of a 50 s cap, past the 20 s minimum). With latency_factor set it is
+    the reference its repeats hold, looked at first at the minimum."""
     run = _closed_loop(0, 1, 1.0, random.Random(3))  # t0..t9 of about 1 s, back to back
 
     def ends_at(no_bar: bool, seconds: float, bounds: Bounds | None = None) -> bool:
-        ctx = Context(bounds or Bounds(), max_step_seconds=200.0, min_step_seconds=20.0)
+        ctx = Context(bounds or Bounds(), max_step_seconds=50.0, min_step_seconds=20.0)
         ctx.clock = ManualClock(t=seconds)
         one_slot = SteadyStateRule(ctx, 1, (), None, no_bar=no_bar)  # type: ignore[arg-type]
         window = [t for t in run.turns if t.result.ended <= seconds]
@@ -225,6 +241,6 @@ def test_a_one_slot_run_that_is_no_bar_ends_once_it_served_the_corpus() -> None:
     reference = Bounds(latency_factor=1.5)
     assert not ends_at(True, 11.0, reference)
     # a step above one slot keeps its planned looks, no_bar or not
-    ctx = Context(Bounds(), max_step_seconds=200.0, min_step_seconds=20.0)
+    ctx = Context(Bounds(), max_step_seconds=50.0, min_step_seconds=20.0)
     two = SteadyStateRule(ctx, 2, (), None, no_bar=True)  # type: ignore[arg-type]
-    assert two.planned[0] == 40.0
+    assert two.planned[0] == 25.0

@@ -1,7 +1,8 @@
 """The planned sequential test: when a step may stop, and how wide its interval is then.
 
-A step is looked at only at planned times — `looks` of them, evenly spaced up to
-`max_step_seconds` (`look_times`) — not at every segment boundary: each look is one more
+A step is looked at only at planned times (`look_times`: every `min_step_seconds`, five of them
+at most, evenly spaced to `max_step_seconds`; past a cap a latency bound lengthened, each look
+twice the last) — not at every segment boundary: each look is one more
 chance for noise to decide, and looking whenever a turn ends turned a 0.5% chance of
 qualifying a +10% step into 5.5%. Each look spends a share of the error the confidence allows
 (1 − confidence): every look before the last spends a quarter of it in equal parts, the last
@@ -22,18 +23,27 @@ MAX_LOOKS = 5
 INTERIM_SHARE = 0.25  # of the error, spent over the looks before the last
 
 
-def planned_looks(min_seconds: float, max_seconds: float) -> int:
-    """How many looks a step gets: one per `min_step_seconds` up to the cap, at most 5."""
+def evenly_spaced_looks(min_seconds: float, max_seconds: float) -> int:
+    """How many looks come evenly spaced: one per `min_step_seconds` up to the cap, at most 5."""
     if min_seconds <= 0 or max_seconds <= min_seconds:
         return 1
     return max(1, min(MAX_LOOKS, math.floor(max_seconds / min_seconds + 1e-9)))
 
 
-def look_times(min_seconds: float, max_seconds: float) -> list[float]:
-    """Seconds of measurement window at which a step is looked at: evenly spaced, the last at
-    the cap, none before `min_seconds`."""
-    looks = planned_looks(min_seconds, max_seconds)
-    return [max(min_seconds, max_seconds * j / looks) for j in range(1, looks + 1)]
+def look_times(
+    min_seconds: float, max_seconds: float, even_until: float | None = None
+) -> list[float]:
+    """Seconds of measurement window at which a step is looked at: evenly spaced up to
+    `even_until` (None: the cap), then each twice the last; the last at the cap, none before
+    `min_seconds`. A cap a latency bound lengthened (`config.LATENCY_CAP_FACTOR`) so keeps the
+    looks the ordinary cap has, which a step that decides soon stops at, and spends few looks
+    on its long tail."""
+    even_end = max_seconds if even_until is None else min(max_seconds, even_until)
+    looks = evenly_spaced_looks(min_seconds, even_end)
+    times = [max(min_seconds, even_end * j / looks) for j in range(1, looks + 1)]
+    while times[-1] < max_seconds * (1 - 1e-9):
+        times.append(min(max_seconds, 2.0 * times[-1]))
+    return times
 
 
 def look_confidence(confidence: float, look: int, looks: int) -> float:

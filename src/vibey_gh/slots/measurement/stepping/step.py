@@ -112,6 +112,8 @@ class StepContext(msgspec.Struct, frozen=True):
     early_verdicts: bool = True
     min_step_seconds: float = 60.0
     max_step_seconds: float = 300.0
+    # the planned looks are evenly spaced up to here, then double to the cap (None: to the cap)
+    even_looks_seconds: float | None = None
     # what the production runner holds, left out of the charged memory (None: not watched)
     production_footprint: FootprintSource | None = None
     # the wait before each turn (the run's tools); none: back to back

@@ -3,19 +3,19 @@ segment boundary, which answers only at planned looks.
 
 At least `min_step_seconds` of measurement window and every corpus turn once. The step is
 looked at at planned times (`statistics.sequential.look_times`: every `min_step_seconds` up to
-`max_step_seconds`), each look at the confidence its share of the error allows, never in
-between. A one-slot run stops at its first look once its window holds enough distinct turns
-for clusters (its noise is carried by the paired interval of every later step, so it needs no
-width of its own) — with `latency_factor` set, at the first look after the one-slot runs
-before the steps also hold each turn often enough to be the reference of its slowdowns
-(`REFERENCE_REPEATS`). Above one slot it is measured on while, against a bar it is compared
-with, its gain interval reaches both sides of `min_gain` and does not lie inside the
-indifference zone around it (between half of min_gain and one and a half times it: a step
-shown to gain about min_gain but read below it stops instead of running to the cap; one read
-above it is measured on until its interval clears min_gain, as the knee rule asks), or while
-the p95 interval of a configured latency bound reaches both sides of its limit. Why it
-stopped, whether it reached the cap, and the look it stopped at go into the step's record
-(`measurement`).
+`max_step_seconds`, doubling past a cap a latency bound lengthened), each look at the
+confidence its share of the error allows, never in between. A one-slot run stops at its first
+look once its window holds enough distinct turns for clusters (its noise is carried by the
+paired interval of every later step, so it needs no width of its own) — with `latency_factor`
+set, at the first look after the one-slot runs before the steps also hold each turn often
+enough to be the reference of its slowdowns (`reference_repeats`). Above one slot it is
+measured on while, against a bar it is compared with, its gain interval reaches both sides of
+`min_gain` and does not lie inside the indifference zone around it (between half of min_gain
+and one and a half times it: a step shown to gain about min_gain but read below it stops
+instead of running to the cap; one read above it is measured on until its interval clears
+min_gain, as the knee rule asks), or while the p95 interval of a configured latency bound
+reaches both sides of its limit. Why it stopped, whether it reached the cap, and the look it
+stopped at go into the step's record (`measurement`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ....config import MAX_STEP_FACTOR
 from ...judging.baseline import NO_GAIN_IN_REACH, turns_latency
 from ...judging.interleaved import turns_at_full
 from ...judging.latencies.latency_bounds import undecided_latency_bounds
@@ -69,6 +70,8 @@ class StepContext(Protocol):
     def min_step_seconds(self) -> float: ...
     @property
     def max_step_seconds(self) -> float: ...
+    @property
+    def even_looks_seconds(self) -> float | None: ...
 
 
 # why a steady-state step stopped measuring
@@ -83,11 +86,26 @@ ENDED_ONE_PASS = "served the corpus once: no step's bar"
 # hold together (`reference_short`): a turn's slowdown is its mean at N over its mean at one
 # slot, so the reference should be known no worse than the step's own side, and a step at two
 # slots holds about seven a turn at its cap; a reference of two (one 4 s pass per run) carried
-# most of each ratio's noise (`bench/latency_bounds.py`, docs/performance.md)
+# most of each ratio's noise (`bench/latency_bounds.py`, docs/performance.md). A longer cap
+# (`reference_repeats`) asks more of it, up to four times this.
 REFERENCE_REPEATS = 8
+MAX_REFERENCE_STRETCH = 4
 # one-sided: the chance, at one look, that a step's true gain over the best step lies above
 # the optimistic end its futility is judged from
 OPTIMISTIC_QUANTILE = 1.2816  # the normal's 90th percentile
+
+
+def reference_repeats(min_step_seconds: float, max_step_seconds: float) -> int:
+    """How many requests of each turn the reference of `latency_factor` holds: eight where a
+    step's cap is five minimums (the step's side holds about seven a turn there), more in
+    proportion to a longer cap (a latency bound's derived one, `LATENCY_CAP_FACTOR`), up to four
+    times that — the reference serves every step, so it is worth more than one step's side
+    (32 a turn against 56 at two slots: a true 1.41× is held under a 1.5× limit in 96% of
+    made-up sweeps, docs/performance.md)."""
+    if min_step_seconds <= 0:
+        return REFERENCE_REPEATS
+    stretch = max_step_seconds / (MAX_STEP_FACTOR * min_step_seconds)
+    return round(REFERENCE_REPEATS * min(MAX_REFERENCE_STRETCH, max(1.0, stretch)))
 
 
 @dataclass(eq=False)
@@ -123,7 +141,10 @@ class SteadyStateRule:
     look: int = field(default=0, init=False)  # the last planned look taken (1-based; 0: none yet)
 
     def __post_init__(self) -> None:
-        self.planned = look_times(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
+        ctx = self.ctx
+        self.planned = look_times(
+            ctx.min_step_seconds, ctx.max_step_seconds, ctx.even_looks_seconds
+        )
         if self.no_bar and self.slots <= 1:
             self.planned[0] = self.ctx.min_step_seconds
 
@@ -309,7 +330,7 @@ class SteadyStateRule:
     def reference_short(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """With `latency_factor` set, a one-slot run is the reference each later step's turns
         (runs, for a corpus of whole runs) are held against one by one: it is measured on
-        while the one-slot runs so far hold one of them fewer than `REFERENCE_REPEATS` times
+        while the one-slot runs so far hold one of them fewer than `reference_repeats` times
         and this run fewer than half of that. The two runs before the steps share the
         repeats; a closing run, once they are complete, stops at its first look. What the
         judge pairs counts: served turns started in the window, completed runs ended in it."""
@@ -328,7 +349,8 @@ class SteadyStateRule:
         wanted = set(own) | set(earlier)
         fewest_in_all = min((own[k] + len(earlier.get(k, ())) for k in wanted), default=0)
         fewest_here = min((own[k] for k in wanted), default=0)
-        return fewest_in_all < REFERENCE_REPEATS and 2 * fewest_here < REFERENCE_REPEATS
+        repeats = reference_repeats(self.ctx.min_step_seconds, self.ctx.max_step_seconds)
+        return fewest_in_all < repeats and 2 * fewest_here < repeats
 
     def latency_undecided(self, turns: list[TurnRecord], start: float, now: float) -> bool:
         """A configured latency bound's p95 interval, at this look's confidence (as the judge
