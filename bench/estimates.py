@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> Watched:
             calibration_port=free_port(),
             production_url=f"http://127.0.0.1:{free_port()}",
             min_step_seconds=args.min_step_seconds,
-            max_step_seconds=args.max_step_seconds,
+            max_step_seconds=args.max_step_seconds or None,  # 0: the config's derived cap
             simulated=SimulatedModel(
                 knee=args.knee, seed=args.seed, tokens_per_second=args.tokens_per_second
             ),
@@ -108,7 +108,9 @@ def run(args: argparse.Namespace) -> Watched:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-step-seconds", type=float, default=20.0)
-    parser.add_argument("--max-step-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--max-step-seconds", type=float, default=60.0, help="0: unset, the cap the config derives"
+    )
     parser.add_argument("--tokens-per-second", type=float, default=400.0)
     parser.add_argument("--knee", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
@@ -118,7 +120,8 @@ def main() -> int:
     args = parser.parse_args()
     print(
         f"simulated runner (knee {args.knee}, {args.tokens_per_second:g} tokens/s), demo "
-        f"corpus, steps {args.min_step_seconds:g}–{args.max_step_seconds:g} s"
+        f"corpus, steps {args.min_step_seconds:g}–"
+        f"{f'{args.max_step_seconds:g} s' if args.max_step_seconds else 'the derived cap'}"
         + (f", latency_factor {args.latency_factor:g}" if args.latency_factor else ""),
         flush=True,
     )
