@@ -39,6 +39,11 @@ def test_changed_options_name_the_option_and_both_values() -> None:
     new = {"window": 4096, "max_tokens": 256, "steps": {"min_seconds": 60.0, "max_seconds": 60.0}}
     assert changed_options(old, new) == ["--max-tokens 128 → 256", "--min-step-seconds 20 → 60"]
     assert changed_options(old, {**old, "max_slots": 9}) == [], "the extent is not measured"
+    # a latency bound added since lengthens the derived cap: the message says where it came from
+    bound = {**old, "steps": {"min_seconds": 20.0, "max_seconds": 800.0}}
+    assert changed_options(old, bound) == [
+        "--max-step-seconds (set, or derived: a latency bound lengthens it) 60 → 800"
+    ]
 
 
 def test_a_larger_max_slots_extends_the_paused_sweep(tmp_path: Path, layout: StateLayout) -> None:

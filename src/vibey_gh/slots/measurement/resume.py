@@ -37,7 +37,8 @@ OPTION_OF_METHOD_KEY = {
     "window": "--window",
     "max_tokens": "--max-tokens",
     "steps.min_seconds": "--min-step-seconds",
-    "steps.max_seconds": "--max-step-seconds",
+    # unset, the cap is derived: five minimums, eight times that with a latency bound set
+    "steps.max_seconds": "--max-step-seconds (set, or derived: a latency bound lengthens it)",
     "interleave_seconds": "--interleave-seconds",
 }
 
