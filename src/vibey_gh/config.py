@@ -96,7 +96,7 @@ class LocalModels(msgspec.Struct, frozen=True):
     def step_cap_seconds(self) -> float:
         """The longest an inconclusive step is measured."""
         if self.max_step_seconds is None:
-            longer = LATENCY_CAP_FACTOR if self.bounds.latency_bounds else 1.0
+            longer = LATENCY_CAP_FACTOR if self._latency_lengthens_cap else 1.0
             return longer * MAX_STEP_FACTOR * self.min_step_seconds
         return max(self.max_step_seconds, self.min_step_seconds)
 
@@ -104,9 +104,14 @@ class LocalModels(msgspec.Struct, frozen=True):
     def even_looks_seconds(self) -> float | None:
         """Where a step's planned looks stop being evenly spaced and double to the cap: the
         ordinary cap, where a latency bound lengthened it; None (to the cap) otherwise."""
-        if self.max_step_seconds is None and self.bounds.latency_bounds:
+        if self._latency_lengthens_cap:
             return MAX_STEP_FACTOR * self.min_step_seconds
         return None
+
+    @property
+    def _latency_lengthens_cap(self) -> bool:
+        """The cap is derived (no max_step_seconds) and a latency bound is set."""
+        return self.max_step_seconds is None and bool(self.bounds.latency_bounds)
 
     @property
     def production(self) -> str:

@@ -83,17 +83,24 @@ def rate_over(rate: Rate, bar: Rate, confidence: float) -> tuple[float, float] |
     step's own gain (its N blocks over its own one-slot blocks, as its verdict reads it: a
     one-slot run of the sweep is no reference of it, and read against one its ratio moved by
     how far that run strayed from the others); else `over_best`."""
-    own = rate.own_gain
-    if bar.slots <= 1 and own is not None:
+    own = _own_over(rate, bar)
+    if own is not None:
         return log_interval(own.value, own.se, own.batches, confidence) if own.value > 0 else None
     return over_best(rate.throughput, bar.throughput, confidence, rate.paired_over(bar))
 
 
 def point_over(rate: Rate, bar: Rate) -> float:
     """A step's throughput over a bar step's, as a point (`rate_over`); 0 over nothing."""
-    if bar.slots <= 1 and rate.own_gain is not None:
-        return rate.own_gain.value
+    own = _own_over(rate, bar)
+    if own is not None:
+        return own.value
     return rate.throughput.value / bar.throughput.value if bar.throughput.value > 0 else 0.0
+
+
+def _own_over(rate: Rate, bar: Rate) -> Estimate | None:
+    """The step's own gain where it is what the step is held to against `bar`: an interleaved
+    step's, over a one-slot bar; None otherwise."""
+    return rate.own_gain if bar.slots <= 1 else None
 
 
 # How a step reads against the best step before it (`gain_against`).
@@ -216,8 +223,7 @@ def _shown_above(rate: Rate, other: Rate, confidence: float) -> bool:
 def _paired(later: Rate, earlier: Rate) -> bool:
     """The later step's throughput over the earlier one's is known paired: by cluster, or as
     an interleaved step's own gain over a one-slot step."""
-    own = earlier.slots <= 1 and later.own_gain is not None
-    return own or later.paired_over(earlier) is not None
+    return _own_over(later, earlier) is not None or later.paired_over(earlier) is not None
 
 
 def _best_before(rates: Sequence[Rate], confidence: float) -> dict[int, Rate | None]:
