@@ -14,6 +14,7 @@ evidence and its report after the last one is printed apart.
     python bench/estimates.py --min-step-seconds 2 --tokens-per-second 60   # a pass holds
     python bench/estimates.py --min-step-seconds 2 --tokens-per-second 60 --knee 1  # saturated
     python bench/estimates.py --min-step-seconds 4 --max-step-seconds 20 --latency-factor 1.5
+    python bench/estimates.py --interleave-seconds 1    # steps above one slot in blocks
 
 The first is window-bound (each step measures its 20 s; one pass takes a few seconds), the
 others pass-bound (a pass over the corpus takes longer than the window), as the embedded demo
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> Watched:
                 knee=args.knee, seed=args.seed, tokens_per_second=args.tokens_per_second
             ),
             bounds=Bounds(latency_factor=args.latency_factor),
+            interleave_seconds=args.interleave_seconds,
         )
         request = CalibrationRequest(
             config=config,
@@ -117,12 +119,19 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--max-slots", type=int, default=4)
     parser.add_argument("--latency-factor", type=float, default=None)
+    parser.add_argument(
+        "--interleave-seconds",
+        type=float,
+        default=None,
+        help="steps above one slot serve blocks this long (the product's interleave_seconds)",
+    )
     args = parser.parse_args()
     print(
         f"simulated runner (knee {args.knee}, {args.tokens_per_second:g} tokens/s), demo "
         f"corpus, steps {args.min_step_seconds:g}–"
         f"{f'{args.max_step_seconds:g} s' if args.max_step_seconds else 'the derived cap'}"
-        + (f", latency_factor {args.latency_factor:g}" if args.latency_factor else ""),
+        + (f", latency_factor {args.latency_factor:g}" if args.latency_factor else "")
+        + (f", blocks of {args.interleave_seconds:g} s" if args.interleave_seconds else ""),
         flush=True,
     )
     watched = run(args)

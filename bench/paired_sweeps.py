@@ -84,6 +84,7 @@ class Context:
     min_step_seconds: float
     max_step_seconds: float
     even_looks_seconds: float | None = None  # no latency bound here: evenly spaced to the cap
+    interleave_seconds: float | None = None  # `--interleave`: its blocks' length
 
 
 def bars(steps: Sequence[StepRecord], slots: int, bounds: Bounds) -> tuple[object, object]:
@@ -148,7 +149,14 @@ def run_sweep(
 ) -> tuple[SweepJudgement, float, list[StepRecord]]:
     bounds = Bounds()
     clock = VirtualClock()
-    ctx = Context(clock, corpus, lambda: bounds, args.min_step_seconds, args.max_step_seconds)
+    ctx = Context(
+        clock,
+        corpus,
+        lambda: bounds,
+        args.min_step_seconds,
+        args.max_step_seconds,
+        interleave_seconds=getattr(args, "interleave", None),
+    )
     rng = random.Random(seed)
     wander = Wander(model, seed)  # the machine's, over the whole sweep
     generator = sweep_steps(lambda: bounds, None, args.max_slots)

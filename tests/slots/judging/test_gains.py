@@ -16,6 +16,7 @@ from vibey_gh.slots.judging.gains import interval_method
 from vibey_gh.slots.judging.judge import judge_figures, judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
 from vibey_gh.slots.judging.statistics.sequential import (
+    first_look,
     look_confidence,
     look_times,
     widening,
@@ -112,6 +113,13 @@ def test_planned_looks_spend_the_error_and_widen_early_intervals_most() -> None:
     # past the ordinary cap (a latency bound lengthened it) each look is twice the last
     assert look_times(4.0, 160.0, 20.0) == [4.0, 8.0, 12.0, 16.0, 20.0, 40.0, 80.0, 160.0]
     assert look_times(4.0, 100.0, 20.0)[-2:] == [80.0, 100.0]
+    # an interleaved step looks once more, first, at half the minimum; no other step does
+    assert first_look(60.0, 1.4) == 30.0 and first_look(60.0, None) is None
+    assert first_look(60.0, 1.875) == 30.0 and first_look(60.0, 2.0) is None  # 8 pairs by then
+    assert first_look(20.0, 7.0) is None  # the demo's blocks: eight pairs take 112 s
+    assert look_times(60.0, 300.0, first=30.0) == [30.0, 60.0, 120.0, 180.0, 240.0, 300.0]
+    assert look_times(60.0, 300.0, first=60.0) == look_times(60.0, 300.0)
+    assert look_times(4.0, 160.0, 20.0, 2.0)[:2] == [2.0, 4.0]
     spent = [1 - look_confidence(0.9, j, 5) for j in range(1, 6)]
     assert sum(spent) == pytest.approx(0.1)  # the union bound: at most 1 − confidence in all
     assert widening(0.9, 1, 5) > widening(0.9, 5, 5) > 1.0

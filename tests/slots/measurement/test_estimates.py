@@ -53,6 +53,7 @@ def test_a_one_slot_run_of_one_pass_is_estimated_at_its_pass_not_the_minimum() -
     assert once.likely < 0.5 * floored.likely
     assert overhead + BRIEF.covered_s <= once.likely <= overhead + 1.5 * BRIEF.covered_s
     assert once.high < 20.0
+    assert once.high > 1.05 * once.likely, "a pass may run a little slower than the last"
     ahead = steps_ahead(None, 2, 1, closes=False)
     left = sweep_left([BRIEF], ahead, 20.0, 60.0, one_pass_runs=True)
     plain = sweep_left([BRIEF], ahead, 20.0, 60.0)
@@ -211,3 +212,23 @@ def test_the_sweep_counts_the_reference_runs_still_to_come() -> None:
     # at least three more passes of the second run, each a tenth faster at the low end
     assert with_reference[0] - without[0] == pytest.approx(0.9 * 3 * brief.covered_s, rel=0.05)
     assert with_reference[1] == pytest.approx(without[1]), "at most every step to its cap"
+
+
+def test_an_interleaved_step_may_end_at_its_first_look_at_half_the_minimum() -> None:
+    """A step above one slot that interleaves is first looked at at half the minimum: its
+    low end is that much shorter; a one-slot run's is not, nor a step's that does not."""
+    two = replace(BRIEF, slots=2, window=(0.3, 60.3), replay_s=61.0, took_s=61.4, served=300)
+    plain = estimate_step([BRIEF, two], 2, 60.0, 300.0)
+    sooner = estimate_step([BRIEF, two], 2, 60.0, 300.0, first_look_s=30.0)
+    one_slot = estimate_step([BRIEF, two], 1, 60.0, 300.0, first_look_s=30.0)
+    assert plain is not None and sooner is not None and one_slot is not None
+    # and counted from its first block, as the replay starts: after no ramp
+    assert sooner.low == pytest.approx(plain.low - 30.0 - two.window[0])
+    assert sooner.high == plain.high and sooner.likely == plain.likely
+    assert one_slot == estimate_step([BRIEF, two], 1, 60.0, 300.0)
+    ahead = steps_ahead(None, 3, 2, closes=False)
+    left = sweep_left([BRIEF, two], ahead, 60.0, 300.0, first_look_s=30.0)
+    before = sweep_left([BRIEF, two], ahead, 60.0, 300.0)
+    assert left is not None and before is not None and left[0] < before[0]
+    # a window that stopped at that look did not overrun the one at the minimum
+    assert overrun_s([replace(two, window=(0.3, 31.0))], 60.0, 300.0, None, 30.0) < 1.0

@@ -78,6 +78,16 @@ def test_a_one_slot_run_of_an_interleaved_sweep_says_it_serves_the_corpus_once()
     )
 
 
+def test_an_interleaved_sweep_says_its_steps_above_one_slot_may_end_sooner() -> None:
+    lines: list[str] = []
+    progress = LineProgress(lines.append, every_s=0.0)
+    progress.sweep_started(replace(PLAN, closing=False, first_look_s=30.0))
+    assert lines[0].endswith("measures 60 s–5 min (an interleaved one from 30 s)")
+    assert progress.step_detail(0, 0).endswith("(min 60, max 300), 0 turns served, corpus 0/0 once")
+    progress.step_started(2, 2, 1, 8)
+    assert "(min 30, max 300)" in progress.step_detail(0, 0)
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0

@@ -22,6 +22,7 @@ from vibey_gh.interfaces.slots_interface import ChatSettings, RunnerLaunch
 from vibey_gh.slots.evidence.store import load_evidence
 from vibey_gh.slots.judging.judge import judge_sweep
 from vibey_gh.slots.judging.metrics import step_metrics
+from vibey_gh.slots.judging.statistics.sequential import look_times
 from vibey_gh.slots.measurement.stepping.step import (
     ENDED_BAR_CAP,
     ENDED_CAP,
@@ -191,6 +192,9 @@ def test_an_interleaved_step_serves_blocks_of_one_and_n_and_is_judged_on_them(
     assert not one.blocks
     assert [b.at_once for b in two.blocks[:8]] == [1, 2, 2, 1, 1, 2, 2, 1][: len(two.blocks)]
     assert two.measurement is not None and two.measurement["block_seconds"] == 0.25
+    # eight pairs of 0.25 s blocks cannot close by half the 0.3 s minimum: no extra look
+    assert one.measurement is not None
+    assert two.measurement["looks"] == one.measurement["looks"] == len(look_times(0.3, 6))
     for turn in two.turns:
         if turn.block >= 0 and two.blocks[turn.block].at_once == 1:
             assert turn.worker == 0  # one at a time: worker 0's
@@ -203,3 +207,21 @@ def test_an_interleaved_step_serves_blocks_of_one_and_n_and_is_judged_on_them(
     calibrate(tmp_path, layout, plain, max_runs=1, slots=(1, 1, 2))
     with pytest.raises(BadInput, match="--interleave-seconds unset → 0.25"):
         calibrate(tmp_path, layout, config, max_runs=1, slots=(1, 1, 2))
+
+
+def test_an_interleaved_step_whose_pairs_close_by_half_the_minimum_is_looked_at_there(
+    tmp_path: Path, layout: StateLayout
+) -> None:
+    """Blocks of 0.05 s close eight pairs in under a second: the N=2 step plans a first look
+    at 1 s of its 2 s minimum (where it stops on a clear gain depends on how fast this
+    machine closes its blocks: the rule itself is tested with a clock in test_stopping)."""
+    config = replace(
+        simulated_config(min_step_seconds=2.0, max_step_seconds=10.0), interleave_seconds=0.05
+    )
+    _, outcome = calibrate(tmp_path, layout, config, slots=(1, 1, 2))
+    assert outcome.recorded
+    one, _, two = load_evidence(outcome.evidence).steps
+    assert one.measurement is not None and two.measurement is not None
+    assert two.measurement["looks"] == len(look_times(2.0, 10.0)) + 1
+    assert one.measurement["looks"] == len(look_times(2.0, 10.0))
+    assert two.measurement["why_ended"] == ENDED_DECIDED, two.measurement

@@ -37,6 +37,7 @@ from ..judging.judge import Verdict, judge_figures, rates_of
 from ..judging.records import StepRecord
 from ..judging.statistics.knee import best_of
 from ..judging.statistics.paired import StepWork
+from ..judging.statistics.sequential import first_look
 from ..judging.statistics.stats import Estimate
 from ..judging.sweep import next_step_gain, sweep_steps
 from ..judging.truth.trust import untrustworthy_floor
@@ -186,6 +187,8 @@ def run_calibration(
         # a port taken now is said before anything else (it is checked again at each step)
         ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
         bounds = bounds_now()  # read once: the plan's parts agree with each other
+        # every step above one slot carries its own one-slot blocks (`stepping.step`)
+        interleaves = req.config.interleave_seconds is not None and not think.waits
         progress.sweep_started(
             SweepPlan(
                 explicit=req.slots,
@@ -196,12 +199,12 @@ def run_calibration(
                 even_looks_s=req.config.even_looks_seconds,
                 measured=measured_of(steps),
                 patience=bounds.patience,
-                closing=req.config.interleave_seconds is None or think.waits,
-                one_pass_runs=(
-                    req.config.interleave_seconds is not None
-                    and not think.waits
-                    and bounds.latency_factor is None
+                closing=not interleaves,
+                first_look_s=first_look(
+                    req.config.min_step_seconds,
+                    req.config.interleave_seconds if interleaves else None,
                 ),
+                one_pass_runs=interleaves and bounds.latency_factor is None,
                 reference_passes=(
                     math.ceil(
                         reference_repeats(req.config.min_step_seconds, req.config.step_cap_seconds)

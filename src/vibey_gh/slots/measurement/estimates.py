@@ -23,16 +23,16 @@ the least (within the cap), and a closing run, which stops at its first look, is
 to last as long as they did (`passes`).
 
 The range is what the rule allows: at the low end the window ends at its first look (the
-minimum), and the pass and the overhead run a tenth faster than measured (a shared machine's
-noise); at the high end the window ends only at the cap (an interval the noise keeps
-undecided is measured that long), past it to a segment boundary (the longest overrun seen, a
-turn at least) and a drain of the turns in flight, with the longest overhead seen and its
-spread once more; a pass that takes longer holds the step past either. The sweep's time left is
-likewise the steps it takes at least (each at its low end) to every step it may take, the
-closing one-slot run included (each at its high end): the planner's steps are an input
-(`StepsAhead`), so a planner that orders them otherwise needs no change here. Nothing here is a
-bound or a verdict: only what the progress lines print, checked against the real durations by
-bench/estimates.py.
+minimum, or half of it for an interleaved step), and the pass and the overhead run a tenth
+faster than measured (a shared machine's noise); at the high end the window ends only at the
+cap (an interval the noise keeps undecided is measured that long), past it to a segment
+boundary (the longest overrun seen, a turn at least) and a drain of the turns in flight, with
+the longest overhead seen and its spread once more; a pass that takes longer holds the step
+past either. The sweep's time left is likewise the steps it takes at least (each at its low
+end) to every step it may take, the closing one-slot run included (each at its high end): the
+planner's steps are an input (`StepsAhead`), so a planner that orders them otherwise needs no
+change here. Nothing here is a bound or a verdict: only what the progress lines print, checked
+against the real durations by bench/estimates.py.
 """
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ from ..judging.sweep import default_order
 
 # α before two slot counts were measured: the middle of "scales" and "saturated"
 UNKNOWN_ALPHA = 0.5
-# how much faster than measured the same step may run on a shared machine (its pass, its
-# overhead): the low end allows for it (bench/estimates.py saw the same N again 3–6% faster)
+# how much faster (or slower) than measured the same step may run on a shared machine (its
+# pass, its overhead): the low end allows for it, and the high end of a run that one pass
+# ends (bench/estimates.py saw the same N again 3–6% faster, and a one-pass run 5% slower)
 SAME_STEP_FASTER = 0.1
 ALPHA_RANGE = (0.0, 1.0)
 
@@ -143,17 +144,23 @@ def estimate_step(
     passes: int | None = None,
     one_pass: bool = False,
     even_looks_s: float | None = None,
+    first_look_s: float | None = None,
 ) -> StepEstimate | None:
     """The step at `slots`, from the steps measured (None before the first). passes: a
     one-slot run measured until its window held every turn that many times (the reference of
     `latency_factor`: `reference_repeats` / 2; a closing run with it set, once); None: its
     window as the latest of its kind's. one_pass: a one-slot run that ends once it served the
     corpus (no step's bar, in a sweep that interleaves): neither the minimum nor a look
-    holds it. even_looks_s: where the planned looks start doubling (`look_times`)."""
+    holds it. even_looks_s: where the planned looks start doubling (`look_times`).
+    first_look_s: a step above one slot's first look, where it comes before the minimum (an
+    interleaved step's: `sequential.first_look`)."""
     if not measured:
         return None
     if one_pass:
         passes, min_step_s = 1, 0.0
+    first = first_look_s if slots > 1 else None
+    if first is not None:
+        min_step_s = min(min_step_s, first)
     overheads = [max(0.0, m.took_s - m.replay_s) for m in measured]
     overhead = sum(overheads) / len(overheads)
     # the latest step at the same N says most of this one (the closing one-slot run after
@@ -179,11 +186,20 @@ def estimate_step(
     # take), or only at the cap, past it by a segment: how long it is held depends on the
     # noise the step meets
     low = min(
-        _replay_at(reference, slots, a, window_at(a, faster), pass_scale=faster)[0] for a in alphas
+        _replay_at(
+            reference,
+            slots,
+            a,
+            window_at(a, faster),
+            pass_scale=faster,
+            from_start=first is not None,  # its first look counts from its first block
+        )[0]
+        for a in alphas
     )
-    past = overrun_s(measured, min_step_s, max_step_s, even_looks_s)
+    past = overrun_s(measured, min_step_s, max_step_s, even_looks_s, first)
+    slower = 1.0 + SAME_STEP_FASTER
     high = max(
-        _replay_at(reference, slots, a, window_at(a))[0]
+        _replay_at(reference, slots, a, window_at(a, slower), pass_scale=slower)[0]
         if one_pass
         else _replay_at(reference, slots, a, max_step_s, past)[0]
         for a in alphas
@@ -205,11 +221,12 @@ def overrun_s(
     min_step_s: float,
     max_step_s: float,
     even_looks_s: float | None = None,
+    first_look_s: float | None = None,
 ) -> float:
     """The longest a measured window ran past the planned look it stopped at: a step is asked
     only at segment boundaries, so a window ends a segment's length after its look at most.
     A window the pass held past its look (the corpus covered after it) says nothing of that."""
-    looks = look_times(min_step_s, max_step_s, even_looks_s)
+    looks = look_times(min_step_s, max_step_s, even_looks_s, first_look_s)
     overruns = []
     for step in measured:
         if step.window is None:
@@ -240,15 +257,17 @@ def _replay_at(
     window_s: float,
     past_s: float | None = None,
     pass_scale: float = 1.0,
+    from_start: bool = False,
 ) -> tuple[float, bool]:
     """Seconds of replay at `slots` scaled from `ref`, and whether the pass holds it
     (pass_scale: the pass that much faster or slower than `ref`'s).
     past_s (the longest overrun seen): the window runs on past `window_s` to a segment
     boundary, that long or a turn at least, and the drain takes a turn at least (the others'
-    turns in flight), however briefly `ref`'s did."""
+    turns in flight), however briefly `ref`'s did. from_start: the rule's window starts as
+    the replay does (an interleaved step's, at its first block), after no ramp."""
     turn = (slots / ref.slots) ** alpha  # a turn's cost at `slots`, relative to ref's
     per_pass = turn * ref.slots / slots  # a pass's time, relative
-    ramp = ref.window[0] if ref.window is not None else 0.0
+    ramp = ref.window[0] if ref.window is not None and not from_start else 0.0
     window_end = ref.window[1] if ref.window is not None else ref.covered_s
     drain = max(0.0, ref.replay_s - max(ref.covered_s, window_end)) * turn
     covered = ref.covered_s * per_pass * pass_scale
@@ -330,16 +349,25 @@ def sweep_left(
     passes: int | None = None,
     one_pass_runs: bool = False,
     even_looks_s: float | None = None,
+    first_look_s: float | None = None,
 ) -> tuple[float, float] | None:
     """Seconds the sweep has left: at least its fewest steps (each at its low estimate), at
     most every step it may take (each at its high one). None before the first step.
     passes: what a one-slot reference run holds of every turn (`reference_passes`).
-    one_pass_runs: its one-slot runs end once they served the corpus (`estimate_step`)."""
+    one_pass_runs: its one-slot runs end once they served the corpus (`estimate_step`).
+    first_look_s: its steps above one slot are first looked at here (they interleave)."""
     if not ahead.slots:
         return 0.0, 0.0
     estimates = [
         estimate_step(
-            measured, n, min_step_s, max_step_s, held, one_pass_runs and n <= 1, even_looks_s
+            measured,
+            n,
+            min_step_s,
+            max_step_s,
+            held,
+            one_pass_runs and n <= 1,
+            even_looks_s,
+            first_look_s,
         )
         for n, held in zip(ahead.slots, reference_passes(ahead, passes), strict=True)
     ]

@@ -84,6 +84,9 @@ class SweepPlan(msgspec.Struct, frozen=True):
     one_pass_runs: bool = False
     # where a step's planned looks start doubling to the cap (None: evenly spaced to it)
     even_looks_s: float | None = None
+    # a step above one slot's first look, before the minimum: its steps interleave
+    # (`sequential.first_look`); None: at the minimum
+    first_look_s: float | None = None
 
     @property
     def most_steps(self) -> int:
@@ -145,9 +148,14 @@ class LineProgress:
         self._plan, self._done = plan, plan.done
         self._measured = list(plan.measured)
         resumed = f"; {counted(plan.done, 'step')} already measured" if plan.done else ""
+        sooner = (
+            f" (an interleaved one from {duration_text(plan.first_look_s)})"
+            if plan.first_look_s is not None
+            else ""
+        )
         self.message(
             f"sweep: {plan.order_text()}; a step serves every corpus turn once and measures "
-            f"{duration_text(plan.min_step_s)}–{duration_text(plan.max_step_s)}{resumed}"
+            f"{duration_text(plan.min_step_s)}–{duration_text(plan.max_step_s)}{sooner}{resumed}"
         )
 
     def step_started(self, index: int, slots: int, attempt: int, turns: int) -> None:
@@ -180,6 +188,7 @@ class LineProgress:
             self._passes(slots),
             one_pass,
             plan.even_looks_s,
+            plan.first_look_s,
         )
 
     def _passes(self, slots: int) -> int | None:
@@ -241,6 +250,7 @@ class LineProgress:
             plan.reference_passes,
             plan.one_pass_runs,
             plan.even_looks_s,
+            plan.first_look_s,
         )
 
     def time_left_text(self) -> str:
@@ -274,7 +284,10 @@ class LineProgress:
             if seconds > self._plan.max_step_s and covered < self._corpus_turns:
                 held = f"; held for one pass: {covered}/{self._corpus_turns} turns"
                 corpus = ""
-            bounds = f" (min {self._plan.min_step_s:g}, max {self._plan.max_step_s:g}{held})"
+            least = self._plan.min_step_s
+            if self._plan.first_look_s is not None and self._slots > 1:
+                least = min(least, self._plan.first_look_s)
+            bounds = f" (min {least:g}, max {self._plan.max_step_s:g}{held})"
         return f"{seconds:.0f} s replayed{bounds}, {counted(served, 'turn')} served{corpus}"
 
     def turn_done(self, done: int, served: int, latest: MemorySample | None) -> None:

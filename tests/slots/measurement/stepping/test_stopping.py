@@ -15,7 +15,7 @@ from tests.support.latency import latency_sweep
 from tests.support.slot_builders import answer
 from vibey_gh.interfaces.bounds import Bounds
 from vibey_gh.slots.judging.baseline import baseline_of, sweep_figures, turns_latency
-from vibey_gh.slots.judging.records import StepRecord, TurnRecord
+from vibey_gh.slots.judging.records import BlockRecord, StepRecord, TurnRecord
 from vibey_gh.slots.judging.statistics.sequential import look_confidence
 from vibey_gh.slots.judging.statistics.stats import Estimate
 from vibey_gh.slots.measurement.calibrate import bars_for
@@ -41,6 +41,7 @@ class Context:
     max_step_seconds: float = 150.0
     min_step_seconds: float = 1.0
     even_looks_seconds: float | None = None
+    interleave_seconds: float | None = None
     clock: ManualClock = field(default_factory=lambda: ManualClock(t=100.0))
     corpus: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(shape="segments"))
 
@@ -244,3 +245,39 @@ def test_a_one_slot_run_that_is_no_bar_ends_once_it_served_the_corpus() -> None:
     ctx = Context(Bounds(), max_step_seconds=50.0, min_step_seconds=20.0)
     two = SteadyStateRule(ctx, 2, (), None, no_bar=True)  # type: ignore[arg-type]
     assert two.planned[0] == 25.0
+
+
+def test_an_interleaved_step_is_first_looked_at_at_half_the_minimum() -> None:
+    """Its pairs of blocks, seconds apart, cancel the wander a minute's window is for: it may
+    stop at 30 s of a 60 s minimum, where a step that does not interleave measures on."""
+    run = _closed_loop(0, 2, 1.0, random.Random(3))
+    quad = (1, 2, 2, 1)
+    blocks = tuple(BlockRecord(1.0 * i, 1.0 * (i + 1), quad[i % 4]) for i in range(100))
+
+    def ends_at(interleaved: bool, seconds: float, slots: int = 2) -> bool:
+        ctx = Context(Bounds(), max_step_seconds=300.0, min_step_seconds=60.0)
+        ctx.interleave_seconds = 1.0  # eight pairs of blocks close in 16 s
+        ctx.clock = ManualClock(t=seconds)
+        closed = tuple(b for b in blocks if b.stop <= seconds)
+        step = SteadyStateRule(
+            ctx,  # type: ignore[arg-type]
+            slots,
+            (),
+            None,
+            blocks=(lambda: closed) if interleaved else None,
+        )
+        if interleaved and slots > 1:
+            assert step.planned == [30.0, 60.0, 120.0, 180.0, 240.0, 300.0]
+        else:
+            assert step.planned[0] == 60.0
+        return not step([t for t in run.turns if t.result.ended <= seconds])
+
+    assert ends_at(True, 31.0) and not ends_at(False, 31.0)
+    assert not ends_at(True, 29.0), "before its first look"
+    assert ends_at(False, 61.0)
+    assert not ends_at(True, 31.0, slots=1), "one slot has no blocks of its own to pair"
+    # blocks too long for eight pairs by then: no look that could not decide
+    ctx = Context(Bounds(), max_step_seconds=300.0, min_step_seconds=60.0)
+    ctx.interleave_seconds = 2.0
+    long_blocks = SteadyStateRule(ctx, 2, (), None, blocks=lambda: blocks)  # type: ignore[arg-type]
+    assert long_blocks.planned[0] == 60.0

@@ -11,16 +11,29 @@ only on a clear answer, and a step measured to the cap is judged at nearly the c
 asked). A step's interval is then the interval at its look's share (`look_confidence`); by
 the union bound the chance that any look of a step misleads is at most 1 − confidence, however
 many looks it took.
+
+An interleaved step looks once more, first, at half the minimum (`INTERLEAVED_FIRST_LOOK`),
+where its blocks are short enough for the pairs an interval needs to close by then: the
+minimum is a minute of the machine so that a step's window spans its minute-to-minute wander,
+and an interleaved step's pairs of blocks, seconds apart, cancel that wander instead
+(`judging.interleaved`). Its later looks are the ones every step has.
 """
 
 from __future__ import annotations
 
 import math
 
+from .paired import MIN_PAIRS
 from .stats import normal_quantile
 
 MAX_LOOKS = 5
 INTERIM_SHARE = 0.25  # of the error, spent over the looks before the last
+# an interleaved step's first look, as a share of `min_step_seconds`: on the simulated sweeps
+# of fast turns its knee-4 runner time went from 59% to ≈31% of the stepped sweeps', the knee
+# found as often; on the real demo a step's first pair of blocks read its gain 1.9% ± 3.0%
+# above the later pairs' (docs/performance.md, "Interleaved steps look first at half the
+# minimum")
+INTERLEAVED_FIRST_LOOK = 0.5
 
 
 def evenly_spaced_looks(min_seconds: float, max_seconds: float) -> int:
@@ -30,19 +43,35 @@ def evenly_spaced_looks(min_seconds: float, max_seconds: float) -> int:
     return max(1, min(MAX_LOOKS, math.floor(max_seconds / min_seconds + 1e-9)))
 
 
+def first_look(min_seconds: float, block_seconds: float | None) -> float | None:
+    """An interleaved step's look before `min_seconds`, where blocks `block_seconds` long
+    close the pairs its interval needs (`paired.MIN_PAIRS`) by then; None: first looked at at
+    the minimum (a step that does not interleave, or one whose blocks are too long for an
+    interval by then: a look that cannot decide would only spend error)."""
+    if block_seconds is None:
+        return None
+    sooner = INTERLEAVED_FIRST_LOOK * min_seconds
+    return sooner if 2 * MIN_PAIRS * block_seconds <= sooner else None
+
+
 def look_times(
-    min_seconds: float, max_seconds: float, even_until: float | None = None
+    min_seconds: float,
+    max_seconds: float,
+    even_until: float | None = None,
+    first: float | None = None,
 ) -> list[float]:
     """Seconds of measurement window at which a step is looked at: evenly spaced up to
     `even_until` (None: the cap), then each twice the last; the last at the cap, none before
-    `min_seconds`. A cap a latency bound lengthened (`config.LATENCY_CAP_FACTOR`) so keeps the
-    looks the ordinary cap has, which a step that decides soon stops at, and spends few looks
-    on its long tail."""
+    `min_seconds` but `first` (`first_look`: an interleaved step's). A cap a latency bound
+    lengthened (`config.LATENCY_CAP_FACTOR`) so keeps the looks the ordinary cap has, which a
+    step that decides soon stops at, and spends few looks on its long tail."""
     even_end = max_seconds if even_until is None else min(max_seconds, even_until)
     looks = evenly_spaced_looks(min_seconds, even_end)
     times = [max(min_seconds, even_end * j / looks) for j in range(1, looks + 1)]
     while times[-1] < max_seconds * (1 - 1e-9):
         times.append(min(max_seconds, 2.0 * times[-1]))
+    if first is not None and 0 < first < times[0]:
+        times.insert(0, first)
     return times
 
 

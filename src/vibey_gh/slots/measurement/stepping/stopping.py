@@ -1,9 +1,11 @@
 """When a steady-state step stops measuring (design §5): the rule a replay asks at every
 segment boundary, which answers only at planned looks.
 
-At least `min_step_seconds` of measurement window and every corpus turn once. The step is
-looked at at planned times (`statistics.sequential.look_times`: every `min_step_seconds` up to
-`max_step_seconds`, doubling past a cap a latency bound lengthened), each look at the
+At least `min_step_seconds` of measurement window (half of it for an interleaved step, whose
+pairs cancel the wander the minimum is for: `sequential.first_look`) and every corpus turn
+once. The step is looked at at planned times (`statistics.sequential.look_times`: every
+`min_step_seconds` up to `max_step_seconds`, doubling past a cap a latency bound lengthened),
+each look at the
 confidence its share of the error allows, never in between. A one-slot run stops at its first
 look once its window holds enough distinct turns for clusters (its noise is carried by the
 paired interval of every later step, so it needs no width of its own) — with `latency_factor`
@@ -40,7 +42,7 @@ from ...judging.records import BlockRecord, TurnRecord
 from ...judging.runs import RUNS, cluster_of, figure_of, replayed_runs
 from ...judging.statistics.knee import short_of_min_gain
 from ...judging.statistics.paired import StepWork, capacity_ratio, own_log_se
-from ...judging.statistics.sequential import look_confidence, look_times
+from ...judging.statistics.sequential import first_look, look_confidence, look_times
 from ...judging.statistics.stats import (
     MIN_BATCHES,
     Estimate,
@@ -72,6 +74,8 @@ class StepContext(Protocol):
     def max_step_seconds(self) -> float: ...
     @property
     def even_looks_seconds(self) -> float | None: ...
+    @property
+    def interleave_seconds(self) -> float | None: ...
 
 
 # why a steady-state step stopped measuring
@@ -143,7 +147,13 @@ class SteadyStateRule:
     def __post_init__(self) -> None:
         ctx = self.ctx
         self.planned = look_times(
-            ctx.min_step_seconds, ctx.max_step_seconds, ctx.even_looks_seconds
+            ctx.min_step_seconds,
+            ctx.max_step_seconds,
+            ctx.even_looks_seconds,
+            first_look(
+                ctx.min_step_seconds,
+                ctx.interleave_seconds if self.blocks is not None and self.slots > 1 else None,
+            ),
         )
         if self.no_bar and self.slots <= 1:
             self.planned[0] = self.ctx.min_step_seconds
@@ -161,8 +171,8 @@ class SteadyStateRule:
         if self.no_bar and self.slots <= 1 and self._served_once(turns, start, now):
             self.why = ENDED_ONE_PASS
             return False
-        if measured < self.ctx.min_step_seconds:
-            return True
+        if measured < self.planned[0]:
+            return True  # the minimum (an interleaved step's first look: `first_look`)
         if measured >= self.ctx.max_step_seconds:
             self.reached_cap = True
             self.look = self.looks
