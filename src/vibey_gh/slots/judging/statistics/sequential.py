@@ -30,7 +30,7 @@ MAX_LOOKS = 5
 INTERIM_SHARE = 0.25  # of the error, spent over the looks before the last
 # an interleaved step's first look, as a share of `min_step_seconds`: on the simulated sweeps
 # of fast turns its knee-4 runner time went from 59% to ≈31% of the stepped sweeps', the knee
-# found as often; on the real demo a step's first pair of blocks read its gain 1.9% ± 3.0%
+# found as often; on the real demo a step's first pair of blocks read its gain 1.6% ± 2.5%
 # above the later pairs' (docs/performance.md, "Interleaved steps look first at half the
 # minimum")
 INTERLEAVED_FIRST_LOOK = 0.5
