@@ -29,7 +29,8 @@ MAX_SLOTS = 256
 @click.option(
     "--min-step-seconds",
     type=float,
-    help="Measure each step at least this long (default: config, 60; demo 20).",
+    help="Measure each step at least this long, an interleaved one at least half of it where "
+    "sixteen of its blocks fit in that half (default: config, 60; demo 20).",
 )
 @click.option(
     "--max-step-seconds",
