@@ -59,7 +59,7 @@ from .progress_lines import SweepPlan, measured_of
 from .resume import open_checkpoint, replay_completed
 from .stepping.orphans import PID_FILE, stop_embedded_runner_on_port, stop_orphaned_runner
 from .stepping.production_memory import check_fits_beside_production
-from .stepping.step import StepContext, StepProgress, measure_step
+from .stepping.step import StepContext, StepProgress, measure_step, steps_interleave
 from .stepping.stopping import reference_repeats
 
 MAX_REMEASURES = 2
@@ -187,8 +187,7 @@ def run_calibration(
         # a port taken now is said before anything else (it is checked again at each step)
         ensure_port_free(req.config.calibration_port, what_to_do=PORT_ADVICE)
         bounds = bounds_now()  # read once: the plan's parts agree with each other
-        # every step above one slot carries its own one-slot blocks (`stepping.step`)
-        interleaves = req.config.interleave_seconds is not None and not think.waits
+        interleaves = steps_interleave(req.config.interleave_seconds, think)
         progress.sweep_started(
             SweepPlan(
                 explicit=req.slots,

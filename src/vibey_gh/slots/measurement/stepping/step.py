@@ -368,9 +368,14 @@ def _gate_for(ctx: StepContext, slots: int) -> BlockGate | None:
     return BlockGate(slots, ctx.interleave_seconds)
 
 
+def steps_interleave(interleave_seconds: float | None, think: ThinkPolicy) -> bool:
+    """Every step above one slot carries its own one-slot blocks: blocks were asked for, and
+    no think policy waits (such a sweep is read by the closed-system law)."""
+    return interleave_seconds is not None and not think.waits
+
+
 def _interleaves(ctx: StepContext) -> bool:
-    """Every step above one slot carries its own one-slot blocks."""
-    return ctx.interleave_seconds is not None and not ctx.think.waits
+    return steps_interleave(ctx.interleave_seconds, ctx.think)
 
 
 def _measurement(
